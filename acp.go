@@ -1,0 +1,290 @@
+package acphost
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ProtocolVersion is the ACP protocol version this package speaks.
+const ProtocolVersion = 1
+
+// ContentBlock is a piece of content in a prompt, a message chunk or a tool
+// call. Type is "text", "image", "audio", "resource_link", "resource" or a
+// type this version does not know; the fields that type uses are set. Raw
+// keeps the block's JSON as received (it is nil for blocks built in Go).
+type ContentBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"` // base64, for image and audio
+	MimeType string `json:"mimeType,omitempty"`
+	URI      string `json:"uri,omitempty"`
+	Name     string `json:"name,omitempty"` // resource_link
+	Title    string `json:"title,omitempty"`
+	// Resource is the embedded resource of a "resource" block.
+	Resource *EmbeddedResource `json:"resource,omitempty"`
+	Raw      json.RawMessage   `json:"-"`
+}
+
+// EmbeddedResource is the body of a "resource" content block: text or a
+// base64 blob.
+type EmbeddedResource struct {
+	URI      string `json:"uri"`
+	MimeType string `json:"mimeType,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Blob     string `json:"blob,omitempty"`
+}
+
+// UnmarshalJSON decodes a block and keeps its raw JSON.
+func (b *ContentBlock) UnmarshalJSON(data []byte) error {
+	type plain ContentBlock
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*b = ContentBlock(p)
+	b.Raw = data
+	return nil
+}
+
+// MarshalJSON writes Raw when the block has an unknown type and came from
+// the wire, so unknown blocks pass through unchanged.
+func (b ContentBlock) MarshalJSON() ([]byte, error) {
+	if len(b.Raw) > 0 && !knownContentType(b.Type) {
+		return b.Raw, nil
+	}
+	type plain ContentBlock
+	return json.Marshal(plain(b))
+}
+
+func knownContentType(t string) bool {
+	switch t {
+	case "text", "image", "audio", "resource_link", "resource":
+		return true
+	}
+	return false
+}
+
+// TextBlock returns a text content block.
+func TextBlock(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
+
+// ImageBlock returns an image content block from base64 data.
+func ImageBlock(mimeType, base64Data string) ContentBlock {
+	return ContentBlock{Type: "image", MimeType: mimeType, Data: base64Data}
+}
+
+// ResourceLinkBlock returns a link to a resource the agent can fetch itself.
+func ResourceLinkBlock(name, uri string) ContentBlock {
+	return ContentBlock{Type: "resource_link", Name: name, URI: uri}
+}
+
+// ResourceBlock returns an embedded text resource (an @-mentioned file).
+func ResourceBlock(uri, mimeType, text string) ContentBlock {
+	return ContentBlock{Type: "resource", Resource: &EmbeddedResource{URI: uri, MimeType: mimeType, Text: text}}
+}
+
+// StopReason is why the agent ended a turn.
+type StopReason string
+
+// The stop reasons of ACP v1.
+const (
+	StopEndTurn         StopReason = "end_turn"
+	StopMaxTokens       StopReason = "max_tokens"
+	StopMaxTurnRequests StopReason = "max_turn_requests"
+	StopRefusal         StopReason = "refusal"
+	StopCancelled       StopReason = "cancelled"
+)
+
+// SessionMode is one mode a session can be in.
+type SessionMode struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// SessionModes is the mode state the agent reported for a session.
+type SessionModes struct {
+	CurrentModeID  string        `json:"currentModeId"`
+	AvailableModes []SessionMode `json:"availableModes"`
+}
+
+// ConfigOption is one session configuration option (a model picker, a
+// thought level …). Type is "select", "boolean" or unknown; Raw keeps the
+// whole option.
+type ConfigOption struct {
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	Category     string          `json:"category,omitempty"`
+	Type         string          `json:"type"`
+	CurrentValue json.RawMessage `json:"currentValue,omitempty"`
+	Raw          json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes an option and keeps its raw JSON.
+func (o *ConfigOption) UnmarshalJSON(data []byte) error {
+	type plain ConfigOption
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*o = ConfigOption(p)
+	o.Raw = data
+	return nil
+}
+
+// Implementation names a program: the agent's agentInfo.
+type Implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// AuthMethod is one way the agent offers to authenticate.
+type AuthMethod struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Type        string `json:"type,omitempty"`
+}
+
+// Sentinel errors. Test for them with errors.Is.
+var (
+	// ErrClosed is returned by calls on a client after Close.
+	ErrClosed = errors.New("acphost: client closed")
+	// ErrAgentExited matches an *ExitError: the agent process ended.
+	ErrAgentExited = errors.New("acphost: agent exited")
+	// ErrLineTooLong matches the error of a connection that received a line
+	// over ACPOptions.MaxLineBytes.
+	ErrLineTooLong = errors.New("acphost: line too long")
+	// ErrProtocol matches errors caused by an agent that broke the protocol.
+	ErrProtocol = errors.New("acphost: protocol error")
+	// ErrUnsupported is returned for operations the agent did not advertise.
+	ErrUnsupported = errors.New("acphost: not supported by the agent")
+	// ErrCancelUnconfirmed matches the error of a cancelled turn whose agent
+	// did not answer the prompt within CancelGrace; the client restarts the
+	// agent before the next turn.
+	ErrCancelUnconfirmed = errors.New("acphost: agent did not confirm cancellation")
+	// ErrTurnTimeout and ErrIdleTimeout are the causes of turns ended by the
+	// TurnTimeout and IdleTimeout watchdogs.
+	ErrTurnTimeout = errors.New("acphost: turn timeout")
+	ErrIdleTimeout = errors.New("acphost: idle timeout")
+)
+
+// Standard JSON-RPC and ACP error codes.
+const (
+	CodeParseError       = -32700
+	CodeInvalidRequest   = -32600
+	CodeMethodNotFound   = -32601
+	CodeInvalidParams    = -32602
+	CodeInternalError    = -32603
+	CodeRequestCancelled = -32800
+	CodeAuthRequired     = -32000
+	CodeResourceNotFound = -32002
+)
+
+// RPCError is a JSON-RPC error answered by the agent (or one we answer).
+// errors.Is(err, &RPCError{Code: c}) matches any RPCError with code c.
+type RPCError struct {
+	Code    int
+	Message string
+	// Data is the error's data member, raw (agents send strings and objects).
+	Data json.RawMessage
+	// Method is the method of the call that failed, when known.
+	Method string
+}
+
+func (e *RPCError) Error() string {
+	var b strings.Builder
+	b.WriteString("acphost: ")
+	if e.Method != "" {
+		b.WriteString(e.Method)
+		b.WriteString(": ")
+	}
+	fmt.Fprintf(&b, "agent error %d: %s", e.Code, e.Message)
+	if len(e.Data) > 0 && string(e.Data) != "null" {
+		b.WriteString(" (")
+		b.Write(e.Data)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Is reports whether target is an *RPCError with the same code.
+func (e *RPCError) Is(target error) bool {
+	t, ok := target.(*RPCError)
+	return ok && t.Code == e.Code
+}
+
+// ExitError reports that the agent process ended. It matches ErrAgentExited.
+type ExitError struct {
+	// ExitCode is the exit status, or -1 when a signal ended the process.
+	ExitCode int
+	// Signal names the signal that ended the process ("killed", …), if any.
+	Signal string
+	// Stderr is the tail of what the agent wrote to stderr (at most 64 KiB).
+	Stderr string
+	// DuringTurn is true when a turn was running.
+	DuringTurn bool
+	// Err is the underlying error from os/exec.
+	Err error
+}
+
+func (e *ExitError) Error() string {
+	var b strings.Builder
+	b.WriteString("acphost: agent exited")
+	if e.Signal != "" {
+		fmt.Fprintf(&b, " on signal %s", e.Signal)
+	} else {
+		fmt.Fprintf(&b, " with status %d", e.ExitCode)
+	}
+	if e.DuringTurn {
+		b.WriteString(" during a turn")
+	}
+	if line := LastLine(e.Stderr); line != "" {
+		fmt.Fprintf(&b, ": %s", line)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrAgentExited) hold.
+func (e *ExitError) Is(target error) bool { return target == ErrAgentExited }
+
+// Unwrap returns the os/exec error.
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// LastLine returns the last non-blank line of s, trimmed.
+func LastLine(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.TrimSpace(s)
+}
+
+// ProtocolError reports an agent that broke the wire protocol: a line over
+// the size limit, an unsupported protocol version, a malformed answer. It
+// matches ErrProtocol, and ErrLineTooLong when that was the cause.
+type ProtocolError struct {
+	Msg    string
+	Err    error
+	Stderr string // the tail of the agent's stderr, when known
+}
+
+func (e *ProtocolError) Error() string {
+	msg := "acphost: protocol error: " + e.Msg
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if line := LastLine(e.Stderr); line != "" {
+		msg += " (agent stderr: " + line + ")"
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrProtocol) hold.
+func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
+
+// Unwrap returns the cause.
+func (e *ProtocolError) Unwrap() error { return e.Err }

@@ -1,0 +1,460 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/acphost/acphost/internal/wire"
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// agent is one generation of the client's agent: a process (or a given
+// connection), its JSON-RPC connection, dispatcher and session. A client
+// replaces its agent only when a turn had to be abandoned.
+type agent struct {
+	c      *ACPClient
+	opts   *ACPOptions
+	proc   *process  // nil for Connect
+	closer io.Closer // the connection for Connect
+	stream *wire.Stream
+	conn   *jsonrpc2.Conn
+	q      *queue
+	init   initResult
+	sess   *session
+
+	ctx    context.Context // ends when the agent is shut down or dies
+	cancel context.CancelFunc
+
+	dead      chan struct{} // closed once cause is set
+	cause     error
+	deathOnce sync.Once
+	shutOnce  sync.Once
+	poisoned  atomic.Bool
+
+	wg sync.WaitGroup // every goroutine of this agent
+
+	nextID atomic.Uint64
+
+	mu       sync.Mutex
+	prompts  map[uint64]*turn     // outstanding session/prompt calls
+	inflight map[string]*inflight // agent→client requests being handled
+	sessions map[string]*session
+}
+
+type initResult struct {
+	ProtocolVersion   int             `json:"protocolVersion"`
+	AgentCapabilities json.RawMessage `json:"agentCapabilities"`
+	AuthMethods       []AuthMethod    `json:"authMethods"`
+	AgentInfo         Implementation  `json:"agentInfo"`
+}
+
+// inflight is an agent→client request being handled; cancel ends its ctx.
+// It is registered as the request is read, so a $/cancel_request that
+// arrives before the handler starts is not lost.
+type inflight struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	perm   *pendingPermission // set under agent.mu once the broker starts
+}
+
+// newInflight registers an incoming request.
+func (a *agent) newInflight(id json.RawMessage) *inflight {
+	ctx, cancel := context.WithCancel(a.ctx)
+	in := &inflight{ctx: ctx, cancel: cancel}
+	a.track(id, in)
+	return in
+}
+
+func spawnAgent(ctx context.Context, c *ACPClient) (*agent, error) {
+	p, err := startProcess(&c.opts)
+	if err != nil {
+		return nil, fmt.Errorf("acphost: starting %s: %w", c.opts.Command, err)
+	}
+	return connectAgent(ctx, c, p.stdout, p.stdin, nil, p)
+}
+
+func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, closer io.Closer, p *process) (*agent, error) {
+	a := &agent{
+		c: c, opts: &c.opts, proc: p, closer: closer,
+		dead:     make(chan struct{}),
+		prompts:  map[uint64]*turn{},
+		inflight: map[string]*inflight{},
+		sessions: map[string]*session{},
+	}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.q = newQueue(c.opts.MaxQueuedUpdates)
+	a.stream = wire.New(r, w, c.opts.MaxLineBytes)
+	a.stream.Inbound = a.inbound
+	a.stream.Response = a.response
+	a.stream.Skipped = a.skipped
+	a.conn = jsonrpc2.NewConn(a.ctx, a.stream, jsonrpc2.HandlerWithError(refuseAll), jsonrpc2.SetLogger(discardLogger{}))
+	if p != nil {
+		p.run(&a.wg, c.opts.Stderr)
+	}
+	a.wg.Add(2)
+	go a.dispatchLoop()
+	go a.supervise()
+	if err := a.handshake(ctx); err != nil {
+		a.shutdown(err)
+		return nil, a.startError(err)
+	}
+	return a, nil
+}
+
+// startError prefers the agent's death cause (exit status and stderr) over
+// the symptom a start-up call saw.
+func (a *agent) startError(err error) error {
+	select {
+	case <-a.dead:
+		if a.cause != nil && !errors.Is(a.cause, ErrClosed) {
+			return a.cause
+		}
+	default:
+	}
+	return err
+}
+
+// refuseAll is jsonrpc2's handler; the stream hands every request to
+// inbound first, so it only runs for messages jsonrpc2 parsed itself.
+func refuseAll(context.Context, *jsonrpc2.Conn, *jsonrpc2.Request) (any, error) {
+	return nil, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: "method not found"}
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Printf(string, ...any) {}
+
+// supervise turns the end of the process or of the connection into the
+// agent's death cause, failing every pending call with it at once.
+func (a *agent) supervise() {
+	defer a.wg.Done()
+	var exited <-chan struct{}
+	if a.proc != nil {
+		exited = a.proc.exited
+	}
+	select {
+	case <-exited:
+		a.die(a.proc.exitError(a.turnRunning()))
+	case <-a.conn.DisconnectNotify():
+		a.die(a.connectionError())
+	case <-a.ctx.Done():
+	}
+}
+
+// connectionError explains why the connection ended: a protocol failure, or
+// an agent that closed stdout (reported with its exit if it follows soon).
+func (a *agent) connectionError() error {
+	readErr := a.stream.ReadErr()
+	var le *wire.LineError
+	if errors.As(readErr, &le) {
+		return &ProtocolError{Msg: fmt.Sprintf("a line from the agent exceeds %d bytes", le.Limit), Err: ErrLineTooLong, Stderr: a.stderrTail()}
+	}
+	if a.proc != nil && a.proc.waitExit(time.Second) {
+		return a.proc.exitError(a.turnRunning())
+	}
+	if readErr == nil || errors.Is(readErr, io.EOF) {
+		return &ProtocolError{Msg: "the agent closed its output", Err: io.EOF, Stderr: a.stderrTail()}
+	}
+	return &ProtocolError{Msg: "reading from the agent", Err: readErr, Stderr: a.stderrTail()}
+}
+
+func (a *agent) stderrTail() string {
+	if a.proc == nil {
+		return ""
+	}
+	return a.proc.tail.String()
+}
+
+// die records the cause once, closes the connection (failing pending calls)
+// and wakes everything waiting on the agent.
+func (a *agent) die(cause error) {
+	a.deathOnce.Do(func() {
+		a.cause = cause
+		close(a.dead)
+		a.cancel()
+		a.conn.Close()
+		a.q.close()
+		a.cancelInflight()
+	})
+}
+
+// shutdown ends the agent for good and waits for all its goroutines.
+func (a *agent) shutdown(cause error) {
+	a.shutOnce.Do(func() {
+		a.die(cause) // first, so the exit we cause is not reported as a crash
+		if a.proc != nil {
+			a.proc.terminate(a.opts.CloseGrace)
+		}
+		if a.closer != nil {
+			a.closer.Close()
+		}
+		a.stream.Close()
+		a.wg.Wait()
+	})
+}
+
+func (a *agent) turnRunning() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.prompts) > 0
+}
+
+// deathCause returns the cause of death, waiting briefly for it to be set
+// when a call failed because the connection closed.
+func (a *agent) deathCause() error {
+	select {
+	case <-a.dead:
+		return a.cause
+	case <-time.After(2 * time.Second):
+		return ErrClosed
+	}
+}
+
+// call makes a host→agent request and decodes its result into result.
+func (a *agent) call(ctx context.Context, method string, params, result any) error {
+	a.q.lift(1)
+	defer a.q.lift(-1)
+	err := a.conn.Call(ctx, method, params, result, a.pickID())
+	return a.callError(method, err)
+}
+
+// pickID numbers every outgoing call from one counter (jsonrpc2's own
+// numbering would collide with the ids prompts are registered under).
+func (a *agent) pickID() jsonrpc2.CallOption {
+	return jsonrpc2.PickID(jsonrpc2.ID{Num: a.nextID.Add(1)})
+}
+
+// callError converts jsonrpc2 errors to this package's.
+func (a *agent) callError(method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) {
+		e := &RPCError{Code: int(je.Code), Message: je.Message, Method: method}
+		if je.Data != nil {
+			e.Data = *je.Data
+		}
+		return e
+	}
+	if errors.Is(err, jsonrpc2.ErrClosed) {
+		return a.deathCause()
+	}
+	return err
+}
+
+// notify sends a host→agent notification.
+func (a *agent) notify(method string, params any) error {
+	return a.callError(method, a.conn.Notify(context.Background(), method, params))
+}
+
+// handshake runs initialize, authenticate when needed, session/new and the
+// initial mode.
+func (a *agent) handshake(ctx context.Context) error {
+	if err := a.call(ctx, "initialize", a.initializeParams(), &a.init); err != nil {
+		return fmt.Errorf("acphost: initialize: %w", err)
+	}
+	if a.init.ProtocolVersion != ProtocolVersion {
+		return &ProtocolError{Msg: fmt.Sprintf("agent speaks protocol version %d; acphost speaks %d", a.init.ProtocolVersion, ProtocolVersion)}
+	}
+	if m := a.opts.AuthMethod; m != "" {
+		if err := a.authenticate(ctx, m); err != nil {
+			return err
+		}
+	}
+	s, err := a.newSession(ctx)
+	if err != nil {
+		return err
+	}
+	a.sess = s
+	if a.opts.Mode != "" {
+		if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": s.id, "modeId": a.opts.Mode}, nil); err != nil {
+			return fmt.Errorf("acphost: setting mode %q: %w", a.opts.Mode, err)
+		}
+	}
+	return nil
+}
+
+func (a *agent) authenticate(ctx context.Context, method string) error {
+	if err := a.call(ctx, "authenticate", map[string]string{"methodId": method}, nil); err != nil {
+		return fmt.Errorf("acphost: authenticate %q: %w", method, err)
+	}
+	return nil
+}
+
+func (a *agent) initializeParams() any {
+	caps := map[string]any{
+		"fs":       map[string]bool{"readTextFile": false, "writeTextFile": false},
+		"terminal": false,
+	}
+	if a.opts.PermissionPresentation {
+		caps["_meta"] = map[string]any{"jetbrains": map[string]any{"air": map[string]any{}}}
+	}
+	return map[string]any{
+		"protocolVersion":    ProtocolVersion,
+		"clientCapabilities": caps,
+		"clientInfo":         a.opts.ClientInfo,
+	}
+}
+
+type newSessionResult struct {
+	SessionID     string          `json:"sessionId"`
+	Modes         *SessionModes   `json:"modes"`
+	ConfigOptions json.RawMessage `json:"configOptions"`
+}
+
+// newSession opens a session, authenticating once if the agent asks for it.
+func (a *agent) newSession(ctx context.Context) (*session, error) {
+	params := map[string]any{"cwd": a.opts.Dir, "mcpServers": a.opts.MCPServers}
+	var res newSessionResult
+	err := a.call(ctx, "session/new", params, &res)
+	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) && a.opts.AuthMethod == "" {
+		if m := a.firstAuthMethod(); m != "" {
+			if err := a.authenticate(ctx, m); err != nil {
+				return nil, err
+			}
+			err = a.call(ctx, "session/new", params, &res)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("acphost: session/new: %w", err)
+	}
+	if res.SessionID == "" {
+		return nil, &ProtocolError{Msg: "session/new answered without a sessionId"}
+	}
+	s := a.session(res.SessionID)
+	s.setState(res.Modes, decodeConfigOptions(res.ConfigOptions))
+	return s, nil
+}
+
+func (a *agent) firstAuthMethod() string {
+	for _, m := range a.init.AuthMethods {
+		if m.Type == "" || m.Type == "agent" {
+			return m.ID
+		}
+	}
+	return ""
+}
+
+// decodeConfigOptions keeps every option it can decode; an option of an
+// unknown type is kept with its raw JSON, a malformed one is skipped.
+func decodeConfigOptions(raw json.RawMessage) []ConfigOption {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	out := make([]ConfigOption, 0, len(items))
+	for _, it := range items {
+		var o ConfigOption
+		if json.Unmarshal(it, &o) == nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// session returns the session with this id, creating its record (updates can
+// arrive before session/new answers).
+func (a *agent) session(id string) *session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[id]
+	if s == nil {
+		s = newSession(a, id)
+		a.sessions[id] = s
+	}
+	return s
+}
+
+// inbound routes each request and notification; it runs on the read loop
+// and must not block except for update backpressure.
+func (a *agent) inbound(m *wire.Message) {
+	switch m.Method {
+	case "session/update":
+		a.q.push(item{kind: itemUpdate, params: m.Params}, true)
+	case "session/request_permission":
+		a.q.push(item{kind: itemPermission, id: m.ID, params: m.Params, in: a.newInflight(m.ID)}, true)
+	case "$/cancel_request":
+		a.cancelRequest(m.Params)
+	default:
+		if m.ID != nil {
+			a.goReplyError(m.ID, CodeMethodNotFound, "method not found: "+m.Method)
+		}
+		// Unknown notifications are ignored, as the spec asks.
+	}
+}
+
+// response runs on the read loop just before jsonrpc2 releases the caller of
+// the call with this id: a prompt's answer queues its turn barrier here.
+func (a *agent) response(rawID json.RawMessage) {
+	id, err := strconv.ParseUint(string(rawID), 10, 64)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	t := a.prompts[id]
+	delete(a.prompts, id)
+	a.mu.Unlock()
+	if t != nil {
+		a.q.push(item{kind: itemBarrier, turn: t}, false)
+	}
+}
+
+func (a *agent) skipped(line []byte) {
+	if a.opts.OnSkippedLine != nil {
+		a.opts.OnSkippedLine(line)
+	}
+	a.opts.Logger.Debug("acphost: skipped a stdout line that is not JSON-RPC 2.0", "bytes", len(line))
+}
+
+// goReplyError answers a request with an error, off the read loop.
+func (a *agent) goReplyError(id json.RawMessage, code int, msg string) {
+	a.goReply(id, nil, &wire.Error{Code: code, Message: msg})
+}
+
+func (a *agent) goReply(id json.RawMessage, result any, rpcErr *wire.Error) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		a.reply(id, result, rpcErr)
+	}()
+}
+
+func (a *agent) reply(id json.RawMessage, result any, rpcErr *wire.Error) {
+	if err := a.stream.Reply(id, result, rpcErr); err != nil {
+		a.opts.Logger.Debug("acphost: reply failed", "id", string(id), "err", err)
+	}
+}
+
+// track registers an agent→client request so $/cancel_request can end it.
+func (a *agent) track(id json.RawMessage, in *inflight) {
+	a.mu.Lock()
+	a.inflight[string(id)] = in
+	a.mu.Unlock()
+}
+
+func (a *agent) untrack(id json.RawMessage) {
+	a.mu.Lock()
+	delete(a.inflight, string(id))
+	a.mu.Unlock()
+}
+
+// cancelInflight ends the ctx of every request handler (on death).
+func (a *agent) cancelInflight() {
+	a.mu.Lock()
+	list := make([]*inflight, 0, len(a.inflight))
+	for _, in := range a.inflight {
+		list = append(list, in)
+	}
+	a.mu.Unlock()
+	for _, in := range list {
+		in.cancel()
+	}
+}

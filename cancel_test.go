@@ -1,0 +1,264 @@
+package acphost
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// askTurn is a turn that announces a tool call, asks permission for it and
+// then reports the answer.
+func askTurn(onCancel string) fakeagent.Turn {
+	return fakeagent.Turn{OnCancel: onCancel, Steps: []fakeagent.Step{
+		fakeagent.Say(fakeagent.ToolCall("t1", "rm -rf build", "execute")),
+		fakeagent.Ask(fakeagent.PermissionParams("t1", "rm -rf build", "execute", fakeagent.StdOptions...)),
+		fakeagent.Say(fakeagent.Text("answer={{answer}}")),
+	}}
+}
+
+// humanWaits is an OnPermission that reports each ask and then waits for
+// its ctx, as a human who never clicks would.
+func humanWaits(asked chan<- *PermissionRequest, ended chan<- error) func(context.Context, *PermissionRequest) (string, error) {
+	return func(ctx context.Context, req *PermissionRequest) (string, error) {
+		asked <- req
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return "allow", nil // late: must be dropped
+	}
+}
+
+type turnResult struct {
+	resp Response
+	err  error
+}
+
+func goGenerate(c *ACPClient, ctx context.Context, prompt string) <-chan turnResult {
+	ch := make(chan turnResult, 1)
+	go func() {
+		resp, err := c.GenerateCtx(ctx, Request{Prompt: prompt})
+		ch <- turnResult{resp, err}
+	}()
+	return ch
+}
+
+func TestCancelWhilePermissionOpen(t *testing.T) {
+	for _, onCancel := range []string{"answer", "await_permission", "error", "end_turn", "cancel_request"} {
+		t.Run(onCancel, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				asked, ended := make(chan *PermissionRequest, 1), make(chan error, 1)
+				rec := &recorder{}
+				script := fakeagent.Script{Turns: []fakeagent.Turn{askTurn(onCancel), {Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("warm"))}}}}
+				c, fa := connectFake(t, script, ACPOptions{OnPermission: humanWaits(asked, ended), OnUpdate: rec.onUpdate})
+				ctx, cancel := context.WithCancel(context.Background())
+				res := goGenerate(c, ctx, "clean")
+				<-asked
+				cancel()
+				r := <-res
+				require.ErrorIs(t, r.err, context.Canceled)
+				assert.Equal(t, StopCancelled, r.resp.StopReason)
+				assert.ErrorIs(t, <-ended, context.Canceled, "the hook's ctx ends with the turn")
+				assert.NotContains(t, r.resp.Text, "answer=allow", "the hook's late answer must be dropped")
+
+				perms := permissionAnswers(fa.Agent)
+				require.Len(t, perms, 1, "answered exactly once")
+				assert.JSONEq(t, `{"outcome":{"outcome":"cancelled"}}`, perms[0])
+				assert.Len(t, received(fa.Agent, "session/cancel"), 1)
+
+				// The agent and session stay warm.
+				resp, err := c.GenerateCtx(context.Background(), Request{Prompt: "next"})
+				require.NoError(t, err)
+				assert.Equal(t, "warm", resp.Text)
+			})
+		})
+	}
+}
+
+// permissionAnswers returns the results the client sent to permission requests.
+func permissionAnswers(a *fakeagent.Agent) []string {
+	var out []string
+	for _, m := range responses(a) {
+		if strings.Contains(string(m.Result), `"outcome"`) {
+			out = append(out, string(m.Result))
+		}
+	}
+	return out
+}
+
+func TestCancelDeliversFailedToolUpdates(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		asked, ended := make(chan *PermissionRequest, 1), make(chan error, 1)
+		var events []StreamEvent
+		c, _ := connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{askTurn("answer")}}, ACPOptions{OnPermission: humanWaits(asked, ended)})
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-asked; cancel() }()
+		resp, err := c.GenerateStream(ctx, Request{Prompt: "x"}, func(ev StreamEvent) { events = append(events, ev) })
+		require.ErrorIs(t, err, context.Canceled)
+		<-ended
+		require.Len(t, resp.ToolCalls, 1)
+		assert.Equal(t, StatusFailed, resp.ToolCalls[0].Status, "updates after the cancel are still applied")
+		var types []string
+		for _, ev := range events {
+			types = append(types, ev.Type)
+		}
+		assert.Equal(t, []string{EventToolCall, EventPermission, EventPermissionAnswer, EventToolUpdate, EventToolResult, EventError}, types)
+		require.Len(t, events, 6)
+		require.NotNil(t, events[2].Answer)
+		assert.Equal(t, ReasonCancelled, events[2].Answer.Reason)
+		assert.Equal(t, StatusFailed, events[4].Status)
+	})
+}
+
+func TestPermissionAfterCancelIsAnsweredCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		called := make(chan struct{}, 4)
+		// The agent goes on after the cancel and asks once more.
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{OnCancel: "continue", Steps: []fakeagent.Step{
+			fakeagent.Say(fakeagent.Text("working")),
+			{WaitCancel: true},
+			fakeagent.Ask(fakeagent.PermissionParams("t2", "late ask", "edit", fakeagent.StdOptions...)),
+		}}, {}}}
+		c, fa := connectFake(t, script, ACPOptions{
+			CancelGrace:  time.Second,
+			OnPermission: func(context.Context, *PermissionRequest) (string, error) { called <- struct{}{}; return "allow", nil },
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		res := goGenerate(c, ctx, "x")
+		_, err := fa.WaitReceived(context.Background(), "session/prompt")
+		require.NoError(t, err)
+		cancel()
+		r := <-res
+		require.ErrorIs(t, r.err, context.Canceled)
+		assert.Equal(t, StopCancelled, r.resp.StopReason, "end_turn after our cancel still counts as cancelled")
+		require.Len(t, permissionAnswers(fa.Agent), 1)
+		assert.JSONEq(t, `{"outcome":{"outcome":"cancelled"}}`, permissionAnswers(fa.Agent)[0])
+		assert.Empty(t, called, "the hook is not asked during a cancelled turn")
+		_, err = c.Generate(Request{Prompt: "next"})
+		require.NoError(t, err)
+	})
+}
+
+func TestCancelIgnoredRestartsSubprocess(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Script{Turns: []fakeagent.Turn{
+		{Prompt: "hang", OnCancel: "ignore", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("busy")), {WaitCancel: true}}},
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("fresh"))}},
+	}}
+	started := make(chan struct{}, 1)
+	c, err := startFake(t, script, ACPOptions{CancelGrace: 300 * time.Millisecond, CloseGrace: 300 * time.Millisecond,
+		OnUpdate: func(u Update) {
+			if m, ok := u.(*MessageChunk); ok && m.Content.Text == "busy" {
+				started <- struct{}{}
+			}
+		}})
+	require.NoError(t, err)
+	oldPID := c.agent().proc.cmd.Process.Pid
+	go func() { <-started; c.Cancel() }()
+	resp, err := c.Generate(Request{Prompt: "hang"})
+	require.ErrorIs(t, err, ErrCancelUnconfirmed)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, StopCancelled, resp.StopReason)
+	assert.Equal(t, "busy", resp.Text, "what was gathered before the cancel is returned")
+
+	var events []StreamEvent
+	resp, err = c.GenerateStream(context.Background(), Request{Prompt: "y"}, func(ev StreamEvent) { events = append(events, ev) })
+	require.NoError(t, err)
+	assert.Equal(t, "fresh", resp.Text)
+	assert.Equal(t, EventRestart, events[0].Type)
+	var re *RestartError
+	require.ErrorAs(t, events[0].Err, &re)
+	assert.NotEqual(t, oldPID, c.agent().proc.cmd.Process.Pid)
+	assert.False(t, groupAlive(oldPID), "the zombie agent was ended")
+}
+
+func TestExplicitCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		asked, ended := make(chan *PermissionRequest, 1), make(chan error, 1)
+		c, _ := connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{askTurn("answer")}}, ACPOptions{OnPermission: humanWaits(asked, ended)})
+		c.Cancel() // between turns: nothing to stop
+		res := goGenerate(c, context.Background(), "x")
+		<-asked
+		c.Cancel()
+		r := <-res
+		require.ErrorIs(t, r.err, context.Canceled)
+		assert.Equal(t, StopCancelled, r.resp.StopReason)
+		<-ended
+	})
+}
+
+func TestCancelRequestEndsHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		asked, ended := make(chan *PermissionRequest, 1), make(chan error, 1)
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			fakeagent.Ask(fakeagent.PermissionParams("t1", "edit a.go", "edit", fakeagent.StdOptions...)),
+			{Permission: nil, CancelRequest: true},
+			{WaitAll: true},
+			fakeagent.Say(fakeagent.Text("after={{answer}}")),
+		}}}}
+		script.Turns[0].Steps[0].NoWait = true
+		c, fa := connectFake(t, script, ACPOptions{OnPermission: humanWaits(asked, ended)})
+		resp, err := c.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		if len(asked) == 1 { // the hook may not have started before the withdrawal
+			assert.ErrorIs(t, <-ended, context.Canceled)
+		}
+		assert.Equal(t, "after=cancelled", resp.Text)
+		assert.Len(t, permissionAnswers(fa.Agent), 1)
+	})
+}
+
+func TestTurnAndIdleTimeouts(t *testing.T) {
+	cases := []struct {
+		name string
+		opts ACPOptions
+		want error
+	}{
+		{"turn", ACPOptions{TurnTimeout: 10 * time.Second}, ErrTurnTimeout},
+		{"idle", ACPOptions{IdleTimeout: 3 * time.Second}, ErrIdleTimeout},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("a")), {WaitCancel: true}}}}}
+				c, fa := connectFake(t, script, tc.opts)
+				start := time.Now()
+				resp, err := c.Generate(Request{Prompt: "x"})
+				require.ErrorIs(t, err, tc.want)
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				assert.Equal(t, StopCancelled, resp.StopReason)
+				assert.Len(t, received(fa.Agent, "session/cancel"), 1, "a watchdog ends the turn by cancelling it")
+				assert.Less(t, time.Since(start), 15*time.Second)
+			})
+		})
+	}
+}
+
+func TestIdleTimeoutPausesWhilePermissionWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		script := fakeagent.Script{Turns: []fakeagent.Turn{askTurn("answer")}}
+		slowHuman := func(ctx context.Context, req *PermissionRequest) (string, error) {
+			time.Sleep(time.Minute) // a human thinking, in fake time
+			return "allow", nil
+		}
+		c, _ := connectFake(t, script, ACPOptions{IdleTimeout: 5 * time.Second, OnPermission: slowHuman})
+		resp, err := c.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		assert.Equal(t, "answer=allow", resp.Text)
+	})
+}
+
+func TestCancelBeforeTurnStarts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := connectFake(t, fakeagent.Script{}, ACPOptions{})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := c.GenerateCtx(ctx, Request{Prompt: "x"})
+		require.True(t, errors.Is(err, context.Canceled))
+	})
+}

@@ -1,0 +1,300 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Version is this library's version, sent as clientInfo.version.
+const Version = "0.1.0"
+
+// ACPOptions configures a client. The zero value of every field is a
+// documented default; only Command is required for Start.
+type ACPOptions struct {
+	// Command and Args start the agent, e.g. "npx" and
+	// ["-y", "@agentclientprotocol/claude-agent-acp"].
+	Command string
+	Args    []string
+	// Env is added to the host's environment for the agent ("KEY=value").
+	Env []string
+	// Dir is the session's working directory (absolute). Default: the
+	// current directory. The agent process also starts there.
+	Dir string
+
+	// OnPermission answers each session/request_permission with the ID of
+	// one of req.Options. It runs on a goroutine of its own, so it may wait
+	// for a human; ctx ends when the turn is cancelled, when the agent
+	// withdraws the request ($/cancel_request), when PermissionTimeout fires
+	// or when the client closes — the request has then already been answered
+	// and the return value is ignored. An error, a panic, an empty ID or an
+	// ID that was not offered answers the first reject-kind option (else
+	// "cancelled"). Nil: the first allow_once option, else the first
+	// allow-kind option (see [DefaultPermission]).
+	OnPermission func(ctx context.Context, req *PermissionRequest) (optionID string, err error)
+	// OnUpdate receives every session/update, in wire order, on the client's
+	// dispatcher goroutine (never the read loop). A slow OnUpdate slows
+	// delivery but not responses. It may call client methods, except that a
+	// new turn started from OnUpdate waits for the running one, which cannot
+	// end until OnUpdate returns: start turns from another goroutine.
+	OnUpdate func(Update)
+	// PermissionTimeout bounds the wait for one OnPermission answer (not the
+	// turn). When it fires the request is answered with a reject-kind option
+	// and the answer's Reason is ReasonTimeout. Zero: no limit.
+	PermissionTimeout time.Duration
+
+	// Stderr, if set, receives everything the agent writes to stderr. The
+	// last 64 KiB are always kept for error messages.
+	Stderr io.Writer
+	// Logger receives diagnostics (skipped stdout lines, unknown responses).
+	// Nil: nothing is logged.
+	Logger *slog.Logger
+	// OnSkippedLine is called on the read loop with each stdout line that is
+	// not a JSON-RPC 2.0 message (banners, logs). It must not block.
+	OnSkippedLine func(line []byte)
+	// MaxLineBytes limits one line from the agent. Default 64 MiB. A longer
+	// line fails the connection with an error matching ErrLineTooLong.
+	MaxLineBytes int
+	// MaxQueuedUpdates bounds the updates read but not yet delivered; when
+	// full, reading pauses (backpressure to the agent). Default 4096.
+	MaxQueuedUpdates int
+
+	// CloseGrace is how long Close waits after closing stdin, and again
+	// after SIGTERM, before escalating. Default 2s.
+	CloseGrace time.Duration
+	// CancelGrace is how long a cancelled turn waits for the agent's answer
+	// before returning anyway (the agent is then restarted before the next
+	// turn). Default 5s.
+	CancelGrace time.Duration
+	// TurnTimeout ends (cancels) a turn that runs longer. Zero: no limit.
+	TurnTimeout time.Duration
+	// IdleTimeout ends (cancels) a turn with no update for this long; the
+	// clock pauses while a permission request waits. Zero: no limit.
+	IdleTimeout time.Duration
+
+	// ClientInfo is sent in initialize. Default: acphost and its Version.
+	ClientInfo Implementation
+	// AuthMethod, if set, is sent with authenticate after initialize. If
+	// unset and session/new answers "authentication required", the first
+	// non-terminal method the agent offered is tried once.
+	AuthMethod string
+	// Mode, if set, is the session mode set right after session/new.
+	Mode string
+	// MCPServers are passed to session/new (raw JSON objects per the spec).
+	MCPServers []json.RawMessage
+	// PermissionPresentation declares clientCapabilities._meta.jetbrains.air
+	// so that current Claude and Codex adapters attach their permission
+	// presentation record. It opts into the whole AIR contract; see SPEC.md.
+	PermissionPresentation bool
+}
+
+func (o *ACPOptions) setDefaults() error {
+	if o.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		o.Dir = wd
+	}
+	if !filepath.IsAbs(o.Dir) {
+		abs, err := filepath.Abs(o.Dir)
+		if err != nil {
+			return err
+		}
+		o.Dir = abs
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CloseGrace <= 0 {
+		o.CloseGrace = 2 * time.Second
+	}
+	if o.CancelGrace <= 0 {
+		o.CancelGrace = 5 * time.Second
+	}
+	if o.MaxQueuedUpdates <= 0 {
+		o.MaxQueuedUpdates = 4096
+	}
+	if o.ClientInfo.Name == "" {
+		o.ClientInfo = Implementation{Name: "acphost", Version: Version}
+	}
+	if o.MCPServers == nil {
+		o.MCPServers = []json.RawMessage{}
+	}
+	return nil
+}
+
+// ACPClient is a warm agent: a process (or connection), initialized, with a
+// session open. Turns run one at a time; a call made while a turn runs waits
+// for it. All methods are safe for concurrent use.
+type ACPClient struct {
+	opts ACPOptions
+	dial func(ctx context.Context) (*agent, error)
+
+	turnSem chan struct{} // one turn at a time
+
+	mu      sync.Mutex
+	ag      *agent
+	running *turn
+	closed  bool
+	// restarted is reported by the next turn after the agent was replaced.
+	restarted error
+}
+
+// Start spawns the agent, runs initialize, opens a session and returns a
+// warm client. ctx bounds the start-up only; it never ends the agent's life.
+// Call Close when done.
+func Start(ctx context.Context, opts ACPOptions) (*ACPClient, error) {
+	if opts.Command == "" {
+		return nil, errors.New("acphost: ACPOptions.Command is empty")
+	}
+	return newClient(ctx, opts, func(c *ACPClient) func(context.Context) (*agent, error) {
+		return func(ctx context.Context) (*agent, error) { return spawnAgent(ctx, c) }
+	})
+}
+
+// Connect runs a client over an existing connection to an agent (an
+// in-process agent over pipes, a socket): r is what the agent writes, w is
+// what it reads. Close closes rwc. There is no process to supervise, so an
+// agent that does not confirm a cancellation cannot be restarted.
+func Connect(ctx context.Context, r io.Reader, w io.Writer, rwc io.Closer, opts ACPOptions) (*ACPClient, error) {
+	return newClient(ctx, opts, func(c *ACPClient) func(context.Context) (*agent, error) {
+		used := false
+		return func(ctx context.Context) (*agent, error) {
+			if used {
+				return nil, fmt.Errorf("acphost: cannot restart a connected agent: %w", ErrUnsupported)
+			}
+			used = true
+			return connectAgent(ctx, c, r, w, rwc, nil)
+		}
+	})
+}
+
+func newClient(ctx context.Context, opts ACPOptions, dialer func(*ACPClient) func(context.Context) (*agent, error)) (*ACPClient, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	c := &ACPClient{opts: opts, turnSem: make(chan struct{}, 1)}
+	c.dial = dialer(c)
+	ag, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.ag = ag
+	return c, nil
+}
+
+// SessionID returns the id of the client's session.
+func (c *ACPClient) SessionID() string { return c.agent().sess.id }
+
+// AgentInfo returns what the agent said about itself in initialize.
+func (c *ACPClient) AgentInfo() Implementation { return c.agent().init.AgentInfo }
+
+// AgentCapabilities returns the agent's capabilities object, raw.
+func (c *ACPClient) AgentCapabilities() json.RawMessage {
+	return c.agent().init.AgentCapabilities
+}
+
+// AuthMethods returns the authentication methods the agent offered.
+func (c *ACPClient) AuthMethods() []AuthMethod { return c.agent().init.AuthMethods }
+
+// Modes returns the session's modes as last reported by the agent
+// (session/new, then current_mode_update).
+func (c *ACPClient) Modes() SessionModes { return c.agent().sess.modes() }
+
+// ConfigOptions returns the session's config options as last reported.
+func (c *ACPClient) ConfigOptions() []ConfigOption { return c.agent().sess.configOptions() }
+
+// Done is closed when the current agent connection ends (crash, protocol
+// failure or Close). After a restart it refers to the new agent.
+func (c *ACPClient) Done() <-chan struct{} { return c.agent().dead }
+
+// Err returns why the current agent connection ended, or nil while it lives.
+func (c *ACPClient) Err() error {
+	a := c.agent()
+	select {
+	case <-a.dead:
+		return a.cause
+	default:
+		return nil
+	}
+}
+
+func (c *ACPClient) agent() *agent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ag
+}
+
+// SetMode asks the agent to switch the session to mode id. The agent's
+// confirmation arrives as a CurrentModeUpdate; Modes reflects it.
+func (c *ACPClient) SetMode(ctx context.Context, id string) error {
+	a := c.agent()
+	return a.call(ctx, "session/set_mode", map[string]string{"sessionId": a.sess.id, "modeId": id}, nil)
+}
+
+// Close shuts the agent down: stdin is closed, then after CloseGrace the
+// process group gets SIGTERM, then after another CloseGrace SIGKILL. It
+// waits for every goroutine of the client, including running OnPermission
+// and OnUpdate callbacks (which must return once their ctx ends). A turn
+// still running fails with ErrClosed. Close is idempotent; it returns nil
+// or the reason the agent connection had already failed.
+func (c *ACPClient) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	a := c.ag
+	c.mu.Unlock()
+	a.shutdown(ErrClosed)
+	if errors.Is(a.cause, ErrClosed) {
+		return nil
+	}
+	return a.cause
+}
+
+// readyAgent returns a live agent for the next turn, restarting one that
+// had to be abandoned (a cancel the agent never confirmed).
+func (c *ACPClient) readyAgent(ctx context.Context) (*agent, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	a := c.ag
+	if !a.poisoned.Load() {
+		return a, nil
+	}
+	a.shutdown(ErrCancelUnconfirmed)
+	next, err := c.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("acphost: restarting the agent: %w", err)
+	}
+	c.ag = next
+	c.restarted = &RestartError{Reason: ErrCancelUnconfirmed, OldSessionID: a.sess.id, NewSessionID: next.sess.id}
+	return next, nil
+}
+
+// RestartError reports that the client replaced its agent process and
+// session before a turn; the conversation's context was lost.
+type RestartError struct {
+	Reason       error
+	OldSessionID string
+	NewSessionID string
+}
+
+func (e *RestartError) Error() string {
+	return fmt.Sprintf("acphost: agent restarted (session %s replaced by %s): %v", e.OldSessionID, e.NewSessionID, e.Reason)
+}
+
+// Unwrap returns the reason for the restart.
+func (e *RestartError) Unwrap() error { return e.Reason }

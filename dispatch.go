@@ -1,0 +1,167 @@
+package acphost
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+// itemKind says what a queued item asks the dispatcher to do.
+type itemKind uint8
+
+const (
+	itemUpdate     itemKind = iota // deliver a session/update
+	itemPermission                 // start handling a session/request_permission
+	itemBarrier                    // a prompt was answered: end its turn's delivery
+	itemAnswer                     // a permission was answered: emit the event
+)
+
+// item is one entry of the ordered queue.
+type item struct {
+	kind   itemKind
+	id     json.RawMessage
+	params json.RawMessage
+	turn   *turn
+	answer *permissionAnswered
+	in     *inflight
+}
+
+// queue is the FIFO between the read loop and the dispatcher. Updates and
+// permission requests are bounded: when full, the read loop waits, which
+// pauses reading and pushes back on the agent. The bound is lifted while a
+// host→agent call other than a prompt waits for its answer, so a call made
+// from OnUpdate can always be answered.
+type queue struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	items  []item
+	head   int
+	limit  int
+	lifted int
+	closed bool
+}
+
+func newQueue(limit int) *queue {
+	q := &queue{limit: limit}
+	q.cond.L = &q.mu
+	return q
+}
+
+// push appends it, waiting for room when bounded.
+func (q *queue) push(it item, bounded bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for bounded && !q.closed && q.lifted == 0 && len(q.items)-q.head >= q.limit {
+		q.cond.Wait()
+	}
+	if q.closed && it.kind != itemUpdate && it.kind != itemPermission {
+		return
+	}
+	q.items = append(q.items, it)
+	q.cond.Broadcast()
+}
+
+// pop returns the next item, waiting for one; ok is false once the queue is
+// closed and empty.
+func (q *queue) pop() (it item, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.head == len(q.items) {
+		if q.closed {
+			return item{}, false
+		}
+		q.cond.Wait()
+	}
+	it = q.items[q.head]
+	q.items[q.head] = item{}
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	} else if q.head > 1024 && q.head*2 > len(q.items) {
+		q.items, q.head = append(q.items[:0], q.items[q.head:]...), 0
+	}
+	q.cond.Broadcast()
+	return it, true
+}
+
+// lift raises (+1) or lowers (-1) the count of calls that suspend the bound.
+func (q *queue) lift(delta int) {
+	q.mu.Lock()
+	q.lifted += delta
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// close lets pop drain what is queued and then report the end.
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// dispatchLoop delivers queued items in order until the queue is closed and
+// drained. It is the only goroutine that runs OnUpdate and stream emitters.
+func (a *agent) dispatchLoop() {
+	defer a.wg.Done()
+	for {
+		it, ok := a.q.pop()
+		if !ok {
+			return
+		}
+		switch it.kind {
+		case itemUpdate:
+			a.deliverUpdate(DecodeUpdate(it.params))
+		case itemPermission:
+			a.startPermission(it.id, it.params, it.in)
+		case itemBarrier:
+			a.endDelivery(it.turn)
+		case itemAnswer:
+			a.emitAnswer(it.answer)
+		}
+	}
+}
+
+// deliverUpdate merges tool state, feeds the running turn and calls OnUpdate.
+func (a *agent) deliverUpdate(u Update) {
+	s := a.session(u.SessionID())
+	switch u := u.(type) {
+	case *ToolCallUpdate:
+		if u.ToolCall.ID != "" {
+			merged, _ := s.tool(&u.ToolCall, u.Set)
+			u.State = *merged
+		}
+	case *CurrentModeUpdate:
+		s.setCurrentMode(u.ModeID)
+	case *ConfigOptionUpdate:
+		s.setState(nil, u.Options)
+	}
+	if f := a.opts.OnUpdate; f != nil {
+		a.safely("OnUpdate", func() { f(u) })
+	}
+	if t, done := s.current(); t != nil {
+		t.observe(u)
+		done()
+	}
+}
+
+// endDelivery runs when the dispatcher reaches a prompt's answer: every
+// update before it has been delivered.
+func (a *agent) endDelivery(t *turn) {
+	t.s.endTurn(t)
+	t.s.pruneTools()
+	close(t.barrier)
+}
+
+// safely runs user code, turning a panic into a logged error so one bad
+// callback cannot take the host down.
+func (a *agent) safely(what string, f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("acphost: %s panicked: %v", what, r)
+			a.opts.Logger.Error("acphost: callback panicked", "callback", what, "panic", r)
+		}
+	}()
+	f()
+	return nil
+}

@@ -1,0 +1,267 @@
+package fakeagent
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+var (
+	emptyObject     = json.RawMessage(`{}`)
+	defaultCaps     = json.RawMessage(`{"loadSession":false,"promptCapabilities":{"image":true,"embeddedContext":true}}`)
+	noAuthMethods   = json.RawMessage(`[]`)
+	noConfigOptions = json.RawMessage(`{"configOptions":[]}`)
+)
+
+// handleRequest answers a client→agent request. It runs on the reader goroutine; work that
+// waits for the client (turns, BeforeSessionNew) runs on goroutines of its own.
+func (a *Agent) handleRequest(m Message) {
+	switch m.Method {
+	case "initialize":
+		a.reply(m.ID, a.initializeResult())
+	case "authenticate":
+		a.mu.Lock()
+		a.authed = true
+		a.mu.Unlock()
+		a.reply(m.ID, emptyObject)
+	case "session/new":
+		a.sessionNew(m)
+	case "session/load":
+		a.sessionLoad(m)
+	case "session/set_mode":
+		a.setMode(m)
+	case "session/set_config_option":
+		a.reply(m.ID, noConfigOptions)
+	case "session/prompt":
+		a.prompt(m)
+	default:
+		a.replyError(m.ID, codeMethodNotFound, "Method not found")
+	}
+}
+
+// handleNotification acts on session/cancel; other notifications are only recorded.
+func (a *Agent) handleNotification(m Message) {
+	if m.Method != "session/cancel" {
+		return
+	}
+	sid := sessionOf(m.Params)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, t := range a.active[sid] {
+		t.cancel()
+	}
+}
+
+func (a *Agent) initializeResult() any {
+	s := a.script
+	res := struct {
+		ProtocolVersion   int             `json:"protocolVersion"`
+		AgentCapabilities json.RawMessage `json:"agentCapabilities"`
+		AuthMethods       json.RawMessage `json:"authMethods"`
+		AgentInfo         struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"agentInfo"`
+	}{ProtocolVersion: s.ProtocolVersion, AgentCapabilities: s.AgentCapabilities, AuthMethods: s.AuthMethods}
+	res.AgentInfo.Name, res.AgentInfo.Version = s.Name, "0.0.0"
+	if res.ProtocolVersion == 0 {
+		res.ProtocolVersion = 1
+	}
+	if !isSet(res.AgentCapabilities) {
+		res.AgentCapabilities = defaultCaps
+	}
+	if !isSet(res.AuthMethods) {
+		res.AuthMethods = noAuthMethods
+	}
+	if res.AgentInfo.Name == "" {
+		res.AgentInfo.Name = "fakeagent"
+	}
+	return res
+}
+
+// authorized reports whether the script lets session requests through.
+func (a *Agent) authorized() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.authed || !a.script.RequireAuth
+}
+
+func (a *Agent) sessionNew(m Message) {
+	if !a.authorized() {
+		a.replyError(m.ID, codeAuthRequired, "Authentication required")
+		return
+	}
+	sid := a.newSessionID()
+	result := a.sessionResult(sid)
+	if len(a.script.BeforeSessionNew) == 0 {
+		a.reply(m.ID, result)
+		return
+	}
+	t := newTurn(a, sid, nil, Turn{})
+	a.spawn(func() {
+		if t.play(a.script.BeforeSessionNew, false) == finished {
+			a.reply(m.ID, result)
+		}
+	})
+}
+
+// newSessionID allocates and registers the next session id.
+func (a *Agent) newSessionID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.nSessions++
+	sid := a.script.SessionID
+	if sid == "" {
+		sid = "s1"
+	}
+	if a.nSessions > 1 {
+		sid += "-" + strconv.Itoa(a.nSessions)
+	}
+	a.sessions[sid] = true
+	return sid
+}
+
+func (a *Agent) sessionResult(sid string) json.RawMessage {
+	fields := map[string]json.RawMessage{}
+	if isSet(a.script.NewSessionResult) {
+		_ = json.Unmarshal(a.script.NewSessionResult, &fields) // validated by Serve
+	}
+	fields["sessionId"] = mustJSON(sid)
+	return mustJSON(fields)
+}
+
+// sessionLoad replays nothing and answers {} when the capability is advertised.
+func (a *Agent) sessionLoad(m Message) {
+	if !a.loadSession {
+		a.replyError(m.ID, codeMethodNotFound, "Method not found")
+		return
+	}
+	sid := sessionOf(m.Params)
+	if sid == "" {
+		a.replyError(m.ID, codeInvalidParams, "Invalid params: sessionId is required")
+		return
+	}
+	a.mu.Lock()
+	a.sessions[sid] = true
+	a.mu.Unlock()
+	a.reply(m.ID, emptyObject)
+}
+
+func (a *Agent) setMode(m Message) {
+	if a.script.SetModeFails {
+		a.replyError(m.ID, codeMethodNotFound, "Method not found")
+		return
+	}
+	var p struct {
+		SessionID string `json:"sessionId"`
+		ModeID    string `json:"modeId"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	a.reply(m.ID, emptyObject)
+	a.sendUpdate(p.SessionID, mustJSON(struct {
+		SessionUpdate string `json:"sessionUpdate"`
+		CurrentModeID string `json:"currentModeId"`
+	}{"current_mode_update", p.ModeID}))
+}
+
+// prompt starts a turn on its own goroutine, so the reader keeps seeing session/cancel and
+// the client's answers while it plays.
+func (a *Agent) prompt(m Message) {
+	sid := sessionOf(m.Params)
+	switch {
+	case sid == "":
+		a.replyError(m.ID, codeInvalidParams, "Invalid params: sessionId is required")
+	case !a.authorized():
+		a.replyError(m.ID, codeAuthRequired, "Authentication required")
+	default:
+		t := a.startTurn(sid, m.ID, promptText(m.Params))
+		if t == nil {
+			a.replyError(m.ID, codeInvalidParams, "Session not found: "+sid)
+			return
+		}
+		a.spawn(t.run)
+	}
+}
+
+// startTurn registers the next turn for a known session; it returns nil for unknown ones.
+func (a *Agent) startTurn(sid string, promptID json.RawMessage, text string) *turn {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.sessions[sid] {
+		return nil
+	}
+	spec, ok := a.turnForPrompt(text)
+	if !ok {
+		spec = a.turnSpec(a.nTurns)
+		a.nTurns++
+	}
+	t := newTurn(a, sid, promptID, spec)
+	a.active[sid] = append(a.active[sid], t)
+	return t
+}
+
+// turnSpec returns the i-th positional turn: turns with a Prompt are not counted.
+func (a *Agent) turnSpec(i int) Turn {
+	var ts []Turn
+	for _, t := range a.script.Turns {
+		if t.Prompt == "" {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		return Turn{Steps: []Step{Say(Text("ok"))}}
+	}
+	return ts[min(i, len(ts)-1)]
+}
+
+// turnForPrompt returns the first turn whose Prompt occurs in the prompt's text.
+func (a *Agent) turnForPrompt(text string) (Turn, bool) {
+	for _, t := range a.script.Turns {
+		if t.Prompt != "" && strings.Contains(text, t.Prompt) {
+			return t, true
+		}
+	}
+	return Turn{}, false
+}
+
+// promptText joins the text blocks of session/prompt params.
+func promptText(params json.RawMessage) string {
+	var p struct {
+		Prompt []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"prompt"`
+	}
+	_ = json.Unmarshal(params, &p)
+	var b strings.Builder
+	for _, c := range p.Prompt {
+		if c.Type == "text" {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+// endTurn unregisters t, so session/cancel no longer reaches it.
+func (a *Agent) endTurn(t *turn) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	list := a.active[t.sid]
+	for i, x := range list {
+		if x == t {
+			a.active[t.sid] = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(a.active[t.sid]) == 0 {
+		delete(a.active, t.sid)
+	}
+}
+
+func sessionOf(params json.RawMessage) string {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.SessionID
+}

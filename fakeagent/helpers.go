@@ -1,0 +1,122 @@
+package fakeagent
+
+import "encoding/json"
+
+// Option is one permission option offered by a session/request_permission request.
+type Option struct {
+	ID   string `json:"optionId"`
+	Name string `json:"name"`
+	Kind string `json:"kind"` // allow_once, allow_always, reject_once or reject_always
+}
+
+// StdOptions are the options [PermissionParams] offers when given none: allow (allow_once),
+// allow-always (allow_always) and reject (reject_once).
+var StdOptions = []Option{
+	{ID: "allow", Name: "Allow", Kind: "allow_once"},
+	{ID: "allow-always", Name: "Always allow", Kind: "allow_always"},
+	{ID: "reject", Name: "Reject", Kind: "reject_once"},
+}
+
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type chunk struct {
+	SessionUpdate string    `json:"sessionUpdate"`
+	Content       textBlock `json:"content"`
+}
+
+// Text returns an agent_message_chunk update carrying a text content block.
+func Text(s string) json.RawMessage {
+	return mustJSON(chunk{"agent_message_chunk", textBlock{"text", s}})
+}
+
+// Thought returns an agent_thought_chunk update carrying a text content block.
+func Thought(s string) json.RawMessage {
+	return mustJSON(chunk{"agent_thought_chunk", textBlock{"text", s}})
+}
+
+type toolCall struct {
+	SessionUpdate string `json:"sessionUpdate,omitempty"`
+	ToolCallID    string `json:"toolCallId"`
+	Title         string `json:"title,omitempty"`
+	Kind          string `json:"kind,omitempty"`
+	Status        string `json:"status,omitempty"`
+}
+
+// ToolCall returns a tool_call update with status pending.
+func ToolCall(id, title, kind string) json.RawMessage {
+	return mustJSON(toolCall{"tool_call", id, title, kind, "pending"})
+}
+
+// ToolUpdate returns a tool_call_update update that sets the status.
+func ToolUpdate(id, status string) json.RawMessage {
+	return mustJSON(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: status})
+}
+
+type planEntry struct {
+	Content  string `json:"content"`
+	Priority string `json:"priority"`
+	Status   string `json:"status"`
+}
+
+// Plan returns a plan update whose entries all have priority medium and status pending.
+func Plan(entries ...string) json.RawMessage {
+	list := make([]planEntry, 0, len(entries))
+	for _, e := range entries {
+		list = append(list, planEntry{e, "medium", "pending"})
+	}
+	return mustJSON(struct {
+		SessionUpdate string      `json:"sessionUpdate"`
+		Entries       []planEntry `json:"entries"`
+	}{"plan", list})
+}
+
+// PermissionParams returns session/request_permission params (without sessionId, which the
+// agent adds) for a pending tool call, offering options, or [StdOptions] if none are given.
+func PermissionParams(toolCallID, title, kind string, options ...Option) json.RawMessage {
+	if len(options) == 0 {
+		options = StdOptions
+	}
+	return mustJSON(struct {
+		ToolCall toolCall `json:"toolCall"`
+		Options  []Option `json:"options"`
+	}{toolCall{ToolCallID: toolCallID, Title: title, Kind: kind, Status: "pending"}, options})
+}
+
+// Say returns a step that sends the update u.
+func Say(u json.RawMessage) Step { return Step{Update: u} }
+
+// Ask returns a step that sends a permission request with params and waits for the answer.
+func Ask(params json.RawMessage) Step { return Step{Permission: params} }
+
+// Demo returns the built-in demo script used by examples: every turn streams a thought,
+// announces an "ls" tool call t1, asks permission for it, completes it with the output
+// "a.txt", sends a plan and answers "picked <optionId>", then ends the turn.
+func Demo() Script {
+	call := json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls",` +
+		`"kind":"execute","status":"pending","rawInput":{"path":"."}}`)
+	done := json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed",` +
+		`"content":[{"type":"content","content":{"type":"text","text":"a.txt"}}]}`)
+	return Script{Turns: []Turn{{
+		Steps: []Step{
+			Say(Thought("thinking about it")),
+			Say(call),
+			Ask(PermissionParams("t1", "ls", "execute")),
+			Say(done),
+			Say(Plan("list the files", "pick one")),
+			Say(Text("picked {{answer}}")),
+		},
+		StopReason: "end_turn",
+	}}}
+}
+
+// mustJSON marshals values of this package's own types, which cannot fail.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("fakeagent: " + err.Error())
+	}
+	return b
+}

@@ -1,0 +1,246 @@
+package fakeagent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Script describes an agent's whole behaviour. It is plain data: it round-trips through
+// encoding/json, which is how [Command] hands it to a re-executed subprocess.
+type Script struct {
+	// Name is agentInfo.name in the initialize result; "" means "fakeagent".
+	Name string `json:"name,omitempty"`
+	// ProtocolVersion is returned by initialize; 0 means 1.
+	ProtocolVersion int `json:"protocolVersion,omitempty"`
+	// AgentCapabilities is returned verbatim as agentCapabilities; nil means
+	// {"loadSession":false,"promptCapabilities":{"image":true,"embeddedContext":true}}.
+	// With "loadSession":true the agent answers session/load.
+	AgentCapabilities json.RawMessage `json:"agentCapabilities,omitempty"`
+	// AuthMethods is returned as authMethods; nil means [].
+	AuthMethods json.RawMessage `json:"authMethods,omitempty"`
+	// RequireAuth makes session/new and session/prompt fail with -32000
+	// "Authentication required" until an authenticate request has arrived.
+	RequireAuth bool `json:"requireAuth,omitempty"`
+	// SessionID is the id of the first session; "" means "s1". Later session/new calls get
+	// SessionID+"-2", SessionID+"-3", and so on.
+	SessionID string `json:"sessionId,omitempty"`
+	// NewSessionResult holds extra fields merged into the session/new result object, such as
+	// {"modes":{...},"configOptions":[...]}. The agent always sets sessionId itself.
+	NewSessionResult json.RawMessage `json:"newSessionResult,omitempty"`
+	// BeforeSessionNew are steps played for the new session's id before session/new is
+	// answered, for example an early available_commands_update. They cannot be cancelled.
+	BeforeSessionNew []Step `json:"beforeSessionNew,omitempty"`
+	// Turns script the prompts: the i-th session/prompt plays Turns[i], and past the end the
+	// last Turn repeats. No Turns means one agent_message_chunk "ok", then end_turn.
+	Turns []Turn `json:"turns,omitempty"`
+	// StderrLines are written to stderr, each followed by "\n", when the agent starts.
+	StderrLines []string `json:"stderrLines,omitempty"`
+	// IgnoreEOF keeps the agent running after its input reaches EOF, like agents that must be
+	// killed. In-process, Serve then returns only when its context ends or a step exits.
+	IgnoreEOF bool `json:"ignoreEOF,omitempty"`
+	// IgnoreSIGTERM makes a subprocess agent ignore SIGTERM.
+	IgnoreSIGTERM bool `json:"ignoreSIGTERM,omitempty"`
+	// Grandchild makes a subprocess agent start a child of its own (in the same process group,
+	// inheriting stdout and stderr) that sleeps, so stdout stays open after the agent dies
+	// unless the whole process group is killed. The sleeper gives up after an hour.
+	Grandchild bool `json:"grandchild,omitempty"`
+	// StringIDs makes the ids of agent→client requests strings ("req-0", "req-1", …) instead
+	// of numbers counting from 0.
+	StringIDs bool `json:"stringIds,omitempty"`
+	// RecordFile, if set, is a file to which every message received from the client is
+	// appended as one JSON [Message] line, written as it arrives. Read it with [ReadRecord].
+	RecordFile string `json:"recordFile,omitempty"`
+	// SetModeFails makes session/set_mode answer -32601 instead of {} followed by a
+	// current_mode_update.
+	SetModeFails bool `json:"setModeFails,omitempty"`
+}
+
+// Turn scripts one session/prompt.
+type Turn struct {
+	// Prompt, if set, selects the turn by the prompt's text: a prompt whose text contains
+	// Prompt plays the first such turn, every time. Prompts that match no such turn play
+	// the turns without Prompt in order, as described at Script.Turns.
+	Prompt string `json:"prompt,omitempty"`
+	// Steps are played in order before the prompt is answered.
+	Steps []Step `json:"steps,omitempty"`
+	// StopReason answers the prompt when the steps are done; "" means "end_turn".
+	StopReason string `json:"stopReason,omitempty"`
+	// After are steps played once the prompt has been answered, whatever the answer (late
+	// updates, a protocol violation some agents commit). They cannot be cancelled.
+	After []Step `json:"after,omitempty"`
+	// OnCancel says what happens when session/cancel arrives for the session during the turn:
+	//
+	//   - "" or "answer": stop playing steps at once (also stop waiting for a permission
+	//     answer), send a tool_call_update {"status":"failed"} for every tool call of the
+	//     turn (announced by an update or a permission request) that is not completed or
+	//     failed, then answer {"stopReason":"cancelled"}.
+	//     A permission answer that arrives later is just recorded.
+	//   - "await_permission": like gemini-cli, wait until every open permission request of
+	//     the turn is answered (with anything), then answer {"stopReason":"cancelled"}.
+	//   - "ignore": never answer the prompt; the agent still answers other requests.
+	//   - "continue": the cancel changes nothing: the steps play on (WaitCancel returns)
+	//     and the prompt is answered with StopReason, as agents that ignore cancel do.
+	//   - "error": answer the prompt with JSON-RPC error -32603 "aborted".
+	//   - "end_turn": answer {"stopReason":"end_turn"}.
+	//   - "cancel_request": send $/cancel_request for every open agent→client request of
+	//     the turn, then behave as "answer".
+	OnCancel string `json:"onCancel,omitempty"`
+}
+
+// Step is one action of a turn. Exactly one action field is set; NoWait and
+// UpdatesNumbered only modify an action.
+type Step struct {
+	// Update is a SessionUpdate object, sent as session/update {sessionId, update}.
+	// "{{answer}}" anywhere in its strings is replaced by the optionId of the turn's last
+	// permission answer to arrive, "cancelled" if that outcome was cancelled, "error" if the
+	// client answered with an error, or "" before any answer.
+	Update json.RawMessage `json:"update,omitempty"`
+	// Permission holds the params of a session/request_permission request; "sessionId" is
+	// added if absent. The agent waits for the answer unless NoWait is set.
+	Permission json.RawMessage `json:"permission,omitempty"`
+	// NoWait, with Permission or Request, leaves the request open instead of waiting for its
+	// answer; several may be open at once and WaitAll waits for them.
+	NoWait bool `json:"noWait,omitempty"`
+	// WaitAll waits until every agent→client request of the turn has been answered.
+	WaitAll bool `json:"waitAll,omitempty"`
+	// Request is any agent→client request (fs/read_text_file, terminal/create, an unknown
+	// method, …). Object params get "sessionId" added if absent. The agent waits for the
+	// answer unless NoWait is set.
+	Request *Call `json:"request,omitempty"`
+	// Notify is any agent→client notification; its params are sent verbatim.
+	Notify *Call `json:"notify,omitempty"`
+	// CancelRequest sends $/cancel_request for the most recent unanswered agent→client
+	// request of the turn, then waits for that request's answer (the client must still
+	// answer it, typically with -32800). It does nothing if no request is open.
+	CancelRequest bool `json:"cancelRequest,omitempty"`
+	// Raw is written to stdout verbatim followed by "\n": junk lines, banners, ANSI
+	// sequences, JSON that is not JSON-RPC, a fake response without "jsonrpc".
+	Raw string `json:"raw,omitempty"`
+	// HugeLine writes one valid session/update notification line (an agent_message_chunk
+	// padded with "x") of this many bytes, not counting the "\n".
+	HugeLine int `json:"hugeLine,omitempty"`
+	// Stderr is written to stderr followed by "\n".
+	Stderr string `json:"stderr,omitempty"`
+	// Exit ends the agent at once: a subprocess exits with this code; in-process, Serve
+	// stops writing and returns an error wrapping [ErrExited].
+	Exit *int `json:"exit,omitempty"`
+	// WaitCancel blocks until session/cancel arrives for the session, then the turn's
+	// OnCancel behaviour runs. In After or BeforeSessionNew it blocks until the agent stops.
+	WaitCancel bool `json:"waitCancel,omitempty"`
+	// Updates sends this many agent_message_chunk updates with the text "x", or with the
+	// decimal index (from 0) when UpdatesNumbered is set.
+	Updates         int  `json:"updates,omitempty"`
+	UpdatesNumbered bool `json:"updatesNumbered,omitempty"`
+}
+
+// Call is an agent→client request or notification.
+type Call struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+var validOnCancel = map[string]bool{
+	"": true, "answer": true, "await_permission": true, "ignore": true, "continue": true,
+	"error": true, "end_turn": true, "cancel_request": true,
+}
+
+// validate reports the first problem that would make the script misbehave silently.
+func (s *Script) validate() error {
+	if err := checkJSON("AgentCapabilities", s.AgentCapabilities, '{'); err != nil {
+		return err
+	}
+	if err := checkJSON("AuthMethods", s.AuthMethods, '['); err != nil {
+		return err
+	}
+	if err := checkJSON("NewSessionResult", s.NewSessionResult, '{'); err != nil {
+		return err
+	}
+	if err := validateSteps("BeforeSessionNew", s.BeforeSessionNew); err != nil {
+		return err
+	}
+	for i, t := range s.Turns {
+		if !validOnCancel[t.OnCancel] {
+			return fmt.Errorf("fakeagent: Turns[%d].OnCancel %q is not a known behaviour", i, t.OnCancel)
+		}
+		if err := validateSteps(fmt.Sprintf("Turns[%d].Steps", i), t.Steps); err != nil {
+			return err
+		}
+		if err := validateSteps(fmt.Sprintf("Turns[%d].After", i), t.After); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateSteps(where string, steps []Step) error {
+	for i, st := range steps {
+		if err := st.validate(); err != nil {
+			return fmt.Errorf("fakeagent: %s[%d]: %w", where, i, err)
+		}
+	}
+	return nil
+}
+
+func (st Step) validate() error {
+	if n := st.actions(); n != 1 {
+		return fmt.Errorf("step has %d actions, want exactly one", n)
+	}
+	if st.NoWait && !isSet(st.Permission) && st.Request == nil {
+		return fmt.Errorf("NoWait applies only to Permission and Request")
+	}
+	if err := checkJSON("Update", st.Update, '{'); err != nil {
+		return err
+	}
+	if err := checkJSON("Permission", st.Permission, '{'); err != nil {
+		return err
+	}
+	if err := st.Request.validate("Request"); err != nil {
+		return err
+	}
+	return st.Notify.validate("Notify")
+}
+
+func (st Step) actions() int {
+	n := 0
+	for _, set := range []bool{
+		isSet(st.Update), isSet(st.Permission), st.WaitAll, st.Request != nil,
+		st.Notify != nil, st.CancelRequest, st.Raw != "", st.HugeLine > 0,
+		st.Stderr != "", st.Exit != nil, st.WaitCancel, st.Updates > 0,
+	} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *Call) validate(field string) error {
+	if c == nil {
+		return nil
+	}
+	if c.Method == "" {
+		return fmt.Errorf("%s has no Method", field)
+	}
+	return checkJSON(field+".Params", c.Params, 0)
+}
+
+// checkJSON checks that raw, if set, is valid JSON starting with the byte first (0: any).
+func checkJSON(field string, raw json.RawMessage, first byte) error {
+	if !isSet(raw) {
+		return nil
+	}
+	if !json.Valid(raw) {
+		return fmt.Errorf("fakeagent: %s is not valid JSON", field)
+	}
+	if first != 0 && bytes.TrimSpace(raw)[0] != first {
+		return fmt.Errorf("fakeagent: %s must be a JSON %s", field, map[byte]string{'{': "object", '[': "array"}[first])
+	}
+	return nil
+}
+
+// isSet reports whether raw holds a value (JSON null counts as unset).
+func isSet(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}

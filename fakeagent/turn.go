@@ -1,0 +1,351 @@
+package fakeagent
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+const methodPermission = "session/request_permission"
+
+var answerTag = []byte("{{answer}}")
+
+// result says how playing a step (or a list of steps) ended.
+type result int
+
+const (
+	finished  result = iota // the step is done; go on
+	cancelled               // session/cancel arrived
+	halted                  // the agent is stopping: do nothing more
+)
+
+// turn is one session/prompt being played (or the BeforeSessionNew steps of a session).
+// Apart from answer, its state belongs to the goroutine playing it.
+type turn struct {
+	a        *Agent
+	sid      string
+	promptID json.RawMessage
+	spec     Turn
+
+	cancelCh   chan struct{}
+	cancelOnce sync.Once
+
+	mu     sync.Mutex
+	answer string // the last permission answer, for {{answer}}
+
+	open       []*call           // agent→client requests of the turn, in the order sent
+	toolOrder  []string          // tool call ids in order of appearance
+	toolStatus map[string]string // last known status per tool call id
+}
+
+func newTurn(a *Agent, sid string, promptID json.RawMessage, spec Turn) *turn {
+	return &turn{a: a, sid: sid, promptID: promptID, spec: spec,
+		cancelCh: make(chan struct{}), toolStatus: map[string]string{}}
+}
+
+// cancel marks the turn cancelled; it is called by the reader on session/cancel.
+func (t *turn) cancel() { t.cancelOnce.Do(func() { close(t.cancelCh) }) }
+
+func (t *turn) isCancelled() bool {
+	select {
+	case <-t.cancelCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// run plays the turn, answers the prompt and then plays the After steps.
+func (t *turn) run() {
+	res := t.play(t.spec.Steps, t.spec.OnCancel != "continue")
+	if res == finished && t.isCancelled() && t.spec.OnCancel != "continue" {
+		res = cancelled
+	}
+	answered := false
+	switch res {
+	case finished:
+		t.answerStop(t.spec.StopReason)
+		answered = true
+	case cancelled:
+		answered = t.onCancel()
+	}
+	t.a.endTurn(t)
+	if answered {
+		t.play(t.spec.After, false)
+	}
+}
+
+func (t *turn) answerStop(reason string) {
+	if reason == "" {
+		reason = "end_turn"
+	}
+	t.a.reply(t.promptID, struct {
+		StopReason string `json:"stopReason"`
+	}{reason})
+}
+
+// onCancel runs the turn's OnCancel behaviour and reports whether the prompt was answered.
+func (t *turn) onCancel() bool {
+	switch t.spec.OnCancel {
+	case "ignore":
+		<-t.a.ctx.Done()
+		return false
+	case "error":
+		t.a.replyError(t.promptID, codeInternal, "aborted")
+	case "end_turn":
+		t.answerStop("end_turn")
+	case "await_permission":
+		if t.awaitPermissions() == halted {
+			return false
+		}
+		t.answerStop("cancelled")
+	case "cancel_request":
+		t.cancelOpenRequests()
+		fallthrough
+	default: // "answer"
+		t.failToolCalls()
+		t.answerStop("cancelled")
+	}
+	return true
+}
+
+// play plays steps in order. Unless cancellable, session/cancel does not interrupt them.
+func (t *turn) play(steps []Step, cancellable bool) result {
+	for _, s := range steps {
+		if t.a.ctx.Err() != nil {
+			return halted
+		}
+		if cancellable && t.isCancelled() {
+			return cancelled
+		}
+		if res := t.step(s, cancellable); res != finished {
+			return res
+		}
+	}
+	return finished
+}
+
+func (t *turn) step(s Step, cancellable bool) result {
+	switch {
+	case isSet(s.Update):
+		t.sendUpdate(s.Update)
+	case isSet(s.Permission):
+		return t.request(methodPermission, s.Permission, s.NoWait, cancellable)
+	case s.Request != nil:
+		return t.request(s.Request.Method, s.Request.Params, s.NoWait, cancellable)
+	case s.Notify != nil:
+		t.a.notify(s.Notify.Method, s.Notify.Params)
+	case s.WaitAll:
+		return t.waitAll(cancellable)
+	case s.CancelRequest:
+		return t.cancelLatest(cancellable)
+	case s.Raw != "":
+		_ = t.a.writeLine([]byte(s.Raw + "\n"))
+	case s.HugeLine > 0:
+		t.sendHuge(s.HugeLine)
+	case s.Stderr != "":
+		t.a.stderrLine(s.Stderr)
+	case s.Exit != nil:
+		t.a.exit(*s.Exit)
+		return halted
+	case s.WaitCancel:
+		if t.spec.OnCancel == "continue" {
+			return t.wait(t.cancelCh, false)
+		}
+		return t.wait(nil, cancellable)
+	case s.Updates > 0:
+		return t.sendBulk(s.Updates, s.UpdatesNumbered, cancellable)
+	}
+	return finished
+}
+
+// wait blocks until done is closed, the turn is cancelled (if cancellable) or the agent stops.
+func (t *turn) wait(done <-chan struct{}, cancellable bool) result {
+	var cancelCh <-chan struct{}
+	if cancellable {
+		cancelCh = t.cancelCh
+	}
+	select {
+	case <-done:
+		return finished
+	case <-cancelCh:
+		return cancelled
+	case <-t.a.ctx.Done():
+		return halted
+	}
+}
+
+// request sends an agent→client request and, unless noWait, waits for its answer.
+func (t *turn) request(method string, params json.RawMessage, noWait, cancellable bool) result {
+	params = withSession(params, t.sid)
+	var onAnswer func(Message)
+	if method == methodPermission {
+		t.trackTool(params, "toolCall")
+		onAnswer = t.noteAnswer
+	}
+	c, err := t.a.startCall(method, params, onAnswer)
+	if err != nil {
+		return halted
+	}
+	t.open = append(t.open, c)
+	if noWait {
+		return finished
+	}
+	return t.wait(c.done, cancellable)
+}
+
+func (t *turn) waitAll(cancellable bool) result {
+	for _, c := range t.open {
+		if res := t.wait(c.done, cancellable); res != finished {
+			return res
+		}
+	}
+	return finished
+}
+
+// awaitPermissions waits, without regard to cancellation, for every open permission request.
+func (t *turn) awaitPermissions() result {
+	for _, c := range t.open {
+		if c.method != methodPermission {
+			continue
+		}
+		if res := t.wait(c.done, false); res != finished {
+			return res
+		}
+	}
+	return finished
+}
+
+// cancelLatest sends $/cancel_request for the newest unanswered request and waits for its answer.
+func (t *turn) cancelLatest(cancellable bool) result {
+	for i := len(t.open) - 1; i >= 0; i-- {
+		if c := t.open[i]; !c.answered() {
+			t.sendCancelRequest(c)
+			return t.wait(c.done, cancellable)
+		}
+	}
+	return finished
+}
+
+func (t *turn) cancelOpenRequests() {
+	for _, c := range t.open {
+		if !c.answered() {
+			t.sendCancelRequest(c)
+		}
+	}
+}
+
+func (t *turn) sendCancelRequest(c *call) {
+	t.a.notify("$/cancel_request", mustJSON(struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}{c.id}))
+}
+
+// noteAnswer records a permission answer for {{answer}}; the reader calls it on arrival.
+func (t *turn) noteAnswer(m Message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.answer = answerOf(m)
+}
+
+// answerOf is the optionId a permission answer selected, "cancelled" for a cancelled
+// outcome, "error" for an error response and "invalid" for anything unreadable.
+func answerOf(m Message) string {
+	if isSet(m.Error) {
+		return "error"
+	}
+	var r struct {
+		Outcome struct {
+			Outcome  string `json:"outcome"`
+			OptionID string `json:"optionId"`
+		} `json:"outcome"`
+	}
+	switch {
+	case json.Unmarshal(m.Result, &r) != nil || r.Outcome.Outcome == "":
+		return "invalid"
+	case r.Outcome.Outcome == "selected":
+		return r.Outcome.OptionID
+	default:
+		return r.Outcome.Outcome
+	}
+}
+
+// sendUpdate substitutes {{answer}}, tracks tool call status and sends the update.
+func (t *turn) sendUpdate(u json.RawMessage) {
+	if bytes.Contains(u, answerTag) {
+		t.mu.Lock()
+		u = bytes.ReplaceAll(u, answerTag, jsonStringBody(t.answer))
+		t.mu.Unlock()
+	}
+	t.trackTool(u, "")
+	t.a.sendUpdate(t.sid, u)
+}
+
+// trackTool notes the tool call in obj (or in obj[field]) if there is one.
+func (t *turn) trackTool(obj json.RawMessage, field string) {
+	if field != "" {
+		var outer map[string]json.RawMessage
+		if json.Unmarshal(obj, &outer) != nil {
+			return
+		}
+		obj = outer[field]
+	}
+	var v struct {
+		Kind   string `json:"sessionUpdate"`
+		ID     string `json:"toolCallId"`
+		Status string `json:"status"`
+	}
+	if json.Unmarshal(obj, &v) != nil || v.ID == "" {
+		return
+	}
+	if field == "" && v.Kind != "tool_call" && v.Kind != "tool_call_update" {
+		return
+	}
+	if _, seen := t.toolStatus[v.ID]; !seen {
+		t.toolOrder = append(t.toolOrder, v.ID)
+		t.toolStatus[v.ID] = "pending"
+	}
+	if v.Status != "" {
+		t.toolStatus[v.ID] = v.Status
+	}
+}
+
+// failToolCalls reports every unfinished tool call of the turn as failed.
+func (t *turn) failToolCalls() {
+	for _, id := range t.toolOrder {
+		if st := t.toolStatus[id]; st != "completed" && st != "failed" {
+			t.sendUpdate(ToolUpdate(id, "failed"))
+		}
+	}
+}
+
+// sendHuge sends one session/update line of exactly n bytes (or the minimum possible).
+func (t *turn) sendHuge(n int) {
+	base, err := encodeLine(outMsg{JSONRPC: "2.0", Method: "session/update",
+		Params: mustJSON(updateParams{t.sid, Text("")})})
+	if err != nil {
+		return
+	}
+	pad := max(0, n-(len(base)-1))
+	t.a.sendUpdate(t.sid, Text(strings.Repeat("x", pad)))
+}
+
+func (t *turn) sendBulk(n int, numbered, cancellable bool) result {
+	x := Text("x")
+	for i := 0; i < n; i++ {
+		if cancellable && t.isCancelled() {
+			return cancelled
+		}
+		if t.a.ctx.Err() != nil {
+			return halted
+		}
+		u := x
+		if numbered {
+			u = Text(strconv.Itoa(i))
+		}
+		t.a.sendUpdate(t.sid, u)
+	}
+	return finished
+}

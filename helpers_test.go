@@ -1,0 +1,171 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMain(m *testing.M) {
+	fakeagent.Main() // when re-executed as a fake agent, this never returns
+	os.Exit(m.Run())
+}
+
+// pipeAgent is a fake agent served in-process over two pipes.
+type pipeAgent struct {
+	*fakeagent.Agent
+	done chan error
+}
+
+// connectFake starts a fake agent in-process and connects a client to it.
+// It works inside a synctest bubble. Close of the client ends the agent.
+func connectFake(t *testing.T, script fakeagent.Script, opts ACPOptions) (*ACPClient, *pipeAgent) {
+	t.Helper()
+	c, pa, err := tryConnectFake(t, script, opts)
+	require.NoError(t, err)
+	return c, pa
+}
+
+func tryConnectFake(t *testing.T, script fakeagent.Script, opts ACPOptions) (*ACPClient, *pipeAgent, error) {
+	t.Helper()
+	toAgentR, toAgentW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	pa := &pipeAgent{Agent: fakeagent.New(script), done: make(chan error, 1)}
+	go func() {
+		err := pa.Serve(context.Background(), toAgentR, toClientW)
+		toClientW.Close()
+		toAgentR.Close()
+		pa.done <- err
+	}()
+	closer := closerFunc(func() error {
+		toAgentW.Close()
+		toClientR.Close()
+		return nil
+	})
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	c, err := Connect(context.Background(), toClientR, toAgentW, closer, opts)
+	if err != nil {
+		closer.Close()
+		<-pa.done
+		return nil, nil, err
+	}
+	t.Cleanup(func() {
+		c.Close()
+		<-pa.done
+	})
+	return c, pa, nil
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// startFake runs the fake agent as a real subprocess (this test binary).
+func startFake(t *testing.T, script fakeagent.Script, opts ACPOptions) (*ACPClient, error) {
+	t.Helper()
+	path, args, env, err := fakeagent.Command(script)
+	require.NoError(t, err)
+	opts.Command, opts.Args, opts.Env = path, args, append(env, opts.Env...)
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Start(ctx, opts)
+	if err == nil {
+		t.Cleanup(func() { c.Close() })
+	}
+	return c, err
+}
+
+// recorder collects updates delivered to OnUpdate.
+type recorder struct {
+	mu      sync.Mutex
+	updates []Update
+}
+
+func (r *recorder) onUpdate(u Update) {
+	r.mu.Lock()
+	r.updates = append(r.updates, u)
+	r.mu.Unlock()
+}
+
+func (r *recorder) kinds() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, len(r.updates))
+	for i, u := range r.updates {
+		out[i] = u.Kind()
+	}
+	return out
+}
+
+func (r *recorder) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.updates)
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// received returns the params of every message the agent got for method.
+func received(a *fakeagent.Agent, method string) []json.RawMessage {
+	var out []json.RawMessage
+	for _, m := range a.Received() {
+		if m.Method == method {
+			out = append(out, m.Params)
+		}
+	}
+	return out
+}
+
+// responses returns the agent's recorded responses from the client.
+func responses(a *fakeagent.Agent) []fakeagent.Message {
+	var out []fakeagent.Message
+	for _, m := range a.Received() {
+		if m.Method == "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func raw(s string) json.RawMessage { return json.RawMessage(s) }
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}

@@ -1,0 +1,247 @@
+// Package wire frames JSON-RPC 2.0 messages as newline-delimited JSON for
+// github.com/sourcegraph/jsonrpc2: one compact object per line.
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// DefaultMaxLine is the default limit on one incoming line.
+const DefaultMaxLine = 64 << 20
+
+// ErrLineTooLong is returned (wrapped in *LineError) by ReadObject for a line
+// over the limit. The stream cannot recover: the rest of that line is lost.
+var ErrLineTooLong = errors.New("line too long")
+
+// LineError is a fatal read error with the size seen so far.
+type LineError struct {
+	Limit int
+	Err   error
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("incoming line over %d bytes: %v", e.Limit, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Stream is a jsonrpc2.ObjectStream over a reader and a writer.
+type Stream struct {
+	r       *bufio.Reader
+	w       io.Writer
+	closers []io.Closer
+	maxLine int
+	// Inbound receives every request and notification, on the read
+	// goroutine, in wire order. It must not block for long: reading stops
+	// while it runs.
+	Inbound func(*Message)
+	// Response is called with the raw id of each response just before
+	// jsonrpc2 sees it (and so before the waiting caller is released).
+	Response func(id json.RawMessage)
+	// Skipped is called, on the read goroutine, for each line that is not a
+	// JSON-RPC 2.0 envelope. The slice is only valid during the call.
+	Skipped func(line []byte)
+	// Trace, if set, sees every message in both directions ("recv"/"send").
+	Trace func(dir string, msg []byte)
+
+	wmu  sync.Mutex
+	wbuf []byte
+
+	errMu   sync.Mutex
+	readErr error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New returns a Stream reading lines from r (at most maxLine bytes each; 0
+// means DefaultMaxLine) and writing to w. Close closes the closers.
+func New(r io.Reader, w io.Writer, maxLine int, closers ...io.Closer) *Stream {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, maxLine: maxLine, closers: closers}
+}
+
+// WriteObject marshals v and writes it with a trailing newline in one Write.
+func (s *Stream) WriteObject(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.WriteLine(data)
+}
+
+// Reply writes a response to an incoming request, echoing its raw id
+// byte-exact. Exactly one of result and rpcErr is used.
+func (s *Stream) Reply(id json.RawMessage, result any, rpcErr *Error) error {
+	msg := response{JSONRPC: "2.0", ID: id}
+	if rpcErr != nil {
+		msg.Error = rpcErr
+	} else {
+		raw, err := json.Marshal(result)
+		if err != nil {
+			return err
+		}
+		msg.Result = raw
+	}
+	return s.WriteObject(msg)
+}
+
+// Error is a JSON-RPC error object.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// WriteLine writes one encoded message (without newline) in one Write.
+func (s *Stream) WriteLine(data []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.wbuf = append(append(s.wbuf[:0], data...), '\n')
+	if s.Trace != nil {
+		s.Trace("send", data)
+	}
+	_, err := s.w.Write(s.wbuf)
+	if cap(s.wbuf) > 1<<20 {
+		s.wbuf = nil // don't pin a huge prompt's buffer
+	}
+	return err
+}
+
+// Message is an incoming request (ID set) or notification (ID nil).
+type Message struct {
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+}
+
+// envelope is the JSON-RPC 2.0 frame, decoded once per line.
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// ReadObject reads lines until a response arrives and decodes it into v.
+// Requests and notifications are handed to Inbound on the way, in wire
+// order; blank lines and lines that are not JSON-RPC 2.0 envelopes are
+// reported to Skipped and dropped.
+func (s *Stream) ReadObject(v any) error {
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			s.setErr(err)
+			return err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var env envelope
+		if line[0] != '{' || json.Unmarshal(line, &env) != nil || env.JSONRPC != "2.0" {
+			s.skip(line)
+			continue
+		}
+		if s.Trace != nil {
+			s.Trace("recv", line)
+		}
+		switch {
+		case env.Method != "":
+			s.Inbound(&Message{ID: env.ID, Method: env.Method, Params: env.Params})
+		case len(env.ID) > 0 && (len(env.Result) > 0 || len(env.Error) > 0):
+			if json.Unmarshal(line, v) != nil {
+				s.skip(line)
+				continue
+			}
+			if s.Response != nil {
+				s.Response(env.ID)
+			}
+			return nil
+		default:
+			s.skip(line)
+		}
+	}
+}
+
+func (s *Stream) skip(line []byte) {
+	if s.Skipped != nil {
+		s.Skipped(line)
+	}
+}
+
+// readLine returns the next line. The slice may point into the reader's
+// buffer and is valid only until the next read; decoding copies what it keeps.
+func (s *Stream) readLine() ([]byte, error) {
+	frag, err := s.r.ReadSlice('\n')
+	if err == nil {
+		return frag, nil
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		if err == io.EOF && len(frag) > 0 {
+			return frag, nil
+		}
+		return nil, err
+	}
+	buf := bytes.Clone(frag)
+	for {
+		if len(buf) > s.maxLine {
+			return nil, &LineError{Limit: s.maxLine, Err: ErrLineTooLong}
+		}
+		frag, err = s.r.ReadSlice('\n')
+		buf = append(buf, frag...)
+		if err == nil {
+			return buf, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if err == io.EOF && len(buf) > 0 {
+				return buf, nil
+			}
+			return nil, err
+		}
+	}
+}
+
+func (s *Stream) setErr(err error) {
+	s.errMu.Lock()
+	if s.readErr == nil {
+		s.readErr = err
+	}
+	s.errMu.Unlock()
+}
+
+// ReadErr returns the error that ended reading, if any.
+func (s *Stream) ReadErr() error {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.readErr
+}
+
+// Close closes the underlying closers once.
+func (s *Stream) Close() error {
+	s.closeOnce.Do(func() {
+		for _, c := range s.closers {
+			if err := c.Close(); err != nil && s.closeErr == nil {
+				s.closeErr = err
+			}
+		}
+	})
+	return s.closeErr
+}

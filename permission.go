@@ -1,0 +1,328 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/acphost/acphost/internal/wire"
+)
+
+// PermissionKind is the kind of a permission option: a hint for icons and
+// policies. The set is open; unknown kinds are kept as sent.
+type PermissionKind string
+
+// The permission option kinds of ACP v1.
+const (
+	AllowOnce    PermissionKind = "allow_once"
+	AllowAlways  PermissionKind = "allow_always"
+	RejectOnce   PermissionKind = "reject_once"
+	RejectAlways PermissionKind = "reject_always"
+)
+
+// IsAllow reports whether k is allow_once or allow_always.
+func (k PermissionKind) IsAllow() bool { return k == AllowOnce || k == AllowAlways }
+
+// IsReject reports whether k is reject_once or reject_always.
+func (k PermissionKind) IsReject() bool { return k == RejectOnce || k == RejectAlways }
+
+// PermissionRequest is a session/request_permission from the agent, decoded.
+type PermissionRequest struct {
+	// SessionID is the session asking.
+	SessionID string
+	// ToolCall is the tool call the agent wants to run, merged with what
+	// earlier tool_call and tool_call_update updates said about the same id.
+	ToolCall ToolCall
+	// Options are the answers the agent offers, in the agent's order.
+	Options []PermissionOption
+	// Presentation is the permission prompt text some agents attach.
+	Presentation Presentation
+	// Raw is the request's params, exactly as received.
+	Raw json.RawMessage
+}
+
+// PermissionOption is one answer the agent offers.
+type PermissionOption struct {
+	// ID is the optionId, byte-exact; answer with it.
+	ID   string
+	Name string
+	Kind PermissionKind
+	// Meta is the option's decoded metadata (structured changes, description).
+	Meta OptionMeta
+	// Raw is the option object as received.
+	Raw json.RawMessage
+}
+
+// AnswerReason says why a permission request got its answer.
+type AnswerReason string
+
+// The reasons of a PermissionAnswer.
+const (
+	ReasonHook      AnswerReason = "hook"      // OnPermission chose an offered option
+	ReasonDefault   AnswerReason = "default"   // no OnPermission: the default choice
+	ReasonInvalid   AnswerReason = "invalid"   // OnPermission returned an error, a panic, "" or an id not offered
+	ReasonTimeout   AnswerReason = "timeout"   // PermissionTimeout fired
+	ReasonCancelled AnswerReason = "cancelled" // the turn was cancelled
+	ReasonWithdrawn AnswerReason = "withdrawn" // the agent sent $/cancel_request
+	ReasonClosed    AnswerReason = "closed"    // the client closed
+)
+
+// PermissionAnswer is what the client answered to a permission request.
+type PermissionAnswer struct {
+	// OptionID is the selected option; empty when Cancelled.
+	OptionID string
+	// Option is the selected option, nil when Cancelled.
+	Option *PermissionOption
+	// Cancelled is true for the {"outcome":"cancelled"} answer.
+	Cancelled bool
+	Reason    AnswerReason
+	// Err is the hook's error or panic, for ReasonInvalid.
+	Err error
+}
+
+func answerCancelled(r AnswerReason) PermissionAnswer {
+	return PermissionAnswer{Cancelled: true, Reason: r}
+}
+
+// DefaultPermission is the choice made when ACPOptions.OnPermission is nil:
+// the first allow_once option, else the first allow-kind option, else the
+// first reject-kind option; "" (answered "cancelled") when there is none.
+func DefaultPermission(req *PermissionRequest) string {
+	if o := req.firstOf(AllowOnce); o != nil {
+		return o.ID
+	}
+	if o := req.firstOf(AllowOnce, AllowAlways); o != nil {
+		return o.ID
+	}
+	if o := req.firstOf(RejectOnce, RejectAlways); o != nil {
+		return o.ID
+	}
+	return ""
+}
+
+// firstOf returns the first option whose kind is one of kinds.
+func (req *PermissionRequest) firstOf(kinds ...PermissionKind) *PermissionOption {
+	for i := range req.Options {
+		for _, k := range kinds {
+			if req.Options[i].Kind == k {
+				return &req.Options[i]
+			}
+		}
+	}
+	return nil
+}
+
+// Option returns the offered option with this id, or nil.
+func (req *PermissionRequest) Option(id string) *PermissionOption {
+	for i := range req.Options {
+		if req.Options[i].ID == id {
+			return &req.Options[i]
+		}
+	}
+	return nil
+}
+
+// rejectAnswer is the answer for errors and timeouts: the first reject_once
+// option, else any reject-kind option, else "cancelled".
+func (req *PermissionRequest) rejectAnswer(r AnswerReason, err error) PermissionAnswer {
+	o := req.firstOf(RejectOnce)
+	if o == nil {
+		o = req.firstOf(RejectAlways)
+	}
+	if o == nil {
+		return PermissionAnswer{Cancelled: true, Reason: r, Err: err}
+	}
+	return PermissionAnswer{OptionID: o.ID, Option: o, Reason: r, Err: err}
+}
+
+// pendingPermission is one request being decided. settle answers it exactly
+// once, whoever gets there first (hook, timeout, cancel, close).
+type pendingPermission struct {
+	a      *agent
+	s      *session
+	t      *turn // the turn it arrived in, if any
+	id     json.RawMessage
+	req    *PermissionRequest
+	ctx    context.Context
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+// settle answers the request unless it was answered already; it reports
+// whether this call answered.
+func (p *pendingPermission) settle(ans PermissionAnswer) bool {
+	if !p.claim(ans) {
+		return false
+	}
+	p.send(ans)
+	return true
+}
+
+// claim makes ans the request's only answer, ends the hook's ctx and queues
+// the answer's stream event; send must follow.
+func (p *pendingPermission) claim(ans PermissionAnswer) bool {
+	first := false
+	p.once.Do(func() {
+		first = true
+		p.cancel()
+		p.s.mu.Lock()
+		delete(p.s.pending, p)
+		p.s.mu.Unlock()
+		p.a.untrack(p.id)
+		if p.t != nil {
+			p.t.waitingPerms.Add(-1)
+			p.t.touch()
+		}
+		p.a.q.push(item{kind: itemAnswer, answer: &permissionAnswered{p: p, ans: ans}}, false)
+	})
+	return first
+}
+
+// send writes the answer claimed for the request.
+func (p *pendingPermission) send(ans PermissionAnswer) {
+	p.a.reply(p.id, outcome(ans), nil)
+}
+
+func outcome(ans PermissionAnswer) any {
+	type selected struct {
+		Outcome  string `json:"outcome"`
+		OptionID string `json:"optionId,omitempty"`
+	}
+	o := selected{Outcome: "cancelled"}
+	if !ans.Cancelled {
+		o = selected{Outcome: "selected", OptionID: ans.OptionID}
+	}
+	return map[string]selected{"outcome": o}
+}
+
+// permissionAnswered carries an answer to the dispatcher for the stream.
+type permissionAnswered struct {
+	p   *pendingPermission
+	ans PermissionAnswer
+}
+
+// startPermission runs on the dispatcher once every earlier update was
+// delivered: it decodes the request, merges the tool call, emits the
+// permission event and hands the decision to a broker goroutine.
+func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *inflight) {
+	req, err := ParsePermissionRequest(params)
+	if err != nil {
+		a.untrack(id)
+		in.cancel()
+		a.reply(id, nil, &wire.Error{Code: CodeInvalidParams, Message: err.Error()})
+		return
+	}
+	s := a.session(req.SessionID)
+	if req.ToolCall.ID != "" {
+		merged, _ := s.tool(&req.ToolCall, toolFieldsOf(params))
+		req.ToolCall = *merged
+	}
+	p := &pendingPermission{a: a, s: s, id: id, req: req, ctx: in.ctx, cancel: in.cancel}
+	a.mu.Lock()
+	in.perm = p
+	a.mu.Unlock()
+	s.mu.Lock()
+	cancelling := s.cancelling
+	p.t = s.turn
+	s.pending[p] = struct{}{}
+	s.mu.Unlock()
+	if p.t != nil {
+		p.t.waitingPerms.Add(1)
+	}
+	if t, done := s.current(); t != nil {
+		if req.ToolCall.ID != "" {
+			t.observeTool(req.ToolCall, nil)
+		}
+		t.emit(StreamEvent{Type: EventPermission, Permission: req, Name: req.ToolCall.Title, ID: req.ToolCall.ID, Kind: req.ToolCall.Kind})
+		done()
+	}
+	switch {
+	case cancelling:
+		p.settle(answerCancelled(ReasonCancelled))
+		return
+	case in.ctx.Err() != nil && a.ctx.Err() == nil:
+		p.settle(answerCancelled(ReasonWithdrawn)) // $/cancel_request came first
+		return
+	}
+	a.wg.Add(1)
+	go a.broker(p)
+}
+
+// toolFieldsOf reports which toolCall fields the request carried.
+func toolFieldsOf(params json.RawMessage) ToolCallFields {
+	var w struct {
+		ToolCall json.RawMessage `json:"toolCall"`
+	}
+	if json.Unmarshal(params, &w) != nil {
+		return 0
+	}
+	_, set, _ := decodeToolCall(w.ToolCall)
+	return set
+}
+
+// broker decides one request: the hook (or the default) bounded by
+// PermissionTimeout, with panics and bad answers turned into a rejection.
+func (a *agent) broker(p *pendingPermission) {
+	defer a.wg.Done()
+	hook := a.opts.OnPermission
+	if hook == nil {
+		if id := DefaultPermission(p.req); id != "" {
+			p.settle(PermissionAnswer{OptionID: id, Option: p.req.Option(id), Reason: ReasonDefault})
+		} else {
+			p.settle(answerCancelled(ReasonDefault))
+		}
+		return
+	}
+	ctx, cancel := p.ctx, context.CancelFunc(func() {})
+	if d := a.opts.PermissionTimeout; d > 0 {
+		ctx, cancel = context.WithTimeout(p.ctx, d)
+	}
+	defer cancel()
+	result := make(chan PermissionAnswer, 1)
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		result <- a.askHook(ctx, hook, p.req)
+	}()
+	select {
+	case ans := <-result:
+		p.settle(ans)
+	case <-ctx.Done():
+		switch {
+		case p.ctx.Err() != nil && a.ctx.Err() != nil:
+			p.settle(answerCancelled(ReasonClosed))
+		case p.ctx.Err() == nil:
+			p.settle(p.req.rejectAnswer(ReasonTimeout, ctx.Err()))
+		}
+		// Otherwise cancel or $/cancel_request already answered it.
+	}
+}
+
+// askHook calls OnPermission and validates its answer.
+func (a *agent) askHook(ctx context.Context, hook func(context.Context, *PermissionRequest) (string, error), req *PermissionRequest) PermissionAnswer {
+	var id string
+	var err error
+	if perr := a.safely("OnPermission", func() { id, err = hook(ctx, req) }); perr != nil {
+		err = perr
+	}
+	if err != nil {
+		return req.rejectAnswer(ReasonInvalid, err)
+	}
+	o := req.Option(id)
+	if o == nil {
+		return req.rejectAnswer(ReasonInvalid, fmt.Errorf("acphost: OnPermission answered %q, which was not offered", id))
+	}
+	return PermissionAnswer{OptionID: id, Option: o, Reason: ReasonHook}
+}
+
+// emitAnswer tells the turn's stream what was answered.
+func (a *agent) emitAnswer(pa *permissionAnswered) {
+	t, done := pa.p.s.current()
+	defer done()
+	if t == nil || t != pa.p.t {
+		return
+	}
+	ans := pa.ans
+	t.emit(StreamEvent{Type: EventPermissionAnswer, Permission: pa.p.req, Answer: &ans, ID: pa.p.req.ToolCall.ID, Name: pa.p.req.ToolCall.Title})
+}

@@ -1,0 +1,214 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// oneAsk is a script whose turn asks once with these options and then says
+// which option it got.
+func oneAsk(kind string, options ...fakeagent.Option) fakeagent.Script {
+	return fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Ask(fakeagent.PermissionParams("t1", "do it", kind, options...)),
+		fakeagent.Say(fakeagent.Text("{{answer}}")),
+	}}}}
+}
+
+var (
+	alwaysFirst = []fakeagent.Option{{ID: "always", Name: "Always", Kind: "allow_always"}, {ID: "once", Name: "Once", Kind: "allow_once"}, {ID: "no", Name: "No", Kind: "reject_once"}}
+	noReject    = []fakeagent.Option{{ID: "yes", Name: "Yes", Kind: "allow_once"}}
+)
+
+func answerOf(t *testing.T, script fakeagent.Script, opts ACPOptions) string {
+	t.Helper()
+	var got string
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := connectFake(t, script, opts)
+		resp, err := c.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		got = resp.Text
+	})
+	return got
+}
+
+func TestPermissionAnswers(t *testing.T) {
+	hook := func(id string, err error) func(context.Context, *PermissionRequest) (string, error) {
+		return func(context.Context, *PermissionRequest) (string, error) { return id, err }
+	}
+	cases := []struct {
+		name    string
+		options []fakeagent.Option
+		hook    func(context.Context, *PermissionRequest) (string, error)
+		want    string
+	}{
+		{"default prefers allow_once over allow_always", alwaysFirst, nil, "once"},
+		{"default takes allow_always when no allow_once", []fakeagent.Option{{ID: "a", Kind: "allow_always"}, {ID: "r", Kind: "reject_once"}}, nil, "a"},
+		{"hook choice", alwaysFirst, hook("always", nil), "always"},
+		{"an id not offered is never sent", alwaysFirst, hook("yolo", nil), "no"},
+		{"empty id rejects", alwaysFirst, hook("", nil), "no"},
+		{"error rejects", alwaysFirst, hook("once", errors.New("ui gone")), "no"},
+		{"panic rejects", alwaysFirst, func(context.Context, *PermissionRequest) (string, error) { panic("boom") }, "no"},
+		{"error without a reject option cancels", noReject, hook("", errors.New("x")), "cancelled"},
+		{"byte-exact ids", []fakeagent.Option{{ID: "apply_network_policy_amendment:0", Kind: "allow_always"}}, nil, "apply_network_policy_amendment:0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, answerOf(t, oneAsk("execute", tc.options...), ACPOptions{OnPermission: tc.hook}))
+		})
+	}
+}
+
+func TestPermissionTimeoutRejects(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var events []StreamEvent
+		hookEnded := make(chan error, 1)
+		slow := func(ctx context.Context, _ *PermissionRequest) (string, error) {
+			<-ctx.Done()
+			hookEnded <- ctx.Err()
+			return "once", nil
+		}
+		c, _ := connectFake(t, oneAsk("edit", alwaysFirst...), ACPOptions{OnPermission: slow, PermissionTimeout: 30 * time.Second})
+		resp, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) { events = append(events, ev) })
+		require.NoError(t, err, "a permission timeout ends the wait, not the turn")
+		assert.Equal(t, "no", resp.Text, "a timeout answers a reject option, never cancelled")
+		assert.ErrorIs(t, <-hookEnded, context.DeadlineExceeded)
+		var ans *PermissionAnswer
+		for _, ev := range events {
+			if ev.Type == EventPermissionAnswer {
+				ans = ev.Answer
+			}
+		}
+		require.NotNil(t, ans)
+		assert.Equal(t, ReasonTimeout, ans.Reason)
+		assert.Equal(t, "no", ans.OptionID)
+	})
+}
+
+func TestPermissionSeesToolCallFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var seen atomic.Bool
+		var sawFirst bool
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			fakeagent.Say(raw(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Write a.txt","kind":"edit","status":"pending","rawInput":{"path":"a.txt"},"locations":[{"path":"/w/a.txt"}]}`)),
+			fakeagent.Ask(raw(`{"toolCall":{"toolCallId":"t1"},"options":[{"optionId":"ok","name":"OK","kind":"allow_once"}]}`)),
+		}}}}
+		var got *PermissionRequest
+		c, _ := connectFake(t, script, ACPOptions{
+			OnUpdate: func(u Update) {
+				time.Sleep(time.Second) // slow UI: the request must still wait for it
+				seen.Store(true)
+			},
+			OnPermission: func(_ context.Context, req *PermissionRequest) (string, error) {
+				sawFirst = seen.Load()
+				got = req
+				return "ok", nil
+			},
+		})
+		_, err := c.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		assert.True(t, sawFirst, "OnPermission ran before the tool_call was delivered")
+		assert.Equal(t, "Write a.txt", got.ToolCall.Title, "the request's tool call is merged with the earlier tool_call")
+		assert.Equal(t, ToolEdit, got.ToolCall.Kind)
+		assert.Equal(t, []ToolLocation{{Path: "/w/a.txt"}}, got.ToolCall.Locations)
+	})
+}
+
+func TestPermissionForUnannouncedToolCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var events []StreamEvent
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			fakeagent.Ask(fakeagent.PermissionParams("call_9", "git push", "execute", fakeagent.StdOptions...)),
+			fakeagent.Say(raw(`{"sessionUpdate":"tool_call_update","toolCallId":"call_9","status":"in_progress"}`)),
+			fakeagent.Say(raw(`{"sessionUpdate":"tool_call_update","toolCallId":"call_9","status":"completed","rawOutput":{"ok":true}}`)),
+			fakeagent.Say(raw(`{"sessionUpdate":"tool_call_update","toolCallId":"call_9","status":"completed"}`)),
+		}}}}
+		c, _ := connectFake(t, script, ACPOptions{})
+		resp, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) { events = append(events, ev) })
+		require.NoError(t, err)
+		var tools []string
+		for _, ev := range events {
+			switch ev.Type {
+			case EventToolCall, EventToolUpdate, EventToolResult:
+				tools = append(tools, fmt.Sprintf("%s:%s:%s:%s", ev.Type, ev.Name, ev.Status, ev.Via))
+			}
+		}
+		assert.Equal(t, []string{
+			"tool_call:git push:pending:acp",
+			"tool_update:git push:in_progress:acp",
+			"tool_update:git push:completed:acp",
+			"tool_result:git push:completed:acp",
+			"tool_update:git push:completed:acp",
+		}, tools, "one tool_call and one tool_result per id, whatever the agent repeats")
+		require.Len(t, resp.ToolCalls, 1)
+		assert.JSONEq(t, `{"ok":true}`, string(resp.ToolCalls[0].RawOutput))
+	})
+}
+
+func TestManyConcurrentPermissionsAnsweredOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 50
+		var steps []fakeagent.Step
+		for i := range n {
+			s := fakeagent.Ask(fakeagent.PermissionParams(fmt.Sprint("t", i), "cmd", "execute", fakeagent.StdOptions...))
+			s.NoWait = true
+			steps = append(steps, s)
+		}
+		steps = append(steps, fakeagent.Step{WaitAll: true})
+		var mu sync.Mutex
+		asked := map[string]int{}
+		hook := func(ctx context.Context, req *PermissionRequest) (string, error) {
+			mu.Lock()
+			asked[req.ToolCall.ID]++
+			mu.Unlock()
+			time.Sleep(time.Second) // concurrent humans
+			if req.ToolCall.ID == "t7" {
+				return "reject", nil
+			}
+			return "allow", nil
+		}
+		c, fa := connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: steps}}}, ACPOptions{OnPermission: hook})
+		start := time.Now()
+		_, err := c.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		assert.Less(t, time.Since(start), 5*time.Second, "requests are decided concurrently")
+		answers := permissionAnswers(fa.Agent)
+		assert.Len(t, answers, n, "each request answered exactly once")
+		ids := map[string]bool{}
+		for _, m := range responses(fa.Agent) {
+			ids[string(m.ID)] = true
+		}
+		assert.Len(t, ids, n)
+		for i := range n {
+			assert.Equal(t, 1, asked[fmt.Sprint("t", i)])
+		}
+	})
+}
+
+func TestMalformedPermissionRequestGetsInvalidParams(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			fakeagent.Ask(raw(`{"toolCall":{"toolCallId":"t"}}`)),
+			fakeagent.Say(fakeagent.Text("{{answer}}")),
+		}}}}
+		c, fa := connectFake(t, script, ACPOptions{})
+		resp, err := c.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		assert.Equal(t, "error", resp.Text)
+		res := responses(fa.Agent)
+		require.Len(t, res, 1)
+		var e struct{ Code int }
+		require.NoError(t, json.Unmarshal(res[0].Error, &e))
+		assert.Equal(t, CodeInvalidParams, e.Code)
+	})
+}

@@ -1,0 +1,178 @@
+package acphost
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// stderrTailBytes bounds the stderr kept for error messages.
+const stderrTailBytes = 64 << 10
+
+// process is one agent subprocess: its pipes, its stderr pump and its exit.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // our write end
+	stdout *os.File // our read end
+	stderr *os.File // our read end
+
+	tail       tailBuffer
+	stderrDone chan struct{}
+	exited     chan struct{} // closed once cmd.Wait returned
+	exitErr    error
+}
+
+// startProcess spawns the agent in its own process group with all three
+// pipes connected. stderr is drained into forward (optional) and a tail.
+func startProcess(opts *ACPOptions) (*process, error) {
+	cmd := exec.Command(opts.Command, opts.Args...)
+	cmd.Env = append(os.Environ(), opts.Env...)
+	cmd.Dir = opts.Dir
+	setProcessGroup(cmd)
+
+	p := &process{cmd: cmd, stderrDone: make(chan struct{}), exited: make(chan struct{})}
+	var childEnds []*os.File
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		return
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, err
+	}
+	childEnds = append(childEnds, inR, outW, errW)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, err
+	}
+	closeAll(childEnds...)
+	p.stdin, p.stdout, p.stderr = inW, outR, errR
+	return p, nil
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// run drains stderr and waits for the exit; it is the process's goroutines.
+func (p *process) run(wg *sync.WaitGroup, forward io.Writer) {
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer close(p.stderrDone)
+		p.pumpStderr(forward)
+	}()
+	go func() {
+		defer wg.Done()
+		p.exitErr = p.cmd.Wait()
+		close(p.exited)
+	}()
+}
+
+func (p *process) pumpStderr(forward io.Writer) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := p.stderr.Read(buf)
+		if n > 0 {
+			p.tail.Write(buf[:n])
+			if forward != nil {
+				if _, werr := forward.Write(buf[:n]); werr != nil {
+					forward = nil
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// exitError describes the exit; call it only after exited is closed. It
+// waits (bounded) for stderr to be drained so the last line is included.
+func (p *process) exitError(duringTurn bool) *ExitError {
+	select {
+	case <-p.stderrDone:
+	case <-time.After(200 * time.Millisecond): // a grandchild may hold stderr open
+	}
+	e := &ExitError{ExitCode: -1, Stderr: p.tail.String(), DuringTurn: duringTurn, Err: p.exitErr}
+	if st := p.cmd.ProcessState; st != nil {
+		e.ExitCode = st.ExitCode()
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			e.Signal = ws.Signal().String()
+		}
+	}
+	return e
+}
+
+// terminate ends the process: stdin EOF, grace, SIGTERM to the group,
+// grace, SIGKILL to the group. It returns once the process has exited and
+// every process left in its group has been sent SIGKILL.
+func (p *process) terminate(grace time.Duration) {
+	p.stdin.Close()
+	steps := []func(){
+		func() { signalGroup(p.cmd, syscall.SIGTERM) },
+		func() { signalGroup(p.cmd, syscall.SIGKILL) },
+	}
+	for _, step := range steps {
+		if p.waitExit(grace) {
+			break
+		}
+		step()
+	}
+	<-p.exited
+	signalGroup(p.cmd, syscall.SIGKILL) // grandchildren left in the group
+	p.stdout.Close()
+	p.stderr.Close()
+}
+
+func (p *process) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// tailBuffer keeps the last stderrTailBytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - stderrTailBytes; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+var errNoProcess = errors.New("acphost: no process")

@@ -1,0 +1,104 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+)
+
+// The StreamEvent types.
+const (
+	EventText             = "text"              // Delta: a piece of the agent's answer
+	EventThought          = "thought"           // Delta: a piece of the agent's reasoning
+	EventToolCall         = "tool_call"         // the agent started a tool call (once per id)
+	EventToolUpdate       = "tool_update"       // a tool call changed (status, content, input)
+	EventToolResult       = "tool_result"       // a tool call completed or failed (once per id)
+	EventPlan             = "plan"              // Plan: the agent's whole current plan
+	EventPermission       = "permission"        // Permission: the agent asks
+	EventPermissionAnswer = "permission_answer" // Answer: what was answered and why
+	EventUsage            = "usage"             // Usage: context use and cost
+	EventMode             = "mode"              // Mode: the session's mode changed
+	EventRestart          = "restart"           // Err: the agent was restarted before this turn
+	EventDone             = "done"              // StopReason: the turn ended
+	EventError            = "error"             // Err: the turn failed
+)
+
+// ViaACP marks tool events of tools the agent ran itself.
+const ViaACP = "acp"
+
+// StreamEvent is one event of a streamed turn. Type says which fields are
+// set. Events arrive in wire order.
+type StreamEvent struct {
+	Type  string
+	Delta string
+	// Name is the tool call's title; ID its toolCallId.
+	Name string
+	ID   string
+	// Via is "acp" for tool events: the agent ran the tool, not the host.
+	Via string
+	Err error
+
+	// Tool events: the call's kind, status, raw input and output, and the
+	// merged state of the call.
+	Kind     ToolKind
+	Status   ToolStatus
+	Input    json.RawMessage
+	Output   json.RawMessage
+	ToolCall *ToolCall
+
+	Plan       []PlanEntry
+	Permission *PermissionRequest
+	Answer     *PermissionAnswer
+	Usage      *UsageUpdate
+	Mode       string
+	StopReason StopReason
+	// Update is the session/update behind the event, when there is one.
+	Update Update
+}
+
+// GenerateStream runs a turn like GenerateCtx and calls emit with each
+// event as it happens, on the client's dispatcher goroutine (events of one
+// turn never overlap and arrive in wire order), ending with a "done" or
+// "error" event. emit is never called after GenerateStream returns. Like
+// OnUpdate, emit must not start another turn itself.
+func (c *ACPClient) GenerateStream(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
+	return c.generate(ctx, req, emit)
+}
+
+// Stream returns the turn as an iterator for a for-range loop. The turn
+// starts when the loop starts; breaking out of the loop cancels it (and
+// waits for the cancellation to finish). The last pair carries the "done"
+// event, or an "error" event with the turn's error.
+func (c *ACPClient) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent, error] {
+	return func(yield func(StreamEvent, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		events := make(chan StreamEvent)
+		acks := make(chan bool)
+		finished := make(chan struct{})
+		go func() {
+			defer close(finished)
+			_, _ = c.generate(ctx, req, func(ev StreamEvent) {
+				events <- ev
+				if !<-acks {
+					cancel()
+				}
+			})
+		}()
+		stopped := false
+		for {
+			select {
+			case ev := <-events:
+				if stopped {
+					acks <- false
+					continue
+				}
+				ok := yield(ev, ev.Err)
+				stopped = !ok
+				acks <- ok
+			case <-finished:
+				return
+			}
+		}
+	}
+}

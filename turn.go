@@ -1,0 +1,367 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Request is one prompt turn.
+type Request struct {
+	// Prompt is the text of the prompt (may be empty when Content is set).
+	Prompt string
+	// Content follows the text: images, resources, resource links.
+	Content []ContentBlock
+}
+
+func (r Request) blocks() []ContentBlock {
+	out := make([]ContentBlock, 0, 1+len(r.Content))
+	if r.Prompt != "" || len(r.Content) == 0 {
+		out = append(out, TextBlock(r.Prompt))
+	}
+	return append(out, r.Content...)
+}
+
+// Response is what a turn produced.
+type Response struct {
+	// Text is the agent's answer: its message chunks only, never thoughts.
+	Text string
+	// Thought is the agent's reasoning (thought chunks), kept apart.
+	Thought string
+	// StopReason is why the turn ended; "cancelled" for a cancelled turn.
+	StopReason StopReason
+	// ToolCalls are the final states of the turn's tool calls, in the order
+	// they first appeared.
+	ToolCalls []ToolCall
+	// Plan is the last plan the agent sent during the turn.
+	Plan []PlanEntry
+	// SessionID is the session the turn ran on.
+	SessionID string
+	// Meta is the prompt result's _meta, raw.
+	Meta json.RawMessage
+}
+
+// turn is one running prompt. Its response fields are written only by the
+// dispatcher goroutine until delivery ends (barrier or detach).
+type turn struct {
+	s       *session
+	emitFn  func(StreamEvent)
+	barrier chan struct{} // closed when every update before the answer was delivered
+	stop    chan struct{} // closed by Cancel
+	stopped sync.Once
+	// emitting counts dispatcher calls into this turn in progress.
+	emitting sync.WaitGroup
+
+	text, thought strings.Builder
+	tools         map[string]*turnTool
+	order         []string
+	plan          []PlanEntry
+
+	lastActivity atomic.Int64 // unix nanos of the last update, for IdleTimeout
+	waitingPerms atomic.Int32 // permission requests waiting for an answer
+}
+
+type turnTool struct {
+	state    ToolCall
+	resulted bool
+}
+
+func newTurn(s *session, emit func(StreamEvent)) *turn {
+	t := &turn{s: s, emitFn: emit, barrier: make(chan struct{}), stop: make(chan struct{}), tools: map[string]*turnTool{}}
+	t.touch()
+	return t
+}
+
+func (t *turn) touch() { t.lastActivity.Store(time.Now().UnixNano()) }
+
+func (t *turn) emit(ev StreamEvent) {
+	if t.emitFn != nil {
+		_ = t.s.a.safely("emit", func() { t.emitFn(ev) })
+	}
+}
+
+// observe folds one delivered update into the turn and its stream.
+func (t *turn) observe(u Update) {
+	t.touch()
+	switch u := u.(type) {
+	case *MessageChunk:
+		t.observeChunk(u)
+	case *ToolCallUpdate:
+		t.observeTool(u.State, u)
+	case *PlanUpdate:
+		t.plan = u.Entries
+		t.emit(StreamEvent{Type: EventPlan, Plan: u.Entries, Update: u})
+	case *UsageUpdate:
+		t.emit(StreamEvent{Type: EventUsage, Usage: u, Update: u})
+	case *CurrentModeUpdate:
+		t.emit(StreamEvent{Type: EventMode, Mode: u.ModeID, Update: u})
+	}
+}
+
+func (t *turn) observeChunk(u *MessageChunk) {
+	if u.Content.Type != "text" {
+		return
+	}
+	switch u.Kind() {
+	case KindAgentMessageChunk:
+		t.text.WriteString(u.Content.Text)
+		t.emit(StreamEvent{Type: EventText, Delta: u.Content.Text, Update: u})
+	case KindAgentThoughtChunk:
+		t.thought.WriteString(u.Content.Text)
+		t.emit(StreamEvent{Type: EventThought, Delta: u.Content.Text, Update: u})
+	}
+}
+
+// observeTool treats tool calls as upserts keyed by id: the first sighting
+// (a tool_call, a tool_call_update or a permission request) emits
+// tool_call, later ones tool_update, and reaching completed or failed emits
+// tool_result once.
+func (t *turn) observeTool(state ToolCall, u Update) {
+	tt, seen := t.tools[state.ID]
+	if !seen {
+		tt = &turnTool{}
+		t.tools[state.ID] = tt
+		t.order = append(t.order, state.ID)
+	}
+	tt.state = state
+	ev := StreamEvent{Type: EventToolUpdate, Name: state.Title, ID: state.ID, Via: ViaACP, Kind: state.Kind,
+		Status: state.Status, Input: state.RawInput, Output: state.RawOutput, ToolCall: &tt.state, Update: u}
+	if !seen {
+		ev.Type = EventToolCall
+	}
+	if u != nil || !seen {
+		t.emit(ev)
+	}
+	if state.Status.Finished() && !tt.resulted {
+		tt.resulted = true
+		ev.Type = EventToolResult
+		t.emit(ev)
+	}
+}
+
+// response assembles the turn's Response; call it once delivery has ended.
+func (t *turn) response(stop StopReason, meta json.RawMessage) Response {
+	r := Response{Text: t.text.String(), Thought: t.thought.String(), StopReason: stop, Plan: t.plan, SessionID: t.s.id, Meta: meta}
+	for _, id := range t.order {
+		r.ToolCalls = append(r.ToolCalls, t.tools[id].state)
+	}
+	return r
+}
+
+// Generate runs one turn with no cancellation: GenerateCtx with
+// context.Background().
+func (c *ACPClient) Generate(req Request) (Response, error) {
+	return c.GenerateCtx(context.Background(), req)
+}
+
+// GenerateCtx sends req as a session/prompt and returns when the agent has
+// answered and every update that came before the answer has been delivered
+// to OnUpdate. Turns run one at a time: a call made while another turn
+// runs waits for it (or for ctx).
+//
+// Cancelling ctx is the stop button: the client sends session/cancel,
+// answers the turn's pending permission requests "cancelled", keeps
+// delivering updates and waits (up to CancelGrace) for the agent's answer.
+// It then returns the Response gathered so far with StopReason "cancelled"
+// and an error for which errors.Is(err, ctx.Err()) holds. The agent and
+// session stay warm for the next turn.
+func (c *ACPClient) GenerateCtx(ctx context.Context, req Request) (Response, error) {
+	return c.generate(ctx, req, nil)
+}
+
+func (c *ACPClient) generate(ctx context.Context, req Request, emit func(StreamEvent)) (resp Response, err error) {
+	if err := c.acquireTurn(ctx); err != nil {
+		return Response{}, err
+	}
+	defer func() { <-c.turnSem }()
+	a, err := c.readyAgent(ctx)
+	if err != nil {
+		return Response{}, err
+	}
+	if restarted := c.takeRestart(); restarted != nil && emit != nil {
+		emit(StreamEvent{Type: EventRestart, Err: restarted})
+	}
+	resp, err = a.runTurn(ctx, req, emit)
+	if emit != nil {
+		if err != nil {
+			emit(StreamEvent{Type: EventError, Err: err, StopReason: resp.StopReason})
+		} else {
+			emit(StreamEvent{Type: EventDone, StopReason: resp.StopReason})
+		}
+	}
+	return resp, err
+}
+
+func (c *ACPClient) acquireTurn(ctx context.Context) error {
+	select {
+	case c.turnSem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *ACPClient) takeRestart() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.restarted
+	c.restarted = nil
+	return r
+}
+
+func (c *ACPClient) setRunning(t *turn) {
+	c.mu.Lock()
+	c.running = t
+	c.mu.Unlock()
+}
+
+type promptParams struct {
+	SessionID string         `json:"sessionId"`
+	Prompt    []ContentBlock `json:"prompt"`
+}
+
+type promptResult struct {
+	StopReason StopReason      `json:"stopReason"`
+	Meta       json.RawMessage `json:"_meta"`
+}
+
+type promptOutcome struct {
+	res promptResult
+	err error
+}
+
+// runTurn sends the prompt and waits for its answer, a cancellation or the
+// agent's death.
+func (a *agent) runTurn(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
+	s := a.sess
+	t := newTurn(s, emit)
+	s.attach(t)
+	a.c.setRunning(t)
+	defer a.c.setRunning(nil)
+
+	answered, err := a.sendPrompt(t, req)
+	if err != nil {
+		s.detach(t)
+		return t.response("", nil), err
+	}
+	wd := newWatchdog(a.opts, t)
+	defer wd.stop()
+	var out promptOutcome
+	select {
+	case out = <-answered:
+	case <-ctx.Done():
+		return a.cancelTurn(t, answered, ctx.Err())
+	case <-t.stop:
+		return a.cancelTurn(t, answered, errCancelCalled)
+	case cause := <-wd.fired:
+		return a.cancelTurn(t, answered, cause)
+	}
+	return a.finishTurn(t, out, nil)
+}
+
+// sendPrompt writes session/prompt and returns a channel with its answer.
+func (a *agent) sendPrompt(t *turn, req Request) (<-chan promptOutcome, error) {
+	id := a.nextID.Add(1)
+	a.mu.Lock()
+	a.prompts[id] = t
+	a.mu.Unlock()
+	params := promptParams{SessionID: t.s.id, Prompt: req.blocks()}
+	w, err := a.conn.DispatchCall(context.Background(), "session/prompt", params, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
+	if err != nil {
+		a.mu.Lock()
+		delete(a.prompts, id)
+		a.mu.Unlock()
+		return nil, a.callError("session/prompt", err)
+	}
+	answered := make(chan promptOutcome, 1)
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		var out promptOutcome
+		out.err = a.callError("session/prompt", w.Wait(context.Background(), &out.res))
+		answered <- out
+	}()
+	return answered, nil
+}
+
+// finishTurn waits for the turn barrier and builds the result. cancelErr is
+// the cancellation cause, if the turn was cancelled.
+func (a *agent) finishTurn(t *turn, out promptOutcome, cancelErr error) (Response, error) {
+	if out.err == nil {
+		select {
+		case <-t.barrier:
+		case <-a.dead:
+		}
+	}
+	t.s.detach(t)
+	stop := out.res.StopReason
+	if cancelErr != nil {
+		// Lenient: an error or end_turn after our cancel still means cancelled.
+		resp := t.response(StopCancelled, out.res.Meta)
+		if out.err != nil && isDeath(out.err) {
+			return resp, out.err
+		}
+		return resp, cancelErr
+	}
+	if out.err != nil {
+		return t.response(stop, out.res.Meta), out.err
+	}
+	return t.response(stop, out.res.Meta), nil
+}
+
+// isDeath reports whether err means the agent is gone.
+func isDeath(err error) bool {
+	return errors.Is(err, ErrAgentExited) || errors.Is(err, ErrProtocol) || errors.Is(err, ErrClosed)
+}
+
+// watchdog fires a turn's TurnTimeout and IdleTimeout.
+type watchdog struct {
+	fired chan error
+	done  chan struct{}
+}
+
+func newWatchdog(opts *ACPOptions, t *turn) *watchdog {
+	wd := &watchdog{fired: make(chan error, 1), done: make(chan struct{})}
+	if opts.TurnTimeout <= 0 && opts.IdleTimeout <= 0 {
+		return wd
+	}
+	go wd.run(opts.TurnTimeout, opts.IdleTimeout, t)
+	return wd
+}
+
+func (wd *watchdog) run(turnLimit, idleLimit time.Duration, t *turn) {
+	start := time.Now()
+	tick := idleLimit / 4
+	if tick <= 0 || (turnLimit > 0 && turnLimit < tick) {
+		tick = turnLimit
+	}
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-wd.done:
+			return
+		case now := <-ticker.C:
+			if turnLimit > 0 && now.Sub(start) >= turnLimit {
+				wd.fired <- fmt.Errorf("%w after %v: %w", ErrTurnTimeout, turnLimit, context.DeadlineExceeded)
+				return
+			}
+			if t.waitingPerms.Load() > 0 {
+				t.touch()
+			}
+			if idleLimit > 0 && now.Sub(time.Unix(0, t.lastActivity.Load())) >= idleLimit {
+				wd.fired <- fmt.Errorf("%w: no update for %v: %w", ErrIdleTimeout, idleLimit, context.DeadlineExceeded)
+				return
+			}
+		}
+	}
+}
+
+func (wd *watchdog) stop() { close(wd.done) }

@@ -1,0 +1,493 @@
+package acphost
+
+import (
+	"encoding/json"
+)
+
+// Update is one session/update notification from the agent, decoded by its
+// sessionUpdate discriminator. The concrete types are *MessageChunk (for
+// agent_message_chunk, agent_thought_chunk and user_message_chunk),
+// *ToolCallUpdate (tool_call and tool_call_update), *PlanUpdate,
+// *AvailableCommandsUpdate, *CurrentModeUpdate, *ConfigOptionUpdate,
+// *SessionInfoUpdate, *UsageUpdate and *UnknownUpdate for any other kind.
+// Use a type switch; the set is sealed so new protocol kinds arrive as
+// *UnknownUpdate rather than being mis-decoded.
+type Update interface {
+	// SessionID is the session the update belongs to.
+	SessionID() string
+	// Kind is the sessionUpdate discriminator, e.g. "agent_message_chunk".
+	Kind() string
+	// Raw is the whole params object of the session/update notification,
+	// exactly as received. It must not be modified.
+	Raw() json.RawMessage
+	isUpdate()
+}
+
+// The sessionUpdate kinds of ACP v1.
+const (
+	KindUserMessageChunk        = "user_message_chunk"
+	KindAgentMessageChunk       = "agent_message_chunk"
+	KindAgentThoughtChunk       = "agent_thought_chunk"
+	KindToolCall                = "tool_call"
+	KindToolCallUpdate          = "tool_call_update"
+	KindPlan                    = "plan"
+	KindAvailableCommandsUpdate = "available_commands_update"
+	KindCurrentModeUpdate       = "current_mode_update"
+	KindConfigOptionUpdate      = "config_option_update"
+	KindSessionInfoUpdate       = "session_info_update"
+	KindUsageUpdate             = "usage_update"
+)
+
+// updateHeader carries what every update shares.
+type updateHeader struct {
+	session string
+	kind    string
+	raw     json.RawMessage
+}
+
+func (h *updateHeader) SessionID() string    { return h.session }
+func (h *updateHeader) Kind() string         { return h.kind }
+func (h *updateHeader) Raw() json.RawMessage { return h.raw }
+func (*updateHeader) isUpdate()              {}
+
+// MessageChunk is a piece of a message: agent_message_chunk (the answer),
+// agent_thought_chunk (reasoning) or user_message_chunk (an echo or replay of
+// the user's prompt). Kind tells them apart.
+type MessageChunk struct {
+	updateHeader
+	Content ContentBlock
+	// MessageID groups chunks of one message when the agent sends it.
+	MessageID string
+}
+
+// ToolCallUpdate is a tool_call (Kind() == "tool_call": the agent announces a
+// call) or a tool_call_update (a patch: only the fields in Set were sent).
+type ToolCallUpdate struct {
+	updateHeader
+	// ToolCall holds the fields this update carried.
+	ToolCall ToolCall
+	// Set says which fields the update carried; absent fields are unchanged.
+	Set ToolCallFields
+	// State is the tool call with this update and every earlier one for the
+	// same id in the session merged (as delivered by a client; DecodeUpdate
+	// alone sets it to the update itself).
+	State ToolCall
+}
+
+// ToolCallFields is a bit set of the optional fields of a tool call.
+type ToolCallFields uint16
+
+// The optional fields of a tool call, as flags of [ToolCallFields].
+const (
+	FieldTitle ToolCallFields = 1 << iota
+	FieldKind
+	FieldStatus
+	FieldContent
+	FieldLocations
+	FieldRawInput
+	FieldRawOutput
+	FieldName
+	FieldMeta
+)
+
+// Has reports whether every field in f2 is set in f.
+func (f ToolCallFields) Has(f2 ToolCallFields) bool { return f&f2 == f2 }
+
+// ToolKind is the category of a tool call. The set is open: unknown kinds are
+// kept as sent and treated as "other" by policies.
+type ToolKind string
+
+// The tool kinds of ACP v1.
+const (
+	ToolRead       ToolKind = "read"
+	ToolEdit       ToolKind = "edit"
+	ToolDelete     ToolKind = "delete"
+	ToolMove       ToolKind = "move"
+	ToolSearch     ToolKind = "search"
+	ToolExecute    ToolKind = "execute"
+	ToolThink      ToolKind = "think"
+	ToolFetch      ToolKind = "fetch"
+	ToolSwitchMode ToolKind = "switch_mode"
+	ToolOther      ToolKind = "other"
+)
+
+// ToolStatus is the state of a tool call.
+type ToolStatus string
+
+// The tool call states of ACP v1.
+const (
+	StatusPending    ToolStatus = "pending"
+	StatusInProgress ToolStatus = "in_progress"
+	StatusCompleted  ToolStatus = "completed"
+	StatusFailed     ToolStatus = "failed"
+)
+
+// Finished reports whether the status is completed or failed.
+func (s ToolStatus) Finished() bool { return s == StatusCompleted || s == StatusFailed }
+
+// ToolCall is the state of one tool call the agent runs itself. Updates are
+// merged into it by toolCallId; see [ToolCallUpdate].
+type ToolCall struct {
+	ID        string
+	Title     string
+	Kind      ToolKind
+	Status    ToolStatus
+	Content   []ToolCallContent
+	Locations []ToolLocation
+	RawInput  json.RawMessage
+	RawOutput json.RawMessage
+	// Name is the programmatic tool name (unstable in the spec; few agents send it).
+	Name string
+	// Meta is the tool call's _meta object, raw.
+	Meta json.RawMessage
+}
+
+// ToolLocation is a file a tool call touches.
+type ToolLocation struct {
+	Path string `json:"path"`
+	Line *int   `json:"line,omitempty"`
+}
+
+// ToolCallContent is one item of a tool call's content. Type is "content"
+// (Content is set), "diff" (Diff is set), "terminal" (TerminalID is set) or
+// an unknown type, whose JSON is kept in Raw.
+type ToolCallContent struct {
+	Type       string
+	Content    *ContentBlock
+	Diff       *FileDiff
+	TerminalID string
+	Raw        json.RawMessage
+}
+
+// PlanUpdate is the agent's plan; each one replaces the previous plan whole.
+type PlanUpdate struct {
+	updateHeader
+	Entries []PlanEntry
+}
+
+// PlanEntry is one step of a plan.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Priority string `json:"priority"`
+	Status   string `json:"status"`
+}
+
+// AvailableCommandsUpdate lists the slash commands the agent offers.
+type AvailableCommandsUpdate struct {
+	updateHeader
+	Commands []AvailableCommand
+}
+
+// AvailableCommand is one slash command.
+type AvailableCommand struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	InputHint   string `json:"-"`
+}
+
+// CurrentModeUpdate reports that the session's mode changed.
+type CurrentModeUpdate struct {
+	updateHeader
+	ModeID string
+}
+
+// ConfigOptionUpdate carries the complete state of the session's config options.
+type ConfigOptionUpdate struct {
+	updateHeader
+	Options []ConfigOption
+}
+
+// SessionInfoUpdate changes the session's metadata. A nil field is
+// unchanged; a field set to the empty string with its Cleared flag was
+// cleared by an explicit null.
+type SessionInfoUpdate struct {
+	updateHeader
+	Title          *string
+	UpdatedAt      *string
+	TitleCleared   bool
+	UpdatedCleared bool
+}
+
+// UsageUpdate reports context window use and cost.
+type UsageUpdate struct {
+	updateHeader
+	Used uint64
+	Size uint64
+	// Cost is the cumulative cost, when the agent reports it.
+	Cost *Cost
+}
+
+// Cost is an amount of money.
+type Cost struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+}
+
+// UnknownUpdate is an update whose kind this version does not know, or whose
+// body did not decode. Raw keeps the whole params; Err says why a known kind
+// could not be decoded (nil for an unknown kind).
+type UnknownUpdate struct {
+	updateHeader
+	Err error
+}
+
+// wireToolCall is the JSON form shared by tool_call, tool_call_update and the
+// toolCall of a permission request. Raw fields let us tell absent from null.
+type wireToolCall struct {
+	ToolCallID string          `json:"toolCallId"`
+	Title      *string         `json:"title"`
+	Kind       *string         `json:"kind"`
+	Status     *string         `json:"status"`
+	Content    json.RawMessage `json:"content"`
+	Locations  json.RawMessage `json:"locations"`
+	RawInput   json.RawMessage `json:"rawInput"`
+	RawOutput  json.RawMessage `json:"rawOutput"`
+	Name       *string         `json:"name"`
+	Meta       json.RawMessage `json:"_meta"`
+}
+
+// toolCall converts the wire form, reporting which fields were present.
+// Bad content or location items are skipped, as the schema's
+// skip-invalid-items annotation asks.
+func (w *wireToolCall) toolCall() (ToolCall, ToolCallFields) {
+	tc := ToolCall{ID: w.ToolCallID}
+	var set ToolCallFields
+	if w.Title != nil {
+		tc.Title, set = *w.Title, set|FieldTitle
+	}
+	if w.Kind != nil {
+		tc.Kind, set = ToolKind(*w.Kind), set|FieldKind
+	}
+	if w.Status != nil {
+		tc.Status, set = ToolStatus(*w.Status), set|FieldStatus
+	}
+	if present(w.Content) {
+		tc.Content, set = decodeToolContents(w.Content), set|FieldContent
+	}
+	if present(w.Locations) {
+		_ = json.Unmarshal(w.Locations, &tc.Locations)
+		set |= FieldLocations
+	}
+	if present(w.RawInput) {
+		tc.RawInput, set = w.RawInput, set|FieldRawInput
+	}
+	if present(w.RawOutput) {
+		tc.RawOutput, set = w.RawOutput, set|FieldRawOutput
+	}
+	if w.Name != nil {
+		tc.Name, set = *w.Name, set|FieldName
+	}
+	if present(w.Meta) {
+		tc.Meta, set = w.Meta, set|FieldMeta
+	}
+	return tc, set
+}
+
+// present reports whether a raw member was sent with a non-null value.
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
+}
+
+// merge applies the fields of u that are set onto tc.
+func (tc *ToolCall) merge(u *ToolCall, set ToolCallFields) {
+	if u.ID != "" {
+		tc.ID = u.ID
+	}
+	if set.Has(FieldTitle) {
+		tc.Title = u.Title
+	}
+	if set.Has(FieldKind) {
+		tc.Kind = u.Kind
+	}
+	if set.Has(FieldStatus) {
+		tc.Status = u.Status
+	}
+	if set.Has(FieldContent) {
+		tc.Content = u.Content
+	}
+	if set.Has(FieldLocations) {
+		tc.Locations = u.Locations
+	}
+	if set.Has(FieldRawInput) {
+		tc.RawInput = u.RawInput
+	}
+	if set.Has(FieldRawOutput) {
+		tc.RawOutput = u.RawOutput
+	}
+	if set.Has(FieldName) {
+		tc.Name = u.Name
+	}
+	if set.Has(FieldMeta) {
+		tc.Meta = u.Meta
+	}
+}
+
+type wireToolContent struct {
+	Type       string          `json:"type"`
+	Content    *ContentBlock   `json:"content"`
+	Path       string          `json:"path"`
+	OldText    *string         `json:"oldText"`
+	NewText    string          `json:"newText"`
+	TerminalID string          `json:"terminalId"`
+	Meta       json.RawMessage `json:"_meta"`
+}
+
+func decodeToolContents(raw json.RawMessage) []ToolCallContent {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	out := make([]ToolCallContent, 0, len(items))
+	for _, item := range items {
+		var w wireToolContent
+		if json.Unmarshal(item, &w) != nil {
+			continue
+		}
+		c := ToolCallContent{Type: w.Type}
+		switch w.Type {
+		case "content":
+			if w.Content == nil {
+				continue
+			}
+			c.Content = w.Content
+		case "diff":
+			c.Diff = &FileDiff{Path: w.Path, OldText: w.OldText, NewText: w.NewText}
+		case "terminal":
+			c.TerminalID = w.TerminalID
+		default:
+			c.Raw = item
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// decodeToolCall decodes a tool call object (ToolCall or ToolCallUpdate shape).
+func decodeToolCall(raw json.RawMessage) (ToolCall, ToolCallFields, error) {
+	var w wireToolCall
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return ToolCall{}, 0, err
+	}
+	tc, set := w.toolCall()
+	return tc, set, nil
+}
+
+// wireUpdate is every field any session/update kind uses, so that one
+// decoding pass serves the common kinds.
+type wireUpdate struct {
+	SessionID string `json:"sessionId"`
+	Update    struct {
+		SessionUpdate string          `json:"sessionUpdate"`
+		Content       json.RawMessage `json:"content"`
+		MessageID     string          `json:"messageId"`
+		wireToolCall
+		Entries           []PlanEntry     `json:"entries"`
+		AvailableCommands json.RawMessage `json:"availableCommands"`
+		CurrentModeID     string          `json:"currentModeId"`
+		ConfigOptions     json.RawMessage `json:"configOptions"`
+		Used              uint64          `json:"used"`
+		Size              uint64          `json:"size"`
+		Cost              *Cost           `json:"cost"`
+	} `json:"update"`
+}
+
+// DecodeUpdate decodes the params of a session/update notification. It
+// never fails: an unknown kind, or a known kind whose body does not decode,
+// yields an *UnknownUpdate keeping the raw params.
+func DecodeUpdate(params json.RawMessage) Update {
+	var w wireUpdate
+	if err := json.Unmarshal(params, &w); err != nil {
+		return unknownUpdate(params, err)
+	}
+	h := updateHeader{session: w.SessionID, kind: w.Update.SessionUpdate, raw: params}
+	u := &w.Update
+	switch h.kind {
+	case KindAgentMessageChunk, KindAgentThoughtChunk, KindUserMessageChunk:
+		m := &MessageChunk{updateHeader: h, MessageID: u.MessageID}
+		if err := json.Unmarshal(u.Content, &m.Content); err != nil {
+			return &UnknownUpdate{updateHeader: h, Err: err}
+		}
+		return m
+	case KindToolCall, KindToolCallUpdate:
+		// A tool call's content is an array; reuse the shared decoder.
+		u.wireToolCall.Content = u.Content
+		tc, set := u.wireToolCall.toolCall()
+		return &ToolCallUpdate{updateHeader: h, ToolCall: tc, Set: set, State: tc}
+	case KindPlan:
+		return &PlanUpdate{updateHeader: h, Entries: u.Entries}
+	case KindAvailableCommandsUpdate:
+		return &AvailableCommandsUpdate{updateHeader: h, Commands: decodeCommands(u.AvailableCommands)}
+	case KindCurrentModeUpdate:
+		return &CurrentModeUpdate{updateHeader: h, ModeID: u.CurrentModeID}
+	case KindConfigOptionUpdate:
+		return &ConfigOptionUpdate{updateHeader: h, Options: decodeConfigOptions(u.ConfigOptions)}
+	case KindSessionInfoUpdate:
+		return decodeSessionInfo(h)
+	case KindUsageUpdate:
+		return &UsageUpdate{updateHeader: h, Used: u.Used, Size: u.Size, Cost: u.Cost}
+	}
+	return &UnknownUpdate{updateHeader: h}
+}
+
+// unknownUpdate salvages the session id and kind of params that did not
+// decode as a whole.
+func unknownUpdate(params json.RawMessage, err error) *UnknownUpdate {
+	var probe struct {
+		SessionID string `json:"sessionId"`
+		Update    struct {
+			SessionUpdate string `json:"sessionUpdate"`
+		} `json:"update"`
+	}
+	_ = json.Unmarshal(params, &probe)
+	h := updateHeader{session: probe.SessionID, kind: probe.Update.SessionUpdate, raw: params}
+	return &UnknownUpdate{updateHeader: h, Err: err}
+}
+
+func decodeCommands(raw json.RawMessage) []AvailableCommand {
+	var items []struct {
+		AvailableCommand
+		Input *struct {
+			Hint string `json:"hint"`
+		} `json:"input"`
+	}
+	if json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	out := make([]AvailableCommand, len(items))
+	for i, it := range items {
+		out[i] = it.AvailableCommand
+		if it.Input != nil {
+			out[i].InputHint = it.Input.Hint
+		}
+	}
+	return out
+}
+
+// decodeSessionInfo tells an omitted field (unchanged) from null (cleared).
+func decodeSessionInfo(h updateHeader) *SessionInfoUpdate {
+	s := &SessionInfoUpdate{updateHeader: h}
+	var fields struct {
+		Update struct {
+			Title     json.RawMessage `json:"title"`
+			UpdatedAt json.RawMessage `json:"updatedAt"`
+		} `json:"update"`
+	}
+	_ = json.Unmarshal(h.raw, &fields)
+	s.Title, s.TitleCleared = optionalString(fields.Update.Title)
+	s.UpdatedAt, s.UpdatedCleared = optionalString(fields.Update.UpdatedAt)
+	return s
+}
+
+func optionalString(raw json.RawMessage) (*string, bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	if string(raw) == "null" {
+		return nil, true
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		return nil, false
+	}
+	return &v, false
+}
