@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acphost/acphost/internal/sandbox"
+	"github.com/acphost/acphost/internal/terminal"
 	"github.com/acphost/acphost/internal/wire"
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -28,6 +30,8 @@ type agent struct {
 	q      *queue
 	init   initResult
 	sess   *session
+	roots  *sandbox.Roots    // nil unless fs or terminals are served
+	terms  *terminal.Manager // nil unless terminals are served
 
 	ctx    context.Context // ends when the agent is shut down or dies
 	cancel context.CancelFunc
@@ -88,6 +92,11 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 		inflight: map[string]*inflight{},
 		sessions: map[string]*session{},
 	}
+	roots, err := newRoots(&c.opts)
+	if err != nil {
+		return nil, err
+	}
+	a.roots, a.terms = roots, newTerminals(&c.opts)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.q = newQueue(c.opts.MaxQueuedUpdates)
 	a.stream = wire.New(r, w, c.opts.MaxLineBytes)
@@ -195,6 +204,9 @@ func (a *agent) shutdown(cause error) {
 		if a.closer != nil {
 			a.closer.Close()
 		}
+		if a.terms != nil {
+			a.terms.Close()
+		}
 		a.stream.Close()
 		a.wg.Wait()
 	})
@@ -290,9 +302,10 @@ func (a *agent) authenticate(ctx context.Context, method string) error {
 }
 
 func (a *agent) initializeParams() any {
+	fs := a.opts.FS
 	caps := map[string]any{
-		"fs":       map[string]bool{"readTextFile": false, "writeTextFile": false},
-		"terminal": false,
+		"fs":       map[string]bool{"readTextFile": fs != nil && fs.Read, "writeTextFile": fs != nil && fs.Write},
+		"terminal": a.opts.Terminal != nil,
 	}
 	if a.opts.PermissionPresentation {
 		caps["_meta"] = map[string]any{"jetbrains": map[string]any{"air": map[string]any{}}}
@@ -384,11 +397,29 @@ func (a *agent) inbound(m *wire.Message) {
 	case "$/cancel_request":
 		a.cancelRequest(m.Params)
 	default:
+		if h := a.service(m.Method); h != nil && m.ID != nil {
+			a.serveRequest(m, h)
+			return
+		}
 		if m.ID != nil {
 			a.goReplyError(m.ID, CodeMethodNotFound, "method not found: "+m.Method)
 		}
 		// Unknown notifications are ignored, as the spec asks.
 	}
+}
+
+// service returns the handler of an agent→client method the client serves.
+func (a *agent) service(method string) func(context.Context, json.RawMessage) (any, error) {
+	fs, term := a.opts.FS, a.opts.Terminal
+	switch {
+	case method == "fs/read_text_file" && fs != nil && fs.Read:
+		return a.readTextFile
+	case method == "fs/write_text_file" && fs != nil && fs.Write:
+		return a.writeTextFile
+	case term != nil:
+		return a.serveTerminal(method)
+	}
+	return nil
 }
 
 // response runs on the read loop just before jsonrpc2 releases the caller of

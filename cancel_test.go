@@ -66,6 +66,7 @@ func TestCancelWhilePermissionOpen(t *testing.T) {
 				assert.ErrorIs(t, <-ended, context.Canceled, "the hook's ctx ends with the turn")
 				assert.NotContains(t, r.resp.Text, "answer=allow", "the hook's late answer must be dropped")
 
+				eventually(t, "the agent to read the answer", func() bool { return len(permissionAnswers(fa.Agent)) > 0 })
 				perms := permissionAnswers(fa.Agent)
 				require.Len(t, perms, 1, "answered exactly once")
 				assert.JSONEq(t, `{"outcome":{"outcome":"cancelled"}}`, perms[0])

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -89,6 +90,13 @@ type ACPOptions struct {
 	Mode string
 	// MCPServers are passed to session/new (raw JSON objects per the spec).
 	MCPServers []json.RawMessage
+	// PlanMode starts the client in plan mode (see SetPlanMode).
+	PlanMode bool
+	// FS serves fs/* inside the session's roots; nil serves nothing.
+	FS *FSOptions
+	// Terminal serves terminal/*; nil serves nothing.
+	Terminal *TerminalOptions
+
 	// PermissionPresentation declares clientCapabilities._meta.jetbrains.air
 	// so that current Claude and Codex adapters attach their permission
 	// presentation record. It opts into the whole AIR contract; see SPEC.md.
@@ -139,6 +147,7 @@ type ACPClient struct {
 	dial func(ctx context.Context) (*agent, error)
 
 	turnSem chan struct{} // one turn at a time
+	plan    atomic.Bool
 
 	mu      sync.Mutex
 	ag      *agent
@@ -182,6 +191,7 @@ func newClient(ctx context.Context, opts ACPOptions, dialer func(*ACPClient) fun
 		return nil, err
 	}
 	c := &ACPClient{opts: opts, turnSem: make(chan struct{}, 1)}
+	c.plan.Store(opts.PlanMode)
 	c.dial = dialer(c)
 	ag, err := c.dial(ctx)
 	if err != nil {
@@ -232,6 +242,17 @@ func (c *ACPClient) agent() *agent {
 	defer c.mu.Unlock()
 	return c.ag
 }
+
+// SetPlanMode turns plan mode on or off, effective for the next request:
+// while on, every permission request whose tool can change anything (see
+// ReadOnlyKind) is rejected before OnPermission is asked, and fs writes and
+// terminal commands are refused, so "plan mode rejects every write" holds
+// whatever route the agent takes. It is independent of the agent's own
+// session modes.
+func (c *ACPClient) SetPlanMode(on bool) { c.plan.Store(on) }
+
+// PlanMode reports whether plan mode is on.
+func (c *ACPClient) PlanMode() bool { return c.plan.Load() }
 
 // SetMode asks the agent to switch the session to mode id. The agent's
 // confirmation arrives as a CurrentModeUpdate; Modes reflects it.

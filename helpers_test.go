@@ -169,3 +169,5 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return string(b.buf)
 }
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

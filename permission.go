@@ -61,6 +61,7 @@ type AnswerReason string
 const (
 	ReasonHook      AnswerReason = "hook"      // OnPermission chose an offered option
 	ReasonDefault   AnswerReason = "default"   // no OnPermission: the default choice
+	ReasonPlanMode  AnswerReason = "plan_mode" // plan mode rejected a tool that can change things
 	ReasonInvalid   AnswerReason = "invalid"   // OnPermission returned an error, a panic, "" or an id not offered
 	ReasonTimeout   AnswerReason = "timeout"   // PermissionTimeout fired
 	ReasonCancelled AnswerReason = "cancelled" // the turn was cancelled
@@ -265,6 +266,10 @@ func toolFieldsOf(params json.RawMessage) ToolCallFields {
 // PermissionTimeout, with panics and bad answers turned into a rejection.
 func (a *agent) broker(p *pendingPermission) {
 	defer a.wg.Done()
+	if a.c.PlanMode() && !ReadOnlyKind(p.req.ToolCall.Kind) {
+		p.settle(p.req.rejectAnswer(ReasonPlanMode, nil))
+		return
+	}
 	hook := a.opts.OnPermission
 	if hook == nil {
 		if id := DefaultPermission(p.req); id != "" {

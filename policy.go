@@ -1,0 +1,139 @@
+package acphost
+
+import (
+	"context"
+	"strings"
+	"sync"
+)
+
+// PermissionFunc decides a permission request; it is the type of
+// ACPOptions.OnPermission. The policies below are PermissionFuncs and
+// compose with a caller's own.
+type PermissionFunc = func(ctx context.Context, req *PermissionRequest) (optionID string, err error)
+
+// ReadOnlyKind reports whether a tool of this kind cannot change anything:
+// read, search, fetch and think. Every other kind — edit, delete, move,
+// execute, switch_mode, other and kinds this version does not know — may.
+func ReadOnlyKind(k ToolKind) bool {
+	switch k {
+	case ToolRead, ToolSearch, ToolFetch, ToolThink:
+		return true
+	}
+	return false
+}
+
+// PlanMode returns a policy that rejects every request whose tool can change
+// anything (see ReadOnlyKind) and passes the rest to next (nil next allows
+// them, preferring allow_once). For the same guarantee on the host's own
+// services (fs/write_text_file, terminal/*), set ACPOptions.PlanMode or call
+// SetPlanMode instead: the client then applies this policy before
+// OnPermission and refuses those requests too.
+func PlanMode(next PermissionFunc) PermissionFunc {
+	if next == nil {
+		next = AllowAll()
+	}
+	return func(ctx context.Context, req *PermissionRequest) (string, error) {
+		if !ReadOnlyKind(req.ToolCall.Kind) {
+			return RejectOption(req), nil
+		}
+		return next(ctx, req)
+	}
+}
+
+// AllowReads returns a policy that allows read-only tools (see ReadOnlyKind)
+// and asks fallback about everything else (nil fallback rejects).
+func AllowReads(fallback PermissionFunc) PermissionFunc {
+	if fallback == nil {
+		fallback = RejectAll()
+	}
+	return func(ctx context.Context, req *PermissionRequest) (string, error) {
+		if ReadOnlyKind(req.ToolCall.Kind) {
+			return AllowOption(req), nil
+		}
+		return fallback(ctx, req)
+	}
+}
+
+// AllowAll returns a policy that allows everything, choosing allow_once over
+// allow_always so that nothing persists by surprise.
+func AllowAll() PermissionFunc {
+	return func(_ context.Context, req *PermissionRequest) (string, error) {
+		return AllowOption(req), nil
+	}
+}
+
+// RejectAll returns a policy that rejects everything, choosing reject_once
+// over reject_always.
+func RejectAll() PermissionFunc {
+	return func(_ context.Context, req *PermissionRequest) (string, error) {
+		return RejectOption(req), nil
+	}
+}
+
+// AllowOption returns the id of the first allow_once option, else the first
+// allow_always one, else "" (which the client answers as a rejection).
+func AllowOption(req *PermissionRequest) string {
+	if o := req.firstOf(AllowOnce); o != nil {
+		return o.ID
+	}
+	if o := req.firstOf(AllowAlways); o != nil {
+		return o.ID
+	}
+	return ""
+}
+
+// RejectOption returns the id of the first reject_once option, else the
+// first reject_always one, else "" (answered "cancelled").
+func RejectOption(req *PermissionRequest) string {
+	if o := req.firstOf(RejectOnce); o != nil {
+		return o.ID
+	}
+	if o := req.firstOf(RejectAlways); o != nil {
+		return o.ID
+	}
+	return ""
+}
+
+// Remember returns a policy that remembers "always" answers: when next
+// answers with an allow_always or reject_always option, later requests of
+// the same session for the same tool kind and title are answered the same
+// way (an option of the same kind) without asking next again. A remembered
+// rejection wins over a remembered allow. The memory lives in the returned
+// function; use one per client. The agent keeps its own memory too: this
+// one only spares the host's UI.
+func Remember(next PermissionFunc) PermissionFunc {
+	var mu sync.Mutex
+	rules := map[rememberKey]PermissionKind{}
+	return func(ctx context.Context, req *PermissionRequest) (string, error) {
+		key := rememberKeyOf(req)
+		mu.Lock()
+		kind, ok := rules[key]
+		mu.Unlock()
+		if ok {
+			if o := req.firstOf(kind); o != nil {
+				return o.ID, nil
+			}
+		}
+		id, err := next(ctx, req)
+		if o := req.Option(id); err == nil && o != nil && (o.Kind == AllowAlways || o.Kind == RejectAlways) {
+			mu.Lock()
+			if rules[key] != RejectAlways {
+				rules[key] = o.Kind
+			}
+			mu.Unlock()
+		}
+		return id, err
+	}
+}
+
+type rememberKey struct {
+	session string
+	kind    ToolKind
+	title   string
+}
+
+// rememberKeyOf keys a request by session, tool kind and exact title: an
+// "always" for `npm test` is never taken to cover `npm publish`.
+func rememberKeyOf(req *PermissionRequest) rememberKey {
+	return rememberKey{session: req.SessionID, kind: req.ToolCall.Kind, title: strings.TrimSpace(req.ToolCall.Title)}
+}

@@ -1,0 +1,159 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/acphost/acphost/internal/terminal"
+)
+
+// TerminalOptions turns on the host's terminal service (terminal/create,
+// output, wait_for_exit, kill, release), advertised only when set. Commands
+// run in the session's directory (or a cwd inside its roots), each in its
+// own process group, without a shell unless Shell is set. Terminals the
+// agent leaves behind are killed when the client closes.
+type TerminalOptions struct {
+	// Shell, e.g. {"/bin/sh", "-c"}, runs each command through a shell:
+	// command and args are joined with spaces. Nil runs the command itself.
+	Shell []string
+	// OnCommand, if set, approves (nil) or refuses (an error) each command
+	// before it starts. PlanMode refuses every command before asking.
+	OnCommand func(ctx context.Context, cmd *TerminalCommand) error
+	// KillGrace is the time between SIGTERM and SIGKILL on terminal/kill.
+	// Default 2s.
+	KillGrace time.Duration
+}
+
+// TerminalCommand is a command the agent asks the host to run.
+type TerminalCommand struct {
+	SessionID string
+	Command   string
+	Args      []string
+	Env       []string // "KEY=value"
+	Dir       string
+}
+
+type envVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type createParams struct {
+	SessionID       string   `json:"sessionId"`
+	Command         string   `json:"command"`
+	Args            []string `json:"args"`
+	Env             []envVar `json:"env"`
+	Cwd             string   `json:"cwd"`
+	OutputByteLimit int      `json:"outputByteLimit"`
+}
+
+type terminalRef struct {
+	SessionID  string `json:"sessionId"`
+	TerminalID string `json:"terminalId"`
+}
+
+type exitStatus struct {
+	ExitCode *int    `json:"exitCode"`
+	Signal   *string `json:"signal"`
+}
+
+func toExitStatus(s terminal.ExitStatus) exitStatus {
+	e := exitStatus{ExitCode: s.Code}
+	if s.Signal != "" {
+		sig := s.Signal
+		e.Signal = &sig
+	}
+	return e
+}
+
+// serveTerminal answers the terminal/* methods.
+func (a *agent) serveTerminal(method string) func(context.Context, json.RawMessage) (any, error) {
+	switch method {
+	case "terminal/create":
+		return a.createTerminal
+	case "terminal/output":
+		return a.withTerminal(func(_ context.Context, id string) (any, error) {
+			out, truncated, exit, err := a.terms.Output(id)
+			if err != nil {
+				return nil, err
+			}
+			res := struct {
+				Output     string      `json:"output"`
+				Truncated  bool        `json:"truncated"`
+				ExitStatus *exitStatus `json:"exitStatus,omitempty"`
+			}{Output: out, Truncated: truncated}
+			if exit != nil {
+				es := toExitStatus(*exit)
+				res.ExitStatus = &es
+			}
+			return res, nil
+		})
+	case "terminal/wait_for_exit":
+		return a.withTerminal(func(ctx context.Context, id string) (any, error) {
+			st, err := a.terms.WaitForExit(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return toExitStatus(st), nil
+		})
+	case "terminal/kill":
+		return a.withTerminal(func(_ context.Context, id string) (any, error) { return struct{}{}, a.terms.Kill(id) })
+	case "terminal/release":
+		return a.withTerminal(func(_ context.Context, id string) (any, error) { return struct{}{}, a.terms.Release(id) })
+	}
+	return nil
+}
+
+func (a *agent) withTerminal(f func(ctx context.Context, id string) (any, error)) func(context.Context, json.RawMessage) (any, error) {
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var ref terminalRef
+		if err := json.Unmarshal(raw, &ref); err != nil {
+			return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error()}
+		}
+		res, err := f(ctx, ref.TerminalID)
+		if err == terminal.ErrNotFound {
+			return nil, &RPCError{Code: CodeResourceNotFound, Message: "unknown terminal " + ref.TerminalID}
+		}
+		return res, err
+	}
+}
+
+func (a *agent) createTerminal(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p createParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error()}
+	}
+	cmd := &TerminalCommand{SessionID: p.SessionID, Command: p.Command, Args: p.Args, Dir: a.opts.Dir}
+	for _, e := range p.Env {
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	if p.Cwd != "" {
+		dir, err := a.roots.Resolve(p.Cwd)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Dir = dir
+	}
+	if a.c.PlanMode() {
+		return nil, fmt.Errorf("%w: plan mode: no commands (%s)", ErrRefused, p.Command)
+	}
+	if hook := a.opts.Terminal.OnCommand; hook != nil {
+		if err := hook(ctx, cmd); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+		}
+	}
+	id, err := a.terms.Create(p.SessionID, terminal.Spec{Command: cmd.Command, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, OutputByteLimit: p.OutputByteLimit})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"terminalId": id}, nil
+}
+
+func newTerminals(opts *ACPOptions) *terminal.Manager {
+	if opts.Terminal == nil {
+		return nil
+	}
+	return terminal.NewManager(terminal.Options{Shell: opts.Terminal.Shell, KillGrace: opts.Terminal.KillGrace})
+}
