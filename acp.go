@@ -1,3 +1,85 @@
+// Package acphost hosts coding agents — Claude, Codex, opencode, Gemini and
+// any other — over the Agent Client Protocol (ACP): newline-delimited
+// JSON-RPC 2.0 over the agent subprocess's stdin and stdout.
+//
+// [Start] spawns an agent, runs initialize, opens a session and returns a
+// warm [ACPClient]; turn after turn then runs on the same process:
+//
+//	c, err := acphost.Start(ctx, acphost.ACPOptions{
+//		Command: "npx", Args: []string{"-y", "@agentclientprotocol/claude-agent-acp"},
+//		OnUpdate: func(u acphost.Update) { ... },                  // live transcript
+//		OnPermission: acphost.PlanMode(nil),                       // or ask a human
+//	})
+//	...
+//	defer c.Close()
+//	resp, err := c.GenerateCtx(ctx, acphost.Request{Prompt: "fix the failing test"})
+//
+// Four hooks surround each turn: OnPermission (every
+// session/request_permission as a typed [PermissionRequest]), OnUpdate
+// (every session/update as a typed [Update]), [ACPClient.GenerateCtx] (the
+// turn's context is the stop button) and [ACPClient.GenerateStream] (the
+// turn as [StreamEvent]s). Package fakeagent is a scriptable ACP agent for
+// tests and demos.
+//
+// # Concurrency
+//
+// All methods of ACPClient are safe for concurrent use. Turns on a client
+// run one at a time; a GenerateCtx made while another turn runs waits for
+// it. One reader goroutine reads the agent's stdout and never runs user
+// code. OnUpdate and the emit function of GenerateStream run on a single
+// dispatcher goroutine, in wire order; OnPermission, FSOptions.OnWriteFile,
+// FSOptions.OnReadFile and TerminalOptions.OnCommand each run on a
+// goroutine of their own, concurrently. No lock of the library is held
+// while user code runs. A panic in a callback is recovered.
+//
+// Every update that arrived before a prompt's answer has been delivered to
+// OnUpdate before GenerateCtx returns. Updates that arrive between turns
+// (before session/new answered, after a prompt's answer) are delivered too.
+// A permission request is handed to OnPermission only after every earlier
+// update of its session was delivered, so a UI has seen the tool call.
+//
+// # Cancellation
+//
+// Cancelling the ctx of GenerateCtx (or calling [ACPClient.Cancel]) sends
+// session/cancel, answers the session's pending permission requests
+// "cancelled" (and any that arrive until the turn ends), keeps delivering
+// updates and waits for the agent's answer, up to ACPOptions.CancelGrace.
+// The call then returns the Response gathered so far, with StopReason
+// "cancelled", and an error matching ctx.Err(). The process and session stay
+// warm. An agent that never answers is restarted before the next turn (the
+// turn's error matches [ErrCancelUnconfirmed]; the next turn reports a
+// [RestartError]), so no turn ever overlaps a zombie one. TurnTimeout and
+// IdleTimeout end a turn the same way, with [ErrTurnTimeout] or
+// [ErrIdleTimeout].
+//
+// # Permissions
+//
+// OnPermission answers with the ID of one offered option. It runs off the
+// read loop and may wait for a human; its ctx ends when the turn is
+// cancelled, when the agent withdraws the request ($/cancel_request), when
+// PermissionTimeout fires (the request is then answered with a reject
+// option) or when the client closes. Each request is answered exactly once.
+// Without OnPermission the first allow_once option is chosen. Policies
+// ([PlanMode], [AllowReads], [AllowAll], [RejectAll], [Remember]) compose
+// with a caller's own function; ACPOptions.PlanMode (or SetPlanMode) also
+// refuses the host's file writes and commands. [ParsePermissionRequest]
+// decodes the presentation record and structured changes real agents attach.
+//
+// # Process lifecycle
+//
+// The agent runs in its own process group; its stderr is always drained
+// (into ACPOptions.Stderr and a 64 KiB tail quoted in errors). The ctx given
+// to Start bounds the start-up only. An agent that exits or crashes fails
+// every pending call at once with an [*ExitError] carrying its status and
+// stderr tail. [ACPClient.Close] closes stdin, waits CloseGrace, sends
+// SIGTERM to the group, waits again, sends SIGKILL, and returns only when the
+// process and every goroutine of the client have ended.
+//
+// # Errors
+//
+// Errors match with errors.Is and errors.As: [ErrClosed], [ErrAgentExited]
+// ([*ExitError]), [ErrProtocol] ([*ProtocolError], [ErrLineTooLong]),
+// [*RPCError] (compared by code) and the context errors.
 package acphost
 
 import (

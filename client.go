@@ -204,6 +204,14 @@ func newClient(ctx context.Context, opts ACPOptions, dialer func(*ACPClient) fun
 // SessionID returns the id of the client's session.
 func (c *ACPClient) SessionID() string { return c.agent().sess.id }
 
+// PID returns the agent's process id, or 0 for a connected agent.
+func (c *ACPClient) PID() int {
+	if a := c.agent(); a.proc != nil {
+		return a.proc.cmd.Process.Pid
+	}
+	return 0
+}
+
 // AgentInfo returns what the agent said about itself in initialize.
 func (c *ACPClient) AgentInfo() Implementation { return c.agent().init.AgentInfo }
 

@@ -1,0 +1,152 @@
+package acphost_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/fakeagent"
+)
+
+// fakeAgentOptions starts this test binary as a fake agent playing the demo
+// turn: a thought, a tool call "ls" with a permission request, a plan and
+// the answer "picked <option>". With a real agent, set Command and Args.
+func fakeAgentOptions() acphost.ACPOptions {
+	path, args, env, err := fakeagent.Command(fakeagent.Demo())
+	if err != nil {
+		log.Fatal(err)
+	}
+	return acphost.ACPOptions{Command: path, Args: args, Env: env}
+}
+
+// A warm client runs turn after turn on one agent process.
+func Example() {
+	c, err := acphost.Start(context.Background(), fakeAgentOptions())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	for range 2 {
+		resp, err := c.Generate(acphost.Request{Prompt: "list files"})
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(resp.Text, resp.StopReason)
+	}
+	// Output:
+	// picked allow end_turn
+	// picked allow end_turn
+}
+
+// Plan mode rejects every tool that could change something, before
+// OnPermission is asked, and refuses the host's own writes and commands.
+func Example_planMode() {
+	opts := fakeAgentOptions()
+	opts.PlanMode = true
+	c, err := acphost.Start(context.Background(), opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	resp, err := c.Generate(acphost.Request{Prompt: "list files"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Text)
+	// Output: picked reject
+}
+
+// OnPermission sees each request as typed values and may wait for a human.
+func Example_onPermission() {
+	opts := fakeAgentOptions()
+	opts.OnPermission = func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+		heading, _ := req.Heading()
+		fmt.Printf("asked: %s (%s)\n", heading, req.ToolCall.Kind)
+		for _, o := range req.Options {
+			fmt.Printf("  %s [%s]\n", o.ID, o.Kind)
+		}
+		return acphost.RejectOption(req), nil
+	}
+	c, err := acphost.Start(context.Background(), opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	resp, err := c.Generate(acphost.Request{Prompt: "list files"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Text)
+	// Output:
+	// asked: ls (execute)
+	//   allow [allow_once]
+	//   allow-always [allow_always]
+	//   reject [reject_once]
+	// picked reject
+}
+
+// Stream gives the turn as events in a for-range loop.
+func ExampleACPClient_Stream() {
+	c, err := acphost.Start(context.Background(), fakeAgentOptions())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	for ev, err := range c.Stream(context.Background(), acphost.Request{Prompt: "list files"}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		switch ev.Type {
+		case acphost.EventText, acphost.EventThought:
+			fmt.Printf("%s %q\n", ev.Type, ev.Delta)
+		case acphost.EventToolCall, acphost.EventToolResult:
+			fmt.Printf("%s %s via %s\n", ev.Type, ev.Name, ev.Via)
+		case acphost.EventDone:
+			fmt.Println(ev.Type, ev.StopReason)
+		}
+	}
+	// Output:
+	// thought "thinking about it"
+	// tool_call ls via acp
+	// tool_result ls via acp
+	// text "picked allow"
+	// done end_turn
+}
+
+// ParsePermissionRequest decodes a request without a client, including the
+// presentation record and structured changes real agents attach.
+func ExampleParsePermissionRequest() {
+	params := json.RawMessage(`{"sessionId":"s1","toolCall":{"toolCallId":"t1","title":"npm test","kind":"execute"},
+	 "_meta":{"permission":{"version":1,"title":"Run the tests?","description":"Reason: verify the change"}},
+	 "options":[{"optionId":"allow-once","name":"Yes","kind":"allow_once"},{"optionId":"reject","name":"No","kind":"reject_once"}]}`)
+	req, err := acphost.ParsePermissionRequest(params)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(req.Presentation.Title, "|", req.Presentation.Description, "|", req.Presentation.Source)
+	fmt.Println(acphost.DefaultPermission(req))
+	// Output:
+	// Run the tests? | Reason: verify the change | _meta.permission
+	// allow-once
+}
+
+// DecodeUpdate decodes a session/update by its discriminator; unknown kinds
+// keep their raw JSON.
+func ExampleDecodeUpdate() {
+	for _, params := range []string{
+		`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"notice","title":"MCP server unavailable"}}`,
+	} {
+		switch u := acphost.DecodeUpdate(json.RawMessage(params)).(type) {
+		case *acphost.MessageChunk:
+			fmt.Println(u.Kind(), u.Content.Text)
+		case *acphost.UnknownUpdate:
+			fmt.Println("unknown:", u.Kind())
+		}
+	}
+	// Output:
+	// agent_message_chunk hi
+	// unknown: notice
+}

@@ -1,0 +1,72 @@
+// Command proposal reviews an agent's file write before it lands: the host
+// serves fs/write_text_file, shows the proposed change as a diff, and writes
+// an amended version (here: a reviewer's note added on top).
+//
+//	go run ./examples/proposal                # the fake agent edits a file in a temp dir
+//	go run ./examples/proposal -- AGENT ARGS  # any agent that writes through the host (opencode, gemini)
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/examples/internal/agent"
+	"github.com/acphost/acphost/fakeagent"
+)
+
+const original = "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"
+
+// editor is a fake agent that reads main.go and writes a new version of it.
+func editor(path string) fakeagent.Script {
+	q := strconv.Quote(path)
+	write := `{"path":` + q + `,"content":"package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello\")\n}\n"}`
+	return fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		{Request: &fakeagent.Call{Method: "fs/read_text_file", Params: json.RawMessage(`{"path":` + q + `}`)}},
+		{Request: &fakeagent.Call{Method: "fs/write_text_file", Params: json.RawMessage(write)}},
+		fakeagent.Say(fakeagent.Text("updated main.go")),
+	}}}}
+}
+
+func main() {
+	fakeagent.Main()
+	dir, err := os.MkdirTemp("", "proposal")
+	if err != nil {
+		agent.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(path, []byte(original), 0o644); err != nil {
+		agent.Fatal(err)
+	}
+	opts := agent.Options(editor(path))
+	if flag.NArg() == 0 {
+		opts.Dir = dir
+	}
+	opts.FS = &acphost.FSOptions{Read: true, Write: true, OnWriteFile: review}
+	c, err := acphost.Start(context.Background(), opts)
+	if err != nil {
+		agent.Fatal(err)
+	}
+	defer c.Close()
+	resp, err := c.Generate(acphost.Request{Prompt: "make main.go print hello with fmt"})
+	if err != nil {
+		agent.Fatal(err)
+	}
+	fmt.Println("agent:", acphost.SafeText(resp.Text))
+	if flag.NArg() == 0 {
+		landed, _ := os.ReadFile(path)
+		fmt.Printf("--- what landed ---\n%s", landed)
+	}
+}
+
+// review shows the proposal and returns the amended content to write.
+func review(_ context.Context, p *acphost.WriteProposal) (string, error) {
+	fmt.Printf("--- proposed change ---\n%s", acphost.UnifiedDiff(p.FileDiff()))
+	return "// Reviewed by a human.\n" + p.Proposed, nil
+}

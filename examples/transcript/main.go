@@ -1,0 +1,52 @@
+// Command transcript prints a live transcript of one turn from OnUpdate:
+// thoughts, tool calls and their updates, plans and the answer, as they
+// arrive.
+//
+//	go run ./examples/transcript
+//	go run ./examples/transcript -- AGENT ARGS
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/examples/internal/agent"
+	"github.com/acphost/acphost/fakeagent"
+)
+
+func main() {
+	fakeagent.Main()
+	opts := agent.Options(fakeagent.Demo())
+	opts.OnUpdate = printUpdate // runs on the client's dispatcher goroutine, in wire order
+	c, err := acphost.Start(context.Background(), opts)
+	if err != nil {
+		agent.Fatal(err)
+	}
+	defer c.Close()
+	resp, err := c.GenerateCtx(context.Background(), acphost.Request{Prompt: "list files"})
+	if err != nil {
+		agent.Fatal(err)
+	}
+	// Every update before the answer has been printed by now.
+	fmt.Printf("[done: %s]\n", resp.StopReason)
+}
+
+func printUpdate(u acphost.Update) {
+	switch u := u.(type) {
+	case *acphost.MessageChunk:
+		label := map[string]string{acphost.KindAgentThoughtChunk: "thought", acphost.KindAgentMessageChunk: "agent", acphost.KindUserMessageChunk: "user"}[u.Kind()]
+		fmt.Printf("%-8s %s\n", label, acphost.SafeText(u.Content.Text))
+	case *acphost.ToolCallUpdate:
+		fmt.Printf("%-8s %s [%s] %s\n", "tool", acphost.SafeText(u.State.Title), u.State.Kind, u.State.Status)
+	case *acphost.PlanUpdate:
+		for _, e := range u.Entries {
+			mark := map[string]string{"completed": "x", "in_progress": "~"}[e.Status]
+			fmt.Printf("%-8s [%1s] %s\n", "plan", mark, acphost.SafeText(e.Content))
+		}
+	case *acphost.UnknownUpdate:
+		fmt.Printf("%-8s %s\n", "unknown", u.Kind())
+	default:
+		fmt.Printf("%-8s %s\n", "update", u.Kind())
+	}
+}

@@ -1,0 +1,102 @@
+package acphost
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func decode(t *testing.T, update string) Update {
+	t.Helper()
+	u := DecodeUpdate(json.RawMessage(`{"sessionId":"s1","update":` + update + `}`))
+	require.Equal(t, "s1", u.SessionID())
+	return u
+}
+
+func TestDecodeEachKind(t *testing.T) {
+	m := decode(t, `{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hm"},"messageId":"m1"}`).(*MessageChunk)
+	assert.Equal(t, KindAgentThoughtChunk, m.Kind())
+	assert.Equal(t, "hm", m.Content.Text)
+	assert.Equal(t, "m1", m.MessageID)
+
+	tc := decode(t, `{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Edit a.go","kind":"edit","status":"pending",
+		"content":[{"type":"diff","path":"/a.go","oldText":null,"newText":"x"},{"type":"terminal","terminalId":"term-1"},
+		{"type":"content","content":{"type":"text","text":"hi"}},{"type":"future","x":1},42],
+		"locations":[{"path":"/a.go","line":3}],"rawInput":{"p":1},"_meta":{"claudeCode":{"toolName":"Edit"}}}`).(*ToolCallUpdate)
+	assert.Equal(t, KindToolCall, tc.Kind())
+	assert.Equal(t, "Edit a.go", tc.ToolCall.Title)
+	assert.True(t, tc.Set.Has(FieldTitle|FieldKind|FieldStatus|FieldContent|FieldLocations|FieldRawInput|FieldMeta))
+	assert.False(t, tc.Set.Has(FieldRawOutput))
+	require.Len(t, tc.ToolCall.Content, 4, "an invalid item is skipped, an unknown type kept")
+	assert.Nil(t, tc.ToolCall.Content[0].Diff.OldText, "null oldText is a new file")
+	assert.Equal(t, "term-1", tc.ToolCall.Content[1].TerminalID)
+	assert.Equal(t, "hi", tc.ToolCall.Content[2].Content.Text)
+	assert.JSONEq(t, `{"type":"future","x":1}`, string(tc.ToolCall.Content[3].Raw))
+	assert.Equal(t, 3, *tc.ToolCall.Locations[0].Line)
+	cc, ok := tc.ToolCall.ClaudeCode()
+	assert.True(t, ok)
+	assert.Equal(t, "Edit", cc.ToolName)
+
+	up := decode(t, `{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed"}`).(*ToolCallUpdate)
+	assert.Equal(t, FieldStatus, up.Set)
+
+	plan := decode(t, `{"sessionUpdate":"plan","entries":[{"content":"a","priority":"high","status":"pending"}]}`).(*PlanUpdate)
+	assert.Equal(t, []PlanEntry{{Content: "a", Priority: "high", Status: "pending"}}, plan.Entries)
+
+	mode := decode(t, `{"sessionUpdate":"current_mode_update","currentModeId":"code"}`).(*CurrentModeUpdate)
+	assert.Equal(t, "code", mode.ModeID)
+
+	cfg := decode(t, `{"sessionUpdate":"config_option_update","configOptions":[{"id":"model","name":"Model","type":"select","currentValue":"a"},{"id":"x","name":"X","type":"_slider","currentValue":3}]}`).(*ConfigOptionUpdate)
+	require.Len(t, cfg.Options, 2, "an unknown option type is kept, not fatal")
+	assert.Equal(t, "_slider", cfg.Options[1].Type)
+
+	usage := decode(t, `{"sessionUpdate":"usage_update","used":10,"size":100,"cost":{"amount":0.5,"currency":"USD"}}`).(*UsageUpdate)
+	assert.Equal(t, uint64(10), usage.Used)
+	assert.Equal(t, "USD", usage.Cost.Currency)
+}
+
+func TestSessionInfoNullClearsOmittedKeeps(t *testing.T) {
+	u := decode(t, `{"sessionUpdate":"session_info_update","title":null}`).(*SessionInfoUpdate)
+	assert.Nil(t, u.Title)
+	assert.True(t, u.TitleCleared)
+	assert.Nil(t, u.UpdatedAt)
+	assert.False(t, u.UpdatedCleared)
+	u = decode(t, `{"sessionUpdate":"session_info_update","title":"New"}`).(*SessionInfoUpdate)
+	assert.Equal(t, "New", *u.Title)
+}
+
+func TestUnknownContentBlockPassesThrough(t *testing.T) {
+	m := decode(t, `{"sessionUpdate":"agent_message_chunk","content":{"type":"hologram","depth":3}}`).(*MessageChunk)
+	assert.Equal(t, "hologram", m.Content.Type)
+	out, err := json.Marshal(m.Content)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"hologram","depth":3}`, string(out))
+}
+
+func TestRawIsTheParamsAsReceived(t *testing.T) {
+	params := `{"sessionId":"s1","update":{"sessionUpdate":"plan","entries":[]},"_meta":{"z":1,"a":2}}`
+	assert.Equal(t, params, string(DecodeUpdate(json.RawMessage(params)).Raw()))
+}
+
+func FuzzDecodeUpdate(f *testing.F) {
+	for _, s := range []string{
+		`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","content":[{"type":"diff","path":"/a","newText":""}]}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"session_info_update","title":null}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"zzz"}}`,
+		`[]`, `null`, `{"update":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		u := DecodeUpdate(data)
+		if u == nil {
+			t.Fatal("nil update")
+		}
+		if string(u.Raw()) != string(data) {
+			t.Fatal("raw params not kept")
+		}
+	})
+}
