@@ -315,7 +315,7 @@ func (a *agent) askHook(ctx context.Context, hook func(context.Context, *Permiss
 		return req.rejectAnswer(ReasonInvalid, err)
 	}
 	o := req.Option(id)
-	if o == nil {
+	if id == "" || o == nil {
 		return req.rejectAnswer(ReasonInvalid, fmt.Errorf("acphost: OnPermission answered %q, which was not offered", id))
 	}
 	return PermissionAnswer{OptionID: id, Option: o, Reason: ReasonHook}
