@@ -29,7 +29,7 @@ type agent struct {
 	conn   *jsonrpc2.Conn
 	q      *queue
 	init   initResult
-	sess   *session
+	caps   agentCaps
 	roots  *sandbox.Roots    // nil unless fs or terminals are served
 	terms  *terminal.Manager // nil unless terminals are served
 
@@ -47,9 +47,30 @@ type agent struct {
 	nextID atomic.Uint64
 
 	mu       sync.Mutex
-	prompts  map[uint64]*turn     // outstanding session/prompt calls
+	barriers map[uint64]func()    // run on the dispatcher when a call's answer is reached
 	inflight map[string]*inflight // agent→client requests being handled
 	sessions map[string]*session
+}
+
+// presence is a capability advertised by an object's presence.
+type presence json.RawMessage
+
+func (p presence) present() bool { return present(json.RawMessage(p)) }
+
+func (p *presence) UnmarshalJSON(b []byte) error {
+	*p = append((*p)[:0], b...)
+	return nil
+}
+
+// agentCaps is what this client reads of agentCapabilities.
+type agentCaps struct {
+	LoadSession         bool `json:"loadSession"`
+	SessionCapabilities struct {
+		List                  presence `json:"list"`
+		Resume                presence `json:"resume"`
+		Close                 presence `json:"close"`
+		AdditionalDirectories presence `json:"additionalDirectories"`
+	} `json:"sessionCapabilities"`
 }
 
 type initResult struct {
@@ -88,7 +109,7 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 	a := &agent{
 		c: c, opts: &c.opts, proc: p, closer: closer,
 		dead:     make(chan struct{}),
-		prompts:  map[uint64]*turn{},
+		barriers: map[uint64]func(){},
 		inflight: map[string]*inflight{},
 		sessions: map[string]*session{},
 	}
@@ -215,7 +236,12 @@ func (a *agent) shutdown(cause error) {
 func (a *agent) turnRunning() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.prompts) > 0
+	for _, s := range a.sessions {
+		if s.busy() {
+			return true
+		}
+	}
+	return false
 }
 
 // deathCause returns the cause of death, waiting briefly for it to be set
@@ -267,8 +293,7 @@ func (a *agent) notify(method string, params any) error {
 	return a.callError(method, a.conn.Notify(context.Background(), method, params))
 }
 
-// handshake runs initialize, authenticate when needed, session/new and the
-// initial mode.
+// handshake runs initialize and, when configured, authenticate.
 func (a *agent) handshake(ctx context.Context) error {
 	if err := a.call(ctx, "initialize", a.initializeParams(), &a.init); err != nil {
 		return fmt.Errorf("acphost: initialize: %w", err)
@@ -276,19 +301,10 @@ func (a *agent) handshake(ctx context.Context) error {
 	if a.init.ProtocolVersion != ProtocolVersion {
 		return &ProtocolError{Msg: fmt.Sprintf("agent speaks protocol version %d; acphost speaks %d", a.init.ProtocolVersion, ProtocolVersion)}
 	}
+	_ = json.Unmarshal(a.init.AgentCapabilities, &a.caps)
 	if m := a.opts.AuthMethod; m != "" {
 		if err := a.authenticate(ctx, m); err != nil {
 			return err
-		}
-	}
-	s, err := a.newSession(ctx)
-	if err != nil {
-		return err
-	}
-	a.sess = s
-	if a.opts.Mode != "" {
-		if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": s.id, "modeId": a.opts.Mode}, nil); err != nil {
-			return fmt.Errorf("acphost: setting mode %q: %w", a.opts.Mode, err)
 		}
 	}
 	return nil
@@ -317,34 +333,112 @@ func (a *agent) initializeParams() any {
 	}
 }
 
-type newSessionResult struct {
+type openResult struct {
 	SessionID     string          `json:"sessionId"`
 	Modes         *SessionModes   `json:"modes"`
 	ConfigOptions json.RawMessage `json:"configOptions"`
 }
 
-// newSession opens a session, authenticating once if the agent asks for it.
-func (a *agent) newSession(ctx context.Context) (*session, error) {
-	params := map[string]any{"cwd": a.opts.Dir, "mcpServers": a.opts.MCPServers}
-	var res newSessionResult
-	err := a.call(ctx, "session/new", params, &res)
+// openKind is how a session is opened on an agent.
+type openKind int
+
+const (
+	openNew openKind = iota
+	openLoad
+	openResume
+)
+
+var openMethods = [...]string{openNew: "session/new", openLoad: "session/load", openResume: "session/resume"}
+
+// open opens h's session on this agent (new, load or resume), binds the
+// agent-side record to h and sets h's initial mode.
+func (a *agent) open(ctx context.Context, h *Session, how openKind) error {
+	method := openMethods[how]
+	if !a.supports(how) {
+		return fmt.Errorf("acphost: %s: %w", method, ErrUnsupported)
+	}
+	params := map[string]any{"cwd": h.opts.Dir, "mcpServers": h.opts.MCPServers}
+	if how != openNew {
+		params["sessionId"] = h.ID()
+		a.session(h.ID()).bind(h) // the replay goes to h's hooks
+	}
+	res, err := a.openCall(ctx, how, params, h.ID())
 	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) && a.opts.AuthMethod == "" {
 		if m := a.firstAuthMethod(); m != "" {
 			if err := a.authenticate(ctx, m); err != nil {
-				return nil, err
+				return err
 			}
-			err = a.call(ctx, "session/new", params, &res)
+			res, err = a.openCall(ctx, how, params, h.ID())
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("acphost: session/new: %w", err)
+		return fmt.Errorf("acphost: %s: %w", method, err)
 	}
-	if res.SessionID == "" {
-		return nil, &ProtocolError{Msg: "session/new answered without a sessionId"}
+	if how == openNew {
+		if res.SessionID == "" {
+			return &ProtocolError{Msg: "session/new answered without a sessionId"}
+		}
+		h.setID(res.SessionID)
 	}
-	s := a.session(res.SessionID)
+	s := a.session(h.ID())
+	s.bind(h)
 	s.setState(res.Modes, decodeConfigOptions(res.ConfigOptions))
-	return s, nil
+	if h.opts.Mode != "" {
+		if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": h.ID(), "modeId": h.opts.Mode}, nil); err != nil {
+			return fmt.Errorf("acphost: setting mode %q: %w", h.opts.Mode, err)
+		}
+	}
+	return nil
+}
+
+func (a *agent) supports(how openKind) bool {
+	switch how {
+	case openLoad:
+		return a.caps.LoadSession
+	case openResume:
+		return a.caps.SessionCapabilities.Resume.present()
+	}
+	return true
+}
+
+// openCall makes the open request. A load's replayed updates are marked as
+// replay and all delivered before it returns (a barrier, as for prompts).
+func (a *agent) openCall(ctx context.Context, how openKind, params map[string]any, id string) (openResult, error) {
+	var res openResult
+	if how != openLoad {
+		return res, a.call(ctx, openMethods[how], params, &res)
+	}
+	s := a.session(id)
+	s.replaying.Store(true)
+	done := make(chan struct{})
+	err := a.callWithBarrier(ctx, "session/load", params, &res, func() {
+		s.replaying.Store(false)
+		close(done)
+	})
+	if err == nil {
+		select {
+		case <-done:
+		case <-a.dead:
+			return res, a.cause
+		}
+	}
+	return res, err
+}
+
+// callWithBarrier is call, with atBarrier run on the dispatcher once every
+// message read before the answer has been dispatched.
+func (a *agent) callWithBarrier(ctx context.Context, method string, params, result any, atBarrier func()) error {
+	id := a.nextID.Add(1)
+	a.mu.Lock()
+	a.barriers[id] = atBarrier
+	a.mu.Unlock()
+	err := a.conn.Call(ctx, method, params, result, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
+	if err != nil {
+		a.mu.Lock()
+		delete(a.barriers, id)
+		a.mu.Unlock()
+	}
+	return a.callError(method, err)
 }
 
 func (a *agent) firstAuthMethod() string {
@@ -430,11 +524,11 @@ func (a *agent) response(rawID json.RawMessage) {
 		return
 	}
 	a.mu.Lock()
-	t := a.prompts[id]
-	delete(a.prompts, id)
+	f := a.barriers[id]
+	delete(a.barriers, id)
 	a.mu.Unlock()
-	if t != nil {
-		a.q.push(item{kind: itemBarrier, turn: t}, false)
+	if f != nil {
+		a.q.push(item{kind: itemBarrier, barrier: f}, false)
 	}
 }
 

@@ -10,17 +10,17 @@ import (
 // errCancelCalled is the cause of a turn stopped by Cancel.
 var errCancelCalled = fmt.Errorf("acphost: turn stopped by Cancel: %w", context.Canceled)
 
-// Cancel stops the running turn, if any, exactly as cancelling its context
-// would (see GenerateCtx); the turn's call returns an error matching
-// context.Canceled. It does not wait for the turn to end. It is the stop
-// button for callers that hold no context; calling it between turns does
-// nothing.
+// Cancel stops the running turn of every session, if any, exactly as
+// cancelling its context would (see GenerateCtx); the turn's call returns
+// an error matching context.Canceled. It does not wait for the turn to end.
+// It is the stop button for callers that hold no context; calling it
+// between turns does nothing.
 func (c *ACPClient) Cancel() {
 	c.mu.Lock()
-	t := c.running
+	handles := append([]*Session(nil), c.handles...)
 	c.mu.Unlock()
-	if t != nil {
-		t.stopped.Do(func() { close(t.stop) })
+	for _, h := range handles {
+		h.Cancel()
 	}
 }
 

@@ -168,14 +168,20 @@ func TestCancelIgnoredRestartsSubprocess(t *testing.T) {
 	assert.Equal(t, "busy", resp.Text, "what was gathered before the cancel is returned")
 
 	var events []StreamEvent
-	resp, err = c.GenerateStream(context.Background(), Request{Prompt: "y"}, func(ev StreamEvent) { events = append(events, ev) })
+	_, err = c.GenerateStream(context.Background(), Request{Prompt: "y"}, func(ev StreamEvent) { events = append(events, ev) })
+	require.ErrorIs(t, err, ErrContextLost, "this agent cannot load sessions: the lost context is reported, never silent")
+	var re *RestartError
+	require.ErrorAs(t, err, &re)
+	assert.ErrorIs(t, re, ErrCancelUnconfirmed)
+	require.NotEmpty(t, events)
+	assert.Equal(t, EventRestart, events[0].Type)
+	assert.NotEqual(t, oldPID, c.PID())
+	assert.False(t, groupAlive(oldPID), "the zombie agent was ended")
+
+	resp, err = c.Generate(Request{Prompt: "y"})
 	require.NoError(t, err)
 	assert.Equal(t, "fresh", resp.Text)
-	assert.Equal(t, EventRestart, events[0].Type)
-	var re *RestartError
-	require.ErrorAs(t, events[0].Err, &re)
-	assert.NotEqual(t, oldPID, c.agent().proc.cmd.Process.Pid)
-	assert.False(t, groupAlive(oldPID), "the zombie agent was ended")
+	assert.Equal(t, re.NewSessionID, c.SessionID())
 }
 
 func TestExplicitCancel(t *testing.T) {

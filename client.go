@@ -97,6 +97,11 @@ type ACPOptions struct {
 	// Terminal serves terminal/*; nil serves nothing.
 	Terminal *TerminalOptions
 
+	// Recover, if set, restarts a crashed agent on the next call and
+	// re-attaches its sessions (see RecoverOptions). Nil: a dead agent stays
+	// dead and every call returns why.
+	Recover *RecoverOptions
+
 	// PermissionPresentation declares clientCapabilities._meta.jetbrains.air
 	// so that current Claude and Codex adapters attach their permission
 	// presentation record. It opts into the whole AIR contract; see SPEC.md.
@@ -146,15 +151,16 @@ type ACPClient struct {
 	opts ACPOptions
 	dial func(ctx context.Context) (*agent, error)
 
-	turnSem chan struct{} // one turn at a time
-	plan    atomic.Bool
+	plan atomic.Bool
+	def  *Session // the session Start opened
 
-	mu      sync.Mutex
-	ag      *agent
-	running *turn
-	closed  bool
-	// restarted is reported by the next turn after the agent was replaced.
-	restarted error
+	restartMu sync.Mutex  // one restart at a time
+	crashes   []time.Time // recent crash restarts, for the crash-loop cut-off
+
+	mu       sync.Mutex
+	ag       *agent
+	handles  []*Session // live sessions, re-attached after a restart
+	closed   bool
 }
 
 // Start spawns the agent, runs initialize, opens a session and returns a
@@ -190,19 +196,30 @@ func newClient(ctx context.Context, opts ACPOptions, dialer func(*ACPClient) fun
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	c := &ACPClient{opts: opts, turnSem: make(chan struct{}, 1)}
+	c := &ACPClient{opts: opts}
 	c.plan.Store(opts.PlanMode)
 	c.dial = dialer(c)
 	ag, err := c.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
+	c.def = c.newHandle(SessionOptions{Mode: opts.Mode})
+	if err := ag.open(ctx, c.def, openNew); err != nil {
+		ag.shutdown(err)
+		return nil, ag.startError(err)
+	}
 	c.ag = ag
+	c.handles = append(c.handles, c.def)
 	return c, nil
 }
 
-// SessionID returns the id of the client's session.
-func (c *ACPClient) SessionID() string { return c.agent().sess.id }
+// SessionID returns the id of the client's default session.
+func (c *ACPClient) SessionID() string { return c.def.ID() }
+
+// Session returns the default session: the one Start opened, which the
+// client's own GenerateCtx, GenerateStream, Stream, SetMode, Modes and
+// ConfigOptions use.
+func (c *ACPClient) Session() *Session { return c.def }
 
 // PID returns the agent's process id, or 0 for a connected agent.
 func (c *ACPClient) PID() int {
@@ -223,12 +240,13 @@ func (c *ACPClient) AgentCapabilities() json.RawMessage {
 // AuthMethods returns the authentication methods the agent offered.
 func (c *ACPClient) AuthMethods() []AuthMethod { return c.agent().init.AuthMethods }
 
-// Modes returns the session's modes as last reported by the agent
+// Modes returns the default session's modes as last reported by the agent
 // (session/new, then current_mode_update).
-func (c *ACPClient) Modes() SessionModes { return c.agent().sess.modes() }
+func (c *ACPClient) Modes() SessionModes { return c.def.Modes() }
 
-// ConfigOptions returns the session's config options as last reported.
-func (c *ACPClient) ConfigOptions() []ConfigOption { return c.agent().sess.configOptions() }
+// ConfigOptions returns the default session's config options as last
+// reported.
+func (c *ACPClient) ConfigOptions() []ConfigOption { return c.def.ConfigOptions() }
 
 // Done is closed when the current agent connection ends (crash, protocol
 // failure or Close). After a restart it refers to the new agent.
@@ -262,12 +280,9 @@ func (c *ACPClient) SetPlanMode(on bool) { c.plan.Store(on) }
 // PlanMode reports whether plan mode is on.
 func (c *ACPClient) PlanMode() bool { return c.plan.Load() }
 
-// SetMode asks the agent to switch the session to mode id. The agent's
-// confirmation arrives as a CurrentModeUpdate; Modes reflects it.
-func (c *ACPClient) SetMode(ctx context.Context, id string) error {
-	a := c.agent()
-	return a.call(ctx, "session/set_mode", map[string]string{"sessionId": a.sess.id, "modeId": id}, nil)
-}
+// SetMode asks the agent to switch the default session to mode id; see
+// Session.SetMode.
+func (c *ACPClient) SetMode(ctx context.Context, id string) error { return c.def.SetMode(ctx, id) }
 
 // Close shuts the agent down: stdin is closed, then after CloseGrace the
 // process group gets SIGTERM, then after another CloseGrace SIGKILL. It
@@ -291,39 +306,3 @@ func (c *ACPClient) Close() error {
 	return a.cause
 }
 
-// readyAgent returns a live agent for the next turn, restarting one that
-// had to be abandoned (a cancel the agent never confirmed).
-func (c *ACPClient) readyAgent(ctx context.Context) (*agent, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, ErrClosed
-	}
-	a := c.ag
-	if !a.poisoned.Load() {
-		return a, nil
-	}
-	a.shutdown(ErrCancelUnconfirmed)
-	next, err := c.dial(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("acphost: restarting the agent: %w", err)
-	}
-	c.ag = next
-	c.restarted = &RestartError{Reason: ErrCancelUnconfirmed, OldSessionID: a.sess.id, NewSessionID: next.sess.id}
-	return next, nil
-}
-
-// RestartError reports that the client replaced its agent process and
-// session before a turn; the conversation's context was lost.
-type RestartError struct {
-	Reason       error
-	OldSessionID string
-	NewSessionID string
-}
-
-func (e *RestartError) Error() string {
-	return fmt.Sprintf("acphost: agent restarted (session %s replaced by %s): %v", e.OldSessionID, e.NewSessionID, e.Reason)
-}
-
-// Unwrap returns the reason for the restart.
-func (e *RestartError) Unwrap() error { return e.Reason }

@@ -21,8 +21,8 @@ type item struct {
 	kind   itemKind
 	id     json.RawMessage
 	params json.RawMessage
-	turn   *turn
-	answer *permissionAnswered
+	barrier func()
+	answer  *permissionAnswered
 	in     *inflight
 }
 
@@ -115,7 +115,7 @@ func (a *agent) dispatchLoop() {
 		case itemPermission:
 			a.startPermission(it.id, it.params, it.in)
 		case itemBarrier:
-			a.endDelivery(it.turn)
+			it.barrier()
 		case itemAnswer:
 			a.emitAnswer(it.answer)
 		}
@@ -136,7 +136,10 @@ func (a *agent) deliverUpdate(u Update) {
 	case *ConfigOptionUpdate:
 		s.setState(nil, u.Options)
 	}
-	if f := a.opts.OnUpdate; f != nil {
+	if s.replaying.Load() {
+		u.(interface{ markReplay() }).markReplay()
+	}
+	if f := s.onUpdate(); f != nil {
 		a.safely("OnUpdate", func() { f(u) })
 	}
 	if t, done := s.current(); t != nil {

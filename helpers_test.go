@@ -3,6 +3,7 @@ package acphost
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"sync"
@@ -171,3 +172,5 @@ func (b *syncBuffer) String() string {
 }
 
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+func errorsAs[T error](err error, target *T) bool { return errors.As(err, target) }

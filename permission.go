@@ -270,7 +270,7 @@ func (a *agent) broker(p *pendingPermission) {
 		p.settle(p.req.rejectAnswer(ReasonPlanMode, nil))
 		return
 	}
-	hook := a.opts.OnPermission
+	hook := p.s.onPermission()
 	if hook == nil {
 		if id := DefaultPermission(p.req); id != "" {
 			p.settle(PermissionAnswer{OptionID: id, Option: p.req.Option(id), Reason: ReasonDefault})

@@ -2,12 +2,16 @@ package acphost
 
 import (
 	"sync"
+	"sync/atomic"
 )
 
 // session is the client-side state of one agent session.
 type session struct {
-	a  *agent
-	id string
+	a   *agent
+	id  string
+	pub atomic.Pointer[Session] // the handle this session serves, once opened
+
+	replaying atomic.Bool // a session/load is replaying history
 
 	mu         sync.Mutex
 	turn       *turn // the running turn, nil between turns
@@ -117,4 +121,30 @@ func (s *session) setCurrentMode(id string) {
 	s.mu.Lock()
 	s.modeState.CurrentModeID = id
 	s.mu.Unlock()
+}
+
+func (s *session) bind(h *Session) { s.pub.Store(h) }
+
+// onUpdate is the session's update hook: its handle's, else the client's.
+func (s *session) onUpdate() func(Update) {
+	if h := s.pub.Load(); h != nil && h.opts.OnUpdate != nil {
+		return h.opts.OnUpdate
+	}
+	return s.a.opts.OnUpdate
+}
+
+// onPermission is the session's permission hook: its handle's, else the
+// client's.
+func (s *session) onPermission() PermissionFunc {
+	if h := s.pub.Load(); h != nil && h.opts.OnPermission != nil {
+		return h.opts.OnPermission
+	}
+	return s.a.opts.OnPermission
+}
+
+// busy reports whether a turn is running on the session.
+func (s *session) busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turn != nil
 }

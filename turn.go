@@ -46,6 +46,9 @@ type Response struct {
 	SessionID string
 	// Meta is the prompt result's _meta, raw.
 	Meta json.RawMessage
+	// Restarted is set when the agent was restarted before this turn and
+	// the session was re-attached (its context kept).
+	Restarted *RestartError
 }
 
 // turn is one running prompt. Its response fields are written only by the
@@ -176,19 +179,30 @@ func (c *ACPClient) GenerateCtx(ctx context.Context, req Request) (Response, err
 	return c.generate(ctx, req, nil)
 }
 
-func (c *ACPClient) generate(ctx context.Context, req Request, emit func(StreamEvent)) (resp Response, err error) {
-	if err := c.acquireTurn(ctx); err != nil {
+func (c *ACPClient) generate(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
+	return c.def.generate(ctx, req, emit)
+}
+
+func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEvent)) (resp Response, err error) {
+	if err := s.acquireTurn(ctx); err != nil {
 		return Response{}, err
 	}
-	defer func() { <-c.turnSem }()
-	a, err := c.readyAgent(ctx)
+	defer func() { <-s.turnSem }()
+	a, err := s.c.readyAgent(ctx)
 	if err != nil {
 		return Response{}, err
 	}
-	if restarted := c.takeRestart(); restarted != nil && emit != nil {
-		emit(StreamEvent{Type: EventRestart, Err: restarted})
+	restarted := s.takeRestart()
+	if restarted != nil {
+		if emit != nil {
+			emit(StreamEvent{Type: EventRestart, Err: restarted})
+		}
+		if restarted.ContextLost {
+			return Response{SessionID: s.ID()}, restarted
+		}
 	}
-	resp, err = a.runTurn(ctx, req, emit)
+	resp, err = a.runTurn(ctx, s, req, emit)
+	resp.Restarted = restarted
 	if emit != nil {
 		if err != nil {
 			emit(StreamEvent{Type: EventError, Err: err, StopReason: resp.StopReason})
@@ -199,27 +213,13 @@ func (c *ACPClient) generate(ctx context.Context, req Request, emit func(StreamE
 	return resp, err
 }
 
-func (c *ACPClient) acquireTurn(ctx context.Context) error {
+func (s *Session) acquireTurn(ctx context.Context) error {
 	select {
-	case c.turnSem <- struct{}{}:
+	case s.turnSem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func (c *ACPClient) takeRestart() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.restarted
-	c.restarted = nil
-	return r
-}
-
-func (c *ACPClient) setRunning(t *turn) {
-	c.mu.Lock()
-	c.running = t
-	c.mu.Unlock()
 }
 
 type promptParams struct {
@@ -239,12 +239,12 @@ type promptOutcome struct {
 
 // runTurn sends the prompt and waits for its answer, a cancellation or the
 // agent's death.
-func (a *agent) runTurn(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
-	s := a.sess
+func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(StreamEvent)) (Response, error) {
+	s := a.session(h.ID())
 	t := newTurn(s, emit)
 	s.attach(t)
-	a.c.setRunning(t)
-	defer a.c.setRunning(nil)
+	h.setRunning(t)
+	defer h.setRunning(nil)
 
 	answered, err := a.sendPrompt(t, req)
 	if err != nil {
@@ -270,13 +270,13 @@ func (a *agent) runTurn(ctx context.Context, req Request, emit func(StreamEvent)
 func (a *agent) sendPrompt(t *turn, req Request) (<-chan promptOutcome, error) {
 	id := a.nextID.Add(1)
 	a.mu.Lock()
-	a.prompts[id] = t
+	a.barriers[id] = func() { a.endDelivery(t) }
 	a.mu.Unlock()
 	params := promptParams{SessionID: t.s.id, Prompt: req.blocks()}
 	w, err := a.conn.DispatchCall(context.Background(), "session/prompt", params, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
 	if err != nil {
 		a.mu.Lock()
-		delete(a.prompts, id)
+		delete(a.barriers, id)
 		a.mu.Unlock()
 		return nil, a.callError("session/prompt", err)
 	}

@@ -20,6 +20,9 @@ type Update interface {
 	// Raw is the whole params object of the session/update notification,
 	// exactly as received. It must not be modified.
 	Raw() json.RawMessage
+	// Replay is true for updates an agent replays while loading a session
+	// (history, not new activity).
+	Replay() bool
 	isUpdate()
 }
 
@@ -43,11 +46,14 @@ type updateHeader struct {
 	session string
 	kind    string
 	raw     json.RawMessage
+	replay  bool
 }
 
 func (h *updateHeader) SessionID() string    { return h.session }
 func (h *updateHeader) Kind() string         { return h.kind }
 func (h *updateHeader) Raw() json.RawMessage { return h.raw }
+func (h *updateHeader) Replay() bool         { return h.replay }
+func (h *updateHeader) markReplay()          { h.replay = true }
 func (*updateHeader) isUpdate()              {}
 
 // MessageChunk is a piece of a message: agent_message_chunk (the answer),

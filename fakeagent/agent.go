@@ -21,10 +21,11 @@ type Agent struct {
 	// steps). nil discards it. Set it before calling Serve. Subprocess agents use os.Stderr.
 	Stderr io.Writer
 
-	script      Script
-	loadSession bool
-	served      atomic.Bool
-	exitFn      func(int) // os.Exit in subprocess mode
+	script  Script
+	caps    sessionCaps
+	history *history
+	served  atomic.Bool
+	exitFn  func(int) // os.Exit in subprocess mode
 
 	// Set once by Serve before any goroutine starts.
 	ctx    context.Context
@@ -55,18 +56,17 @@ type Agent struct {
 
 // New returns an agent that plays s. It does nothing until [Agent.Serve] is called.
 func New(s Script) *Agent {
-	var caps struct {
-		LoadSession bool `json:"loadSession"`
-	}
+	var caps sessionCaps
 	_ = json.Unmarshal(s.AgentCapabilities, &caps) // a bad value is reported by Serve
 	return &Agent{
-		script:      s,
-		loadSession: caps.LoadSession,
-		exited:      make(chan struct{}),
-		recvSignal:  make(chan struct{}),
-		pending:     map[string]*call{},
-		sessions:    map[string]bool{},
-		active:      map[string][]*turn{},
+		script:     s,
+		caps:       caps,
+		history:    newHistory(s.HistoryFile),
+		exited:     make(chan struct{}),
+		recvSignal: make(chan struct{}),
+		pending:    map[string]*call{},
+		sessions:   map[string]bool{},
+		active:     map[string][]*turn{},
 	}
 }
 
@@ -295,6 +295,7 @@ type updateParams struct {
 }
 
 func (a *Agent) sendUpdate(sid string, u json.RawMessage) {
+	a.history.add(historyEntry{SessionID: sid, Update: u})
 	a.notify("session/update", mustJSON(updateParams{sid, u}))
 }
 

@@ -28,6 +28,12 @@ func (a *Agent) handleRequest(m Message) {
 		a.sessionNew(m)
 	case "session/load":
 		a.sessionLoad(m)
+	case "session/resume":
+		a.sessionResume(m)
+	case "session/list":
+		a.sessionList(m)
+	case "session/close":
+		a.sessionClose(m)
 	case "session/set_mode":
 		a.setMode(m)
 	case "session/set_config_option":
@@ -92,6 +98,7 @@ func (a *Agent) sessionNew(m Message) {
 		return
 	}
 	sid := a.newSessionID()
+	a.history.add(historyEntry{SessionID: sid, Cwd: cwdOf(m.Params)})
 	result := a.sessionResult(sid)
 	if len(a.script.BeforeSessionNew) == 0 {
 		a.reply(m.ID, result)
@@ -110,15 +117,32 @@ func (a *Agent) newSessionID() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.nSessions++
+	for a.history.knows(a.sessionIDFor(a.nSessions)) {
+		a.nSessions++ // a restarted agent never reuses an id from its history
+	}
+	sid := a.sessionIDFor(a.nSessions)
+	a.sessions[sid] = true
+	return sid
+}
+
+// sessionIDFor names the n-th session: SessionID, then SessionID-2, -3, ….
+func (a *Agent) sessionIDFor(n int) string {
 	sid := a.script.SessionID
 	if sid == "" {
 		sid = "s1"
 	}
-	if a.nSessions > 1 {
-		sid += "-" + strconv.Itoa(a.nSessions)
+	if n > 1 {
+		sid += "-" + strconv.Itoa(n)
 	}
-	a.sessions[sid] = true
 	return sid
+}
+
+func cwdOf(params json.RawMessage) string {
+	var p struct {
+		Cwd string `json:"cwd"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Cwd
 }
 
 func (a *Agent) sessionResult(sid string) json.RawMessage {
@@ -128,23 +152,6 @@ func (a *Agent) sessionResult(sid string) json.RawMessage {
 	}
 	fields["sessionId"] = mustJSON(sid)
 	return mustJSON(fields)
-}
-
-// sessionLoad replays nothing and answers {} when the capability is advertised.
-func (a *Agent) sessionLoad(m Message) {
-	if !a.loadSession {
-		a.replyError(m.ID, codeMethodNotFound, "Method not found")
-		return
-	}
-	sid := sessionOf(m.Params)
-	if sid == "" {
-		a.replyError(m.ID, codeInvalidParams, "Invalid params: sessionId is required")
-		return
-	}
-	a.mu.Lock()
-	a.sessions[sid] = true
-	a.mu.Unlock()
-	a.reply(m.ID, emptyObject)
 }
 
 func (a *Agent) setMode(m Message) {

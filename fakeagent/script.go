@@ -15,13 +15,18 @@ type Script struct {
 	ProtocolVersion int `json:"protocolVersion,omitempty"`
 	// AgentCapabilities is returned verbatim as agentCapabilities; nil means
 	// {"loadSession":false,"promptCapabilities":{"image":true,"embeddedContext":true}}.
-	// With "loadSession":true the agent answers session/load.
+	// With "loadSession":true the agent answers session/load by replaying the session's
+	// history; sessionCapabilities resume, list and close turn on those methods.
 	AgentCapabilities json.RawMessage `json:"agentCapabilities,omitempty"`
 	// AuthMethods is returned as authMethods; nil means [].
 	AuthMethods json.RawMessage `json:"authMethods,omitempty"`
 	// RequireAuth makes session/new and session/prompt fail with -32000
 	// "Authentication required" until an authenticate request has arrived.
 	RequireAuth bool `json:"requireAuth,omitempty"`
+	// HistoryFile, if set, keeps every session's history (the updates sent in it) in this
+	// file, so that session/load in a restarted agent process replays what an earlier
+	// process said. Without it the history lives in memory.
+	HistoryFile string `json:"historyFile,omitempty"`
 	// SessionID is the id of the first session; "" means "s1". Later session/new calls get
 	// SessionID+"-2", SessionID+"-3", and so on.
 	SessionID string `json:"sessionId,omitempty"`

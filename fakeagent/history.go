@@ -1,0 +1,178 @@
+package fakeagent
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"sync"
+)
+
+// historyEntry is one line of a session history: a session opened (Cwd
+// set) or an update sent in it.
+type historyEntry struct {
+	SessionID string          `json:"sessionId"`
+	Cwd       string          `json:"cwd,omitempty"`
+	Update    json.RawMessage `json:"update,omitempty"`
+}
+
+// history remembers what the agent said in each session, so session/load
+// can replay it. With Script.HistoryFile it is appended to that file and
+// read back at start, so a restarted agent process remembers too.
+type history struct {
+	mu      sync.Mutex
+	path    string
+	entries []historyEntry
+}
+
+func newHistory(path string) *history {
+	h := &history{path: path}
+	if path == "" {
+		return h
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return h
+	}
+	defer f.Close()
+	_ = readAllLines(f, func(line []byte) bool {
+		var e historyEntry
+		if json.Unmarshal(line, &e) == nil {
+			h.entries = append(h.entries, e)
+		}
+		return true
+	})
+	return h
+}
+
+func (h *history) add(e historyEntry) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.entries = append(h.entries, e)
+	if h.path == "" {
+		return
+	}
+	f, err := os.OpenFile(h.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	w := bufio.NewWriter(f)
+	_, _ = w.Write(append(mustJSON(e), '\n'))
+	_ = w.Flush()
+	_ = f.Close()
+}
+
+// updates returns the updates sent in a session, in order.
+func (h *history) updates(sid string) []json.RawMessage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []json.RawMessage
+	for _, e := range h.entries {
+		if e.SessionID == sid && e.Update != nil {
+			out = append(out, e.Update)
+		}
+	}
+	return out
+}
+
+// sessions returns the sessions opened, in order, with their cwd.
+func (h *history) sessions() []historyEntry {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []historyEntry
+	for _, e := range h.entries {
+		if e.Cwd != "" {
+			out = append(out, historyEntry{SessionID: e.SessionID, Cwd: e.Cwd})
+		}
+	}
+	return out
+}
+
+// knows reports whether the history holds a session.
+func (h *history) knows(sid string) bool {
+	for _, e := range h.sessions() {
+		if e.SessionID == sid {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionCaps reads which optional session methods the script advertises.
+type sessionCaps struct {
+	LoadSession         bool `json:"loadSession"`
+	SessionCapabilities struct {
+		Resume json.RawMessage `json:"resume"`
+		List   json.RawMessage `json:"list"`
+		Close  json.RawMessage `json:"close"`
+	} `json:"sessionCapabilities"`
+}
+
+// sessionLoad replays the session's history as updates, then answers.
+func (a *Agent) sessionLoad(m Message) {
+	sid, ok := a.reopen(m, a.caps.LoadSession)
+	if !ok {
+		return
+	}
+	a.spawn(func() {
+		for _, u := range a.history.updates(sid) {
+			a.notify("session/update", mustJSON(updateParams{sid, u}))
+		}
+		a.reply(m.ID, emptyObject)
+	})
+}
+
+// sessionResume reopens a session without a replay.
+func (a *Agent) sessionResume(m Message) {
+	if _, ok := a.reopen(m, isSet(a.caps.SessionCapabilities.Resume)); ok {
+		a.reply(m.ID, emptyObject)
+	}
+}
+
+// reopen checks a load or resume request and registers its session.
+func (a *Agent) reopen(m Message, supported bool) (string, bool) {
+	if !supported {
+		a.replyError(m.ID, codeMethodNotFound, "Method not found")
+		return "", false
+	}
+	sid := sessionOf(m.Params)
+	if sid == "" {
+		a.replyError(m.ID, codeInvalidParams, "Invalid params: sessionId is required")
+		return "", false
+	}
+	// An id the history does not know is accepted with nothing to replay.
+	a.mu.Lock()
+	a.sessions[sid] = true
+	a.mu.Unlock()
+	return sid, true
+}
+
+func (a *Agent) sessionList(m Message) {
+	if !isSet(a.caps.SessionCapabilities.List) {
+		a.replyError(m.ID, codeMethodNotFound, "Method not found")
+		return
+	}
+	type info struct {
+		SessionID string `json:"sessionId"`
+		Cwd       string `json:"cwd"`
+	}
+	list := []info{}
+	for _, e := range a.history.sessions() {
+		list = append(list, info{e.SessionID, e.Cwd})
+	}
+	a.reply(m.ID, mustJSON(map[string]any{"sessions": list}))
+}
+
+func (a *Agent) sessionClose(m Message) {
+	if !isSet(a.caps.SessionCapabilities.Close) {
+		a.replyError(m.ID, codeMethodNotFound, "Method not found")
+		return
+	}
+	sid := sessionOf(m.Params)
+	a.mu.Lock()
+	delete(a.sessions, sid)
+	for _, t := range a.active[sid] {
+		t.cancel()
+	}
+	a.mu.Unlock()
+	a.reply(m.ID, emptyObject)
+}

@@ -1,0 +1,197 @@
+package acphost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// RecoverOptions turns on crash recovery: when the agent process dies, the
+// next call restarts it (with backoff) and re-attaches every live session by
+// session/load or session/resume when the agent supports it. A session that
+// cannot be re-attached is replaced by a fresh one, and its next turn fails
+// with a *RestartError matching ErrContextLost instead of running silently
+// without its history.
+type RecoverOptions struct {
+	// MaxRestarts within Window stop the recovery: the call fails with a
+	// *CrashLoopError. Defaults: 5 per minute.
+	MaxRestarts int
+	Window      time.Duration
+	// Backoff is the wait before the first restart after a crash, doubled
+	// for each further crash within Window. Default 100ms.
+	Backoff time.Duration
+}
+
+func (r *RecoverOptions) withDefaults() RecoverOptions {
+	o := *r
+	if o.MaxRestarts <= 0 {
+		o.MaxRestarts = 5
+	}
+	if o.Window <= 0 {
+		o.Window = time.Minute
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = 100 * time.Millisecond
+	}
+	return o
+}
+
+// ErrContextLost matches a *RestartError whose session could not be
+// re-attached: the agent runs a fresh session without the conversation.
+var ErrContextLost = errors.New("acphost: session context lost")
+
+// RestartError reports that the client replaced its agent process before a
+// turn. ContextLost says whether the session had to start afresh; when it
+// did, the turn was not run (call again to run it on the fresh session).
+type RestartError struct {
+	// Reason is why: ErrCancelUnconfirmed, or the agent's exit error.
+	Reason error
+	// OldSessionID and NewSessionID are equal when the session was
+	// re-attached by load or resume.
+	OldSessionID, NewSessionID string
+	// How is "load", "resume" or "new".
+	How         string
+	ContextLost bool
+}
+
+func (e *RestartError) Error() string {
+	what := "session " + e.OldSessionID + " re-attached by " + e.How
+	if e.ContextLost {
+		what = "session " + e.OldSessionID + " lost; continuing in a fresh session " + e.NewSessionID
+	}
+	return fmt.Sprintf("acphost: agent restarted (%s): %v", what, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrContextLost) hold for a lost session.
+func (e *RestartError) Is(target error) bool { return target == ErrContextLost && e.ContextLost }
+
+// Unwrap returns the reason for the restart.
+func (e *RestartError) Unwrap() error { return e.Reason }
+
+// CrashLoopError reports that recovery gave up: the agent died too often.
+type CrashLoopError struct {
+	Restarts int
+	Window   time.Duration
+	Last     error // the last crash
+}
+
+func (e *CrashLoopError) Error() string {
+	return fmt.Sprintf("acphost: agent crashed %d times within %v; not restarting: %v", e.Restarts, e.Window, e.Last)
+}
+
+// Unwrap returns the last crash.
+func (e *CrashLoopError) Unwrap() error { return e.Last }
+
+// readyAgent returns a live agent for the next call. An agent abandoned
+// after an unconfirmed cancel is always replaced; a dead one is replaced
+// only with ACPOptions.Recover, and otherwise its death is the error.
+func (c *ACPClient) readyAgent(ctx context.Context) (*agent, error) {
+	c.restartMu.Lock()
+	defer c.restartMu.Unlock()
+	c.mu.Lock()
+	a, closed := c.ag, c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	reason := error(nil)
+	switch {
+	case a.poisoned.Load():
+		reason = ErrCancelUnconfirmed
+	case a.isDead():
+		if c.opts.Recover == nil {
+			return nil, a.cause
+		}
+		reason = a.cause
+		if err := c.crashBackoff(ctx, reason); err != nil {
+			return nil, err
+		}
+	default:
+		return a, nil
+	}
+	return c.restart(ctx, a, reason)
+}
+
+// crashBackoff applies the crash-loop cut-off and waits out the backoff.
+func (c *ACPClient) crashBackoff(ctx context.Context, crash error) error {
+	o := c.opts.Recover.withDefaults()
+	now := time.Now()
+	recent := c.crashes[:0]
+	for _, t := range c.crashes {
+		if now.Sub(t) < o.Window {
+			recent = append(recent, t)
+		}
+	}
+	c.crashes = recent
+	if len(recent) >= o.MaxRestarts {
+		return &CrashLoopError{Restarts: len(recent), Window: o.Window, Last: crash}
+	}
+	c.crashes = append(c.crashes, now)
+	wait := o.Backoff << len(recent)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// restart replaces agent a and re-attaches every live session.
+func (c *ACPClient) restart(ctx context.Context, a *agent, reason error) (*agent, error) {
+	a.shutdown(reason)
+	next, err := c.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("acphost: restarting the agent: %w", err)
+	}
+	c.mu.Lock()
+	handles := append([]*Session(nil), c.handles...)
+	c.mu.Unlock()
+	for _, h := range handles {
+		if err := next.reattach(ctx, h, reason); err != nil {
+			next.shutdown(err)
+			return nil, fmt.Errorf("acphost: re-attaching session %s: %w", h.ID(), err)
+		}
+	}
+	c.mu.Lock()
+	c.ag = next
+	c.mu.Unlock()
+	return next, nil
+}
+
+// reattach opens h on a fresh agent: load, else resume, else a new session
+// whose lost context is reported to h's next turn.
+func (a *agent) reattach(ctx context.Context, h *Session, reason error) error {
+	old := h.ID()
+	for _, how := range []openKind{openLoad, openResume} {
+		if a.supports(how) {
+			if err := a.open(ctx, h, how); err != nil {
+				return err
+			}
+			h.noteRestart(&RestartError{Reason: reason, OldSessionID: old, NewSessionID: old, How: openMethods[how][len("session/"):]})
+			return nil
+		}
+	}
+	if err := a.open(ctx, h, openNew); err != nil {
+		return err
+	}
+	h.noteRestart(&RestartError{Reason: reason, OldSessionID: old, NewSessionID: h.ID(), How: "new", ContextLost: true})
+	return nil
+}
+
+func (s *Session) noteRestart(r *RestartError) {
+	s.mu.Lock()
+	s.restarted = r
+	s.mu.Unlock()
+}
+
+func (a *agent) isDead() bool {
+	select {
+	case <-a.dead:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,268 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Session is one conversation with the agent. A client starts with one (see
+// ACPClient.Session) and may open, load and resume more on the same agent
+// process. Each session has its own turn serialization, updates and pending
+// permissions: an update or request for one session never reaches another
+// session's hooks. All methods are safe for concurrent use.
+//
+// A Session outlives agent restarts: after the client restarts its agent it
+// re-attaches each live session by session/load or session/resume when the
+// agent supports it, and otherwise opens a fresh one and reports the lost
+// context (see RestartError).
+type Session struct {
+	c       *ACPClient
+	opts    SessionOptions
+	turnSem chan struct{}
+
+	mu        sync.Mutex
+	id        string
+	running   *turn
+	restarted *RestartError // reported by the next turn
+	closed    bool
+}
+
+// SessionOptions configures one session. Zero values take the client's.
+type SessionOptions struct {
+	// Dir is the session's working directory (absolute). Default: ACPOptions.Dir.
+	Dir string
+	// MCPServers are passed to the agent. Default: ACPOptions.MCPServers.
+	MCPServers []json.RawMessage
+	// OnUpdate receives this session's updates instead of ACPOptions.OnUpdate.
+	OnUpdate func(Update)
+	// OnPermission answers this session's requests instead of
+	// ACPOptions.OnPermission.
+	OnPermission PermissionFunc
+	// Mode, if set, is set right after the session opens.
+	Mode string
+}
+
+func (c *ACPClient) newHandle(opts SessionOptions) *Session {
+	if opts.Dir == "" {
+		opts.Dir = c.opts.Dir
+	}
+	if opts.MCPServers == nil {
+		opts.MCPServers = c.opts.MCPServers
+	}
+	return &Session{c: c, opts: opts, turnSem: make(chan struct{}, 1)}
+}
+
+// ID returns the session id the agent assigned (it changes only when a
+// restart could not keep the conversation).
+func (s *Session) ID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+func (s *Session) setID(id string) {
+	s.mu.Lock()
+	s.id = id
+	s.mu.Unlock()
+}
+
+// state returns the agent-side record of the session on the current agent.
+func (s *Session) state() *session { return s.c.agent().session(s.ID()) }
+
+// Modes returns the session's modes as last reported by the agent.
+func (s *Session) Modes() SessionModes { return s.state().modes() }
+
+// ConfigOptions returns the session's config options as last reported.
+func (s *Session) ConfigOptions() []ConfigOption { return s.state().configOptions() }
+
+// SetMode asks the agent to switch the session to mode id. The agent
+// confirms with a CurrentModeUpdate, which Modes reflects: a mode the agent
+// did not confirm is not assumed.
+func (s *Session) SetMode(ctx context.Context, id string) error {
+	return s.c.agent().call(ctx, "session/set_mode", map[string]string{"sessionId": s.ID(), "modeId": id}, nil)
+}
+
+// SetConfigOption sets a config option (value is a select option's value
+// id, or a bool for a boolean option) and returns the complete state the
+// agent answered with.
+func (s *Session) SetConfigOption(ctx context.Context, configID string, value any) ([]ConfigOption, error) {
+	params := map[string]any{"sessionId": s.ID(), "configId": configID, "value": value}
+	if _, ok := value.(bool); ok {
+		params["type"] = "boolean"
+	}
+	var res struct {
+		ConfigOptions json.RawMessage `json:"configOptions"`
+	}
+	a := s.c.agent()
+	if err := a.call(ctx, "session/set_config_option", params, &res); err != nil {
+		return nil, err
+	}
+	opts := decodeConfigOptions(res.ConfigOptions)
+	a.session(s.ID()).setState(nil, opts)
+	return opts, nil
+}
+
+// Generate runs one turn on this session with no cancellation.
+func (s *Session) Generate(req Request) (Response, error) {
+	return s.GenerateCtx(context.Background(), req)
+}
+
+// GenerateCtx runs one turn on this session; see ACPClient.GenerateCtx.
+func (s *Session) GenerateCtx(ctx context.Context, req Request) (Response, error) {
+	return s.generate(ctx, req, nil)
+}
+
+// GenerateStream runs one turn on this session as events; see
+// ACPClient.GenerateStream.
+func (s *Session) GenerateStream(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
+	return s.generate(ctx, req, emit)
+}
+
+// Cancel stops this session's running turn, if any; see ACPClient.Cancel.
+func (s *Session) Cancel() {
+	s.mu.Lock()
+	t := s.running
+	s.mu.Unlock()
+	if t != nil {
+		t.stopped.Do(func() { close(t.stop) })
+	}
+}
+
+func (s *Session) setRunning(t *turn) {
+	s.mu.Lock()
+	s.running = t
+	s.mu.Unlock()
+}
+
+// takeRestart returns the restart to report to the next turn, once.
+func (s *Session) takeRestart() *RestartError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.restarted
+	s.restarted = nil
+	return r
+}
+
+// Close ends the session: session/close when the agent supports it (it
+// cancels any running turn), and the client forgets it. Closing the
+// client's default session is not allowed.
+func (s *Session) Close(ctx context.Context) error {
+	if s == s.c.def {
+		return errors.New("acphost: the default session closes with the client")
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if closed {
+		return nil
+	}
+	s.c.forget(s)
+	a := s.c.agent()
+	if !a.caps.SessionCapabilities.Close.present() {
+		return nil
+	}
+	if a.terms != nil {
+		a.terms.CloseOwner(s.ID())
+	}
+	return a.call(ctx, "session/close", map[string]string{"sessionId": s.ID()}, nil)
+}
+
+func (c *ACPClient) forget(s *Session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, h := range c.handles {
+		if h == s {
+			c.handles = append(c.handles[:i:i], c.handles[i+1:]...)
+			return
+		}
+	}
+}
+
+func (c *ACPClient) remember(s *Session) {
+	c.mu.Lock()
+	c.handles = append(c.handles, s)
+	c.mu.Unlock()
+}
+
+// NewSession opens another session on the agent.
+func (c *ACPClient) NewSession(ctx context.Context, opts SessionOptions) (*Session, error) {
+	return c.openHandle(ctx, opts, openNew, "")
+}
+
+// LoadSession opens a session the agent stored earlier, by id. The agent
+// replays the conversation as updates before it answers; they are
+// delivered to the session's OnUpdate with Replay() true, all before
+// LoadSession returns. It fails with ErrUnsupported unless the agent
+// advertised loadSession.
+func (c *ACPClient) LoadSession(ctx context.Context, id string, opts SessionOptions) (*Session, error) {
+	return c.openHandle(ctx, opts, openLoad, id)
+}
+
+// ResumeSession reopens a stored session without a replay. It fails with
+// ErrUnsupported unless the agent advertised sessionCapabilities.resume.
+func (c *ACPClient) ResumeSession(ctx context.Context, id string, opts SessionOptions) (*Session, error) {
+	return c.openHandle(ctx, opts, openResume, id)
+}
+
+func (c *ACPClient) openHandle(ctx context.Context, opts SessionOptions, how openKind, id string) (*Session, error) {
+	a, err := c.readyAgent(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := c.newHandle(opts)
+	h.id = id
+	if err := a.open(ctx, h, how); err != nil {
+		return nil, err
+	}
+	c.remember(h)
+	return h, nil
+}
+
+// SessionInfo describes a stored session, as session/list reports it.
+type SessionInfo struct {
+	SessionID string          `json:"sessionId"`
+	Cwd       string          `json:"cwd"`
+	Title     string          `json:"title,omitempty"`
+	UpdatedAt string          `json:"updatedAt,omitempty"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ListSessions lists the agent's stored sessions (all pages), optionally
+// only those of one working directory. It fails with ErrUnsupported unless
+// the agent advertised sessionCapabilities.list.
+func (c *ACPClient) ListSessions(ctx context.Context, cwd string) ([]SessionInfo, error) {
+	a, err := c.readyAgent(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !a.caps.SessionCapabilities.List.present() {
+		return nil, fmt.Errorf("acphost: session/list: %w", ErrUnsupported)
+	}
+	var all []SessionInfo
+	cursor := ""
+	for {
+		params := map[string]string{}
+		if cwd != "" {
+			params["cwd"] = cwd
+		}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		var page struct {
+			Sessions   []SessionInfo `json:"sessions"`
+			NextCursor string        `json:"nextCursor"`
+		}
+		if err := a.call(ctx, "session/list", params, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Sessions...)
+		if page.NextCursor == "" || page.NextCursor == cursor {
+			return all, nil
+		}
+		cursor = page.NextCursor
+	}
+}

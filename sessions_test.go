@@ -1,0 +1,218 @@
+package acphost
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const sessionCaps = `{"loadSession":true,"sessionCapabilities":{"resume":{},"list":{},"close":{}}}`
+
+func TestTwoSessionsInterleavedReachTheirOwnHooks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		script := fakeagent.Script{Turns: []fakeagent.Turn{
+			{Prompt: "A", Steps: []fakeagent.Step{{Updates: 300, UpdatesNumbered: true}}},
+			{Prompt: "B", Steps: []fakeagent.Step{
+				fakeagent.Ask(fakeagent.PermissionParams("tb", "edit b", "edit", fakeagent.StdOptions...)),
+				{Updates: 300, UpdatesNumbered: true},
+			}},
+		}}
+		recA, recB := &recorder{}, &recorder{}
+		var mu sync.Mutex
+		askedBy := map[string]int{}
+		perm := func(who string) PermissionFunc {
+			return func(_ context.Context, req *PermissionRequest) (string, error) {
+				mu.Lock()
+				askedBy[who+":"+req.SessionID]++
+				mu.Unlock()
+				return "reject", nil
+			}
+		}
+		c, _ := connectFake(t, script, ACPOptions{OnUpdate: recA.onUpdate, OnPermission: perm("A")})
+		b, err := c.NewSession(context.Background(), SessionOptions{OnUpdate: recB.onUpdate, OnPermission: perm("B")})
+		require.NoError(t, err)
+		require.NotEqual(t, c.SessionID(), b.ID())
+
+		var wg sync.WaitGroup
+		var respA, respB Response
+		var errA, errB error
+		wg.Go(func() { respA, errA = c.Generate(Request{Prompt: "A"}) })
+		wg.Go(func() { respB, errB = b.Generate(Request{Prompt: "B"}) })
+		wg.Wait()
+		require.NoError(t, errA)
+		require.NoError(t, errB)
+		assert.True(t, strings.HasPrefix(respA.Text, "0123"), "A's answer is its own updates, in order")
+		assert.Equal(t, respA.Text, respB.Text, "both sessions streamed the same numbered text")
+		for _, u := range recA.updates {
+			assert.Equal(t, c.SessionID(), u.SessionID())
+		}
+		for _, u := range recB.updates {
+			assert.Equal(t, b.ID(), u.SessionID())
+		}
+		assert.Equal(t, 300, recA.len())
+		assert.Equal(t, 300, recB.len())
+		assert.Equal(t, map[string]int{"B:" + b.ID(): 1}, askedBy, "B's permission reached only B's hook")
+	})
+}
+
+func TestLoadSessionReplaysHistory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		script := fakeagent.Script{AgentCapabilities: raw(sessionCaps), Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			fakeagent.Say(fakeagent.Thought("hmm")), fakeagent.Say(fakeagent.Text("hello")),
+		}}}}
+		c, _ := connectFake(t, script, ACPOptions{})
+		_, err := c.Generate(Request{Prompt: "hi"})
+		require.NoError(t, err)
+
+		rec := &recorder{}
+		s, err := c.LoadSession(context.Background(), c.SessionID(), SessionOptions{OnUpdate: rec.onUpdate})
+		require.NoError(t, err)
+		assert.Equal(t, c.SessionID(), s.ID())
+		require.Equal(t, []string{KindAgentThoughtChunk, KindAgentMessageChunk}, rec.kinds(), "the replay is delivered before LoadSession returns")
+		for _, u := range rec.updates {
+			assert.True(t, u.Replay())
+		}
+		resp, err := s.Generate(Request{Prompt: "again"})
+		require.NoError(t, err)
+		assert.Equal(t, "hello", resp.Text)
+		assert.False(t, rec.updates[len(rec.updates)-1].Replay(), "live updates are not marked replay")
+
+		res, err := c.ResumeSession(context.Background(), c.SessionID(), SessionOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, c.SessionID(), res.ID())
+
+		list, err := c.ListSessions(context.Background(), "")
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		assert.Equal(t, c.SessionID(), list[0].SessionID)
+
+		other, err := c.NewSession(context.Background(), SessionOptions{})
+		require.NoError(t, err)
+		require.NoError(t, other.Close(context.Background()))
+	})
+}
+
+func TestSessionMethodsNeedCapabilities(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := connectFake(t, fakeagent.Script{}, ACPOptions{})
+		_, err := c.LoadSession(context.Background(), "x", SessionOptions{})
+		assert.ErrorIs(t, err, ErrUnsupported)
+		_, err = c.ResumeSession(context.Background(), "x", SessionOptions{})
+		assert.ErrorIs(t, err, ErrUnsupported)
+		_, err = c.ListSessions(context.Background(), "")
+		assert.ErrorIs(t, err, ErrUnsupported)
+	})
+}
+
+func TestSetConfigOptionReturnsAgentState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fa := connectFake(t, fakeagent.Script{}, ACPOptions{})
+		opts, err := c.Session().SetConfigOption(context.Background(), "model", "fast")
+		require.NoError(t, err)
+		assert.Empty(t, opts)
+		assert.JSONEq(t, `{"sessionId":"s1","configId":"model","value":"fast"}`, string(received(fa.Agent, "session/set_config_option")[0]))
+	})
+}
+
+// crashing is a script whose "crash" prompt kills the agent mid-turn.
+func crashing(caps, history string) fakeagent.Script {
+	code := 9
+	return fakeagent.Script{AgentCapabilities: raw(caps), HistoryFile: history, Turns: []fakeagent.Turn{
+		{Prompt: "crash", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("partial")), {Stderr: "panic: boom"}, {Exit: &code}}},
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}},
+	}}
+}
+
+func TestCrashRecoveryReattachesByLoad(t *testing.T) {
+	t.Parallel()
+	history := filepath.Join(t.TempDir(), "history.ndjson")
+	rec := &recorder{}
+	c, err := startFake(t, crashing(sessionCaps, history), ACPOptions{OnUpdate: rec.onUpdate, Recover: &RecoverOptions{Backoff: time.Millisecond}})
+	require.NoError(t, err)
+	_, err = c.Generate(Request{Prompt: "hello"})
+	require.NoError(t, err)
+	sid, pid := c.SessionID(), c.PID()
+
+	_, err = c.Generate(Request{Prompt: "crash"})
+	var ee *ExitError
+	require.ErrorAs(t, err, &ee, "a crash fails the turn at once with the exit")
+	assert.Equal(t, 9, ee.ExitCode)
+	assert.True(t, ee.DuringTurn)
+	assert.Contains(t, ee.Error(), "panic: boom")
+
+	before := rec.len()
+	resp, err := c.Generate(Request{Prompt: "after"})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", resp.Text)
+	require.NotNil(t, resp.Restarted)
+	assert.Equal(t, "load", resp.Restarted.How)
+	assert.False(t, resp.Restarted.ContextLost)
+	assert.ErrorIs(t, resp.Restarted, ErrAgentExited)
+	assert.Equal(t, sid, c.SessionID(), "the same session, re-attached")
+	assert.NotEqual(t, pid, c.PID())
+	rec.mu.Lock()
+	replayed := 0
+	for _, u := range rec.updates[before:] {
+		if u.Replay() {
+			replayed++
+		}
+	}
+	rec.mu.Unlock()
+	assert.Equal(t, 2, replayed, "the history (ok, partial) was replayed by load")
+}
+
+func TestCrashRecoveryWithoutLoadReportsLostContext(t *testing.T) {
+	t.Parallel()
+	c, err := startFake(t, crashing(`{}`, ""), ACPOptions{Recover: &RecoverOptions{Backoff: time.Millisecond}})
+	require.NoError(t, err)
+	sid := c.SessionID()
+	_, err = c.Generate(Request{Prompt: "crash"})
+	require.ErrorIs(t, err, ErrAgentExited)
+	_, err = c.Generate(Request{Prompt: "after"})
+	require.ErrorIs(t, err, ErrContextLost, "never a silently fresh session")
+	var re *RestartError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, sid, re.OldSessionID)
+	resp, err := c.Generate(Request{Prompt: "after"})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", resp.Text)
+	assert.Equal(t, re.NewSessionID, c.SessionID())
+}
+
+func TestCrashLoopStopsRestarting(t *testing.T) {
+	t.Parallel()
+	code := 1
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{Exit: &code}}}}}
+	c, err := startFake(t, script, ACPOptions{Recover: &RecoverOptions{MaxRestarts: 2, Backoff: time.Millisecond}})
+	require.NoError(t, err)
+	var loop *CrashLoopError
+	for i := 0; i < 10; i++ {
+		_, err = c.Generate(Request{Prompt: "x"})
+		if errorsAs(err, &loop) {
+			break
+		}
+	}
+	require.NotNil(t, loop, "recovery gave up: %v", err)
+	assert.Equal(t, 2, loop.Restarts)
+	assert.ErrorIs(t, err, ErrAgentExited)
+	_, err = c.Generate(Request{Prompt: "x"})
+	assert.ErrorAs(t, err, &loop, "and stays given up")
+}
+
+func TestWithoutRecoverADeadAgentStaysDead(t *testing.T) {
+	t.Parallel()
+	c, err := startFake(t, crashing(`{}`, ""), ACPOptions{})
+	require.NoError(t, err)
+	_, err = c.Generate(Request{Prompt: "crash"})
+	require.ErrorIs(t, err, ErrAgentExited)
+	_, err = c.Generate(Request{Prompt: "after"})
+	require.ErrorIs(t, err, ErrAgentExited)
+}
