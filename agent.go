@@ -42,7 +42,8 @@ type agent struct {
 	shutOnce  sync.Once
 	poisoned  atomic.Bool
 
-	wg sync.WaitGroup // every goroutine of this agent
+	wg  sync.WaitGroup // every goroutine of this agent
+	gen int            // which agent process of the client this is (1, 2, …)
 
 	nextID atomic.Uint64
 
@@ -124,9 +125,13 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 	a.stream.Inbound = a.inbound
 	a.stream.Response = a.response
 	a.stream.Skipped = a.skipped
+	a.gen = int(c.gens.Add(1))
+	if c.rec != nil {
+		a.stream.Trace = func(dir string, msg []byte) { c.rec.message(a.gen, dir, msg) }
+	}
 	a.conn = jsonrpc2.NewConn(a.ctx, a.stream, jsonrpc2.HandlerWithError(refuseAll), jsonrpc2.SetLogger(discardLogger{}))
 	if p != nil {
-		p.run(&a.wg, c.opts.Stderr)
+		p.run(&a.wg, a.stderrSink())
 	}
 	a.wg.Add(2)
 	go a.dispatchLoop()
@@ -532,7 +537,26 @@ func (a *agent) response(rawID json.RawMessage) {
 	}
 }
 
+// stderrSink is where the agent's stderr goes besides the tail.
+func (a *agent) stderrSink() io.Writer {
+	var sinks []io.Writer
+	if a.opts.Stderr != nil {
+		sinks = append(sinks, a.opts.Stderr)
+	}
+	if a.c.rec != nil {
+		sinks = append(sinks, &stderrLines{rec: a.c.rec, gen: a.gen})
+	}
+	switch len(sinks) {
+	case 0:
+		return nil
+	case 1:
+		return sinks[0]
+	}
+	return io.MultiWriter(sinks...)
+}
+
 func (a *agent) skipped(line []byte) {
+	a.c.rec.line(a.gen, "skip", line)
 	if a.opts.OnSkippedLine != nil {
 		a.opts.OnSkippedLine(line)
 	}

@@ -97,6 +97,13 @@ type ACPOptions struct {
 	// Terminal serves terminal/*; nil serves nothing.
 	Terminal *TerminalOptions
 
+	// Record, if set, receives the client's wire as NDJSON: both directions,
+	// stderr lines and skipped stdout lines, with timestamps and the agent
+	// process generation. fakeagent.ReplayCommand replays such a recording
+	// as the agent, turning a real session into a regression test. Writes
+	// are serialized; a slow writer slows the client.
+	Record io.Writer
+
 	// Recover, if set, restarts a crashed agent on the next call and
 	// re-attaches its sessions (see RecoverOptions). Nil: a dead agent stays
 	// dead and every call returns why.
@@ -157,10 +164,13 @@ type ACPClient struct {
 	restartMu sync.Mutex  // one restart at a time
 	crashes   []time.Time // recent crash restarts, for the crash-loop cut-off
 
-	mu       sync.Mutex
-	ag       *agent
-	handles  []*Session // live sessions, re-attached after a restart
-	closed   bool
+	rec  *wireRecorder
+	gens atomic.Int64 // agent processes started
+
+	mu      sync.Mutex
+	ag      *agent
+	handles []*Session // live sessions, re-attached after a restart
+	closed  bool
 }
 
 // Start spawns the agent, runs initialize, opens a session and returns a
@@ -196,7 +206,7 @@ func newClient(ctx context.Context, opts ACPOptions, dialer func(*ACPClient) fun
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	c := &ACPClient{opts: opts}
+	c := &ACPClient{opts: opts, rec: newWireRecorder(opts.Record)}
 	c.plan.Store(opts.PlanMode)
 	c.dial = dialer(c)
 	ag, err := c.dial(ctx)
@@ -305,4 +315,3 @@ func (c *ACPClient) Close() error {
 	}
 	return a.cause
 }
-
