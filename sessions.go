@@ -28,6 +28,7 @@ type Session struct {
 	running   *turn
 	restarted *RestartError // reported by the next turn
 	closed    bool
+	onClose   func() // set by a Pool: returns the session's slot
 }
 
 // SessionOptions configures one session. Zero values take the client's.
@@ -147,10 +148,10 @@ func (s *Session) takeRestart() *RestartError {
 }
 
 // Close ends the session: session/close when the agent supports it (it
-// cancels any running turn), and the client forgets it. Closing the
-// client's default session is not allowed.
+// cancels any running turn), and the client forgets it. The client's
+// default session closes with the client, unless a Pool handed it out.
 func (s *Session) Close(ctx context.Context) error {
-	if s == s.c.def {
+	if s == s.c.def && s.onClose == nil {
 		return errors.New("acphost: the default session closes with the client")
 	}
 	s.mu.Lock()
@@ -160,13 +161,18 @@ func (s *Session) Close(ctx context.Context) error {
 	if closed {
 		return nil
 	}
-	s.c.forget(s)
-	a := s.c.agent()
-	if !a.caps.SessionCapabilities.Close.present() {
-		return nil
+	if s.onClose != nil {
+		defer s.onClose()
 	}
+	if s != s.c.def {
+		s.c.forget(s)
+	}
+	a := s.c.agent()
 	if a.terms != nil {
 		a.terms.CloseOwner(s.ID())
+	}
+	if !a.caps.SessionCapabilities.Close.present() {
+		return nil
 	}
 	return a.call(ctx, "session/close", map[string]string{"sessionId": s.ID()}, nil)
 }

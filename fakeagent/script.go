@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Script describes an agent's whole behaviour. It is plain data: it round-trips through
@@ -137,6 +138,9 @@ type Step struct {
 	// decimal index (from 0) when UpdatesNumbered is set.
 	Updates         int  `json:"updates,omitempty"`
 	UpdatesNumbered bool `json:"updatesNumbered,omitempty"`
+	// Delay is simulated work: the step waits this long (a Go duration such as "200ms").
+	// A cancel of the turn ends the wait, as it would end a model call.
+	Delay string `json:"delay,omitempty"`
 }
 
 // Call is an agent→client request or notification.
@@ -203,6 +207,11 @@ func (st Step) validate() error {
 	if err := st.Request.validate("Request"); err != nil {
 		return err
 	}
+	if st.Delay != "" {
+		if _, err := time.ParseDuration(st.Delay); err != nil {
+			return fmt.Errorf("Delay: %w", err)
+		}
+	}
 	return st.Notify.validate("Notify")
 }
 
@@ -211,7 +220,7 @@ func (st Step) actions() int {
 	for _, set := range []bool{
 		isSet(st.Update), isSet(st.Permission), st.WaitAll, st.Request != nil,
 		st.Notify != nil, st.CancelRequest, st.Raw != "", st.HugeLine > 0,
-		st.Stderr != "", st.Exit != nil, st.WaitCancel, st.Updates > 0,
+		st.Stderr != "", st.Exit != nil, st.WaitCancel, st.Updates > 0, st.Delay != "",
 	} {
 		if set {
 			n++

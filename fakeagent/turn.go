@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 const methodPermission = "session/request_permission"
@@ -157,6 +158,12 @@ func (t *turn) step(s Step, cancellable bool) result {
 		return t.wait(nil, cancellable)
 	case s.Updates > 0:
 		return t.sendBulk(s.Updates, s.UpdatesNumbered, cancellable)
+	case s.Delay != "":
+		d, _ := time.ParseDuration(s.Delay) // validated
+		elapsed := make(chan struct{})
+		timer := time.AfterFunc(d, func() { close(elapsed) })
+		defer timer.Stop()
+		return t.wait(elapsed, cancellable)
 	}
 	return finished
 }

@@ -1,0 +1,266 @@
+package acphost
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// PoolOptions configures a Pool of warm agent processes.
+type PoolOptions struct {
+	// Agent is how each process is started and configured.
+	Agent ACPOptions
+	// Min processes are started by NewPool and kept warm. Default 1.
+	Min int
+	// Max bounds the processes; more are started lazily when every process
+	// already holds SessionsPerProcess sessions. Default Min.
+	Max int
+	// SessionsPerProcess is how many live sessions share one process before
+	// another is used. Default 1: most agents (Codex, opencode, Gemini)
+	// serialize the turns of all sessions inside one process, so sessions
+	// only run in parallel on separate processes; Claude's adapter runs
+	// sessions of one process concurrently.
+	SessionsPerProcess int
+	// IdleTimeout closes processes beyond Min that have held no session for
+	// this long. Zero: never.
+	IdleTimeout time.Duration
+}
+
+// Pool keeps several agent processes warm and hands out sessions pinned to
+// one of them for their life, so concurrent conversations run in parallel
+// instead of queueing behind one process. All methods are safe for
+// concurrent use.
+type Pool struct {
+	opts PoolOptions
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	members []*poolMember
+	closed  bool
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+type poolMember struct {
+	c        *ACPClient
+	sessions int
+	defTaken bool // the client's default session was handed out (never twice: it holds a conversation)
+	idleFrom time.Time
+}
+
+// ErrPoolClosed is returned by a Pool after Close.
+var ErrPoolClosed = errors.New("acphost: pool closed")
+
+// NewPool starts opts.Min processes (in parallel) and returns the pool.
+func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
+	if opts.Min <= 0 {
+		opts.Min = 1
+	}
+	if opts.Max < opts.Min {
+		opts.Max = opts.Min
+	}
+	if opts.SessionsPerProcess <= 0 {
+		opts.SessionsPerProcess = 1
+	}
+	p := &Pool{opts: opts, done: make(chan struct{})}
+	p.cond.L = &p.mu
+	clients := make([]*ACPClient, opts.Min)
+	errs := make([]error, opts.Min)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() { clients[i], errs[i] = Start(ctx, opts.Agent) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, c := range clients {
+			if c != nil {
+				c.Close()
+			}
+		}
+		return nil, err
+	}
+	now := time.Now()
+	for _, c := range clients {
+		p.members = append(p.members, &poolMember{c: c, idleFrom: now})
+	}
+	if opts.IdleTimeout > 0 {
+		p.wg.Go(p.reapIdle)
+	}
+	return p, nil
+}
+
+// NewSession returns a session on the least loaded process, starting a new
+// process when all are full and Max allows, else waiting (bounded by ctx)
+// for a session to close. Close the session when the conversation ends.
+func (p *Pool) NewSession(ctx context.Context, opts SessionOptions) (*Session, error) {
+	m, err := p.reserve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := p.open(ctx, m, opts)
+	if err != nil {
+		p.release(m)
+		return nil, err
+	}
+	return s, nil
+}
+
+// open hands out m's default session when it is free (no session/new
+// needed), else opens another.
+func (p *Pool) open(ctx context.Context, m *poolMember, opts SessionOptions) (*Session, error) {
+	p.mu.Lock()
+	useDefault := !m.defTaken && opts.OnUpdate == nil && opts.OnPermission == nil && opts.Dir == "" && opts.Mode == ""
+	if useDefault {
+		m.defTaken = true
+	}
+	p.mu.Unlock()
+	if useDefault {
+		s := m.c.def
+		s.onClose = func() { p.release(m) }
+		return s, nil
+	}
+	s, err := m.c.NewSession(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.onClose = func() { p.release(m) }
+	return s, nil
+}
+
+// reserve picks (or starts) a member with room and counts the session.
+func (p *Pool) reserve(ctx context.Context) (*poolMember, error) {
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		if p.closed {
+			return nil, ErrPoolClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if m := p.leastLoaded(); m != nil && m.sessions < p.opts.SessionsPerProcess {
+			m.sessions++
+			return m, nil
+		}
+		if len(p.members) < p.opts.Max {
+			m := &poolMember{sessions: 1}
+			p.members = append(p.members, m) // holds the slot while it starts
+			p.mu.Unlock()
+			c, err := Start(ctx, p.opts.Agent)
+			p.mu.Lock()
+			if err == nil && p.closed {
+				c.Close()
+				err = ErrPoolClosed
+			}
+			if err != nil {
+				p.remove(m)
+				p.cond.Broadcast()
+				return nil, err
+			}
+			m.c = c
+			return m, nil
+		}
+		p.cond.Wait()
+	}
+}
+
+func (p *Pool) leastLoaded() *poolMember {
+	var best *poolMember
+	for _, m := range p.members {
+		if m.c != nil && (best == nil || m.sessions < best.sessions) {
+			best = m
+		}
+	}
+	return best
+}
+
+func (p *Pool) remove(m *poolMember) {
+	for i, x := range p.members {
+		if x == m {
+			p.members = append(p.members[:i:i], p.members[i+1:]...)
+			return
+		}
+	}
+}
+
+// release returns a session's slot.
+func (p *Pool) release(m *poolMember) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m.sessions--
+	if m.sessions == 0 {
+		m.idleFrom = time.Now()
+	}
+	p.cond.Broadcast()
+}
+
+// reapIdle closes processes beyond Min that stayed idle for IdleTimeout.
+func (p *Pool) reapIdle() {
+	t := time.NewTicker(p.opts.IdleTimeout / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case now := <-t.C:
+			for _, c := range p.takeIdle(now) {
+				c.Close()
+			}
+		}
+	}
+}
+
+func (p *Pool) takeIdle(now time.Time) []*ACPClient {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*ACPClient
+	for i := 0; i < len(p.members) && len(p.members) > p.opts.Min; {
+		m := p.members[i]
+		if m.c != nil && m.sessions == 0 && now.Sub(m.idleFrom) >= p.opts.IdleTimeout {
+			out = append(out, m.c)
+			p.members = append(p.members[:i:i], p.members[i+1:]...)
+			continue
+		}
+		i++
+	}
+	return out
+}
+
+// Processes returns how many agent processes the pool holds.
+func (p *Pool) Processes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.members)
+}
+
+// Close closes every process of the pool (in parallel) and waits for them.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	members := p.members
+	p.members = nil
+	close(p.done)
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	p.wg.Wait()
+	errs := make([]error, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members {
+		if m.c != nil {
+			wg.Go(func() { errs[i] = m.c.Close() })
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

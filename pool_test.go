@@ -1,0 +1,112 @@
+package acphost
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// slowTurn is an agent whose every turn takes a second of "work".
+var slowTurn = fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{Delay: "1s"}, fakeagent.Say(fakeagent.Text("done"))}}}}
+
+func poolOf(t *testing.T, opts PoolOptions) *Pool {
+	t.Helper()
+	path, args, env, err := fakeagent.Command(slowTurn)
+	require.NoError(t, err)
+	opts.Agent = ACPOptions{Command: path, Args: args, Env: env, Dir: t.TempDir()}
+	p, err := NewPool(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func TestPoolRunsSessionsOnSeparateProcesses(t *testing.T) {
+	t.Parallel()
+	p := poolOf(t, PoolOptions{Min: 1, Max: 3})
+	assert.Equal(t, 1, p.Processes())
+	var sessions []*Session
+	for range 3 {
+		s, err := p.NewSession(context.Background(), SessionOptions{})
+		require.NoError(t, err)
+		sessions = append(sessions, s)
+	}
+	assert.Equal(t, 3, p.Processes(), "grown lazily to Max")
+	pids := map[int]bool{}
+	for _, s := range sessions {
+		pids[s.c.PID()] = true
+	}
+	assert.Len(t, pids, 3, "each session pinned to its own process")
+
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Go(func() {
+			resp, err := s.Generate(Request{Prompt: "x"})
+			assert.NoError(t, err)
+			assert.Equal(t, "done", resp.Text)
+		})
+	}
+	wg.Wait()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := p.NewSession(ctx, SessionOptions{})
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "full: waits for a session to close")
+	require.NoError(t, sessions[0].Close(context.Background()))
+	s, err := p.NewSession(context.Background(), SessionOptions{OnUpdate: func(Update) {}})
+	require.NoError(t, err)
+	assert.NotEqual(t, sessions[0].ID(), s.ID(), "a released default session is never handed out again")
+	require.NoError(t, p.Close())
+	_, err = p.NewSession(context.Background(), SessionOptions{})
+	assert.ErrorIs(t, err, ErrPoolClosed)
+}
+
+func TestPoolClosesIdleProcesses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// In-process members: the pool's logic, with fake time.
+		p := &Pool{opts: PoolOptions{Min: 1, Max: 3, SessionsPerProcess: 1, IdleTimeout: time.Minute}, done: make(chan struct{})}
+		p.cond.L = &p.mu
+		for range 3 {
+			c, _ := connectFake(t, fakeagent.Script{}, ACPOptions{})
+			p.members = append(p.members, &poolMember{c: c, idleFrom: time.Now()})
+		}
+		p.members[0].sessions = 1
+		p.wg.Go(p.reapIdle)
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		assert.Equal(t, 1, p.Processes(), "idle processes beyond Min are closed")
+		assert.Equal(t, 1, p.members[0].sessions, "the busy one stays")
+		require.NoError(t, p.Close())
+	})
+}
+
+// BenchmarkPoolParallelTurns runs N concurrent turns (1s of agent work each)
+// on an N-process pool: the wall time should be about one turn's.
+func BenchmarkPoolParallelTurns(b *testing.B) {
+	const n = 4
+	path, args, env, err := fakeagent.Command(slowTurn)
+	require.NoError(b, err)
+	p, err := NewPool(context.Background(), PoolOptions{Min: n, Agent: ACPOptions{Command: path, Args: args, Env: env, Dir: b.TempDir()}})
+	require.NoError(b, err)
+	defer p.Close()
+	var sessions []*Session
+	for range n {
+		s, err := p.NewSession(context.Background(), SessionOptions{})
+		require.NoError(b, err)
+		sessions = append(sessions, s)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for _, s := range sessions {
+			wg.Go(func() { _, _ = s.Generate(Request{Prompt: "x"}) })
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/round")
+}
