@@ -2,7 +2,10 @@ package acphost
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,4 +66,43 @@ func TestRecordWire(t *testing.T) {
 	assert.Equal(t, 1, dirs["skip"])
 	assert.Greater(t, dirs["recv"], 5)
 	assert.Equal(t, "send", lines[0].Dir)
+}
+
+// A recorded session replayed by fakeagent drives the same hooks in the
+// same order: a real session becomes a regression test.
+func TestRecordThenReplay(t *testing.T) {
+	run := func(opts ACPOptions) ([]string, []string) {
+		rec := &recorder{}
+		var asked []string
+		opts.OnUpdate = rec.onUpdate
+		opts.OnPermission = func(_ context.Context, req *PermissionRequest) (string, error) {
+			asked = append(asked, req.ToolCall.Title)
+			return "allow-always", nil
+		}
+		opts.Dir = "/"
+		c, err := Start(context.Background(), opts)
+		require.NoError(t, err)
+		defer c.Close()
+		var texts []string
+		for _, p := range []string{"one", "two"} {
+			resp, err := c.Generate(Request{Prompt: p})
+			require.NoError(t, err)
+			texts = append(texts, resp.Text)
+		}
+		return append(rec.kinds(), asked...), texts
+	}
+	path, args, env, err := fakeagent.Command(fakeagent.Demo())
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "session.ndjson")
+	f, err := os.Create(file)
+	require.NoError(t, err)
+	liveHooks, liveTexts := run(ACPOptions{Command: path, Args: args, Env: env, Record: f})
+	require.NoError(t, f.Close())
+
+	path, args, env, err = fakeagent.ReplayCommand(file)
+	require.NoError(t, err)
+	replayHooks, replayTexts := run(ACPOptions{Command: path, Args: args, Env: env})
+	assert.Equal(t, liveHooks, replayHooks)
+	assert.Equal(t, liveTexts, replayTexts)
+	assert.Equal(t, []string{"picked allow-always", "picked allow-always"}, replayTexts)
 }

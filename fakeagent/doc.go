@@ -64,4 +64,22 @@
 //	}
 //
 // Script.RecordFile and [ReadRecord] give the parent what the child received.
+//
+// # Replaying a recorded session
+//
+// [Replay] plays a wire recording made by the acphost client (NDJSON entries of direction
+// send, recv, stderr or skip; see [ParseRecording]) back as the agent, so a session seen
+// with a real agent can be re-run against the host without that agent. It writes what
+// the agent wrote, as fast as possible, but each host message recorded waits until the
+// host sends a matching one: the same method for requests and notifications (params are
+// not compared), the same agent request id for the host's answers. Responses carry the
+// ids the host actually used. Concurrent host messages may arrive in another order than
+// recorded. A host request the recording does not expect gets the error -32603 "replay
+// diverged", and [Replay.Serve] then returns an error wrapping [ErrReplayDiverged]:
+//
+//	rec, err := fakeagent.LoadRecording("testdata/session.ndjson")
+//	...
+//	go fakeagent.NewReplay(rec, 1).Serve(ctx, clientToAgentR, agentToClientW)
+//
+// [ReplayCommand] starts the same thing as a subprocess, like [Command].
 package fakeagent

@@ -18,6 +18,11 @@ const (
 	envScript   = "ACPHOST_FAKEAGENT_SCRIPT"
 	modeAgent   = "agent"
 	modeSleeper = "sleeper"
+
+	// Replay mode (see ReplayCommand): the recording file and the generation to play.
+	modeReplay   = "replay"
+	envRecording = "ACPHOST_FAKEAGENT_RECORDING"
+	envReplayGen = "ACPHOST_FAKEAGENT_REPLAY_GEN"
 )
 
 // sleeperLifetime bounds the Grandchild sleeper, so a test that fails to kill the process
@@ -26,11 +31,14 @@ const sleeperLifetime = time.Hour
 
 // Main turns the process into a fake agent if it was started by [Command]: it then serves
 // ACP on stdin/stdout with the script from the environment and exits the process, never
-// returning. Otherwise it returns at once. Call it first thing in main or TestMain.
+// returning. Started by [ReplayCommand], it replays the recording instead. Otherwise it
+// returns at once. Call it first thing in main or TestMain.
 func Main() {
 	switch os.Getenv(envMode) {
 	case modeAgent:
 		os.Exit(runAgent())
+	case modeReplay:
+		os.Exit(runReplay())
 	case modeSleeper:
 		time.Sleep(sleeperLifetime)
 		os.Exit(0)
