@@ -118,10 +118,12 @@ type EmbeddedResource struct {
 	Blob     string `json:"blob,omitempty"`
 }
 
+// plainContentBlock decodes a block without keeping its raw JSON.
+type plainContentBlock ContentBlock
+
 // UnmarshalJSON decodes a block and keeps its raw JSON.
 func (b *ContentBlock) UnmarshalJSON(data []byte) error {
-	type plain ContentBlock
-	var p plain
+	var p plainContentBlock
 	if err := json.Unmarshal(data, &p); err != nil {
 		return err
 	}

@@ -487,7 +487,7 @@ func (a *agent) session(id string) *session {
 
 // inbound routes each request and notification; it runs on the read loop
 // and must not block except for update backpressure.
-func (a *agent) inbound(m *wire.Message) {
+func (a *agent) inbound(m wire.Message) {
 	switch m.Method {
 	case "session/update":
 		a.q.push(item{kind: itemUpdate, params: m.Params}, true)

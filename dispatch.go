@@ -18,24 +18,24 @@ const (
 
 // item is one entry of the ordered queue.
 type item struct {
-	kind   itemKind
-	id     json.RawMessage
-	params json.RawMessage
+	kind    itemKind
+	id      json.RawMessage
+	params  json.RawMessage
 	barrier func()
 	answer  *permissionAnswered
-	in     *inflight
+	in      *inflight
 }
 
 // queue is the FIFO between the read loop and the dispatcher. Updates and
-// permission requests are bounded: when full, the read loop waits, which
-// pauses reading and pushes back on the agent. The bound is lifted while a
+// permission requests are bounded: when more than limit wait (besides the
+// batch being delivered), the read loop waits, which pauses reading and
+// pushes back on the agent. The bound is lifted while a
 // host→agent call other than a prompt waits for its answer, so a call made
 // from OnUpdate can always be answered.
 type queue struct {
 	mu     sync.Mutex
 	cond   sync.Cond
 	items  []item
-	head   int
 	limit  int
 	lifted int
 	closed bool
@@ -51,7 +51,7 @@ func newQueue(limit int) *queue {
 func (q *queue) push(it item, bounded bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for bounded && !q.closed && q.lifted == 0 && len(q.items)-q.head >= q.limit {
+	for bounded && !q.closed && q.lifted == 0 && len(q.items) >= q.limit {
 		q.cond.Wait()
 	}
 	if q.closed && it.kind != itemUpdate && it.kind != itemPermission {
@@ -61,27 +61,23 @@ func (q *queue) push(it item, bounded bool) {
 	q.cond.Broadcast()
 }
 
-// pop returns the next item, waiting for one; ok is false once the queue is
-// closed and empty.
-func (q *queue) pop() (it item, ok bool) {
+// popAll takes every queued item at once (waiting for one), handing back
+// the previous batch's slice for reuse; ok is false once the queue is closed
+// and empty. Taking batches keeps locking and wake-ups off the per-update
+// path while the agent streams.
+func (q *queue) popAll(done []item) (batch []item, ok bool) {
+	clear(done)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.head == len(q.items) {
+	for len(q.items) == 0 {
 		if q.closed {
-			return item{}, false
+			return nil, false
 		}
 		q.cond.Wait()
 	}
-	it = q.items[q.head]
-	q.items[q.head] = item{}
-	q.head++
-	if q.head == len(q.items) {
-		q.items, q.head = q.items[:0], 0
-	} else if q.head > 1024 && q.head*2 > len(q.items) {
-		q.items, q.head = append(q.items[:0], q.items[q.head:]...), 0
-	}
+	batch, q.items = q.items, done[:0]
 	q.cond.Broadcast()
-	return it, true
+	return batch, true
 }
 
 // lift raises (+1) or lowers (-1) the count of calls that suspend the bound.
@@ -104,20 +100,26 @@ func (q *queue) close() {
 // drained. It is the only goroutine that runs OnUpdate and stream emitters.
 func (a *agent) dispatchLoop() {
 	defer a.wg.Done()
+	lastSession := ""
+	var batch []item
 	for {
-		it, ok := a.q.pop()
-		if !ok {
+		var ok bool
+		if batch, ok = a.q.popAll(batch); !ok {
 			return
 		}
-		switch it.kind {
-		case itemUpdate:
-			a.deliverUpdate(DecodeUpdate(it.params))
-		case itemPermission:
-			a.startPermission(it.id, it.params, it.in)
-		case itemBarrier:
-			it.barrier()
-		case itemAnswer:
-			a.emitAnswer(it.answer)
+		for _, it := range batch {
+			switch it.kind {
+			case itemUpdate:
+				u := decodeUpdate(it.params, lastSession)
+				lastSession = u.SessionID()
+				a.deliverUpdate(u)
+			case itemPermission:
+				a.startPermission(it.id, it.params, it.in)
+			case itemBarrier:
+				it.barrier()
+			case itemAnswer:
+				a.emitAnswer(it.answer)
+			}
 		}
 	}
 }

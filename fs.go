@@ -67,7 +67,7 @@ var ErrRefused = errors.New("acphost: refused")
 
 // serveRequest answers an agent→client request on a goroutine of its own
 // with a ctx that $/cancel_request or the agent's end cancels.
-func (a *agent) serveRequest(m *wire.Message, handle func(ctx context.Context, params json.RawMessage) (any, error)) {
+func (a *agent) serveRequest(m wire.Message, handle func(ctx context.Context, params json.RawMessage) (any, error)) {
 	in := a.newInflight(m.ID)
 	a.wg.Add(1)
 	go func() {

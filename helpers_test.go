@@ -34,7 +34,7 @@ func connectFake(t *testing.T, script fakeagent.Script, opts ACPOptions) (*ACPCl
 	return c, pa
 }
 
-func tryConnectFake(t *testing.T, script fakeagent.Script, opts ACPOptions) (*ACPClient, *pipeAgent, error) {
+func tryConnectFake(t testing.TB, script fakeagent.Script, opts ACPOptions) (*ACPClient, *pipeAgent, error) {
 	t.Helper()
 	toAgentR, toAgentW := io.Pipe()
 	toClientR, toClientW := io.Pipe()

@@ -401,6 +401,20 @@ type wireUpdate struct {
 // never fails: an unknown kind, or a known kind whose body does not decode,
 // yields an *UnknownUpdate keeping the raw params.
 func DecodeUpdate(params json.RawMessage) Update {
+	return decodeUpdate(params, "")
+}
+
+// decodeUpdate is DecodeUpdate with a session id to reuse (see
+// decodeChunkFast).
+func decodeUpdate(params json.RawMessage, hint string) Update {
+	if m, ok := decodeChunkFast(params, hint); ok {
+		return m
+	}
+	return decodeUpdateSlow(params)
+}
+
+// decodeUpdateSlow decodes any update with encoding/json.
+func decodeUpdateSlow(params json.RawMessage) Update {
 	var w wireUpdate
 	if err := json.Unmarshal(params, &w); err != nil {
 		return unknownUpdate(params, err)
@@ -410,9 +424,10 @@ func DecodeUpdate(params json.RawMessage) Update {
 	switch h.kind {
 	case KindAgentMessageChunk, KindAgentThoughtChunk, KindUserMessageChunk:
 		m := &MessageChunk{updateHeader: h, MessageID: u.MessageID}
-		if err := json.Unmarshal(u.Content, &m.Content); err != nil {
+		if err := json.Unmarshal(u.Content, (*plainContentBlock)(&m.Content)); err != nil {
 			return &UnknownUpdate{updateHeader: h, Err: err}
 		}
+		m.Content.Raw = u.Content
 		return m
 	case KindToolCall, KindToolCallUpdate:
 		// A tool call's content is an array; reuse the shared decoder.

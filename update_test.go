@@ -90,6 +90,8 @@ func FuzzDecodeUpdate(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`{"update":{"content":{"text":"h\u00e9","type":"text"},"sessionUpdate":"agent_thought_chunk","messageId":"m"},"sessionId":"s"}`))
+	f.Add([]byte(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"cafÃ©"}}} `))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		u := DecodeUpdate(data)
 		if u == nil {
@@ -97,6 +99,19 @@ func FuzzDecodeUpdate(f *testing.F) {
 		}
 		if string(u.Raw()) != string(data) {
 			t.Fatal("raw params not kept")
+		}
+		// The fast path must agree with the general decoder wherever it answers.
+		fast, ok := decodeChunkFast(data, "s")
+		if !ok {
+			return
+		}
+		slow, isChunk := decodeUpdateSlow(data).(*MessageChunk)
+		if !isChunk {
+			t.Fatalf("fast path decoded %q, general decoder did not", data)
+		}
+		if fast.SessionID() != slow.SessionID() || fast.Kind() != slow.Kind() || fast.MessageID != slow.MessageID ||
+			fast.Content.Type != slow.Content.Type || fast.Content.Text != slow.Content.Text || string(fast.Content.Raw) != string(slow.Content.Raw) {
+			t.Fatalf("fast %+v != slow %+v for %q", fast, slow, data)
 		}
 	})
 }

@@ -61,7 +61,7 @@ func New(s Script) *Agent {
 	return &Agent{
 		script:     s,
 		caps:       caps,
-		history:    newHistory(s.HistoryFile),
+		history:    newHistory(s.HistoryFile, caps.LoadSession || isSet(caps.SessionCapabilities.List)),
 		exited:     make(chan struct{}),
 		recvSignal: make(chan struct{}),
 		pending:    map[string]*call{},

@@ -20,12 +20,13 @@ type historyEntry struct {
 // read back at start, so a restarted agent process remembers too.
 type history struct {
 	mu      sync.Mutex
+	off     bool // nothing to load: keep no history (memory stays flat)
 	path    string
 	entries []historyEntry
 }
 
-func newHistory(path string) *history {
-	h := &history{path: path}
+func newHistory(path string, loadable bool) *history {
+	h := &history{path: path, off: path == "" && !loadable}
 	if path == "" {
 		return h
 	}
@@ -45,6 +46,9 @@ func newHistory(path string) *history {
 }
 
 func (h *history) add(e historyEntry) {
+	if h.off {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.entries = append(h.entries, e)

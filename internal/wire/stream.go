@@ -40,7 +40,7 @@ type Stream struct {
 	// Inbound receives every request and notification, on the read
 	// goroutine, in wire order. It must not block for long: reading stops
 	// while it runs.
-	Inbound func(*Message)
+	Inbound func(Message)
 	// Response is called with the raw id of each response just before
 	// jsonrpc2 sees it (and so before the waiting caller is released).
 	Response func(id json.RawMessage)
@@ -155,6 +155,13 @@ func (s *Stream) ReadObject(v any) error {
 		if len(line) == 0 {
 			continue
 		}
+		if method, params, ok := fastNotification(line); ok {
+			if s.Trace != nil {
+				s.Trace("recv", line)
+			}
+			s.Inbound(Message{Method: method, Params: bytes.Clone(params)})
+			continue
+		}
 		var env envelope
 		if line[0] != '{' || json.Unmarshal(line, &env) != nil || env.JSONRPC != "2.0" {
 			s.skip(line)
@@ -165,7 +172,7 @@ func (s *Stream) ReadObject(v any) error {
 		}
 		switch {
 		case env.Method != "":
-			s.Inbound(&Message{ID: env.ID, Method: env.Method, Params: env.Params})
+			s.Inbound(Message{ID: env.ID, Method: env.Method, Params: env.Params})
 		case len(env.ID) > 0 && (len(env.Result) > 0 || len(env.Error) > 0):
 			if json.Unmarshal(line, v) != nil {
 				s.skip(line)
@@ -179,6 +186,43 @@ func (s *Stream) ReadObject(v any) error {
 			s.skip(line)
 		}
 	}
+}
+
+var notificationPrefix = []byte(`{"jsonrpc":"2.0","method":"`)
+
+// fastNotification recognizes the shape nearly every streamed update has,
+// {"jsonrpc":"2.0","method":"M","params":P}, with one validating scan of P
+// instead of a full decode; anything else takes the general path.
+func fastNotification(line []byte) (method string, params []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(line, notificationPrefix)
+	if !ok {
+		return "", nil, false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", nil, false
+	}
+	name := rest[:end]
+	rest, ok = bytes.CutPrefix(rest[end:], []byte(`","params":`))
+	if !ok || len(rest) < 2 || rest[len(rest)-1] != '}' {
+		return "", nil, false
+	}
+	params = rest[:len(rest)-1]
+	if !json.Valid(params) {
+		return "", nil, false
+	}
+	return internMethod(name), params, true
+}
+
+// internMethod avoids allocating the names of frequent methods.
+func internMethod(b []byte) string {
+	switch string(b) {
+	case "session/update":
+		return "session/update"
+	case "session/request_permission":
+		return "session/request_permission"
+	}
+	return string(b)
 }
 
 func (s *Stream) skip(line []byte) {

@@ -23,7 +23,7 @@ func newReader(t *testing.T, input string, max int) (*Stream, *seen) {
 	t.Helper()
 	s := New(strings.NewReader(input), io.Discard, max)
 	got := &seen{}
-	s.Inbound = func(m *Message) { got.inbound = append(got.inbound, *m) }
+	s.Inbound = func(m Message) { got.inbound = append(got.inbound, m) }
 	s.Skipped = func(line []byte) { got.skipped = append(got.skipped, string(line)) }
 	s.Response = func(id json.RawMessage) { got.response = append(got.response, id) }
 	return s, got
@@ -106,7 +106,7 @@ func FuzzReadObject(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":1}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := New(bytes.NewReader(data), io.Discard, 1<<16)
-		s.Inbound = func(m *Message) {
+		s.Inbound = func(m Message) {
 			if m.Method == "" {
 				t.Fatal("inbound message without method")
 			}
@@ -118,4 +118,25 @@ func FuzzReadObject(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestFastPathNeverMisclassifies(t *testing.T) {
+	input := strings.Join([]string{
+		`{"jsonrpc":"2.0","method":"session/update","params":{"a":1},"id":5}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"a":"}"}}`,
+		`{"jsonrpc":"2.0","method":"x\"y","params":{}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"a":1}} `,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"a":1},"_meta":{}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+	}, "\n") + "\n"
+	s, got := newReader(t, input, 0)
+	var v any
+	require.NoError(t, s.ReadObject(&v))
+	require.Len(t, got.inbound, 5)
+	assert.Equal(t, "5", string(got.inbound[0].ID), "an id after params makes it a request")
+	assert.JSONEq(t, `{"a":1}`, string(got.inbound[0].Params))
+	assert.JSONEq(t, `{"a":"}"}`, string(got.inbound[1].Params))
+	assert.Equal(t, `x"y`, got.inbound[2].Method)
+	assert.JSONEq(t, `{"a":1}`, string(got.inbound[3].Params))
+	assert.JSONEq(t, `{"a":1}`, string(got.inbound[4].Params))
 }
