@@ -1,7 +1,9 @@
 package acphost
 
 import (
+	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/acphost/acphost/fakeagent"
@@ -42,4 +44,28 @@ func TestTerminalCwdMustBeInsideRoots(t *testing.T) {
 	res := serviceCalls(t, ACPOptions{Dir: t.TempDir(), Terminal: &TerminalOptions{}},
 		fakeagent.Call{Method: "terminal/create", Params: raw(`{"command":"ls","cwd":` + strconv.Quote(t.TempDir()) + `}`)})
 	assert.Equal(t, CodeInvalidParams, errorCode(t, res[0]))
+}
+
+func TestTerminalsKilledOnClose(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := dir + "/pid"
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		{Request: &fakeagent.Call{Method: "terminal/create", Params: raw(`{"command":"sh","args":["-c","echo $$ > ` + pidFile + `; exec sleep 100"]}`)}},
+	}}}}
+	c, err := startFake(t, script, ACPOptions{Dir: dir, Terminal: &TerminalOptions{}})
+	require.NoError(t, err)
+	_, err = c.Generate(Request{Prompt: "x"})
+	require.NoError(t, err)
+	var pid int
+	eventually(t, "the command to start", func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	})
+	require.True(t, groupAlive(pid))
+	require.NoError(t, c.Close())
+	eventually(t, "the terminal's process to end", func() bool { return !processRunning(pid) })
 }
