@@ -36,11 +36,12 @@ type agent struct {
 	ctx    context.Context // ends when the agent is shut down or dies
 	cancel context.CancelFunc
 
-	dead      chan struct{} // closed once cause is set
-	cause     error
-	deathOnce sync.Once
-	shutOnce  sync.Once
-	poisoned  atomic.Bool
+	dead       chan struct{} // closed once cause is set
+	dispatched chan struct{} // closed when the dispatcher has ended
+	cause      error
+	deathOnce  sync.Once
+	shutOnce   sync.Once
+	poisoned   atomic.Bool
 
 	wg  sync.WaitGroup // every goroutine of this agent
 	gen int            // which agent process of the client this is (1, 2, …)
@@ -109,10 +110,11 @@ func spawnAgent(ctx context.Context, c *ACPClient) (*agent, error) {
 func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, closer io.Closer, p *process) (*agent, error) {
 	a := &agent{
 		c: c, opts: &c.opts, proc: p, closer: closer,
-		dead:     make(chan struct{}),
-		barriers: map[uint64]func(){},
-		inflight: map[string]*inflight{},
-		sessions: map[string]*session{},
+		dead:       make(chan struct{}),
+		dispatched: make(chan struct{}),
+		barriers:   map[uint64]func(){},
+		inflight:   map[string]*inflight{},
+		sessions:   map[string]*session{},
 	}
 	roots, err := newRoots(&c.opts)
 	if err != nil {
@@ -176,6 +178,14 @@ func (a *agent) supervise() {
 	}
 	select {
 	case <-exited:
+		// Let the reader take what the agent wrote before it died (bounded: a
+		// grandchild may hold stdout open).
+		drain := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-a.stream.ReadDone():
+		case <-drain.C:
+		}
+		drain.Stop()
 		a.die(a.proc.exitError(a.turnRunning()))
 	case <-a.conn.DisconnectNotify():
 		a.die(a.connectionError())

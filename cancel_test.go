@@ -108,7 +108,10 @@ func TestCancelDeliversFailedToolUpdates(t *testing.T) {
 		for _, ev := range events {
 			types = append(types, ev.Type)
 		}
-		assert.Equal(t, []string{EventToolCall, EventPermission, EventPermissionAnswer, EventToolUpdate, EventToolResult, EventError}, types)
+		assert.Equal(t, []string{EventToolCall, EventPermission, EventPermissionAnswer, EventToolUpdate, EventToolResult, EventDone}, types,
+			"a cancellation the agent confirmed ends with done")
+		assert.ErrorIs(t, events[len(events)-1].Err, context.Canceled)
+		assert.Equal(t, StopCancelled, events[len(events)-1].StopReason)
 		require.Len(t, events, 6)
 		require.NotNil(t, events[2].Answer)
 		assert.Equal(t, ReasonCancelled, events[2].Answer.Reason)
@@ -196,6 +199,35 @@ func TestExplicitCancel(t *testing.T) {
 		require.ErrorIs(t, r.err, context.Canceled)
 		assert.Equal(t, StopCancelled, r.resp.StopReason)
 		<-ended
+	})
+}
+
+func TestCancelWhileTurnIsStarting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := connectFake(t, fakeagent.Script{}, ACPOptions{})
+		s := c.Session()
+		s.hold(true) // a turn has taken the session and is still starting
+		c.Cancel()
+		tt := newTurn(c.agent().session(s.ID()), nil)
+		s.setRunning(tt)
+		select {
+		case <-tt.stop:
+		default:
+			t.Fatal("a Cancel that came while the turn was starting was lost")
+		}
+		s.setRunning(nil)
+		s.hold(false)
+		c.Cancel() // between turns: nothing is kept for the next one
+		next := newTurn(c.agent().session(s.ID()), nil)
+		s.hold(true)
+		s.setRunning(next)
+		select {
+		case <-next.stop:
+			t.Fatal("a Cancel between turns stopped the next turn")
+		default:
+		}
+		s.setRunning(nil)
+		s.hold(false)
 	})
 }
 

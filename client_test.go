@@ -312,9 +312,10 @@ func TestCrashMidTurnIsTypedAtOnce(t *testing.T) {
 	}}}}, ACPOptions{CloseGrace: 10 * time.Second})
 	require.NoError(t, err)
 	start := time.Now()
-	_, err = c.Generate(Request{Prompt: "x"})
+	resp, err := c.Generate(Request{Prompt: "x"})
 	elapsed := time.Since(start)
 	require.ErrorIs(t, err, ErrAgentExited)
+	assert.Equal(t, "partial", resp.Text, "what the agent said before dying is kept")
 	var ee *ExitError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 3, ee.ExitCode)

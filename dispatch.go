@@ -54,9 +54,6 @@ func (q *queue) push(it item, bounded bool) {
 	for bounded && !q.closed && q.lifted == 0 && len(q.items) >= q.limit {
 		q.cond.Wait()
 	}
-	if q.closed && it.kind != itemUpdate && it.kind != itemPermission {
-		return
-	}
 	q.items = append(q.items, it)
 	q.cond.Broadcast()
 }
@@ -100,6 +97,7 @@ func (q *queue) close() {
 // drained. It is the only goroutine that runs OnUpdate and stream emitters.
 func (a *agent) dispatchLoop() {
 	defer a.wg.Done()
+	defer close(a.dispatched)
 	lastSession := ""
 	var batch []item
 	for {
@@ -169,4 +167,15 @@ func (a *agent) safely(what string, f func()) (err error) {
 	}()
 	f()
 	return nil
+}
+
+// flush waits until everything queued so far has been dispatched (or the
+// dispatcher has ended).
+func (a *agent) flush() {
+	done := make(chan struct{})
+	a.q.push(item{kind: itemBarrier, barrier: func() { close(done) }}, false)
+	select {
+	case <-done:
+	case <-a.dispatched:
+	}
 }

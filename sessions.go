@@ -26,6 +26,8 @@ type Session struct {
 	mu        sync.Mutex
 	id        string
 	running   *turn
+	holding   bool          // a turn holds the session but is not running yet
+	stopAsked bool          // Cancel came while holding: stop the turn once it runs
 	restarted *RestartError // reported by the next turn
 	closed    bool
 	onClose   func() // set by a Pool: returns the session's slot
@@ -126,16 +128,33 @@ func (s *Session) GenerateStream(ctx context.Context, req Request, emit func(Str
 func (s *Session) Cancel() {
 	s.mu.Lock()
 	t := s.running
+	if t == nil && s.holding {
+		s.stopAsked = true
+	}
 	s.mu.Unlock()
 	if t != nil {
-		t.stopped.Do(func() { close(t.stop) })
+		t.halt()
 	}
 }
 
+// hold marks the session taken by a turn that is starting (true) or ended.
+func (s *Session) hold(on bool) {
+	s.mu.Lock()
+	s.holding, s.stopAsked = on, false
+	s.mu.Unlock()
+}
+
+// setRunning records the running turn; a Cancel that came while the turn
+// was starting stops it now.
 func (s *Session) setRunning(t *turn) {
 	s.mu.Lock()
 	s.running = t
+	stop := t != nil && s.stopAsked
+	s.stopAsked = false
 	s.mu.Unlock()
+	if stop {
+		t.halt()
+	}
 }
 
 // takeRestart returns the restart to report to the next turn, once.

@@ -19,7 +19,7 @@ const (
 	EventUsage            = "usage"             // Usage: context use and cost
 	EventMode             = "mode"              // Mode: the session's mode changed
 	EventRestart          = "restart"           // Err: the agent was restarted before this turn
-	EventDone             = "done"              // StopReason: the turn ended
+	EventDone             = "done"              // StopReason: the turn ended (a confirmed cancellation too, with Err set)
 	EventError            = "error"             // Err: the turn failed
 )
 
@@ -58,8 +58,9 @@ type StreamEvent struct {
 
 // GenerateStream runs a turn like GenerateCtx and calls emit with each
 // event as it happens, on the client's dispatcher goroutine (events of one
-// turn never overlap and arrive in wire order), ending with a "done" or
-// "error" event. emit is never called after GenerateStream returns. Like
+// turn never overlap and arrive in wire order), ending with a "done" event
+// (also for a cancellation the agent confirmed: StopReason "cancelled", Err
+// the cancellation) or an "error" event. emit is never called after GenerateStream returns. Like
 // OnUpdate, emit must not start another turn itself.
 func (c *ACPClient) GenerateStream(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
 	return c.generate(ctx, req, emit)

@@ -82,6 +82,9 @@ func newTurn(s *session, emit func(StreamEvent)) *turn {
 	return t
 }
 
+// halt asks the turn to stop (the Cancel button).
+func (t *turn) halt() { t.stopped.Do(func() { close(t.stop) }) }
+
 func (t *turn) touch() { t.lastActivity.Store(time.Now().UnixNano()) }
 
 func (t *turn) emit(ev StreamEvent) {
@@ -187,7 +190,11 @@ func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEve
 	if err := s.acquireTurn(ctx); err != nil {
 		return Response{}, err
 	}
-	defer func() { <-s.turnSem }()
+	s.hold(true)
+	defer func() {
+		s.hold(false)
+		<-s.turnSem
+	}()
 	a, err := s.c.readyAgent(ctx)
 	if err != nil {
 		return Response{}, err
@@ -204,13 +211,20 @@ func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEve
 	resp, err = a.runTurn(ctx, s, req, emit)
 	resp.Restarted = restarted
 	if emit != nil {
-		if err != nil {
-			emit(StreamEvent{Type: EventError, Err: err, StopReason: resp.StopReason})
-		} else {
-			emit(StreamEvent{Type: EventDone, StopReason: resp.StopReason})
-		}
+		emit(endEvent(resp, err))
 	}
 	return resp, err
+}
+
+// endEvent is a turn's last event: done when it ended (a cancellation the
+// agent confirmed included, with Err set), error when it failed.
+func endEvent(resp Response, err error) StreamEvent {
+	ev := StreamEvent{Type: EventDone, StopReason: resp.StopReason, Err: err}
+	confirmedCancel := resp.StopReason == StopCancelled && !errors.Is(err, ErrCancelUnconfirmed) && !isDeath(err)
+	if err != nil && !confirmedCancel {
+		ev.Type = EventError
+	}
+	return ev
 }
 
 func (s *Session) acquireTurn(ctx context.Context) error {
@@ -298,7 +312,10 @@ func (a *agent) finishTurn(t *turn, out promptOutcome, cancelErr error) (Respons
 		select {
 		case <-t.barrier:
 		case <-a.dead:
+			a.flush()
 		}
+	} else {
+		a.flush() // an agent that died mid-turn: what it said first still counts
 	}
 	t.s.detach(t)
 	stop := out.res.StopReason

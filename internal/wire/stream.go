@@ -53,8 +53,9 @@ type Stream struct {
 	wmu  sync.Mutex
 	wbuf []byte
 
-	errMu   sync.Mutex
-	readErr error
+	errMu    sync.Mutex
+	readErr  error
+	readDone chan struct{} // closed when reading has ended
 
 	closeOnce sync.Once
 	closeErr  error
@@ -66,7 +67,7 @@ func New(r io.Reader, w io.Writer, maxLine int, closers ...io.Closer) *Stream {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, maxLine: maxLine, closers: closers}
+	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, maxLine: maxLine, closers: closers, readDone: make(chan struct{})}
 }
 
 // WriteObject marshals v and writes it with a trailing newline in one Write.
@@ -267,9 +268,13 @@ func (s *Stream) setErr(err error) {
 	s.errMu.Lock()
 	if s.readErr == nil {
 		s.readErr = err
+		close(s.readDone)
 	}
 	s.errMu.Unlock()
 }
+
+// ReadDone is closed when reading has ended (EOF or an error).
+func (s *Stream) ReadDone() <-chan struct{} { return s.readDone }
 
 // ReadErr returns the error that ended reading, if any.
 func (s *Stream) ReadErr() error {
