@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/acphost/acphost"
+)
+
+// The --permission policies.
+const (
+	permAsk    = "ask"
+	permAllow  = "allow"
+	permReject = "reject"
+	permPlan   = "plan"
+)
+
+// approver is the "ask" policy: it shows a permission request and reads
+// the user's choice, by number, from standard input.
+type approver struct {
+	in  *lineReader
+	scr *screen // where the question goes: stdout, or stderr with --json
+	// showRequest prints the whole request first (with --json; the human
+	// renderer has already shown it).
+	showRequest bool
+	// echo writes the answer after the question, for input that is not a
+	// terminal and so is not echoed.
+	echo bool
+	// turn lets one question at a time read stdin (an agent may leave
+	// several requests open at once).
+	turn chan struct{}
+}
+
+func newApprover(in *lineReader, scr *screen, showRequest, echo bool) *approver {
+	return &approver{in: in, scr: scr, showRequest: showRequest, echo: echo, turn: make(chan struct{}, 1)}
+}
+
+// decide is the ACPOptions.OnPermission of the "ask" policy.
+func (ap *approver) decide(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	if len(req.Options) == 0 {
+		return "", errors.New("the request offers no option")
+	}
+	waited := false
+	select {
+	case ap.turn <- struct{}{}:
+	default:
+		waited = true
+		select {
+		case ap.turn <- struct{}{}:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	defer func() { <-ap.turn }()
+	if ap.showRequest || waited { // shown by the renderer, but other questions came since
+		ap.scr.block(formatRequest(ap.scr, req))
+	}
+	ap.scr.setPaused(true)
+	defer ap.scr.setPaused(false)
+	heading, _ := req.Heading()
+	if heading = oneLine(acphost.SafeText(heading), 40); heading == "" {
+		heading = "permission"
+	}
+	question := ap.scr.style(styleAsk, fmt.Sprintf("%s: choose 1-%d (y: allow once, n: reject):", heading, len(req.Options)))
+	for {
+		ap.scr.prompt(question)
+		select {
+		case <-ctx.Done():
+			// Cancelled, withdrawn or closed: the client has answered already.
+			ap.scr.breakLine()
+			return "", ctx.Err()
+		case line, ok := <-ap.in.C():
+			if !ok {
+				ap.scr.breakLine()
+				ap.scr.line(styleYellow, "no more input: rejecting")
+				return acphost.RejectOption(req), nil
+			}
+			ap.scr.answered(acphost.SafeText(line), ap.echo)
+			if id, ok := parseChoice(line, req); ok {
+				return id, nil
+			}
+			ap.scr.line(styleYellow, fmt.Sprintf("%q is not a choice", oneLine(acphost.SafeText(line), 40)))
+		}
+	}
+}
+
+// parseChoice maps an answer to an option id: a number (1-based, in the
+// agent's order), "y"/"yes" for the first allow option, "n"/"no" for the
+// first reject option.
+func parseChoice(line string, req *acphost.PermissionRequest) (string, bool) {
+	s := strings.ToLower(strings.TrimSpace(line))
+	if n, err := strconv.Atoi(s); err == nil {
+		if n >= 1 && n <= len(req.Options) && req.Options[n-1].ID != "" {
+			return req.Options[n-1].ID, true
+		}
+		return "", false
+	}
+	var id string
+	switch s {
+	case "y", "yes":
+		id = acphost.AllowOption(req)
+	case "n", "no":
+		id = acphost.RejectOption(req)
+	}
+	return id, id != ""
+}
+
+// Limits of what a permission request shows.
+const (
+	maxHeadingLines = 20
+	maxInputRunes   = 600
+	maxDiffLines    = 40
+	maxContentLines = 10
+)
+
+// formatRequest renders a permission request for the terminal: heading,
+// description, tool kind and title, input, locations, content (diffs) and
+// the numbered options with their kinds and structured changes. Every
+// agent string goes through acphost.SafeText (Describe does it itself).
+func formatRequest(s *screen, req *acphost.PermissionRequest) string {
+	var b strings.Builder
+	heading, fromPresentation := req.Heading()
+	heading = strings.TrimSpace(acphost.SafeText(heading))
+	if heading == "" {
+		heading = "The agent asks for permission"
+	}
+	lines := capLines(strings.Split(heading, "\n"), maxHeadingLines)
+	b.WriteString(s.style(styleAsk, "? Permission: ") + s.style(styleBold, lines[0]) + "\n")
+	for _, l := range lines[1:] {
+		b.WriteString("    " + s.style(styleBold, l) + "\n")
+	}
+	if p := req.Presentation; p.Present() && p.HasDescription {
+		if d := strings.TrimSpace(p.SafeDescription()); d != "" {
+			for _, l := range capLines(strings.Split(d, "\n"), maxHeadingLines) {
+				b.WriteString("  " + l + "\n")
+			}
+		}
+	}
+	tc := req.ToolCall
+	kind := acphost.SafeText(string(tc.Kind))
+	if kind == "" {
+		kind = "tool"
+	}
+	tool := s.style(styleCyan, kind)
+	if title := oneLine(acphost.SafeText(tc.Title), 120); title != "" && (fromPresentation || title != oneLine(heading, 120)) {
+		tool += " " + title
+	}
+	b.WriteString("  tool: " + tool + "\n")
+	if in := compactJSON(tc.RawInput); in != "" {
+		b.WriteString("  input: " + oneLine(in, maxInputRunes) + "\n")
+	}
+	for _, loc := range tc.Locations {
+		l := acphost.SafeText(loc.Path)
+		if loc.Line != nil {
+			l += ":" + strconv.Itoa(*loc.Line)
+		}
+		b.WriteString("  file: " + l + "\n")
+	}
+	writeToolContent(&b, s, tc.Content)
+	for i, o := range req.Options {
+		name := oneLine(acphost.SafeText(o.Name), 80)
+		if name == "" {
+			name = oneLine(acphost.SafeText(o.ID), 80)
+		}
+		fmt.Fprintf(&b, "  %s %s %s\n", s.style(styleBold, strconv.Itoa(i+1)+")"), name,
+			s.style(styleDim, "["+acphost.SafeText(string(o.Kind))+"]"))
+		if o.Meta.HasDescription {
+			if d := oneLine(acphost.SafeText(o.Meta.Description), 200); d != "" {
+				b.WriteString("       " + d + "\n")
+			}
+		}
+		for _, c := range o.Meta.Changes {
+			mark := "-"
+			if !c.Known() {
+				mark = "?"
+			}
+			b.WriteString("       " + mark + " " + c.Describe() + "\n")
+		}
+	}
+	return b.String()
+}
+
+// writeToolContent shows a tool call's content: diffs (capped), text
+// (first lines) and terminals.
+func writeToolContent(b *strings.Builder, s *screen, content []acphost.ToolCallContent) {
+	for _, c := range content {
+		switch {
+		case c.Diff != nil:
+			text, st := c.Diff.Unified(acphost.DiffOptions{MaxLines: maxDiffLines})
+			fmt.Fprintf(b, "  diff %s %s\n", acphost.SafeText(c.Diff.Path), s.style(styleDim, fmt.Sprintf("(+%d -%d)", st.Added, st.Removed)))
+			for _, l := range strings.Split(strings.TrimRight(acphost.SafeText(text), "\n"), "\n") {
+				code := ""
+				switch {
+				case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+					code = styleBold
+				case strings.HasPrefix(l, "+"):
+					code = styleGreen
+				case strings.HasPrefix(l, "-"):
+					code = styleRed
+				case strings.HasPrefix(l, "@@"):
+					code = styleCyan
+				}
+				b.WriteString("    " + s.style(code, l) + "\n")
+			}
+		case c.Content != nil && c.Content.Type == "text":
+			text := strings.TrimSpace(acphost.SafeText(c.Content.Text))
+			if text == "" {
+				continue
+			}
+			for _, l := range capLines(strings.Split(text, "\n"), maxContentLines) {
+				b.WriteString("    " + s.style(styleDim, l) + "\n")
+			}
+		case c.TerminalID != "":
+			b.WriteString("  terminal " + acphost.SafeText(c.TerminalID) + "\n")
+		}
+	}
+}
+
+// capLines keeps the first max lines and notes how many were left out.
+func capLines(lines []string, max int) []string {
+	if len(lines) <= max {
+		return lines
+	}
+	out := append([]string(nil), lines[:max]...)
+	return append(out, fmt.Sprintf("… %d more lines", len(lines)-max))
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"sync"
+
+	"github.com/acphost/acphost"
+)
+
+// jsonLine is one line of --json output: a library StreamEvent (type as in
+// the library) or, after each turn, a "result". Strings are the agent's,
+// unfiltered: JSON escapes control characters, and the consumer decides how
+// to display them.
+type jsonLine struct {
+	Type  string `json:"type"`
+	Delta string `json:"delta,omitempty"`
+	// Tool events; permission and permission_answer carry the tool call's
+	// id, name (title) and kind too.
+	ID      string            `json:"id,omitempty"`
+	Name    string            `json:"name,omitempty"`
+	Via     string            `json:"via,omitempty"`
+	Kind    string            `json:"kind,omitempty"`
+	Status  string            `json:"status,omitempty"`
+	Input   json.RawMessage   `json:"input,omitempty"`
+	Output  json.RawMessage   `json:"output,omitempty"`
+	Content []json.RawMessage `json:"content,omitempty"` // tool_result: the call's final content
+	// plan
+	Entries []acphost.PlanEntry `json:"entries,omitempty"`
+	// permission
+	Title       string       `json:"title,omitempty"`
+	Description string       `json:"description,omitempty"`
+	Options     []jsonOption `json:"options,omitempty"`
+	// permission_answer
+	OptionID   string `json:"optionId,omitempty"`
+	OptionKind string `json:"optionKind,omitempty"`
+	Cancelled  bool   `json:"cancelled,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	// usage
+	Used *uint64       `json:"used,omitempty"`
+	Size *uint64       `json:"size,omitempty"`
+	Cost *acphost.Cost `json:"cost,omitempty"`
+	// mode
+	Mode string `json:"mode,omitempty"`
+	// done, error and result
+	StopReason string `json:"stopReason,omitempty"`
+	Error      string `json:"error,omitempty"`
+	// result
+	Text       *string `json:"text,omitempty"`
+	DurationMS *int64  `json:"durationMs,omitempty"`
+}
+
+type jsonOption struct {
+	OptionID    string   `json:"optionId"`
+	Name        string   `json:"name"`
+	Kind        string   `json:"kind"`
+	Description string   `json:"description,omitempty"`
+	Changes     []string `json:"changes,omitempty"` // PermissionChange.Describe of each change
+}
+
+// jsonSink writes --json output: one object per line, nothing else.
+type jsonSink struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func newJSONSink(w io.Writer) *jsonSink {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &jsonSink{enc: enc}
+}
+
+func (j *jsonSink) write(l *jsonLine) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.enc.Encode(l); err != nil {
+		// Only raw members can fail (JSON the agent sent that does not
+		// re-encode); drop them rather than the event.
+		l.Input, l.Output, l.Content = nil, nil, nil
+		_ = j.enc.Encode(l)
+	}
+}
+
+func (j *jsonSink) beginTurn(string, bool) {}
+
+func (j *jsonSink) event(ev acphost.StreamEvent) {
+	l := &jsonLine{Type: ev.Type}
+	switch ev.Type {
+	case acphost.EventText, acphost.EventThought:
+		l.Delta = ev.Delta
+	case acphost.EventToolCall, acphost.EventToolUpdate, acphost.EventToolResult:
+		l.ID, l.Name, l.Via, l.Kind, l.Status = ev.ID, ev.Name, ev.Via, string(ev.Kind), string(ev.Status)
+		l.Input, l.Output = ev.Input, ev.Output
+		if ev.Type == acphost.EventToolResult && ev.ToolCall != nil {
+			l.Content = toolContentJSON(ev.ToolCall.Content)
+		}
+	case acphost.EventPlan:
+		l.Entries = ev.Plan
+		if l.Entries == nil {
+			l.Entries = []acphost.PlanEntry{}
+		}
+	case acphost.EventPermission:
+		l.ID, l.Name, l.Kind = ev.ID, ev.Name, string(ev.Kind)
+		if req := ev.Permission; req != nil {
+			l.Title, _ = req.Heading()
+			if p := req.Presentation; p.Present() {
+				l.Description = p.Description
+			}
+			l.Input = req.ToolCall.RawInput
+			l.Options = make([]jsonOption, 0, len(req.Options))
+			for _, o := range req.Options {
+				jo := jsonOption{OptionID: o.ID, Name: o.Name, Kind: string(o.Kind), Description: o.Meta.Description}
+				for _, c := range o.Meta.Changes {
+					jo.Changes = append(jo.Changes, c.Describe())
+				}
+				l.Options = append(l.Options, jo)
+			}
+		}
+	case acphost.EventPermissionAnswer:
+		l.ID, l.Name = ev.ID, ev.Name
+		if a := ev.Answer; a != nil {
+			l.OptionID, l.Cancelled, l.Reason = a.OptionID, a.Cancelled, string(a.Reason)
+			if a.Option != nil {
+				l.OptionKind = string(a.Option.Kind)
+			}
+			if a.Err != nil {
+				l.Error = a.Err.Error()
+			}
+		}
+	case acphost.EventUsage:
+		if u := ev.Usage; u != nil {
+			l.Used, l.Size, l.Cost = &u.Used, &u.Size, u.Cost
+		}
+	case acphost.EventMode:
+		l.Mode = ev.Mode
+	case acphost.EventRestart:
+		l.Error = errText(ev.Err)
+	case acphost.EventDone:
+		l.StopReason = string(ev.StopReason)
+	case acphost.EventError:
+		l.StopReason = string(ev.StopReason)
+		l.Error = errText(ev.Err)
+	}
+	j.write(l)
+}
+
+// endTurn writes the turn's "result" line.
+func (j *jsonSink) endTurn(r turnResult) {
+	text := r.resp.Text
+	ms := r.elapsed.Milliseconds()
+	l := &jsonLine{Type: "result", StopReason: string(r.stop), Text: &text, DurationMS: &ms}
+	if r.err != nil && !r.userCancel {
+		l.Error = r.err.Error()
+	}
+	j.write(l)
+}
+
+// toolContentJSON renders a tool call's content items in their ACP shape.
+func toolContentJSON(items []acphost.ToolCallContent) []json.RawMessage {
+	var out []json.RawMessage
+	for _, c := range items {
+		var v any
+		switch {
+		case c.Content != nil:
+			v = map[string]any{"type": "content", "content": c.Content}
+		case c.Diff != nil:
+			v = map[string]any{"type": "diff", "path": c.Diff.Path, "oldText": c.Diff.OldText, "newText": c.Diff.NewText}
+		case c.TerminalID != "":
+			v = map[string]any{"type": "terminal", "terminalId": c.TerminalID}
+		case len(c.Raw) > 0:
+			out = append(out, c.Raw)
+			continue
+		default:
+			continue
+		}
+		if b, err := json.Marshal(v); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}

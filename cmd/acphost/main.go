@@ -1,0 +1,222 @@
+// Command acphost is a terminal host for any Agent Client Protocol agent.
+//
+// Usage:
+//
+//	acphost [flags] [-- AGENT [ARGS...]]
+//
+// With no AGENT it runs a built-in fake agent whose every turn shows a
+// thought, a tool call, a permission request, a plan and an answer:
+//
+//	go run ./cmd/acphost -p "list files"
+//
+// A real agent is any ACP program, for example:
+//
+//	acphost -- npx -y @agentclientprotocol/claude-agent-acp
+//
+// Each -p/--prompt is one turn, in order, on the same warm session; without
+// one, acphost reads prompts line by line from standard input.
+//
+// Flags:
+//
+//	-p, --prompt TEXT      a turn's prompt (repeatable)
+//	--permission POLICY    ask: show each request and read the choice (a number)
+//	                       from standard input; allow / reject: answer by option
+//	                       kind; plan: plan mode (anything that can change
+//	                       something is rejected, reads are allowed).
+//	                       Default: ask when standard input is a terminal,
+//	                       else reject.
+//	--json                 one JSON object per line per stream event on stdout,
+//	                       then {"type":"result",...} after each turn; nothing
+//	                       else goes to stdout
+//	--cwd DIR              the session's working directory (default: current)
+//	--mode ID              the session mode set after the session opens
+//	--presentation         ask agents for their permission prompt text
+//	--fs                   serve file reads and writes inside --cwd
+//	--timeout DURATION     cancel a turn that runs longer (e.g. 10m)
+//	--stderr FILE          write the agent's stderr to FILE ("-": acphost's
+//	                       stderr); by default it is kept and its last lines
+//	                       are shown when the agent fails
+//
+// Ctrl-C during a turn cancels that turn and goes on with the next prompt
+// on the same agent; a second Ctrl-C in the same turn, or one between turns,
+// closes the agent and exits. SIGTERM closes the agent and exits.
+//
+// Exit status: 0 when every turn ended (whatever its stop reason, cancelled
+// included); 1 when the agent failed (it could not start, crashed, broke the
+// protocol, answered a prompt with an error) or a turn hit --timeout;
+// 2 on bad usage; 130 after quitting with Ctrl-C and 143 after SIGTERM, as
+// a shell reports a process those signals ended.
+//
+// Colors are used only on a terminal and never when NO_COLOR is set to a
+// non-empty value (https://no-color.org). Agent text is printed through
+// acphost.SafeText; --json output carries it unfiltered, JSON-escaped.
+//
+// For tests, the built-in agent plays the fakeagent.Script given as JSON in
+// the environment variable ACPHOST_DEMO_SCRIPT instead of fakeagent.Demo.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/acphost/acphost/fakeagent"
+)
+
+// Exit statuses.
+const (
+	exitOK        = 0
+	exitFailed    = 1
+	exitUsage     = 2
+	exitInterrupt = 130 // 128 + SIGINT
+	exitTerm      = 143 // 128 + SIGTERM
+)
+
+// envDemoScript holds a fakeagent.Script (JSON) for the built-in agent.
+const envDemoScript = "ACPHOST_DEMO_SCRIPT"
+
+// config is the parsed command line.
+type config struct {
+	prompts      []string
+	permission   string
+	json         bool
+	cwd          string
+	mode         string
+	presentation bool
+	fs           bool
+	timeout      time.Duration
+	stderrPath   string
+	agent        []string // empty: the built-in fake agent
+}
+
+const usageText = `Usage: acphost [flags] [-- AGENT [ARGS...]]
+
+Hosts an Agent Client Protocol agent in the terminal. With no AGENT, a
+built-in demo agent runs. Without -p, prompts are read line by line from
+standard input.
+
+Flags:
+  -p, --prompt TEXT      a turn's prompt (repeatable; turns run in order)
+  --permission POLICY    ask, allow, reject or plan
+                         (default: ask when stdin is a terminal, else reject)
+  --json                 JSON lines on stdout: one per event, a result per turn
+  --cwd DIR              the session's working directory
+  --mode ID              the session mode to set after the session opens
+  --presentation         ask agents to attach their permission prompt text
+  --fs                   serve file reads and writes inside --cwd
+  --timeout DURATION     cancel a turn that runs longer (e.g. 10m)
+  --stderr FILE          the agent's stderr ("-": this stderr; default: kept,
+                         shown when the agent fails)
+
+Ctrl-C cancels the running turn; a second one, or one between turns, quits.
+Exit status: 0 every turn ended, 1 the agent failed or a turn timed out,
+2 bad usage, 130 quit by Ctrl-C, 143 by SIGTERM.
+`
+
+// promptList is the repeatable -p/--prompt flag.
+type promptList []string
+
+func (p *promptList) String() string { return strings.Join(*p, "\n") }
+func (p *promptList) Set(s string) error {
+	*p = append(*p, s)
+	return nil
+}
+
+func main() {
+	fakeagent.Main() // the built-in agent is this executable, re-executed
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	cfg, err := parseArgs(args, os.Stderr, isTerminal(os.Stdin))
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "acphost:", err)
+		fmt.Fprintln(os.Stderr, "Run 'acphost -h' for usage.")
+		return exitUsage
+	}
+	return newApp(cfg, os.Stdin, os.Stdout, os.Stderr).run()
+}
+
+// parseArgs parses and checks the command line. stdinTerminal picks the
+// default permission policy.
+func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, error) {
+	var cfg config
+	var prompts promptList
+	fs := flag.NewFlagSet("acphost", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Var(&prompts, "p", "a turn's `prompt` (repeatable; short for --prompt)")
+	fs.Var(&prompts, "prompt", "a turn's `prompt` (repeatable); without one, prompts are read from stdin")
+	fs.StringVar(&cfg.permission, "permission", "", "permission `policy`: ask, allow, reject or plan (default: ask on a terminal, else reject)")
+	fs.BoolVar(&cfg.json, "json", false, "one JSON object per line per event on stdout, then a result line per turn")
+	fs.StringVar(&cfg.cwd, "cwd", "", "the session's working `directory` (default: the current one)")
+	fs.StringVar(&cfg.mode, "mode", "", "session mode `id` to set after the session opens")
+	fs.BoolVar(&cfg.presentation, "presentation", false, "ask agents to attach their permission prompt text")
+	fs.BoolVar(&cfg.fs, "fs", false, "serve file reads and writes inside --cwd")
+	fs.DurationVar(&cfg.timeout, "timeout", 0, "cancel a turn that runs longer than this `duration` (0: no limit)")
+	fs.StringVar(&cfg.stderrPath, "stderr", "", "write the agent's stderr to `file` (\"-\": to acphost's stderr)")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usageText) }
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	cfg.prompts = prompts
+	if fs.NArg() > 0 {
+		cfg.agent = fs.Args()
+	}
+
+	switch cfg.permission {
+	case "":
+		cfg.permission = permReject
+		if stdinTerminal {
+			cfg.permission = permAsk
+		}
+	case permAsk, permAllow, permReject, permPlan:
+	default:
+		return cfg, fmt.Errorf("--permission %q: want ask, allow, reject or plan", cfg.permission)
+	}
+	if cfg.timeout < 0 {
+		return cfg, fmt.Errorf("--timeout %v: must not be negative", cfg.timeout)
+	}
+	if cfg.cwd != "" {
+		abs, err := filepath.Abs(cfg.cwd)
+		if err != nil {
+			return cfg, fmt.Errorf("--cwd: %w", err)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return cfg, fmt.Errorf("--cwd: %w", err)
+		}
+		if !fi.IsDir() {
+			return cfg, fmt.Errorf("--cwd %s: not a directory", abs)
+		}
+		cfg.cwd = abs
+	}
+	if len(cfg.agent) > 0 && cfg.agent[0] == "" {
+		return cfg, errors.New("the agent command is empty")
+	}
+	return cfg, nil
+}
+
+// agentCommand returns the command line and extra environment of the
+// agent: the one given, or this executable as the built-in fake agent.
+func agentCommand(cfg config) (path string, args, env []string, err error) {
+	if len(cfg.agent) > 0 {
+		return cfg.agent[0], cfg.agent[1:], nil, nil
+	}
+	script := fakeagent.Demo()
+	if s := os.Getenv(envDemoScript); s != "" {
+		script = fakeagent.Script{}
+		if err := json.Unmarshal([]byte(s), &script); err != nil {
+			return "", nil, nil, fmt.Errorf("%s: %w", envDemoScript, err)
+		}
+	}
+	return fakeagent.Command(script)
+}

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acphost/acphost"
+)
+
+// sink receives a turn: its start, the library's stream events (on the
+// client's dispatcher goroutine) and its outcome.
+type sink interface {
+	beginTurn(prompt string, echo bool)
+	event(ev acphost.StreamEvent)
+	endTurn(r turnResult)
+}
+
+// turnResult is how a turn ended.
+type turnResult struct {
+	resp    acphost.Response
+	err     error
+	elapsed time.Duration
+	// stop is the stop reason to report: the response's, or "cancelled"
+	// for a turn cancelled before the agent saw it.
+	stop acphost.StopReason
+	// userCancel reports a turn the user cancelled with Ctrl-C and the
+	// agent confirmed; it is not an error.
+	userCancel bool
+}
+
+// human renders a turn for people: text streamed as it arrives, thoughts
+// dimmed, one line per tool call with a mark when it finishes, the plan as
+// a checklist, permission requests and their answers, elapsed time.
+type human struct {
+	s      *screen
+	policy string // the --permission policy, named in answers it made
+
+	mu        sync.Mutex // guards the fields below (ticker vs. events)
+	block     string     // "text" or "thought" while a stream of chunks runs
+	tools     map[string]string
+	usage     *acphost.UsageUpdate
+	start     time.Time
+	stopTick  chan struct{}
+	tickerEnd sync.WaitGroup
+}
+
+func newHuman(s *screen, policy string) *human {
+	return &human{s: s, policy: policy}
+}
+
+func (h *human) beginTurn(prompt string, echo bool) {
+	if echo {
+		h.s.block(h.s.style(styleBold, "› "+acphost.SafeText(prompt)))
+	}
+	h.mu.Lock()
+	h.block, h.tools, h.usage, h.start = "", map[string]string{}, nil, time.Now()
+	h.mu.Unlock()
+	if h.s.live {
+		h.stopTick = make(chan struct{})
+		h.tickerEnd.Add(1)
+		go h.tick(h.start, h.stopTick)
+	}
+}
+
+// tick shows the elapsed time while the turn waits for the agent.
+func (h *human) tick(start time.Time, stop <-chan struct{}) {
+	defer h.tickerEnd.Done()
+	frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			h.s.clearStatus()
+			return
+		case now := <-t.C:
+			h.s.showStatus(fmt.Sprintf("%c waiting for the agent · %s", frames[i%len(frames)], fmtDuration(now.Sub(start))))
+		}
+	}
+}
+
+func (h *human) event(ev acphost.StreamEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.s
+	switch ev.Type {
+	case acphost.EventText, acphost.EventThought:
+		h.chunk(ev.Type, acphost.SafeText(ev.Delta))
+		return
+	case acphost.EventToolCall:
+		h.tools[ev.ID] = h.toolText(ev)
+		styled, plain := h.toolLine(ev)
+		s.toolLine(ev.ID, styled, plain, false)
+	case acphost.EventToolUpdate:
+		// A title or kind that changed while the line is still the last
+		// one is updated in place; otherwise the result line will tell.
+		if text := h.toolText(ev); text != h.tools[ev.ID] {
+			h.tools[ev.ID] = text
+			styled, plain := h.toolLine(ev)
+			s.toolLine(ev.ID, styled, plain, true)
+		}
+	case acphost.EventToolResult:
+		styled, plain := h.toolLine(ev)
+		if !s.toolLine(ev.ID, styled, plain, true) {
+			s.toolLine(ev.ID, styled, plain, false)
+		}
+	case acphost.EventPlan:
+		s.block(h.formatPlan(ev.Plan))
+	case acphost.EventPermission:
+		s.block(formatRequest(s, ev.Permission))
+	case acphost.EventPermissionAnswer:
+		s.block(h.formatAnswer(ev.Answer))
+	case acphost.EventUsage:
+		h.usage = ev.Usage
+		return
+	case acphost.EventMode:
+		s.line(styleDim, "mode: "+acphost.SafeText(ev.Mode))
+	case acphost.EventRestart:
+		s.line(styleYellow, "the agent was restarted; the conversation so far is lost: "+errMsg(ev.Err))
+	default: // done and error: endTurn reports them
+		return
+	}
+	h.block = ""
+}
+
+// chunk streams a piece of text or thought, starting a new line when the
+// stream switches from one to the other.
+func (h *human) chunk(kind, text string) {
+	if text == "" {
+		return
+	}
+	s := h.s
+	if h.block != kind {
+		s.breakLine()
+		if kind == acphost.EventThought && !s.color {
+			s.write("", "[thinking] ")
+		}
+		h.block = kind
+	}
+	code := ""
+	if kind == acphost.EventThought {
+		code = styleThink
+	}
+	s.write(code, text)
+}
+
+func (h *human) toolText(ev acphost.StreamEvent) string {
+	return string(ev.Kind) + "\x00" + ev.Name
+}
+
+// toolLine is "  ⋯ execute ls", with ✓ or ✗ once finished.
+func (h *human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
+	mark, code := "⋯", styleDim
+	switch ev.Status {
+	case acphost.StatusCompleted:
+		mark, code = "✓", styleGreen
+	case acphost.StatusFailed:
+		mark, code = "✗", styleRed
+	}
+	kind := oneLine(acphost.SafeText(string(ev.Kind)), 20)
+	if kind == "" {
+		kind = "tool"
+	}
+	title := oneLine(acphost.SafeText(ev.Name), 100)
+	if title == "" {
+		title = oneLine(acphost.SafeText(ev.ID), 40)
+	}
+	s := h.s
+	plain = "  " + mark + " " + kind + " " + title
+	styled = "  " + s.style(code, mark) + " " + s.style(styleCyan, kind) + " " + title
+	if ev.Status == acphost.StatusFailed {
+		plain += " (failed)"
+		styled += s.style(styleRed, " (failed)")
+	}
+	return styled, plain
+}
+
+func (h *human) formatPlan(entries []acphost.PlanEntry) string {
+	s := h.s
+	var b strings.Builder
+	b.WriteString(s.style(styleBold, "Plan") + "\n")
+	for _, e := range entries {
+		box, code := "[ ]", ""
+		switch e.Status {
+		case "completed":
+			box, code = "[x]", styleDim
+		case "in_progress":
+			box, code = "[~]", styleBold
+		}
+		b.WriteString("  " + s.style(code, box+" "+oneLine(acphost.SafeText(e.Content), 200)) + "\n")
+	}
+	return b.String()
+}
+
+func (h *human) formatAnswer(a *acphost.PermissionAnswer) string {
+	s := h.s
+	if a == nil {
+		return ""
+	}
+	var text, code string
+	if a.Cancelled || a.Option == nil {
+		text, code = "→ cancelled", styleYellow
+	} else {
+		name := oneLine(acphost.SafeText(a.Option.Name), 80)
+		if name == "" {
+			name = oneLine(acphost.SafeText(a.OptionID), 80)
+		}
+		text = "→ " + name + " [" + acphost.SafeText(string(a.Option.Kind)) + "]"
+		code = styleGreen
+		if !a.Option.Kind.IsAllow() {
+			code = styleRed
+		}
+	}
+	switch a.Reason {
+	case acphost.ReasonHook:
+		if h.policy != permAsk {
+			text += " · --permission " + h.policy
+		}
+	case acphost.ReasonPlanMode:
+		text += " · plan mode"
+	case acphost.ReasonTimeout:
+		text += " · timed out"
+	case acphost.ReasonInvalid:
+		text += " · " + oneLine(errMsg(a.Err), 120)
+	case acphost.ReasonWithdrawn:
+		text += " · withdrawn by the agent"
+	case acphost.ReasonCancelled:
+		text += " · turn cancelled"
+	case acphost.ReasonClosed:
+		text += " · closing"
+	}
+	return "  " + s.style(code, text)
+}
+
+func (h *human) endTurn(r turnResult) {
+	if h.stopTick != nil {
+		close(h.stopTick)
+		h.tickerEnd.Wait()
+		h.stopTick = nil
+	}
+	h.mu.Lock()
+	usage := h.usage
+	h.block = ""
+	h.mu.Unlock()
+	s := h.s
+	mark, code := "✓", styleGreen
+	what := acphost.SafeText(string(r.stop))
+	switch {
+	case r.err != nil && !r.userCancel:
+		mark, code = "✗", styleRed
+		if what == "" {
+			what = "failed"
+		}
+	case r.stop == acphost.StopCancelled:
+		mark, code = "⨯", styleYellow
+	}
+	parts := []string{what, fmtDuration(r.elapsed)}
+	if usage != nil {
+		if usage.Size > 0 {
+			parts = append(parts, fmt.Sprintf("%s/%s tokens", fmtCount(usage.Used), fmtCount(usage.Size)))
+		}
+		if usage.Cost != nil {
+			parts = append(parts, fmt.Sprintf("%.4f %s", usage.Cost.Amount, acphost.SafeText(usage.Cost.Currency)))
+		}
+	}
+	s.block(s.style(code, mark) + " " + s.style(styleDim, strings.Join(parts, " · ")) + "\n\n")
+}
+
+// fmtCount formats a token count: 950, 12.3k, 1.2M.
+func fmtCount(n uint64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1000000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
+}
+
+// compactJSON returns raw JSON compacted and safe to print, "" for none.
+func compactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return acphost.SafeText(string(raw))
+	}
+	return acphost.SafeText(b.String())
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
