@@ -29,8 +29,13 @@ type Agent struct {
 	// RejectStop is the stop reason after a reject-kind answer.
 	RejectStop acphost.StopReason
 	// FSWrite: the build's file-write tool goes through fs/write_text_file
-	// when the client offers it.
+	// when the client offers it; the tests serve fs for it.
 	FSWrite bool
+	// StaleAfterCancel: an agent bug. The prompt after a cancelled one is
+	// answered at once with the cancelled turn's leftover result
+	// (end_turn, no updates); its real transcript arrives during the
+	// prompt after it, so the session's answers lag one prompt behind.
+	StaleAfterCancel bool
 	// unset are environment variables the agent must not inherit.
 	unset []string
 	// command returns the program and arguments, given the install folder.
@@ -175,10 +180,11 @@ var Agents = []Agent{
 	},
 	{
 		Name: "claude-legacy", Spec: "@zed-industries/claude-agent-acp@0.23.1",
-		RejectStop: acphost.StopEndTurn,
-		unset:      claudeUnset,
-		command:    nodeEntry("@zed-industries/claude-agent-acp/dist/index.js"),
-		setup:      claudeSetup,
+		RejectStop:       acphost.StopEndTurn,
+		StaleAfterCancel: true,
+		unset:            claudeUnset,
+		command:          nodeEntry("@zed-industries/claude-agent-acp/dist/index.js"),
+		setup:            claudeSetup,
 	},
 	{
 		Name: "codex-rs", Spec: "@zed-industries/codex-acp@0.16.0",
@@ -235,8 +241,21 @@ func (a Agent) Options(inst, home, work string, m *MockLLM) (acphost.ACPOptions,
 	}
 	wrapped = append(wrapped, prog)
 	wrapped = append(wrapped, args...)
+	cmd := "env"
+	if dir := os.Getenv("INTEROP_TRACE"); dir != "" {
+		// Debugging aid: record both directions of the wire.
+		base := filepath.Join(dir, filepath.Base(filepath.Dir(filepath.Dir(work))))
+		wrapped = append([]string{"-c", `tee -a "$0.in.jsonl" | env "$@" | tee -a "$0.out.jsonl"`, base}, wrapped...)
+		cmd = "bash"
+	}
+	if dir := os.Getenv("INTEROP_STRACE"); dir != "" {
+		// Debugging aid: log every connect(2) of the agent's process tree.
+		base := filepath.Join(dir, filepath.Base(filepath.Dir(filepath.Dir(work))))
+		wrapped = append([]string{"-f", "-qq", "-e", "trace=connect,sendto,sendmmsg", "-s", "120", "-o", base + ".strace", cmd}, wrapped...)
+		cmd = "strace"
+	}
 	return acphost.ACPOptions{
-		Command: "env",
+		Command: cmd,
 		Args:    wrapped,
 		Env:     env,
 		Dir:     work,

@@ -46,8 +46,9 @@ type MockLLM struct {
 	dump string // directory to dump request bodies to, if set
 	logf func(format string, args ...any)
 
-	mu    sync.Mutex
-	calls []MockCall
+	mu     sync.Mutex
+	calls  []MockCall
+	closed bool // no logging after Close: the test may have ended
 }
 
 // MockCall is one request the mock answered.
@@ -79,7 +80,12 @@ func StartMock(workDir string, logf func(string, ...any)) (*MockLLM, error) {
 }
 
 // Close stops the server.
-func (m *MockLLM) Close() error { return m.srv.Close() }
+func (m *MockLLM) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	return m.srv.Close()
+}
 
 // Calls returns what the mock answered so far.
 func (m *MockLLM) Calls() []MockCall {
@@ -101,9 +107,9 @@ func (m *MockLLM) Count(action string) int {
 
 func (m *MockLLM) record(r *http.Request, api, action string) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.calls = append(m.calls, MockCall{Method: r.Method, Path: r.URL.Path, API: api, Action: action})
-	m.mu.Unlock()
-	if m.logf != nil {
+	if m.logf != nil && !m.closed {
 		m.logf("mock: %s %s -> %s %s", r.Method, r.URL.RequestURI(), api, action)
 	}
 }
@@ -367,7 +373,10 @@ func (m *MockLLM) anthropic(w http.ResponseWriter, r *http.Request, body []byte)
 					results++
 				}
 			}
-			if s, ok := parseSteps(text.String()); ok && results == 0 {
+			// A new prompt can share its message with the previous
+			// turn's last tool results (a cancelled call): those
+			// precede the marker and are not this turn's.
+			if s, ok := parseSteps(text.String()); ok {
 				steps = s
 				break
 			}
@@ -616,7 +625,7 @@ func (m *MockLLM) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 		writeJSON(w, map[string]any{"id": id, "object": "chat.completion", "created": created, "model": req.Model,
 			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-			"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
+			"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
 		return
 	}
 	s := newSSE(w)
@@ -692,7 +701,10 @@ func (m *MockLLM) gemini(w http.ResponseWriter, r *http.Request, body []byte, st
 					results++
 				}
 			}
-			if s, ok := parseSteps(text.String()); ok && results == 0 {
+			// A new prompt can share its message with the previous
+			// turn's last tool results (a cancelled call): those
+			// precede the marker and are not this turn's.
+			if s, ok := parseSteps(text.String()); ok {
 				steps = s
 				break
 			}

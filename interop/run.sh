@@ -11,11 +11,14 @@
 #   INTEROP_NETNS     1 (default): run the tests in a fresh network namespace
 #                     that has only loopback, when unshare allows it; 0: don't
 #   INTEROP_REINSTALL 1: reinstall every agent
+#   INTEROP_CACHE     install folder (default interop/.cache)
+#   INTEROP_TRACE     a folder: record each agent's stdin/stdout there (debug)
+#   INTEROP_STRACE    a folder: strace each agent's connect(2) calls (debug)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-cache=$here/.cache
+cache=${INTEROP_CACHE:-$here/.cache}
 mkdir -p "$cache/agents"
 export npm_config_cache=$cache/npm-cache
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
@@ -43,8 +46,10 @@ for entry in "${agents[@]}"; do
   fi
 done
 if [[ $need_install == 1 ]]; then
-  if ! out=$(timeout 30 npm ping 2>&1); then
-    reason="npm registry $(npm config get registry) unreachable: $(printf '%s' "$out" | tail -n 3 | tr '\n' ' ')"
+  if ! out=$(timeout 60 npm ping --fetch-retries=1 --fetch-timeout=20000 2>&1); then
+    cause=$(printf '%s\n' "$out" | grep -m1 -E 'FetchError|npm error [0-9]{3} ' || printf '%s\n' "$out" | grep -m1 'npm error')
+    cause=${cause#npm error }
+    reason="npm registry $(npm config get registry) unreachable: ${cause:-$(printf '%s' "$out" | tail -n 1)}"
     printf '%s\n' "$reason" >"$cache/registry-unreachable"
     log "$reason"
   fi
@@ -66,7 +71,7 @@ install_one() { # name specs...
   local t0=$(date +%s)
   # --ignore-scripts: no install script may fetch anything; every agent here
   # runs without its scripts (npm 11 blocks them by default anyway).
-  if (cd "$dir" && timeout 900 npm install --no-save --ignore-scripts --loglevel=error $specs) >"$dir/.install.log" 2>&1; then
+  if (cd "$dir" && timeout 600 npm install --no-save --ignore-scripts --loglevel=error $specs) >"$dir/.install.log" 2>&1; then
     printf '%s\n' "$specs" >"$dir/.installed"
     rm -f "$dir/.install-error"
     log "$name: installed in $(( $(date +%s) - t0 ))s"
