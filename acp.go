@@ -23,9 +23,9 @@
 //
 // # Concurrency
 //
-// All methods of ACPClient are safe for concurrent use. Turns on a client
-// run one at a time; a GenerateCtx made while another turn runs waits for
-// it. One reader goroutine reads the agent's stdout and never runs user
+// All methods of ACPClient, Session and Pool are safe for concurrent use.
+// Turns on one session run one at a time; a GenerateCtx made while another
+// turn of the session runs waits for it. One reader goroutine reads the agent's stdout and never runs user
 // code. OnUpdate and the emit function of GenerateStream run on a single
 // dispatcher goroutine, in wire order; OnPermission, FSOptions.OnWriteFile,
 // FSOptions.OnReadFile and TerminalOptions.OnCommand each run on a
@@ -326,7 +326,7 @@ func (e *ExitError) Error() string {
 	if e.DuringTurn {
 		b.WriteString(" during a turn")
 	}
-	if line := LastLine(e.Stderr); line != "" {
+	if line := lastLine(e.Stderr); line != "" {
 		fmt.Fprintf(&b, ": %s", line)
 	}
 	return b.String()
@@ -338,8 +338,8 @@ func (e *ExitError) Is(target error) bool { return target == ErrAgentExited }
 // Unwrap returns the os/exec error.
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// LastLine returns the last non-blank line of s, trimmed.
-func LastLine(s string) string {
+// lastLine returns the last non-blank line of s, trimmed.
+func lastLine(s string) string {
 	s = strings.TrimRight(s, " \t\r\n")
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
@@ -361,7 +361,7 @@ func (e *ProtocolError) Error() string {
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
-	if line := LastLine(e.Stderr); line != "" {
+	if line := lastLine(e.Stderr); line != "" {
 		msg += " (agent stderr: " + line + ")"
 	}
 	return msg

@@ -43,10 +43,12 @@ type agent struct {
 	shutOnce   sync.Once
 	poisoned   atomic.Bool
 
+	cb  callbacks      // goroutines running user code
 	wg  sync.WaitGroup // every goroutine of this agent
 	gen int            // which agent process of the client this is (1, 2, …)
 
 	nextID atomic.Uint64
+	turns  atomic.Int32 // turns running
 
 	mu       sync.Mutex
 	barriers map[uint64]func()    // run on the dispatcher when a call's answer is reached
@@ -100,14 +102,18 @@ func (a *agent) newInflight(id json.RawMessage) *inflight {
 }
 
 func spawnAgent(ctx context.Context, c *ACPClient) (*agent, error) {
+	roots, err := newRoots(&c.opts) // before anything is started
+	if err != nil {
+		return nil, err
+	}
 	p, err := startProcess(&c.opts)
 	if err != nil {
 		return nil, fmt.Errorf("acphost: starting %s: %w", c.opts.Command, err)
 	}
-	return connectAgent(ctx, c, p.stdout, p.stdin, nil, p)
+	return connectAgent(ctx, c, p.stdout, p.stdin, nil, p, roots)
 }
 
-func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, closer io.Closer, p *process) (*agent, error) {
+func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, closer io.Closer, p *process, roots *sandbox.Roots) (*agent, error) {
 	a := &agent{
 		c: c, opts: &c.opts, proc: p, closer: closer,
 		dead:       make(chan struct{}),
@@ -115,10 +121,6 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 		barriers:   map[uint64]func(){},
 		inflight:   map[string]*inflight{},
 		sessions:   map[string]*session{},
-	}
-	roots, err := newRoots(&c.opts)
-	if err != nil {
-		return nil, err
 	}
 	a.roots, a.terms = roots, newTerminals(&c.opts)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
@@ -230,10 +232,23 @@ func (a *agent) die(cause error) {
 	})
 }
 
-// shutdown ends the agent for good and waits for all its goroutines.
+// shutdown ends the agent for good and waits for all its goroutines —
+// unless it is called from one of them (Close from a callback), which it
+// cannot wait for: those end once the callback returns.
 func (a *agent) shutdown(cause error) {
+	a.stop(cause)
+	if !a.cb.inCallback(goid()) {
+		a.join()
+	}
+}
+
+// stop ends the agent: pending calls fail with cause, the process is
+// terminated (stdin EOF, SIGTERM, SIGKILL to the group), pipes and
+// terminals are closed. It does not wait for the agent's goroutines.
+func (a *agent) stop(cause error) {
 	a.shutOnce.Do(func() {
 		a.die(cause) // first, so the exit we cause is not reported as a crash
+		a.stream.Halt()
 		if a.proc != nil {
 			a.proc.terminate(a.opts.CloseGrace)
 		}
@@ -243,20 +258,17 @@ func (a *agent) shutdown(cause error) {
 		if a.terms != nil {
 			a.terms.Close()
 		}
-		a.stream.Close()
-		a.wg.Wait()
 	})
 }
 
+// join waits for the reader and every goroutine of the agent to end.
+func (a *agent) join() {
+	<-a.stream.ReadDone()
+	a.wg.Wait()
+}
+
 func (a *agent) turnRunning() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, s := range a.sessions {
-		if s.busy() {
-			return true
-		}
-	}
-	return false
+	return a.turns.Load() > 0
 }
 
 // deathCause returns the cause of death, waiting briefly for it to be set
@@ -367,7 +379,7 @@ var openMethods = [...]string{openNew: "session/new", openLoad: "session/load", 
 
 // open opens h's session on this agent (new, load or resume), binds the
 // agent-side record to h and sets h's initial mode.
-func (a *agent) open(ctx context.Context, h *Session, how openKind) error {
+func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) {
 	method := openMethods[how]
 	if !a.supports(how) {
 		return fmt.Errorf("acphost: %s: %w", method, ErrUnsupported)
@@ -375,7 +387,13 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) error {
 	params := map[string]any{"cwd": h.opts.Dir, "mcpServers": h.opts.MCPServers}
 	if how != openNew {
 		params["sessionId"] = h.ID()
-		a.session(h.ID()).bind(h) // the replay goes to h's hooks
+		s := a.session(h.ID())
+		prev := s.pub.Swap(h) // the replay goes to h's hooks
+		defer func() {
+			if err != nil {
+				s.pub.Store(prev)
+			}
+		}()
 	}
 	res, err := a.openCall(ctx, how, params, h.ID())
 	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) && a.opts.AuthMethod == "" {
@@ -423,6 +441,9 @@ func (a *agent) openCall(ctx context.Context, how openKind, params map[string]an
 	if how != openLoad {
 		return res, a.call(ctx, openMethods[how], params, &res)
 	}
+	if a.cb.onDispatcher(goid()) {
+		return res, fmt.Errorf("acphost: LoadSession from OnUpdate or emit: %w", ErrReentrant)
+	}
 	s := a.session(id)
 	s.replaying.Store(true)
 	done := make(chan struct{})
@@ -430,14 +451,16 @@ func (a *agent) openCall(ctx context.Context, how openKind, params map[string]an
 		s.replaying.Store(false)
 		close(done)
 	})
-	if err == nil {
-		select {
-		case <-done:
-		case <-a.dead:
-			return res, a.cause
-		}
+	if err != nil {
+		s.replaying.Store(false)
+		return res, err
 	}
-	return res, err
+	select {
+	case <-done:
+		return res, nil
+	case <-a.dead:
+		return res, a.cause
+	}
 }
 
 // callWithBarrier is call, with atBarrier run on the dispatcher once every
@@ -498,13 +521,22 @@ func (a *agent) session(id string) *session {
 // inbound routes each request and notification; it runs on the read loop
 // and must not block except for update backpressure.
 func (a *agent) inbound(m wire.Message) {
+	if a.ctx.Err() != nil {
+		return // the agent is being shut down: start nothing
+	}
 	switch m.Method {
 	case "session/update":
 		a.q.push(item{kind: itemUpdate, params: m.Params}, true)
+		a.ackNotificationSentAsRequest(m)
 	case "session/request_permission":
+		if m.ID == nil {
+			a.opts.Logger.Warn("acphost: session/request_permission without an id: cannot be answered")
+			return
+		}
 		a.q.push(item{kind: itemPermission, id: m.ID, params: m.Params, in: a.newInflight(m.ID)}, true)
 	case "$/cancel_request":
 		a.cancelRequest(m.Params)
+		a.ackNotificationSentAsRequest(m)
 	default:
 		if h := a.service(m.Method); h != nil && m.ID != nil {
 			a.serveRequest(m, h)
@@ -514,6 +546,14 @@ func (a *agent) inbound(m wire.Message) {
 			a.goReplyError(m.ID, CodeMethodNotFound, "method not found: "+m.Method)
 		}
 		// Unknown notifications are ignored, as the spec asks.
+	}
+}
+
+// ackNotificationSentAsRequest answers {} to a notification method the
+// agent sent with an id, so it does not wait forever.
+func (a *agent) ackNotificationSentAsRequest(m wire.Message) {
+	if m.ID != nil {
+		a.goReply(m.ID, struct{}{}, nil)
 	}
 }
 

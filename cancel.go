@@ -28,7 +28,7 @@ func (c *ACPClient) Cancel() {
 // of the session answered "cancelled" (and later ones too, until the next
 // turn), updates still delivered, then a bounded wait for the answer.
 func (a *agent) cancelTurn(t *turn, answered <-chan promptOutcome, cause error) (Response, error) {
-	a.beginCancel(t.s)
+	a.beginCancel(t)
 	grace := time.NewTimer(a.opts.CancelGrace)
 	defer grace.Stop()
 	select {
@@ -44,9 +44,10 @@ func (a *agent) cancelTurn(t *turn, answered <-chan promptOutcome, cause error) 
 
 // beginCancel sends session/cancel and settles the session's pending
 // permission requests.
-func (a *agent) beginCancel(s *session) {
+func (a *agent) beginCancel(t *turn) {
+	s := t.s
 	s.mu.Lock()
-	s.cancelling = true
+	t.cancelled = true
 	pending := make([]*pendingPermission, 0, len(s.pending))
 	for p := range s.pending {
 		pending = append(pending, p)

@@ -26,6 +26,10 @@ type ACPOptions struct {
 	Args    []string
 	// Env is added to the host's environment for the agent ("KEY=value").
 	Env []string
+	// CleanEnv starts the agent with Env only, not the host's environment
+	// (which may hold credentials and proxy settings the agent should not
+	// see). Remember PATH and HOME then.
+	CleanEnv bool
 	// Dir is the session's working directory (absolute). Default: the
 	// current directory. The agent process also starts there.
 	Dir string
@@ -42,9 +46,10 @@ type ACPOptions struct {
 	OnPermission func(ctx context.Context, req *PermissionRequest) (optionID string, err error)
 	// OnUpdate receives every session/update, in wire order, on the client's
 	// dispatcher goroutine (never the read loop). A slow OnUpdate slows
-	// delivery but not responses. It may call client methods, except that a
-	// new turn started from OnUpdate waits for the running one, which cannot
-	// end until OnUpdate returns: start turns from another goroutine.
+	// delivery but not responses. It may call client methods (SetMode,
+	// Cancel, NewSession, Close …) except those that wait for the dispatcher
+	// itself: a turn or LoadSession started from OnUpdate fails with
+	// ErrReentrant; start them from another goroutine.
 	OnUpdate func(Update)
 	// PermissionTimeout bounds the wait for one OnPermission answer (not the
 	// turn). When it fires the request is answered with a reject-kind option
@@ -152,8 +157,9 @@ func (o *ACPOptions) setDefaults() error {
 }
 
 // ACPClient is a warm agent: a process (or connection), initialized, with a
-// session open. Turns run one at a time; a call made while a turn runs waits
-// for it. All methods are safe for concurrent use.
+// session open. Turns on one session run one at a time (a turn started while
+// another runs on the same session waits for it); turns on different
+// sessions run concurrently. All methods are safe for concurrent use.
 type ACPClient struct {
 	opts ACPOptions
 	dial func(ctx context.Context) (*agent, error)
@@ -161,8 +167,12 @@ type ACPClient struct {
 	plan atomic.Bool
 	def  *Session // the session Start opened
 
-	restartMu sync.Mutex  // one restart at a time
-	crashes   []time.Time // recent crash restarts, for the crash-loop cut-off
+	restartSem chan struct{}   // one restart at a time (ctx-aware)
+	crashes    []time.Time     // recent crash restarts, for the crash-loop cut-off
+	life       context.Context // ends at Close: bounds restarts
+	endLife    context.CancelFunc
+	joins      sync.WaitGroup  // joins of replaced agents
+	retired    map[*agent]bool // replaced agents whose goroutines may still run
 
 	rec  *wireRecorder
 	gens atomic.Int64 // agent processes started
@@ -197,7 +207,11 @@ func Connect(ctx context.Context, r io.Reader, w io.Writer, rwc io.Closer, opts 
 				return nil, fmt.Errorf("acphost: cannot restart a connected agent: %w", ErrUnsupported)
 			}
 			used = true
-			return connectAgent(ctx, c, r, w, rwc, nil)
+			roots, err := newRoots(&c.opts)
+			if err != nil {
+				return nil, err
+			}
+			return connectAgent(ctx, c, r, w, rwc, nil, roots)
 		}
 	})
 }
@@ -206,7 +220,8 @@ func newClient(ctx context.Context, opts ACPOptions, dialer func(*ACPClient) fun
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	c := &ACPClient{opts: opts, rec: newWireRecorder(opts.Record)}
+	c := &ACPClient{opts: opts, rec: newWireRecorder(opts.Record), restartSem: make(chan struct{}, 1), retired: map[*agent]bool{}}
+	c.life, c.endLife = context.WithCancel(context.Background())
 	c.plan.Store(opts.PlanMode)
 	c.dial = dialer(c)
 	ag, err := c.dial(ctx)
@@ -296,10 +311,12 @@ func (c *ACPClient) SetMode(ctx context.Context, id string) error { return c.def
 
 // Close shuts the agent down: stdin is closed, then after CloseGrace the
 // process group gets SIGTERM, then after another CloseGrace SIGKILL. It
-// waits for every goroutine of the client, including running OnPermission
-// and OnUpdate callbacks (which must return once their ctx ends). A turn
-// still running fails with ErrClosed. Close is idempotent; it returns nil
-// or the reason the agent connection had already failed.
+// waits for every goroutine of the client, including running callbacks
+// (which must return once their ctx ends) — except when called from a
+// callback, which it cannot wait for: the client's remaining goroutines then
+// end when that callback returns. A turn still running fails with
+// ErrClosed; a restart in progress is abandoned. Close is idempotent; it
+// returns nil or the reason the agent connection had already failed.
 func (c *ACPClient) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -307,11 +324,31 @@ func (c *ACPClient) Close() error {
 		return nil
 	}
 	c.closed = true
-	a := c.ag
 	c.mu.Unlock()
+	c.endLife()                // aborts a restart in progress
+	c.restartSem <- struct{}{} // and waits for it
+	defer func() { <-c.restartSem }()
+	a := c.agent()
 	a.shutdown(ErrClosed)
+	if !c.inRetiredCallback() {
+		c.joins.Wait()
+	}
 	if errors.Is(a.cause, ErrClosed) {
 		return nil
 	}
 	return a.cause
+}
+
+// inRetiredCallback reports whether the caller runs a callback of a
+// replaced agent (whose join would then wait for the caller).
+func (c *ACPClient) inRetiredCallback() bool {
+	id := goid()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for a := range c.retired {
+		if a.cb.inCallback(id) {
+			return true
+		}
+	}
+	return false
 }

@@ -98,6 +98,7 @@ func (q *queue) close() {
 func (a *agent) dispatchLoop() {
 	defer a.wg.Done()
 	defer close(a.dispatched)
+	a.cb.setDispatcher(goid())
 	lastSession := ""
 	var batch []item
 	for {
@@ -154,6 +155,14 @@ func (a *agent) endDelivery(t *turn) {
 	t.s.endTurn(t)
 	t.s.pruneTools()
 	close(t.barrier)
+}
+
+// userCall runs user code on a goroutine other than the dispatcher: it is
+// recorded as a callback goroutine (see callbacks) and a panic becomes an
+// error.
+func (a *agent) userCall(what string, f func()) error {
+	defer a.cb.enter()()
+	return a.safely(what, f)
 }
 
 // safely runs user code, turning a panic into a logged error so one bad

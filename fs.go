@@ -116,7 +116,12 @@ func (a *agent) readTextFile(ctx context.Context, raw json.RawMessage) (any, err
 	}
 	fo := a.opts.FS
 	if fo.OnReadFile != nil {
-		content, ok, err := fo.OnReadFile(ctx, p.SessionID, p.Path)
+		var content string
+		var ok bool
+		var err error
+		if perr := a.userCall("OnReadFile", func() { content, ok, err = fo.OnReadFile(ctx, p.SessionID, p.Path) }); perr != nil {
+			err = perr
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -164,12 +169,15 @@ func (a *agent) writeTextFile(ctx context.Context, raw json.RawMessage) (any, er
 		if err == nil {
 			prop.Exists, prop.Current = true, cur
 		}
-		if content, err = hook(ctx, prop); err != nil {
+		if perr := a.userCall("OnWriteFile", func() { content, err = hook(ctx, prop) }); perr != nil {
+			err = perr
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	}
+	if err := ctx.Err(); err != nil { // withdrawn, or the client is closing: write nothing
+		return nil, err
 	}
 	if err := a.roots.WriteText(p.Path, content); err != nil {
 		return nil, err

@@ -224,8 +224,8 @@ func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *
 	in.perm = p
 	a.mu.Unlock()
 	s.mu.Lock()
-	cancelling := s.cancelling
 	p.t = s.turn
+	cancelling := p.t != nil && p.t.cancelled
 	s.pending[p] = struct{}{}
 	s.mu.Unlock()
 	if p.t != nil {
@@ -239,10 +239,13 @@ func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *
 		done()
 	}
 	switch {
+	case a.ctx.Err() != nil: // the agent is gone: ask nobody
+		p.settle(answerCancelled(ReasonClosed))
+		return
 	case cancelling:
 		p.settle(answerCancelled(ReasonCancelled))
 		return
-	case in.ctx.Err() != nil && a.ctx.Err() == nil:
+	case in.ctx.Err() != nil:
 		p.settle(answerCancelled(ReasonWithdrawn)) // $/cancel_request came first
 		return
 	}
@@ -308,7 +311,7 @@ func (a *agent) broker(p *pendingPermission) {
 func (a *agent) askHook(ctx context.Context, hook func(context.Context, *PermissionRequest) (string, error), req *PermissionRequest) PermissionAnswer {
 	var id string
 	var err error
-	if perr := a.safely("OnPermission", func() { id, err = hook(ctx, req) }); perr != nil {
+	if perr := a.userCall("OnPermission", func() { id, err = hook(ctx, req) }); perr != nil {
 		err = perr
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package acphost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -50,7 +51,7 @@ type poolMember struct {
 }
 
 // ErrPoolClosed is returned by a Pool after Close.
-var ErrPoolClosed = errors.New("acphost: pool closed")
+var ErrPoolClosed = fmt.Errorf("acphost: pool closed: %w", ErrClosed)
 
 // NewPool starts opts.Min processes (in parallel) and returns the pool.
 func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
@@ -110,7 +111,7 @@ func (p *Pool) NewSession(ctx context.Context, opts SessionOptions) (*Session, e
 // needed), else opens another.
 func (p *Pool) open(ctx context.Context, m *poolMember, opts SessionOptions) (*Session, error) {
 	p.mu.Lock()
-	useDefault := !m.defTaken && opts.OnUpdate == nil && opts.OnPermission == nil && opts.Dir == "" && opts.Mode == ""
+	useDefault := !m.defTaken && opts.OnUpdate == nil && opts.OnPermission == nil && opts.Dir == "" && opts.Mode == "" && opts.MCPServers == nil
 	if useDefault {
 		m.defTaken = true
 	}
@@ -145,6 +146,7 @@ func (p *Pool) reserve(ctx context.Context) (*poolMember, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		p.dropDead()
 		if m := p.leastLoaded(); m != nil && m.sessions < p.opts.SessionsPerProcess {
 			m.sessions++
 			return m, nil
@@ -168,6 +170,20 @@ func (p *Pool) reserve(ctx context.Context) (*poolMember, error) {
 			return m, nil
 		}
 		p.cond.Wait()
+	}
+}
+
+// dropDead forgets members whose agent died (and stays dead without
+// ACPOptions.Recover), closing them in the background.
+func (p *Pool) dropDead() {
+	for i := 0; i < len(p.members); {
+		m := p.members[i]
+		if m.c != nil && m.c.Err() != nil && m.c.opts.Recover == nil {
+			p.members = append(p.members[:i:i], p.members[i+1:]...)
+			p.wg.Go(func() { m.c.Close() })
+			continue
+		}
+		i++
 	}
 }
 
@@ -203,7 +219,7 @@ func (p *Pool) release(m *poolMember) {
 
 // reapIdle closes processes beyond Min that stayed idle for IdleTimeout.
 func (p *Pool) reapIdle() {
-	t := time.NewTicker(p.opts.IdleTimeout / 2)
+	t := time.NewTicker(max(p.opts.IdleTimeout/2, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {

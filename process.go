@@ -1,7 +1,6 @@
 package acphost
 
 import (
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -30,7 +29,10 @@ type process struct {
 // pipes connected. stderr is drained into forward (optional) and a tail.
 func startProcess(opts *ACPOptions) (*process, error) {
 	cmd := exec.Command(opts.Command, opts.Args...)
-	cmd.Env = append(os.Environ(), opts.Env...)
+	cmd.Env = opts.Env
+	if !opts.CleanEnv {
+		cmd.Env = append(os.Environ(), opts.Env...)
+	}
 	cmd.Dir = opts.Dir
 	setProcessGroup(cmd)
 
@@ -174,5 +176,3 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return string(t.buf)
 }
-
-var errNoProcess = errors.New("acphost: no process")

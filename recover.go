@@ -87,8 +87,12 @@ func (e *CrashLoopError) Unwrap() error { return e.Last }
 // after an unconfirmed cancel is always replaced; a dead one is replaced
 // only with ACPOptions.Recover, and otherwise its death is the error.
 func (c *ACPClient) readyAgent(ctx context.Context) (*agent, error) {
-	c.restartMu.Lock()
-	defer c.restartMu.Unlock()
+	select {
+	case c.restartSem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.restartSem }()
 	c.mu.Lock()
 	a, closed := c.ag, c.closed
 	c.mu.Unlock()
@@ -128,7 +132,7 @@ func (c *ACPClient) crashBackoff(ctx context.Context, crash error) error {
 		return &CrashLoopError{Restarts: len(recent), Window: o.Window, Last: crash}
 	}
 	c.crashes = append(c.crashes, now)
-	wait := o.Backoff << len(recent)
+	wait := o.Backoff << min(len(recent), 10)
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
@@ -136,15 +140,30 @@ func (c *ACPClient) crashBackoff(ctx context.Context, crash error) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-c.life.Done():
+		return ErrClosed
 	}
 }
 
-// restart replaces agent a and re-attaches every live session.
+// agentReplaced is the cause given to calls still pending on an agent the
+// client replaces: it matches ErrClosed, whatever the reason was.
+type agentReplaced struct{ reason error }
+
+func (e agentReplaced) Error() string        { return "acphost: agent replaced: " + e.reason.Error() }
+func (e agentReplaced) Is(target error) bool { return target == ErrClosed }
+
+// restart replaces agent a and re-attaches every live session. The old
+// agent is stopped at once; its goroutines (maybe running callbacks) are
+// joined in the background and by Close.
 func (c *ACPClient) restart(ctx context.Context, a *agent, reason error) (*agent, error) {
-	a.shutdown(reason)
+	a.stop(agentReplaced{reason})
+	c.retire(a)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(c.life, cancel)()
 	next, err := c.dial(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("acphost: restarting the agent: %w", err)
+		return nil, c.restartError(fmt.Errorf("acphost: restarting the agent: %w", err))
 	}
 	c.mu.Lock()
 	handles := append([]*Session(nil), c.handles...)
@@ -152,13 +171,41 @@ func (c *ACPClient) restart(ctx context.Context, a *agent, reason error) (*agent
 	for _, h := range handles {
 		if err := next.reattach(ctx, h, reason); err != nil {
 			next.shutdown(err)
-			return nil, fmt.Errorf("acphost: re-attaching session %s: %w", h.ID(), err)
+			return nil, c.restartError(fmt.Errorf("acphost: re-attaching session %s: %w", h.ID(), err))
 		}
 	}
 	c.mu.Lock()
-	c.ag = next
+	closed := c.closed
+	if !closed {
+		c.ag = next
+	}
 	c.mu.Unlock()
+	if closed {
+		next.shutdown(ErrClosed)
+		return nil, ErrClosed
+	}
 	return next, nil
+}
+
+// restartError prefers ErrClosed when Close interrupted the restart.
+func (c *ACPClient) restartError(err error) error {
+	if c.life.Err() != nil {
+		return ErrClosed
+	}
+	return err
+}
+
+// retire joins a replaced agent in the background.
+func (c *ACPClient) retire(a *agent) {
+	c.mu.Lock()
+	c.retired[a] = true
+	c.mu.Unlock()
+	c.joins.Go(func() {
+		a.join()
+		c.mu.Lock()
+		delete(c.retired, a)
+		c.mu.Unlock()
+	})
 }
 
 // reattach opens h on a fresh agent: load, else resume, else a new session

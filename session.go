@@ -1,6 +1,7 @@
 package acphost
 
 import (
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 )
@@ -13,12 +14,11 @@ type session struct {
 
 	replaying atomic.Bool // a session/load is replaying history
 
-	mu         sync.Mutex
-	turn       *turn // the running turn, nil between turns
-	cancelling bool  // the running turn was cancelled: answer permissions "cancelled"
-	pending    map[*pendingPermission]struct{}
-	modeState  SessionModes
-	options    []ConfigOption
+	mu        sync.Mutex
+	turn      *turn // the turn updates are delivered to, nil between turns
+	pending   map[*pendingPermission]struct{}
+	modeState SessionModes
+	options   []ConfigOption
 
 	// tools is the merged state of every tool call seen in the session. It is
 	// owned by the dispatcher goroutine: no lock.
@@ -37,6 +37,19 @@ func (s *session) setState(modes *SessionModes, options []ConfigOption) {
 	}
 	if options != nil {
 		s.options = options
+		s.syncModeFromOptions()
+	}
+}
+
+// syncModeFromOptions follows a "mode" config option: agents that moved
+// from modes to config options (Claude, Codex) confirm a mode change only
+// there.
+func (s *session) syncModeFromOptions() {
+	for _, o := range s.options {
+		var v string
+		if o.Category == "mode" && json.Unmarshal(o.CurrentValue, &v) == nil && v != "" {
+			s.modeState.CurrentModeID = v
+		}
 	}
 }
 
@@ -54,11 +67,14 @@ func (s *session) configOptions() []ConfigOption {
 	return append([]ConfigOption(nil), s.options...)
 }
 
-// attach makes t the running turn.
+// attach makes t the turn updates are delivered to. The dispatcher runs it
+// when it reaches the marker queued just before the prompt was sent, so
+// updates read earlier (late ones of the previous turn) are not counted.
 func (s *session) attach(t *turn) {
 	s.mu.Lock()
-	s.turn = t
-	s.cancelling = false
+	if !t.ended {
+		s.turn = t
+	}
 	s.mu.Unlock()
 }
 
@@ -76,6 +92,7 @@ func (s *session) endTurn(t *turn) {
 // emitted and none will be.
 func (s *session) detach(t *turn) {
 	s.mu.Lock()
+	t.ended = true
 	if s.turn == t {
 		s.turn = nil
 	}
@@ -140,11 +157,4 @@ func (s *session) onPermission() PermissionFunc {
 		return h.opts.OnPermission
 	}
 	return s.a.opts.OnPermission
-}
-
-// busy reports whether a turn is running on the session.
-func (s *session) busy() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.turn != nil
 }

@@ -72,6 +72,12 @@ func (s *Session) setID(id string) {
 	s.mu.Unlock()
 }
 
+func (s *Session) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // state returns the agent-side record of the session on the current agent.
 func (s *Session) state() *session { return s.c.agent().session(s.ID()) }
 
@@ -183,9 +189,7 @@ func (s *Session) Close(ctx context.Context) error {
 	if s.onClose != nil {
 		defer s.onClose()
 	}
-	if s != s.c.def {
-		s.c.forget(s)
-	}
+	s.c.forget(s)
 	a := s.c.agent()
 	if a.terms != nil {
 		a.terms.CloseOwner(s.ID())

@@ -66,25 +66,43 @@ func (c *ACPClient) GenerateStream(ctx context.Context, req Request, emit func(S
 	return c.generate(ctx, req, emit)
 }
 
-// Stream returns the turn as an iterator for a for-range loop. The turn
-// starts when the loop starts; breaking out of the loop cancels it (and
-// waits for the cancellation to finish). The last pair carries the "done"
-// event, or an "error" event with the turn's error.
+// Stream returns the default session's turn as an iterator; see
+// Session.Stream.
 func (c *ACPClient) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent, error] {
+	return c.def.Stream(ctx, req)
+}
+
+// Stream returns the turn as an iterator for a for-range loop. The turn
+// starts when the loop starts; breaking out of the loop (or a panic in its
+// body) cancels it and waits for the cancellation to finish. The last pair
+// carries the "done" event, or an "error" event with the turn's error (also
+// when the turn could not start). Only end events carry an error.
+func (s *Session) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		events := make(chan StreamEvent)
-		acks := make(chan bool)
-		finished := make(chan struct{})
+		events, acks := make(chan StreamEvent), make(chan bool)
+		quit, finished := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(finished)
-			_, _ = c.generate(ctx, req, func(ev StreamEvent) {
-				events <- ev
-				if !<-acks {
-					cancel()
+			_, _ = s.generate(ctx, req, func(ev StreamEvent) {
+				select {
+				case events <- ev:
+				case <-quit:
+					return
+				}
+				select {
+				case ok := <-acks:
+					if !ok {
+						cancel()
+					}
+				case <-quit:
 				}
 			})
+		}()
+		defer func() {
+			cancel()
+			close(quit)
+			<-finished
 		}()
 		stopped := false
 		for {
@@ -94,12 +112,19 @@ func (c *ACPClient) Stream(ctx context.Context, req Request) iter.Seq2[StreamEve
 					acks <- false
 					continue
 				}
-				ok := yield(ev, ev.Err)
-				stopped = !ok
-				acks <- ok
+				stopped = !yield(ev, endError(ev))
+				acks <- !stopped
 			case <-finished:
 				return
 			}
 		}
 	}
+}
+
+// endError is the error a Stream pair carries: the turn's, on its end event.
+func endError(ev StreamEvent) error {
+	if ev.Type == EventDone || ev.Type == EventError {
+		return ev.Err
+	}
+	return nil
 }

@@ -140,9 +140,16 @@ func (a *agent) createTerminal(ctx context.Context, raw json.RawMessage) (any, e
 		return nil, fmt.Errorf("%w: plan mode: no commands (%s)", ErrRefused, p.Command)
 	}
 	if hook := a.opts.Terminal.OnCommand; hook != nil {
-		if err := hook(ctx, cmd); err != nil {
+		var err error
+		if perr := a.userCall("OnCommand", func() { err = hook(ctx, cmd) }); perr != nil {
+			err = perr
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	id, err := a.terms.Create(p.SessionID, terminal.Spec{Command: cmd.Command, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, OutputByteLimit: p.OutputByteLimit})
 	if err != nil {

@@ -67,6 +67,9 @@ type turn struct {
 	order         []string
 	plan          []PlanEntry
 
+	ended     bool // delivery ended; guarded by the session's mu
+	cancelled bool // the turn was cancelled: later permissions are answered "cancelled"; guarded by the session's mu
+
 	lastActivity atomic.Int64 // unix nanos of the last update, for IdleTimeout
 	waitingPerms atomic.Int32 // permission requests waiting for an answer
 }
@@ -137,8 +140,9 @@ func (t *turn) observeTool(state ToolCall, u Update) {
 		t.order = append(t.order, state.ID)
 	}
 	tt.state = state
+	snapshot := state // events keep their own copy: later updates change tt.state
 	ev := StreamEvent{Type: EventToolUpdate, Name: state.Title, ID: state.ID, Via: ViaACP, Kind: state.Kind,
-		Status: state.Status, Input: state.RawInput, Output: state.RawOutput, ToolCall: &tt.state, Update: u}
+		Status: state.Status, Input: state.RawInput, Output: state.RawOutput, ToolCall: &snapshot, Update: u}
 	if !seen {
 		ev.Type = EventToolCall
 	}
@@ -186,7 +190,26 @@ func (c *ACPClient) generate(ctx context.Context, req Request, emit func(StreamE
 	return c.def.generate(ctx, req, emit)
 }
 
-func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEvent)) (resp Response, err error) {
+func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
+	resp, err := s.runOne(ctx, req, emit)
+	if emit != nil {
+		emit(endEvent(resp, err))
+	}
+	return resp, err
+}
+
+// runOne runs one turn: it takes the session, makes sure the agent is live
+// (restarting it if needed) and runs the prompt.
+func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	if s.c.agent().cb.onDispatcher(goid()) {
+		return Response{}, fmt.Errorf("acphost: a turn started from OnUpdate or emit: %w", ErrReentrant)
+	}
+	if s.isClosed() {
+		return Response{}, fmt.Errorf("acphost: session %s is closed: %w", s.ID(), ErrClosed)
+	}
 	if err := s.acquireTurn(ctx); err != nil {
 		return Response{}, err
 	}
@@ -208,11 +231,8 @@ func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEve
 			return Response{SessionID: s.ID()}, restarted
 		}
 	}
-	resp, err = a.runTurn(ctx, s, req, emit)
+	resp, err := a.runTurn(ctx, s, req, emit)
 	resp.Restarted = restarted
-	if emit != nil {
-		emit(endEvent(resp, err))
-	}
 	return resp, err
 }
 
@@ -256,7 +276,9 @@ type promptOutcome struct {
 func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(StreamEvent)) (Response, error) {
 	s := a.session(h.ID())
 	t := newTurn(s, emit)
-	s.attach(t)
+	a.turns.Add(1)
+	defer a.turns.Add(-1)
+	a.q.push(item{kind: itemBarrier, barrier: func() { s.attach(t) }}, false)
 	h.setRunning(t)
 	defer h.setRunning(nil)
 
@@ -359,6 +381,7 @@ func (wd *watchdog) run(turnLimit, idleLimit time.Duration, t *turn) {
 	if tick <= 0 || (turnLimit > 0 && turnLimit < tick) {
 		tick = turnLimit
 	}
+	tick = max(tick, time.Millisecond)
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
 	for {

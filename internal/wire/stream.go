@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultMaxLine is the default limit on one incoming line.
@@ -59,6 +60,7 @@ type Stream struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	halted    atomic.Bool
 }
 
 // New returns a Stream reading lines from r (at most maxLine bytes each; 0
@@ -155,6 +157,10 @@ func (s *Stream) ReadObject(v any) error {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
+		}
+		if s.halted.Load() {
+			s.setErr(ErrHalted)
+			return ErrHalted
 		}
 		if method, params, ok := fastNotification(line); ok {
 			if s.Trace != nil {
@@ -282,6 +288,13 @@ func (s *Stream) ReadErr() error {
 	defer s.errMu.Unlock()
 	return s.readErr
 }
+
+// ErrHalted ends reading after Halt.
+var ErrHalted = errors.New("stream halted")
+
+// Halt makes the reader stop at the next line: nothing more is handed to
+// Inbound, Skipped or Trace.
+func (s *Stream) Halt() { s.halted.Store(true) }
 
 // Close closes the underlying closers once.
 func (s *Stream) Close() error {

@@ -1,0 +1,173 @@
+package acphost
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Close from inside a callback cannot wait for that callback; it must not
+// deadlock either.
+func TestCloseFromOnPermission(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c *ACPClient
+		closed := make(chan error, 1)
+		c, _ = connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{askTurn("answer")}}, ACPOptions{
+			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+				closed <- c.Close() // the "quit" button of an approval dialog
+				return "", ctx.Err()
+			},
+		})
+		_, err := c.Generate(Request{Prompt: "x"})
+		require.ErrorIs(t, err, ErrClosed)
+		require.NoError(t, <-closed)
+	})
+}
+
+func TestTurnFromOnUpdateIsReentrant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c *ACPClient
+		nested := make(chan error, 2)
+		c, _ = connectFake(t, fakeagent.Script{AgentCapabilities: raw(sessionCaps)}, ACPOptions{
+			OnUpdate: func(u Update) {
+				if len(nested) == 0 {
+					_, err := c.Generate(Request{Prompt: "nested"})
+					nested <- err
+					_, err = c.LoadSession(context.Background(), c.SessionID(), SessionOptions{})
+					nested <- err
+				}
+			},
+		})
+		_, err := c.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		assert.ErrorIs(t, <-nested, ErrReentrant)
+		assert.ErrorIs(t, <-nested, ErrReentrant)
+	})
+}
+
+// Late updates of one turn are never counted in the next.
+func TestLateUpdatesNotCountedInNextTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var late []fakeagent.Step
+		for range 20 {
+			late = append(late, fakeagent.Say(fakeagent.Text("late")))
+		}
+		// A request after the late updates: once it is answered, the client has
+		// read (and queued) every late update before turn B starts.
+		late = append(late, fakeagent.Step{Request: &fakeagent.Call{Method: "_probe", Params: raw(`{}`)}})
+		script := fakeagent.Script{Turns: []fakeagent.Turn{
+			{Prompt: "A", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("A"))}, After: late},
+			{Prompt: "B", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("B"))}},
+		}}
+		gate := make(chan struct{})
+		c, fa := connectFake(t, script, ACPOptions{OnUpdate: func(u Update) {
+			if m, ok := u.(*MessageChunk); ok && m.Content.Text == "late" {
+				<-gate // a slow consumer: late updates are still queued when turn B starts
+			}
+		}})
+		resp, err := c.Generate(Request{Prompt: "A"})
+		require.NoError(t, err)
+		assert.Equal(t, "A", resp.Text)
+		eventually(t, "the probe's answer", func() bool { return len(responses(fa.Agent)) == 1 })
+		go func() { time.Sleep(time.Second); close(gate) }()
+		resp, err = c.Generate(Request{Prompt: "B"})
+		require.NoError(t, err)
+		assert.Equal(t, "B", resp.Text)
+	})
+}
+
+func TestStreamBodyPanicDoesNotWedgeTheClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := connectFake(t, fakeagent.Demo(), ACPOptions{})
+		func() {
+			defer func() { _ = recover() }()
+			for range c.Stream(context.Background(), Request{Prompt: "x"}) {
+				panic("ui bug")
+			}
+		}()
+		resp, err := c.Generate(Request{Prompt: "again"})
+		require.NoError(t, err)
+		assert.Equal(t, "picked allow", resp.Text)
+	})
+}
+
+func TestStreamReportsATurnThatCannotStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := connectFake(t, fakeagent.Demo(), ACPOptions{})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var last StreamEvent
+		var lastErr error
+		for ev, err := range c.Stream(ctx, Request{Prompt: "x"}) {
+			last, lastErr = ev, err
+		}
+		assert.Equal(t, EventError, last.Type)
+		assert.ErrorIs(t, lastErr, context.Canceled)
+	})
+}
+
+func TestCloseAbandonsARestartInProgress(t *testing.T) {
+	t.Parallel()
+	c, err := startFake(t, crashing(`{}`, ""), ACPOptions{Recover: &RecoverOptions{Backoff: time.Hour}})
+	require.NoError(t, err)
+	_, err = c.Generate(Request{Prompt: "crash"})
+	require.ErrorIs(t, err, ErrAgentExited)
+	res := make(chan error, 1)
+	go func() {
+		_, err := c.Generate(Request{Prompt: "after"}) // waits out the backoff
+		res <- err
+	}()
+	eventually(t, "the restart to begin", func() bool { return len(c.restartSem) == 1 })
+	assert.ErrorIs(t, c.Close(), ErrAgentExited, "Close reports that the agent had died")
+	select {
+	case err := <-res:
+		assert.ErrorIs(t, err, ErrClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn waiting on a restart did not end with Close")
+	}
+	assert.Equal(t, 0, livePID(c), "no agent was started after Close")
+}
+
+// livePID returns the current agent's pid if it is still running.
+func livePID(c *ACPClient) int {
+	if pid := c.PID(); pid != 0 && processRunning(pid) {
+		return pid
+	}
+	return 0
+}
+
+func TestRestartForOneSessionEndsOthersWithErrClosed(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Script{Turns: []fakeagent.Turn{
+		{Prompt: "hang", OnCancel: "ignore", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("busy")), {WaitCancel: true}}},
+		{Prompt: "slow", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("working")), {Delay: "1h"}}},
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}},
+	}}
+	started := make(chan struct{}, 4)
+	c, err := startFake(t, script, ACPOptions{CancelGrace: 200 * time.Millisecond, CloseGrace: 200 * time.Millisecond,
+		OnUpdate: func(u Update) {
+			if m, ok := u.(*MessageChunk); ok && (m.Content.Text == "busy" || m.Content.Text == "working") {
+				started <- struct{}{}
+			}
+		}})
+	require.NoError(t, err)
+	other, err := c.NewSession(context.Background(), SessionOptions{})
+	require.NoError(t, err)
+	otherRes := make(chan error, 1)
+	go func() { _, err := other.Generate(Request{Prompt: "slow"}); otherRes <- err }()
+	<-started
+	go func() { <-started; c.Session().Cancel() }()
+	_, err = c.Generate(Request{Prompt: "hang"})
+	require.ErrorIs(t, err, ErrCancelUnconfirmed)
+	_, err = c.Generate(Request{Prompt: "next"}) // restarts the agent
+	require.ErrorIs(t, err, ErrContextLost)
+	err = <-otherRes
+	assert.ErrorIs(t, err, ErrClosed, "the other session's turn ends with ErrClosed")
+	assert.False(t, errors.Is(err, ErrCancelUnconfirmed), "and not with the other session's reason")
+}
