@@ -17,8 +17,9 @@ type acphostClient struct {
 func (h *acphostClient) options(opts Options) acphost.ACPOptions {
 	h.count.spin = opts.Spin
 	return acphost.ACPOptions{
-		Command: opts.Agent,
-		Args:    opts.Args,
+		Command:          opts.Agent,
+		Args:             opts.Args,
+		MaxQueuedUpdates: opts.MaxQueuedUpdates,
 		OnUpdate: func(u acphost.Update) {
 			h.count.update()
 		},

@@ -58,6 +58,8 @@ type Options struct {
 	Args  []string
 	// Spin is busy work done per update, to make a slow consumer.
 	Spin time.Duration
+	// MaxQueuedUpdates is passed to acphost (0: its default).
+	MaxQueuedUpdates int
 }
 
 // Start spawns the agent and returns the named client, initialized with a
@@ -159,9 +161,12 @@ func spawn(opts Options) (*proc, error) {
 	return &proc{cmd: cmd, stdin: inW, stdout: outR}, nil
 }
 
-// Close closes stdin, waits up to 2 s for the exit, then kills.
+// Close closes stdin and stdout (an agent blocked writing to a client
+// that stopped reading then fails), waits up to 2 s for the exit, then
+// kills.
 func (p *proc) Close() error {
 	p.stdin.Close()
+	p.stdout.Close()
 	done := make(chan error, 1)
 	go func() { done <- p.cmd.Wait() }()
 	select {
@@ -170,7 +175,6 @@ func (p *proc) Close() error {
 		p.cmd.Process.Kill()
 		<-done
 	}
-	p.stdout.Close()
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -45,6 +46,11 @@ func (s *sdkClient) Turn(ctx context.Context, prompt string) (Result, error) {
 	before := s.count.n.Load()
 	resp, err := s.conn.Prompt(ctx, acp.PromptRequest{SessionId: s.session, Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}})
 	res := Result{StopReason: string(resp.StopReason), Updates: s.count.n.Load() - before}
+	var re *acp.RequestError
+	if ctx.Err() != nil && errors.As(err, &re) && re.Code == -32800 {
+		// The SDK reports its own cancellation as -32800, not ctx.Err().
+		return res, fmt.Errorf("%w: %v", ctx.Err(), err)
+	}
 	if err == nil && resp.Meta != nil {
 		raw, _ := json.Marshal(resp.Meta)
 		if m, merr := flood.ParseMeta(raw); merr == nil {

@@ -4,13 +4,20 @@
 // Each session/prompt plays one turn. Config gives the defaults. The
 // prompt's text can override them with space-separated key=value fields:
 //
-//	n=200000 size=64 perm=1 permdone=1 interval=1ms forever=1
+//	n=200000 size=64 perm=1 permdone=1 interval=1ms forever=1 layout=ts escape=1
 //
 // A turn streams n agent_message_chunk updates of size bytes of text each.
 // With perm=1 it first sends one session/request_permission and waits for
 // the answer; with permdone=1 (the default) it then reports that tool call
 // completed. With interval set it flushes each chunk and pauses between
 // chunks. With forever=1 it streams until session/cancel. n=0 answers at once.
+//
+// layout sets the key order of each chunk line: "ts" (the default, as the
+// TypeScript ACP SDK writes it: jsonrpc, method, params; sessionUpdate
+// before content; type before text), "sorted" (Go's json.Marshal of maps:
+// keys sorted) or "params-first" (params, method, jsonrpc; content before
+// sessionUpdate). escape=1 puts a newline, a tab and a quote in every
+// chunk's text, so the JSON has escapes (as most real model output does).
 //
 // session/cancel stops the running turn (and any turn queued behind it).
 // The turn then answers stopReason "cancelled" as soon as it sees the
@@ -43,11 +50,13 @@ type Config struct {
 	PermDone bool          // report the permission's tool call completed
 	Interval time.Duration // pause between chunks (each chunk is flushed)
 	Forever  bool          // stream until cancelled
+	Layout   string        // key order of chunk lines: "ts", "sorted", "params-first"
+	Escape   bool          // escapes in every chunk's text
 }
 
 // DefaultConfig is one 64-byte chunk per turn with a completed tool call
 // after each permission.
-func DefaultConfig() Config { return Config{N: 1, Size: 64, PermDone: true} }
+func DefaultConfig() Config { return Config{N: 1, Size: 64, PermDone: true, Layout: "ts"} }
 
 // Override applies the key=value fields of a prompt's text. Unknown or
 // malformed fields are errors.
@@ -71,6 +80,15 @@ func (c Config) Override(text string) (Config, error) {
 			c.Interval, err = time.ParseDuration(v)
 		case "forever":
 			c.Forever, err = strconv.ParseBool(v)
+		case "escape":
+			c.Escape, err = strconv.ParseBool(v)
+		case "layout":
+			switch v {
+			case "ts", "sorted", "params-first":
+				c.Layout = v
+			default:
+				err = errors.New("unknown layout")
+			}
 		default:
 			err = errors.New("unknown key")
 		}
@@ -301,20 +319,26 @@ func (a *agent) replyError(id json.RawMessage, code int, msg string) {
 }
 
 // chunkLine is one agent_message_chunk notification, newline included.
-func chunkLine(session string, size int) []byte {
-	text := bytes.Repeat([]byte("abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-_"), size/64+1)[:size]
-	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"method":  "session/update",
-		"params": map[string]any{
-			"sessionId": session,
-			"update": map[string]any{
-				"sessionUpdate": "agent_message_chunk",
-				"content":       map[string]string{"type": "text", "text": string(text)},
-			},
-		},
-	})
-	return append(b, '\n')
+func chunkLine(session string, cfg Config) []byte {
+	text := bytes.Repeat([]byte("abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-_"), cfg.Size/64+1)[:cfg.Size]
+	if cfg.Escape && cfg.Size >= 8 {
+		text[cfg.Size/4], text[cfg.Size/2], text[cfg.Size-1] = '"', '\t', '\n'
+	}
+	str := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	t, sid := str(string(text)), str(session)
+	var line string
+	switch cfg.Layout {
+	case "sorted":
+		line = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":` + sid +
+			`,"update":{"content":{"text":` + t + `,"type":"text"},"sessionUpdate":"agent_message_chunk"}}}`
+	case "params-first":
+		line = `{"params":{"update":{"content":{"text":` + t + `,"type":"text"},"sessionUpdate":"agent_message_chunk"},"sessionId":` + sid +
+			`},"method":"session/update","jsonrpc":"2.0"}`
+	default:
+		line = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":` + sid +
+			`,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":` + t + `}}}}`
+	}
+	return []byte(line + "\n")
 }
 
 // play runs one turn and answers its prompt.
@@ -337,7 +361,7 @@ func (a *agent) play(t *turn) {
 		}
 		meta.PermRTTNanos = rtt.Nanoseconds()
 	}
-	line := chunkLine(t.session, cfg.Size)
+	line := chunkLine(t.session, cfg)
 	paced := cfg.Interval > 0
 	var timer *time.Timer
 	if paced {

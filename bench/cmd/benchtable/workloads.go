@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/acphost/acphost/bench/clients"
@@ -59,27 +60,33 @@ type workload func(w *worker) (map[string]float64, error)
 
 var workloads = map[string]workload{
 	"throughput":   (*worker).throughput,
+	"escaped":      (*worker).escaped,
+	"reordered":    (*worker).reordered,
 	"small":        (*worker).small,
 	"latency":      (*worker).latency,
 	"permission":   (*worker).permission,
 	"cancel-paced": (*worker).cancelPaced,
 	"cancel-flood": (*worker).cancelFlood,
+	"cancel-slow":  (*worker).cancelSlow,
 	"coldstart":    (*worker).coldStart,
 	"memory":       (*worker).memory,
+	"memory-open":  (*worker).memoryOpen,
 	"slow":         (*worker).slow,
 }
 
 // workloadOrder is the order of the table.
-var workloadOrder = []string{"throughput", "small", "latency", "permission", "cancel-paced", "cancel-flood", "coldstart", "memory", "slow"}
+var workloadOrder = []string{"throughput", "escaped", "reordered", "small", "latency", "permission", "cancel-paced", "cancel-flood", "cancel-slow", "coldstart", "memory", "memory-open", "slow"}
 
 type worker struct {
 	client string
 	agent  string
 	sz     sizes
+	queue  int // acphost's MaxQueuedUpdates (0: default)
 }
 
 func (w *worker) start(opts clients.Options) (clients.Client, error) {
 	opts.Agent = w.agent
+	opts.MaxQueuedUpdates = w.queue
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return clients.Start(ctx, w.client, opts)
@@ -97,6 +104,15 @@ func closeOrKill(c clients.Client) {
 	}
 }
 
+// cpuTime is the user+system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func memStats() runtime.MemStats {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
@@ -105,19 +121,20 @@ func memStats() runtime.MemStats {
 
 // burst runs turns of chunks each and reports the rate and the
 // allocations per update made by this process (the client).
-func (w *worker) burst(turns, chunks int, spin time.Duration) (map[string]float64, error) {
+func (w *worker) burst(turns, chunks int, spin time.Duration, extra string) (map[string]float64, error) {
 	c, err := w.start(clients.Options{Spin: spin})
 	if err != nil {
 		return nil, err
 	}
 	defer closeOrKill(c)
-	prompt := fmt.Sprintf("n=%d size=64", chunks)
+	prompt := fmt.Sprintf("n=%d size=64 %s", chunks, extra)
 	// One warm-up turn, not counted.
 	if _, err := c.Turn(context.Background(), "n=100 size=64"); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
 	runtime.GC()
 	before := memStats()
+	cpu0 := cpuTime()
 	start := time.Now()
 	var got int64
 	for i := 0; i < turns; i++ {
@@ -128,6 +145,7 @@ func (w *worker) burst(turns, chunks int, spin time.Duration) (map[string]float6
 		}
 	}
 	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
 	after := memStats()
 	total := float64(turns * chunks)
 	if got != int64(turns*chunks) {
@@ -139,18 +157,30 @@ func (w *worker) burst(turns, chunks int, spin time.Duration) (map[string]float6
 		"allocs_per_update": float64(after.Mallocs-before.Mallocs) / total,
 		"bytes_per_update":  float64(after.TotalAlloc-before.TotalAlloc) / total,
 		"gc_cycles":         float64(after.NumGC - before.NumGC),
+		"cpu_us_per_update": float64(cpu) / 1e3 / total,
 		"elapsed_ms":        float64(elapsed) / 1e6,
 	}, nil
 }
 
-func (w *worker) throughput() (map[string]float64, error) { return w.burst(1, w.sz.burst, 0) }
+func (w *worker) throughput() (map[string]float64, error) { return w.burst(1, w.sz.burst, 0, "") }
+
+// escaped is the burst with a newline, a tab and a quote in every chunk.
+func (w *worker) escaped() (map[string]float64, error) {
+	return w.burst(1, w.sz.burst, 0, "escape=1")
+}
+
+// reordered is the burst with the envelope's keys in another order
+// (params first): valid JSON-RPC that a byte-prefix match does not take.
+func (w *worker) reordered() (map[string]float64, error) {
+	return w.burst(1, w.sz.burst, 0, "layout=params-first")
+}
 
 func (w *worker) small() (map[string]float64, error) {
-	return w.burst(w.sz.smallTurns, w.sz.smallChunks, 0)
+	return w.burst(w.sz.smallTurns, w.sz.smallChunks, 0, "")
 }
 
 func (w *worker) slow() (map[string]float64, error) {
-	return w.burst(1, w.sz.slowChunks, w.sz.slowSpin)
+	return w.burst(1, w.sz.slowChunks, w.sz.slowSpin, "")
 }
 
 func median(xs []float64) float64 {
@@ -188,6 +218,7 @@ func (w *worker) turns(n int, prompt string, wantUpdates int64) (map[string]floa
 	before := memStats()
 	per := make([]float64, 0, n)
 	rtts := make([]float64, 0, n)
+	cpu0 := cpuTime()
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		t0 := time.Now()
@@ -204,8 +235,10 @@ func (w *worker) turns(n int, prompt string, wantUpdates int64) (map[string]floa
 		}
 	}
 	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
 	after := memStats()
 	m := map[string]float64{
+		"cpu_us_per_turn": float64(cpu) / 1e3 / float64(n),
 		"turn_us_median":  median(per),
 		"turn_us_p99":     percentile(per, 0.99),
 		"turn_us_mean":    float64(elapsed) / 1e3 / float64(n),
@@ -228,8 +261,8 @@ func (w *worker) permission() (map[string]float64, error) {
 }
 
 // cancel starts long turns and cancels each after a while.
-func (w *worker) cancel(prompt string, after time.Duration) (map[string]float64, error) {
-	c, err := w.start(clients.Options{})
+func (w *worker) cancel(prompt string, after time.Duration, spin time.Duration) (map[string]float64, error) {
+	c, err := w.start(clients.Options{Spin: spin})
 	if err != nil {
 		return nil, err
 	}
@@ -282,11 +315,17 @@ func (w *worker) cancel(prompt string, after time.Duration) (map[string]float64,
 }
 
 func (w *worker) cancelPaced() (map[string]float64, error) {
-	return w.cancel("forever=1 interval=1ms size=64", 50*time.Millisecond)
+	return w.cancel("forever=1 interval=1ms size=64", 50*time.Millisecond, 0)
 }
 
 func (w *worker) cancelFlood() (map[string]float64, error) {
-	return w.cancel("forever=1 size=64", 50*time.Millisecond)
+	return w.cancel("forever=1 size=64", 50*time.Millisecond, 0)
+}
+
+// cancelSlow is cancelFlood with a slow consumer (slowSpin per update):
+// whatever the client has buffered must be delivered before it returns.
+func (w *worker) cancelSlow() (map[string]float64, error) {
+	return w.cancel("forever=1 size=64", 50*time.Millisecond, w.sz.slowSpin)
 }
 
 // coldStart times Start (spawn + initialize + session/new), and spawn →
@@ -336,12 +375,22 @@ func helloTime(agent string) (time.Duration, error) {
 // memory runs memTurns turns of memChunks chunks and one permission each,
 // and samples the live heap (after GC) and RSS.
 func (w *worker) memory() (map[string]float64, error) {
+	return w.memoryOf(fmt.Sprintf("n=%d size=64 perm=1", w.sz.memChunks), w.sz.memChunks+1)
+}
+
+// memoryOpen is memory with tool calls that never finish: the agent asks
+// permission for a call and never reports it completed or failed (as after
+// a rejection, or a cancelled turn).
+func (w *worker) memoryOpen() (map[string]float64, error) {
+	return w.memoryOf("n=10 size=64 perm=1 permdone=0", 10)
+}
+
+func (w *worker) memoryOf(prompt string, perTurn int) (map[string]float64, error) {
 	c, err := w.start(clients.Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer closeOrKill(c)
-	prompt := fmt.Sprintf("n=%d size=64 perm=1", w.sz.memChunks)
 	m := map[string]float64{}
 	sample := func(tag string) {
 		runtime.GC()
@@ -357,17 +406,21 @@ func (w *worker) memory() (map[string]float64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("turn %d: %w", i, err)
 		}
-		if res.Updates != int64(w.sz.memChunks)+1 {
+		if res.Updates != int64(perTurn) {
 			return nil, fmt.Errorf("turn %d: %d updates", i, res.Updates)
 		}
 		if i == early {
 			sample("early")
 		}
+		if i == w.sz.memTurns/2 {
+			sample("mid")
+		}
 	}
 	sample("end")
+	m["heap_b_per_turn_2nd_half"] = (m["heap_mb_end"] - m["heap_mb_mid"]) * (1 << 20) / float64(w.sz.memTurns-w.sz.memTurns/2)
 	m["rss_mb_peak"] = rssMB("VmHWM")
 	m["heap_growth_kb"] = (m["heap_mb_end"] - m["heap_mb_early"]) * 1024
-	m["updates"] = float64(w.sz.memTurns * (w.sz.memChunks + 1))
+	m["updates"] = float64(w.sz.memTurns * perTurn)
 	return m, nil
 }
 
