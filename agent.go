@@ -441,7 +441,7 @@ func (a *agent) openCall(ctx context.Context, how openKind, params map[string]an
 	if how != openLoad {
 		return res, a.call(ctx, openMethods[how], params, &res)
 	}
-	if a.cb.onDispatcher(goid()) {
+	if a.cb.fromDispatcher() {
 		return res, fmt.Errorf("acphost: LoadSession from OnUpdate or emit: %w", ErrReentrant)
 	}
 	s := a.session(id)

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrReentrant is returned by calls that would wait for the callback they
@@ -33,6 +34,15 @@ type callbacks struct {
 	mu         sync.Mutex
 	dispatcher uint64
 	running    map[uint64]int
+	// inUser counts user code running (on any of the agent's goroutines), so
+	// that the goroutine id is read only when a call could come from there.
+	inUser atomic.Int32
+}
+
+// fromDispatcher reports whether the caller is the dispatcher running user
+// code (OnUpdate, emit).
+func (cb *callbacks) fromDispatcher() bool {
+	return cb.inUser.Load() > 0 && cb.onDispatcher(goid())
 }
 
 // enter marks the current goroutine as running user code; call the result

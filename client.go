@@ -68,8 +68,10 @@ type ACPOptions struct {
 	// MaxLineBytes limits one line from the agent. Default 64 MiB. A longer
 	// line fails the connection with an error matching ErrLineTooLong.
 	MaxLineBytes int
-	// MaxQueuedUpdates bounds the updates read but not yet delivered; when
-	// full, reading pauses (backpressure to the agent). Default 4096.
+	// MaxQueuedUpdates bounds the updates read but not yet delivered (besides
+	// the batch being delivered); when full, reading pauses (backpressure to
+	// the agent). Default 256: enough to keep the dispatcher busy, small
+	// enough that a cancel with a slow OnUpdate returns quickly.
 	MaxQueuedUpdates int
 
 	// CloseGrace is how long Close waits after closing stdin, and again
@@ -145,7 +147,7 @@ func (o *ACPOptions) setDefaults() error {
 		o.CancelGrace = 5 * time.Second
 	}
 	if o.MaxQueuedUpdates <= 0 {
-		o.MaxQueuedUpdates = 4096
+		o.MaxQueuedUpdates = 256
 	}
 	if o.ClientInfo.Name == "" {
 		o.ClientInfo = Implementation{Name: "acphost", Version: Version}

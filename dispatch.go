@@ -143,9 +143,9 @@ func (a *agent) deliverUpdate(u Update) {
 	if f := s.onUpdate(); f != nil {
 		a.safely("OnUpdate", func() { f(u) })
 	}
-	if t, done := s.current(); t != nil {
+	if t := s.current(); t != nil {
 		t.observe(u)
-		done()
+		t.emitting.Done()
 	}
 }
 
@@ -168,7 +168,9 @@ func (a *agent) userCall(what string, f func()) error {
 // safely runs user code, turning a panic into a logged error so one bad
 // callback cannot take the host down.
 func (a *agent) safely(what string, f func()) (err error) {
+	a.cb.inUser.Add(1)
 	defer func() {
+		a.cb.inUser.Add(-1)
 		if r := recover(); r != nil {
 			err = fmt.Errorf("acphost: %s panicked: %v", what, r)
 			a.opts.Logger.Error("acphost: callback panicked", "callback", what, "panic", r)

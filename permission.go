@@ -40,6 +40,8 @@ type PermissionRequest struct {
 	Presentation Presentation
 	// Raw is the request's params, exactly as received.
 	Raw json.RawMessage
+
+	toolSet ToolCallFields // which toolCall fields the agent sent
 }
 
 // PermissionOption is one answer the agent offers.
@@ -216,7 +218,7 @@ func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *
 	}
 	s := a.session(req.SessionID)
 	if req.ToolCall.ID != "" {
-		merged, _ := s.tool(&req.ToolCall, toolFieldsOf(params))
+		merged, _ := s.tool(&req.ToolCall, req.toolSet)
 		req.ToolCall = *merged
 	}
 	p := &pendingPermission{a: a, s: s, id: id, req: req, ctx: in.ctx, cancel: in.cancel}
@@ -231,12 +233,12 @@ func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *
 	if p.t != nil {
 		p.t.waitingPerms.Add(1)
 	}
-	if t, done := s.current(); t != nil {
+	if t := s.current(); t != nil {
 		if req.ToolCall.ID != "" {
 			t.observeTool(req.ToolCall, nil)
 		}
 		t.emit(StreamEvent{Type: EventPermission, Permission: req, Name: req.ToolCall.Title, ID: req.ToolCall.ID, Kind: req.ToolCall.Kind})
-		done()
+		t.emitting.Done()
 	}
 	switch {
 	case a.ctx.Err() != nil: // the agent is gone: ask nobody
@@ -253,20 +255,10 @@ func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *
 	go a.broker(p)
 }
 
-// toolFieldsOf reports which toolCall fields the request carried.
-func toolFieldsOf(params json.RawMessage) ToolCallFields {
-	var w struct {
-		ToolCall json.RawMessage `json:"toolCall"`
-	}
-	if json.Unmarshal(params, &w) != nil {
-		return 0
-	}
-	_, set, _ := decodeToolCall(w.ToolCall)
-	return set
-}
-
 // broker decides one request: the hook (or the default) bounded by
 // PermissionTimeout, with panics and bad answers turned into a rejection.
+// The hook runs on the broker's goroutine; a timeout or the client's end
+// answers the request while the hook is still running.
 func (a *agent) broker(p *pendingPermission) {
 	defer a.wg.Done()
 	if a.c.PlanMode() && !ReadOnlyKind(p.req.ToolCall.Kind) {
@@ -287,23 +279,28 @@ func (a *agent) broker(p *pendingPermission) {
 		ctx, cancel = context.WithTimeout(p.ctx, d)
 	}
 	defer cancel()
-	result := make(chan PermissionAnswer, 1)
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		result <- a.askHook(ctx, hook, p.req)
-	}()
-	select {
-	case ans := <-result:
-		p.settle(ans)
-	case <-ctx.Done():
+	ended := func() { // ctx ended before the hook answered
 		switch {
-		case p.ctx.Err() != nil && a.ctx.Err() != nil:
-			p.settle(answerCancelled(ReasonClosed))
-		case p.ctx.Err() == nil:
+		case p.ctx.Err() == nil: // only the timeout fired
 			p.settle(p.req.rejectAnswer(ReasonTimeout, ctx.Err()))
+		case a.ctx.Err() != nil:
+			p.settle(answerCancelled(ReasonClosed))
 		}
-		// Otherwise cancel or $/cancel_request already answered it.
+		// Otherwise a cancel or $/cancel_request already answered it.
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		ended()
+	})
+	ans := a.askHook(ctx, hook, p.req)
+	switch {
+	case !stop():
+		<-fired // it answered; part of this goroutine's work
+	case ctx.Err() != nil:
+		ended() // ctx ended, but the AfterFunc had not started yet
+	default:
+		p.settle(ans)
 	}
 }
 
@@ -326,9 +323,12 @@ func (a *agent) askHook(ctx context.Context, hook func(context.Context, *Permiss
 
 // emitAnswer tells the turn's stream what was answered.
 func (a *agent) emitAnswer(pa *permissionAnswered) {
-	t, done := pa.p.s.current()
-	defer done()
-	if t == nil || t != pa.p.t {
+	t := pa.p.s.current()
+	if t == nil {
+		return
+	}
+	defer t.emitting.Done()
+	if t != pa.p.t {
 		return
 	}
 	ans := pa.ans

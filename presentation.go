@@ -412,7 +412,7 @@ func ParsePermissionRequest(params json.RawMessage) (*PermissionRequest, error) 
 	}
 	req := &PermissionRequest{Raw: raw}
 	req.SessionID, _ = pmString(top["sessionId"])
-	req.ToolCall = pmRequestToolCall(top)
+	req.ToolCall, req.toolSet = pmRequestToolCall(top)
 	req.Options = make([]PermissionOption, 0, len(optRaw))
 	for _, o := range optRaw {
 		req.Options = append(req.Options, pmDecodeOption(o))
@@ -422,30 +422,30 @@ func ParsePermissionRequest(params json.RawMessage) (*PermissionRequest, error) 
 }
 
 // pmRequestToolCall decodes the request's toolCall, or the ACP v2 subject.
-func pmRequestToolCall(top map[string]json.RawMessage) ToolCall {
+func pmRequestToolCall(top map[string]json.RawMessage) (ToolCall, ToolCallFields) {
 	if raw := top["toolCall"]; pmFirst(raw) == '{' {
-		if tc, _, err := decodeToolCall(raw); err == nil {
-			return tc
+		if tc, set, err := decodeToolCall(raw); err == nil {
+			return tc, set
 		}
 	}
 	subj, ok := pmObject(top["subject"])
 	if !ok {
-		return ToolCall{}
+		return ToolCall{}, 0
 	}
 	switch typ, _ := pmString(subj["type"]); typ {
 	case "tool_call":
 		if raw := subj["toolCall"]; pmFirst(raw) == '{' {
-			if tc, _, err := decodeToolCall(raw); err == nil {
-				return tc
+			if tc, set, err := decodeToolCall(raw); err == nil {
+				return tc, set
 			}
 		}
 	case "command":
 		// A v2 command subject is not a tool call; keep only the id that
 		// links it to one, if any. The command itself stays in Raw.
 		id, _ := pmString(subj["toolCallId"])
-		return ToolCall{ID: id}
+		return ToolCall{ID: id}, 0
 	}
-	return ToolCall{}
+	return ToolCall{}, 0
 }
 
 func pmDecodeOption(raw json.RawMessage) PermissionOption {

@@ -20,13 +20,15 @@ type session struct {
 	modeState SessionModes
 	options   []ConfigOption
 
-	// tools is the merged state of every tool call seen in the session. It is
-	// owned by the dispatcher goroutine: no lock.
-	tools map[string]*ToolCall
+	// tools is the merged state of the tool calls seen in the session, and
+	// turns counts its ended turns. Both are owned by the dispatcher
+	// goroutine: no lock.
+	tools map[string]*toolRecord
+	turns uint64
 }
 
 func newSession(a *agent, id string) *session {
-	return &session{a: a, id: id, pending: map[*pendingPermission]struct{}{}, tools: map[string]*ToolCall{}}
+	return &session{a: a, id: id, pending: map[*pendingPermission]struct{}{}, tools: map[string]*toolRecord{}}
 }
 
 func (s *session) setState(modes *SessionModes, options []ConfigOption) {
@@ -100,38 +102,46 @@ func (s *session) detach(t *turn) {
 	t.emitting.Wait()
 }
 
-// current returns the running turn, marking it busy until done is called.
-func (s *session) current() (t *turn, done func()) {
+// current returns the turn updates go to, if any, marked busy: call
+// t.emitting.Done when done with it.
+func (s *session) current() *turn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.turn == nil {
-		return nil, func() {}
+	if s.turn != nil {
+		s.turn.emitting.Add(1)
 	}
-	t = s.turn
-	t.emitting.Add(1)
-	return t, t.emitting.Done
+	return s.turn
 }
 
 // tool merges an update into the session's record of that tool call and
 // returns the record and whether it is new.
 func (s *session) tool(u *ToolCall, set ToolCallFields) (*ToolCall, bool) {
-	tc, ok := s.tools[u.ID]
+	rec, ok := s.tools[u.ID]
 	if !ok {
-		tc = &ToolCall{ID: u.ID}
-		s.tools[u.ID] = tc
+		rec = &toolRecord{state: ToolCall{ID: u.ID}}
+		s.tools[u.ID] = rec
 	}
-	tc.merge(u, set)
-	return tc, !ok
+	rec.turn = s.turns
+	rec.state.merge(u, set)
+	return &rec.state, !ok
 }
 
-// pruneTools forgets finished tool calls at the end of a turn, so the
-// session's memory does not grow with the number of turns.
+// toolRecord is a tool call's merged state and the turn it last changed in.
+type toolRecord struct {
+	state ToolCall
+	turn  uint64
+}
+
+// pruneTools runs at the end of a turn: it forgets finished tool calls and
+// those untouched for a whole turn (a cancelled or rejected call the agent
+// never closed), so the session's memory does not grow with its turns.
 func (s *session) pruneTools() {
-	for id, tc := range s.tools {
-		if tc.Status.Finished() {
+	for id, rec := range s.tools {
+		if rec.state.Status.Finished() || rec.turn < s.turns {
 			delete(s.tools, id)
 		}
 	}
+	s.turns++
 }
 
 func (s *session) setCurrentMode(id string) {

@@ -204,7 +204,7 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
 	}
-	if s.c.agent().cb.onDispatcher(goid()) {
+	if s.c.agent().cb.fromDispatcher() {
 		return Response{}, fmt.Errorf("acphost: a turn started from OnUpdate or emit: %w", ErrReentrant)
 	}
 	if s.isClosed() {

@@ -115,3 +115,12 @@ func FuzzDecodeUpdate(f *testing.F) {
 		}
 	})
 }
+
+func TestFastPathDecodesEscapesLikeEncodingJSON(t *testing.T) {
+	params := json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\n\t\"\\\/\u00e9\ud83d\ude00\ud800x"}}}`)
+	fast, ok := decodeChunkFast(params, "")
+	require.True(t, ok, "escapes stay on the fast path")
+	slow := decodeUpdateSlow(params).(*MessageChunk)
+	assert.Equal(t, slow.Content.Text, fast.Content.Text)
+	assert.Equal(t, "a\n\t\"\\/é😀\ufffdx", fast.Content.Text)
+}
