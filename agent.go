@@ -52,6 +52,7 @@ type agent struct {
 
 	mu       sync.Mutex
 	barriers map[uint64]func()    // run on the dispatcher when a call's answer is reached
+	prompts  map[uint64]*turn     // session/prompt calls awaiting their answer
 	inflight map[string]*inflight // agent→client requests being handled
 	sessions map[string]*session
 }
@@ -119,6 +120,7 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 		dead:       make(chan struct{}),
 		dispatched: make(chan struct{}),
 		barriers:   map[uint64]func(){},
+		prompts:    map[uint64]*turn{},
 		inflight:   map[string]*inflight{},
 		sessions:   map[string]*session{},
 	}
@@ -226,6 +228,7 @@ func (a *agent) die(cause error) {
 		a.cause = cause
 		close(a.dead)
 		a.cancel()
+		a.failPrompts(cause)
 		a.conn.Close()
 		a.q.close()
 		a.cancelInflight()
@@ -571,19 +574,59 @@ func (a *agent) service(method string) func(context.Context, json.RawMessage) (a
 	return nil
 }
 
-// response runs on the read loop just before jsonrpc2 releases the caller of
-// the call with this id: a prompt's answer queues its turn barrier here.
-func (a *agent) response(rawID json.RawMessage) {
+// response runs on the read loop for each response. A prompt's answer is
+// taken here: its turn barrier is queued and the outcome handed to the turn
+// (no jsonrpc2 round, no waiting goroutine). For other calls with a
+// barrier (session/load) the barrier is queued before jsonrpc2 releases the
+// caller.
+func (a *agent) response(rawID, result, rpcErr json.RawMessage) bool {
 	id, err := strconv.ParseUint(string(rawID), 10, 64)
 	if err != nil {
-		return
+		return false
 	}
 	a.mu.Lock()
+	t := a.prompts[id]
+	delete(a.prompts, id)
 	f := a.barriers[id]
 	delete(a.barriers, id)
 	a.mu.Unlock()
+	if t != nil {
+		a.q.push(item{kind: itemBarrier, barrier: func() { a.endDelivery(t) }}, false)
+		t.answered <- promptOutcomeOf(result, rpcErr)
+		return true
+	}
 	if f != nil {
 		a.q.push(item{kind: itemBarrier, barrier: f}, false)
+	}
+	return false
+}
+
+// promptOutcomeOf decodes a prompt's answer.
+func promptOutcomeOf(result, rpcErr json.RawMessage) promptOutcome {
+	var out promptOutcome
+	if len(rpcErr) > 0 {
+		var e wire.Error
+		if err := json.Unmarshal(rpcErr, &e); err != nil {
+			out.err = &ProtocolError{Msg: "session/prompt answered with a malformed error", Err: err}
+		} else {
+			out.err = &RPCError{Code: e.Code, Message: e.Message, Data: e.Data, Method: "session/prompt"}
+		}
+		return out
+	}
+	if err := json.Unmarshal(result, &out.res); err != nil {
+		out.err = &ProtocolError{Msg: "session/prompt answered with a malformed result", Err: err}
+	}
+	return out
+}
+
+// failPrompts gives every prompt awaiting an answer the agent's death.
+func (a *agent) failPrompts(cause error) {
+	a.mu.Lock()
+	pending := a.prompts
+	a.prompts = map[uint64]*turn{}
+	a.mu.Unlock()
+	for _, t := range pending {
+		t.answered <- promptOutcome{err: cause}
 	}
 }
 

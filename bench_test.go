@@ -26,7 +26,7 @@ func BenchmarkReadEnvelope(b *testing.B) {
 	s := wire.New(r, nil, 0)
 	s.Inbound = func(wire.Message) {}
 	done := false
-	s.Response = func(json.RawMessage) { done = true }
+	s.Response = func(_, _, _ json.RawMessage) bool { done = true; return false }
 	b.ReportAllocs()
 	for b.Loop() {
 		r.left = 1

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // Request is one prompt turn.
@@ -54,11 +53,12 @@ type Response struct {
 // turn is one running prompt. Its response fields are written only by the
 // dispatcher goroutine until delivery ends (barrier or detach).
 type turn struct {
-	s       *session
-	emitFn  func(StreamEvent)
-	barrier chan struct{} // closed when every update before the answer was delivered
-	stop    chan struct{} // closed by Cancel
-	stopped sync.Once
+	s        *session
+	emitFn   func(StreamEvent)
+	barrier  chan struct{}      // closed when every update before the answer was delivered
+	answered chan promptOutcome // the prompt's answer (or the agent's death)
+	stop     chan struct{}      // closed by Cancel
+	stopped  sync.Once
 	// emitting counts dispatcher calls into this turn in progress.
 	emitting sync.WaitGroup
 
@@ -80,7 +80,7 @@ type turnTool struct {
 }
 
 func newTurn(s *session, emit func(StreamEvent)) *turn {
-	t := &turn{s: s, emitFn: emit, barrier: make(chan struct{}), stop: make(chan struct{}), tools: map[string]*turnTool{}}
+	t := &turn{s: s, emitFn: emit, barrier: make(chan struct{}), answered: make(chan promptOutcome, 1), stop: make(chan struct{}), tools: map[string]*turnTool{}}
 	t.touch()
 	return t
 }
@@ -303,28 +303,49 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 }
 
 // sendPrompt writes session/prompt and returns a channel with its answer.
+// It writes the request itself (not through jsonrpc2): the read loop hands
+// the answer straight to the turn (see agent.response).
 func (a *agent) sendPrompt(t *turn, req Request) (<-chan promptOutcome, error) {
 	id := a.nextID.Add(1)
 	a.mu.Lock()
-	a.barriers[id] = func() { a.endDelivery(t) }
-	a.mu.Unlock()
-	params := promptParams{SessionID: t.s.id, Prompt: req.blocks()}
-	w, err := a.conn.DispatchCall(context.Background(), "session/prompt", params, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
-	if err != nil {
-		a.mu.Lock()
-		delete(a.barriers, id)
-		a.mu.Unlock()
-		return nil, a.callError("session/prompt", err)
+	dead := a.isDead()
+	if !dead {
+		a.prompts[id] = t
 	}
-	answered := make(chan promptOutcome, 1)
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		var out promptOutcome
-		out.err = a.callError("session/prompt", w.Wait(context.Background(), &out.res))
-		answered <- out
-	}()
-	return answered, nil
+	a.mu.Unlock()
+	if dead {
+		return nil, a.cause
+	}
+	msg := promptRequest{JSONRPC: "2.0", ID: id, Method: "session/prompt", Params: promptParams{SessionID: t.s.id, Prompt: req.blocks()}}
+	if err := a.stream.WriteObject(msg); err != nil {
+		a.mu.Lock()
+		_, pending := a.prompts[id]
+		delete(a.prompts, id)
+		a.mu.Unlock()
+		if !pending { // the agent died meanwhile: its cause is in answered
+			return t.answered, nil
+		}
+		return nil, a.writeError(err)
+	}
+	return t.answered, nil
+}
+
+type promptRequest struct {
+	JSONRPC string       `json:"jsonrpc"`
+	ID      uint64       `json:"id"`
+	Method  string       `json:"method"`
+	Params  promptParams `json:"params"`
+}
+
+// writeError explains a failed write: the agent's death when it is dead
+// or dying, else the error itself.
+func (a *agent) writeError(err error) error {
+	select {
+	case <-a.dead:
+		return a.cause
+	case <-time.After(time.Second): // the exit (or EOF) is usually seen at once
+		return err
+	}
 }
 
 // finishTurn waits for the turn barrier and builds the result. cancelErr is

@@ -42,9 +42,11 @@ type Stream struct {
 	// goroutine, in wire order. It must not block for long: reading stops
 	// while it runs.
 	Inbound func(Message)
-	// Response is called with the raw id of each response just before
-	// jsonrpc2 sees it (and so before the waiting caller is released).
-	Response func(id json.RawMessage)
+	// Response is called with each response's raw id, result and error
+	// before jsonrpc2 sees it (and so before a waiting caller is released).
+	// It returns true when it took the response itself: jsonrpc2 then never
+	// sees it.
+	Response func(id, result, rpcErr json.RawMessage) (taken bool)
 	// Skipped is called, on the read goroutine, for each line that is not a
 	// JSON-RPC 2.0 envelope. The slice is only valid during the call.
 	Skipped func(line []byte)
@@ -181,12 +183,12 @@ func (s *Stream) ReadObject(v any) error {
 		case env.Method != "":
 			s.Inbound(Message{ID: env.ID, Method: env.Method, Params: env.Params})
 		case len(env.ID) > 0 && (len(env.Result) > 0 || len(env.Error) > 0):
+			if s.Response != nil && s.Response(env.ID, env.Result, env.Error) {
+				continue
+			}
 			if json.Unmarshal(line, v) != nil {
 				s.skip(line)
 				continue
-			}
-			if s.Response != nil {
-				s.Response(env.ID)
 			}
 			return nil
 		default:

@@ -25,7 +25,7 @@ func newReader(t *testing.T, input string, max int) (*Stream, *seen) {
 	got := &seen{}
 	s.Inbound = func(m Message) { got.inbound = append(got.inbound, m) }
 	s.Skipped = func(line []byte) { got.skipped = append(got.skipped, string(line)) }
-	s.Response = func(id json.RawMessage) { got.response = append(got.response, id) }
+	s.Response = func(id, _, _ json.RawMessage) bool { got.response = append(got.response, id); return false }
 	return s, got
 }
 
