@@ -251,8 +251,29 @@ func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *
 		p.settle(answerCancelled(ReasonWithdrawn)) // $/cancel_request came first
 		return
 	}
+	if a.decideAtOnce(p) {
+		return
+	}
 	a.wg.Add(1)
 	go a.broker(p)
+}
+
+// decideAtOnce answers what needs no hook (plan mode, the default choice)
+// right here, sparing a goroutine hand-off.
+func (a *agent) decideAtOnce(p *pendingPermission) bool {
+	switch {
+	case a.c.PlanMode() && !ReadOnlyKind(p.req.ToolCall.Kind):
+		p.settle(p.req.rejectAnswer(ReasonPlanMode, nil))
+	case p.s.onPermission() == nil:
+		if id := DefaultPermission(p.req); id != "" {
+			p.settle(PermissionAnswer{OptionID: id, Option: p.req.Option(id), Reason: ReasonDefault})
+		} else {
+			p.settle(answerCancelled(ReasonDefault))
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // broker decides one request: the hook (or the default) bounded by
@@ -261,19 +282,7 @@ func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *
 // answers the request while the hook is still running.
 func (a *agent) broker(p *pendingPermission) {
 	defer a.wg.Done()
-	if a.c.PlanMode() && !ReadOnlyKind(p.req.ToolCall.Kind) {
-		p.settle(p.req.rejectAnswer(ReasonPlanMode, nil))
-		return
-	}
 	hook := p.s.onPermission()
-	if hook == nil {
-		if id := DefaultPermission(p.req); id != "" {
-			p.settle(PermissionAnswer{OptionID: id, Option: p.req.Option(id), Reason: ReasonDefault})
-		} else {
-			p.settle(answerCancelled(ReasonDefault))
-		}
-		return
-	}
 	ctx, cancel := p.ctx, context.CancelFunc(func() {})
 	if d := a.opts.PermissionTimeout; d > 0 {
 		ctx, cancel = context.WithTimeout(p.ctx, d)
