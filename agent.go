@@ -591,12 +591,12 @@ func (a *agent) response(rawID, result, rpcErr json.RawMessage) bool {
 	delete(a.barriers, id)
 	a.mu.Unlock()
 	if t != nil {
-		a.q.push(item{kind: itemBarrier, barrier: func() { a.endDelivery(t) }}, false)
+		a.q.barrier(func() { a.endDelivery(t) })
 		t.answered <- promptOutcomeOf(result, rpcErr)
 		return true
 	}
 	if f != nil {
-		a.q.push(item{kind: itemBarrier, barrier: f}, false)
+		a.q.barrier(f)
 	}
 	return false
 }

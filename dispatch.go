@@ -36,6 +36,7 @@ type queue struct {
 	mu     sync.Mutex
 	cond   sync.Cond
 	items  []item
+	busy   bool // the dispatcher is delivering a batch
 	limit  int
 	lifted int
 	closed bool
@@ -66,6 +67,7 @@ func (q *queue) popAll(done []item) (batch []item, ok bool) {
 	clear(done)
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.busy = false
 	for len(q.items) == 0 {
 		if q.closed {
 			return nil, false
@@ -73,8 +75,25 @@ func (q *queue) popAll(done []item) (batch []item, ok bool) {
 		q.cond.Wait()
 	}
 	batch, q.items = q.items, done[:0]
+	q.busy = true
 	q.cond.Broadcast()
 	return batch, true
+}
+
+// barrier runs f in dispatch order: at once (on the caller's goroutine, with
+// the dispatcher held off) when nothing is queued or being delivered, else
+// queued behind what is. Saves a hand-off when a turn ends after its
+// updates were all delivered.
+func (q *queue) barrier(f func()) {
+	q.mu.Lock()
+	if len(q.items) == 0 && !q.busy && !q.closed {
+		f()
+		q.mu.Unlock()
+		return
+	}
+	q.items = append(q.items, item{kind: itemBarrier, barrier: f})
+	q.cond.Broadcast()
+	q.mu.Unlock()
 }
 
 // lift raises (+1) or lowers (-1) the count of calls that suspend the bound.

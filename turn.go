@@ -278,7 +278,7 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 	t := newTurn(s, emit)
 	a.turns.Add(1)
 	defer a.turns.Add(-1)
-	a.q.push(item{kind: itemBarrier, barrier: func() { s.attach(t) }}, false)
+	a.q.barrier(func() { s.attach(t) })
 	h.setRunning(t)
 	defer h.setRunning(nil)
 
