@@ -16,14 +16,14 @@ import (
 )
 
 // The vectors in testdata/permission/<name>.json are copies of
-// /work/shared/vectors/permission (real session/request_permission params);
+// ../shared/vectors/permission (real session/request_permission params);
 // <name>.golden.json is the decoding expected from them, written by hand from
 // permission-meta.md and the adapter documents, with Raw fields left out.
 
 const presVectorDir = "testdata/permission"
 
 // presSharedVectors is where the vectors came from; checked when present.
-const presSharedVectors = "/work/shared/vectors/permission"
+const presSharedVectors = "../shared/vectors/permission"
 
 type goldenRequest struct {
 	Comment                 string             `json:"_comment,omitempty"`
