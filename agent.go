@@ -604,7 +604,7 @@ func (a *agent) response(rawID, result, rpcErr json.RawMessage) bool {
 // promptOutcomeOf decodes a prompt's answer.
 func promptOutcomeOf(result, rpcErr json.RawMessage) promptOutcome {
 	var out promptOutcome
-	if len(rpcErr) > 0 {
+	if len(rpcErr) > 0 && string(rpcErr) != "null" {
 		var e wire.Error
 		if err := json.Unmarshal(rpcErr, &e); err != nil {
 			out.err = &ProtocolError{Msg: "session/prompt answered with a malformed error", Err: err}

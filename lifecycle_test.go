@@ -171,3 +171,27 @@ func TestRestartForOneSessionEndsOthersWithErrClosed(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed, "the other session's turn ends with ErrClosed")
 	assert.False(t, errors.Is(err, ErrCancelUnconfirmed), "and not with the other session's reason")
 }
+
+func TestPromptAnswerWithNullErrorIsAResult(t *testing.T) {
+	out := promptOutcomeOf(raw(`{"stopReason":"end_turn"}`), raw(`null`))
+	require.NoError(t, out.err)
+	assert.Equal(t, StopEndTurn, out.res.StopReason)
+	out = promptOutcomeOf(nil, raw(`{"code":-32603,"message":"boom"}`))
+	assert.ErrorIs(t, out.err, &RPCError{Code: CodeInternalError})
+	out = promptOutcomeOf(raw(`"x"`), nil)
+	assert.ErrorIs(t, out.err, ErrProtocol)
+}
+
+func TestUnencodablePromptFailsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := connectFake(t, fakeagent.Script{}, ACPOptions{})
+		start := time.Now()
+		_, err := c.Generate(Request{Content: []ContentBlock{{Type: "future", Raw: raw(`{not json`)}}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "encoding the prompt")
+		assert.Less(t, time.Since(start), time.Second, "no wait for a death that will not come")
+		resp, err := c.Generate(Request{Prompt: "fine"})
+		require.NoError(t, err, "the session stays usable")
+		assert.Equal(t, "ok", resp.Text)
+	})
+}

@@ -258,20 +258,28 @@ func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *
 	go a.broker(p)
 }
 
-// decideAtOnce answers what needs no hook (plan mode, the default choice)
-// right here, sparing a goroutine hand-off.
+// decideAtOnce decides what needs no hook (plan mode, the default choice)
+// on the dispatcher, sparing the broker; the answer is written from a
+// goroutine of its own, so the dispatcher never waits on the agent's stdin.
 func (a *agent) decideAtOnce(p *pendingPermission) bool {
+	var ans PermissionAnswer
 	switch {
 	case a.c.PlanMode() && !ReadOnlyKind(p.req.ToolCall.Kind):
-		p.settle(p.req.rejectAnswer(ReasonPlanMode, nil))
+		ans = p.req.rejectAnswer(ReasonPlanMode, nil)
 	case p.s.onPermission() == nil:
+		ans = answerCancelled(ReasonDefault)
 		if id := DefaultPermission(p.req); id != "" {
-			p.settle(PermissionAnswer{OptionID: id, Option: p.req.Option(id), Reason: ReasonDefault})
-		} else {
-			p.settle(answerCancelled(ReasonDefault))
+			ans = PermissionAnswer{OptionID: id, Option: p.req.Option(id), Reason: ReasonDefault}
 		}
 	default:
 		return false
+	}
+	if p.claim(ans) {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			p.send(ans)
+		}()
 	}
 	return true
 }

@@ -315,8 +315,14 @@ func (a *agent) sendPrompt(t *turn, req Request) (<-chan promptOutcome, error) {
 	if dead {
 		return nil, a.cause
 	}
-	msg := promptRequest{JSONRPC: "2.0", ID: id, Method: "session/prompt", Params: promptParams{SessionID: t.s.id, Prompt: req.blocks()}}
-	if err := a.stream.WriteObject(msg); err != nil {
+	data, err := json.Marshal(promptRequest{JSONRPC: "2.0", ID: id, Method: "session/prompt", Params: promptParams{SessionID: t.s.id, Prompt: req.blocks()}})
+	if err != nil {
+		a.mu.Lock()
+		delete(a.prompts, id)
+		a.mu.Unlock()
+		return nil, fmt.Errorf("acphost: encoding the prompt: %w", err)
+	}
+	if err := a.stream.WriteLine(data); err != nil {
 		a.mu.Lock()
 		_, pending := a.prompts[id]
 		delete(a.prompts, id)
@@ -364,7 +370,7 @@ func (a *agent) finishTurn(t *turn, out promptOutcome, cancelErr error) (Respons
 	if cancelErr != nil {
 		// Lenient: an error or end_turn after our cancel still means cancelled.
 		resp := t.response(StopCancelled, out.res.Meta)
-		if out.err != nil && isDeath(out.err) {
+		if out.err != nil && a.isDead() {
 			return resp, out.err
 		}
 		return resp, cancelErr

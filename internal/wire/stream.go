@@ -183,6 +183,9 @@ func (s *Stream) ReadObject(v any) error {
 		case env.Method != "":
 			s.Inbound(Message{ID: env.ID, Method: env.Method, Params: env.Params})
 		case len(env.ID) > 0 && (len(env.Result) > 0 || len(env.Error) > 0):
+			if string(env.Error) == "null" {
+				env.Error = nil // {"result":…,"error":null} is a result
+			}
 			if s.Response != nil && s.Response(env.ID, env.Result, env.Error) {
 				continue
 			}

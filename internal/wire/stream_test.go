@@ -140,3 +140,12 @@ func TestFastPathNeverMisclassifies(t *testing.T) {
 	assert.JSONEq(t, `{"a":1}`, string(got.inbound[3].Params))
 	assert.JSONEq(t, `{"a":1}`, string(got.inbound[4].Params))
 }
+
+func TestNullErrorBesideResultIsAResult(t *testing.T) {
+	s := New(strings.NewReader(`{"jsonrpc":"2.0","id":4,"result":{"ok":1},"error":null}`+"\n"), io.Discard, 0)
+	var gotErr json.RawMessage = json.RawMessage("unset")
+	s.Response = func(_, _, rpcErr json.RawMessage) bool { gotErr = rpcErr; return true }
+	var v any
+	assert.ErrorIs(t, s.ReadObject(&v), io.EOF)
+	assert.Nil(t, gotErr)
+}
