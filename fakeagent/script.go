@@ -209,7 +209,7 @@ func (st Step) validate() error {
 	}
 	if st.Delay != "" {
 		if _, err := time.ParseDuration(st.Delay); err != nil {
-			return fmt.Errorf("Delay: %w", err)
+			return fmt.Errorf("bad delay: %w", err)
 		}
 	}
 	return st.Notify.validate("Notify")
