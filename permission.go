@@ -89,28 +89,20 @@ func answerCancelled(r AnswerReason) PermissionAnswer {
 }
 
 // DefaultPermission is the choice made when ACPOptions.OnPermission is nil:
-// the first allow_once option, else the first allow-kind option, else the
-// first reject-kind option; "" (answered "cancelled") when there is none.
+// AllowOption (allow_once first), else RejectOption (reject_once first);
+// "" (answered "cancelled") when the agent offered neither kind.
 func DefaultPermission(req *PermissionRequest) string {
-	if o := req.firstOf(AllowOnce); o != nil {
-		return o.ID
+	if id := AllowOption(req); id != "" {
+		return id
 	}
-	if o := req.firstOf(AllowOnce, AllowAlways); o != nil {
-		return o.ID
-	}
-	if o := req.firstOf(RejectOnce, RejectAlways); o != nil {
-		return o.ID
-	}
-	return ""
+	return RejectOption(req)
 }
 
-// firstOf returns the first option whose kind is one of kinds.
-func (req *PermissionRequest) firstOf(kinds ...PermissionKind) *PermissionOption {
+// firstOf returns the first option of this kind.
+func (req *PermissionRequest) firstOf(kind PermissionKind) *PermissionOption {
 	for i := range req.Options {
-		for _, k := range kinds {
-			if req.Options[i].Kind == k {
-				return &req.Options[i]
-			}
+		if req.Options[i].Kind == kind {
+			return &req.Options[i]
 		}
 	}
 	return nil
@@ -129,11 +121,9 @@ func (req *PermissionRequest) Option(id string) *PermissionOption {
 // rejectAnswer is the answer for errors and timeouts: the first reject_once
 // option, else any reject-kind option, else "cancelled".
 func (req *PermissionRequest) rejectAnswer(r AnswerReason, err error) PermissionAnswer {
-	o := req.firstOf(RejectOnce)
-	if o == nil {
-		o = req.firstOf(RejectAlways)
-	}
-	if o == nil {
+	id := RejectOption(req)
+	o := req.Option(id)
+	if id == "" || o == nil {
 		return PermissionAnswer{Cancelled: true, Reason: r, Err: err}
 	}
 	return PermissionAnswer{OptionID: o.ID, Option: o, Reason: r, Err: err}
