@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/acphost/acphost/internal/sandbox"
 	"github.com/acphost/acphost/internal/wire"
@@ -129,7 +128,11 @@ func (a *agent) readTextFile(ctx context.Context, raw json.RawMessage) (any, err
 			if _, err := a.roots.Resolve(p.Path); err != nil {
 				return nil, err
 			}
-			return map[string]string{"content": sliceLines(content, p.Line, p.Limit)}, nil
+			content, err := sandbox.Lines(content, p.Line, p.Limit)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]string{"content": content}, nil
 		}
 	}
 	content, err := a.roots.ReadText(p.Path, p.Line, p.Limit)
@@ -183,35 +186,6 @@ func (a *agent) writeTextFile(ctx context.Context, raw json.RawMessage) (any, er
 		return nil, err
 	}
 	return struct{}{}, nil
-}
-
-// sliceLines applies line (1-based) and limit to content served by a hook.
-func sliceLines(content string, line, limit int) string {
-	if line <= 1 && limit <= 0 {
-		return content
-	}
-	start, n := 0, 1
-	for n < line && start < len(content) {
-		i := strings.IndexByte(content[start:], '\n')
-		if i < 0 {
-			return ""
-		}
-		start += i + 1
-		n++
-	}
-	if limit <= 0 {
-		return content[start:]
-	}
-	end := start
-	for k := 0; k < limit && end < len(content); k++ {
-		i := strings.IndexByte(content[end:], '\n')
-		if i < 0 {
-			end = len(content)
-			break
-		}
-		end += i + 1
-	}
-	return content[start:end]
 }
 
 // newRoots builds the sandbox for the session's directories.

@@ -358,6 +358,15 @@ func readIn(p, rootDir, rel string, line, limit int) (string, error) {
 
 // readLines returns up to limit lines (0: all) of rd starting at the 1-based
 // line (0: 1).
+// Lines applies ReadText's line (1-based; 0 = from the start) and limit
+// (0 = all) to content held in memory, such as an editor's unsaved buffer.
+func Lines(content string, line, limit int) (string, error) {
+	if line < 0 || limit < 0 {
+		return "", &Error{Reason: ReasonBadRange}
+	}
+	return readLines(strings.NewReader(content), line, limit)
+}
+
 func readLines(rd io.Reader, line, limit int) (string, error) {
 	if line <= 1 && limit == 0 {
 		b, err := io.ReadAll(rd)
