@@ -286,7 +286,7 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 		s.detach(t)
 		return t.response("", nil), err
 	}
-	wd := newWatchdog(a.opts, t)
+	wd := a.newWatchdog(t)
 	defer wd.stop()
 	var out promptOutcome
 	select {
@@ -392,16 +392,20 @@ type watchdog struct {
 	done  chan struct{}
 }
 
-func newWatchdog(opts *ACPOptions, t *turn) *watchdog {
+func (a *agent) newWatchdog(t *turn) *watchdog {
 	wd := &watchdog{fired: make(chan error, 1), done: make(chan struct{})}
-	if opts.TurnTimeout <= 0 && opts.IdleTimeout <= 0 {
+	if a.opts.TurnTimeout <= 0 && a.opts.IdleTimeout <= 0 {
 		return wd
 	}
-	go wd.run(opts.TurnTimeout, opts.IdleTimeout, t)
+	a.wg.Add(1) // joined by Close like every goroutine of the agent
+	go func() {
+		defer a.wg.Done()
+		wd.run(a.ctx, a.opts.TurnTimeout, a.opts.IdleTimeout, t)
+	}()
 	return wd
 }
 
-func (wd *watchdog) run(turnLimit, idleLimit time.Duration, t *turn) {
+func (wd *watchdog) run(life context.Context, turnLimit, idleLimit time.Duration, t *turn) {
 	start := time.Now()
 	tick := idleLimit / 4
 	if tick <= 0 || (turnLimit > 0 && turnLimit < tick) {
@@ -413,6 +417,8 @@ func (wd *watchdog) run(turnLimit, idleLimit time.Duration, t *turn) {
 	for {
 		select {
 		case <-wd.done:
+			return
+		case <-life.Done():
 			return
 		case now := <-ticker.C:
 			if turnLimit > 0 && now.Sub(start) >= turnLimit {
