@@ -165,15 +165,17 @@ func TestOnUpdateMayCallClientMethods(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c *ACPClient
 		var calls atomic.Int64
+		setMode := make(chan error, 1)
 		onUpdate := func(u Update) {
 			if _, ok := u.(*MessageChunk); ok && calls.Add(1) == 1 {
-				require.NoError(t, c.SetMode(context.Background(), "code"))
+				setMode <- c.SetMode(context.Background(), "code") // while 99 updates wait behind a full queue
 			}
 		}
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{Updates: 100}}}}}
 		c, _ = connectFake(t, script, ACPOptions{OnUpdate: onUpdate, MaxQueuedUpdates: 2})
 		_, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
+		require.NoError(t, <-setMode)
 		eventually(t, "mode update", func() bool { return c.Modes().CurrentModeID == "code" })
 	})
 }

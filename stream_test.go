@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -12,17 +13,28 @@ import (
 
 func TestStreamEventsInOrderEmitNeverAfterReturn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, _ := connectFake(t, fakeagent.Demo(), ACPOptions{})
+		script := fakeagent.Demo()
+		script.Turns[0].After = []fakeagent.Step{fakeagent.Say(fakeagent.Text("late"))}
+		rec := &recorder{}
+		c, _ := connectFake(t, script, ACPOptions{OnUpdate: rec.onUpdate})
 		var types []string
-		returned := false
+		var returned atomic.Bool
+		var lateEmits atomic.Int64
 		resp, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) {
-			if returned {
-				t.Error("emit after GenerateStream returned")
+			if returned.Load() {
+				lateEmits.Add(1)
+				return
 			}
 			types = append(types, ev.Type)
 		})
-		returned = true
+		returned.Store(true)
 		require.NoError(t, err)
+		// The late update and a whole second turn pass through the dispatcher:
+		// none of it may reach the first turn's emit.
+		eventually(t, "the late update", func() bool { return rec.len() == 6 })
+		_, err = c.Generate(Request{Prompt: "y"})
+		require.NoError(t, err)
+		assert.Zero(t, lateEmits.Load(), "emit called after GenerateStream returned")
 		assert.Equal(t, "picked allow", resp.Text)
 		assert.Equal(t, []string{EventThought, EventToolCall, EventPermission, EventPermissionAnswer, EventToolUpdate, EventToolResult, EventPlan, EventText, EventDone}, types)
 	})
