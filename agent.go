@@ -275,13 +275,16 @@ func (a *agent) turnRunning() bool {
 }
 
 // deathCause returns the cause of death, waiting briefly for it to be set
-// when a call failed because the connection closed.
-func (a *agent) deathCause() error {
+// when a call or a write failed because the agent is going; fallback when
+// the agent turns out to live on.
+func (a *agent) deathCause(fallback error) error {
+	t := time.NewTimer(2 * time.Second) // the exit (or EOF) is usually seen at once
+	defer t.Stop()
 	select {
 	case <-a.dead:
 		return a.cause
-	case <-time.After(2 * time.Second):
-		return ErrClosed
+	case <-t.C:
+		return fallback
 	}
 }
 
@@ -313,7 +316,7 @@ func (a *agent) callError(method string, err error) error {
 		return e
 	}
 	if errors.Is(err, jsonrpc2.ErrClosed) {
-		return a.deathCause()
+		return a.deathCause(ErrClosed)
 	}
 	return err
 }

@@ -330,7 +330,7 @@ func (a *agent) sendPrompt(t *turn, req Request) (<-chan promptOutcome, error) {
 		if !pending { // the agent died meanwhile: its cause is in answered
 			return t.answered, nil
 		}
-		return nil, a.writeError(err)
+		return nil, a.deathCause(err) // a failed write means a dying agent, usually
 	}
 	return t.answered, nil
 }
@@ -340,17 +340,6 @@ type promptRequest struct {
 	ID      uint64       `json:"id"`
 	Method  string       `json:"method"`
 	Params  promptParams `json:"params"`
-}
-
-// writeError explains a failed write: the agent's death when it is dead
-// or dying, else the error itself.
-func (a *agent) writeError(err error) error {
-	select {
-	case <-a.dead:
-		return a.cause
-	case <-time.After(time.Second): // the exit (or EOF) is usually seen at once
-		return err
-	}
 }
 
 // finishTurn waits for the turn barrier and builds the result. cancelErr is
