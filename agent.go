@@ -497,18 +497,10 @@ func (a *agent) firstAuthMethod() string {
 // decodeConfigOptions keeps every option it can decode; an option of an
 // unknown type is kept with its raw JSON, a malformed one is skipped.
 func decodeConfigOptions(raw json.RawMessage) []ConfigOption {
-	var items []json.RawMessage
-	if json.Unmarshal(raw, &items) != nil {
-		return nil
-	}
-	out := make([]ConfigOption, 0, len(items))
-	for _, it := range items {
+	return decodeEach(raw, func(item json.RawMessage) (ConfigOption, bool) {
 		var o ConfigOption
-		if json.Unmarshal(it, &o) == nil {
-			out = append(out, o)
-		}
-	}
-	return out
+		return o, json.Unmarshal(item, &o) == nil
+	})
 }
 
 // session returns the session with this id, creating its record (updates can

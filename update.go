@@ -339,31 +339,44 @@ type wireToolContent struct {
 }
 
 func decodeToolContents(raw json.RawMessage) []ToolCallContent {
+	return decodeEach(raw, decodeToolContent)
+}
+
+func decodeToolContent(item json.RawMessage) (ToolCallContent, bool) {
+	var w wireToolContent
+	if json.Unmarshal(item, &w) != nil {
+		return ToolCallContent{}, false
+	}
+	c := ToolCallContent{Type: w.Type}
+	switch w.Type {
+	case "content":
+		if w.Content == nil {
+			return c, false
+		}
+		c.Content = w.Content
+	case "diff":
+		c.Diff = &FileDiff{Path: w.Path, OldText: w.OldText, NewText: w.NewText}
+	case "terminal":
+		c.TerminalID = w.TerminalID
+	default:
+		c.Raw = item
+	}
+	return c, true
+}
+
+// decodeEach decodes a JSON array item by item, skipping the items decode
+// rejects, as the schema's skip-invalid-items rule asks; nil if raw is not
+// an array.
+func decodeEach[T any](raw json.RawMessage, decode func(json.RawMessage) (T, bool)) []T {
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &items) != nil {
 		return nil
 	}
-	out := make([]ToolCallContent, 0, len(items))
+	out := make([]T, 0, len(items))
 	for _, item := range items {
-		var w wireToolContent
-		if json.Unmarshal(item, &w) != nil {
-			continue
+		if v, ok := decode(item); ok {
+			out = append(out, v)
 		}
-		c := ToolCallContent{Type: w.Type}
-		switch w.Type {
-		case "content":
-			if w.Content == nil {
-				continue
-			}
-			c.Content = w.Content
-		case "diff":
-			c.Diff = &FileDiff{Path: w.Path, OldText: w.OldText, NewText: w.NewText}
-		case "terminal":
-			c.TerminalID = w.TerminalID
-		default:
-			c.Raw = item
-		}
-		out = append(out, c)
 	}
 	return out
 }
