@@ -118,7 +118,7 @@ func (a *agent) dispatchLoop() {
 	defer a.wg.Done()
 	defer close(a.dispatched)
 	a.cb.setDispatcher(goid())
-	lastSession := ""
+	var last *session // the session of the previous update: most updates repeat it
 	var batch []item
 	for {
 		var ok bool
@@ -128,9 +128,15 @@ func (a *agent) dispatchLoop() {
 		for _, it := range batch {
 			switch it.kind {
 			case itemUpdate:
-				u := decodeUpdate(it.params, lastSession)
-				lastSession = u.SessionID()
-				a.deliverUpdate(u)
+				hint := ""
+				if last != nil {
+					hint = last.id
+				}
+				u := decodeUpdate(it.params, hint)
+				if last == nil || last.id != u.SessionID() {
+					last = a.session(u.SessionID())
+				}
+				a.deliverUpdate(last, u)
 			case itemPermission:
 				a.startPermission(it.id, it.params, it.in)
 			case itemBarrier:
@@ -143,8 +149,7 @@ func (a *agent) dispatchLoop() {
 }
 
 // deliverUpdate merges tool state, feeds the running turn and calls OnUpdate.
-func (a *agent) deliverUpdate(u Update) {
-	s := a.session(u.SessionID())
+func (a *agent) deliverUpdate(s *session, u Update) {
 	switch u := u.(type) {
 	case *ToolCallUpdate:
 		if u.ToolCall.ID != "" {
