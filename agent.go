@@ -503,6 +503,17 @@ func decodeConfigOptions(raw json.RawMessage) []ConfigOption {
 	})
 }
 
+// dropSession forgets a closed session's record (its tool calls, modes),
+// so a long-lived process does not keep every session it ever served.
+func (a *agent) dropSession(id string) {
+	a.mu.Lock()
+	if s := a.sessions[id]; s != nil {
+		s.dropped.Store(true)
+		delete(a.sessions, id)
+	}
+	a.mu.Unlock()
+}
+
 // session returns the session with this id, creating its record (updates can
 // arrive before session/new answers).
 func (a *agent) session(id string) *session {

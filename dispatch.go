@@ -133,7 +133,7 @@ func (a *agent) dispatchLoop() {
 					hint = last.id
 				}
 				u := decodeUpdate(it.params, hint)
-				if last == nil || last.id != u.SessionID() {
+				if last == nil || last.id != u.SessionID() || last.dropped.Load() {
 					last = a.session(u.SessionID())
 				}
 				a.deliverUpdate(last, u)

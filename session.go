@@ -13,6 +13,7 @@ type session struct {
 	pub atomic.Pointer[Session] // the handle this session serves, once opened
 
 	replaying atomic.Bool // a session/load is replaying history
+	dropped   atomic.Bool // closed and forgotten: look the id up again
 
 	mu        sync.Mutex
 	turn      *turn // the turn updates are delivered to, nil between turns

@@ -191,6 +191,7 @@ func (s *Session) Close(ctx context.Context) error {
 	}
 	s.c.forget(s)
 	a := s.c.agent()
+	defer a.dropSession(s.ID())
 	if a.terms != nil {
 		a.terms.CloseOwner(s.ID())
 	}
