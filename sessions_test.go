@@ -216,3 +216,25 @@ func TestWithoutRecoverADeadAgentStaysDead(t *testing.T) {
 	_, err = c.Generate(Request{Prompt: "after"})
 	require.ErrorIs(t, err, ErrAgentExited)
 }
+
+func TestClosedSessionCanBeLoadedAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		script := fakeagent.Script{AgentCapabilities: raw(sessionCaps), Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("hi"))}}}}
+		c, _ := connectFake(t, script, ACPOptions{})
+		first := &recorder{}
+		s, err := c.NewSession(context.Background(), SessionOptions{OnUpdate: first.onUpdate})
+		require.NoError(t, err)
+		_, err = s.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		require.NoError(t, s.Close(context.Background()))
+
+		second := &recorder{}
+		again, err := c.LoadSession(context.Background(), s.ID(), SessionOptions{OnUpdate: second.onUpdate})
+		require.NoError(t, err)
+		assert.Equal(t, 1, second.len(), "the replay reaches the new handle's hook")
+		_, err = again.Generate(Request{Prompt: "y"})
+		require.NoError(t, err)
+		assert.Equal(t, 2, second.len())
+		assert.Equal(t, 1, first.len(), "the closed handle hears nothing more")
+	})
+}
