@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/acphost/acphost/internal/jsonscan"
 )
 
 // This file decodes the parts of session/request_permission that are not in
@@ -320,18 +322,18 @@ func (tc ToolCall) ClaudeCode() (meta ClaudeCodeMeta, ok bool) {
 	if !isObj {
 		return ClaudeCodeMeta{}, false
 	}
-	raw := m["claudeCode"]
+	raw := m.get("claudeCode")
 	cc, isObj := pmObject(raw)
 	if !isObj {
 		return ClaudeCodeMeta{}, false
 	}
 	meta.Raw = raw
-	meta.ToolName, _ = pmString(cc["toolName"])
-	meta.ParentToolUseID, _ = pmString(cc["parentToolUseId"])
-	if srv, isObj := pmObject(cc["mcpServer"]); isObj {
+	meta.ToolName, _ = pmString(cc.get("toolName"))
+	meta.ParentToolUseID, _ = pmString(cc.get("parentToolUseId"))
+	if srv, isObj := pmObject(cc.get("mcpServer")); isObj {
 		ref := &MCPServerRef{}
-		ref.Name, _ = pmString(srv["name"])
-		ref.Source, _ = pmString(srv["source"])
+		ref.Name, _ = pmString(srv.get("name"))
+		ref.Source, _ = pmString(srv.get("source"))
 		meta.MCPServer = ref
 	}
 	return meta, true
@@ -406,12 +408,12 @@ func ParsePermissionRequest(params json.RawMessage) (*PermissionRequest, error) 
 	if !ok {
 		return nil, &ProtocolError{Msg: "session/request_permission: params are not a JSON object"}
 	}
-	optRaw, ok := pmArray(top["options"])
+	optRaw, ok := pmArray(top.get("options"))
 	if !ok {
 		return nil, &ProtocolError{Msg: "session/request_permission: params have no options array"}
 	}
 	req := &PermissionRequest{Raw: raw}
-	req.SessionID, _ = pmString(top["sessionId"])
+	req.SessionID, _ = pmString(top.get("sessionId"))
 	req.ToolCall, req.toolSet = pmRequestToolCall(top)
 	req.Options = make([]PermissionOption, 0, len(optRaw))
 	for _, o := range optRaw {
@@ -422,19 +424,19 @@ func ParsePermissionRequest(params json.RawMessage) (*PermissionRequest, error) 
 }
 
 // pmRequestToolCall decodes the request's toolCall, or the ACP v2 subject.
-func pmRequestToolCall(top map[string]json.RawMessage) (ToolCall, ToolCallFields) {
-	if raw := top["toolCall"]; pmFirst(raw) == '{' {
+func pmRequestToolCall(top pmObj) (ToolCall, ToolCallFields) {
+	if raw := top.get("toolCall"); pmFirst(raw) == '{' {
 		if tc, set, err := decodeToolCall(raw); err == nil {
 			return tc, set
 		}
 	}
-	subj, ok := pmObject(top["subject"])
+	subj, ok := pmObject(top.get("subject"))
 	if !ok {
 		return ToolCall{}, 0
 	}
-	switch typ, _ := pmString(subj["type"]); typ {
+	switch typ, _ := pmString(subj.get("type")); typ {
 	case "tool_call":
-		if raw := subj["toolCall"]; pmFirst(raw) == '{' {
+		if raw := subj.get("toolCall"); pmFirst(raw) == '{' {
 			if tc, set, err := decodeToolCall(raw); err == nil {
 				return tc, set
 			}
@@ -442,7 +444,7 @@ func pmRequestToolCall(top map[string]json.RawMessage) (ToolCall, ToolCallFields
 	case "command":
 		// A v2 command subject is not a tool call; keep only the id that
 		// links it to one, if any. The command itself stays in Raw.
-		id, _ := pmString(subj["toolCallId"])
+		id, _ := pmString(subj.get("toolCallId"))
 		return ToolCall{ID: id}, 0
 	}
 	return ToolCall{}, 0
@@ -454,26 +456,26 @@ func pmDecodeOption(raw json.RawMessage) PermissionOption {
 	if !ok {
 		return opt
 	}
-	opt.ID, _ = pmString(m["optionId"])
-	opt.Name, _ = pmString(m["name"])
-	kind, _ := pmString(m["kind"])
+	opt.ID, _ = pmString(m.get("optionId"))
+	opt.Name, _ = pmString(m.get("name"))
+	kind, _ := pmString(m.get("kind"))
 	opt.Kind = PermissionKind(kind)
-	opt.Meta = pmDecodeOptionMeta(m["_meta"])
+	opt.Meta = pmDecodeOptionMeta(m.get("_meta"))
 	return opt
 }
 
 // pmPermissionRecords returns the _meta.jetbrains.air.permission and
 // _meta.permission members of a _meta object (nil when absent).
-func pmPermissionRecords(meta map[string]json.RawMessage) (air, plain json.RawMessage) {
-	if jb, ok := pmObject(meta["jetbrains"]); ok {
-		if a, ok := pmObject(jb["air"]); ok {
-			air = a["permission"]
+func pmPermissionRecords(meta pmObj) (air, plain json.RawMessage) {
+	if jb, ok := pmObject(meta.get("jetbrains")); ok {
+		if a, ok := pmObject(jb.get("air")); ok {
+			air = a.get("permission")
 		}
 	}
-	return air, meta["permission"]
+	return air, meta.get("permission")
 }
 
-func pmDecodeRequestPresentation(top map[string]json.RawMessage) Presentation {
+func pmDecodeRequestPresentation(top pmObj) Presentation {
 	var unknown *Presentation
 	try := func(p Presentation, decoded bool) (Presentation, bool) {
 		if decoded {
@@ -484,7 +486,7 @@ func pmDecodeRequestPresentation(top map[string]json.RawMessage) Presentation {
 		}
 		return Presentation{}, false
 	}
-	if meta, ok := pmObject(top["_meta"]); ok {
+	if meta, ok := pmObject(top.get("_meta")); ok {
 		air, plain := pmPermissionRecords(meta)
 		if p, ok := try(pmDecodePresentationRecord(air, PresentationAIR)); ok {
 			return p
@@ -515,28 +517,28 @@ func pmDecodePresentationRecord(raw json.RawMessage, src PresentationSource) (Pr
 	if !ok {
 		return unknown, false
 	}
-	if pmNull(m["title"]) && !pmNull(m["changes"]) {
+	if pmNull(m.get("title")) && !pmNull(m.get("changes")) {
 		// Option-level structured changes sent at request level: not a
 		// presentation.
 		return Presentation{}, false
 	}
-	v, one := pmVersion(m["version"])
+	v, one := pmVersion(m.get("version"))
 	unknown.Version = v
 	if !one {
 		return unknown, false
 	}
-	title, ok := pmString(m["title"])
+	title, ok := pmString(m.get("title"))
 	if !ok || pmBlank(title) {
 		return unknown, false
 	}
 	p := Presentation{Title: title, Source: src, Version: 1, Raw: raw}
-	if d := m["description"]; !pmNull(d) {
+	if d := m.get("description"); !pmNull(d) {
 		if p.Description, ok = pmString(d); !ok {
 			return unknown, false
 		}
 		p.HasDescription = true
 	}
-	if d := m["defaultToNo"]; !pmNull(d) {
+	if d := m.get("defaultToNo"); !pmNull(d) {
 		if p.DefaultToNo, ok = pmBool(d); !ok {
 			return unknown, false
 		}
@@ -546,8 +548,8 @@ func pmDecodePresentationRecord(raw json.RawMessage, src PresentationSource) (Pr
 
 // pmDecodeV2Presentation decodes an ACP v2 request's top-level title and
 // description.
-func pmDecodeV2Presentation(top map[string]json.RawMessage) (Presentation, bool) {
-	t, d := top["title"], top["description"]
+func pmDecodeV2Presentation(top pmObj) (Presentation, bool) {
+	t, d := top.get("title"), top.get("description")
 	if pmNull(t) {
 		return Presentation{}, false
 	}
@@ -591,10 +593,10 @@ func pmDecodeOptionMeta(raw json.RawMessage) OptionMeta {
 			continue
 		}
 		m, ok := pmObject(rec)
-		_, one := pmVersion(m["version"])
-		desc, descOK := pmString(m["description"])
-		changes, changesOK := pmArray(m["changes"])
-		if !ok || !one || (!descOK && !pmNull(m["description"])) || (!changesOK && !pmNull(m["changes"])) {
+		_, one := pmVersion(m.get("version"))
+		desc, descOK := pmString(m.get("description"))
+		changes, changesOK := pmArray(m.get("changes"))
+		if !ok || !one || (!descOK && !pmNull(m.get("description"))) || (!changesOK && !pmNull(m.get("changes"))) {
 			om.Unknown = true
 			continue
 		}
@@ -616,12 +618,12 @@ func pmDecodeOptionMeta(raw json.RawMessage) OptionMeta {
 // pmFields reads the members of a decoded object, noting members of the
 // wrong JSON type.
 type pmFields struct {
-	m   map[string]json.RawMessage
+	m   pmObj
 	bad bool
 }
 
 func (f *pmFields) str(key string) string {
-	v := f.m[key]
+	v := f.m.get(key)
 	if pmNull(v) {
 		return ""
 	}
@@ -633,7 +635,7 @@ func (f *pmFields) str(key string) string {
 }
 
 func (f *pmFields) strs(key string) []string {
-	v := f.m[key]
+	v := f.m.get(key)
 	if pmNull(v) {
 		return nil
 	}
@@ -668,7 +670,7 @@ func pmDecodeChange(raw json.RawMessage) PermissionChange {
 	c.Description = f.str("description")
 	c.Provider = f.str("provider")
 	c.Mode = f.str("mode")
-	if v := m["lifetime"]; !pmNull(v) {
+	if v := m.get("lifetime"); !pmNull(v) {
 		lt := &ChangeLifetime{Raw: v}
 		if lm, ok := pmObject(v); ok {
 			lf := pmFields{m: lm}
@@ -680,7 +682,7 @@ func pmDecodeChange(raw json.RawMessage) PermissionChange {
 		}
 		c.Lifetime = lt
 	}
-	if v := m["targets"]; !pmNull(v) {
+	if v := m.get("targets"); !pmNull(v) {
 		if arr, ok := pmArray(v); ok {
 			c.Targets = make([]ChangeTarget, 0, len(arr))
 			for _, t := range arr {
@@ -705,7 +707,7 @@ func pmDecodeTarget(raw json.RawMessage) ChangeTarget {
 	t.Type = TargetType(f.str("type"))
 	t.Access = f.strs("access")
 	t.ToolName = f.str("toolName")
-	if v := m["matcher"]; !pmNull(v) {
+	if v := m.get("matcher"); !pmNull(v) {
 		mt := pmDecodeMatcher(v)
 		t.Matcher = &mt
 	}
@@ -728,7 +730,7 @@ func pmDecodeMatcher(raw json.RawMessage) ChangeMatcher {
 	mt.Path = f.str("path")
 	mt.Pattern = f.str("pattern")
 	mt.Provider = f.str("provider")
-	if v := m["value"]; !pmNull(v) {
+	if v := m.get("value"); !pmNull(v) {
 		mt.Value = v
 	}
 	mt.malformed = f.bad
@@ -1064,8 +1066,8 @@ func pmSpecialValue(v json.RawMessage) string {
 	if s, ok := pmString(v); ok {
 		return s
 	}
-	if obj, ok := pmObject(v); ok && len(obj) == 1 {
-		if k, ok := pmString(obj["kind"]); ok {
+	if obj, ok := pmObject(v); ok && obj.only("kind") {
+		if k, ok := pmString(obj.get("kind")); ok {
 			return k
 		}
 	}
@@ -1283,23 +1285,75 @@ func pmNull(raw json.RawMessage) bool {
 	return c == 0 || c == 'n'
 }
 
-func pmObject(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+// pmObj is a JSON object's members in wire order.
+type pmObj []pmMember
+
+type pmMember struct {
+	key []byte
+	val json.RawMessage
+}
+
+// get returns the member named key, the last one when it is repeated (as
+// in JavaScript), or nil.
+func (o pmObj) get(key string) json.RawMessage {
+	for i := len(o) - 1; i >= 0; i-- {
+		if string(o[i].key) == key {
+			return o[i].val
+		}
+	}
+	return nil
+}
+
+// only reports whether key is the object's one member name.
+func (o pmObj) only(key string) bool {
+	for _, m := range o {
+		if string(m.key) != key {
+			return false
+		}
+	}
+	return len(o) > 0
+}
+
+// pmObject splits an object into its members in one pass over raw. The
+// keys and values point into raw.
+func pmObject(raw json.RawMessage) (pmObj, bool) {
 	if pmFirst(raw) != '{' {
 		return nil, false
 	}
+	c := jsonscan.Cursor{B: raw}
+	o := make(pmObj, 0, 8)
+	ok := c.Object(func(key []byte) bool {
+		v, ok := c.Value()
+		o = append(o, pmMember{key, v})
+		return ok
+	})
+	if ok && c.End() {
+		return o, true
+	}
+	// The walker refuses keys with invalid UTF-8, which encoding/json takes.
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
 		return nil, false
 	}
-	return m, true
+	o = o[:0]
+	for k, v := range m {
+		o = append(o, pmMember{[]byte(k), v})
+	}
+	return o, true
 }
 
 func pmArray(raw json.RawMessage) ([]json.RawMessage, bool) {
 	if pmFirst(raw) != '[' {
 		return nil, false
 	}
-	var a []json.RawMessage
-	if json.Unmarshal(raw, &a) != nil {
+	c := jsonscan.Cursor{B: raw}
+	a := []json.RawMessage{}
+	ok := c.Array(func() bool {
+		v, ok := c.Value()
+		a = append(a, v)
+		return ok
+	})
+	if !ok || !c.End() {
 		return nil, false
 	}
 	return a, true
@@ -1309,7 +1363,11 @@ func pmString(raw json.RawMessage) (string, bool) {
 	if pmFirst(raw) != '"' {
 		return "", false
 	}
-	var s string
+	c := jsonscan.Cursor{B: raw}
+	if s, ok := c.Str(); ok && c.End() {
+		return s, true
+	}
+	var s string // invalid UTF-8, which encoding/json replaces
 	if json.Unmarshal(raw, &s) != nil {
 		return "", false
 	}

@@ -1,0 +1,364 @@
+// Package jsonscan walks JSON text in place, without reflection: the hot
+// decoders (message chunks, permission requests) read members and strings
+// straight from the received bytes and skip what they do not need.
+//
+// Every method that consumes a value validates it as encoding/json would,
+// except that strings with invalid UTF-8 are refused (encoding/json replaces
+// the bad bytes with U+FFFD): a caller that needs that behaviour falls back
+// to encoding/json when a method reports false.
+package jsonscan
+
+import (
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds the nesting Skip accepts, as encoding/json does.
+const MaxDepth = 10000
+
+// Cursor is a position in a JSON text.
+type Cursor struct {
+	B []byte
+	I int
+}
+
+// WS skips whitespace.
+func (c *Cursor) WS() {
+	for c.I < len(c.B) {
+		switch c.B[c.I] {
+		case ' ', '\t', '\n', '\r':
+			c.I++
+		default:
+			return
+		}
+	}
+}
+
+// Expect consumes ch after optional whitespace, reporting whether it was
+// there.
+func (c *Cursor) Expect(ch byte) bool {
+	c.WS()
+	if c.I < len(c.B) && c.B[c.I] == ch {
+		c.I++
+		return true
+	}
+	return false
+}
+
+// End reports whether only whitespace is left.
+func (c *Cursor) End() bool {
+	c.WS()
+	return c.I == len(c.B)
+}
+
+// Object walks {"key": value, ...}, calling member to consume each value.
+// The key is valid only during the call unless it had escapes.
+func (c *Cursor) Object(member func(key []byte) bool) bool {
+	if !c.Expect('{') {
+		return false
+	}
+	if c.Expect('}') {
+		return true
+	}
+	for {
+		key, ok := c.StrBytes()
+		if !ok || !c.Expect(':') || !member(key) {
+			return false
+		}
+		if c.Expect('}') {
+			return true
+		}
+		if !c.Expect(',') {
+			return false
+		}
+	}
+}
+
+// Array walks [value, ...], calling elem to consume each value.
+func (c *Cursor) Array(elem func() bool) bool {
+	if !c.Expect('[') {
+		return false
+	}
+	if c.Expect(']') {
+		return true
+	}
+	for {
+		if !elem() {
+			return false
+		}
+		if c.Expect(']') {
+			return true
+		}
+		if !c.Expect(',') {
+			return false
+		}
+	}
+}
+
+// Str reads a JSON string. Escapes are decoded exactly as encoding/json
+// does; a string with invalid UTF-8 or a bad escape is refused (ok false).
+func (c *Cursor) Str() (string, bool) {
+	b, ok := c.StrBytes()
+	return string(b), ok
+}
+
+// StrBytes is Str without the copy: unless the string had escapes, the
+// bytes are those of B.
+func (c *Cursor) StrBytes() ([]byte, bool) {
+	if !c.Expect('"') {
+		return nil, false
+	}
+	start := c.I
+	for i := start; i < len(c.B); i++ {
+		switch ch := c.B[i]; {
+		case ch == '"':
+			s := c.B[start:i]
+			if !utf8.Valid(s) {
+				return nil, false
+			}
+			c.I = i + 1
+			return s, true
+		case ch == '\\':
+			return c.escapedStr(start)
+		case ch < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// escapedStr decodes a string with escapes, from its first byte at start.
+func (c *Cursor) escapedStr(start int) ([]byte, bool) {
+	out := make([]byte, 0, 64)
+	for i := start; i < len(c.B); {
+		ch := c.B[i]
+		switch {
+		case ch == '"':
+			if !utf8.Valid(out) {
+				return nil, false
+			}
+			c.I = i + 1
+			return out, true
+		case ch < 0x20:
+			return nil, false
+		case ch != '\\':
+			out = append(out, ch)
+			i++
+			continue
+		}
+		if i+1 >= len(c.B) {
+			return nil, false
+		}
+		switch e := c.B[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, n, ok := c.unicodeEscape(i)
+			if !ok {
+				return nil, false
+			}
+			out = utf8.AppendRune(out, r)
+			i += n
+			continue
+		default:
+			return nil, false
+		}
+		i += 2
+	}
+	return nil, false
+}
+
+// unicodeEscape decodes \uXXXX at i (with a following low surrogate when
+// it is a high one), as encoding/json does: an unpaired surrogate becomes
+// U+FFFD. n is the number of bytes consumed.
+func (c *Cursor) unicodeEscape(i int) (r rune, n int, ok bool) {
+	r, ok = hex4(c.B, i+2)
+	if !ok {
+		return 0, 0, false
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, 6, true
+	}
+	if i+12 <= len(c.B) && c.B[i+6] == '\\' && c.B[i+7] == 'u' {
+		if r2, ok := hex4(c.B, i+8); ok {
+			if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+				return dec, 12, true
+			}
+		}
+	}
+	return unicode.ReplacementChar, 6, true
+}
+
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, ch := range b[at : at+4] {
+		switch {
+		case '0' <= ch && ch <= '9':
+			ch -= '0'
+		case 'a' <= ch && ch <= 'f':
+			ch = ch - 'a' + 10
+		case 'A' <= ch && ch <= 'F':
+			ch = ch - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r*16 + rune(ch)
+	}
+	return r, true
+}
+
+// Value skips one value, validating it (strings may hold any bytes, as in
+// encoding/json), and returns its bytes without surrounding whitespace.
+func (c *Cursor) Value() ([]byte, bool) {
+	c.WS()
+	start := c.I
+	if !c.skip(0) {
+		return nil, false
+	}
+	return c.B[start:c.I], true
+}
+
+func (c *Cursor) skip(depth int) bool {
+	c.WS()
+	if c.I >= len(c.B) {
+		return false
+	}
+	switch ch := c.B[c.I]; {
+	case ch == '{':
+		if depth >= MaxDepth {
+			return false
+		}
+		return c.skipObject(depth + 1)
+	case ch == '[':
+		if depth >= MaxDepth {
+			return false
+		}
+		return c.Array(func() bool { return c.skip(depth + 1) })
+	case ch == '"':
+		return c.skipString()
+	case ch == 't':
+		return c.literal("true")
+	case ch == 'f':
+		return c.literal("false")
+	case ch == 'n':
+		return c.literal("null")
+	case ch == '-' || ('0' <= ch && ch <= '9'):
+		return c.number()
+	}
+	return false
+}
+
+// skipObject is Object for Skip: keys are passed, not decoded, so that any
+// bytes are accepted in them, as in encoding/json.
+func (c *Cursor) skipObject(depth int) bool {
+	c.I++ // '{'
+	if c.Expect('}') {
+		return true
+	}
+	for {
+		c.WS()
+		if c.I >= len(c.B) || c.B[c.I] != '"' || !c.skipString() || !c.Expect(':') || !c.skip(depth) {
+			return false
+		}
+		if c.Expect('}') {
+			return true
+		}
+		if !c.Expect(',') {
+			return false
+		}
+	}
+}
+
+func (c *Cursor) literal(word string) bool {
+	if len(c.B)-c.I < len(word) || string(c.B[c.I:c.I+len(word)]) != word {
+		return false
+	}
+	c.I += len(word)
+	return true
+}
+
+// skipString passes a string, checking its escapes and control bytes.
+func (c *Cursor) skipString() bool {
+	for i := c.I + 1; i < len(c.B); i++ {
+		switch ch := c.B[i]; {
+		case ch == '"':
+			c.I = i + 1
+			return true
+		case ch < 0x20:
+			return false
+		case ch == '\\':
+			if i+1 >= len(c.B) {
+				return false
+			}
+			switch c.B[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if _, ok := hex4(c.B, i+2); !ok {
+					return false
+				}
+				i += 5
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// number passes -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
+func (c *Cursor) number() bool {
+	i := c.I
+	if i < len(c.B) && c.B[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(c.B) && c.B[i] == '0':
+		i++
+	case i < len(c.B) && '1' <= c.B[i] && c.B[i] <= '9':
+		i = c.digits(i)
+	default:
+		return false
+	}
+	if i < len(c.B) && c.B[i] == '.' {
+		j := c.digits(i + 1)
+		if j == i+1 {
+			return false
+		}
+		i = j
+	}
+	if i < len(c.B) && (c.B[i] == 'e' || c.B[i] == 'E') {
+		i++
+		if i < len(c.B) && (c.B[i] == '+' || c.B[i] == '-') {
+			i++
+		}
+		j := c.digits(i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	c.I = i
+	return true
+}
+
+func (c *Cursor) digits(i int) int {
+	for i < len(c.B) && '0' <= c.B[i] && c.B[i] <= '9' {
+		i++
+	}
+	return i
+}
