@@ -43,9 +43,12 @@ type agent struct {
 	shutOnce   sync.Once
 	poisoned   atomic.Bool
 
-	cb  callbacks      // goroutines running user code
-	wg  sync.WaitGroup // every goroutine of this agent
-	gen int            // which agent process of the client this is (1, 2, …)
+	cb callbacks      // goroutines running user code
+	wg sync.WaitGroup // every goroutine of this agent
+
+	brokers     chan *pendingPermission // idle broker goroutines take requests here
+	idleBrokers atomic.Int32
+	gen         int // which agent process of the client this is (1, 2, …)
 
 	nextID atomic.Uint64
 	turns  atomic.Int32 // turns running
@@ -123,6 +126,7 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 		prompts:    map[uint64]*turn{},
 		inflight:   map[string]*inflight{},
 		sessions:   map[string]*session{},
+		brokers:    make(chan *pendingPermission),
 	}
 	a.roots, a.terms = roots, newTerminals(&c.opts)
 	a.ctx, a.cancel = context.WithCancel(context.Background())

@@ -45,10 +45,9 @@ func (cb *callbacks) fromDispatcher() bool {
 	return cb.inUser.Load() > 0 && cb.onDispatcher(goid())
 }
 
-// enter marks the current goroutine as running user code; call the result
-// when it returns.
-func (cb *callbacks) enter() (leave func()) {
-	id := goid()
+// enter marks goroutine id (the caller's) as running user code; call the
+// result when it returns.
+func (cb *callbacks) enter(id uint64) (leave func()) {
 	cb.mu.Lock()
 	if cb.running == nil {
 		cb.running = map[uint64]int{}

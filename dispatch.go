@@ -181,11 +181,12 @@ func (a *agent) endDelivery(t *turn) {
 	close(t.barrier)
 }
 
-// userCall runs user code on a goroutine other than the dispatcher: it is
-// recorded as a callback goroutine (see callbacks) and a panic becomes an
-// error.
-func (a *agent) userCall(what string, f func()) error {
-	defer a.cb.enter()()
+// userCall runs user code on goroutine id, which is not the dispatcher: it
+// is recorded as a callback goroutine (see callbacks) and a panic becomes an
+// error. Reading the id costs a stack trace, cheapest where the stack is
+// short: a goroutine that calls user code on every run reads it at its top.
+func (a *agent) userCall(id uint64, what string, f func()) error {
+	defer a.cb.enter(id)()
 	return a.safely(what, f)
 }
 

@@ -244,8 +244,7 @@ func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *
 	if a.decideAtOnce(p) {
 		return
 	}
-	a.wg.Add(1)
-	go a.broker(p)
+	a.startBroker(p)
 }
 
 // decideAtOnce decides what needs no hook (plan mode, the default choice)
@@ -274,12 +273,45 @@ func (a *agent) decideAtOnce(p *pendingPermission) bool {
 	return true
 }
 
-// broker decides one request: the hook (or the default) bounded by
-// PermissionTimeout, with panics and bad answers turned into a rejection.
-// The hook runs on the broker's goroutine; a timeout or the client's end
-// answers the request while the hook is still running.
-func (a *agent) broker(p *pendingPermission) {
-	defer a.wg.Done()
+// maxIdleBrokers bounds the broker goroutines kept waiting for requests.
+const maxIdleBrokers = 4
+
+// startBroker hands p to an idle broker goroutine, or starts one. Brokers
+// are reused, so a host answering request after request neither starts a
+// goroutine nor reads a goroutine id (see userCall) for each; an idle one
+// ends with the agent, or at once when enough others wait.
+func (a *agent) startBroker(p *pendingPermission) {
+	select {
+	case a.brokers <- p:
+		return
+	default:
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		id := goid()
+		for {
+			a.broker(id, p)
+			if a.idleBrokers.Add(1) > maxIdleBrokers {
+				a.idleBrokers.Add(-1)
+				return
+			}
+			select {
+			case p = <-a.brokers:
+				a.idleBrokers.Add(-1)
+			case <-a.ctx.Done():
+				a.idleBrokers.Add(-1)
+				return
+			}
+		}
+	}()
+}
+
+// broker decides one request on broker goroutine id: the hook (or the
+// default) bounded by PermissionTimeout, with panics and bad answers turned
+// into a rejection. A timeout or the client's end answers the request while
+// the hook is still running.
+func (a *agent) broker(id uint64, p *pendingPermission) {
 	hook := p.s.onPermission()
 	ctx, cancel := p.ctx, context.CancelFunc(func() {})
 	if d := a.opts.PermissionTimeout; d > 0 {
@@ -300,7 +332,7 @@ func (a *agent) broker(p *pendingPermission) {
 		defer close(fired)
 		ended()
 	})
-	ans := a.askHook(ctx, hook, p.req)
+	ans := a.askHook(ctx, id, hook, p.req)
 	switch {
 	case !stop():
 		<-fired // it answered; part of this goroutine's work
@@ -312,10 +344,10 @@ func (a *agent) broker(p *pendingPermission) {
 }
 
 // askHook calls OnPermission and validates its answer.
-func (a *agent) askHook(ctx context.Context, hook func(context.Context, *PermissionRequest) (string, error), req *PermissionRequest) PermissionAnswer {
+func (a *agent) askHook(ctx context.Context, gid uint64, hook func(context.Context, *PermissionRequest) (string, error), req *PermissionRequest) PermissionAnswer {
 	var id string
 	var err error
-	if perr := a.userCall("OnPermission", func() { id, err = hook(ctx, req) }); perr != nil {
+	if perr := a.userCall(gid, "OnPermission", func() { id, err = hook(ctx, req) }); perr != nil {
 		err = perr
 	}
 	if err != nil {

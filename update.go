@@ -418,10 +418,10 @@ func DecodeUpdate(params json.RawMessage) Update {
 }
 
 // decodeUpdate is DecodeUpdate with a session id to reuse (see
-// decodeChunkFast).
+// decodeUpdateFast).
 func decodeUpdate(params json.RawMessage, hint string) Update {
-	if m, ok := decodeChunkFast(params, hint); ok {
-		return m
+	if u, ok := decodeUpdateFast(params, hint); ok {
+		return u
 	}
 	return decodeUpdateSlow(params)
 }

@@ -6,77 +6,144 @@ import (
 	"github.com/acphost/acphost/internal/jsonscan"
 )
 
-// decodeChunkFast decodes the most frequent update — a message or thought
-// chunk with a text block, and nothing else — in one pass without
-// reflection. ok is false for any other shape or anything unusual (escapes
-// the fast path cannot take, _meta, annotations, bad UTF-8); the caller then
-// uses the general decoder, which gives the same result for every input this
-// one accepts (FuzzDecodeUpdate checks that). hint is a session id to reuse
-// instead of allocating a new string when equal.
-func decodeChunkFast(params json.RawMessage, hint string) (*MessageChunk, bool) {
+// decodeUpdateFast decodes the most frequent updates — message and thought
+// chunks with a text block, tool calls and tool call updates — in one pass
+// without reflection. ok is false for any other kind, any member it does not
+// know, and anything unusual (a member of the wrong type, bad UTF-8); the
+// caller then uses the general decoder, which gives the same result for
+// every input this one accepts (FuzzDecodeUpdate checks that). hint is a
+// session id to reuse instead of allocating a new string when equal.
+func decodeUpdateFast(params json.RawMessage, hint string) (Update, bool) {
 	c := jsonscan.Cursor{B: params}
-	var m MessageChunk // on the stack until the shape is known
-	m.raw = params
+	var f fastUpdate // on the stack until the shape is known
+	var session string
 	var sawSession, sawUpdate bool
 	ok := c.Object(func(key []byte) bool {
 		switch string(key) {
 		case "sessionId":
 			s, ok := c.StrBytes()
 			if ok && string(s) == hint {
-				m.session = hint
+				session = hint
 			} else {
-				m.session = string(s)
+				session = string(s)
 			}
 			sawSession = true
 			return ok
 		case "update":
 			sawUpdate = true
-			return chunkUpdate(&c, &m)
+			return f.read(&c)
 		}
 		return false
 	})
-	if !ok || !sawSession || !sawUpdate || m.kind == "" || m.Content.Type != "text" || !c.End() {
+	if !ok || !sawSession || !sawUpdate || !c.End() {
 		return nil, false
 	}
-	out := new(MessageChunk)
-	*out = m
-	return out, true
+	h := updateHeader{session: session, kind: f.kind, raw: params}
+	switch f.kind {
+	case KindAgentMessageChunk, KindAgentThoughtChunk:
+		var block ContentBlock
+		if !textBlock(f.content, &block) {
+			return nil, false
+		}
+		return &MessageChunk{updateHeader: h, MessageID: f.messageID, Content: block}, true
+	case KindToolCall, KindToolCallUpdate:
+		f.tool.Content = f.content
+		tc, set := f.tool.toolCall()
+		return &ToolCallUpdate{updateHeader: h, ToolCall: tc, Set: set, State: tc}, true
+	}
+	return nil, false
 }
 
-func chunkUpdate(c *jsonscan.Cursor, m *MessageChunk) bool {
+// fastUpdate is what decodeUpdateFast reads of the update object. Repeated
+// members are read again, the last one winning, as in encoding/json.
+type fastUpdate struct {
+	kind      string
+	messageID string
+	content   json.RawMessage
+	tool      wireToolCall
+}
+
+func (f *fastUpdate) read(c *jsonscan.Cursor) bool {
 	return c.Object(func(key []byte) bool {
 		switch string(key) {
 		case "sessionUpdate":
 			s, ok := c.StrBytes()
-			switch string(s) {
-			case KindAgentMessageChunk:
-				m.kind = KindAgentMessageChunk
-			case KindAgentThoughtChunk:
-				m.kind = KindAgentThoughtChunk
-			default:
-				return false
-			}
-			return ok
+			f.kind = fastKind(s)
+			return ok && f.kind != ""
 		case "messageId":
-			s, ok := c.Str()
-			m.MessageID = s
-			return ok
+			return fastString(c, &f.messageID)
 		case "content":
-			c.WS()
-			start := c.I
-			if !textBlock(c, &m.Content) {
-				return false
-			}
-			m.Content.Raw = json.RawMessage(c.B[start:c.I])
-			return true
+			return fastRaw(c, &f.content)
+		case "toolCallId":
+			return fastString(c, &f.tool.ToolCallID)
+		case "title":
+			return fastOptional(c, &f.tool.Title)
+		case "kind":
+			return fastOptional(c, &f.tool.Kind)
+		case "status":
+			return fastOptional(c, &f.tool.Status)
+		case "name":
+			return fastOptional(c, &f.tool.Name)
+		case "locations":
+			return fastRaw(c, &f.tool.Locations)
+		case "rawInput":
+			return fastRaw(c, &f.tool.RawInput)
+		case "rawOutput":
+			return fastRaw(c, &f.tool.RawOutput)
+		case "_meta":
+			return fastRaw(c, &f.tool.Meta)
 		}
 		return false
 	})
 }
 
-func textBlock(c *jsonscan.Cursor, b *ContentBlock) bool {
-	b.Type, b.Text = "", ""
-	return c.Object(func(key []byte) bool {
+// fastKind returns the kinds the fast path takes, without allocating.
+func fastKind(s []byte) string {
+	switch string(s) {
+	case KindAgentMessageChunk:
+		return KindAgentMessageChunk
+	case KindAgentThoughtChunk:
+		return KindAgentThoughtChunk
+	case KindToolCall:
+		return KindToolCall
+	case KindToolCallUpdate:
+		return KindToolCallUpdate
+	}
+	return ""
+}
+
+// fastString reads a string member; null leaves it as it was.
+func fastString(c *jsonscan.Cursor, dst *string) bool {
+	if c.Null() {
+		return true
+	}
+	s, ok := c.Str()
+	*dst = s
+	return ok
+}
+
+// fastOptional reads a member that may be absent: null clears it.
+func fastOptional(c *jsonscan.Cursor, dst **string) bool {
+	if c.Null() {
+		*dst = nil
+		return true
+	}
+	s, ok := c.Str()
+	*dst = &s
+	return ok
+}
+
+// fastRaw keeps a member's JSON as it is.
+func fastRaw(c *jsonscan.Cursor, dst *json.RawMessage) bool {
+	v, ok := c.Value()
+	*dst = v
+	return ok
+}
+
+// textBlock decodes {"type":"text","text":…} and nothing else.
+func textBlock(raw json.RawMessage, b *ContentBlock) bool {
+	c := jsonscan.Cursor{B: raw}
+	ok := c.Object(func(key []byte) bool {
 		s, ok := c.StrBytes()
 		switch string(key) {
 		case "type":
@@ -91,4 +158,6 @@ func textBlock(c *jsonscan.Cursor, b *ContentBlock) bool {
 		}
 		return ok
 	})
+	b.Raw = raw
+	return ok && b.Type == "text" && c.End()
 }

@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -91,6 +92,8 @@ func FuzzDecodeUpdate(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Add([]byte(`{"update":{"content":{"text":"h\u00e9","type":"text"},"sessionUpdate":"agent_thought_chunk","messageId":"m"},"sessionId":"s"}`))
+	f.Add([]byte(`{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","title":null,"status":"completed","rawOutput":{"a":[1]},"locations":[{"path":"/x","line":3}],"_meta":{"k":1}}}`))
+	f.Add([]byte(`{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"a","title":null,"kind":"edit","name":"n"},"update":{"toolCallId":null,"rawInput":null}}`))
 	f.Add([]byte(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"cafÃ©"}}} `))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		u := DecodeUpdate(data)
@@ -101,26 +104,43 @@ func FuzzDecodeUpdate(f *testing.F) {
 			t.Fatal("raw params not kept")
 		}
 		// The fast path must agree with the general decoder wherever it answers.
-		fast, ok := decodeChunkFast(data, "s")
+		fast, ok := decodeUpdateFast(data, "s")
 		if !ok {
 			return
 		}
-		slow, isChunk := decodeUpdateSlow(data).(*MessageChunk)
-		if !isChunk {
-			t.Fatalf("fast path decoded %q, general decoder did not", data)
-		}
-		if fast.SessionID() != slow.SessionID() || fast.Kind() != slow.Kind() || fast.MessageID != slow.MessageID ||
-			fast.Content.Type != slow.Content.Type || fast.Content.Text != slow.Content.Text || string(fast.Content.Raw) != string(slow.Content.Raw) {
-			t.Fatalf("fast %+v != slow %+v for %q", fast, slow, data)
+		if slow := decodeUpdateSlow(data); !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fast %#v != slow %#v for %q", fast, slow, data)
 		}
 	})
 }
 
 func TestFastPathDecodesEscapesLikeEncodingJSON(t *testing.T) {
 	params := json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\n\t\"\\\/\u00e9\ud83d\ude00\ud800x"}}}`)
-	fast, ok := decodeChunkFast(params, "")
+	u, ok := decodeUpdateFast(params, "")
 	require.True(t, ok, "escapes stay on the fast path")
+	fast := u.(*MessageChunk)
 	slow := decodeUpdateSlow(params).(*MessageChunk)
 	assert.Equal(t, slow.Content.Text, fast.Content.Text)
 	assert.Equal(t, "a\n\t\"\\/é😀\ufffdx", fast.Content.Text)
+}
+
+func TestFastPathTakesToolCalls(t *testing.T) {
+	for _, params := range []string{
+		`{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"completed"}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"a","title":null,"kind":"edit","content":[{"type":"content","content":{"type":"text","text":"x"}}],"_meta":{"claudeCode":{"toolName":"Bash"}}}}`,
+	} {
+		fast, ok := decodeUpdateFast(json.RawMessage(params), "")
+		require.True(t, ok, params)
+		assert.Equal(t, decodeUpdateSlow(json.RawMessage(params)), fast)
+	}
+	// What encoding/json would treat differently stays on the general path.
+	for _, params := range []string{
+		`{"sessionId":"s","update":{"sessionUpdate":"tool_call","TITLE":"a"}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"tool_call","title":7}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"tool_call","entries":7}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"x"}}}`,
+	} {
+		_, ok := decodeUpdateFast(json.RawMessage(params), "")
+		assert.False(t, ok, params)
+	}
 }

@@ -52,6 +52,12 @@ func (c *Cursor) End() bool {
 	return c.I == len(c.B)
 }
 
+// Null consumes a null literal, reporting whether there was one.
+func (c *Cursor) Null() bool {
+	c.WS()
+	return c.I < len(c.B) && c.B[c.I] == 'n' && c.literal("null")
+}
+
 // Object walks {"key": value, ...}, calling member to consume each value.
 // The key is valid only during the call unless it had escapes.
 func (c *Cursor) Object(member func(key []byte) bool) bool {
