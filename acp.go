@@ -142,6 +142,11 @@ func (b ContentBlock) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(b))
 }
 
+// plainText reports whether b is a text block and nothing else.
+func (b *ContentBlock) plainText() bool {
+	return b.Type == "text" && b.Data == "" && b.MimeType == "" && b.URI == "" && b.Name == "" && b.Title == "" && b.Resource == nil
+}
+
 func knownContentType(t string) bool {
 	switch t {
 	case "text", "image", "audio", "resource_link", "resource":

@@ -1,6 +1,7 @@
 package acphost
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acphost/acphost/internal/fastjson"
 	"github.com/acphost/acphost/internal/sandbox"
 	"github.com/acphost/acphost/internal/terminal"
 	"github.com/acphost/acphost/internal/wire"
@@ -623,10 +625,52 @@ func promptOutcomeOf(result, rpcErr json.RawMessage) promptOutcome {
 		}
 		return out
 	}
+	if res, ok := decodePromptResult(result); ok {
+		out.res = res
+		return out
+	}
 	if err := json.Unmarshal(result, &out.res); err != nil {
 		out.err = &ProtocolError{Msg: "session/prompt answered with a malformed result", Err: err}
 	}
 	return out
+}
+
+// decodePromptResult reads a prompt's result in one pass, as encoding/json
+// would; ok is false for anything it leaves to encoding/json (see
+// fastjson.FoldsTo). result is only valid during the call: _meta is copied.
+func decodePromptResult(result json.RawMessage) (r promptResult, ok bool) {
+	c := fastjson.Cursor{B: result}
+	ok = c.Object(func(key []byte) bool {
+		switch string(key) {
+		case "stopReason":
+			if c.Null() {
+				return true
+			}
+			s, ok := c.StrBytes()
+			r.StopReason = knownStopReason(s)
+			return ok
+		case "_meta":
+			v, ok := c.Value()
+			r.Meta = bytes.Clone(v)
+			return ok
+		}
+		if fastjson.FoldsTo(key, "stopReason", "_meta") {
+			return false
+		}
+		_, ok := c.Value()
+		return ok
+	})
+	return r, ok && c.End()
+}
+
+// knownStopReason returns s without allocating for the reasons ACP defines.
+func knownStopReason(s []byte) StopReason {
+	for _, r := range [...]StopReason{StopEndTurn, StopCancelled, StopMaxTokens, StopMaxTurnRequests, StopRefusal} {
+		if string(s) == string(r) {
+			return r
+		}
+	}
+	return StopReason(s)
 }
 
 // failPrompts gives every prompt awaiting an answer the agent's death.
@@ -680,7 +724,12 @@ func (a *agent) goReply(id json.RawMessage, result any, rpcErr *wire.Error) {
 }
 
 func (a *agent) reply(id json.RawMessage, result any, rpcErr *wire.Error) {
-	if err := a.stream.Reply(id, result, rpcErr); err != nil {
+	a.replied(id, a.stream.Reply(id, result, rpcErr))
+}
+
+// replied logs a reply that could not be written (the agent is going).
+func (a *agent) replied(id json.RawMessage, err error) {
+	if err != nil {
 		a.opts.Logger.Debug("acphost: reply failed", "id", string(id), "err", err)
 	}
 }

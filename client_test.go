@@ -381,3 +381,17 @@ func TestRPCErrorMatchesByCode(t *testing.T) {
 	assert.NotErrorIs(t, err, &RPCError{Code: CodeInternalError})
 	assert.Contains(t, err.Error(), `{"x":1}`)
 }
+
+func TestAppendPromptMatchesEncodingJSON(t *testing.T) {
+	unknown := ContentBlock{Type: "x-later", Raw: json.RawMessage(`{"type":"x-later","n":1}`)}
+	blocks := []ContentBlock{TextBlock("a\"<é>\n\x01\xff"), TextBlock(""), {Type: "text", Text: "t", Title: "with title"}, ImageBlock("image/png", "AA"), unknown}
+	encoded, err := encodeBlocks(blocks)
+	require.NoError(t, err)
+	got := appendPrompt(nil, 7, "s\"1", blocks, encoded)
+	want, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "session/prompt",
+		"params": map[string]any{"sessionId": "s\"1", "prompt": blocks}})
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(got))
+	_, err = encodeBlocks([]ContentBlock{{Type: "x-bad", Raw: json.RawMessage(`{`)}})
+	assert.Error(t, err, "a block that cannot be encoded fails the prompt")
+}

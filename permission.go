@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/acphost/acphost/internal/fastjson"
 	"github.com/acphost/acphost/internal/wire"
 )
 
@@ -174,19 +175,18 @@ func (p *pendingPermission) claim(ans PermissionAnswer) bool {
 
 // send writes the answer claimed for the request.
 func (p *pendingPermission) send(ans PermissionAnswer) {
-	p.a.reply(p.id, outcome(ans), nil)
+	result := appendOutcome(make([]byte, 0, 64+len(ans.OptionID)), ans)
+	p.a.replied(p.id, p.a.stream.ReplyRaw(p.id, result))
 }
 
-func outcome(ans PermissionAnswer) any {
-	type selected struct {
-		Outcome  string `json:"outcome"`
-		OptionID string `json:"optionId,omitempty"`
+// appendOutcome appends the result of a session/request_permission answer.
+func appendOutcome(b []byte, ans PermissionAnswer) []byte {
+	if ans.Cancelled {
+		return append(b, `{"outcome":{"outcome":"cancelled"}}`...)
 	}
-	o := selected{Outcome: "cancelled"}
-	if !ans.Cancelled {
-		o = selected{Outcome: "selected", OptionID: ans.OptionID}
-	}
-	return map[string]selected{"outcome": o}
+	b = append(b, `{"outcome":{"outcome":"selected","optionId":`...)
+	b = fastjson.AppendString(b, ans.OptionID)
+	return append(b, "}}"...)
 }
 
 // permissionAnswered carries an answer to the dispatcher for the stream.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/acphost/acphost/internal/jsonscan"
+	"github.com/acphost/acphost/internal/fastjson"
 )
 
 // This file decodes the parts of session/request_permission that are not in
@@ -1320,7 +1320,7 @@ func pmObject(raw json.RawMessage) (pmObj, bool) {
 	if pmFirst(raw) != '{' {
 		return nil, false
 	}
-	c := jsonscan.Cursor{B: raw}
+	c := fastjson.Cursor{B: raw}
 	o := make(pmObj, 0, 8)
 	ok := c.Object(func(key []byte) bool {
 		v, ok := c.Value()
@@ -1346,7 +1346,7 @@ func pmArray(raw json.RawMessage) ([]json.RawMessage, bool) {
 	if pmFirst(raw) != '[' {
 		return nil, false
 	}
-	c := jsonscan.Cursor{B: raw}
+	c := fastjson.Cursor{B: raw}
 	a := []json.RawMessage{}
 	ok := c.Array(func() bool {
 		v, ok := c.Value()
@@ -1363,7 +1363,7 @@ func pmString(raw json.RawMessage) (string, bool) {
 	if pmFirst(raw) != '"' {
 		return "", false
 	}
-	c := jsonscan.Cursor{B: raw}
+	c := fastjson.Cursor{B: raw}
 	if s, ok := c.Str(); ok && c.End() {
 		return s, true
 	}

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/acphost/acphost/internal/fastjson"
 )
 
 // Request is one prompt turn.
@@ -255,11 +258,6 @@ func (s *Session) acquireTurn(ctx context.Context) error {
 	}
 }
 
-type promptParams struct {
-	SessionID string         `json:"sessionId"`
-	Prompt    []ContentBlock `json:"prompt"`
-}
-
 type promptResult struct {
 	StopReason StopReason      `json:"stopReason"`
 	Meta       json.RawMessage `json:"_meta"`
@@ -315,14 +313,16 @@ func (a *agent) sendPrompt(t *turn, req Request) (<-chan promptOutcome, error) {
 	if dead {
 		return nil, a.cause
 	}
-	data, err := json.Marshal(promptRequest{JSONRPC: "2.0", ID: id, Method: "session/prompt", Params: promptParams{SessionID: t.s.id, Prompt: req.blocks()}})
+	blocks := req.blocks()
+	encoded, err := encodeBlocks(blocks)
 	if err != nil {
 		a.mu.Lock()
 		delete(a.prompts, id)
 		a.mu.Unlock()
 		return nil, fmt.Errorf("acphost: encoding the prompt: %w", err)
 	}
-	if err := a.stream.WriteLine(data); err != nil {
+	err = a.stream.AppendLine(func(b []byte) []byte { return appendPrompt(b, id, t.s.id, blocks, encoded) })
+	if err != nil {
 		a.mu.Lock()
 		_, pending := a.prompts[id]
 		delete(a.prompts, id)
@@ -335,11 +335,49 @@ func (a *agent) sendPrompt(t *turn, req Request) (<-chan promptOutcome, error) {
 	return t.answered, nil
 }
 
-type promptRequest struct {
-	JSONRPC string       `json:"jsonrpc"`
-	ID      uint64       `json:"id"`
-	Method  string       `json:"method"`
-	Params  promptParams `json:"params"`
+// encodeBlocks encodes the blocks appendPrompt cannot write itself (all
+// but plain text); nil when there are none.
+func encodeBlocks(blocks []ContentBlock) ([][]byte, error) {
+	var encoded [][]byte
+	for i, b := range blocks {
+		if b.plainText() {
+			continue
+		}
+		if encoded == nil {
+			encoded = make([][]byte, len(blocks))
+		}
+		var err error
+		if encoded[i], err = json.Marshal(b); err != nil {
+			return nil, err
+		}
+	}
+	return encoded, nil
+}
+
+// appendPrompt appends a session/prompt request, taking the blocks that
+// are not plain text from encoded.
+func appendPrompt(b []byte, id uint64, session string, blocks []ContentBlock, encoded [][]byte) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, `,"method":"session/prompt","params":{"sessionId":`...)
+	b = fastjson.AppendString(b, session)
+	b = append(b, `,"prompt":[`...)
+	for i, block := range blocks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if encoded != nil && encoded[i] != nil {
+			b = append(b, encoded[i]...)
+			continue
+		}
+		b = append(b, `{"type":"text"`...)
+		if block.Text != "" {
+			b = append(b, `,"text":`...)
+			b = fastjson.AppendString(b, block.Text)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "]}}"...)
 }
 
 // finishTurn waits for the turn barrier and builds the result. cancelErr is
@@ -377,15 +415,15 @@ func isDeath(err error) bool {
 
 // watchdog fires a turn's TurnTimeout and IdleTimeout.
 type watchdog struct {
-	fired chan error
-	done  chan struct{}
+	fired chan error    // nil (never ready) when there are no timeouts
+	done  chan struct{} // nil when there are no timeouts
 }
 
 func (a *agent) newWatchdog(t *turn) *watchdog {
-	wd := &watchdog{fired: make(chan error, 1), done: make(chan struct{})}
 	if a.opts.TurnTimeout <= 0 && a.opts.IdleTimeout <= 0 {
-		return wd
+		return &watchdog{}
 	}
+	wd := &watchdog{fired: make(chan error, 1), done: make(chan struct{})}
 	a.wg.Add(1) // joined by Close like every goroutine of the agent
 	go func() {
 		defer a.wg.Done()
@@ -425,4 +463,8 @@ func (wd *watchdog) run(life context.Context, turnLimit, idleLimit time.Duration
 	}
 }
 
-func (wd *watchdog) stop() { close(wd.done) }
+func (wd *watchdog) stop() {
+	if wd.done != nil {
+		close(wd.done)
+	}
+}

@@ -3,7 +3,7 @@ package acphost
 import (
 	"encoding/json"
 
-	"github.com/acphost/acphost/internal/jsonscan"
+	"github.com/acphost/acphost/internal/fastjson"
 )
 
 // decodeUpdateFast decodes the most frequent updates — message and thought
@@ -14,7 +14,7 @@ import (
 // every input this one accepts (FuzzDecodeUpdate checks that). hint is a
 // session id to reuse instead of allocating a new string when equal.
 func decodeUpdateFast(params json.RawMessage, hint string) (Update, bool) {
-	c := jsonscan.Cursor{B: params}
+	c := fastjson.Cursor{B: params}
 	var f fastUpdate // on the stack until the shape is known
 	var session string
 	var sawSession, sawUpdate bool
@@ -63,7 +63,7 @@ type fastUpdate struct {
 	tool      wireToolCall
 }
 
-func (f *fastUpdate) read(c *jsonscan.Cursor) bool {
+func (f *fastUpdate) read(c *fastjson.Cursor) bool {
 	return c.Object(func(key []byte) bool {
 		switch string(key) {
 		case "sessionUpdate":
@@ -113,7 +113,7 @@ func fastKind(s []byte) string {
 }
 
 // fastString reads a string member; null leaves it as it was.
-func fastString(c *jsonscan.Cursor, dst *string) bool {
+func fastString(c *fastjson.Cursor, dst *string) bool {
 	if c.Null() {
 		return true
 	}
@@ -123,7 +123,7 @@ func fastString(c *jsonscan.Cursor, dst *string) bool {
 }
 
 // fastOptional reads a member that may be absent: null clears it.
-func fastOptional(c *jsonscan.Cursor, dst **string) bool {
+func fastOptional(c *fastjson.Cursor, dst **string) bool {
 	if c.Null() {
 		*dst = nil
 		return true
@@ -134,7 +134,7 @@ func fastOptional(c *jsonscan.Cursor, dst **string) bool {
 }
 
 // fastRaw keeps a member's JSON as it is.
-func fastRaw(c *jsonscan.Cursor, dst *json.RawMessage) bool {
+func fastRaw(c *fastjson.Cursor, dst *json.RawMessage) bool {
 	v, ok := c.Value()
 	*dst = v
 	return ok
@@ -142,7 +142,7 @@ func fastRaw(c *jsonscan.Cursor, dst *json.RawMessage) bool {
 
 // textBlock decodes {"type":"text","text":…} and nothing else.
 func textBlock(raw json.RawMessage, b *ContentBlock) bool {
-	c := jsonscan.Cursor{B: raw}
+	c := fastjson.Cursor{B: raw}
 	ok := c.Object(func(key []byte) bool {
 		s, ok := c.StrBytes()
 		switch string(key) {

@@ -11,6 +11,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/acphost/acphost/internal/fastjson"
 )
 
 // DefaultMaxLine is the default limit on one incoming line.
@@ -44,6 +46,7 @@ type Stream struct {
 	Inbound func(Message)
 	// Response is called with each response's raw id, result and error
 	// before jsonrpc2 sees it (and so before a waiting caller is released).
+	// The slices are only valid during the call.
 	// It returns true when it took the response itself: jsonrpc2 then never
 	// sees it.
 	Response func(id, result, rpcErr json.RawMessage) (taken bool)
@@ -86,17 +89,29 @@ func (s *Stream) WriteObject(v any) error {
 // Reply writes a response to an incoming request, echoing its raw id
 // byte-exact. Exactly one of result and rpcErr is used.
 func (s *Stream) Reply(id json.RawMessage, result any, rpcErr *Error) error {
-	msg := response{JSONRPC: "2.0", ID: id}
+	member, v := `,"result":`, result
 	if rpcErr != nil {
-		msg.Error = rpcErr
-	} else {
-		raw, err := json.Marshal(result)
-		if err != nil {
-			return err
-		}
-		msg.Result = raw
+		member, v = `,"error":`, rpcErr
 	}
-	return s.WriteObject(msg)
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.writeResponse(id, member, body)
+}
+
+// ReplyRaw is Reply with a result that is already encoded.
+func (s *Stream) ReplyRaw(id, result json.RawMessage) error {
+	return s.writeResponse(id, `,"result":`, result)
+}
+
+func (s *Stream) writeResponse(id json.RawMessage, member string, body []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	b := append(s.wbuf[:0], `{"jsonrpc":"2.0","id":`...)
+	b = append(append(append(b, id...), member...), body...)
+	s.wbuf = append(b, '}')
+	return s.flushLine()
 }
 
 // Error is a JSON-RPC error object.
@@ -106,21 +121,29 @@ type Error struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-type response struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
-}
-
 // WriteLine writes one encoded message (without newline) in one Write.
 func (s *Stream) WriteLine(data []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.wbuf = append(append(s.wbuf[:0], data...), '\n')
+	s.wbuf = append(s.wbuf[:0], data...)
+	return s.flushLine()
+}
+
+// AppendLine writes the message that build appends to its argument, in one
+// Write; build runs with the stream's write lock held.
+func (s *Stream) AppendLine(build func([]byte) []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.wbuf = build(s.wbuf[:0])
+	return s.flushLine()
+}
+
+// flushLine writes wbuf, which holds one message, and a newline; wmu is held.
+func (s *Stream) flushLine() error {
 	if s.Trace != nil {
-		s.Trace("send", data)
+		s.Trace("send", s.wbuf)
 	}
+	s.wbuf = append(s.wbuf, '\n')
 	_, err := s.w.Write(s.wbuf)
 	if cap(s.wbuf) > 1<<20 {
 		s.wbuf = nil // don't pin a huge prompt's buffer
@@ -164,15 +187,8 @@ func (s *Stream) ReadObject(v any) error {
 			s.setErr(ErrHalted)
 			return ErrHalted
 		}
-		if method, params, ok := fastNotification(line); ok {
-			if s.Trace != nil {
-				s.Trace("recv", line)
-			}
-			s.Inbound(Message{Method: method, Params: bytes.Clone(params)})
-			continue
-		}
 		var env envelope
-		if line[0] != '{' || json.Unmarshal(line, &env) != nil || env.JSONRPC != "2.0" {
+		if line[0] != '{' || !env.decode(line) || env.JSONRPC != "2.0" {
 			s.skip(line)
 			continue
 		}
@@ -181,7 +197,8 @@ func (s *Stream) ReadObject(v any) error {
 		}
 		switch {
 		case env.Method != "":
-			s.Inbound(Message{ID: env.ID, Method: env.Method, Params: env.Params})
+			// The members point into the reader's buffer: keep copies.
+			s.Inbound(Message{ID: bytes.Clone(env.ID), Method: env.Method, Params: bytes.Clone(env.Params)})
 		case len(env.ID) > 0 && (len(env.Result) > 0 || len(env.Error) > 0):
 			if string(env.Error) == "null" {
 				env.Error = nil // {"result":…,"error":null} is a result
@@ -200,35 +217,65 @@ func (s *Stream) ReadObject(v any) error {
 	}
 }
 
-var notificationPrefix = []byte(`{"jsonrpc":"2.0","method":"`)
+var envelopeNames = []string{"jsonrpc", "id", "method", "params", "result", "error"}
 
-// fastNotification recognizes the shape nearly every streamed update has,
-// {"jsonrpc":"2.0","method":"M","params":P}, with one validating scan of P
-// instead of a full decode; anything else takes the general path.
-func fastNotification(line []byte) (method string, params []byte, ok bool) {
-	rest, ok := bytes.CutPrefix(line, notificationPrefix)
-	if !ok {
-		return "", nil, false
+// decode reads the envelope of a line as json.Unmarshal would, in one pass
+// when it can: the members then point into line. Anything unusual (a member
+// name in another case, invalid UTF-8, invalid JSON) takes json.Unmarshal.
+func (env *envelope) decode(line []byte) bool {
+	c := fastjson.Cursor{B: line}
+	ok := c.Object(func(key []byte) bool {
+		switch string(key) {
+		case "jsonrpc":
+			return envelopeString(&c, &env.JSONRPC)
+		case "method":
+			return envelopeString(&c, &env.Method)
+		case "id":
+			return envelopeRaw(&c, &env.ID)
+		case "params":
+			return envelopeRaw(&c, &env.Params)
+		case "result":
+			return envelopeRaw(&c, &env.Result)
+		case "error":
+			return envelopeRaw(&c, &env.Error)
+		}
+		if fastjson.FoldsTo(key, envelopeNames...) {
+			return false
+		}
+		_, ok := c.Value()
+		return ok
+	})
+	if ok && c.End() {
+		return true
 	}
-	end := bytes.IndexByte(rest, '"')
-	if end <= 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
-		return "", nil, false
-	}
-	name := rest[:end]
-	rest, ok = bytes.CutPrefix(rest[end:], []byte(`","params":`))
-	if !ok || len(rest) < 2 || rest[len(rest)-1] != '}' {
-		return "", nil, false
-	}
-	params = rest[:len(rest)-1]
-	if !json.Valid(params) {
-		return "", nil, false
-	}
-	return internMethod(name), params, true
+	var slow envelope // a variable of its own, so env stays on the caller's stack
+	ok = json.Unmarshal(line, &slow) == nil
+	*env = slow
+	return ok
 }
 
-// internMethod avoids allocating the names of frequent methods.
-func internMethod(b []byte) string {
+// envelopeString reads a string member (null leaves it as it was), without
+// allocating for the version and the frequent methods.
+func envelopeString(c *fastjson.Cursor, dst *string) bool {
+	if c.Null() {
+		return true
+	}
+	b, ok := c.StrBytes()
+	*dst = internString(b)
+	return ok
+}
+
+func envelopeRaw(c *fastjson.Cursor, dst *json.RawMessage) bool {
+	v, ok := c.Value()
+	*dst = v
+	return ok
+}
+
+// internString avoids allocating the strings every line carries.
+func internString(b []byte) string {
 	switch string(b) {
+	case "2.0":
+		return "2.0"
 	case "session/update":
 		return "session/update"
 	case "session/request_permission":

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -25,7 +26,10 @@ func newReader(t *testing.T, input string, max int) (*Stream, *seen) {
 	got := &seen{}
 	s.Inbound = func(m Message) { got.inbound = append(got.inbound, m) }
 	s.Skipped = func(line []byte) { got.skipped = append(got.skipped, string(line)) }
-	s.Response = func(id, _, _ json.RawMessage) bool { got.response = append(got.response, id); return false }
+	s.Response = func(id, _, _ json.RawMessage) bool {
+		got.response = append(got.response, bytes.Clone(id))
+		return false
+	}
 	return s, got
 }
 
@@ -120,6 +124,39 @@ func FuzzReadObject(f *testing.F) {
 	})
 }
 
+// FuzzEnvelope checks the one-pass envelope reader against json.Unmarshal.
+func FuzzEnvelope(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","method":"m","params":[1],"id":"x"}`,
+		`{"JSONRPC":"2.0","Method":"m"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":1},"error":null}`,
+		`{"jsonrpc":null,"method":7}`, "{\"m\xc5\xbfthod\":\"x\"}", `{"jsonrpc":"2.0","x":{"y":[1,2]}}`,
+		`{"jsonrpc":"2.\u0030","method":"a\nb"}`, `{"id":1}x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var got, want envelope
+		ok := got.decode(line)
+		wantOK := json.Unmarshal(line, &want) == nil
+		if ok != wantOK {
+			t.Fatalf("%q: decode %v, json.Unmarshal %v", line, ok, wantOK)
+		}
+		if ok && !reflect.DeepEqual(normal(got), normal(want)) {
+			t.Fatalf("%q: decode %+v, json.Unmarshal %+v", line, got, want)
+		}
+	})
+}
+
+// normal makes empty raw members nil, as both readers mean the same by them.
+func normal(e envelope) envelope {
+	for _, r := range []*json.RawMessage{&e.ID, &e.Params, &e.Result, &e.Error} {
+		if len(*r) == 0 {
+			*r = nil
+		}
+	}
+	return e
+}
+
 func TestFastPathNeverMisclassifies(t *testing.T) {
 	input := strings.Join([]string{
 		`{"jsonrpc":"2.0","method":"session/update","params":{"a":1},"id":5}`,
@@ -144,7 +181,7 @@ func TestFastPathNeverMisclassifies(t *testing.T) {
 func TestNullErrorBesideResultIsAResult(t *testing.T) {
 	s := New(strings.NewReader(`{"jsonrpc":"2.0","id":4,"result":{"ok":1},"error":null}`+"\n"), io.Discard, 0)
 	var gotErr json.RawMessage = json.RawMessage("unset")
-	s.Response = func(_, _, rpcErr json.RawMessage) bool { gotErr = rpcErr; return true }
+	s.Response = func(_, _, rpcErr json.RawMessage) bool { gotErr = bytes.Clone(rpcErr); return true }
 	var v any
 	assert.ErrorIs(t, s.ReadObject(&v), io.EOF)
 	assert.Nil(t, gotErr)

@@ -1,14 +1,17 @@
-// Package jsonscan walks JSON text in place, without reflection: the hot
-// decoders (message chunks, permission requests) read members and strings
-// straight from the received bytes and skip what they do not need.
+// Package fastjson reads and writes the JSON of the hot paths without
+// reflection: the envelope of every line, the frequent updates and
+// permission requests are read in place, members and strings straight from
+// the received bytes, skipping what is not needed; prompts and answers are
+// appended to a buffer.
 //
-// Every method that consumes a value validates it as encoding/json would,
+// Every Cursor method that consumes a value validates it as encoding/json would,
 // except that strings with invalid UTF-8 are refused (encoding/json replaces
 // the bad bytes with U+FFFD): a caller that needs that behaviour falls back
 // to encoding/json when a method reports false.
-package jsonscan
+package fastjson
 
 import (
+	"bytes"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -367,4 +370,22 @@ func (c *Cursor) digits(i int) int {
 		i++
 	}
 	return i
+}
+
+// FoldsTo reports whether encoding/json could match key, which is none of
+// names exactly, to one of them: it matches member names without regard to
+// case (and folds some non-ASCII letters), so a reader that wants its result
+// leaves such a key to encoding/json.
+func FoldsTo(key []byte, names ...string) bool {
+	for _, b := range key {
+		if b >= utf8.RuneSelf {
+			return true
+		}
+	}
+	for _, n := range names {
+		if bytes.EqualFold(key, []byte(n)) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,4 +1,4 @@
-package jsonscan
+package fastjson
 
 import (
 	"encoding/json"
