@@ -154,7 +154,7 @@ func (p *pendingPermission) settle(ans PermissionAnswer) bool {
 }
 
 // claim makes ans the request's only answer, ends the hook's ctx and queues
-// the answer's stream event; send must follow.
+// the answer's stream event, if its turn has a stream; send must follow.
 func (p *pendingPermission) claim(ans PermissionAnswer) bool {
 	first := false
 	p.once.Do(func() {
@@ -164,11 +164,14 @@ func (p *pendingPermission) claim(ans PermissionAnswer) bool {
 		delete(p.s.pending, p)
 		p.s.mu.Unlock()
 		p.a.untrack(p.id)
-		if p.t != nil {
-			p.t.waitingPerms.Add(-1)
-			p.t.touch()
+		if p.t == nil {
+			return
 		}
-		p.a.q.push(item{kind: itemAnswer, answer: &permissionAnswered{p: p, ans: ans}}, false)
+		p.t.waitingPerms.Add(-1)
+		p.t.touch()
+		if p.t.emitFn != nil { // only a stream shows answers
+			p.a.q.push(item{kind: itemAnswer, answer: &permissionAnswered{p: p, ans: ans}}, false)
+		}
 	})
 	return first
 }
