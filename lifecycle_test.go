@@ -18,13 +18,21 @@ func TestCloseFromOnPermission(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c *ACPClient
 		closed := make(chan error, 1)
-		c, _ = connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{askTurn("answer")}}, ACPOptions{
+		asked := 0
+		c, _ = connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{askTurn("answer"), askTurn("answer")}}, ACPOptions{
 			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+				if asked++; asked == 1 {
+					return req.Options[0].ID, nil
+				}
+				// The second request runs on the broker goroutine the first
+				// one left idle: it must be known as a callback too.
 				closed <- c.Close() // the "quit" button of an approval dialog
 				return "", ctx.Err()
 			},
 		})
 		_, err := c.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		_, err = c.Generate(Request{Prompt: "y"})
 		require.ErrorIs(t, err, ErrClosed)
 		require.NoError(t, <-closed)
 	})
