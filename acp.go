@@ -255,6 +255,11 @@ var (
 	// did not answer the prompt within CancelGrace; the client restarts the
 	// agent before the next turn.
 	ErrCancelUnconfirmed = errors.New("acphost: agent did not confirm cancellation")
+	// ErrAgentNotReading matches, with ErrCancelUnconfirmed, the error of a
+	// cancelled call or turn that was still blocked writing to the agent
+	// CancelGrace later: the agent stopped reading its stdin. Its writes
+	// are abandoned and the client restarts it before the next turn.
+	ErrAgentNotReading = errors.New("acphost: agent stopped reading its input")
 	// ErrTurnTimeout and ErrIdleTimeout are the causes of turns ended by the
 	// TurnTimeout and IdleTimeout watchdogs.
 	ErrTurnTimeout = errors.New("acphost: turn timeout")

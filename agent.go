@@ -43,7 +43,8 @@ type agent struct {
 	cause      error
 	deathOnce  sync.Once
 	shutOnce   sync.Once
-	poisoned   atomic.Bool
+	poisoned   atomic.Bool // never reuse the agent: see poison
+	poisonedBy error       // guarded by mu
 
 	cb callbacks      // goroutines running user code
 	wg sync.WaitGroup // every goroutine of this agent
@@ -294,12 +295,32 @@ func (a *agent) deathCause(fallback error) error {
 	}
 }
 
+// poison marks the agent as never to be reused: the next turn replaces it,
+// reporting cause.
+func (a *agent) poison(cause error) {
+	a.mu.Lock()
+	if a.poisonedBy == nil {
+		a.poisonedBy = cause
+	}
+	a.mu.Unlock()
+	a.poisoned.Store(true)
+}
+
+// poisonCause is the cause given to poison, or nil.
+func (a *agent) poisonCause() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.poisonedBy
+}
+
 // call makes a host→agent request and decodes its result into result.
 func (a *agent) call(ctx context.Context, method string, params, result any) error {
 	a.q.lift(1)
 	defer a.q.lift(-1)
+	g := a.guardWrites(ctx)
 	err := a.conn.Call(ctx, method, params, result, a.pickID())
-	return a.callError(method, err)
+	g.release()
+	return a.callError(method, notReading(err, context.Cause(ctx)))
 }
 
 // pickID numbers every outgoing call from one counter (jsonrpc2's own
@@ -482,7 +503,10 @@ func (a *agent) callWithBarrier(ctx context.Context, method string, params, resu
 	a.mu.Lock()
 	a.barriers[id] = atBarrier
 	a.mu.Unlock()
+	g := a.guardWrites(ctx)
 	err := a.conn.Call(ctx, method, params, result, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
+	g.release()
+	err = notReading(err, context.Cause(ctx))
 	if err != nil {
 		a.mu.Lock()
 		delete(a.barriers, id)

@@ -3,8 +3,12 @@ package acphost
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
+
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // errCancelCalled is the cause of a turn stopped by Cancel.
@@ -28,17 +32,20 @@ func (c *ACPClient) Cancel() {
 // of the session answered "cancelled" (and later ones too, until the next
 // turn), updates still delivered, then a bounded wait for the answer.
 func (a *agent) cancelTurn(t *turn, answered <-chan promptOutcome, cause error) (Response, error) {
-	a.beginCancel(t)
 	grace := time.NewTimer(a.opts.CancelGrace)
 	defer grace.Stop()
+	g := a.guardWrites(context.Background())
+	g.arm() // the grace covers the writes too, should the agent not read them
+	a.beginCancel(t)
+	g.release()
 	select {
 	case out := <-answered:
 		return a.finishTurn(t, out, cause)
 	case <-grace.C:
 		// The agent may still be running the turn: never reuse it.
-		a.poisoned.Store(true)
+		a.poison(ErrCancelUnconfirmed)
 		t.s.detach(t)
-		return t.response(StopCancelled, nil), fmt.Errorf("%w within %v: %w", ErrCancelUnconfirmed, a.opts.CancelGrace, cause)
+		return t.response(StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.opts.CancelGrace, cause)
 	}
 }
 
@@ -95,4 +102,84 @@ func (a *agent) cancelRequest(params json.RawMessage) {
 			perm.settle(answerCancelled(ReasonWithdrawn))
 		}()
 	}
+}
+
+// errNotReading is why an agent whose writes were aborted is replaced.
+var errNotReading = fmt.Errorf("%w: %w", ErrCancelUnconfirmed, ErrAgentNotReading)
+
+// writeGuard bounds a call's writes to the agent once the call is
+// cancelled: if the call is still running CancelGrace after it was armed —
+// blocked writing to an agent that stopped reading its stdin — the agent's
+// writes are aborted, which fails the call, and the agent is never reused
+// (its stdin may hold half a message). A call that returns in time, as
+// every call to a live agent does, releases the guard unharmed.
+type writeGuard struct {
+	a        *agent
+	stopCtx  func() bool // ends the ctx trigger
+	mu       sync.Mutex
+	released bool
+	done     chan struct{} // closed by release
+	watcher  chan struct{} // closed when the armed watcher has ended; nil until armed
+}
+
+// guardWrites returns a guard armed when ctx ends (never, for a ctx that
+// cannot end, unless arm is called).
+func (a *agent) guardWrites(ctx context.Context) *writeGuard {
+	g := &writeGuard{a: a, done: make(chan struct{})}
+	if ctx.Done() != nil {
+		g.stopCtx = context.AfterFunc(ctx, g.arm)
+	}
+	return g
+}
+
+// arm starts the grace period, once.
+func (g *writeGuard) arm() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.watcher != nil || g.released {
+		return
+	}
+	g.watcher = make(chan struct{})
+	go g.watch(g.watcher)
+}
+
+func (g *writeGuard) watch(ended chan struct{}) {
+	defer close(ended)
+	t := time.NewTimer(g.a.opts.CancelGrace)
+	defer t.Stop()
+	select {
+	case <-g.done:
+	case <-t.C:
+		g.a.abortWrites()
+	}
+}
+
+// release ends the guard; it returns once its watcher, if armed, is done.
+func (g *writeGuard) release() {
+	if g.stopCtx != nil {
+		g.stopCtx()
+	}
+	g.mu.Lock()
+	g.released = true
+	w := g.watcher
+	g.mu.Unlock()
+	close(g.done)
+	if w != nil {
+		<-w
+	}
+}
+
+// abortWrites gives up on an agent that stopped reading its stdin.
+func (a *agent) abortWrites() {
+	a.poison(errNotReading)
+	a.stream.AbortWrites()
+}
+
+// notReading returns the error to report for a call that abortWrites
+// ended (err), with the cancellation's cause; other errors unchanged.
+func notReading(err, cause error) error {
+	if !errors.Is(err, wire.ErrWritesAborted) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", errNotReading, cause)
 }

@@ -301,3 +301,61 @@ func TestCancelBeforeTurnStarts(t *testing.T) {
 		require.True(t, errors.Is(err, context.Canceled))
 	})
 }
+
+// An agent that stops reading its stdin can block the writes a cancel
+// makes; the stop button must still finish within CancelGrace.
+func TestCancelFinishesWhenTheAgentStopsReading(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		asked := make(chan *PermissionRequest, 1)
+		ended := make(chan error, 1)
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			{Permission: fakeagent.PermissionParams("t1", "rm -rf build", "execute", fakeagent.StdOptions...), NoWait: true},
+			{StopReading: true},
+			{WaitCancel: true},
+		}}}}
+		c, _ := connectFake(t, script, ACPOptions{CancelGrace: time.Second, OnPermission: humanWaits(asked, ended)})
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-asked; synctest.Wait(); cancel() }()
+		start := time.Now()
+		_, err := c.GenerateCtx(ctx, Request{Prompt: "x"})
+		// session/cancel is the last line the wedged agent takes in; the
+		// permission's "cancelled" answer after it blocks until abandoned.
+		require.ErrorIs(t, err, ErrAgentNotReading)
+		require.ErrorIs(t, err, ErrCancelUnconfirmed)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, time.Second, time.Since(start), "within CancelGrace (the bubble's clock is exact)")
+		require.ErrorIs(t, <-ended, context.Canceled)
+	})
+}
+
+// A prompt larger than the pipe written to an agent that stopped reading
+// blocks; cancelling the turn abandons the write after CancelGrace, and the
+// agent is replaced before the next turn.
+func TestBlockedPromptWriteIsAbandoned(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Script{Turns: []fakeagent.Turn{
+		{Prompt: "wedge", Steps: []fakeagent.Step{{StopReading: true}}},
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("fresh"))}},
+	}}
+	c, err := startFake(t, script, ACPOptions{CancelGrace: 200 * time.Millisecond, CloseGrace: 200 * time.Millisecond})
+	require.NoError(t, err)
+	_, err = c.Generate(Request{Prompt: "wedge"})
+	require.NoError(t, err)
+	oldPID := c.PID()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = c.GenerateCtx(ctx, Request{Prompt: strings.Repeat("x", 4<<20)})
+	require.ErrorIs(t, err, ErrAgentNotReading)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	resp, err := c.Generate(Request{Prompt: "y"})
+	var re *RestartError
+	require.ErrorAs(t, err, &re)
+	assert.ErrorIs(t, re, ErrAgentNotReading)
+	assert.NotEqual(t, oldPID, c.PID())
+	assert.False(t, groupAlive(oldPID), "the wedged agent was ended")
+	resp, err = c.Generate(Request{Prompt: "y"})
+	require.NoError(t, err)
+	assert.Equal(t, "fresh", resp.Text)
+}

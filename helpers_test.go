@@ -39,8 +39,9 @@ func tryConnectFake(t testing.TB, script fakeagent.Script, opts ACPOptions) (*AC
 	toAgentR, toAgentW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
 	pa := &pipeAgent{Agent: fakeagent.New(script), done: make(chan error, 1)}
+	serveCtx, stopServe := context.WithCancel(context.Background())
 	go func() {
-		err := pa.Serve(context.Background(), toAgentR, toClientW)
+		err := pa.Serve(serveCtx, toAgentR, toClientW)
 		toClientW.Close()
 		toAgentR.Close()
 		pa.done <- err
@@ -56,11 +57,13 @@ func tryConnectFake(t testing.TB, script fakeagent.Script, opts ACPOptions) (*AC
 	c, err := Connect(context.Background(), toClientR, toAgentW, closer, opts)
 	if err != nil {
 		closer.Close()
+		stopServe()
 		<-pa.done
 		return nil, nil, err
 	}
 	t.Cleanup(func() {
 		c.Close()
+		stopServe() // for an agent that stopped reading and so never sees EOF
 		<-pa.done
 	})
 	return c, pa, nil

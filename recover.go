@@ -45,7 +45,9 @@ var ErrContextLost = errors.New("acphost: session context lost")
 // turn. ContextLost says whether the session had to start afresh; when it
 // did, the turn was not run (call again to run it on the fresh session).
 type RestartError struct {
-	// Reason is why: ErrCancelUnconfirmed, or the agent's exit error.
+	// Reason is why: an error matching ErrCancelUnconfirmed (and
+	// ErrAgentNotReading when the agent stopped reading its stdin), or the
+	// agent's exit error.
 	Reason error
 	// OldSessionID and NewSessionID are equal when the session was
 	// re-attached by load or resume.
@@ -102,7 +104,7 @@ func (c *ACPClient) readyAgent(ctx context.Context) (*agent, error) {
 	reason := error(nil)
 	switch {
 	case a.poisoned.Load():
-		reason = ErrCancelUnconfirmed
+		reason = a.poisonCause()
 	case a.isDead():
 		if c.opts.Recover == nil {
 			return nil, a.cause

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/internal/fastjson"
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // Request is one prompt turn.
@@ -61,6 +62,7 @@ type turn struct {
 	answered chan promptOutcome // the prompt's answer (or the agent's death)
 	stop     chan struct{}      // closed by Cancel
 	stopped  sync.Once
+	guard    atomic.Pointer[writeGuard] // the prompt's write, while it is being written
 	// emitting counts dispatcher calls into this turn in progress.
 	emitting sync.WaitGroup
 
@@ -87,8 +89,23 @@ func newTurn(s *session, emit func(StreamEvent)) *turn {
 	return t
 }
 
-// halt asks the turn to stop (the Cancel button).
-func (t *turn) halt() { t.stopped.Do(func() { close(t.stop) }) }
+// halt asks the turn to stop (the Cancel button), bounding the prompt's
+// write if it is still being written.
+func (t *turn) halt() {
+	t.stopped.Do(func() { close(t.stop) })
+	if g := t.guard.Load(); g != nil {
+		g.arm()
+	}
+}
+
+func (t *turn) halted() bool {
+	select {
+	case <-t.stop:
+		return true
+	default:
+		return false
+	}
+}
 
 func (t *turn) touch() { t.lastActivity.Store(time.Now().UnixNano()) }
 
@@ -279,7 +296,7 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 	h.setRunning(t)
 	defer h.setRunning(nil)
 
-	answered, err := a.sendPrompt(t, req)
+	answered, err := a.sendPrompt(ctx, t, req)
 	if err != nil {
 		s.detach(t)
 		return t.response("", nil), err
@@ -302,7 +319,7 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 // sendPrompt writes session/prompt and returns a channel with its answer.
 // It writes the request itself (not through jsonrpc2): the read loop hands
 // the answer straight to the turn (see agent.response).
-func (a *agent) sendPrompt(t *turn, req Request) (<-chan promptOutcome, error) {
+func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan promptOutcome, error) {
 	id := a.nextID.Add(1)
 	a.mu.Lock()
 	dead := a.isDead()
@@ -321,7 +338,24 @@ func (a *agent) sendPrompt(t *turn, req Request) (<-chan promptOutcome, error) {
 		a.mu.Unlock()
 		return nil, fmt.Errorf("acphost: encoding the prompt: %w", err)
 	}
+	g := a.guardWrites(ctx)
+	t.guard.Store(g)
+	if t.halted() {
+		g.arm() // Cancel came first
+	}
 	err = a.stream.AppendLine(func(b []byte) []byte { return appendPrompt(b, id, t.s.id, blocks, encoded) })
+	t.guard.Store(nil)
+	g.release()
+	if errors.Is(err, wire.ErrWritesAborted) {
+		a.mu.Lock()
+		delete(a.prompts, id)
+		a.mu.Unlock()
+		cause := context.Cause(ctx)
+		if cause == nil {
+			cause = errCancelCalled
+		}
+		return nil, notReading(err, cause)
+	}
 	if err != nil {
 		a.mu.Lock()
 		_, pending := a.prompts[id]

@@ -27,6 +27,8 @@ type Agent struct {
 	served  atomic.Bool
 	exitFn  func(int) // os.Exit in subprocess mode
 
+	stopReading atomic.Bool // a StopReading step ran
+
 	// Set once by Serve before any goroutine starts.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -157,7 +159,10 @@ func (a *Agent) exit(code int) {
 }
 
 func (a *Agent) readLoop(r io.Reader) error {
-	err := readAllLines(r, func(line []byte) bool {
+	err := readAllLines(wedgeable{r, a}, func(line []byte) bool {
+		if a.stopReading.Load() {
+			<-a.ctx.Done() // wedged: read nothing more
+		}
 		if a.ctx.Err() != nil {
 			return false
 		}
@@ -168,6 +173,21 @@ func (a *Agent) readLoop(r io.Reader) error {
 		return fmt.Errorf("fakeagent: read: %w", err)
 	}
 	return nil
+}
+
+// wedgeable stops reading from r, for good, once a StopReading step ran:
+// a read already waiting still returns, then nothing more is read.
+type wedgeable struct {
+	r io.Reader
+	a *Agent
+}
+
+func (w wedgeable) Read(p []byte) (int, error) {
+	if w.a.stopReading.Load() {
+		<-w.a.ctx.Done()
+		return 0, w.a.ctx.Err()
+	}
+	return w.r.Read(p)
 }
 
 // handle records one line from the client and acts on it.

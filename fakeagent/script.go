@@ -141,6 +141,12 @@ type Step struct {
 	// Delay is simulated work: the step waits this long (a Go duration such as "200ms").
 	// A cancel of the turn ends the wait, as it would end a model call.
 	Delay string `json:"delay,omitempty"`
+	// StopReading makes the agent stop reading its stdin for good, as a wedged agent
+	// does: what the client sends after it is never handled (a read already waiting still
+	// takes in one buffer's worth), and once the pipe is full the client's writes block.
+	// The agent goes on writing, and a subprocess ends only by signal; in-process, Serve
+	// returns when its ctx ends.
+	StopReading bool `json:"stopReading,omitempty"`
 }
 
 // Call is an agent→client request or notification.
@@ -221,6 +227,7 @@ func (st Step) actions() int {
 		isSet(st.Update), isSet(st.Permission), st.WaitAll, st.Request != nil,
 		st.Notify != nil, st.CancelRequest, st.Raw != "", st.HugeLine > 0,
 		st.Stderr != "", st.Exit != nil, st.WaitCancel, st.Updates > 0, st.Delay != "",
+		st.StopReading,
 	} {
 		if set {
 			n++

@@ -158,6 +158,8 @@ func (t *turn) step(s Step, cancellable bool) result {
 		return t.wait(nil, cancellable)
 	case s.Updates > 0:
 		return t.sendBulk(s.Updates, s.UpdatesNumbered, cancellable)
+	case s.StopReading:
+		t.a.stopReading.Store(true)
 	case s.Delay != "":
 		d, _ := time.ParseDuration(s.Delay) // validated
 		elapsed := make(chan struct{})

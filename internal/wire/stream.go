@@ -11,6 +11,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/acphost/acphost/internal/fastjson"
 )
@@ -56,8 +57,9 @@ type Stream struct {
 	// Trace, if set, sees every message in both directions ("recv"/"send").
 	Trace func(dir string, msg []byte)
 
-	wmu  sync.Mutex
-	wbuf []byte
+	wmu     sync.Mutex
+	wbuf    []byte
+	aborted atomic.Bool
 
 	errMu    sync.Mutex
 	readErr  error
@@ -140,6 +142,9 @@ func (s *Stream) AppendLine(build func([]byte) []byte) error {
 
 // flushLine writes wbuf, which holds one message, and a newline; wmu is held.
 func (s *Stream) flushLine() error {
+	if s.aborted.Load() {
+		return ErrWritesAborted
+	}
 	if s.Trace != nil {
 		s.Trace("send", s.wbuf)
 	}
@@ -148,7 +153,28 @@ func (s *Stream) flushLine() error {
 	if cap(s.wbuf) > 1<<20 {
 		s.wbuf = nil // don't pin a huge prompt's buffer
 	}
+	if err != nil && s.aborted.Load() {
+		return ErrWritesAborted
+	}
 	return err
+}
+
+// ErrWritesAborted is returned by the writes that AbortWrites ended and by
+// every write after it.
+var ErrWritesAborted = errors.New("writes aborted")
+
+// AbortWrites ends a write blocked on a peer that stopped reading, and
+// fails every later one: the stream is then unusable for writing (the
+// peer may have received part of a message). The writer's deadline is set
+// in the past when it has one (pipes, sockets); otherwise it is closed.
+func (s *Stream) AbortWrites() {
+	s.aborted.Store(true)
+	if d, ok := s.w.(interface{ SetWriteDeadline(time.Time) error }); ok && d.SetWriteDeadline(time.Unix(1, 0)) == nil {
+		return
+	}
+	if c, ok := s.w.(io.Closer); ok {
+		_ = c.Close()
+	}
 }
 
 // Message is an incoming request (ID set) or notification (ID nil).
