@@ -48,9 +48,12 @@
 // "cancelled", and an error matching ctx.Err(). The process and session stay
 // warm. An agent that never answers is restarted before the next turn (the
 // turn's error matches [ErrCancelUnconfirmed]; the next turn reports a
-// [RestartError]), so no turn ever overlaps a zombie one. TurnTimeout and
-// IdleTimeout end a turn the same way, with [ErrTurnTimeout] or
-// [ErrIdleTimeout].
+// [RestartError]), so no turn ever overlaps a zombie one. The grace bounds
+// writes too: a cancelled call still blocked writing to an agent that
+// stopped reading its stdin gives up after CancelGrace with
+// [ErrAgentNotReading], and that agent is replaced the same way.
+// TurnTimeout and IdleTimeout end a turn the same way, with
+// [ErrTurnTimeout] or [ErrIdleTimeout].
 //
 // # Permissions
 //

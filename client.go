@@ -79,7 +79,8 @@ type ACPOptions struct {
 	CloseGrace time.Duration
 	// CancelGrace is how long a cancelled turn waits for the agent's answer
 	// before returning anyway (the agent is then restarted before the next
-	// turn). Default 5s.
+	// turn), and how long any cancelled call may stay blocked writing to an
+	// agent that stopped reading its stdin. Default 5s.
 	CancelGrace time.Duration
 	// TurnTimeout ends (cancels) a turn that runs longer. Zero: no limit.
 	TurnTimeout time.Duration
