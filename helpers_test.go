@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -16,7 +17,29 @@ import (
 
 func TestMain(m *testing.M) {
 	fakeagent.Main() // when re-executed as a fake agent, this never returns
+	if os.Getenv(testHostEnv) != "" {
+		testHostMain()
+	}
 	os.Exit(m.Run())
+}
+
+// testHostEnv makes the test binary a host process that starts a fake
+// agent, prints its PID and waits to be killed (see testHostMain).
+const testHostEnv = "ACPHOST_TEST_HOST"
+
+func testHostMain() {
+	// An agent that ignores EOF on stdin: only a signal ends it.
+	path, args, env, err := fakeagent.Command(fakeagent.Script{IgnoreEOF: true})
+	if err != nil {
+		panic(err)
+	}
+	c, err := Start(context.Background(), ACPOptions{Command: path, Args: args, Env: env})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(c.PID())
+	time.Sleep(time.Hour) // until killed
+	os.Exit(1)
 }
 
 // pipeAgent is a fake agent served in-process over two pipes.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -58,7 +59,9 @@ func startProcess(opts *ACPOptions) (*process, error) {
 	}
 	childEnds = append(childEnds, inR, outW, errW)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	started := make(chan error, 1)
+	go p.startAndWait(started)
+	if err := <-started; err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, err
 	}
@@ -73,18 +76,29 @@ func closeAll(files ...*os.File) {
 	}
 }
 
-// run drains stderr and waits for the exit; it is the process's goroutines.
+// startAndWait starts the agent and waits for its exit, closing exited, on
+// one OS thread it keeps locked: the parent-death signal (see
+// setProcessGroup) follows the thread that started the agent, which must
+// therefore live as long as the agent does.
+func (p *process) startAndWait(started chan<- error) {
+	defer close(p.exited)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := p.cmd.Start(); err != nil {
+		started <- err
+		return
+	}
+	started <- nil
+	p.exitErr = p.cmd.Wait()
+}
+
+// run drains stderr; with startAndWait, it is the process's goroutines.
 func (p *process) run(wg *sync.WaitGroup, forward io.Writer) {
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer close(p.stderrDone)
 		p.pumpStderr(forward)
-	}()
-	go func() {
-		defer wg.Done()
-		p.exitErr = p.cmd.Wait()
-		close(p.exited)
 	}()
 }
 

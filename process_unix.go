@@ -8,9 +8,11 @@ import (
 )
 
 // setProcessGroup puts the agent in a process group of its own, so Close can
-// signal the agent and every process it started.
+// signal the agent and every process it started; where the system allows
+// it, the agent is also killed when the host dies without Close.
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setParentDeathSignal(cmd.SysProcAttr)
 }
 
 // signalGroup sends sig to the agent's whole process group.

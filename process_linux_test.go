@@ -1,0 +1,27 @@
+package acphost
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A host killed without Close (SIGKILL, a crash) takes its agent with it.
+func TestAgentDiesWithTheHost(t *testing.T) {
+	t.Parallel()
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), testHostEnv+"=1")
+	out, err := host.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, host.Start())
+	var pid int
+	_, err = fmt.Fscan(out, &pid)
+	require.NoError(t, err, "the host reports its agent's PID")
+	require.True(t, processRunning(pid))
+	require.NoError(t, host.Process.Kill())
+	_ = host.Wait()
+	eventually(t, "the agent to die with its host", func() bool { return !processRunning(pid) })
+}
