@@ -35,8 +35,9 @@ type ACPOptions struct {
 	Dir string
 
 	// OnPermission answers each session/request_permission with the ID of
-	// one of req.Options. It runs on a goroutine of its own, so it may wait
-	// for a human; ctx ends when the turn is cancelled, when the agent
+	// one of req.Options. It runs on a goroutine of its own (one the client
+	// keeps and reuses for later requests: leave no thread lock or pprof
+	// labels on it), so it may wait for a human; ctx ends when the turn is cancelled, when the agent
 	// withdraws the request ($/cancel_request), when PermissionTimeout fires
 	// or when the client closes — the request has then already been answered
 	// and the return value is ignored. An error, a panic, an empty ID or an

@@ -1,6 +1,7 @@
 package acphost
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/acphost/acphost/internal/fastjson"
@@ -87,11 +88,11 @@ func (f *fastUpdate) read(c *fastjson.Cursor) bool {
 		case "locations":
 			return fastRaw(c, &f.tool.Locations)
 		case "rawInput":
-			return fastRaw(c, &f.tool.RawInput)
+			return fastRawCopy(c, &f.tool.RawInput)
 		case "rawOutput":
-			return fastRaw(c, &f.tool.RawOutput)
+			return fastRawCopy(c, &f.tool.RawOutput)
 		case "_meta":
-			return fastRaw(c, &f.tool.Meta)
+			return fastRawCopy(c, &f.tool.Meta)
 		}
 		return false
 	})
@@ -133,10 +134,18 @@ func fastOptional(c *fastjson.Cursor, dst **string) bool {
 	return ok
 }
 
-// fastRaw keeps a member's JSON as it is.
+// fastRaw keeps a member's JSON as it is, a slice of the params.
 func fastRaw(c *fastjson.Cursor, dst *json.RawMessage) bool {
 	v, ok := c.Value()
 	*dst = v
+	return ok
+}
+
+// fastRawCopy is fastRaw for members the session's tool records keep: a
+// copy, so that a small member does not pin a large update.
+func fastRawCopy(c *fastjson.Cursor, dst *json.RawMessage) bool {
+	v, ok := c.Value()
+	*dst = bytes.Clone(v)
 	return ok
 }
 

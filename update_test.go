@@ -3,6 +3,7 @@ package acphost
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,6 +96,10 @@ func FuzzDecodeUpdate(f *testing.F) {
 	f.Add([]byte(`{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","title":null,"status":"completed","rawOutput":{"a":[1]},"locations":[{"path":"/x","line":3}],"_meta":{"k":1}}}`))
 	f.Add([]byte(`{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"a","title":null,"kind":"edit","name":"n"},"update":{"toolCallId":null,"rawInput":null}}`))
 	f.Add([]byte(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"cafÃ©"}}} `))
+	for _, n := range []int{9998, 9999} { // 10,000 levels in all, then 10,001: too deep for encoding/json
+		f.Add([]byte(`{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","rawInput":` +
+			strings.Repeat("[", n) + strings.Repeat("]", n) + `}}`))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		u := DecodeUpdate(data)
 		if u == nil {

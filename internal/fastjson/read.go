@@ -17,13 +17,30 @@ import (
 	"unicode/utf8"
 )
 
-// MaxDepth bounds the nesting Skip accepts, as encoding/json does.
+// MaxDepth bounds the nesting of objects and arrays a Cursor accepts, as
+// encoding/json does.
 const MaxDepth = 10000
 
 // Cursor is a position in a JSON text.
 type Cursor struct {
-	B []byte
-	I int
+	B     []byte
+	I     int
+	depth int // objects and arrays open around I
+}
+
+// open consumes the first byte of an object or array, refusing nesting
+// deeper than MaxDepth; close must follow.
+func (c *Cursor) open(first byte) bool {
+	if !c.Expect(first) || c.depth >= MaxDepth {
+		return false
+	}
+	c.depth++
+	return true
+}
+
+func (c *Cursor) close(ok bool) bool {
+	c.depth--
+	return ok
 }
 
 // WS skips whitespace.
@@ -62,11 +79,13 @@ func (c *Cursor) Null() bool {
 }
 
 // Object walks {"key": value, ...}, calling member to consume each value.
-// The key is valid only during the call unless it had escapes.
+// The key is a slice of B (stable while B is) unless it had escapes (then
+// it is a copy).
 func (c *Cursor) Object(member func(key []byte) bool) bool {
-	if !c.Expect('{') {
-		return false
-	}
+	return c.open('{') && c.close(c.members(member))
+}
+
+func (c *Cursor) members(member func(key []byte) bool) bool {
 	if c.Expect('}') {
 		return true
 	}
@@ -86,9 +105,10 @@ func (c *Cursor) Object(member func(key []byte) bool) bool {
 
 // Array walks [value, ...], calling elem to consume each value.
 func (c *Cursor) Array(elem func() bool) bool {
-	if !c.Expect('[') {
-		return false
-	}
+	return c.open('[') && c.close(c.elements(elem))
+}
+
+func (c *Cursor) elements(elem func() bool) bool {
 	if c.Expect(']') {
 		return true
 	}
@@ -235,28 +255,22 @@ func hex4(b []byte, at int) (rune, bool) {
 func (c *Cursor) Value() ([]byte, bool) {
 	c.WS()
 	start := c.I
-	if !c.skip(0) {
+	if !c.skip() {
 		return nil, false
 	}
 	return c.B[start:c.I], true
 }
 
-func (c *Cursor) skip(depth int) bool {
+func (c *Cursor) skip() bool {
 	c.WS()
 	if c.I >= len(c.B) {
 		return false
 	}
 	switch ch := c.B[c.I]; {
 	case ch == '{':
-		if depth >= MaxDepth {
-			return false
-		}
-		return c.skipObject(depth + 1)
+		return c.open('{') && c.close(c.skipMembers())
 	case ch == '[':
-		if depth >= MaxDepth {
-			return false
-		}
-		return c.Array(func() bool { return c.skip(depth + 1) })
+		return c.Array(c.skip)
 	case ch == '"':
 		return c.skipString()
 	case ch == 't':
@@ -271,16 +285,15 @@ func (c *Cursor) skip(depth int) bool {
 	return false
 }
 
-// skipObject is Object for Skip: keys are passed, not decoded, so that any
-// bytes are accepted in them, as in encoding/json.
-func (c *Cursor) skipObject(depth int) bool {
-	c.I++ // '{'
+// skipMembers is members for skip: keys are passed, not decoded, so that
+// any bytes are accepted in them, as in encoding/json.
+func (c *Cursor) skipMembers() bool {
 	if c.Expect('}') {
 		return true
 	}
 	for {
 		c.WS()
-		if c.I >= len(c.B) || c.B[c.I] != '"' || !c.skipString() || !c.Expect(':') || !c.skip(depth) {
+		if c.I >= len(c.B) || c.B[c.I] != '"' || !c.skipString() || !c.Expect(':') || !c.skip() {
 			return false
 		}
 		if c.Expect('}') {

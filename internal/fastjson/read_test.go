@@ -13,6 +13,23 @@ var samples = []string{
 	`{"a":[{"b":{"c":[null,true,false,"x",-1.5e3]}}]}`, `{"a":1}x`, ` [ 1 , { "k" : "v" } ] `,
 	strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1),
 	strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth),
+	`{"a":` + strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1) + `}`,
+	`{"a":` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `}`,
+	`[{"a":` + strings.Repeat("{\"b\":", MaxDepth-2) + `1` + strings.Repeat("}", MaxDepth-2) + `}]`,
+	`[{"a":` + strings.Repeat("{\"b\":", MaxDepth-1) + `1` + strings.Repeat("}", MaxDepth-1) + `}]`,
+}
+
+// TestDepthCountsFromTheTop checks nesting below a member read with Object
+// and Value, which must count the levels above it, as encoding/json does.
+func TestDepthCountsFromTheTop(t *testing.T) {
+	for _, n := range []int{MaxDepth - 1, MaxDepth} {
+		doc := []byte(`{"a":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)
+		c := Cursor{B: doc}
+		ok := c.Object(func([]byte) bool { _, ok := c.Value(); return ok })
+		if got, want := ok && c.End(), json.Valid(doc); got != want {
+			t.Errorf("%d levels below an object: accepted %v, encoding/json %v", n, got, want)
+		}
+	}
 }
 
 // valid reports what Value says of b as a whole document.
@@ -66,7 +83,7 @@ func checkStr(t *testing.T, b []byte) {
 }
 
 func FuzzValue(f *testing.F) {
-	for _, s := range samples[:len(samples)-2] {
+	for _, s := range samples[:len(samples)-6] {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

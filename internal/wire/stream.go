@@ -102,8 +102,11 @@ func (s *Stream) Reply(id json.RawMessage, result any, rpcErr *Error) error {
 	return s.writeResponse(id, member, body)
 }
 
-// ReplyRaw is Reply with a result that is already encoded.
+// ReplyRaw is Reply with a result that is already encoded (nil: null).
 func (s *Stream) ReplyRaw(id, result json.RawMessage) error {
+	if len(result) == 0 {
+		result = json.RawMessage("null")
+	}
 	return s.writeResponse(id, `,"result":`, result)
 }
 

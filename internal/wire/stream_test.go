@@ -131,6 +131,7 @@ func FuzzEnvelope(f *testing.F) {
 		`{"JSONRPC":"2.0","Method":"m"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":1},"error":null}`,
 		`{"jsonrpc":null,"method":7}`, "{\"m\xc5\xbfthod\":\"x\"}", `{"jsonrpc":"2.0","x":{"y":[1,2]}}`,
 		`{"jsonrpc":"2.\u0030","method":"a\nb"}`, `{"id":1}x`,
+		deepParams(9999), deepParams(10000),
 	} {
 		f.Add([]byte(s))
 	}
@@ -145,6 +146,12 @@ func FuzzEnvelope(f *testing.F) {
 			t.Fatalf("%q: decode %+v, json.Unmarshal %+v", line, got, want)
 		}
 	})
+}
+
+// deepParams is a notification whose params nest n arrays (n+1 levels in
+// all: encoding/json refuses more than 10,000).
+func deepParams(n int) string {
+	return `{"jsonrpc":"2.0","method":"m","params":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`
 }
 
 // normal makes empty raw members nil, as both readers mean the same by them.
