@@ -153,19 +153,17 @@ func fastRawCopy(c *fastjson.Cursor, dst *json.RawMessage) bool {
 func textBlock(raw json.RawMessage, b *ContentBlock) bool {
 	c := fastjson.Cursor{B: raw}
 	ok := c.Object(func(key []byte) bool {
-		s, ok := c.StrBytes()
 		switch string(key) {
 		case "type":
-			if string(s) != "text" {
-				return false
-			}
+			s, ok := c.StrBytes()
 			b.Type = "text"
+			return ok && string(s) == "text"
 		case "text":
-			b.Text = string(s)
-		default:
-			return false
+			s, ok := c.Str()
+			b.Text = s
+			return ok
 		}
-		return ok
+		return false
 	})
 	b.Raw = raw
 	return ok && b.Type == "text" && c.End()

@@ -12,6 +12,7 @@ package fastjson
 
 import (
 	"bytes"
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -128,99 +129,111 @@ func (c *Cursor) elements(elem func() bool) bool {
 // Str reads a JSON string. Escapes are decoded exactly as encoding/json
 // does; a string with invalid UTF-8 or a bad escape is refused (ok false).
 func (c *Cursor) Str() (string, bool) {
-	b, ok := c.StrBytes()
-	return string(b), ok
+	raw, escaped, ok := c.scanStr()
+	switch {
+	case !ok:
+		return "", false
+	case !escaped:
+		return string(raw), true
+	}
+	return unescape(raw)
 }
 
 // StrBytes is Str without the copy: unless the string had escapes, the
 // bytes are those of B.
 func (c *Cursor) StrBytes() ([]byte, bool) {
+	raw, escaped, ok := c.scanStr()
+	if !ok || !escaped {
+		return raw, ok
+	}
+	s, ok := unescape(raw)
+	return []byte(s), ok
+}
+
+// scanStr passes a string, returning what is between its quotes; it checks
+// for control bytes and invalid UTF-8 (escapes are checked by unescape).
+func (c *Cursor) scanStr() (raw []byte, escaped, ok bool) {
 	if !c.Expect('"') {
-		return nil, false
+		return nil, false, false
 	}
 	start := c.I
 	for i := start; i < len(c.B); i++ {
 		switch ch := c.B[i]; {
 		case ch == '"':
-			s := c.B[start:i]
-			if !utf8.Valid(s) {
-				return nil, false
+			raw = c.B[start:i]
+			if !utf8.Valid(raw) { // escapes are ASCII: they cannot make it valid
+				return nil, false, false
 			}
 			c.I = i + 1
-			return s, true
+			return raw, escaped, true
 		case ch == '\\':
-			return c.escapedStr(start)
+			escaped = true
+			i++
 		case ch < 0x20:
-			return nil, false
+			return nil, false, false
 		}
 	}
-	return nil, false
+	return nil, false, false
 }
 
-// escapedStr decodes a string with escapes, from its first byte at start.
-func (c *Cursor) escapedStr(start int) ([]byte, bool) {
-	out := make([]byte, 0, 64)
-	for i := start; i < len(c.B); {
-		ch := c.B[i]
-		switch {
-		case ch == '"':
-			if !utf8.Valid(out) {
-				return nil, false
-			}
-			c.I = i + 1
-			return out, true
-		case ch < 0x20:
-			return nil, false
-		case ch != '\\':
-			out = append(out, ch)
-			i++
-			continue
+// unescape decodes the escapes of a string's raw content, in one
+// allocation.
+func unescape(raw []byte) (string, bool) {
+	var b strings.Builder
+	b.Grow(len(raw)) // decoding never lengthens
+	for i := 0; i < len(raw); {
+		j := i
+		for j < len(raw) && raw[j] != '\\' {
+			j++
 		}
-		if i+1 >= len(c.B) {
-			return nil, false
+		b.Write(raw[i:j])
+		if j == len(raw) {
+			break
 		}
-		switch e := c.B[i+1]; e {
+		if j+1 >= len(raw) {
+			return "", false
+		}
+		i = j + 2
+		switch e := raw[j+1]; e {
 		case '"', '\\', '/':
-			out = append(out, e)
+			b.WriteByte(e)
 		case 'b':
-			out = append(out, '\b')
+			b.WriteByte('\b')
 		case 'f':
-			out = append(out, '\f')
+			b.WriteByte('\f')
 		case 'n':
-			out = append(out, '\n')
+			b.WriteByte('\n')
 		case 'r':
-			out = append(out, '\r')
+			b.WriteByte('\r')
 		case 't':
-			out = append(out, '\t')
+			b.WriteByte('\t')
 		case 'u':
-			r, n, ok := c.unicodeEscape(i)
+			r, n, ok := unicodeEscape(raw, j)
 			if !ok {
-				return nil, false
+				return "", false
 			}
-			out = utf8.AppendRune(out, r)
-			i += n
-			continue
+			b.WriteRune(r)
+			i = j + n
 		default:
-			return nil, false
+			return "", false
 		}
-		i += 2
 	}
-	return nil, false
+	return b.String(), true
 }
 
 // unicodeEscape decodes \uXXXX at i (with a following low surrogate when
 // it is a high one), as encoding/json does: an unpaired surrogate becomes
 // U+FFFD. n is the number of bytes consumed.
-func (c *Cursor) unicodeEscape(i int) (r rune, n int, ok bool) {
-	r, ok = hex4(c.B, i+2)
+func unicodeEscape(b []byte, i int) (r rune, n int, ok bool) {
+	r, ok = hex4(b, i+2)
 	if !ok {
 		return 0, 0, false
 	}
 	if !utf16.IsSurrogate(r) {
 		return r, 6, true
 	}
-	if i+12 <= len(c.B) && c.B[i+6] == '\\' && c.B[i+7] == 'u' {
-		if r2, ok := hex4(c.B, i+8); ok {
+	if i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+		if r2, ok := hex4(b, i+8); ok {
 			if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
 				return dec, 12, true
 			}
