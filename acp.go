@@ -76,7 +76,9 @@
 // every pending call at once with an [*ExitError] carrying its status and
 // stderr tail. [ACPClient.Close] closes stdin, waits CloseGrace, sends
 // SIGTERM to the group, waits again, sends SIGKILL, and returns only when the
-// process and every goroutine of the client have ended.
+// process and every goroutine of the client have ended. On Linux a host
+// that dies without Close (killed, crashed) takes its agents with it: the
+// kernel sends them SIGKILL.
 //
 // # Errors
 //
