@@ -40,7 +40,8 @@ type ACPOptions struct {
 	// labels on it), so it may wait for a human; ctx ends when the turn is cancelled, when the agent
 	// withdraws the request ($/cancel_request), when PermissionTimeout fires
 	// or when the client closes — the request has then already been answered
-	// and the return value is ignored. An error, a panic, an empty ID or an
+	// and the return value is ignored. A turn of the same session started
+	// from it fails with ErrReentrant (it would wait for this answer). An error, a panic, an empty ID or an
 	// ID that was not offered answers the first reject-kind option (else
 	// "cancelled"). Nil: the first allow_once option, else the first
 	// allow-kind option (see [DefaultPermission]).

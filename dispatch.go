@@ -181,12 +181,13 @@ func (a *agent) endDelivery(t *turn) {
 	close(t.barrier)
 }
 
-// userCall runs user code on goroutine id, which is not the dispatcher: it
-// is recorded as a callback goroutine (see callbacks) and a panic becomes an
-// error. Reading the id costs a stack trace, cheapest where the stack is
-// short: a goroutine that calls user code on every run reads it at its top.
-func (a *agent) userCall(id uint64, what string, f func()) error {
-	defer a.cb.enter(id)()
+// userCall runs user code for session on goroutine id, which is not the
+// dispatcher: it is recorded as a callback goroutine (see callbacks) and a
+// panic becomes an error. Reading the id costs a stack trace, cheapest where
+// the stack is short: a goroutine that calls user code on every run reads
+// it at its top.
+func (a *agent) userCall(id uint64, session, what string, f func()) error {
+	defer a.cb.enter(id, session)()
 	return a.safely(what, f)
 }
 

@@ -118,7 +118,7 @@ func (a *agent) readTextFile(ctx context.Context, raw json.RawMessage) (any, err
 		var content string
 		var ok bool
 		var err error
-		if perr := a.userCall(goid(), "OnReadFile", func() { content, ok, err = fo.OnReadFile(ctx, p.SessionID, p.Path) }); perr != nil {
+		if perr := a.userCall(goid(), p.SessionID, "OnReadFile", func() { content, ok, err = fo.OnReadFile(ctx, p.SessionID, p.Path) }); perr != nil {
 			err = perr
 		}
 		if err != nil {
@@ -172,7 +172,7 @@ func (a *agent) writeTextFile(ctx context.Context, raw json.RawMessage) (any, er
 		if err == nil {
 			prop.Exists, prop.Current = true, cur
 		}
-		if perr := a.userCall(goid(), "OnWriteFile", func() { content, err = hook(ctx, prop) }); perr != nil {
+		if perr := a.userCall(goid(), p.SessionID, "OnWriteFile", func() { content, err = hook(ctx, prop) }); perr != nil {
 			err = perr
 		}
 		if err != nil {

@@ -203,3 +203,36 @@ func TestUnencodablePromptFailsAtOnce(t *testing.T) {
 		assert.Equal(t, "ok", resp.Text)
 	})
 }
+
+// A turn of the same session started from OnPermission would wait for the
+// running turn, which waits for that very callback: it fails at once. A
+// turn of another session may run from there.
+func TestTurnFromOnPermissionOfTheSameSessionIsReentrant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ask := askTurn("answer")
+		ask.Prompt = "ask"
+		script := fakeagent.Script{Turns: []fakeagent.Turn{ask, {Prompt: "other", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("from the other session"))}}}}
+		var c *ACPClient
+		var other *Session
+		var same, fromOther error
+		var otherText string
+		c, _ = connectFake(t, script, ACPOptions{
+			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+				_, same = c.Generate(Request{Prompt: "other"})
+				var resp Response
+				resp, fromOther = other.Generate(Request{Prompt: "other"})
+				otherText = resp.Text
+				return req.Options[0].ID, nil
+			},
+		})
+		var err error
+		other, err = c.NewSession(context.Background(), SessionOptions{})
+		require.NoError(t, err)
+		resp, err := c.Generate(Request{Prompt: "ask"})
+		require.NoError(t, err)
+		assert.Equal(t, "answer=allow", resp.Text)
+		assert.ErrorIs(t, same, ErrReentrant)
+		require.NoError(t, fromOther)
+		assert.Equal(t, "from the other session", otherText)
+	})
+}

@@ -141,7 +141,7 @@ func (a *agent) createTerminal(ctx context.Context, raw json.RawMessage) (any, e
 	}
 	if hook := a.opts.Terminal.OnCommand; hook != nil {
 		var err error
-		if perr := a.userCall(goid(), "OnCommand", func() { err = hook(ctx, cmd) }); perr != nil {
+		if perr := a.userCall(goid(), p.SessionID, "OnCommand", func() { err = hook(ctx, cmd) }); perr != nil {
 			err = perr
 		}
 		if err != nil {

@@ -223,8 +223,8 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
 	}
-	if s.c.agent().cb.fromDispatcher() {
-		return Response{}, fmt.Errorf("acphost: a turn started from OnUpdate or emit: %w", ErrReentrant)
+	if s.c.agent().cb.blocksTurn(s.ID(), len(s.turnSem) > 0) {
+		return Response{}, fmt.Errorf("acphost: a turn of session %s started from a callback that turn would wait for: %w", s.ID(), ErrReentrant)
 	}
 	if s.isClosed() {
 		return Response{}, fmt.Errorf("acphost: session %s is closed: %w", s.ID(), ErrClosed)
