@@ -320,7 +320,7 @@ func (a *agent) call(ctx context.Context, method string, params, result any) err
 	g := a.guardWrites(ctx)
 	err := a.conn.Call(ctx, method, params, result, a.pickID())
 	g.release()
-	return a.callError(method, notReading(err, context.Cause(ctx)))
+	return a.callError(method, notReading(err, g.armedBy()))
 }
 
 // pickID numbers every outgoing call from one counter (jsonrpc2's own
@@ -506,7 +506,7 @@ func (a *agent) callWithBarrier(ctx context.Context, method string, params, resu
 	g := a.guardWrites(ctx)
 	err := a.conn.Call(ctx, method, params, result, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
 	g.release()
-	err = notReading(err, context.Cause(ctx))
+	err = notReading(err, g.armedBy())
 	if err != nil {
 		a.mu.Lock()
 		delete(a.barriers, id)

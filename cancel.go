@@ -35,7 +35,7 @@ func (a *agent) cancelTurn(t *turn, answered <-chan promptOutcome, cause error) 
 	grace := time.NewTimer(a.opts.CancelGrace)
 	defer grace.Stop()
 	g := a.guardWrites(context.Background())
-	g.arm() // the grace covers the writes too, should the agent not read them
+	g.arm(cause) // the grace covers the writes too, should the agent not read them
 	a.beginCancel(t)
 	g.release()
 	select {
@@ -118,6 +118,7 @@ type writeGuard struct {
 	stopCtx  func() bool // ends the ctx trigger
 	mu       sync.Mutex
 	released bool
+	cause    error         // what armed it
 	done     chan struct{} // closed by release
 	watcher  chan struct{} // closed when the armed watcher has ended; nil until armed
 }
@@ -127,20 +128,28 @@ type writeGuard struct {
 func (a *agent) guardWrites(ctx context.Context) *writeGuard {
 	g := &writeGuard{a: a, done: make(chan struct{})}
 	if ctx.Done() != nil {
-		g.stopCtx = context.AfterFunc(ctx, g.arm)
+		g.stopCtx = context.AfterFunc(ctx, func() { g.arm(context.Cause(ctx)) })
 	}
 	return g
 }
 
-// arm starts the grace period, once.
-func (g *writeGuard) arm() {
+// arm starts the grace period, once, for cause (the call's cancellation).
+func (g *writeGuard) arm(cause error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.watcher != nil || g.released {
 		return
 	}
+	g.cause = cause
 	g.watcher = make(chan struct{})
 	go g.watch(g.watcher)
+}
+
+// armedBy returns the cause the guard was armed for, if any.
+func (g *writeGuard) armedBy() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cause
 }
 
 func (g *writeGuard) watch(ended chan struct{}) {

@@ -329,33 +329,55 @@ func TestCancelFinishesWhenTheAgentStopsReading(t *testing.T) {
 }
 
 // A prompt larger than the pipe written to an agent that stopped reading
-// blocks; cancelling the turn abandons the write after CancelGrace, and the
-// agent is replaced before the next turn.
+// blocks; a cancel (ctx) or a watchdog (TurnTimeout) abandons the write
+// after CancelGrace, and the agent is replaced before the next turn.
 func TestBlockedPromptWriteIsAbandoned(t *testing.T) {
 	t.Parallel()
 	script := fakeagent.Script{Turns: []fakeagent.Turn{
 		{Prompt: "wedge", Steps: []fakeagent.Step{{StopReading: true}}},
 		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("fresh"))}},
 	}}
-	c, err := startFake(t, script, ACPOptions{CancelGrace: 200 * time.Millisecond, CloseGrace: 200 * time.Millisecond})
-	require.NoError(t, err)
-	_, err = c.Generate(Request{Prompt: "wedge"})
-	require.NoError(t, err)
-	oldPID := c.PID()
+	huge := Request{Prompt: strings.Repeat("x", 4<<20)}
+	for _, tc := range []struct {
+		name  string
+		opts  ACPOptions
+		turn  func(c *ACPClient) error
+		cause error
+	}{
+		{"ctx", ACPOptions{}, func(c *ACPClient) error {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			_, err := c.GenerateCtx(ctx, huge)
+			return err
+		}, context.DeadlineExceeded},
+		{"TurnTimeout", ACPOptions{TurnTimeout: 200 * time.Millisecond}, func(c *ACPClient) error {
+			_, err := c.Generate(huge)
+			return err
+		}, ErrTurnTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := tc.opts
+			opts.CancelGrace, opts.CloseGrace = 200*time.Millisecond, 200*time.Millisecond
+			c, err := startFake(t, script, opts)
+			require.NoError(t, err)
+			_, err = c.Generate(Request{Prompt: "wedge"})
+			require.NoError(t, err)
+			oldPID := c.PID()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	_, err = c.GenerateCtx(ctx, Request{Prompt: strings.Repeat("x", 4<<20)})
-	require.ErrorIs(t, err, ErrAgentNotReading)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+			err = tc.turn(c)
+			require.ErrorIs(t, err, ErrAgentNotReading)
+			require.ErrorIs(t, err, tc.cause)
 
-	resp, err := c.Generate(Request{Prompt: "y"})
-	var re *RestartError
-	require.ErrorAs(t, err, &re)
-	assert.ErrorIs(t, re, ErrAgentNotReading)
-	assert.NotEqual(t, oldPID, c.PID())
-	assert.False(t, groupAlive(oldPID), "the wedged agent was ended")
-	resp, err = c.Generate(Request{Prompt: "y"})
-	require.NoError(t, err)
-	assert.Equal(t, "fresh", resp.Text)
+			_, err = c.Generate(Request{Prompt: "y"})
+			var re *RestartError
+			require.ErrorAs(t, err, &re)
+			assert.ErrorIs(t, re, ErrAgentNotReading)
+			assert.NotEqual(t, oldPID, c.PID())
+			assert.False(t, groupAlive(oldPID), "the wedged agent was ended")
+			resp, err := c.Generate(Request{Prompt: "y"})
+			require.NoError(t, err)
+			assert.Equal(t, "fresh", resp.Text)
+		})
+	}
 }

@@ -139,7 +139,7 @@ func (s *Session) Cancel() {
 	}
 	s.mu.Unlock()
 	if t != nil {
-		t.halt()
+		t.halt(errCancelCalled)
 	}
 }
 
@@ -159,7 +159,7 @@ func (s *Session) setRunning(t *turn) {
 	s.stopAsked = false
 	s.mu.Unlock()
 	if stop {
-		t.halt()
+		t.halt(errCancelCalled)
 	}
 }
 

@@ -60,9 +60,11 @@ type turn struct {
 	emitFn   func(StreamEvent)
 	barrier  chan struct{}      // closed when every update before the answer was delivered
 	answered chan promptOutcome // the prompt's answer (or the agent's death)
-	stop     chan struct{}      // closed by Cancel
+	stop     chan struct{}      // closed by halt (Cancel, a watchdog)
 	stopped  sync.Once
-	guard    atomic.Pointer[writeGuard] // the prompt's write, while it is being written
+	// stopCause is why the turn was halted; set before stop is closed.
+	stopCause error
+	guard     atomic.Pointer[writeGuard] // the prompt's write, while it is being written
 	// emitting counts dispatcher calls into this turn in progress.
 	emitting sync.WaitGroup
 
@@ -89,12 +91,16 @@ func newTurn(s *session, emit func(StreamEvent)) *turn {
 	return t
 }
 
-// halt asks the turn to stop (the Cancel button), bounding the prompt's
-// write if it is still being written.
-func (t *turn) halt() {
-	t.stopped.Do(func() { close(t.stop) })
+// halt asks the turn to stop for cause (the Cancel button, a watchdog),
+// bounding the prompt's write if it is still being written. The first
+// cause wins.
+func (t *turn) halt(cause error) {
+	t.stopped.Do(func() {
+		t.stopCause = cause
+		close(t.stop)
+	})
 	if g := t.guard.Load(); g != nil {
-		g.arm()
+		g.arm(t.stopCause)
 	}
 }
 
@@ -296,22 +302,20 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 	h.setRunning(t)
 	defer h.setRunning(nil)
 
+	wd := a.newWatchdog(t) // its clock starts before the prompt's write
+	defer wd.stop()
 	answered, err := a.sendPrompt(ctx, t, req)
 	if err != nil {
 		s.detach(t)
 		return t.response("", nil), err
 	}
-	wd := a.newWatchdog(t)
-	defer wd.stop()
 	var out promptOutcome
 	select {
 	case out = <-answered:
 	case <-ctx.Done():
 		return a.cancelTurn(t, answered, ctx.Err())
 	case <-t.stop:
-		return a.cancelTurn(t, answered, errCancelCalled)
-	case cause := <-wd.fired:
-		return a.cancelTurn(t, answered, cause)
+		return a.cancelTurn(t, answered, t.stopCause)
 	}
 	return a.finishTurn(t, out, nil)
 }
@@ -341,7 +345,7 @@ func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan pr
 	g := a.guardWrites(ctx)
 	t.guard.Store(g)
 	if t.halted() {
-		g.arm() // Cancel came first
+		g.arm(t.stopCause) // Cancel or a watchdog came first
 	}
 	err = a.stream.AppendLine(func(b []byte) []byte { return appendPrompt(b, id, t.s.id, blocks, encoded) })
 	t.guard.Store(nil)
@@ -350,11 +354,7 @@ func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan pr
 		a.mu.Lock()
 		delete(a.prompts, id)
 		a.mu.Unlock()
-		cause := context.Cause(ctx)
-		if cause == nil {
-			cause = errCancelCalled
-		}
-		return nil, notReading(err, cause)
+		return nil, notReading(err, g.armedBy())
 	}
 	if err != nil {
 		a.mu.Lock()
@@ -448,16 +448,17 @@ func isDeath(err error) bool {
 }
 
 // watchdog fires a turn's TurnTimeout and IdleTimeout.
+// watchdog halts a turn that runs past TurnTimeout or goes IdleTimeout
+// without an update.
 type watchdog struct {
-	fired chan error    // nil (never ready) when there are no timeouts
-	done  chan struct{} // nil when there are no timeouts
+	done chan struct{} // nil when there are no timeouts
 }
 
 func (a *agent) newWatchdog(t *turn) *watchdog {
 	if a.opts.TurnTimeout <= 0 && a.opts.IdleTimeout <= 0 {
 		return &watchdog{}
 	}
-	wd := &watchdog{fired: make(chan error, 1), done: make(chan struct{})}
+	wd := &watchdog{done: make(chan struct{})}
 	a.wg.Add(1) // joined by Close like every goroutine of the agent
 	go func() {
 		defer a.wg.Done()
@@ -483,14 +484,14 @@ func (wd *watchdog) run(life context.Context, turnLimit, idleLimit time.Duration
 			return
 		case now := <-ticker.C:
 			if turnLimit > 0 && now.Sub(start) >= turnLimit {
-				wd.fired <- fmt.Errorf("%w after %v: %w", ErrTurnTimeout, turnLimit, context.DeadlineExceeded)
+				t.halt(fmt.Errorf("%w after %v: %w", ErrTurnTimeout, turnLimit, context.DeadlineExceeded))
 				return
 			}
 			if t.waitingPerms.Load() > 0 {
 				t.touch()
 			}
 			if idleLimit > 0 && now.Sub(time.Unix(0, t.lastActivity.Load())) >= idleLimit {
-				wd.fired <- fmt.Errorf("%w: no update for %v: %w", ErrIdleTimeout, idleLimit, context.DeadlineExceeded)
+				t.halt(fmt.Errorf("%w: no update for %v: %w", ErrIdleTimeout, idleLimit, context.DeadlineExceeded))
 				return
 			}
 		}
