@@ -38,15 +38,17 @@ func (a *agent) cancelTurn(t *turn, answered <-chan promptOutcome, cause error) 
 	g.arm(cause) // the grace covers the writes too, should the agent not read them
 	a.beginCancel(t)
 	g.release()
-	select {
-	case out := <-answered:
-		return a.finishTurn(t, out, cause)
-	case <-grace.C:
-		// The agent may still be running the turn: never reuse it.
-		a.poison(ErrCancelUnconfirmed)
-		t.s.detach(t)
-		return t.response(StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.opts.CancelGrace, cause)
+	if !g.aborted {
+		select {
+		case out := <-answered:
+			return a.finishTurn(t, out, cause)
+		case <-grace.C:
+		}
 	}
+	// The agent may still be running the turn: never reuse it.
+	a.poison(ErrCancelUnconfirmed)
+	t.s.detach(t)
+	return t.response(StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.opts.CancelGrace, cause)
 }
 
 // beginCancel sends session/cancel and settles the session's pending
@@ -119,6 +121,7 @@ type writeGuard struct {
 	mu       sync.Mutex
 	released bool
 	cause    error         // what armed it
+	aborted  bool          // the agent's writes were abandoned; read after release
 	done     chan struct{} // closed by release
 	watcher  chan struct{} // closed when the armed watcher has ended; nil until armed
 }
@@ -152,13 +155,20 @@ func (g *writeGuard) armedBy() error {
 	return g.cause
 }
 
+// watch waits out the grace. Meanwhile the queue's bound is lifted: a
+// host whose OnUpdate is slow must not stop reading the agent's stdout, or
+// an agent that writes synchronously would stop reading its stdin and be
+// blamed for it.
 func (g *writeGuard) watch(ended chan struct{}) {
 	defer close(ended)
+	g.a.q.lift(1)
+	defer g.a.q.lift(-1)
 	t := time.NewTimer(g.a.opts.CancelGrace)
 	defer t.Stop()
 	select {
 	case <-g.done:
 	case <-t.C:
+		g.aborted = true // release reads it after ended is closed
 		g.a.abortWrites()
 	}
 }
@@ -185,10 +195,14 @@ func (a *agent) abortWrites() {
 }
 
 // notReading returns the error to report for a call that abortWrites
-// ended (err), with the cancellation's cause; other errors unchanged.
+// ended (err), with the cancellation's cause (nil when this call was not
+// cancelled); other errors unchanged.
 func notReading(err, cause error) error {
-	if !errors.Is(err, wire.ErrWritesAborted) {
+	switch {
+	case !errors.Is(err, wire.ErrWritesAborted):
 		return err
+	case cause == nil: // another call's cancel abandoned the writes
+		return fmt.Errorf("acphost: the agent's writes were abandoned; it is replaced before the next turn: %w", ErrAgentNotReading)
 	}
 	return fmt.Errorf("%w: %w", errNotReading, cause)
 }

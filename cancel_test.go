@@ -303,34 +303,74 @@ func TestCancelBeforeTurnStarts(t *testing.T) {
 }
 
 // An agent that stops reading its stdin can block the writes a cancel
-// makes; the stop button must still finish within CancelGrace.
+// makes; the stop button must still finish within CancelGrace, with the
+// same error whether or not the agent answers the prompt meanwhile.
 func TestCancelFinishesWhenTheAgentStopsReading(t *testing.T) {
+	for name, last := range map[string]fakeagent.Step{
+		"agent keeps working": {WaitCancel: true},
+		"agent answers":       {Delay: "500ms"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				asked := make(chan *PermissionRequest, 1)
+				ended := make(chan error, 1)
+				script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+					{Permission: fakeagent.PermissionParams("t1", "rm -rf build", "execute", fakeagent.StdOptions...), NoWait: true},
+					{StopReading: true},
+					last,
+				}}}}
+				c, _ := connectFake(t, script, ACPOptions{CancelGrace: time.Second, OnPermission: humanWaits(asked, ended)})
+				ctx, cancel := context.WithCancel(context.Background())
+				go func() { <-asked; synctest.Wait(); cancel() }()
+				start := time.Now()
+				resp, err := c.GenerateCtx(ctx, Request{Prompt: "x"})
+				// session/cancel is the last line the wedged agent takes in; the
+				// permission's "cancelled" answer after it blocks until abandoned.
+				require.ErrorIs(t, err, ErrAgentNotReading)
+				require.ErrorIs(t, err, ErrCancelUnconfirmed)
+				require.ErrorIs(t, err, context.Canceled)
+				assert.Equal(t, StopCancelled, resp.StopReason)
+				assert.Equal(t, time.Second, time.Since(start), "within CancelGrace (the bubble's clock is exact)")
+				require.ErrorIs(t, <-ended, context.Canceled)
+			})
+		})
+	}
+}
+
+// A host→agent call (here session/new) cancelled while its write is
+// blocked gives up after CancelGrace too; so does any call made after the
+// writes were abandoned, without claiming a cancellation.
+func TestBlockedCallWriteIsAbandoned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		asked := make(chan *PermissionRequest, 1)
-		ended := make(chan error, 1)
-		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
-			{Permission: fakeagent.PermissionParams("t1", "rm -rf build", "execute", fakeagent.StdOptions...), NoWait: true},
-			{StopReading: true},
-			{WaitCancel: true},
-		}}}}
-		c, _ := connectFake(t, script, ACPOptions{CancelGrace: time.Second, OnPermission: humanWaits(asked, ended)})
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() { <-asked; synctest.Wait(); cancel() }()
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{StopReading: true}}}}}
+		c, _ := connectFake(t, script, ACPOptions{CancelGrace: time.Second})
+		_, err := c.Generate(Request{Prompt: "wedge"})
+		require.NoError(t, err)
+		newSession := func(d time.Duration) error {
+			ctx, cancel := context.WithTimeout(context.Background(), d)
+			defer cancel()
+			_, err := c.NewSession(ctx, SessionOptions{})
+			return err
+		}
+		// The first line after the wedge is still taken in (and never answered).
+		require.ErrorIs(t, newSession(time.Second), context.DeadlineExceeded)
 		start := time.Now()
-		_, err := c.GenerateCtx(ctx, Request{Prompt: "x"})
-		// session/cancel is the last line the wedged agent takes in; the
-		// permission's "cancelled" answer after it blocks until abandoned.
+		err = newSession(time.Second)
 		require.ErrorIs(t, err, ErrAgentNotReading)
-		require.ErrorIs(t, err, ErrCancelUnconfirmed)
-		require.ErrorIs(t, err, context.Canceled)
-		assert.Equal(t, time.Second, time.Since(start), "within CancelGrace (the bubble's clock is exact)")
-		require.ErrorIs(t, <-ended, context.Canceled)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 2*time.Second, time.Since(start), "the ctx, then CancelGrace")
+
+		err = c.Session().SetMode(context.Background(), "any")
+		require.ErrorIs(t, err, ErrAgentNotReading)
+		assert.NotErrorIs(t, err, ErrCancelUnconfirmed, "this call was never cancelled")
+		assert.NotContains(t, err.Error(), "%!")
 	})
 }
 
 // A prompt larger than the pipe written to an agent that stopped reading
-// blocks; a cancel (ctx) or a watchdog (TurnTimeout) abandons the write
-// after CancelGrace, and the agent is replaced before the next turn.
+// blocks; a cancel (ctx, Cancel) or a watchdog (TurnTimeout, IdleTimeout)
+// abandons the write after CancelGrace, and the agent is replaced before
+// the next turn.
 func TestBlockedPromptWriteIsAbandoned(t *testing.T) {
 	t.Parallel()
 	script := fakeagent.Script{Turns: []fakeagent.Turn{
@@ -338,6 +378,7 @@ func TestBlockedPromptWriteIsAbandoned(t *testing.T) {
 		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("fresh"))}},
 	}}
 	huge := Request{Prompt: strings.Repeat("x", 4<<20)}
+	// The cancels come a second in: long after the prompt's write began.
 	for _, tc := range []struct {
 		name  string
 		opts  ACPOptions
@@ -345,15 +386,25 @@ func TestBlockedPromptWriteIsAbandoned(t *testing.T) {
 		cause error
 	}{
 		{"ctx", ACPOptions{}, func(c *ACPClient) error {
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			_, err := c.GenerateCtx(ctx, huge)
 			return err
 		}, context.DeadlineExceeded},
-		{"TurnTimeout", ACPOptions{TurnTimeout: 200 * time.Millisecond}, func(c *ACPClient) error {
+		{"Cancel", ACPOptions{}, func(c *ACPClient) error {
+			stop := time.AfterFunc(time.Second, c.Cancel)
+			defer stop.Stop()
+			_, err := c.Generate(huge)
+			return err
+		}, context.Canceled},
+		{"TurnTimeout", ACPOptions{TurnTimeout: time.Second}, func(c *ACPClient) error {
 			_, err := c.Generate(huge)
 			return err
 		}, ErrTurnTimeout},
+		{"IdleTimeout", ACPOptions{IdleTimeout: time.Second}, func(c *ACPClient) error {
+			_, err := c.Generate(huge)
+			return err
+		}, ErrIdleTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

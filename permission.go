@@ -237,7 +237,7 @@ func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *
 	case a.ctx.Err() != nil: // the agent is gone: ask nobody
 		p.settle(answerCancelled(ReasonClosed))
 		return
-	case cancelling:
+	case cancelling, a.poisoned.Load(): // a cancelled turn, or an abandoned agent
 		p.settle(answerCancelled(ReasonCancelled))
 		return
 	case in.ctx.Err() != nil:

@@ -17,11 +17,11 @@ func TestAgentDiesWithTheHost(t *testing.T) {
 	out, err := host.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, host.Start())
+	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
 	var pid int
 	_, err = fmt.Fscan(out, &pid)
 	require.NoError(t, err, "the host reports its agent's PID")
 	require.True(t, processRunning(pid))
 	require.NoError(t, host.Process.Kill())
-	_ = host.Wait()
 	eventually(t, "the agent to die with its host", func() bool { return !processRunning(pid) })
 }

@@ -1,9 +1,9 @@
-//go:build unix && !linux
+//go:build unix && !linux && !freebsd
 
 package acphost
 
 import "syscall"
 
-// setParentDeathSignal does nothing: only Linux has a parent-death signal
-// (see SPEC.md, known limits).
+// setParentDeathSignal does nothing: only Linux and FreeBSD have a
+// parent-death signal (see SPEC.md, known limits).
 func setParentDeathSignal(*syscall.SysProcAttr) {}

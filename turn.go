@@ -307,7 +307,11 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 	answered, err := a.sendPrompt(ctx, t, req)
 	if err != nil {
 		s.detach(t)
-		return t.response("", nil), err
+		stop := StopReason("")
+		if errors.Is(err, ErrAgentNotReading) {
+			stop = StopCancelled // cancelled while the prompt was being written
+		}
+		return t.response(stop, nil), err
 	}
 	var out promptOutcome
 	select {
