@@ -627,8 +627,8 @@ func (a *agent) response(rawID, result, rpcErr json.RawMessage) bool {
 	delete(a.barriers, id)
 	a.mu.Unlock()
 	if t != nil {
+		t.answered <- promptOutcomeOf(result, rpcErr) // before the barrier: the turn waits for that
 		a.q.barrier(func() { a.endDelivery(t) })
-		t.answered <- promptOutcomeOf(result, rpcErr)
 		return true
 	}
 	if f != nil {

@@ -315,7 +315,12 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 	}
 	var out promptOutcome
 	select {
-	case out = <-answered:
+	case <-t.barrier:
+		// The answer came and everything before it was delivered: one
+		// wake-up for both, however busy the dispatcher was.
+		out = <-answered
+	case <-a.dead:
+		out = <-answered // the answer, or the death (failPrompts)
 	case <-ctx.Done():
 		return a.cancelTurn(t, answered, ctx.Err())
 	case <-t.stop:
