@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/acphost/acphost/internal/fastjson"
-	"github.com/acphost/acphost/internal/wire"
 )
 
 // PermissionKind is the kind of a permission option: a hint for icons and
@@ -198,17 +197,43 @@ type permissionAnswered struct {
 	ans PermissionAnswer
 }
 
-// startPermission runs on the dispatcher once every earlier update was
-// delivered: it decodes the request, merges the tool call, emits the
-// permission event and hands the decision to a broker goroutine.
-func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *inflight) {
+// startPermission starts handling a request on the read loop when the
+// dispatcher is idle (every earlier update was delivered), sparing a
+// hand-off; otherwise, or when the session's turn streams (its events are
+// emitted by the dispatcher alone), the request is queued in order.
+func (a *agent) startPermission(id, params json.RawMessage, in *inflight) {
+	started := a.q.runIdle(func() {
+		req, ok := a.parsePermission(id, params, in)
+		switch {
+		case !ok:
+		case a.session(req.SessionID).streaming():
+			a.q.push(item{kind: itemPermission, id: id, req: req, in: in}, false)
+		default:
+			a.openPermission(id, req, in)
+		}
+	})
+	if !started {
+		a.q.push(item{kind: itemPermission, id: id, params: params, in: in}, true)
+	}
+}
+
+// parsePermission decodes a request's params; malformed ones are answered
+// -32602 (off the calling goroutine) and ok is false.
+func (a *agent) parsePermission(id, params json.RawMessage, in *inflight) (req *PermissionRequest, ok bool) {
 	req, err := ParsePermissionRequest(params)
 	if err != nil {
 		a.untrack(id)
 		in.cancel()
-		a.reply(id, nil, &wire.Error{Code: CodeInvalidParams, Message: err.Error()})
-		return
+		a.goReplyError(id, CodeInvalidParams, err.Error())
+		return nil, false
 	}
+	return req, true
+}
+
+// openPermission runs in dispatch order, on the dispatcher or on the read
+// loop in its stead: it merges the tool call, emits the permission event
+// and hands the decision to a broker goroutine. It writes nothing itself.
+func (a *agent) openPermission(id json.RawMessage, req *PermissionRequest, in *inflight) {
 	s := a.session(req.SessionID)
 	if req.ToolCall.ID != "" {
 		merged, _ := s.tool(&req.ToolCall, req.toolSet)
@@ -233,26 +258,38 @@ func (a *agent) startPermission(id json.RawMessage, params json.RawMessage, in *
 		t.emit(StreamEvent{Type: EventPermission, Permission: req, Name: req.ToolCall.Title, ID: req.ToolCall.ID, Kind: req.ToolCall.Kind})
 		t.emitting.Done()
 	}
+	var ans PermissionAnswer
 	switch {
 	case a.ctx.Err() != nil: // the agent is gone: ask nobody
-		p.settle(answerCancelled(ReasonClosed))
-		return
+		ans = answerCancelled(ReasonClosed)
 	case cancelling, a.poisoned.Load(): // a cancelled turn, or an abandoned agent
-		p.settle(answerCancelled(ReasonCancelled))
-		return
+		ans = answerCancelled(ReasonCancelled)
 	case in.ctx.Err() != nil:
-		p.settle(answerCancelled(ReasonWithdrawn)) // $/cancel_request came first
+		ans = answerCancelled(ReasonWithdrawn) // $/cancel_request came first
+	default:
+		if !a.decideAtOnce(p) {
+			a.startBroker(p)
+		}
 		return
 	}
-	if a.decideAtOnce(p) {
+	a.goSettle(p, ans)
+}
+
+// goSettle answers p from a goroutine of its own, so the caller never
+// waits on the agent's stdin.
+func (a *agent) goSettle(p *pendingPermission, ans PermissionAnswer) {
+	if !p.claim(ans) {
 		return
 	}
-	a.startBroker(p)
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		p.send(ans)
+	}()
 }
 
 // decideAtOnce decides what needs no hook (plan mode, the default choice)
-// on the dispatcher, sparing the broker; the answer is written from a
-// goroutine of its own, so the dispatcher never waits on the agent's stdin.
+// at once, sparing the broker.
 func (a *agent) decideAtOnce(p *pendingPermission) bool {
 	var ans PermissionAnswer
 	switch {
@@ -266,13 +303,7 @@ func (a *agent) decideAtOnce(p *pendingPermission) bool {
 	default:
 		return false
 	}
-	if p.claim(ans) {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			p.send(ans)
-		}()
-	}
+	a.goSettle(p, ans)
 	return true
 }
 
