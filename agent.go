@@ -572,7 +572,7 @@ func (a *agent) inbound(m wire.Message) {
 			a.opts.Logger.Warn("acphost: session/request_permission without an id: cannot be answered")
 			return
 		}
-		a.startPermission(m.ID, m.Params, a.newInflight(m.ID))
+		a.q.push(item{kind: itemPermission, id: m.ID, params: m.Params, in: a.newInflight(m.ID)}, true)
 	case "$/cancel_request":
 		a.cancelRequest(m.Params)
 		a.ackNotificationSentAsRequest(m)

@@ -24,7 +24,6 @@ type item struct {
 	barrier func()
 	answer  *permissionAnswered
 	in      *inflight
-	req     *PermissionRequest // a permission request already decoded
 }
 
 // queue is the FIFO between the read loop and the dispatcher. Updates and
@@ -38,7 +37,6 @@ type queue struct {
 	cond   sync.Cond
 	items  []item
 	busy   bool // the dispatcher is delivering a batch
-	inline bool // another goroutine works in the dispatcher's stead (runIdle)
 	limit  int
 	lifted int
 	closed bool
@@ -70,8 +68,8 @@ func (q *queue) popAll(done []item) (batch []item, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.busy = false
-	for len(q.items) == 0 || q.inline {
-		if q.closed && len(q.items) == 0 {
+	for len(q.items) == 0 {
+		if q.closed {
 			return nil, false
 		}
 		q.cond.Wait()
@@ -88,7 +86,7 @@ func (q *queue) popAll(done []item) (batch []item, ok bool) {
 // updates were all delivered.
 func (q *queue) barrier(f func()) {
 	q.mu.Lock()
-	if len(q.items) == 0 && !q.busy && !q.closed && !q.inline {
+	if len(q.items) == 0 && !q.busy && !q.closed {
 		f()
 		q.mu.Unlock()
 		return
@@ -96,29 +94,6 @@ func (q *queue) barrier(f func()) {
 	q.items = append(q.items, item{kind: itemBarrier, barrier: f})
 	q.cond.Broadcast()
 	q.mu.Unlock()
-}
-
-// runIdle runs f at once on the caller's goroutine, in the dispatcher's
-// stead, when nothing is queued or being delivered, and reports whether it
-// did. Unlike barrier, f runs without the queue's lock, so it may queue
-// items (they are delivered after it); the dispatcher waits until it
-// returns. f must run no user code and write nothing to the agent.
-func (q *queue) runIdle(f func()) bool {
-	q.mu.Lock()
-	if len(q.items) != 0 || q.busy || q.closed || q.inline {
-		q.mu.Unlock()
-		return false
-	}
-	q.inline = true
-	q.mu.Unlock()
-	defer func() {
-		q.mu.Lock()
-		q.inline = false
-		q.cond.Broadcast()
-		q.mu.Unlock()
-	}()
-	f()
-	return true
 }
 
 // lift raises (+1) or lowers (-1) the count of calls that suspend the bound.
@@ -163,13 +138,9 @@ func (a *agent) dispatchLoop() {
 				}
 				a.deliverUpdate(last, u)
 			case itemPermission:
-				if it.req == nil {
-					var ok bool
-					if it.req, ok = a.parsePermission(it.id, it.params, it.in); !ok {
-						continue
-					}
+				if req, ok := a.parsePermission(it.id, it.params, it.in); ok {
+					a.openPermission(it.id, req, it.in)
 				}
-				a.openPermission(it.id, it.req, it.in)
 			case itemBarrier:
 				it.barrier()
 			case itemAnswer:

@@ -197,26 +197,6 @@ type permissionAnswered struct {
 	ans PermissionAnswer
 }
 
-// startPermission starts handling a request on the read loop when the
-// dispatcher is idle (every earlier update was delivered), sparing a
-// hand-off; otherwise, or when the session's turn streams (its events are
-// emitted by the dispatcher alone), the request is queued in order.
-func (a *agent) startPermission(id, params json.RawMessage, in *inflight) {
-	started := a.q.runIdle(func() {
-		req, ok := a.parsePermission(id, params, in)
-		switch {
-		case !ok:
-		case a.session(req.SessionID).streaming():
-			a.q.push(item{kind: itemPermission, id: id, req: req, in: in}, false)
-		default:
-			a.openPermission(id, req, in)
-		}
-	})
-	if !started {
-		a.q.push(item{kind: itemPermission, id: id, params: params, in: in}, true)
-	}
-}
-
 // parsePermission decodes a request's params; malformed ones are answered
 // -32602 (off the calling goroutine) and ok is false.
 func (a *agent) parsePermission(id, params json.RawMessage, in *inflight) (req *PermissionRequest, ok bool) {
@@ -230,9 +210,10 @@ func (a *agent) parsePermission(id, params json.RawMessage, in *inflight) (req *
 	return req, true
 }
 
-// openPermission runs in dispatch order, on the dispatcher or on the read
-// loop in its stead: it merges the tool call, emits the permission event
-// and hands the decision to a broker goroutine. It writes nothing itself.
+// openPermission runs on the dispatcher once every earlier update was
+// delivered: it merges the tool call, emits the permission event and hands
+// the decision to a broker goroutine. It writes nothing itself, so the
+// dispatcher never waits on the agent's stdin.
 func (a *agent) openPermission(id json.RawMessage, req *PermissionRequest, in *inflight) {
 	s := a.session(req.SessionID)
 	if req.ToolCall.ID != "" {

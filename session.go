@@ -114,13 +114,6 @@ func (s *session) current() *turn {
 	return s.turn
 }
 
-// streaming reports whether the session's current turn has a stream.
-func (s *session) streaming() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.turn != nil && s.turn.emitFn != nil
-}
-
 // tool merges an update into the session's record of that tool call and
 // returns the record and whether it is new.
 func (s *session) tool(u *ToolCall, set ToolCallFields) (*ToolCall, bool) {
