@@ -383,6 +383,9 @@ func decodeEach[T any](raw json.RawMessage, decode func(json.RawMessage) (T, boo
 
 // decodeToolCall decodes a tool call object (ToolCall or ToolCallUpdate shape).
 func decodeToolCall(raw json.RawMessage) (ToolCall, ToolCallFields, error) {
+	if tc, set, ok := decodeToolCallFast(raw); ok {
+		return tc, set, nil
+	}
 	var w wireToolCall
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return ToolCall{}, 0, err

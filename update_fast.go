@@ -43,12 +43,11 @@ func decodeUpdateFast(params json.RawMessage, hint string) (Update, bool) {
 	switch f.kind {
 	case KindAgentMessageChunk, KindAgentThoughtChunk:
 		var block ContentBlock
-		if !textBlock(f.content, &block) {
+		if !textBlock(f.tool.Content, &block) {
 			return nil, false
 		}
 		return &MessageChunk{updateHeader: h, MessageID: f.messageID, Content: block}, true
 	case KindToolCall, KindToolCallUpdate:
-		f.tool.Content = f.content
 		tc, set := f.tool.toolCall()
 		return &ToolCallUpdate{updateHeader: h, ToolCall: tc, Set: set, State: tc}, true
 	}
@@ -60,8 +59,7 @@ func decodeUpdateFast(params json.RawMessage, hint string) (Update, bool) {
 type fastUpdate struct {
 	kind      string
 	messageID string
-	content   json.RawMessage
-	tool      wireToolCall
+	tool      wireToolCall // and a chunk's content, in tool.Content
 }
 
 func (f *fastUpdate) read(c *fastjson.Cursor) bool {
@@ -73,29 +71,63 @@ func (f *fastUpdate) read(c *fastjson.Cursor) bool {
 			return ok && f.kind != ""
 		case "messageId":
 			return fastString(c, &f.messageID)
-		case "content":
-			return fastRaw(c, &f.content)
-		case "toolCallId":
-			return fastString(c, &f.tool.ToolCallID)
-		case "title":
-			return fastOptional(c, &f.tool.Title)
-		case "kind":
-			return fastOptional(c, &f.tool.Kind)
-		case "status":
-			return fastOptional(c, &f.tool.Status)
-		case "name":
-			return fastOptional(c, &f.tool.Name)
-		case "locations":
-			return fastRaw(c, &f.tool.Locations)
-		case "rawInput":
-			return fastRawCopy(c, &f.tool.RawInput)
-		case "rawOutput":
-			return fastRawCopy(c, &f.tool.RawOutput)
-		case "_meta":
-			return fastRawCopy(c, &f.tool.Meta)
 		}
-		return false
+		handled, ok := f.tool.readMember(c, key)
+		return handled && ok // any other member: the general decoder knows more kinds
 	})
+}
+
+// readMember reads the member key of a tool call object into w; handled is
+// false for a member that is not a tool call's. The content is kept raw.
+func (w *wireToolCall) readMember(c *fastjson.Cursor, key []byte) (handled, ok bool) {
+	switch string(key) {
+	case "toolCallId":
+		return true, fastString(c, &w.ToolCallID)
+	case "title":
+		return true, fastOptional(c, &w.Title)
+	case "kind":
+		return true, fastOptional(c, &w.Kind)
+	case "status":
+		return true, fastOptional(c, &w.Status)
+	case "name":
+		return true, fastOptional(c, &w.Name)
+	case "content":
+		return true, fastRaw(c, &w.Content)
+	case "locations":
+		return true, fastRaw(c, &w.Locations)
+	case "rawInput":
+		return true, fastRawCopy(c, &w.RawInput)
+	case "rawOutput":
+		return true, fastRawCopy(c, &w.RawOutput)
+	case "_meta":
+		return true, fastRawCopy(c, &w.Meta)
+	}
+	return false, false
+}
+
+var toolCallMembers = []string{"toolCallId", "title", "kind", "status", "name", "content", "locations", "rawInput", "rawOutput", "_meta"}
+
+// decodeToolCallFast is decodeToolCall in one pass; ok is false for what
+// it leaves to encoding/json (see fastjson.FoldsTo). Other members are
+// skipped, as encoding/json skips them.
+func decodeToolCallFast(raw json.RawMessage) (tc ToolCall, set ToolCallFields, ok bool) {
+	c := fastjson.Cursor{B: raw}
+	var w wireToolCall
+	ok = c.Object(func(key []byte) bool {
+		if handled, ok := w.readMember(&c, key); handled {
+			return ok
+		}
+		if fastjson.FoldsTo(key, toolCallMembers...) {
+			return false
+		}
+		_, ok := c.Value()
+		return ok
+	})
+	if !ok || !c.End() {
+		return ToolCall{}, 0, false
+	}
+	tc, set = w.toolCall()
+	return tc, set, true
 }
 
 // fastKind returns the kinds the fast path takes, without allocating.

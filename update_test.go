@@ -180,3 +180,27 @@ func TestFastPathNestingLimit(t *testing.T) {
 		assert.Equal(t, slow, fast)
 	}
 }
+
+func FuzzDecodeToolCall(f *testing.F) {
+	for _, s := range []string{
+		`{"toolCallId":"t","title":"run ls","kind":"execute","status":"pending","rawInput":{"command":"ls"}}`,
+		`{"toolCallId":"t","title":null,"extra":[1,{"a":2}],"content":[{"type":"diff","path":"/a","newText":"x"}],"locations":[{"path":"/a","line":2}]}`,
+		`{"TOOLCALLID":"t"}`, `{"toolCallId":7}`, `{"toolCallId":"t","_meta":{"claudeCode":{"toolName":"Bash"}},"name":"n"}`, `{}`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, fastSet, ok := decodeToolCallFast(data)
+		if !ok {
+			return
+		}
+		var w wireToolCall
+		if err := json.Unmarshal(data, &w); err != nil {
+			t.Fatalf("%q: fast path accepted what encoding/json refuses: %v", data, err)
+		}
+		slow, slowSet := w.toolCall()
+		if !reflect.DeepEqual(fast, slow) || fastSet != slowSet {
+			t.Fatalf("%q: fast %#v (%v), encoding/json %#v (%v)", data, fast, fastSet, slow, slowSet)
+		}
+	})
+}
