@@ -317,10 +317,16 @@ func (a *agent) poisonCause() error {
 func (a *agent) call(ctx context.Context, method string, params, result any) error {
 	a.q.lift(1)
 	defer a.q.lift(-1)
+	return a.callError(method, a.guardedCall(ctx, method, params, result, a.pickID()))
+}
+
+// guardedCall is conn.Call with its writes bounded once ctx ends (see
+// writeGuard).
+func (a *agent) guardedCall(ctx context.Context, method string, params, result any, id jsonrpc2.CallOption) error {
 	g := a.guardWrites(ctx)
-	err := a.conn.Call(ctx, method, params, result, a.pickID())
+	err := a.conn.Call(ctx, method, params, result, id)
 	g.release()
-	return a.callError(method, notReading(err, g.armedBy()))
+	return notReading(err, g.armedBy())
 }
 
 // pickID numbers every outgoing call from one counter (jsonrpc2's own
@@ -503,10 +509,7 @@ func (a *agent) callWithBarrier(ctx context.Context, method string, params, resu
 	a.mu.Lock()
 	a.barriers[id] = atBarrier
 	a.mu.Unlock()
-	g := a.guardWrites(ctx)
-	err := a.conn.Call(ctx, method, params, result, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
-	g.release()
-	err = notReading(err, g.armedBy())
+	err := a.guardedCall(ctx, method, params, result, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
 	if err != nil {
 		a.mu.Lock()
 		delete(a.barriers, id)
