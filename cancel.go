@@ -98,11 +98,7 @@ func (a *agent) cancelRequest(params json.RawMessage) {
 	perm := in.perm
 	a.mu.Unlock()
 	if perm != nil {
-		a.wg.Add(1)
-		go func() { // settling writes: keep it off the read loop
-			defer a.wg.Done()
-			perm.settle(answerCancelled(ReasonWithdrawn))
-		}()
+		a.goSettle(perm, answerCancelled(ReasonWithdrawn)) // the write, off the read loop
 	}
 }
 
