@@ -163,6 +163,7 @@ func (g *writeGuard) watch(ended chan struct{}) {
 	defer t.Stop()
 	select {
 	case <-g.done:
+	case <-g.a.ctx.Done(): // the agent is being shut down: its writes fail anyway
 	case <-t.C:
 		g.aborted = true // release reads it after ended is closed
 		g.a.abortWrites()
