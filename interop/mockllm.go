@@ -114,6 +114,16 @@ func (m *MockLLM) record(r *http.Request, api, action string) {
 	}
 }
 
+// recordTurn records a model call: a side call (no tools offered: a title,
+// a summary) or one step of the scripted turn.
+func (m *MockLLM) recordTurn(r *http.Request, api string, side bool, p plan) {
+	action := "side"
+	if !side {
+		action = p.action()
+	}
+	m.record(r, api, action)
+}
+
 func (m *MockLLM) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	n := m.seq.Add(1)
@@ -384,12 +394,7 @@ func (m *MockLLM) anthropic(w http.ResponseWriter, r *http.Request, body []byte)
 		}
 		p = m.decide(steps, done, tools, "toolu_mock_")
 	}
-	api := "anthropic"
-	if len(tools) == 0 {
-		m.record(r, api, "side")
-	} else {
-		m.record(r, api, p.action())
-	}
+	m.recordTurn(r, "anthropic", len(tools) == 0, p)
 	model := req.Model
 	id := m.callID("msg_mock_")
 	stop := "end_turn"
@@ -499,11 +504,7 @@ func (m *MockLLM) responses(w http.ResponseWriter, r *http.Request, body []byte)
 		}
 		p = m.decide(steps, done, tools, "call_mock_")
 	}
-	if len(tools) == 0 {
-		m.record(r, "responses", "side")
-	} else {
-		m.record(r, "responses", p.action())
-	}
+	m.recordTurn(r, "responses", len(tools) == 0, p)
 	respID := m.callID("resp_mock_")
 	s := newSSE(w)
 	s.event("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": respID, "object": "response", "status": "in_progress", "model": req.Model, "output": []any{}}})
@@ -603,11 +604,7 @@ func (m *MockLLM) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 		p = m.decide(steps, done, tools, "call_mock_")
 	}
-	if len(tools) == 0 {
-		m.record(r, "chat", "side")
-	} else {
-		m.record(r, "chat", p.action())
-	}
+	m.recordTurn(r, "chat", len(tools) == 0, p)
 	id := m.callID("chatcmpl-mock-")
 	created := time.Now().Unix()
 	chunk := func(delta map[string]any, finish any) map[string]any {
@@ -712,11 +709,7 @@ func (m *MockLLM) gemini(w http.ResponseWriter, r *http.Request, body []byte, st
 		}
 		p = m.decide(steps, done, tools, "")
 	}
-	if side {
-		m.record(r, "gemini", "side")
-	} else {
-		m.record(r, "gemini", p.action())
-	}
+	m.recordTurn(r, "gemini", side, p)
 	usage := map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120}
 	cand := func(parts []any, finish string) map[string]any {
 		c := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
