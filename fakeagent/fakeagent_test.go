@@ -869,6 +869,14 @@ func startProcess(t *testing.T, s fakeagent.Script) (*exec.Cmd, *client, io.Writ
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
+	c, stdin, stderr := connectProcess(t, cmd)
+	return cmd, c, stdin, stderr
+}
+
+// connectProcess starts cmd with a test client on its stdin and stdout and
+// stderr kept; cleanup stops the client and kills the process.
+func connectProcess(t *testing.T, cmd *exec.Cmd) (*client, io.WriteCloser, *strings.Builder) {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -888,7 +896,7 @@ func startProcess(t *testing.T, s fakeagent.Script) (*exec.Cmd, *client, io.Writ
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	return cmd, c, stdin, stderr
+	return c, stdin, stderr
 }
 
 func exitCode(t *testing.T, cmd *exec.Cmd) int {

@@ -349,25 +349,7 @@ func startReplayProcess(t *testing.T, path string, extraEnv ...string) (*exec.Cm
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(append(os.Environ(), env...), extraEnv...)
 	cmd.Dir = t.TempDir() // the recording path must not depend on the working directory
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := new(strings.Builder)
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := newClient(t, stdin, stdout)
-	t.Cleanup(func() {
-		close(c.stop)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	c, stdin, stderr := connectProcess(t, cmd)
 	return cmd, c, stdin, stderr
 }
 
