@@ -27,7 +27,12 @@ type Agent struct {
 	served  atomic.Bool
 	exitFn  func(int) // os.Exit in subprocess mode
 
-	stopReading atomic.Bool // a StopReading step ran
+	stopReading atomic.Bool // a StopReading step ran; set under readMu
+
+	readMu    sync.Mutex
+	reading   bool          // a read of the client's input is in flight
+	readOver  bool          // the read loop has returned
+	readBegun chan struct{} // closed and replaced when a read begins or the loop returns
 
 	// Set once by Serve before any goroutine starts.
 	ctx    context.Context
@@ -66,6 +71,7 @@ func New(s Script) *Agent {
 		history:    newHistory(s.HistoryFile, caps.LoadSession || isSet(caps.SessionCapabilities.List)),
 		exited:     make(chan struct{}),
 		recvSignal: make(chan struct{}),
+		readBegun:  make(chan struct{}),
 		pending:    map[string]*call{},
 		sessions:   map[string]bool{},
 		active:     map[string][]*turn{},
@@ -159,6 +165,7 @@ func (a *Agent) exit(code int) {
 }
 
 func (a *Agent) readLoop(r io.Reader) error {
+	defer a.endReads()
 	err := readAllLines(wedgeable{r, a}, func(line []byte) bool {
 		if a.stopReading.Load() {
 			<-a.ctx.Done() // wedged: read nothing more
@@ -176,18 +183,71 @@ func (a *Agent) readLoop(r io.Reader) error {
 }
 
 // wedgeable stops reading from r, for good, once a StopReading step ran:
-// a read already waiting still returns, then nothing more is read.
+// the read in flight then still returns, and nothing more is read.
 type wedgeable struct {
 	r io.Reader
 	a *Agent
 }
 
 func (w wedgeable) Read(p []byte) (int, error) {
-	if w.a.stopReading.Load() {
+	if !w.a.beginRead() {
 		<-w.a.ctx.Done()
 		return 0, w.a.ctx.Err()
 	}
+	defer w.a.endRead()
 	return w.r.Read(p)
+}
+
+// beginRead reports whether a read may start, and marks it in flight.
+func (a *Agent) beginRead() bool {
+	a.readMu.Lock()
+	defer a.readMu.Unlock()
+	if a.stopReading.Load() {
+		return false
+	}
+	a.reading = true
+	a.signalRead()
+	return true
+}
+
+func (a *Agent) endRead() {
+	a.readMu.Lock()
+	a.reading = false
+	a.readMu.Unlock()
+}
+
+func (a *Agent) endReads() {
+	a.readMu.Lock()
+	a.readOver = true
+	a.signalRead()
+	a.readMu.Unlock()
+}
+
+// signalRead wakes wedge; the caller holds readMu.
+func (a *Agent) signalRead() {
+	close(a.readBegun)
+	a.readBegun = make(chan struct{})
+}
+
+// wedge stops reading for good. It waits until a read is in flight, so
+// that the client's next write is always the last one taken in, whatever
+// the scheduling: a wedged agent behaves the same on every run.
+func (a *Agent) wedge() result {
+	for {
+		a.readMu.Lock()
+		if a.reading || a.readOver {
+			a.stopReading.Store(true)
+			a.readMu.Unlock()
+			return finished
+		}
+		begun := a.readBegun
+		a.readMu.Unlock()
+		select {
+		case <-begun:
+		case <-a.ctx.Done():
+			return halted
+		}
+	}
 }
 
 // handle records one line from the client and acts on it.

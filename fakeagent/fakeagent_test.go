@@ -860,6 +860,44 @@ func TestIgnoreEOF(t *testing.T) {
 	}
 }
 
+// A StopReading step wedges the agent the same way on every run: the read
+// in flight takes in the client's next write, never handled, and the write
+// after it blocks. (The bubble makes "blocks" exact.)
+func TestStopReadingTakesInTheReadInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		a := fakeagent.New(fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{StopReading: true}}}}})
+		srv := serve(t, ctx, a)
+		c := srv.c
+		sid := c.handshake()
+		pid := c.prompt(sid, "wedge")
+		c.until(func(m wire) bool { return m.isResponse(pid) })
+		c.request("session/set_mode", map[string]any{"sessionId": sid, "modeId": "taken in"})
+		blocked := make(chan error, 1)
+		go func() {
+			_, err := io.WriteString(c.w, `{"jsonrpc":"2.0","method":"never/read"}`+"\n")
+			blocked <- err
+		}()
+		synctest.Wait()
+		select {
+		case err := <-blocked:
+			t.Fatalf("a second write after the wedge returned (%v)", err)
+		default:
+		}
+		for _, m := range a.Received() {
+			if m.Method == "session/set_mode" {
+				t.Error("the line taken in after the wedge was handled")
+			}
+		}
+		cancel()
+		if err := srv.wait(t); !errors.Is(err, context.Canceled) {
+			t.Errorf("Serve returned %v, want context.Canceled", err)
+		}
+		srv.close()
+		<-blocked // the closed pipe fails it
+	})
+}
+
 // startProcess runs the test binary as a fake agent playing s.
 func startProcess(t *testing.T, s fakeagent.Script) (*exec.Cmd, *client, io.WriteCloser, *strings.Builder) {
 	t.Helper()

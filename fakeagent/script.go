@@ -142,8 +142,9 @@ type Step struct {
 	// A cancel of the turn ends the wait, as it would end a model call.
 	Delay string `json:"delay,omitempty"`
 	// StopReading makes the agent stop reading its stdin for good, as a wedged agent
-	// does: what the client sends after it is never handled (a read already waiting still
-	// takes in one buffer's worth), and once the pipe is full the client's writes block.
+	// does: what the client sends after it is never handled. The step waits for the agent's
+	// read of stdin to be in flight; that read still takes in one write's worth (in-process)
+	// or one buffer's worth (a pipe), and once the pipe is full the client's writes block.
 	// The agent goes on writing, and a subprocess ends only by signal; in-process, Serve
 	// returns when its ctx ends.
 	StopReading bool `json:"stopReading,omitempty"`

@@ -159,7 +159,7 @@ func (t *turn) step(s Step, cancellable bool) result {
 	case s.Updates > 0:
 		return t.sendBulk(s.Updates, s.UpdatesNumbered, cancellable)
 	case s.StopReading:
-		t.a.stopReading.Store(true)
+		return t.a.wedge()
 	case s.Delay != "":
 		d, _ := time.ParseDuration(s.Delay) // validated
 		elapsed := make(chan struct{})
