@@ -53,7 +53,9 @@
 // stopped reading its stdin gives up after CancelGrace with
 // [ErrAgentNotReading], and that agent is replaced the same way.
 // TurnTimeout and IdleTimeout end a turn the same way, with
-// [ErrTurnTimeout] or [ErrIdleTimeout].
+// [ErrTurnTimeout] or [ErrIdleTimeout]. Calls that are never cancelled
+// are bounded by ACPOptions.WriteTimeout, if set: a write blocked that
+// long stops the agent ([ErrWriteTimeout]).
 //
 // # Permissions
 //
@@ -262,13 +264,18 @@ var (
 	ErrCancelUnconfirmed = errors.New("acphost: agent did not confirm cancellation")
 	// ErrAgentNotReading matches, with ErrCancelUnconfirmed, the error of a
 	// cancelled call or turn that was still blocked writing to the agent
-	// CancelGrace later: the agent stopped reading its stdin. Its writes
-	// are abandoned and the client restarts it before the next turn.
+	// CancelGrace later, and, with ErrWriteTimeout, the error of calls
+	// ended by ACPOptions.WriteTimeout: the agent stopped reading its
+	// stdin. Its writes are abandoned and the client restarts it before
+	// the next turn.
 	ErrAgentNotReading = errors.New("acphost: agent stopped reading its input")
 	// ErrTurnTimeout and ErrIdleTimeout are the causes of turns ended by the
 	// TurnTimeout and IdleTimeout watchdogs.
 	ErrTurnTimeout = errors.New("acphost: turn timeout")
 	ErrIdleTimeout = errors.New("acphost: idle timeout")
+	// ErrWriteTimeout is the cause of an agent stopped by
+	// ACPOptions.WriteTimeout; it comes with ErrAgentNotReading.
+	ErrWriteTimeout = errors.New("acphost: write timeout")
 )
 
 // Standard JSON-RPC and ACP error codes.

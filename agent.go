@@ -149,6 +149,10 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 	a.wg.Add(2)
 	go a.dispatchLoop()
 	go a.supervise()
+	if c.opts.WriteTimeout > 0 {
+		a.wg.Add(1)
+		go a.watchWrites()
+	}
 	if err := a.handshake(ctx); err != nil {
 		a.shutdown(err)
 		return nil, a.startError(err)
@@ -326,7 +330,7 @@ func (a *agent) guardedCall(ctx context.Context, method string, params, result a
 	g := a.guardWrites(ctx)
 	err := a.conn.Call(ctx, method, params, result, id)
 	g.release()
-	return notReading(err, g.armedBy())
+	return a.notReading(err, g.armedBy())
 }
 
 // pickID numbers every outgoing call from one counter (jsonrpc2's own

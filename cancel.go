@@ -194,12 +194,67 @@ func (a *agent) abortWrites() {
 // notReading returns the error to report for a call that abortWrites
 // ended (err), with the cancellation's cause (nil when this call was not
 // cancelled); other errors unchanged.
-func notReading(err, cause error) error {
+func (a *agent) notReading(err, cause error) error {
 	switch {
 	case !errors.Is(err, wire.ErrWritesAborted):
 		return err
-	case cause == nil: // another call's cancel abandoned the writes
-		return fmt.Errorf("acphost: the agent's writes were abandoned; it is replaced before the next turn: %w", ErrAgentNotReading)
+	case cause != nil:
+		return fmt.Errorf("%w: %w", errNotReading, cause)
 	}
-	return fmt.Errorf("%w: %w", errNotReading, cause)
+	why := a.poisonCause() // another call's cancel, or WriteTimeout
+	if why == nil || errors.Is(why, ErrCancelUnconfirmed) {
+		why = ErrAgentNotReading
+	}
+	return fmt.Errorf("acphost: the agent's writes were abandoned; it is replaced before the next turn: %w", why)
+}
+
+// watchWrites stops the agent once a write to it has been blocked for
+// WriteTimeout: it stopped reading its stdin, so nothing the host says (a
+// permission answer, a cancel, the next prompt) can reach it. While a write
+// is seen blocked, the queue's bound is lifted, as during a cancel's grace:
+// a slow OnUpdate must not get an agent that writes synchronously blamed.
+func (a *agent) watchWrites() {
+	defer a.wg.Done()
+	limit := a.opts.WriteTimeout
+	tick := time.NewTicker(max(limit/4, time.Millisecond))
+	defer tick.Stop()
+	lifted := false
+	defer func() {
+		if lifted {
+			a.q.lift(-1)
+		}
+	}()
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		blocked := a.stream.WriteBlockedFor()
+		switch {
+		case blocked >= limit:
+			a.abandonWedged(fmt.Errorf("%w: a write was blocked for %v (%w)", ErrAgentNotReading, blocked.Round(time.Millisecond), ErrWriteTimeout))
+			return
+		case (blocked > 0) != lifted:
+			lifted = !lifted
+			a.q.lift(liftDelta(lifted))
+		}
+	}
+}
+
+func liftDelta(lift bool) int {
+	if lift {
+		return 1
+	}
+	return -1
+}
+
+// abandonWedged stops an agent that stopped reading, for cause: its writes
+// are abandoned first (a blocked write holds the connection's send lock),
+// then every pending call and turn ends with cause, and the process is
+// ended. The client replaces it before the next turn.
+func (a *agent) abandonWedged(cause error) {
+	a.poison(cause)
+	a.stream.AbortWrites()
+	a.stop(cause)
 }

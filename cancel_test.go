@@ -1,9 +1,14 @@
 package acphost
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -367,10 +372,110 @@ func TestBlockedCallWriteIsAbandoned(t *testing.T) {
 	})
 }
 
+// With WriteTimeout, calls that are never cancelled do not wait forever on
+// an agent that stopped reading: a blocked write ends every call pending on
+// the agent, within WriteTimeout and a quarter.
+func TestWriteTimeoutEndsCallsThatAreNeverCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{StopReading: true}}}}}
+		c, _ := connectFake(t, script, ACPOptions{WriteTimeout: time.Second})
+		_, err := c.Generate(Request{Prompt: "wedge"})
+		require.NoError(t, err)
+		start := time.Now()
+		errs := make(chan error, 2)
+		setMode := func() { errs <- c.Session().SetMode(context.Background(), "any") }
+		go setMode() // taken in, never answered
+		synctest.Wait()
+		go setMode() // blocked writing
+		for range 2 {
+			err := <-errs
+			require.ErrorIs(t, err, ErrWriteTimeout)
+			require.ErrorIs(t, err, ErrAgentNotReading)
+			assert.NotErrorIs(t, err, ErrCancelUnconfirmed, "nothing was cancelled")
+		}
+		took := time.Since(start)
+		assert.True(t, took >= time.Second && took <= 1250*time.Millisecond, "took %v: the first check at or after WriteTimeout", took)
+	})
+}
+
+// A host whose OnUpdate is slow stops reading the agent's output; an agent
+// that reads and writes on one goroutine then stops reading its input while
+// it waits to write, and a prompt to it blocks. That is the host's doing:
+// WriteTimeout lifts the update queue's bound while a write is blocked, and
+// the agent is not stopped.
+func TestWriteTimeoutDoesNotBlameASlowOnUpdate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var once sync.Once
+		slow := func(Update) { once.Do(func() { <-release }) }
+		toAgentR, toAgentW := io.Pipe()
+		toClientR, toClientW := io.Pipe()
+		go serveSynchronousAgent(toAgentR, toClientW, 5000)
+		closer := closerFunc(func() error { toAgentW.Close(); return toClientR.Close() })
+		c, err := Connect(context.Background(), toClientR, toAgentW, closer,
+			ACPOptions{Dir: t.TempDir(), WriteTimeout: time.Second, MaxQueuedUpdates: 16, OnUpdate: slow})
+		require.NoError(t, err)
+		defer c.Close()
+		other, err := c.NewSession(context.Background(), SessionOptions{})
+		require.NoError(t, err)
+
+		flood := goGenerate(c, context.Background(), "flood")
+		synctest.Wait() // the agent is blocked writing updates, not reading
+		second := make(chan error, 1)
+		go func() { _, err := other.Generate(Request{Prompt: "hi"}); second <- err }()
+		time.Sleep(3 * time.Second) // a slow consumer; in the bubble, virtual time well past WriteTimeout
+		close(release)
+		res := <-flood
+		require.NoError(t, res.err)
+		assert.Equal(t, StopEndTurn, res.resp.StopReason)
+		require.NoError(t, <-second)
+	})
+}
+
+// serveSynchronousAgent plays an agent that reads and writes on one
+// goroutine, as simple agents do: while it writes, it reads nothing. Its
+// first prompt streams n chunks before the answer; later ones answer at once.
+func serveSynchronousAgent(r io.Reader, w io.Writer, n int) {
+	br := bufio.NewReader(r)
+	sessions, prompts := 0, 0
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				SessionID string `json:"sessionId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID == nil {
+			continue
+		}
+		result := `{}`
+		switch m.Method {
+		case "initialize":
+			result = `{"protocolVersion":1,"agentCapabilities":{}}`
+		case "session/new":
+			sessions++
+			result = fmt.Sprintf(`{"sessionId":"s%d"}`, sessions)
+		case "session/prompt":
+			if prompts++; prompts == 1 {
+				for range n {
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}}`+"\n", m.Params.SessionID)
+				}
+			}
+			result = `{"stopReason":"end_turn"}`
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, result)
+	}
+}
+
 // A prompt larger than the pipe written to an agent that stopped reading
 // blocks; a cancel (ctx, Cancel) or a watchdog (TurnTimeout, IdleTimeout)
-// abandons the write after CancelGrace, and the agent is replaced before
-// the next turn.
+// abandons the write after CancelGrace, WriteTimeout without any cancel,
+// and the agent is replaced before the next turn.
 func TestBlockedPromptWriteIsAbandoned(t *testing.T) {
 	t.Parallel()
 	script := fakeagent.Script{Turns: []fakeagent.Turn{
@@ -405,6 +510,10 @@ func TestBlockedPromptWriteIsAbandoned(t *testing.T) {
 			_, err := c.Generate(huge)
 			return err
 		}, ErrIdleTimeout},
+		{"WriteTimeout", ACPOptions{WriteTimeout: time.Second}, func(c *ACPClient) error {
+			_, err := c.Generate(huge) // never cancelled
+			return err
+		}, ErrWriteTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

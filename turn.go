@@ -363,7 +363,7 @@ func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan pr
 		a.mu.Lock()
 		delete(a.prompts, id)
 		a.mu.Unlock()
-		return nil, notReading(err, g.armedBy())
+		return nil, a.notReading(err, g.armedBy())
 	}
 	if err != nil {
 		a.mu.Lock()

@@ -40,7 +40,10 @@ type Agent struct {
 	w      io.Writer
 	record *os.File
 
-	wmu   sync.Mutex // serialises writes to w
+	// wlock serialises writes to w. It is a channel, not a mutex, so that
+	// under testing/synctest a goroutine waiting behind a blocked write is
+	// durably blocked and the bubble's clock can advance.
+	wlock chan struct{}
 	errMu sync.Mutex // serialises writes to Stderr
 
 	exited   chan struct{}
@@ -72,6 +75,7 @@ func New(s Script) *Agent {
 		exited:     make(chan struct{}),
 		recvSignal: make(chan struct{}),
 		readBegun:  make(chan struct{}),
+		wlock:      make(chan struct{}, 1),
 		pending:    map[string]*call{},
 		sessions:   map[string]bool{},
 		active:     map[string][]*turn{},
@@ -348,8 +352,8 @@ func (a *Agent) send(m outMsg) error {
 }
 
 func (a *Agent) writeLine(b []byte) error {
-	a.wmu.Lock()
-	defer a.wmu.Unlock()
+	a.wlock <- struct{}{}
+	defer func() { <-a.wlock }()
 	if err := a.ctx.Err(); err != nil {
 		return err
 	}

@@ -57,9 +57,11 @@ type Stream struct {
 	// Trace, if set, sees every message in both directions ("recv"/"send").
 	Trace func(dir string, msg []byte)
 
-	wmu     sync.Mutex
-	wbuf    []byte
-	aborted atomic.Bool
+	wmu        sync.Mutex
+	wbuf       []byte
+	aborted    atomic.Bool
+	born       time.Time    // the monotonic origin of writeSince
+	writeSince atomic.Int64 // 1 + when the write in progress began, in ns since born; 0: none
 
 	errMu    sync.Mutex
 	readErr  error
@@ -76,7 +78,7 @@ func New(r io.Reader, w io.Writer, maxLine int, closers ...io.Closer) *Stream {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, maxLine: maxLine, closers: closers, readDone: make(chan struct{})}
+	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, maxLine: maxLine, closers: closers, readDone: make(chan struct{}), born: time.Now()}
 }
 
 // WriteObject marshals v and writes it with a trailing newline in one Write.
@@ -152,7 +154,9 @@ func (s *Stream) flushLine() error {
 		s.Trace("send", s.wbuf)
 	}
 	s.wbuf = append(s.wbuf, '\n')
+	s.writeSince.Store(int64(time.Since(s.born)) + 1)
 	_, err := s.w.Write(s.wbuf)
+	s.writeSince.Store(0)
 	if cap(s.wbuf) > 1<<20 {
 		s.wbuf = nil // don't pin a huge prompt's buffer
 	}
@@ -160,6 +164,16 @@ func (s *Stream) flushLine() error {
 		return ErrWritesAborted
 	}
 	return err
+}
+
+// WriteBlockedFor returns how long the write in progress has been going
+// on: 0 when none is. A write that lasts means a peer that stopped reading.
+func (s *Stream) WriteBlockedFor() time.Duration {
+	since := s.writeSince.Load()
+	if since == 0 {
+		return 0
+	}
+	return time.Since(s.born) - time.Duration(since-1)
 }
 
 // ErrWritesAborted is returned by the writes that AbortWrites ended and by

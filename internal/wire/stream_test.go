@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -199,4 +201,21 @@ func TestNullErrorBesideResultIsAResult(t *testing.T) {
 	var v any
 	assert.ErrorIs(t, s.ReadObject(&v), io.EOF)
 	assert.Nil(t, gotErr)
+}
+
+// WriteBlockedFor measures the write in progress, and only it.
+func TestWriteBlockedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, w := io.Pipe()
+		s := New(strings.NewReader(""), w, 0)
+		assert.Zero(t, s.WriteBlockedFor(), "no write yet")
+		wrote := make(chan error, 1)
+		go func() { wrote <- s.WriteLine([]byte(`{}`)) }()
+		time.Sleep(3 * time.Second) // nobody reads: the write stays blocked
+		assert.Equal(t, 3*time.Second, s.WriteBlockedFor())
+		_, err := r.Read(make([]byte, 8))
+		require.NoError(t, err)
+		require.NoError(t, <-wrote)
+		assert.Zero(t, s.WriteBlockedFor(), "the write is over")
+	})
 }
