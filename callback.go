@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,7 +16,9 @@ import (
 // running the callback), and a turn of a session started from a callback
 // serving that session's running turn (OnPermission, OnReadFile,
 // OnWriteFile, OnCommand: the running turn waits for that callback, and the
-// new one for the running turn). Start them from another goroutine.
+// new one for the running turn), directly or through a chain of sessions
+// (S's OnPermission runs a turn of T, whose OnPermission runs a turn of S).
+// Start them from another goroutine.
 var ErrReentrant = errors.New("acphost: called from a callback it would wait for")
 
 // goid returns the current goroutine's id. It is used only off the
@@ -37,6 +40,7 @@ type callbacks struct {
 	mu         sync.Mutex
 	dispatcher uint64
 	running    map[uint64][]string // goroutine → the sessions it runs callbacks for, innermost last
+	turns      map[uint64][]string // callback goroutine → the sessions whose turns it runs or waits for
 	// inUser counts user code running (on any of the agent's goroutines), so
 	// that the goroutine id is read only when a call could come from there.
 	inUser atomic.Int32
@@ -68,22 +72,63 @@ func (cb *callbacks) enter(id uint64, session string) (leave func()) {
 	}
 }
 
-// blocksTurn reports whether a turn of session started by the caller would
-// wait for the caller itself: it is the dispatcher running user code, or it
-// runs a callback for that session while a turn of it runs (busy).
-func (cb *callbacks) blocksTurn(session string, busy bool) bool {
+// enterTurn is called as the caller starts a turn of session (busy: a
+// turn of it is running or queued). It reports whether that turn would wait
+// for the caller itself: the caller is the dispatcher running user code, or
+// a callback goroutine that the session's running turn waits for, directly
+// (it serves that session) or through a chain of sessions (it serves T,
+// whose turn was started from a callback serving the session, and so on).
+// Otherwise, for a callback goroutine, it records the turn until leave.
+func (cb *callbacks) enterTurn(session string, busy bool) (leave func(), reentrant bool) {
 	if cb.inUser.Load() == 0 {
-		return false
+		return func() {}, false
 	}
 	id := goid()
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
-	if id == cb.dispatcher {
-		return true
+	switch {
+	case id == cb.dispatcher:
+		return nil, true
+	case len(cb.running[id]) == 0: // not user code of ours: nothing can wait for it
+		return func() {}, false
+	case busy && cb.waitsFor(session, id):
+		return nil, true
 	}
-	for _, s := range cb.running[id] {
-		if s == session && busy {
-			return true
+	if cb.turns == nil {
+		cb.turns = map[uint64][]string{}
+	}
+	cb.turns[id] = append(cb.turns[id], session)
+	return func() {
+		cb.mu.Lock()
+		defer cb.mu.Unlock()
+		if s := cb.turns[id]; len(s) > 1 {
+			cb.turns[id] = s[:len(s)-1]
+		} else {
+			delete(cb.turns, id)
+		}
+	}, false
+}
+
+// waitsFor reports whether the running turn of session waits, directly or
+// through other sessions' turns, for callback goroutine id. A turn waits
+// for the callbacks serving its session; a callback waits for the turns it
+// started. cb.mu is held.
+func (cb *callbacks) waitsFor(session string, id uint64) bool {
+	seen := map[string]bool{session: true}
+	for queue := []string{session}; len(queue) > 0; queue = queue[1:] {
+		for g, serving := range cb.running {
+			if !slices.Contains(serving, queue[0]) {
+				continue
+			}
+			if g == id {
+				return true
+			}
+			for _, next := range cb.turns[g] {
+				if !seen[next] {
+					seen[next] = true
+					queue = append(queue, next)
+				}
+			}
 		}
 	}
 	return false

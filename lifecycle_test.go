@@ -236,3 +236,40 @@ func TestTurnFromOnPermissionOfTheSameSessionIsReentrant(t *testing.T) {
 		assert.Equal(t, "from the other session", otherText)
 	})
 }
+
+// A cycle through two sessions: S's OnPermission runs a turn of T, whose
+// OnPermission runs a turn of S. S's turn waits for its callback, which
+// waits for T's turn, which waits for its callback: the turn of S fails at
+// once with ErrReentrant instead of waiting for ever, and both turns end.
+func TestTurnCycleThroughTwoSessionsIsReentrant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		askS, askT := askTurn("answer"), askTurn("answer")
+		askS.Prompt, askT.Prompt = "s", "t"
+		script := fakeagent.Script{Turns: []fakeagent.Turn{askS, askT, {Prompt: "back", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("never"))}}}}
+		var c *ACPClient
+		var other *Session
+		var tText string
+		var tErr, back error
+		c, _ = connectFake(t, script, ACPOptions{
+			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+				if req.SessionID == other.ID() {
+					_, back = c.Generate(Request{Prompt: "back"})
+				} else {
+					var resp Response
+					resp, tErr = other.Generate(Request{Prompt: "t"})
+					tText = resp.Text
+				}
+				return req.Options[0].ID, nil
+			},
+		})
+		var err error
+		other, err = c.NewSession(context.Background(), SessionOptions{})
+		require.NoError(t, err)
+		resp, err := c.Generate(Request{Prompt: "s"})
+		require.NoError(t, err)
+		assert.Equal(t, "answer=allow", resp.Text)
+		require.NoError(t, tErr)
+		assert.Equal(t, "answer=allow", tText)
+		assert.ErrorIs(t, back, ErrReentrant)
+	})
+}

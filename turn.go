@@ -229,9 +229,11 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
 	}
-	if s.c.agent().cb.blocksTurn(s.ID(), len(s.turnSem) > 0) {
+	leave, reentrant := s.c.agent().cb.enterTurn(s.ID(), len(s.turnSem) > 0)
+	if reentrant {
 		return Response{}, fmt.Errorf("acphost: a turn of session %s started from a callback that turn would wait for: %w", s.ID(), ErrReentrant)
 	}
+	defer leave()
 	if s.isClosed() {
 		return Response{}, fmt.Errorf("acphost: session %s is closed: %w", s.ID(), ErrClosed)
 	}
