@@ -82,6 +82,11 @@
 // that dies without Close (killed, crashed) takes its agents with it: the
 // kernel sends them SIGKILL.
 //
+// On Linux the kernel (Landlock) can also confine where the agent, and
+// everything it runs, may write ([Confinement], ACPOptions.Confine), and
+// likewise the commands the host runs for it (TerminalOptions.Confine): a
+// plan mode that the agent's own tools cannot get around.
+//
 // # Errors
 //
 // Errors match with errors.Is and errors.As: [ErrClosed], [ErrAgentExited]

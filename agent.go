@@ -131,7 +131,7 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 		sessions:   map[string]*session{},
 		brokers:    make(chan *pendingPermission),
 	}
-	a.roots, a.terms = roots, newTerminals(&c.opts)
+	a.roots, a.terms = roots, newTerminals(&c.opts, roots)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.q = newQueue(c.opts.MaxQueuedUpdates)
 	a.stream = wire.New(r, w, c.opts.MaxLineBytes)

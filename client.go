@@ -115,6 +115,11 @@ type ACPOptions struct {
 	FS *FSOptions
 	// Terminal serves terminal/*; nil serves nothing.
 	Terminal *TerminalOptions
+	// Confine, if set, has the kernel confine the agent process and all it
+	// starts to writing where Confine.Writable says (see Confinement). Nil:
+	// the agent may write wherever its user may. Start only: a Connect
+	// agent is not ours to confine.
+	Confine *Confinement
 
 	// Record, if set, receives the client's wire as NDJSON: both directions,
 	// stderr lines and skipped stdout lines, with timestamps and the agent
@@ -167,7 +172,7 @@ func (o *ACPOptions) setDefaults() error {
 	if o.MCPServers == nil {
 		o.MCPServers = []json.RawMessage{}
 	}
-	return nil
+	return checkConfinement(o)
 }
 
 // ACPClient is a warm agent: a process (or connection), initialized, with a
@@ -214,6 +219,9 @@ func Start(ctx context.Context, opts ACPOptions) (*ACPClient, error) {
 // what it reads. Close closes rwc. There is no process to supervise, so an
 // agent that does not confirm a cancellation cannot be restarted.
 func Connect(ctx context.Context, r io.Reader, w io.Writer, rwc io.Closer, opts ACPOptions) (*ACPClient, error) {
+	if opts.Confine != nil {
+		return nil, fmt.Errorf("acphost: ACPOptions.Confine needs an agent process that Start spawns: %w", ErrUnsupported)
+	}
 	return newClient(ctx, opts, func(c *ACPClient) func(context.Context) (*agent, error) {
 		used := false
 		return func(ctx context.Context) (*agent, error) {

@@ -1,13 +1,18 @@
 package acphost
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/acphost/acphost/internal/confine"
 )
 
 // stderrTailBytes bounds the stderr kept for error messages.
@@ -24,6 +29,24 @@ type process struct {
 	stderrDone chan struct{}
 	exited     chan struct{} // closed once cmd.Wait returned
 	exitErr    error
+	confine    *Confinement // nil: not confined
+}
+
+// Confinement has the kernel confine the agent process, and every process
+// it starts (its tools, its shell commands, its MCP servers), to changing
+// files beneath Writable and writing to the devices under /dev; reading
+// stays allowed everywhere. Symlinks, subprocesses and cd do not widen it,
+// and set-user-id programs lose their powers. It needs Linux 5.13 or later
+// with Landlock: elsewhere Start fails with ErrUnsupported rather than run
+// the agent unconfined.
+//
+// Dir is not implied. List it for an agent that edits the project; leave it
+// out for one that must only read it, whatever it is told (a plan mode the
+// agent's own tools cannot get around). Agents keep state of their own, for
+// example ~/.claude or ~/.codex, a cache and a temporary directory: list
+// what the agent needs, or it fails in its own way.
+type Confinement struct {
+	Writable []string // absolute directories
 }
 
 // startProcess spawns the agent in its own process group with all three
@@ -37,7 +60,7 @@ func startProcess(opts *ACPOptions) (*process, error) {
 	cmd.Dir = opts.Dir
 	setProcessGroup(cmd)
 
-	p := &process{cmd: cmd, stderrDone: make(chan struct{}), exited: make(chan struct{})}
+	p := &process{cmd: cmd, stderrDone: make(chan struct{}), exited: make(chan struct{}), confine: opts.Confine}
 	var childEnds []*os.File
 	pipe := func() (r, w *os.File, err error) {
 		r, w, err = os.Pipe()
@@ -79,11 +102,17 @@ func closeAll(files ...*os.File) {
 // startAndWait starts the agent and waits for its exit, closing exited, on
 // one OS thread it keeps locked: the parent-death signal (see
 // setProcessGroup) follows the thread that started the agent, which must
-// therefore live as long as the agent does.
+// therefore live as long as the agent does. A confined agent is started
+// from a confined thread, which is never unlocked: the runtime discards it.
 func (p *process) startAndWait(started chan<- error) {
 	defer close(p.exited)
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if p.confine == nil {
+		defer runtime.UnlockOSThread()
+	} else if err := confine.RestrictThread(p.confine.Writable); err != nil {
+		started <- err
+		return
+	}
 	if err := p.cmd.Start(); err != nil {
 		started <- err
 		return
@@ -189,4 +218,28 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// checkConfinement fails early when confinement is asked for where the
+// kernel cannot give it, or with a relative directory.
+func checkConfinement(o *ACPOptions) error {
+	var writable []string
+	switch {
+	case o.Confine != nil:
+		writable = o.Confine.Writable
+	case o.Terminal == nil || !o.Terminal.Confine:
+		return nil
+	}
+	if !confine.Available() {
+		return fmt.Errorf("acphost: confinement: %w: %w", ErrUnsupported, confine.ErrUnsupported)
+	}
+	if o.Terminal != nil {
+		writable = append(slices.Clone(writable), o.Terminal.Writable...)
+	}
+	for _, dir := range writable {
+		if !filepath.IsAbs(dir) {
+			return fmt.Errorf("acphost: confinement: writable directory %q is not absolute", dir)
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acphost/acphost/internal/sandbox"
 	"github.com/acphost/acphost/internal/terminal"
 )
 
@@ -24,6 +25,17 @@ type TerminalOptions struct {
 	// KillGrace is the time between SIGTERM and SIGKILL on terminal/kill.
 	// Default 2s.
 	KillGrace time.Duration
+	// Confine has the kernel confine each command, and every process it
+	// starts, to writing beneath the session's roots (Dir and
+	// FSOptions.AdditionalDirs) and Writable, and to the devices under
+	// /dev; reading stays allowed. Symlinks, subprocesses and cd do not
+	// widen it, and set-user-id programs lose their powers. It needs Linux
+	// 5.13 or later with Landlock: elsewhere Start and Connect fail with
+	// ErrUnsupported rather than run commands unconfined.
+	Confine bool
+	// Writable lists more directories a confined command may write
+	// beneath, such as a build cache or a temporary directory.
+	Writable []string
 }
 
 // TerminalCommand is a command the agent asks the host to run.
@@ -158,9 +170,14 @@ func (a *agent) createTerminal(ctx context.Context, raw json.RawMessage) (any, e
 	return map[string]string{"terminalId": id}, nil
 }
 
-func newTerminals(opts *ACPOptions) *terminal.Manager {
-	if opts.Terminal == nil {
+func newTerminals(opts *ACPOptions, roots *sandbox.Roots) *terminal.Manager {
+	o := opts.Terminal
+	if o == nil {
 		return nil
 	}
-	return terminal.NewManager(terminal.Options{Shell: opts.Terminal.Shell, KillGrace: opts.Terminal.KillGrace})
+	t := terminal.Options{Shell: o.Shell, KillGrace: o.KillGrace, Confine: o.Confine}
+	if o.Confine {
+		t.Writable = append(roots.Dirs(), o.Writable...)
+	}
+	return terminal.NewManager(t)
 }

@@ -78,6 +78,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acphost/acphost/internal/confine"
 )
 
 // ErrNotFound is returned for a terminal id that was never created by the
@@ -148,6 +150,11 @@ type Options struct {
 	// while processes it left behind keep its output pipe open; 0 means
 	// 1s. See the package documentation.
 	DrainTimeout time.Duration
+	// Confine, if set, starts every command confined by the kernel to
+	// writing beneath Writable (see package confine); where that is not
+	// available, Create fails.
+	Confine  bool
+	Writable []string
 }
 
 // Manager owns every terminal of one client. It is safe for concurrent
@@ -186,6 +193,7 @@ func NewManager(o Options) *Manager {
 		o.BaseEnv = slices.Clone(o.BaseEnv)
 	}
 	o.Shell = slices.Clone(o.Shell)
+	o.Writable = slices.Clone(o.Writable)
 	if o.KillGrace <= 0 {
 		o.KillGrace = defaultKillGrace
 	}
@@ -214,7 +222,7 @@ func (m *Manager) Create(owner string, s Spec) (id string, err error) {
 	m.wg.Add(2)
 	m.mu.Unlock()
 
-	t, err := start(cmd, s.OutputByteLimit)
+	t, err := start(cmd, s.OutputByteLimit, m.starter())
 	if err != nil {
 		m.wg.Add(-2)
 		return "", fmt.Errorf("terminal: start %q: %w", s.Command, err)
@@ -288,8 +296,16 @@ func (m *Manager) command(s Spec) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// starter is how commands are started: confined, or by exec.Cmd.Start.
+func (m *Manager) starter() func(*exec.Cmd) error {
+	if m.opts.Confine {
+		return func(cmd *exec.Cmd) error { return confine.Start(cmd, m.opts.Writable) }
+	}
+	return (*exec.Cmd).Start
+}
+
 // start starts cmd with both stdout and stderr on one pipe.
-func start(cmd *exec.Cmd, limit int) (*term, error) {
+func start(cmd *exec.Cmd, limit int, startCmd func(*exec.Cmd) error) (*term, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -297,7 +313,7 @@ func start(cmd *exec.Cmd, limit int) (*term, error) {
 	// The same *os.File for both: os/exec passes one descriptor as fd 1
 	// and 2 and starts no copying goroutines.
 	cmd.Stdout, cmd.Stderr = w, w
-	err = cmd.Start()
+	err = startCmd(cmd)
 	w.Close() // the child has its own copy; EOF comes when every holder exits
 	if err != nil {
 		r.Close()

@@ -1,0 +1,49 @@
+// Package confine starts processes whose writes to the file system the
+// kernel confines to a set of directories: Landlock on Linux 5.13 and
+// later. The confinement is inherited by every process the command starts
+// and cannot be lifted by it; reading stays allowed everywhere.
+package confine
+
+import (
+	"errors"
+	"os/exec"
+	"runtime"
+)
+
+// ErrUnsupported is returned where the kernel offers no confinement.
+var ErrUnsupported = errors.New("confine: Landlock is not available on this system")
+
+// Start starts cmd so that it, and every process it starts, can create,
+// modify, rename or delete files only beneath the writable directories,
+// and write to the devices under /dev (/dev/null, terminals). Symlinks,
+// subprocesses and changing directory do not widen that: the kernel checks
+// the file reached, not the path. Set-user-id programs lose their powers.
+func Start(cmd *exec.Cmd, writable []string) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: see RestrictThread
+		if err := RestrictThread(writable); err != nil {
+			done <- err
+			return
+		}
+		done <- cmd.Start()
+	}()
+	return <-done
+}
+
+// RestrictThread confines the calling OS thread, and every process it
+// starts from then on, as Start describes: a child inherits the
+// restriction of the thread that forked it. The caller must have locked
+// its goroutine to the thread (runtime.LockOSThread) and must never unlock
+// it, so that the runtime discards the thread when the goroutine ends
+// instead of running other goroutines on it.
+func RestrictThread(writable []string) error {
+	v := abi()
+	if v == 0 {
+		return ErrUnsupported
+	}
+	return restrictThread(v, writable)
+}
+
+// Available reports whether Start can confine commands here.
+func Available() bool { return abi() > 0 }
