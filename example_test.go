@@ -3,8 +3,11 @@ package acphost_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
@@ -56,6 +59,36 @@ func Example_planMode() {
 	}
 	fmt.Println(resp.Text)
 	// Output: picked reject
+}
+
+// Plan mode asks the agent to keep to reads; Confine has the kernel make
+// sure of it (Linux). The project directory is left out of Writable, so
+// the agent's own tools, and every command they run, can read it but not
+// change it. The agent keeps its state where it is allowed to write.
+func ExampleConfinement() {
+	home, _ := os.UserHomeDir()
+	opts := acphost.ACPOptions{
+		Command:  "npx",
+		Args:     []string{"@agentclientprotocol/claude-agent-acp"},
+		Dir:      "/src/project",
+		PlanMode: true,
+		Confine: &acphost.Confinement{Writable: []string{
+			filepath.Join(home, ".claude"), filepath.Join(home, ".npm"), os.TempDir(),
+		}},
+	}
+	c, err := acphost.Start(context.Background(), opts)
+	if errors.Is(err, acphost.ErrUnsupported) {
+		log.Fatal("this kernel cannot confine the agent: ", err)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	resp, err := c.Generate(acphost.Request{Prompt: "plan the refactoring of the parser"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Text)
 }
 
 // OnPermission sees each request as typed values and may wait for a human.
