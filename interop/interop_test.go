@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/internal/confine"
 )
 
 // Deadlines. Generous: agents start in 0.03–1.6 s when the machine is idle,
@@ -420,6 +421,7 @@ func TestAgents(t *testing.T) {
 			t.Run("cancel", func(t *testing.T) { testCancel(t, a) })
 			t.Run("two-turns", func(t *testing.T) { testTwoTurns(t, a) })
 			t.Run("write-tool", func(t *testing.T) { testWriteTool(t, a) })
+			t.Run("confined", func(t *testing.T) { testConfined(t, a) })
 			if a.Presentation {
 				t.Run("presentation", func(t *testing.T) { testPresentation(t, a) })
 			}
@@ -660,6 +662,40 @@ func testWriteTool(t *testing.T, a Agent) {
 		}
 	} else if len(w) > 0 {
 		t.Logf("%s wrote through fs/write_text_file", a.Name)
+	}
+}
+
+// confined: the agent runs under ACPOptions.Confine with only its HOME
+// (and a TMPDIR inside it) writable. The host allows the shell command, but
+// the kernel refuses its write: the project stays untouched, and the agent
+// lives on to report the failure to its model and answer another turn.
+func testConfined(t *testing.T, a Agent) {
+	if !confine.Available() {
+		t.Skip("Landlock is not available on this kernel")
+	}
+	s := start(t, a, func(s *session, o *acphost.ACPOptions) {
+		tmp := filepath.Join(s.home, "tmp")
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		o.Env = append(o.Env, "TMPDIR="+tmp)
+		o.Confine = &acphost.Confinement{Writable: []string{s.home}}
+	})
+	s.setPolicy(allowOnce)
+	r := s.turn(turnCtx(t), prompt("sh:out1.txt"))
+	if r.err != nil {
+		t.Fatalf("turn failed: %v", r.err)
+	}
+	if len(s.permissions()) == 0 {
+		t.Errorf("the agent asked no permission")
+	}
+	noFile(t, filepath.Join(s.work, "out1.txt"))
+	if s.mock.Count("final") == 0 {
+		t.Errorf("the agent never returned the failed command's result to the model")
+	}
+	r = s.turn(turnCtx(t), prompt())
+	if r.err != nil {
+		t.Errorf("the confined agent did not take another turn: %v", r.err)
 	}
 }
 
