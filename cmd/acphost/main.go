@@ -36,6 +36,13 @@
 //	--stderr FILE          write the agent's stderr to FILE ("-": acphost's
 //	                       stderr); by default it is kept and its last lines
 //	                       are shown when the agent fails
+//	--writable DIR         confine the agent, and everything it runs, to
+//	                       changing files beneath DIR (repeatable; Linux with
+//	                       Landlock, else acphost fails). Everything else,
+//	                       --cwd included unless listed, is read-only to the
+//	                       agent's own tools; --fs writes, made by acphost,
+//	                       still land. List the agent's state directories
+//	                       (e.g. ~/.claude) and a temporary directory.
 //
 // Ctrl-C during a turn cancels that turn and goes on with the next prompt
 // on the same agent; a second Ctrl-C in the same turn, or one between turns,
@@ -92,6 +99,7 @@ type config struct {
 	fs           bool
 	timeout      time.Duration
 	stderrPath   string
+	writable     []string // absolute; empty: the agent is not confined
 	agent        []string // empty: the built-in fake agent
 }
 
@@ -113,17 +121,20 @@ Flags:
   --timeout DURATION     cancel a turn that runs longer (e.g. 10m)
   --stderr FILE          the agent's stderr ("-": this stderr; default: kept,
                          shown when the agent fails)
+  --writable DIR         confine the agent and all it runs (Linux, Landlock) to
+                         changing files beneath DIR (repeatable); the rest,
+                         --cwd included unless listed, is read-only to it
 
 Ctrl-C cancels the running turn; a second one, or one between turns, quits.
 Exit status: 0 every turn ended, 1 the agent failed or a turn timed out,
 2 bad usage, 130 quit by Ctrl-C, 143 by SIGTERM.
 `
 
-// promptList is the repeatable -p/--prompt flag.
-type promptList []string
+// repeated is a repeatable flag: -p/--prompt, --writable.
+type repeated []string
 
-func (p *promptList) String() string { return strings.Join(*p, "\n") }
-func (p *promptList) Set(s string) error {
+func (p *repeated) String() string { return strings.Join(*p, "\n") }
+func (p *repeated) Set(s string) error {
 	*p = append(*p, s)
 	return nil
 }
@@ -150,7 +161,7 @@ func run(args []string) int {
 // default permission policy.
 func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, error) {
 	var cfg config
-	var prompts promptList
+	var prompts, writable repeated
 	fs := flag.NewFlagSet("acphost", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&prompts, "p", "a turn's `prompt` (repeatable; short for --prompt)")
@@ -163,11 +174,19 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.BoolVar(&cfg.fs, "fs", false, "serve file reads and writes inside --cwd")
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "cancel a turn that runs longer than this `duration` (0: no limit)")
 	fs.StringVar(&cfg.stderrPath, "stderr", "", "write the agent's stderr to `file` (\"-\": to acphost's stderr)")
+	fs.Var(&writable, "writable", "confine the agent (Linux): it may change files only beneath `dir` (repeatable)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usageText) }
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	cfg.prompts = prompts
+	for _, dir := range writable {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return cfg, fmt.Errorf("--writable: %w", err)
+		}
+		cfg.writable = append(cfg.writable, abs)
+	}
 	if fs.NArg() > 0 {
 		cfg.agent = fs.Args()
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/confine"
 )
 
 var (
@@ -868,6 +869,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--json", "--fs", "--presentation", "--timeout", "1m", "--mode", "m", "--stderr", "-", "--", "npx", "-y", "agent"}, false,
 			config{permission: "reject", json: true, fs: true, presentation: true, timeout: time.Minute, mode: "m", stderrPath: "-", agent: []string{"npx", "-y", "agent"}}},
 		{[]string{"-permission=allow", "my-agent", "--its-flag"}, false, config{permission: "allow", agent: []string{"my-agent", "--its-flag"}}},
+		{[]string{"--writable", "/state", "--writable", "/tmp/x"}, false, config{permission: "reject", writable: []string{"/state", "/tmp/x"}}},
 	} {
 		got, err := parseArgs(tc.args, io.Discard, tc.terminal)
 		if err != nil {
@@ -899,4 +901,26 @@ func indexOf(msgs []fakeagent.Message, method string) int {
 		}
 	}
 	return 0
+}
+
+// A --writable agent runs confined (the library and interop tests show the
+// kernel refusing its writes); acphost's own --fs writes still land.
+func TestWritableAgentStillGetsHostWrites(t *testing.T) {
+	if !confine.Available() {
+		t.Skip("Landlock is not available on this kernel")
+	}
+	dir, state := t.TempDir(), t.TempDir()
+	target := filepath.Join(dir, "out.txt")
+	write, _ := json.Marshal(map[string]string{"path": target, "content": "through the host"})
+	script := &fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		{Request: &fakeagent.Call{Method: "fs/write_text_file", Params: write}},
+		fakeagent.Say(fakeagent.Text("done")),
+	}}}}
+	r := runWith(t, script, "", "--json", "--cwd", dir, "--fs", "--writable", state, "-p", "write it")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "through the host" {
+		t.Errorf("--fs write under --writable: %q, %v", b, err)
+	}
 }

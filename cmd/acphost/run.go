@@ -99,6 +99,9 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	if a.cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
+	if len(a.cfg.writable) > 0 {
+		opts.Confine = &acphost.Confinement{Writable: a.cfg.writable}
+	}
 	var closer io.Closer
 	switch a.cfg.stderrPath {
 	case "":
