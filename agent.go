@@ -240,6 +240,7 @@ func (a *agent) die(cause error) {
 		close(a.dead)
 		a.cancel()
 		a.failPrompts(cause)
+		a.stream.AbortWrites() // a write blocked on a dead agent would wait for Close
 		a.conn.Close()
 		a.q.close()
 		a.cancelInflight()

@@ -191,18 +191,22 @@ func (a *agent) abortWrites() {
 	a.stream.AbortWrites()
 }
 
-// notReading returns the error to report for a call that abortWrites
-// ended (err), with the cancellation's cause (nil when this call was not
-// cancelled); other errors unchanged.
+// notReading returns the error to report for a call whose write ended
+// with err, cause being the call's cancellation (nil when it was not
+// cancelled); errors other than aborted writes are returned unchanged.
+// Writes are aborted when the agent is abandoned (poisoned first, with why)
+// or when it dies.
 func (a *agent) notReading(err, cause error) error {
-	switch {
-	case !errors.Is(err, wire.ErrWritesAborted):
+	if !errors.Is(err, wire.ErrWritesAborted) {
 		return err
-	case cause != nil:
-		return fmt.Errorf("%w: %w", errNotReading, cause)
 	}
-	why := a.poisonCause() // another call's cancel, or WriteTimeout
-	if why == nil || errors.Is(why, ErrCancelUnconfirmed) {
+	why := a.poisonCause()
+	switch {
+	case why == nil: // the agent died
+		return a.deathCause(err)
+	case cause != nil:
+		return fmt.Errorf("%w: %w", why, cause)
+	case errors.Is(why, ErrCancelUnconfirmed): // another call's cancel
 		why = ErrAgentNotReading
 	}
 	return fmt.Errorf("acphost: the agent's writes were abandoned; it is replaced before the next turn: %w", why)
@@ -216,7 +220,7 @@ func (a *agent) notReading(err, cause error) error {
 func (a *agent) watchWrites() {
 	defer a.wg.Done()
 	limit := a.opts.WriteTimeout
-	tick := time.NewTicker(max(limit/4, time.Millisecond))
+	tick := time.NewTicker(max(limit/4, 10*time.Millisecond))
 	defer tick.Stop()
 	lifted := false
 	defer func() {
@@ -249,10 +253,10 @@ func liftDelta(lift bool) int {
 	return -1
 }
 
-// abandonWedged stops an agent that stopped reading, for cause: its writes
-// are abandoned first (a blocked write holds the connection's send lock),
-// then every pending call and turn ends with cause, and the process is
-// ended. The client replaces it before the next turn.
+// abandonWedged stops an agent that stopped reading, for cause. It is
+// poisoned first, so that the write it aborts next reports cause (see
+// notReading); then every pending call and turn ends with cause, and the
+// process is ended. The client replaces it before the next turn.
 func (a *agent) abandonWedged(cause error) {
 	a.poison(cause)
 	a.stream.AbortWrites()

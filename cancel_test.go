@@ -472,6 +472,31 @@ func serveSynchronousAgent(r io.Reader, w io.Writer, n int) {
 	}
 }
 
+// An agent that dies (here of a line over MaxLineBytes) while a write to
+// it is blocked ends that write at once, with the death as the error,
+// whatever bounds the call has.
+func TestDeathEndsABlockedWrite(t *testing.T) {
+	for name, opts := range map[string]ACPOptions{
+		"no bound":     {},
+		"WriteTimeout": {WriteTimeout: 5 * time.Second},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				script := fakeagent.Script{Turns: []fakeagent.Turn{{Prompt: "wedge", Steps: []fakeagent.Step{{StopReading: true}},
+					After: []fakeagent.Step{{Delay: "2s"}, {HugeLine: 2 << 20}}}}}
+				opts.MaxLineBytes = 1 << 20
+				c, _ := connectFake(t, script, opts)
+				_, err := c.Generate(Request{Prompt: "wedge"})
+				require.NoError(t, err)
+				start := time.Now()
+				_, err = c.Generate(Request{Prompt: strings.Repeat("x", 4<<20)})
+				require.ErrorIs(t, err, ErrLineTooLong)
+				assert.Equal(t, 2*time.Second, time.Since(start), "when the agent died")
+			})
+		})
+	}
+}
+
 // A prompt larger than the pipe written to an agent that stopped reading
 // blocks; a cancel (ctx, Cancel) or a watchdog (TurnTimeout, IdleTimeout)
 // abandons the write after CancelGrace, WriteTimeout without any cancel,

@@ -89,14 +89,17 @@ type ACPOptions struct {
 	// IdleTimeout ends (cancels) a turn with no update for this long; the
 	// clock pauses while a permission request waits. Zero: no limit.
 	IdleTimeout time.Duration
-	// WriteTimeout bounds how long one message to the agent may stay
-	// blocked on its stdin, whether or not its call is cancelled. An agent
-	// that leaves a write blocked that long has stopped reading: it is
-	// stopped, every call and turn pending on it fails with an error
-	// matching ErrWriteTimeout and ErrAgentNotReading, and the client
-	// replaces it before the next turn. It is checked every WriteTimeout/4.
-	// Zero: no bound; a cancelled call's writes are still bounded by
-	// CancelGrace.
+	// WriteTimeout bounds how long writing one message to the agent's
+	// stdin may take, whether or not its call is cancelled. An agent that
+	// leaves a write blocked that long has stopped reading: it is stopped,
+	// the calls and turns pending on it fail with an error matching
+	// ErrAgentNotReading and ErrWriteTimeout (and a cancelled call's
+	// error its cancellation too), and the client replaces it before
+	// the next turn (a Connect agent cannot be replaced). It is checked
+	// every WriteTimeout/4 (at least every 10ms). The whole message counts:
+	// set it well above the time a live agent takes to read your largest
+	// prompt. Zero: no bound; a cancelled call's writes are still bounded
+	// by CancelGrace.
 	WriteTimeout time.Duration
 
 	// ClientInfo is sent in initialize. Default: acphost and its Version.

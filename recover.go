@@ -46,8 +46,9 @@ var ErrContextLost = errors.New("acphost: session context lost")
 // did, the turn was not run (call again to run it on the fresh session).
 type RestartError struct {
 	// Reason is why: an error matching ErrCancelUnconfirmed (and
-	// ErrAgentNotReading when the agent stopped reading its stdin), or the
-	// agent's exit error.
+	// ErrAgentNotReading when the agent stopped reading its stdin), one
+	// matching ErrWriteTimeout and ErrAgentNotReading, or the agent's exit
+	// error.
 	Reason error
 	// OldSessionID and NewSessionID are equal when the session was
 	// re-attached by load or resume.
@@ -85,8 +86,8 @@ func (e *CrashLoopError) Error() string {
 // Unwrap returns the last crash.
 func (e *CrashLoopError) Unwrap() error { return e.Last }
 
-// readyAgent returns a live agent for the next call. An agent abandoned
-// after an unconfirmed cancel is always replaced; a dead one is replaced
+// readyAgent returns a live agent for the next call. An abandoned agent
+// (an unconfirmed cancel, writes it stopped reading) is always replaced; a dead one is replaced
 // only with ACPOptions.Recover, and otherwise its death is the error.
 func (c *ACPClient) readyAgent(ctx context.Context) (*agent, error) {
 	select {

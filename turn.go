@@ -310,7 +310,7 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 	if err != nil {
 		s.detach(t)
 		stop := StopReason("")
-		if errors.Is(err, ErrAgentNotReading) {
+		if errors.Is(err, ErrAgentNotReading) && (ctx.Err() != nil || t.halted()) {
 			stop = StopCancelled // cancelled while the prompt was being written
 		}
 		return t.response(stop, nil), err

@@ -239,7 +239,7 @@ func (a *Agent) signalRead() {
 func (a *Agent) wedge() result {
 	for {
 		a.readMu.Lock()
-		if a.reading || a.readOver {
+		if a.reading || a.readOver || a.stopReading.Load() { // wedged already: once is for good
 			a.stopReading.Store(true)
 			a.readMu.Unlock()
 			return finished

@@ -898,6 +898,27 @@ func TestStopReadingTakesInTheReadInFlight(t *testing.T) {
 	})
 }
 
+// A second StopReading is a no-op: the agent is wedged for good already.
+func TestStopReadingTwice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		a := fakeagent.New(fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			{StopReading: true}, {Delay: "1s"}, {StopReading: true}}}}})
+		srv := serve(t, ctx, a)
+		c := srv.c
+		sid := c.handshake()
+		pid := c.prompt(sid, "wedge")
+		synctest.Wait()
+		c.request("session/set_mode", map[string]any{"sessionId": sid, "modeId": "taken in"})
+		c.until(func(m wire) bool { return m.isResponse(pid) }) // fails the test after timeout
+		cancel()
+		if err := srv.wait(t); !errors.Is(err, context.Canceled) {
+			t.Errorf("Serve returned %v, want context.Canceled", err)
+		}
+		srv.close()
+	})
+}
+
 // startProcess runs the test binary as a fake agent playing s.
 func startProcess(t *testing.T, s fakeagent.Script) (*exec.Cmd, *client, io.WriteCloser, *strings.Builder) {
 	t.Helper()
