@@ -261,8 +261,10 @@ var (
 	ErrLineTooLong = errors.New("acphost: line too long")
 	// ErrProtocol matches errors caused by an agent that broke the protocol.
 	ErrProtocol = errors.New("acphost: protocol error")
-	// ErrUnsupported is returned for operations the agent did not advertise.
-	ErrUnsupported = errors.New("acphost: not supported by the agent")
+	// ErrUnsupported is returned for operations the agent did not advertise,
+	// and for options this system or this kind of client cannot honour
+	// (Confinement without Landlock, restarting a Connect agent).
+	ErrUnsupported = errors.New("acphost: not supported")
 	// ErrCancelUnconfirmed matches the error of a cancelled turn whose agent
 	// did not answer the prompt within CancelGrace; the client restarts the
 	// agent before the next turn.

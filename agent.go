@@ -426,7 +426,7 @@ var openMethods = [...]string{openNew: "session/new", openLoad: "session/load", 
 func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) {
 	method := openMethods[how]
 	if !a.supports(how) {
-		return fmt.Errorf("acphost: %s: %w", method, ErrUnsupported)
+		return fmt.Errorf("acphost: the agent does not support %s: %w", method, ErrUnsupported)
 	}
 	params := map[string]any{"cwd": h.opts.Dir, "mcpServers": h.opts.MCPServers}
 	if how != openNew {

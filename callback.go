@@ -72,18 +72,31 @@ func (cb *callbacks) enter(id uint64, session string) (leave func()) {
 	}
 }
 
-// enterTurn is called as the caller starts a turn of session (busy: a
-// turn of it is running or queued). It reports whether that turn would wait
-// for the caller itself: the caller is the dispatcher running user code, or
+// callerID is the calling goroutine's id when it may be running user code
+// of this agent, else 0: for turns that run on a goroutine of their own on
+// the caller's behalf (Stream).
+func (cb *callbacks) callerID() uint64 {
+	if cb.inUser.Load() == 0 {
+		return 0
+	}
+	return goid()
+}
+
+// enterTurn is called as caller (0: the calling goroutine) starts a turn
+// of session (busy: a turn of it is running or queued). It reports whether
+// that turn would wait for the caller itself: the caller is the dispatcher running user code, or
 // a callback goroutine that the session's running turn waits for, directly
 // (it serves that session) or through a chain of sessions (it serves T,
 // whose turn was started from a callback serving the session, and so on).
 // Otherwise, for a callback goroutine, it records the turn until leave.
-func (cb *callbacks) enterTurn(session string, busy bool) (leave func(), reentrant bool) {
+func (cb *callbacks) enterTurn(session string, busy bool, caller uint64) (leave func(), reentrant bool) {
 	if cb.inUser.Load() == 0 {
 		return func() {}, false
 	}
-	id := goid()
+	id := caller
+	if id == 0 {
+		id = goid()
+	}
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	switch {

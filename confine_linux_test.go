@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/acphost/acphost/fakeagent"
@@ -21,7 +22,7 @@ func TestConfinedTerminalWritesOnlyInsideItsRoots(t *testing.T) {
 		t.Skip("Landlock is not available on this kernel")
 	}
 	dir, cache, outside := t.TempDir(), t.TempDir(), t.TempDir()
-	script := `echo in > inside; echo cached > "$CACHE/c"; echo out > "$OUT/x"; ln -s "$OUT" esc; echo out > esc/y; sh -c 'echo out > "$OUT/z"'; exit 0`
+	script := `echo $$ $(cut -d' ' -f6 /proc/$$/stat) > ids; echo in > inside; echo cached > "$CACHE/c"; echo out > "$OUT/x"; ln -s "$OUT" esc; echo out > esc/y; sh -c 'echo out > "$OUT/z"'; exit 0`
 	create := `{"command":"sh","args":["-c",` + strconv.Quote(script) + `],"env":[{"name":"CACHE","value":` + strconv.Quote(cache) + `},{"name":"OUT","value":` + strconv.Quote(outside) + `}]}`
 	res := serviceCalls(t, ACPOptions{Dir: dir, Terminal: &TerminalOptions{Confine: true, Writable: []string{cache}}},
 		fakeagent.Call{Method: "terminal/create", Params: raw(create)},
@@ -38,6 +39,11 @@ func TestConfinedTerminalWritesOnlyInsideItsRoots(t *testing.T) {
 	entries, err := os.ReadDir(outside)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing was written outside")
+	ids, err := os.ReadFile(filepath.Join(dir, "ids"))
+	require.NoError(t, err)
+	pidAndSid := strings.Fields(string(ids))
+	require.Len(t, pidAndSid, 2)
+	assert.Equal(t, pidAndSid[0], pidAndSid[1], "the command leads a session of its own")
 }
 
 func TestConfinedTerminalOptionsAreChecked(t *testing.T) {
@@ -46,41 +52,60 @@ func TestConfinedTerminalOptionsAreChecked(t *testing.T) {
 }
 
 // A confined agent, and whatever it runs, changes files only in its
-// Writable directories; the host still writes for it (fs/write_text_file)
-// where the session's roots allow.
+// Writable directories, from a session of its own; the commands the host
+// runs for it are confined the same way; the host still writes for it
+// (fs/write_text_file) where the session's roots allow.
 func TestConfinedAgentWritesOnlyWhereAllowed(t *testing.T) {
 	if !confine.Available() {
 		t.Skip("Landlock is not available on this kernel")
 	}
 	dir, state := t.TempDir(), t.TempDir()
 	proposal := filepath.Join(dir, "proposal.txt")
+	viaTerminal := `{"command":"sh","args":["-c","echo x > ` + filepath.Join(dir, "via-terminal") + `; echo x > ` + filepath.Join(state, "terminal-state") + `"]}`
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 		{Request: &fakeagent.Call{Method: "fs/write_text_file", Params: raw(`{"path":` + strconv.Quote(proposal) + `,"content":"via the host"}`)}},
+		{Request: &fakeagent.Call{Method: "terminal/create", Params: raw(viaTerminal)}},
+		{Request: &fakeagent.Call{Method: "terminal/wait_for_exit", Params: raw(`{"terminalId":"term-1"}`)}},
 		fakeagent.Say(fakeagent.Text("done")),
 	}}}}
 	path, args, env, err := fakeagent.Command(script)
 	require.NoError(t, err)
-	// The agent's own first acts: a write to the project, one to its state.
-	wrapper := `echo x > "$PROJECT/direct" 2>/dev/null; echo ok > "$STATE/state"; exec "$@"`
+	// The agent's own first acts: a write to the project, one to its state
+	// with its pid and session id.
+	wrapper := `echo x > "$PROJECT/direct" 2>/dev/null; echo $$ $(cut -d' ' -f6 /proc/$$/stat) > "$STATE/ids"; exec "$@"`
 	c, err := Start(t.Context(), ACPOptions{
 		Command: "/bin/sh", Args: append([]string{"-c", wrapper, "sh", path}, args...),
-		Env:     append(env, "PROJECT="+dir, "STATE="+state),
-		Dir:     dir,
-		FS:      &FSOptions{Write: true},
-		Confine: &Confinement{Writable: []string{state}},
+		Env:      append(env, "PROJECT="+dir, "STATE="+state),
+		Dir:      dir,
+		FS:       &FSOptions{Write: true},
+		Terminal: &TerminalOptions{}, // confined with the agent, though not asked
+		Confine:  &Confinement{Writable: []string{state}},
 	})
 	require.NoError(t, err)
 	defer c.Close()
 	resp, err := c.Generate(Request{Prompt: "go"})
 	require.NoError(t, err)
 	assert.Equal(t, "done", resp.Text)
-	_, err = os.Stat(filepath.Join(dir, "direct"))
-	assert.ErrorIs(t, err, os.ErrNotExist, "the agent could not write to the project itself")
-	_, err = os.Stat(filepath.Join(state, "state"))
-	assert.NoError(t, err, "the agent wrote its state")
+	for _, f := range []string{"direct", "via-terminal"} {
+		_, err = os.Stat(filepath.Join(dir, f))
+		assert.ErrorIs(t, err, os.ErrNotExist, "%s: the agent could not write to the project", f)
+	}
+	_, err = os.Stat(filepath.Join(state, "terminal-state"))
+	assert.NoError(t, err, "a terminal command wrote the agent's state")
+	ids, err := os.ReadFile(filepath.Join(state, "ids"))
+	require.NoError(t, err, "the agent wrote its state")
+	pidAndSid := strings.Fields(string(ids))
+	require.Len(t, pidAndSid, 2)
+	assert.Equal(t, pidAndSid[0], pidAndSid[1], "the agent leads a session of its own")
 	got, err := os.ReadFile(proposal)
 	require.NoError(t, err)
 	assert.Equal(t, "via the host", string(got))
+
+	require.NoError(t, c.Close())
+	eventually(t, "no thread of the host to carry the restriction", func() bool {
+		restricted, err := confine.RestrictedThreads()
+		return err == nil && len(restricted) == 0
+	})
 }
 
 func TestConfinementOnlyForSpawnedAgents(t *testing.T) {

@@ -237,6 +237,33 @@ func TestTurnFromOnPermissionOfTheSameSessionIsReentrant(t *testing.T) {
 	})
 }
 
+// Stream runs its turn on a goroutine of its own, on behalf of its caller:
+// a Stream of the same session from that session's OnPermission is
+// recognised all the same.
+func TestStreamFromOnPermissionOfTheSameSessionIsReentrant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ask := askTurn("answer")
+		script := fakeagent.Script{Turns: []fakeagent.Turn{ask}}
+		var c *ACPClient
+		var streamErr error
+		c, _ = connectFake(t, script, ACPOptions{
+			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+				for ev, err := range c.Stream(ctx, Request{Prompt: "again"}) {
+					if err != nil {
+						streamErr = err
+					}
+					_ = ev
+				}
+				return req.Options[0].ID, nil
+			},
+		})
+		resp, err := c.Generate(Request{Prompt: "ask"})
+		require.NoError(t, err)
+		assert.Equal(t, "answer=allow", resp.Text)
+		assert.ErrorIs(t, streamErr, ErrReentrant)
+	})
+}
+
 // A cycle through two sessions: S's OnPermission runs a turn of T, whose
 // OnPermission runs a turn of S. S's turn waits for its callback, which
 // waits for T's turn, which waits for its callback: the turn of S fails at

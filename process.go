@@ -32,19 +32,28 @@ type process struct {
 	confine    *Confinement // nil: not confined
 }
 
-// Confinement has the kernel confine the agent process, and every process
-// it starts (its tools, its shell commands, its MCP servers), to changing
-// files beneath Writable and writing to the devices under /dev; reading
-// stays allowed everywhere. Symlinks, subprocesses and cd do not widen it,
-// and set-user-id programs lose their powers. It needs Linux 5.13 or later
-// with Landlock: elsewhere Start fails with ErrUnsupported rather than run
-// the agent unconfined.
+// Confinement has the kernel (Linux Landlock) confine the agent process,
+// and every process it starts (its tools, its shell commands, its MCP
+// servers, and the commands the host runs for it through TerminalOptions),
+// to creating, writing, removing, renaming and linking files beneath
+// Writable, and writing to /dev/null, /dev/zero and /dev/full. Reading
+// stays allowed everywhere. Symlinks, subprocesses and cd do not widen it:
+// the kernel checks the directories a file is reached through. The agent
+// also runs in a session of its own, without a controlling terminal to
+// type into, and set-user-id programs lose their powers. It needs Linux
+// 5.13 or later with Landlock: elsewhere Start fails with ErrUnsupported
+// rather than run the agent unconfined.
 //
 // Dir is not implied. List it for an agent that edits the project; leave it
 // out for one that must only read it, whatever it is told (a plan mode the
 // agent's own tools cannot get around). Agents keep state of their own, for
 // example ~/.claude or ~/.codex, a cache and a temporary directory: list
 // what the agent needs, or it fails in its own way.
+//
+// Not covered: file modes, owners, times and extended attributes;
+// truncating a file before Linux 6.2 (Landlock ABI 3); a file outside
+// reached through a hard link inside Writable; /dev/shm (POSIX semaphores
+// fail); reading and the network. See SPEC.md.
 type Confinement struct {
 	Writable []string // absolute directories
 }
@@ -58,7 +67,7 @@ func startProcess(opts *ACPOptions) (*process, error) {
 		cmd.Env = append(os.Environ(), opts.Env...)
 	}
 	cmd.Dir = opts.Dir
-	setProcessGroup(cmd)
+	setProcessGroup(cmd, opts.Confine != nil)
 
 	p := &process{cmd: cmd, stderrDone: make(chan struct{}), exited: make(chan struct{}), confine: opts.Confine}
 	var childEnds []*os.File
@@ -231,7 +240,7 @@ func checkConfinement(o *ACPOptions) error {
 		return nil
 	}
 	if !confine.Available() {
-		return fmt.Errorf("acphost: confinement: %w: %w", ErrUnsupported, confine.ErrUnsupported)
+		return fmt.Errorf("acphost: confinement: %w (%w)", confine.ErrUnsupported, ErrUnsupported)
 	}
 	if o.Terminal != nil {
 		writable = append(slices.Clone(writable), o.Terminal.Writable...)

@@ -9,7 +9,7 @@ import (
 
 // setProcessGroup is a no-op where process groups do not exist; Close then
 // reaches only the agent itself (see SPEC.md, known limits).
-func setProcessGroup(cmd *exec.Cmd) {}
+func setProcessGroup(*exec.Cmd, bool) {}
 
 // signalGroup kills the agent process; other signals are not portable.
 func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {

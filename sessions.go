@@ -121,13 +121,13 @@ func (s *Session) Generate(req Request) (Response, error) {
 
 // GenerateCtx runs one turn on this session; see ACPClient.GenerateCtx.
 func (s *Session) GenerateCtx(ctx context.Context, req Request) (Response, error) {
-	return s.generate(ctx, req, nil)
+	return s.generate(ctx, req, nil, 0)
 }
 
 // GenerateStream runs one turn on this session as events; see
 // ACPClient.GenerateStream.
 func (s *Session) GenerateStream(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
-	return s.generate(ctx, req, emit)
+	return s.generate(ctx, req, emit, 0)
 }
 
 // Cancel stops this session's running turn, if any; see ACPClient.Cancel.
@@ -270,7 +270,7 @@ func (c *ACPClient) ListSessions(ctx context.Context, cwd string) ([]SessionInfo
 		return nil, err
 	}
 	if !a.caps.SessionCapabilities.List.present() {
-		return nil, fmt.Errorf("acphost: session/list: %w", ErrUnsupported)
+		return nil, fmt.Errorf("acphost: the agent does not support session/list: %w", ErrUnsupported)
 	}
 	var all []SessionInfo
 	cursor := ""

@@ -79,6 +79,7 @@ func (c *ACPClient) Stream(ctx context.Context, req Request) iter.Seq2[StreamEve
 // when the turn could not start). Only end events carry an error.
 func (s *Session) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
+		caller := s.c.agent().cb.callerID() // the turn runs on another goroutine, for this one
 		ctx, cancel := context.WithCancel(ctx)
 		events, acks := make(chan StreamEvent), make(chan bool)
 		quit, finished := make(chan struct{}), make(chan struct{})
@@ -97,7 +98,7 @@ func (s *Session) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent
 					}
 				case <-quit:
 				}
-			})
+			}, caller)
 		}()
 		defer func() {
 			cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/acphost/acphost/internal/sandbox"
@@ -26,11 +27,12 @@ type TerminalOptions struct {
 	// Default 2s.
 	KillGrace time.Duration
 	// Confine has the kernel confine each command, and every process it
-	// starts, to writing beneath the session's roots (Dir and
-	// FSOptions.AdditionalDirs) and Writable, and to the devices under
-	// /dev; reading stays allowed. Symlinks, subprocesses and cd do not
-	// widen it, and set-user-id programs lose their powers. It needs Linux
-	// 5.13 or later with Landlock: elsewhere Start and Connect fail with
+	// starts, as Confinement describes, writable beneath the client's
+	// roots (ACPOptions.Dir and FSOptions.AdditionalDirs) and Writable.
+	// With ACPOptions.Confine set, commands are always confined, like the
+	// agent, to Confinement.Writable and Writable (the roots are not
+	// implied): an agent's shell commands run by the host are still its
+	// own. Where Landlock is missing, Start and Connect fail with
 	// ErrUnsupported rather than run commands unconfined.
 	Confine bool
 	// Writable lists more directories a confined command may write
@@ -175,9 +177,12 @@ func newTerminals(opts *ACPOptions, roots *sandbox.Roots) *terminal.Manager {
 	if o == nil {
 		return nil
 	}
-	t := terminal.Options{Shell: o.Shell, KillGrace: o.KillGrace, Confine: o.Confine}
-	if o.Confine {
-		t.Writable = append(roots.Dirs(), o.Writable...)
+	t := terminal.Options{Shell: o.Shell, KillGrace: o.KillGrace}
+	switch {
+	case opts.Confine != nil: // the agent's commands are confined as it is
+		t.Confine, t.Writable = true, append(slices.Clone(opts.Confine.Writable), o.Writable...)
+	case o.Confine:
+		t.Confine, t.Writable = true, append(roots.Dirs(), o.Writable...)
 	}
 	return terminal.NewManager(t)
 }

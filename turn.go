@@ -212,11 +212,13 @@ func (c *ACPClient) GenerateCtx(ctx context.Context, req Request) (Response, err
 }
 
 func (c *ACPClient) generate(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
-	return c.def.generate(ctx, req, emit)
+	return c.def.generate(ctx, req, emit, 0)
 }
 
-func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
-	resp, err := s.runOne(ctx, req, emit)
+// generate runs a turn for the goroutine caller (0: this one; see
+// callbacks.callerID).
+func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEvent), caller uint64) (Response, error) {
+	resp, err := s.runOne(ctx, req, emit, caller)
 	if emit != nil {
 		emit(endEvent(resp, err))
 	}
@@ -225,11 +227,11 @@ func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEve
 
 // runOne runs one turn: it takes the session, makes sure the agent is live
 // (restarting it if needed) and runs the prompt.
-func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
+func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent), caller uint64) (Response, error) {
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
 	}
-	leave, reentrant := s.c.agent().cb.enterTurn(s.ID(), len(s.turnSem) > 0)
+	leave, reentrant := s.c.agent().cb.enterTurn(s.ID(), len(s.turnSem) > 0, caller)
 	if reentrant {
 		return Response{}, fmt.Errorf("acphost: a turn of session %s started from a callback that turn would wait for: %w", s.ID(), ErrReentrant)
 	}

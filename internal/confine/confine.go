@@ -14,10 +14,16 @@ import (
 var ErrUnsupported = errors.New("confine: Landlock is not available on this system")
 
 // Start starts cmd so that it, and every process it starts, can create,
-// modify, rename or delete files only beneath the writable directories,
-// and write to the devices under /dev (/dev/null, terminals). Symlinks,
+// write, remove, rename or link files only beneath the writable
+// directories, and write to /dev/null, /dev/zero and /dev/full; ioctl on
+// device files is refused (Landlock ABI 5 and later). Symlinks,
 // subprocesses and changing directory do not widen that: the kernel checks
-// the file reached, not the path. Set-user-id programs lose their powers.
+// the directories a file is reached through (so a hard link inside a
+// writable directory to a file outside is writable). Truncation is covered
+// from ABI 3 (Linux 6.2) on; file modes, owners, times and extended
+// attributes never are. Set-user-id programs lose their powers. The caller
+// should also give cmd a session of its own (Setsid), or it can type into
+// the controlling terminal (TIOCSTI) on kernels before ABI 5.
 func Start(cmd *exec.Cmd, writable []string) error {
 	done := make(chan error, 1)
 	go func() {

@@ -5,3 +5,6 @@ package confine
 func abi() int { return 0 }
 
 func restrictThread(int, []string) error { return ErrUnsupported }
+
+// RestrictedThreads reports none: nothing is ever restricted here.
+func RestrictedThreads() ([]int, error) { return nil, nil }

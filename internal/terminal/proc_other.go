@@ -8,7 +8,7 @@ import (
 )
 
 // setProcAttr does nothing: process groups are a Unix feature.
-func setProcAttr(cmd *exec.Cmd) {}
+func setProcAttr(*exec.Cmd, bool) {}
 
 // signalGroup kills p itself; children it started are not reached.
 func signalGroup(p *os.Process, hard bool) error {

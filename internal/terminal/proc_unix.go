@@ -12,9 +12,11 @@ import (
 	"syscall"
 )
 
-// setProcAttr puts the command in a new process group whose id is its pid.
-func setProcAttr(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+// setProcAttr puts the command in a new process group whose id is its pid;
+// a confined command in a new session too, without a controlling terminal
+// to type into (TIOCSTI).
+func setProcAttr(cmd *exec.Cmd, confined bool) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !confined, Setsid: confined}
 }
 
 // signalGroup sends SIGKILL (hard) or SIGTERM to p's process group. The

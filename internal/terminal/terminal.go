@@ -292,7 +292,7 @@ func (m *Manager) command(s Spec) (*exec.Cmd, error) {
 		Dir:  s.Dir,
 		// Stdin nil: the null device.
 	}
-	setProcAttr(cmd)
+	setProcAttr(cmd, m.opts.Confine)
 	return cmd, nil
 }
 
