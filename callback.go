@@ -84,11 +84,12 @@ func (cb *callbacks) callerID() uint64 {
 
 // enterTurn is called as caller (0: the calling goroutine) starts a turn
 // of session (busy: a turn of it is running or queued). It reports whether
-// that turn would wait for the caller itself: the caller is the dispatcher running user code, or
-// a callback goroutine that the session's running turn waits for, directly
-// (it serves that session) or through a chain of sessions (it serves T,
-// whose turn was started from a callback serving the session, and so on).
-// Otherwise, for a callback goroutine, it records the turn until leave.
+// that turn would wait for the caller itself: the caller is the dispatcher
+// running user code, or a callback goroutine that the session's running
+// turn waits for, directly (it serves that session) or through a chain of
+// sessions (it serves T, whose turn was started from a callback serving
+// the session, and so on). Otherwise, for a callback goroutine, it records
+// the turn until leave.
 func (cb *callbacks) enterTurn(session string, busy bool, caller uint64) (leave func(), reentrant bool) {
 	if cb.inUser.Load() == 0 {
 		return func() {}, false

@@ -92,7 +92,11 @@ func startProcess(opts *ACPOptions) (*process, error) {
 	childEnds = append(childEnds, inR, outW, errW)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	started := make(chan error, 1)
-	go p.startAndWait(started)
+	if p.confine != nil {
+		confine.Go(func() { p.startAndWait(started) })
+	} else {
+		go p.startAndWait(started)
+	}
 	if err := <-started; err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, err
@@ -112,7 +116,8 @@ func closeAll(files ...*os.File) {
 // one OS thread it keeps locked: the parent-death signal (see
 // setProcessGroup) follows the thread that started the agent, which must
 // therefore live as long as the agent does. A confined agent is started
-// from a confined thread, which is never unlocked: the runtime discards it.
+// from a restricted thread (from confine.Go), never unlocked: the runtime
+// ends it with this goroutine.
 func (p *process) startAndWait(started chan<- error) {
 	defer close(p.exited)
 	runtime.LockOSThread()

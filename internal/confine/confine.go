@@ -26,23 +26,45 @@ var ErrUnsupported = errors.New("confine: Landlock is not available on this syst
 // the controlling terminal (TIOCSTI) on kernels before ABI 5.
 func Start(cmd *exec.Cmd, writable []string) error {
 	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: see RestrictThread
+	Go(func() {
 		if err := RestrictThread(writable); err != nil {
 			done <- err
 			return
 		}
 		done <- cmd.Start()
-	}()
+	})
 	return <-done
+}
+
+// Go runs f on a new goroutine locked to an OS thread of its own that is
+// not the process's main thread, and never unlocked: f may restrict it
+// (RestrictThread), and the runtime ends the thread with the goroutine. The
+// main thread is avoided because the runtime cannot end it: a locked
+// goroutine ending there wedges it for good, restricted.
+func Go(f func()) {
+	go func() {
+		runtime.LockOSThread()
+		if !onMainThread() {
+			f() // never unlocked
+			return
+		}
+		// Hand over to a goroutine that cannot run on the main thread
+		// while this one holds it, and free the main thread unrestricted.
+		locked := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(locked)
+			f() // never unlocked
+		}()
+		<-locked
+		runtime.UnlockOSThread()
+	}()
 }
 
 // RestrictThread confines the calling OS thread, and every process it
 // starts from then on, as Start describes: a child inherits the
-// restriction of the thread that forked it. The caller must have locked
-// its goroutine to the thread (runtime.LockOSThread) and must never unlock
-// it, so that the runtime discards the thread when the goroutine ends
-// instead of running other goroutines on it.
+// restriction of the thread that forked it. The caller must run on a
+// thread from Go, so that no other goroutine ever runs restricted.
 func RestrictThread(writable []string) error {
 	v := abi()
 	if v == 0 {

@@ -71,10 +71,9 @@ func TestWritesOnlyInsideTheWritableDirectories(t *testing.T) {
 }
 
 // The restricted thread is thrown away: the host itself stays free. Every
-// thread of this process but the main one (which the runtime wedges for
-// good when a locked goroutine ends on it) must be unrestricted once the
-// starting goroutines are gone: no_new_privs, set with the restriction,
-// shows which.
+// thread of this process, the main one included, must be unrestricted once
+// the starting goroutines are gone: no_new_privs, set with the
+// restriction, shows which.
 func TestTheHostIsNotConfined(t *testing.T) {
 	inside, outside := t.TempDir(), t.TempDir()
 	for range 20 { // enough starts that a reused thread would show

@@ -4,6 +4,8 @@ package confine
 
 func abi() int { return 0 }
 
+func onMainThread() bool { return false }
+
 func restrictThread(int, []string) error { return ErrUnsupported }
 
 // RestrictedThreads reports none: nothing is ever restricted here.
