@@ -27,7 +27,8 @@ type Agent struct {
 	served  atomic.Bool
 	exitFn  func(int) // os.Exit in subprocess mode
 
-	stopReading atomic.Bool // a StopReading step ran; set under readMu
+	stopReading atomic.Bool  // a StopReading step ran; set under readMu
+	nextRun     atomic.Int64 // numbers the tool calls of Run steps
 
 	readMu    sync.Mutex
 	reading   bool          // a read of the client's input is in flight

@@ -564,6 +564,36 @@ func TestWaitCancel(t *testing.T) {
 	}
 }
 
+// A Run step runs a real command as the agent's own tool and reports it as
+// a tool call; a cancel kills it.
+func TestRun(t *testing.T) {
+	c, _ := inProcess(t, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		{Run: []string{"sh", "-c", "echo out; echo err >&2; exit 3"}},
+		{Run: []string{"sleep", "100"}},
+	}}}})
+	sid := c.handshake()
+	pid := c.prompt(sid, "go")
+	var got []map[string]any
+	for len(got) < 3 {
+		got = append(got, c.next().update())
+	}
+	if got[0]["sessionUpdate"] != "tool_call" || got[0]["kind"] != "execute" || got[0]["status"] != "in_progress" || got[0]["title"] != "sh -c echo out; echo err >&2; exit 3" {
+		t.Errorf("first update %v, want an execute tool_call in progress", got[0])
+	}
+	content, _ := got[1]["content"].([]any)
+	if got[1]["status"] != "failed" || len(content) != 1 || !strings.Contains(fmt.Sprint(content[0]), "out\nerr\n") {
+		t.Errorf("second update %v, want failed with the combined output", got[1])
+	}
+	if got[2]["title"] != "sleep 100" {
+		t.Fatalf("third update %v, want the second command starting", got[2])
+	}
+	c.notify("session/cancel", map[string]any{"sessionId": sid})
+	m, _ := c.until(func(m wire) bool { return m.isResponse(pid) })
+	if stopReason(t, m) != "cancelled" {
+		t.Errorf("got %s, want stopReason cancelled", m.line)
+	}
+}
+
 func TestStringIDsAndWaitAll(t *testing.T) {
 	c, _ := inProcess(t, fakeagent.Script{StringIDs: true, Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 		{Permission: fakeagent.PermissionParams("a", "A", "edit"), NoWait: true},

@@ -148,6 +148,11 @@ type Step struct {
 	// The agent goes on writing, and a subprocess ends only by signal; in-process, Serve
 	// returns when its ctx ends.
 	StopReading bool `json:"stopReading,omitempty"`
+	// Run has the agent run a command itself, as agents' own tools do (Claude's Bash,
+	// Codex's exec), in its working directory: a tool_call of kind execute, in progress,
+	// then a tool_call_update, completed or failed (a non-zero exit, or a command that did
+	// not start), with the combined output as text content. A cancel of the turn kills it.
+	Run []string `json:"run,omitempty"`
 }
 
 // Call is an agent→client request or notification.
@@ -228,7 +233,7 @@ func (st Step) actions() int {
 		isSet(st.Update), isSet(st.Permission), st.WaitAll, st.Request != nil,
 		st.Notify != nil, st.CancelRequest, st.Raw != "", st.HugeLine > 0,
 		st.Stderr != "", st.Exit != nil, st.WaitCancel, st.Updates > 0, st.Delay != "",
-		st.StopReading,
+		st.StopReading, len(st.Run) > 0,
 	} {
 		if set {
 			n++

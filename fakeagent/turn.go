@@ -3,6 +3,8 @@ package fakeagent
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,6 +162,8 @@ func (t *turn) step(s Step, cancellable bool) result {
 		return t.sendBulk(s.Updates, s.UpdatesNumbered, cancellable)
 	case s.StopReading:
 		return t.a.wedge()
+	case len(s.Run) > 0:
+		return t.runCommand(s.Run, cancellable)
 	case s.Delay != "":
 		d, _ := time.ParseDuration(s.Delay) // validated
 		elapsed := make(chan struct{})
@@ -357,4 +361,44 @@ func (t *turn) sendBulk(n int, numbered, cancellable bool) result {
 		t.a.sendUpdate(t.sid, u)
 	}
 	return finished
+}
+
+// runCommand runs argv as the agent's own tool and reports it as a tool call.
+func (t *turn) runCommand(argv []string, cancellable bool) result {
+	id := fmt.Sprintf("run-%d", t.a.nextRun.Add(1))
+	t.sendUpdate(mustJSON(toolCall{"tool_call", id, strings.Join(argv, " "), "execute", "in_progress"}))
+	var out bytes.Buffer
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	status, res := "completed", finished
+	if err := cmd.Start(); err != nil {
+		status = "failed"
+		out.WriteString(err.Error())
+	} else {
+		exited := make(chan struct{})
+		var waitErr error
+		go func() { waitErr = cmd.Wait(); close(exited) }()
+		if res = t.wait(exited, cancellable); res != finished {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if waitErr != nil {
+			status = "failed"
+		}
+	}
+	t.sendUpdate(mustJSON(ranCommand{"tool_call_update", id, status,
+		[]toolContent{{"content", textBlock{"text", out.String()}}}}))
+	return res
+}
+
+type ranCommand struct {
+	SessionUpdate string        `json:"sessionUpdate"`
+	ToolCallID    string        `json:"toolCallId"`
+	Status        string        `json:"status"`
+	Content       []toolContent `json:"content"`
+}
+
+type toolContent struct {
+	Type    string    `json:"type"`
+	Content textBlock `json:"content"`
 }

@@ -903,22 +903,29 @@ func indexOf(msgs []fakeagent.Message, method string) int {
 	return 0
 }
 
-// A --writable agent runs confined (the library and interop tests show the
-// kernel refusing its writes); acphost's own --fs writes still land.
-func TestWritableAgentStillGetsHostWrites(t *testing.T) {
+// --writable confines the agent: its own command cannot write to --cwd,
+// while acphost's --fs writes for it still land.
+func TestWritableConfinesTheAgent(t *testing.T) {
 	if !confine.Available() {
 		t.Skip("Landlock is not available on this kernel")
 	}
 	dir, state := t.TempDir(), t.TempDir()
-	target := filepath.Join(dir, "out.txt")
+	target, direct := filepath.Join(dir, "out.txt"), filepath.Join(dir, "direct.txt")
 	write, _ := json.Marshal(map[string]string{"path": target, "content": "through the host"})
 	script := &fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		{Run: []string{"sh", "-c", "echo x > " + direct}},
 		{Request: &fakeagent.Call{Method: "fs/write_text_file", Params: write}},
 		fakeagent.Say(fakeagent.Text("done")),
 	}}}}
 	r := runWith(t, script, "", "--json", "--cwd", dir, "--fs", "--writable", state, "-p", "write it")
 	if r.code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(direct); !os.IsNotExist(err) {
+		t.Errorf("the confined agent wrote to --cwd itself: %v", err)
+	}
+	if !strings.Contains(r.stdout, `"status":"failed"`) {
+		t.Errorf("the agent's command did not fail:\n%s", r.stdout)
 	}
 	if b, err := os.ReadFile(target); err != nil || string(b) != "through the host" {
 		t.Errorf("--fs write under --writable: %q, %v", b, err)
