@@ -370,6 +370,7 @@ func (t *turn) runCommand(argv []string, cancellable bool) result {
 	var out bytes.Buffer
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = time.Second // a child left holding the output must not hold the turn
 	status, res := "completed", finished
 	if err := cmd.Start(); err != nil {
 		status = "failed"
