@@ -45,6 +45,8 @@ type agent struct {
 	shutOnce   sync.Once
 	poisoned   atomic.Bool // never reuse the agent: see poison
 	poisonedBy error       // guarded by mu
+	abortedBy  error       // why the writes were aborted, first wins; guarded by mu
+	abortDeath bool        // abortedBy is the agent's death
 
 	cb callbacks      // goroutines running user code
 	wg sync.WaitGroup // every goroutine of this agent
@@ -240,7 +242,7 @@ func (a *agent) die(cause error) {
 		close(a.dead)
 		a.cancel()
 		a.failPrompts(cause)
-		a.stream.AbortWrites() // a write blocked on a dead agent would wait for Close
+		a.abortWritesFor(cause, true) // a write blocked on a dead agent would wait for Close
 		a.conn.Close()
 		a.q.close()
 		a.cancelInflight()

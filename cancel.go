@@ -188,21 +188,34 @@ func (g *writeGuard) release() {
 // abortWrites gives up on an agent that stopped reading its stdin.
 func (a *agent) abortWrites() {
 	a.poison(errNotReading)
+	a.abortWritesFor(errNotReading, false)
+}
+
+// abortWritesFor aborts the agent's writes, recording why (the first
+// reason wins): death tells notReading to report the agent's death.
+func (a *agent) abortWritesFor(why error, death bool) {
+	a.mu.Lock()
+	if a.abortedBy == nil {
+		a.abortedBy, a.abortDeath = why, death
+	}
+	a.mu.Unlock()
 	a.stream.AbortWrites()
 }
 
 // notReading returns the error to report for a call whose write ended
 // with err, cause being the call's cancellation (nil when it was not
 // cancelled); errors other than aborted writes are returned unchanged.
-// Writes are aborted when the agent is abandoned (poisoned first, with why)
-// or when it dies.
+// Writes are aborted when the agent is abandoned or dies; the first to
+// abort them says why (abortWritesFor).
 func (a *agent) notReading(err, cause error) error {
 	if !errors.Is(err, wire.ErrWritesAborted) {
 		return err
 	}
-	why := a.poisonCause()
+	a.mu.Lock()
+	why, death := a.abortedBy, a.abortDeath
+	a.mu.Unlock()
 	switch {
-	case why == nil: // the agent died
+	case death:
 		return a.deathCause(err)
 	case cause != nil:
 		return fmt.Errorf("%w: %w", why, cause)
@@ -253,12 +266,12 @@ func liftDelta(lift bool) int {
 	return -1
 }
 
-// abandonWedged stops an agent that stopped reading, for cause. It is
-// poisoned first, so that the write it aborts next reports cause (see
+// abandonWedged stops an agent that stopped reading, for cause. Its writes
+// are aborted first, so that the blocked one reports cause (see
 // notReading); then every pending call and turn ends with cause, and the
 // process is ended. The client replaces it before the next turn.
 func (a *agent) abandonWedged(cause error) {
 	a.poison(cause)
-	a.stream.AbortWrites()
+	a.abortWritesFor(cause, false)
 	a.stop(cause)
 }

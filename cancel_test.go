@@ -497,6 +497,27 @@ func TestDeathEndsABlockedWrite(t *testing.T) {
 	}
 }
 
+// A write aborted because the agent died (here: Close) reports the death,
+// even when the agent was poisoned earlier by an unconfirmed cancel.
+func TestWriteAbortedByDeathReportsTheDeath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{StopReading: true}, {Delay: "1h"}}}}}
+		c, _ := connectFake(t, script, ACPOptions{CancelGrace: time.Second})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := c.GenerateCtx(ctx, Request{Prompt: "wedge"})
+		require.ErrorIs(t, err, ErrCancelUnconfirmed)
+		require.NotErrorIs(t, err, ErrAgentNotReading, "session/cancel was taken in")
+		blocked := make(chan error, 1)
+		go func() { blocked <- c.Session().SetMode(context.Background(), "any") }()
+		synctest.Wait()
+		require.NoError(t, c.Close())
+		err = <-blocked
+		require.ErrorIs(t, err, ErrClosed)
+		assert.NotErrorIs(t, err, ErrAgentNotReading)
+	})
+}
+
 // A prompt larger than the pipe written to an agent that stopped reading
 // blocks; a cancel (ctx, Cancel) or a watchdog (TurnTimeout, IdleTimeout)
 // abandons the write after CancelGrace, WriteTimeout without any cancel,

@@ -36,7 +36,8 @@ type process struct {
 // and every process it starts (its tools, its shell commands, its MCP
 // servers, and the commands the host runs for it through TerminalOptions),
 // to creating, writing, removing, renaming and linking files beneath
-// Writable, and writing to /dev/null, /dev/zero and /dev/full. Reading
+// Writable, and writing to /dev/null, /dev/zero, /dev/full and
+// pseudo-terminals (/dev/ptmx, /dev/pts: shell tools open them). Reading
 // stays allowed everywhere. Symlinks, subprocesses and cd do not widen it:
 // the kernel checks the directories a file is reached through. The agent
 // also runs in a session of its own, without a controlling terminal to
@@ -52,8 +53,10 @@ type process struct {
 //
 // Not covered: file modes, owners, times and extended attributes;
 // truncating a file before Linux 6.2 (Landlock ABI 3); a file outside
-// reached through a hard link inside Writable; /dev/shm (POSIX semaphores
-// fail); reading and the network. See SPEC.md.
+// reached through a hard link inside Writable; writing to the user's other
+// terminals (and, for an agent running as root, typing into them); reading
+// and the network. /dev/shm is not writable (POSIX semaphores fail). See
+// SPEC.md.
 type Confinement struct {
 	Writable []string // absolute directories
 }

@@ -149,9 +149,10 @@ type Step struct {
 	// returns when its ctx ends.
 	StopReading bool `json:"stopReading,omitempty"`
 	// Run has the agent run a command itself, as agents' own tools do (Claude's Bash,
-	// Codex's exec), in its working directory: a tool_call of kind execute, in progress,
-	// then a tool_call_update, completed or failed (a non-zero exit, or a command that did
-	// not start), with the combined output as text content. A cancel of the turn kills it.
+	// Codex's exec), in the agent process's working directory (not the session's cwd): a
+	// tool_call of kind execute, in progress, then a tool_call_update, completed or failed
+	// (a non-zero exit, or a command that did not start), with the combined output as text
+	// content. A cancel of the turn kills the command's process group.
 	Run []string `json:"run,omitempty"`
 }
 

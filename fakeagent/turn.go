@@ -371,20 +371,19 @@ func (t *turn) runCommand(argv []string, cancellable bool) result {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = time.Second // a child left holding the output must not hold the turn
-	status, res := "completed", finished
+	ownGroup(cmd)
+	status, res := "failed", finished
 	if err := cmd.Start(); err != nil {
-		status = "failed"
 		out.WriteString(err.Error())
 	} else {
 		exited := make(chan struct{})
-		var waitErr error
-		go func() { waitErr = cmd.Wait(); close(exited) }()
+		go func() { _ = cmd.Wait(); close(exited) }()
 		if res = t.wait(exited, cancellable); res != finished {
-			_ = cmd.Process.Kill()
+			killGroup(cmd)
 			<-exited
 		}
-		if waitErr != nil {
-			status = "failed"
+		if cmd.ProcessState.Success() { // its exit status, whatever its children do
+			status = "completed"
 		}
 	}
 	t.sendUpdate(mustJSON(ranCommand{"tool_call_update", id, status,

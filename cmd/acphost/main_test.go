@@ -924,8 +924,8 @@ func TestWritableConfinesTheAgent(t *testing.T) {
 	if _, err := os.Stat(direct); !os.IsNotExist(err) {
 		t.Errorf("the confined agent wrote to --cwd itself: %v", err)
 	}
-	if !strings.Contains(r.stdout, `"status":"failed"`) {
-		t.Errorf("the agent's command did not fail:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, `"status":"failed"`) || !strings.Contains(r.stdout, "Permission denied") {
+		t.Errorf("the agent's command did not fail for want of permission:\n%s", r.stdout)
 	}
 	if b, err := os.ReadFile(target); err != nil || string(b) != "through the host" {
 		t.Errorf("--fs write under --writable: %q, %v", b, err)

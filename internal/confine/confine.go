@@ -15,8 +15,9 @@ var ErrUnsupported = errors.New("confine: Landlock is not available on this syst
 
 // Start starts cmd so that it, and every process it starts, can create,
 // write, remove, rename or link files only beneath the writable
-// directories, and write to /dev/null, /dev/zero and /dev/full; ioctl on
-// device files is refused (Landlock ABI 5 and later). Symlinks,
+// directories, and write to /dev/null, /dev/zero, /dev/full and
+// pseudo-terminals; ioctl on other device files is refused (Landlock ABI 5
+// and later). Symlinks,
 // subprocesses and changing directory do not widen that: the kernel checks
 // the directories a file is reached through (so a hard link inside a
 // writable directory to a file outside is writable). Truncation is covered

@@ -46,10 +46,13 @@ const (
 	accessIoctlDev   = 1 << 15 // ABI 5: ioctl on device files (TIOCSTI into a terminal)
 )
 
-// devices are the device files a confined process may write: the sinks and
-// sources programs redirect to. Terminals are left out: a confined process
-// must not type into, or draw on, the user's terminal.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full"}
+// devices are the device files a confined process may write: the sinks
+// programs redirect to. ptys are what shell tools (node-pty, script,
+// expect) open terminals with: /dev/ptmx and /dev/pts, with ioctl.
+var (
+	devices = []string{"/dev/null", "/dev/zero", "/dev/full"}
+	ptys    = []string{"/dev/ptmx", "/dev/pts"}
+)
 
 var abiOnce = sync.OnceValue(func() int {
 	v, _, errno := syscall.Syscall(sysCreateRuleset, 0, 0, createRulesetVersion)
@@ -101,6 +104,14 @@ func restrictThread(abi int, writable []string) error {
 			return err
 		}
 	}
+	if abi >= 5 {
+		deviceRights |= accessIoctlDev
+	}
+	for _, dev := range ptys {
+		if err := allow(ruleset, dev, deviceRights, 0); err != nil && !errors.Is(err, syscall.ENOENT) {
+			return err
+		}
+	}
 	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
 		return fmt.Errorf("confine: no_new_privs: %w", errno)
 	}
@@ -128,6 +139,11 @@ func allow(ruleset int, path string, rights uint64, flag int) error {
 	return nil
 }
 
+// ErrInheritedNoNewPrivs is returned by RestrictedThreads in a process
+// that was started with no_new_privs (a container, a systemd unit): every
+// thread has it, so it tells nothing.
+var ErrInheritedNoNewPrivs = errors.New("confine: the process runs with no_new_privs already")
+
 func onMainThread() bool { return syscall.Gettid() == syscall.Getpid() }
 
 // RestrictedThreads lists the threads of this process that carry
@@ -135,6 +151,11 @@ func onMainThread() bool { return syscall.Gettid() == syscall.Getpid() }
 // started confined processes have ended, there should be none. Tests use it
 // to prove that the restriction never leaks to the host.
 func RestrictedThreads() ([]int, error) {
+	if main, err := os.ReadFile("/proc/self/status"); err != nil {
+		return nil, err
+	} else if bytes.Contains(main, []byte("NoNewPrivs:\t1")) {
+		return nil, ErrInheritedNoNewPrivs // the main thread is never restricted: the host runs with it
+	}
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return nil, err
