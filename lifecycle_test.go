@@ -248,11 +248,10 @@ func TestStreamFromOnPermissionOfTheSameSessionIsReentrant(t *testing.T) {
 		var streamErr error
 		c, _ = connectFake(t, script, ACPOptions{
 			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
-				for ev, err := range c.Stream(ctx, Request{Prompt: "again"}) {
+				for _, err := range c.Stream(ctx, Request{Prompt: "again"}) {
 					if err != nil {
 						streamErr = err
 					}
-					_ = ev
 				}
 				return req.Options[0].ID, nil
 			},

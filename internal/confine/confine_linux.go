@@ -46,13 +46,20 @@ const (
 	accessIoctlDev   = 1 << 15 // ABI 5: ioctl on device files (TIOCSTI into a terminal)
 )
 
-// devices are the device files a confined process may write: the sinks
-// programs redirect to. ptys are what shell tools (node-pty, script,
-// expect) open terminals with: /dev/ptmx and /dev/pts, with ioctl.
-var (
-	devices = []string{"/dev/null", "/dev/zero", "/dev/full"}
-	ptys    = []string{"/dev/ptmx", "/dev/pts"}
-)
+// devices are the device files a confined process may write, with the
+// rights it gets there (those the kernel's ABI handles): the sinks programs
+// redirect to ("> /dev/null" opens with O_TRUNC), and the pseudo-terminals
+// shell tools (node-pty, script, expect) open, with ioctl.
+var devices = []struct {
+	path   string
+	rights uint64
+}{
+	{"/dev/null", accessWriteFile | accessTruncate},
+	{"/dev/zero", accessWriteFile | accessTruncate},
+	{"/dev/full", accessWriteFile | accessTruncate},
+	{"/dev/ptmx", accessWriteFile | accessTruncate | accessIoctlDev},
+	{"/dev/pts", accessWriteFile | accessTruncate | accessIoctlDev},
+}
 
 var abiOnce = sync.OnceValue(func() int {
 	v, _, errno := syscall.Syscall(sysCreateRuleset, 0, 0, createRulesetVersion)
@@ -95,20 +102,8 @@ func restrictThread(abi int, writable []string) error {
 			return err
 		}
 	}
-	deviceRights := uint64(accessWriteFile)
-	if abi >= 3 {
-		deviceRights |= accessTruncate // "> /dev/null" opens with O_TRUNC
-	}
 	for _, dev := range devices {
-		if err := allow(ruleset, dev, deviceRights, 0); err != nil && !errors.Is(err, syscall.ENOENT) {
-			return err
-		}
-	}
-	if abi >= 5 {
-		deviceRights |= accessIoctlDev
-	}
-	for _, dev := range ptys {
-		if err := allow(ruleset, dev, deviceRights, 0); err != nil && !errors.Is(err, syscall.ENOENT) {
+		if err := allow(ruleset, dev.path, dev.rights&handled, 0); err != nil && !errors.Is(err, syscall.ENOENT) {
 			return err
 		}
 	}
