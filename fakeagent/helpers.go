@@ -43,11 +43,18 @@ type toolCall struct {
 	Title         string `json:"title,omitempty"`
 	Kind          string `json:"kind,omitempty"`
 	Status        string `json:"status,omitempty"`
+	// Content is a tool_call_update's content (a Run step's output).
+	Content []toolContent `json:"content,omitempty"`
+}
+
+type toolContent struct {
+	Type    string    `json:"type"`
+	Content textBlock `json:"content"`
 }
 
 // ToolCall returns a tool_call update with status pending.
 func ToolCall(id, title, kind string) json.RawMessage {
-	return mustJSON(toolCall{"tool_call", id, title, kind, "pending"})
+	return mustJSON(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: kind, Status: "pending"})
 }
 
 // ToolUpdate returns a tool_call_update update that sets the status.

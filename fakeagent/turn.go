@@ -366,7 +366,7 @@ func (t *turn) sendBulk(n int, numbered, cancellable bool) result {
 // runCommand runs argv as the agent's own tool and reports it as a tool call.
 func (t *turn) runCommand(argv []string, cancellable bool) result {
 	id := fmt.Sprintf("run-%d", t.a.nextRun.Add(1))
-	t.sendUpdate(mustJSON(toolCall{"tool_call", id, strings.Join(argv, " "), "execute", "in_progress"}))
+	t.sendUpdate(mustJSON(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: strings.Join(argv, " "), Kind: "execute", Status: "in_progress"}))
 	var out bytes.Buffer
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -386,19 +386,7 @@ func (t *turn) runCommand(argv []string, cancellable bool) result {
 			status = "completed"
 		}
 	}
-	t.sendUpdate(mustJSON(ranCommand{"tool_call_update", id, status,
-		[]toolContent{{"content", textBlock{"text", out.String()}}}}))
+	t.sendUpdate(mustJSON(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: status,
+		Content: []toolContent{{"content", textBlock{"text", out.String()}}}}))
 	return res
-}
-
-type ranCommand struct {
-	SessionUpdate string        `json:"sessionUpdate"`
-	ToolCallID    string        `json:"toolCallId"`
-	Status        string        `json:"status"`
-	Content       []toolContent `json:"content"`
-}
-
-type toolContent struct {
-	Type    string    `json:"type"`
-	Content textBlock `json:"content"`
 }
