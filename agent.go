@@ -62,7 +62,17 @@ type agent struct {
 	barriers map[uint64]func()    // run on the dispatcher when a call's answer is reached
 	prompts  map[uint64]*turn     // session/prompt calls awaiting their answer
 	inflight map[string]*inflight // agent→client requests being handled
-	sessions map[string]*session
+	sessions map[string]*session  // the sessions this connection opened or is opening
+	opening  map[uint64]*Session  // session/new calls awaiting their answer
+
+	requests *requestBudget // agent→client requests being handled
+	// The dispatcher's own: the session of the previous update (most
+	// updates repeat it), and the items held back while a session/new
+	// waits for its answer (see park).
+	last      *session
+	parked    []item
+	parkedSz  int
+	releasing bool
 }
 
 // presence is a capability advertised by an object's presence.
@@ -93,21 +103,31 @@ type initResult struct {
 	AgentInfo         Implementation  `json:"agentInfo"`
 }
 
-// inflight is an agent→client request being handled; cancel ends its ctx.
-// It is registered as the request is read, so a $/cancel_request that
-// arrives before the handler starts is not lost.
+// inflight is an agent→client request being handled: its share of the
+// request budget, and for the requests $/cancel_request can end, a ctx
+// that cancel ends. Those are registered as the request is read, so a
+// $/cancel_request that arrives before the handler starts is not lost.
 type inflight struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	perm   *pendingPermission // set under agent.mu once the broker starts
+	size     int // the bytes of its share of the request budget
+	finished atomic.Bool
+	ctx      context.Context
+	cancel   context.CancelFunc
+	perm     *pendingPermission // set under agent.mu once the broker starts
 }
 
-// newInflight registers an incoming request.
-func (a *agent) newInflight(id json.RawMessage) *inflight {
-	ctx, cancel := context.WithCancel(a.ctx)
-	in := &inflight{ctx: ctx, cancel: cancel}
+// cancellable gives in a ctx and registers it under id.
+func (a *agent) cancellable(id json.RawMessage, in *inflight) *inflight {
+	in.ctx, in.cancel = context.WithCancel(a.ctx)
 	a.track(id, in)
 	return in
+}
+
+// finish returns in's share of the request budget, once: call it when the
+// request has been answered (or its answer failed).
+func (a *agent) finish(in *inflight) {
+	if in != nil && in.finished.CompareAndSwap(false, true) {
+		a.requests.release(in.size)
+	}
 }
 
 func spawnAgent(ctx context.Context, c *ACPClient) (*agent, error) {
@@ -131,11 +151,13 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 		prompts:    map[uint64]*turn{},
 		inflight:   map[string]*inflight{},
 		sessions:   map[string]*session{},
+		opening:    map[uint64]*Session{},
 		brokers:    make(chan *pendingPermission),
+		requests:   newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
 	}
 	a.roots, a.terms = roots, newTerminals(&c.opts, roots)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
-	a.q = newQueue(c.opts.MaxQueuedUpdates)
+	a.q = newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes)
 	a.stream = wire.New(r, w, c.opts.MaxLineBytes)
 	a.stream.Inbound = a.inbound
 	a.stream.Response = a.response
@@ -245,6 +267,7 @@ func (a *agent) die(cause error) {
 		a.abortWritesFor(cause, true) // a write blocked on a dead agent would wait for Close
 		a.conn.Close()
 		a.q.close()
+		a.requests.close()
 		a.cancelInflight()
 	})
 }
@@ -441,13 +464,13 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 			}
 		}()
 	}
-	res, err := a.openCall(ctx, how, params, h.ID())
+	res, err := a.openCall(ctx, how, params, h)
 	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) && a.opts.AuthMethod == "" {
 		if m := a.firstAuthMethod(); m != "" {
 			if err := a.authenticate(ctx, m); err != nil {
 				return err
 			}
-			res, err = a.openCall(ctx, how, params, h.ID())
+			res, err = a.openCall(ctx, how, params, h)
 		}
 	}
 	if err != nil {
@@ -482,9 +505,13 @@ func (a *agent) supports(how openKind) bool {
 
 // openCall makes the open request. A load's replayed updates are marked as
 // replay and all delivered before it returns (a barrier, as for prompts).
-func (a *agent) openCall(ctx context.Context, how openKind, params map[string]any, id string) (openResult, error) {
+func (a *agent) openCall(ctx context.Context, how openKind, params map[string]any, h *Session) (openResult, error) {
+	id := h.ID()
 	var res openResult
-	if how != openLoad {
+	switch how {
+	case openNew:
+		return res, a.callOpening(ctx, params, &res, h)
+	case openResume:
 		return res, a.call(ctx, openMethods[how], params, &res)
 	}
 	if a.cb.fromDispatcher() {
@@ -506,6 +533,41 @@ func (a *agent) openCall(ctx context.Context, how openKind, params map[string]an
 		return res, nil
 	case <-a.dead:
 		return res, a.cause
+	}
+}
+
+// callOpening is call for session/new: until it is answered the agent's
+// updates for a session not known yet are held back (see park), and the
+// new session's record is made on the read loop as the answer is read,
+// so what the agent sends after its answer finds it.
+func (a *agent) callOpening(ctx context.Context, params map[string]any, res *openResult, h *Session) error {
+	id := a.nextID.Add(1)
+	a.mu.Lock()
+	a.opening[id] = h
+	a.mu.Unlock()
+	defer a.opened(id, nil) // unanswered: hold nothing back for it any more
+	a.q.lift(1)
+	defer a.q.lift(-1)
+	return a.callError("session/new", a.guardedCall(ctx, "session/new", params, res, jsonrpc2.PickID(jsonrpc2.ID{Num: id})))
+}
+
+// opened ends the wait of session/new call id, making the record of the
+// session it answered (when result holds one), and has the dispatcher
+// release what it held back. It runs on the read loop for an answer.
+func (a *agent) opened(id uint64, result json.RawMessage) {
+	a.mu.Lock()
+	h := a.opening[id]
+	delete(a.opening, id)
+	if h != nil && result != nil {
+		if sid := sessionOf(result); sid != "" && a.sessions[sid] == nil {
+			s := newSession(a, sid)
+			s.bind(h)
+			a.sessions[sid] = s
+		}
+	}
+	a.mu.Unlock()
+	if h != nil {
+		a.q.push(item{kind: itemBarrier, barrier: a.releaseParked}, false) // on the dispatcher, never here
 	}
 }
 
@@ -554,8 +616,17 @@ func (a *agent) dropSession(id string) {
 	a.mu.Unlock()
 }
 
-// session returns the session with this id, creating its record (updates can
-// arrive before session/new answers).
+// known returns the record of a session this connection opened (or is
+// opening by load or resume), nil for any other id: what the agent names is
+// looked up here, never created.
+func (a *agent) known(id string) *session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sessions[id]
+}
+
+// session returns the record of a session the host opens or uses,
+// creating it.
 func (a *agent) session(id string) *session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -568,41 +639,95 @@ func (a *agent) session(id string) *session {
 }
 
 // inbound routes each request and notification; it runs on the read loop
-// and must not block except for update backpressure.
+// and must not block except for backpressure: room in the update queue
+// and a share of the request budget for a request.
 func (a *agent) inbound(m wire.Message) {
 	if a.ctx.Err() != nil {
 		return // the agent is being shut down: start nothing
 	}
+	var in *inflight
+	if m.ID != nil {
+		if !a.requests.acquire(len(m.Params)) {
+			return // the agent is gone
+		}
+		in = &inflight{size: len(m.Params)}
+	}
 	switch m.Method {
 	case "session/update":
-		a.q.push(item{kind: itemUpdate, params: m.Params}, true)
-		a.ackNotificationSentAsRequest(m)
+		a.enqueue(item{kind: itemUpdate, size: itemOverhead + len(m.Params), params: m.Params})
+		a.ackNotificationSentAsRequest(m, in)
 	case "session/request_permission":
-		if m.ID == nil {
+		if in == nil {
 			a.opts.Logger.Warn("acphost: session/request_permission without an id: cannot be answered")
 			return
 		}
-		a.q.push(item{kind: itemPermission, id: m.ID, params: m.Params, in: a.newInflight(m.ID)}, true)
+		a.enqueue(item{kind: itemPermission, size: itemOverhead + len(m.Params), id: m.ID, params: m.Params, in: a.cancellable(m.ID, in)})
 	case "$/cancel_request":
 		a.cancelRequest(m.Params)
-		a.ackNotificationSentAsRequest(m)
+		a.ackNotificationSentAsRequest(m, in)
 	default:
-		if h := a.service(m.Method); h != nil && m.ID != nil {
-			a.serveRequest(m, h)
-			return
+		if in == nil {
+			return // unknown notifications are ignored, as the spec asks
 		}
-		if m.ID != nil {
-			a.goReplyError(m.ID, CodeMethodNotFound, "method not found: "+m.Method)
+		h := a.service(m.Method)
+		switch {
+		case h == nil:
+			a.goReplyError(in, m.ID, CodeMethodNotFound, "method not found: "+m.Method)
+		case a.known(sessionOf(m.Params)) == nil:
+			a.refuseForeign(in, m.ID, m.Method, sessionOf(m.Params))
+		default:
+			a.serveRequest(m, a.cancellable(m.ID, in), h)
 		}
-		// Unknown notifications are ignored, as the spec asks.
 	}
+}
+
+// enqueue queues it for the dispatcher; an agent that floods the lifted
+// queue is stopped.
+func (a *agent) enqueue(it item) {
+	if a.q.push(it, true) {
+		return
+	}
+	a.finish(it.in)
+	a.stream.Halt()
+	a.die(&ProtocolError{Msg: fmt.Sprintf("more than %d bytes of updates waited for delivery while a call waited for the agent's answer", liftedFactor*a.q.limitBytes), Err: ErrFlood, Stderr: a.stderrTail()})
 }
 
 // ackNotificationSentAsRequest answers {} to a notification method the
 // agent sent with an id, so it does not wait forever.
-func (a *agent) ackNotificationSentAsRequest(m wire.Message) {
+func (a *agent) ackNotificationSentAsRequest(m wire.Message, in *inflight) {
 	if m.ID != nil {
-		a.goReply(m.ID, struct{}{}, nil)
+		a.goReply(in, m.ID, struct{}{}, nil)
+	}
+}
+
+// sessionOf reads the sessionId of a request's params ("" if none).
+func sessionOf(params json.RawMessage) string {
+	c := fastjson.Cursor{B: params}
+	var id string
+	c.Object(func(key []byte) bool {
+		if string(key) == "sessionId" && id == "" {
+			s, ok := c.StrBytes()
+			id = string(s)
+			return ok
+		}
+		_, ok := c.Value()
+		return ok
+	})
+	return id
+}
+
+// refuseForeign answers a request that names a session this connection
+// never opened: it reaches no hook (SPEC.md, Containment).
+func (a *agent) refuseForeign(in *inflight, id json.RawMessage, method, session string) {
+	a.countForeign(method, session)
+	a.goReplyError(in, id, CodeInvalidParams, "unknown session: "+strconv.Quote(session))
+}
+
+// countForeign reports a message for a session the connection does not
+// know.
+func (a *agent) countForeign(method, session string) {
+	if a.c.foreign.Add(1) <= 100 { // the first ones tell the story; a flood would drown the log
+		a.opts.Logger.Warn("acphost: the agent named a session it was not given", "method", method, "session", session)
 	}
 }
 
@@ -635,7 +760,12 @@ func (a *agent) response(rawID, result, rpcErr json.RawMessage) bool {
 	delete(a.prompts, id)
 	f := a.barriers[id]
 	delete(a.barriers, id)
+	_, opening := a.opening[id]
 	a.mu.Unlock()
+	if opening {
+		a.opened(id, result)
+		return false
+	}
 	if t != nil {
 		t.answered <- promptOutcomeOf(result, rpcErr) // before the barrier: the turn waits for that
 		a.q.barrier(func() { a.endDelivery(t) })
@@ -745,14 +875,17 @@ func (a *agent) skipped(line []byte) {
 }
 
 // goReplyError answers a request with an error, off the read loop.
-func (a *agent) goReplyError(id json.RawMessage, code int, msg string) {
-	a.goReply(id, nil, &wire.Error{Code: code, Message: msg})
+func (a *agent) goReplyError(in *inflight, id json.RawMessage, code int, msg string) {
+	a.goReply(in, id, nil, &wire.Error{Code: code, Message: msg})
 }
 
-func (a *agent) goReply(id json.RawMessage, result any, rpcErr *wire.Error) {
+// goReply answers a request off the read loop, then returns its share of
+// the request budget.
+func (a *agent) goReply(in *inflight, id json.RawMessage, result any, rpcErr *wire.Error) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
+		defer a.finish(in)
 		a.reply(id, result, rpcErr)
 	}()
 }

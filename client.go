@@ -75,6 +75,26 @@ type ACPOptions struct {
 	// the agent). Default 256: enough to keep the dispatcher busy, small
 	// enough that a cancel with a slow OnUpdate returns quickly.
 	MaxQueuedUpdates int
+	// MaxQueuedBytes bounds the same updates in bytes, and separately the
+	// params of the agent's requests being handled (one larger update or
+	// request is still taken alone). Default 16 MiB. While a call other
+	// than a prompt waits for the agent's answer, the queue's count is not
+	// bounded and its bytes may reach four times MaxQueuedBytes (a call made
+	// from OnUpdate must be answerable); an agent that sends more
+	// meanwhile is stopped with an error matching ErrFlood.
+	MaxQueuedBytes int
+	// MaxPendingRequests bounds the agent's requests (permissions, fs,
+	// terminals, anything sent with an id) being handled at once; when
+	// reached, reading pauses until one is answered. Default 64.
+	MaxPendingRequests int
+	// MaxResponseBytes bounds what a turn keeps for its Response (Text,
+	// Thought, ToolCalls; estimated as the bytes of their strings and raw
+	// JSON), and what a session keeps of its tool calls' merged state.
+	// Past it the turn keeps nothing more (events and OnUpdate still see
+	// everything) and Response.Truncated is set; a session forgets tool
+	// calls, finished ones first. Default 16 MiB. Request.Discard keeps
+	// nothing at all.
+	MaxResponseBytes int
 
 	// CloseGrace is how long Close waits after closing stdin, and again
 	// after SIGTERM, before escalating. Default 2s.
@@ -166,8 +186,20 @@ func (o *ACPOptions) setDefaults() error {
 	if o.CancelGrace <= 0 {
 		o.CancelGrace = 5 * time.Second
 	}
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = defaultMaxLineBytes
+	}
 	if o.MaxQueuedUpdates <= 0 {
-		o.MaxQueuedUpdates = 256
+		o.MaxQueuedUpdates = defaultMaxQueuedUpdates
+	}
+	if o.MaxQueuedBytes <= 0 {
+		o.MaxQueuedBytes = defaultMaxQueuedBytes
+	}
+	if o.MaxPendingRequests <= 0 {
+		o.MaxPendingRequests = defaultMaxPendingRequests
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = defaultMaxResponseBytes
 	}
 	if o.ClientInfo.Name == "" {
 		o.ClientInfo = Implementation{Name: "acphost", Version: Version}
@@ -196,8 +228,9 @@ type ACPClient struct {
 	joins      sync.WaitGroup  // joins of replaced agents
 	retired    map[*agent]bool // replaced agents whose goroutines may still run
 
-	rec  *wireRecorder
-	gens atomic.Int64 // agent processes started
+	rec     *wireRecorder
+	gens    atomic.Int64 // agent processes started
+	foreign atomic.Int64 // see Stats
 
 	mu      sync.Mutex
 	ag      *agent

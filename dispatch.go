@@ -19,6 +19,7 @@ const (
 // item is one entry of the ordered queue.
 type item struct {
 	kind    itemKind
+	size    int // bytes counted against the queue's byte bound: params and itemOverhead
 	id      json.RawMessage
 	params  json.RawMessage
 	barrier func()
@@ -27,36 +28,67 @@ type item struct {
 }
 
 // queue is the FIFO between the read loop and the dispatcher. Updates and
-// permission requests are bounded: when more than limit wait (besides the
-// batch being delivered), the read loop waits, which pauses reading and
-// pushes back on the agent. The bound is lifted while a
-// host→agent call other than a prompt waits for its answer, so a call made
-// from OnUpdate can always be answered.
+// permission requests are bounded: when more than limit items or
+// limitBytes bytes wait (besides the batch being delivered; one item is
+// always taken), the read loop waits, which pauses reading and pushes back
+// on the agent. While a host→agent call other than a prompt waits for its
+// answer (or a write to the agent is blocked: see lift) the count is not
+// bounded and the bytes may reach liftedFactor times limitBytes, so a call
+// made from OnUpdate can be answered although OnUpdate holds the
+// dispatcher; an agent that sends more than that meanwhile has flooded the
+// client (push reports false). An item's size counts its params and
+// itemOverhead.
 type queue struct {
-	mu     sync.Mutex
-	cond   sync.Cond
-	items  []item
-	busy   bool // the dispatcher is delivering a batch
-	limit  int
-	lifted int
-	closed bool
+	mu         sync.Mutex
+	cond       sync.Cond
+	items      []item
+	bytes      int  // the params bytes of items
+	busy       bool // the dispatcher is delivering a batch
+	limit      int
+	limitBytes int
+	lifted     int
+	waiting    bool // the read loop waits for room
+	closed     bool
 }
 
-func newQueue(limit int) *queue {
-	q := &queue{limit: limit}
+func newQueue(limit, limitBytes int) *queue {
+	q := &queue{limit: limit, limitBytes: limitBytes}
 	q.cond.L = &q.mu
 	return q
 }
 
-// push appends it, waiting for room when bounded.
-func (q *queue) push(it item, bounded bool) {
+// push appends it, waiting for room when bounded; it reports false, taking
+// nothing, when the lifted bounds are exceeded.
+func (q *queue) push(it item, bounded bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for bounded && !q.closed && q.lifted == 0 && len(q.items) >= q.limit {
+	for bounded && !q.closed && q.over(it.size) {
+		if q.lifted > 0 {
+			if q.bytes+it.size > liftedFactor*q.limitBytes {
+				return false
+			}
+			break
+		}
+		q.waiting = true
 		q.cond.Wait()
 	}
+	q.waiting = false
 	q.items = append(q.items, it)
+	q.bytes += it.size
 	q.cond.Broadcast()
+	return true
+}
+
+// over reports whether taking size more bytes would pass the bounds.
+func (q *queue) over(size int) bool {
+	return len(q.items) > 0 && (len(q.items) >= q.limit || q.bytes+size > q.limitBytes)
+}
+
+// full reports whether the read loop waits for room.
+func (q *queue) full() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.waiting
 }
 
 // popAll takes every queued item at once (waiting for one), handing back
@@ -75,6 +107,7 @@ func (q *queue) popAll(done []item) (batch []item, ok bool) {
 		q.cond.Wait()
 	}
 	batch, q.items = q.items, done[:0]
+	q.bytes = 0
 	q.busy = true
 	q.cond.Broadcast()
 	return batch, true
@@ -118,7 +151,6 @@ func (a *agent) dispatchLoop() {
 	defer a.wg.Done()
 	defer close(a.dispatched)
 	a.cb.setDispatcher(goid())
-	var last *session // the session of the previous update: most updates repeat it
 	var batch []item
 	for {
 		var ok bool
@@ -126,28 +158,103 @@ func (a *agent) dispatchLoop() {
 			return
 		}
 		for _, it := range batch {
-			switch it.kind {
-			case itemUpdate:
-				hint := ""
-				if last != nil {
-					hint = last.id
-				}
-				u := decodeUpdate(it.params, hint)
-				if last == nil || last.id != u.SessionID() || last.dropped.Load() {
-					last = a.session(u.SessionID())
-				}
-				a.deliverUpdate(last, u)
-			case itemPermission:
-				if req, ok := a.parsePermission(it.id, it.params, it.in); ok {
-					a.openPermission(it.id, req, it.in)
-				}
-			case itemBarrier:
-				it.barrier()
-			case itemAnswer:
-				a.emitAnswer(it.answer)
-			}
+			a.dispatch(it)
 		}
 	}
+}
+
+// dispatch delivers one queued item.
+func (a *agent) dispatch(it item) {
+	switch it.kind {
+	case itemUpdate:
+		a.dispatchUpdate(it)
+	case itemPermission:
+		if req, ok := a.parsePermission(it.id, it.params, it.in); ok {
+			a.dispatchPermission(it, req)
+		}
+	case itemBarrier:
+		it.barrier()
+	case itemAnswer:
+		a.emitAnswer(it.answer)
+	}
+}
+
+// dispatchUpdate delivers an update to the session it names, if this
+// connection knows it (see park for one being opened); an update for any
+// other session is skipped and counted.
+func (a *agent) dispatchUpdate(it item) {
+	hint := ""
+	if a.last != nil {
+		hint = a.last.id
+	}
+	u := decodeUpdate(it.params, hint)
+	s := a.last
+	if s == nil || s.id != u.SessionID() || s.dropped.Load() {
+		s = a.known(u.SessionID())
+	}
+	if a.park(it, s == nil) {
+		return
+	}
+	if s == nil {
+		a.countForeign("session/update", u.SessionID())
+		return
+	}
+	a.last = s
+	a.deliverUpdate(s, u)
+}
+
+// dispatchPermission opens a permission request of a session this
+// connection knows, and refuses one naming any other.
+func (a *agent) dispatchPermission(it item, req *PermissionRequest) {
+	s := a.known(req.SessionID)
+	if a.park(it, s == nil) {
+		return
+	}
+	if s == nil {
+		a.untrack(it.id)
+		it.in.cancel()
+		a.refuseForeign(it.in, it.id, "session/request_permission", req.SessionID)
+		return
+	}
+	a.openPermission(s, it.id, req, it.in)
+}
+
+// park holds an item back while a session/new waits for its answer: an
+// agent may speak of the new session (unknown) before answering, and
+// every item after one held back is held too, to keep wire order. They are
+// dispatched when no session/new waits any more (releaseParked), up to the
+// queue's bounds; past them they are dispatched at once, unknown sessions
+// then counting as foreign.
+func (a *agent) park(it item, unknown bool) bool {
+	if a.releasing || (!unknown && len(a.parked) == 0) || !a.isOpening() {
+		return false
+	}
+	if len(a.parked) >= a.q.limit || a.parkedSz+it.size > a.q.limitBytes {
+		a.releaseParked()
+		return false
+	}
+	a.parked = append(a.parked, it)
+	a.parkedSz += it.size
+	return true
+}
+
+// releaseParked dispatches the items park held back, in order; it runs
+// on the dispatcher.
+func (a *agent) releaseParked() {
+	parked := a.parked
+	a.parked, a.parkedSz = nil, 0
+	a.releasing = true
+	for _, it := range parked {
+		a.dispatch(it)
+	}
+	a.releasing = false
+}
+
+// isOpening reports whether a session/new waits for its answer.
+func (a *agent) isOpening() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.opening) > 0
 }
 
 // deliverUpdate merges tool state, feeds the running turn and calls OnUpdate.

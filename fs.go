@@ -66,11 +66,11 @@ var ErrRefused = errors.New("acphost: refused")
 
 // serveRequest answers an agent→client request on a goroutine of its own
 // with a ctx that $/cancel_request or the agent's end cancels.
-func (a *agent) serveRequest(m wire.Message, handle func(ctx context.Context, params json.RawMessage) (any, error)) {
-	in := a.newInflight(m.ID)
+func (a *agent) serveRequest(m wire.Message, in *inflight, handle func(ctx context.Context, params json.RawMessage) (any, error)) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
+		defer a.finish(in)
 		defer in.cancel()
 		defer a.untrack(m.ID)
 		result, err := handle(in.ctx, m.Params)

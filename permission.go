@@ -139,6 +139,7 @@ type pendingPermission struct {
 	req    *PermissionRequest
 	ctx    context.Context
 	cancel context.CancelFunc
+	in     *inflight
 	once   sync.Once
 }
 
@@ -179,6 +180,7 @@ func (p *pendingPermission) claim(ans PermissionAnswer) bool {
 func (p *pendingPermission) send(ans PermissionAnswer) {
 	result := appendOutcome(make([]byte, 0, 64+len(ans.OptionID)), ans)
 	p.a.replied(p.id, p.a.stream.ReplyRaw(p.id, result))
+	p.a.finish(p.in)
 }
 
 // appendOutcome appends the result of a session/request_permission answer.
@@ -204,7 +206,7 @@ func (a *agent) parsePermission(id, params json.RawMessage, in *inflight) (req *
 	if err != nil {
 		a.untrack(id)
 		in.cancel()
-		a.goReplyError(id, CodeInvalidParams, err.Error())
+		a.goReplyError(in, id, CodeInvalidParams, err.Error())
 		return nil, false
 	}
 	return req, true
@@ -214,13 +216,12 @@ func (a *agent) parsePermission(id, params json.RawMessage, in *inflight) (req *
 // delivered: it merges the tool call, emits the permission event and hands
 // the decision to a broker goroutine. It writes nothing itself, so the
 // dispatcher never waits on the agent's stdin.
-func (a *agent) openPermission(id json.RawMessage, req *PermissionRequest, in *inflight) {
-	s := a.session(req.SessionID)
+func (a *agent) openPermission(s *session, id json.RawMessage, req *PermissionRequest, in *inflight) {
 	if req.ToolCall.ID != "" {
 		merged, _ := s.tool(&req.ToolCall, req.toolSet)
 		req.ToolCall = *merged
 	}
-	p := &pendingPermission{a: a, s: s, id: id, req: req, ctx: in.ctx, cancel: in.cancel}
+	p := &pendingPermission{a: a, s: s, id: id, req: req, ctx: in.ctx, cancel: in.cancel, in: in}
 	a.mu.Lock()
 	in.perm = p
 	a.mu.Unlock()

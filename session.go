@@ -21,11 +21,13 @@ type session struct {
 	modeState SessionModes
 	options   []ConfigOption
 
-	// tools is the merged state of the tool calls seen in the session, and
-	// turns counts its ended turns. Both are owned by the dispatcher
-	// goroutine: no lock.
-	tools map[string]*toolRecord
-	turns uint64
+	// tools is the merged state of the tool calls seen in the session,
+	// toolBytes its estimated size (bounded by MaxResponseBytes), and turns
+	// counts its ended turns. All are owned by the dispatcher goroutine: no
+	// lock.
+	tools     map[string]*toolRecord
+	toolBytes int
+	turns     uint64
 }
 
 func newSession(a *agent, id string) *session {
@@ -124,12 +126,50 @@ func (s *session) tool(u *ToolCall, set ToolCallFields) (*ToolCall, bool) {
 	}
 	rec.turn = s.turns
 	rec.state.merge(u, set)
+	size := toolCallSize(&rec.state)
+	s.toolBytes += size - rec.size
+	rec.size = size
+	if s.toolBytes > s.a.opts.MaxResponseBytes {
+		s.shedTools(rec)
+	}
 	return &rec.state, !ok
 }
 
-// toolRecord is a tool call's merged state and the turn it last changed in.
+// shedTools forgets tool calls until their state takes three quarters of
+// MaxResponseBytes at most (so that shedding, which walks them all, is
+// rare): finished ones first, then the one that did not fit (last, which
+// the caller still holds), then any. A call forgotten and updated again
+// starts from what that update says.
+func (s *session) shedTools(last *toolRecord) {
+	target := s.a.opts.MaxResponseBytes / 4 * 3
+	for id, rec := range s.tools {
+		if rec.state.Status.Finished() {
+			s.forgetTool(id, rec)
+		}
+	}
+	if s.toolBytes > target {
+		s.forgetTool(last.state.ID, last)
+	}
+	for id, rec := range s.tools {
+		if s.toolBytes <= target {
+			return
+		}
+		s.forgetTool(id, rec)
+	}
+}
+
+func (s *session) forgetTool(id string, rec *toolRecord) {
+	if s.tools[id] == rec {
+		delete(s.tools, id)
+		s.toolBytes -= rec.size
+	}
+}
+
+// toolRecord is a tool call's merged state, its estimated size and the
+// turn it last changed in.
 type toolRecord struct {
 	state ToolCall
+	size  int
 	turn  uint64
 }
 
@@ -139,7 +179,7 @@ type toolRecord struct {
 func (s *session) pruneTools() {
 	for id, rec := range s.tools {
 		if rec.state.Status.Finished() || rec.turn < s.turns {
-			delete(s.tools, id)
+			s.forgetTool(id, rec)
 		}
 	}
 	s.turns++

@@ -79,7 +79,14 @@ func (s *Session) isClosed() bool {
 }
 
 // state returns the agent-side record of the session on the current agent.
-func (s *Session) state() *session { return s.c.agent().session(s.ID()) }
+// It is an empty record, not kept, once the session is closed.
+func (s *Session) state() *session {
+	a := s.c.agent()
+	if st := a.known(s.ID()); st != nil {
+		return st
+	}
+	return newSession(a, s.ID())
+}
 
 // Modes returns the session's modes as last reported by the agent.
 func (s *Session) Modes() SessionModes { return s.state().modes() }
@@ -110,7 +117,9 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value an
 		return nil, err
 	}
 	opts := decodeConfigOptions(res.ConfigOptions)
-	a.session(s.ID()).setState(nil, opts)
+	if st := a.known(s.ID()); st != nil {
+		st.setState(nil, opts)
+	}
 	return opts, nil
 }
 

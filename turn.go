@@ -21,6 +21,10 @@ type Request struct {
 	Prompt string
 	// Content follows the text: images, resources, resource links.
 	Content []ContentBlock
+	// Discard has the turn keep nothing for its Response but StopReason,
+	// SessionID, Meta and Restarted: for callers who take the turn from
+	// its events or OnUpdate, so a long turn costs no memory that grows.
+	Discard bool
 }
 
 func (r Request) blocks() []ContentBlock {
@@ -51,6 +55,11 @@ type Response struct {
 	// Restarted is set when the agent was restarted before this turn and
 	// the session was re-attached (its context kept).
 	Restarted *RestartError
+	// Truncated is set when the turn had more to keep than
+	// ACPOptions.MaxResponseBytes allows: text, thoughts and tool calls
+	// past it are missing here (they were streamed), and a tool call kept
+	// may hold an earlier state than its last.
+	Truncated bool
 }
 
 // turn is one running prompt. Its response fields are written only by the
@@ -72,6 +81,9 @@ type turn struct {
 	tools         map[string]*turnTool
 	order         []string
 	plan          []PlanEntry
+	room          int  // bytes the Response may still keep (MaxResponseBytes)
+	discard       bool // Request.Discard: keep nothing
+	truncated     bool // something was not kept for want of room
 
 	ended     bool // delivery ended; guarded by the session's mu
 	cancelled bool // the turn was cancelled: later permissions are answered "cancelled"; guarded by the session's mu
@@ -80,13 +92,19 @@ type turn struct {
 	waitingPerms atomic.Int32 // permission requests waiting for an answer
 }
 
+// turnToolCost is what keeping a tool call costs a turn besides its state:
+// its entry, its place in the order, and its copy in Response.ToolCalls.
+const turnToolCost = 320
+
 type turnTool struct {
 	state    ToolCall
+	cost     int // what it takes of the turn's room
 	resulted bool
 }
 
-func newTurn(s *session, emit func(StreamEvent)) *turn {
-	t := &turn{s: s, emitFn: emit, barrier: make(chan struct{}), answered: make(chan promptOutcome, 1), stop: make(chan struct{}), tools: map[string]*turnTool{}}
+func newTurn(s *session, emit func(StreamEvent), req Request) *turn {
+	t := &turn{s: s, emitFn: emit, barrier: make(chan struct{}), answered: make(chan promptOutcome, 1), stop: make(chan struct{}), tools: map[string]*turnTool{},
+		room: s.a.opts.MaxResponseBytes, discard: req.Discard}
 	t.touch()
 	return t
 }
@@ -130,7 +148,9 @@ func (t *turn) observe(u Update) {
 	case *ToolCallUpdate:
 		t.observeTool(u.State, u)
 	case *PlanUpdate:
-		t.plan = u.Entries
+		if !t.discard {
+			t.plan = u.Entries
+		}
 		t.emit(StreamEvent{Type: EventPlan, Plan: u.Entries, Update: u})
 	case *UsageUpdate:
 		t.emit(StreamEvent{Type: EventUsage, Usage: u, Update: u})
@@ -145,12 +165,56 @@ func (t *turn) observeChunk(u *MessageChunk) {
 	}
 	switch u.Kind() {
 	case KindAgentMessageChunk:
-		t.text.WriteString(u.Content.Text)
+		t.keepText(&t.text, u.Content.Text)
 		t.emit(StreamEvent{Type: EventText, Delta: u.Content.Text, Update: u})
 	case KindAgentThoughtChunk:
-		t.thought.WriteString(u.Content.Text)
+		t.keepText(&t.thought, u.Content.Text)
 		t.emit(StreamEvent{Type: EventThought, Delta: u.Content.Text, Update: u})
 	}
+}
+
+// keepText appends a chunk to the Response's text if there is room.
+func (t *turn) keepText(b *strings.Builder, s string) {
+	switch {
+	case t.discard:
+	case len(s) > t.room:
+		t.truncated = true
+	default:
+		t.room -= len(s)
+		b.WriteString(s)
+	}
+}
+
+// keepTool records a tool call's state for the Response and for telling
+// first sightings and results apart, within the turn's room; nil when
+// there was no room for a new one (then each of its updates is emitted as
+// tool_call).
+func (t *turn) keepTool(state *ToolCall) (tt *turnTool, seen bool) {
+	tt, seen = t.tools[state.ID]
+	cost := turnToolCost + len(state.ID)
+	if !t.discard {
+		cost += toolCallSize(state)
+	}
+	if !seen {
+		tt = &turnTool{}
+	}
+	switch {
+	case cost-tt.cost > t.room:
+		t.truncated = true
+		if !seen {
+			return nil, false
+		}
+		return tt, true // keeps its earlier state
+	case !seen:
+		t.tools[state.ID] = tt
+		t.order = append(t.order, state.ID)
+	}
+	t.room -= cost - tt.cost
+	tt.cost = cost
+	if !t.discard {
+		tt.state = *state
+	}
+	return tt, seen
 }
 
 // observeTool treats tool calls as upserts keyed by id: the first sighting
@@ -158,13 +222,7 @@ func (t *turn) observeChunk(u *MessageChunk) {
 // tool_call, later ones tool_update, and reaching completed or failed emits
 // tool_result once.
 func (t *turn) observeTool(state ToolCall, u Update) {
-	tt, seen := t.tools[state.ID]
-	if !seen {
-		tt = &turnTool{}
-		t.tools[state.ID] = tt
-		t.order = append(t.order, state.ID)
-	}
-	tt.state = state
+	tt, seen := t.keepTool(&state)
 	snapshot := state // events keep their own copy: later updates change tt.state
 	ev := StreamEvent{Type: EventToolUpdate, Name: state.Title, ID: state.ID, Via: ViaACP, Kind: state.Kind,
 		Status: state.Status, Input: state.RawInput, Output: state.RawOutput, ToolCall: &snapshot, Update: u}
@@ -174,8 +232,10 @@ func (t *turn) observeTool(state ToolCall, u Update) {
 	if u != nil || !seen {
 		t.emit(ev)
 	}
-	if state.Status.Finished() && !tt.resulted {
-		tt.resulted = true
+	if state.Status.Finished() && (tt == nil || !tt.resulted) {
+		if tt != nil {
+			tt.resulted = true
+		}
 		ev.Type = EventToolResult
 		t.emit(ev)
 	}
@@ -183,7 +243,10 @@ func (t *turn) observeTool(state ToolCall, u Update) {
 
 // response assembles the turn's Response; call it once delivery has ended.
 func (t *turn) response(stop StopReason, meta json.RawMessage) Response {
-	r := Response{Text: t.text.String(), Thought: t.thought.String(), StopReason: stop, Plan: t.plan, SessionID: t.s.id, Meta: meta}
+	r := Response{Text: t.text.String(), Thought: t.thought.String(), StopReason: stop, Plan: t.plan, SessionID: t.s.id, Meta: meta, Truncated: t.truncated}
+	if t.discard {
+		return r
+	}
 	for _, id := range t.order {
 		r.ToolCalls = append(r.ToolCalls, t.tools[id].state)
 	}
@@ -299,7 +362,7 @@ type promptOutcome struct {
 // agent's death.
 func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(StreamEvent)) (Response, error) {
 	s := a.session(h.ID())
-	t := newTurn(s, emit)
+	t := newTurn(s, emit, req)
 	a.turns.Add(1)
 	defer a.turns.Add(-1)
 	a.q.barrier(func() { s.attach(t) })

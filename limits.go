@@ -1,0 +1,136 @@
+package acphost
+
+import (
+	"errors"
+	"sync"
+)
+
+// The defaults of the limits on what an agent may make the host hold
+// (SPEC.md, Containment: the memory budget).
+const (
+	defaultMaxLineBytes       = 64 << 20
+	defaultMaxQueuedUpdates   = 256
+	defaultMaxQueuedBytes     = 16 << 20
+	defaultMaxPendingRequests = 64
+	defaultMaxResponseBytes   = 16 << 20
+
+	// liftedFactor is how far past its byte bound the update queue may
+	// grow while a host→agent call waits for its answer (see queue).
+	liftedFactor = 4
+	// itemOverhead is what a queued item costs besides its params.
+	itemOverhead = 128
+)
+
+// ErrFlood matches the error of an agent that sent more than the client's
+// limits allow it to have waiting: more bytes of updates than the update
+// queue may hold while a call waited for the agent's answer (four times
+// ACPOptions.MaxQueuedBytes). It comes with ErrProtocol; the agent is
+// stopped and replaced before the next turn.
+var ErrFlood = errors.New("acphost: agent flooded the client")
+
+// Stats are counts a client keeps of what its agents sent.
+type Stats struct {
+	// ForeignMessages counts the session/update notifications and requests
+	// that named a session the agent's connection never opened (and was
+	// not opening): they reach no hook (updates are skipped, requests are
+	// answered -32602) and are logged at warning level.
+	ForeignMessages int64
+}
+
+// Stats returns the client's counts, summed over its agent processes.
+func (c *ACPClient) Stats() Stats {
+	return Stats{ForeignMessages: c.foreign.Load()}
+}
+
+// requestBudget bounds the agent→client requests being handled at once,
+// in number and in the bytes of their params: the read loop takes a share
+// before a request is handed on and waits while none is left, which stops
+// reading and so pushes back on the agent. One request larger than the
+// byte bound is still taken when no other is pending.
+type requestBudget struct {
+	mu       sync.Mutex
+	cond     sync.Cond
+	n, bytes int
+	maxN     int
+	maxBytes int
+	waiting  bool // the read loop waits for a share
+	closed   bool
+}
+
+func newRequestBudget(maxN, maxBytes int) *requestBudget {
+	b := &requestBudget{maxN: maxN, maxBytes: maxBytes}
+	b.cond.L = &b.mu
+	return b
+}
+
+// acquire takes a share for a request of size bytes, waiting for room; it
+// reports false once the budget is closed (the agent is gone).
+func (b *requestBudget) acquire(size int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for !b.closed && b.n > 0 && (b.n >= b.maxN || b.bytes+size > b.maxBytes) {
+		b.waiting = true
+		b.cond.Wait()
+	}
+	b.waiting = false
+	if b.closed {
+		return false
+	}
+	b.n++
+	b.bytes += size
+	return true
+}
+
+func (b *requestBudget) release(size int) {
+	b.mu.Lock()
+	b.n--
+	b.bytes -= size
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+func (b *requestBudget) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// full reports whether the read loop is waiting for a share.
+func (b *requestBudget) full() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.waiting
+}
+
+// toolCallSize estimates the bytes a tool call's state holds: its strings
+// and raw JSON (the decoders copy them), plus the structures around them
+// (the struct, a map entry and a pointer to it).
+func toolCallSize(tc *ToolCall) int {
+	n := 320 + len(tc.ID) + len(tc.Title) + len(tc.Kind) + len(tc.Status) + len(tc.Name) +
+		len(tc.RawInput) + len(tc.RawOutput) + len(tc.Meta)
+	for _, l := range tc.Locations {
+		n += 32 + len(l.Path)
+	}
+	for _, c := range tc.Content {
+		n += 80 + len(c.Type) + len(c.TerminalID) + len(c.Raw)
+		if b := c.Content; b != nil {
+			n += contentBlockSize(b)
+		}
+		if d := c.Diff; d != nil {
+			n += len(d.Path) + len(d.NewText)
+			if d.OldText != nil {
+				n += len(*d.OldText)
+			}
+		}
+	}
+	return n
+}
+
+func contentBlockSize(b *ContentBlock) int {
+	n := 96 + len(b.Type) + len(b.Text) + len(b.Data) + len(b.MimeType) + len(b.URI) + len(b.Name) + len(b.Title) + len(b.Raw)
+	if r := b.Resource; r != nil {
+		n += len(r.URI) + len(r.MimeType) + len(r.Text) + len(r.Blob)
+	}
+	return n
+}
