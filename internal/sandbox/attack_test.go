@@ -198,3 +198,22 @@ func TestDirectoryPathsAreNotFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "alpha\n", string(b))
 }
+
+// TestReadRefusesASwappedFinalComponent: the file checked is a regular
+// file; before it is opened it becomes a symlink to another file of the
+// same root. The read must fail, not follow it.
+func TestReadRefusesASwappedFinalComponent(t *testing.T) {
+	l := newLayout(t)
+	p := filepath.Join(l.root, "a.txt")
+	_, rt, rel, err := l.r.resolve(p)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(p))
+	symlink(t, "sub/b.txt", p)
+	dirs, name := split(rel)
+	dir, missing, err := walk(rt.dir, dirs)
+	require.NoError(t, err)
+	defer dir.Close()
+	require.Empty(t, missing)
+	_, _, err = openRegular(dir, name, nil)
+	require.ErrorIs(t, err, errChanged)
+}
