@@ -14,8 +14,12 @@ import (
 // FSOptions turns on the host's file service: fs/read_text_file and
 // fs/write_text_file, advertised in initialize only when served. Every path
 // is confined to the session's roots: ACPOptions.Dir plus AdditionalDirs.
-// `..`, absolute paths elsewhere and symlinks that resolve outside are
-// refused with an error that says why.
+// `..`, absolute paths elsewhere, symlinks that resolve outside and paths
+// ending in "/" or "/." are refused with an error that says why. Each root
+// is opened once, when the agent connects, and every access starts from
+// that open directory, following no symlink once the path is resolved; a
+// write lands exactly on the file that was resolved (and reviewed), or is
+// refused if that file changed meanwhile.
 type FSOptions struct {
 	// Read and Write choose which methods are served.
 	Read, Write bool
@@ -25,6 +29,15 @@ type FSOptions struct {
 	// the spec names. By default such a read answers empty content, because
 	// gemini-cli reads a file before creating it and fails on the error.
 	MissingFileError bool
+	// MaxReadBytes bounds the content one read returns, and the current
+	// content shown to OnWriteFile; zero means DefaultMaxReadBytes. A read
+	// past it fails (-32602, "file too large", matching ErrFileTooLarge)
+	// without the file being read into memory; the agent can still read the
+	// file in parts with line and limit. With OnWriteFile set, a write to an
+	// existing file over the bound is refused the same way before review:
+	// a reviewer cannot be shown it, and a diff against nothing would
+	// present it as a new file.
+	MaxReadBytes int64
 	// OnReadFile, if set, is asked first and may serve content the disk
 	// does not have (an editor's unsaved buffer): ok false falls through to
 	// the disk. It runs on its own goroutine; ctx ends if the agent
@@ -41,9 +54,12 @@ type FSOptions struct {
 type WriteProposal struct {
 	SessionID string
 	// Path is the absolute path the agent named; Resolved is where it lands
-	// (symlinks inside the roots followed).
+	// (symlinks inside the roots followed, once: the write lands on this
+	// file, and is refused if, by the time the hook returns, Resolved no
+	// longer holds the file, or the absence of one, that was shown).
 	Path, Resolved string
-	// Exists says whether the file exists; Current is its content then.
+	// Exists says whether the file exists; Current is its content then
+	// (at most FSOptions.MaxReadBytes).
 	Exists  bool
 	Current string
 	// Proposed is the content the agent wants to write.
@@ -63,6 +79,24 @@ func (p *WriteProposal) FileDiff() FileDiff {
 // ErrRefused is wrapped by errors the client answers for writes and
 // commands it refuses (plan mode, a hook's refusal).
 var ErrRefused = errors.New("acphost: refused")
+
+// DefaultMaxReadBytes is the MaxReadBytes of a zero FSOptions: 8 MiB, above
+// any hand-written source file and the lockfiles agents commonly read
+// (a few MiB), and small enough that the host's memory for one read (the
+// content, then its JSON encoding) stays in tens of MiB.
+const DefaultMaxReadBytes = 8 << 20
+
+// ErrFileTooLarge is matched (errors.Is) by the error for a file read, or
+// shown for review, past FSOptions.MaxReadBytes.
+var ErrFileTooLarge = sandbox.ErrTooLarge
+
+// maxRead returns the effective MaxReadBytes.
+func (o *FSOptions) maxRead() int64 {
+	if o.MaxReadBytes > 0 {
+		return o.MaxReadBytes
+	}
+	return DefaultMaxReadBytes
+}
 
 // serveRequest answers an agent→client request on a goroutine of its own
 // with a ctx that $/cancel_request or the agent's end cancels.
@@ -125,7 +159,7 @@ func (a *agent) readTextFile(ctx context.Context, raw json.RawMessage) (any, err
 			return nil, err
 		}
 		if ok {
-			if _, err := a.roots.Resolve(p.Path); err != nil {
+			if _, err := a.roots.ResolveFile(p.Path); err != nil {
 				return nil, err
 			}
 			content, err := sandbox.Lines(content, p.Line, p.Limit)
@@ -135,9 +169,9 @@ func (a *agent) readTextFile(ctx context.Context, raw json.RawMessage) (any, err
 			return map[string]string{"content": content}, nil
 		}
 	}
-	content, err := a.roots.ReadText(p.Path, p.Line, p.Limit)
+	content, err := a.roots.ReadText(ctx, p.Path, p.Line, p.Limit, fo.maxRead())
 	if errors.Is(err, fs.ErrNotExist) && !fo.MissingFileError {
-		if _, rerr := a.roots.Resolve(p.Path); rerr == nil {
+		if _, rerr := a.roots.ResolveFile(p.Path); rerr == nil {
 			return map[string]string{"content": ""}, nil
 		}
 	}
@@ -161,16 +195,16 @@ func (a *agent) writeTextFile(ctx context.Context, raw json.RawMessage) (any, er
 	if a.c.PlanMode() {
 		return nil, fmt.Errorf("%w: plan mode: no writes (%s)", ErrRefused, p.Path)
 	}
-	resolved, err := a.roots.Resolve(p.Path)
+	t, err := a.roots.Bind(p.Path) // resolved once: what is reviewed is what is written
 	if err != nil {
 		return nil, err
 	}
+	defer t.Close()
 	content := p.Content
 	if hook := a.opts.FS.OnWriteFile; hook != nil {
-		prop := &WriteProposal{SessionID: p.SessionID, Path: p.Path, Resolved: resolved, Proposed: p.Content}
-		cur, err := a.roots.ReadText(p.Path, 0, 0)
-		if err == nil {
-			prop.Exists, prop.Current = true, cur
+		prop := &WriteProposal{SessionID: p.SessionID, Path: p.Path, Resolved: t.Resolved(), Exists: t.Exists(), Proposed: p.Content}
+		if prop.Current, err = t.Current(ctx, a.opts.FS.maxRead()); err != nil {
+			return nil, err
 		}
 		if perr := a.userCall(goid(), p.SessionID, "OnWriteFile", func() { content, err = hook(ctx, prop) }); perr != nil {
 			err = perr
@@ -182,13 +216,14 @@ func (a *agent) writeTextFile(ctx context.Context, raw json.RawMessage) (any, er
 	if err := ctx.Err(); err != nil { // withdrawn, or the client is closing: write nothing
 		return nil, err
 	}
-	if err := a.roots.WriteText(p.Path, content); err != nil {
+	if err := t.Write(content); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil
 }
 
-// newRoots builds the sandbox for the session's directories.
+// newRoots builds the sandbox for the session's directories; it holds them
+// open until its Close.
 func newRoots(opts *ACPOptions) (*sandbox.Roots, error) {
 	if opts.FS == nil && opts.Terminal == nil {
 		return nil, nil

@@ -4,49 +4,72 @@
 //
 // # What is guaranteed
 //
-// A request path must be absolute and, after lexical cleaning (so ".."
-// components are applied first), lie inside a root by whole path components:
-// "/root-other" is not inside "/root". It is then resolved the way the
-// kernel would, following every symlink that exists, including a dangling
-// final one; the resolved path must again lie inside one of the resolved
-// roots. Paths that are outside lexically are refused even if a symlink
-// would bring them back in.
+// A request path must be absolute, must not end in a separator, "." or
+// ".." (those name directories), and, after lexical cleaning (so ".."
+// components are applied first), must lie inside a root by whole path
+// components: "/root-other" is not inside "/root". It is then resolved the
+// way the kernel would, following every symlink that exists, including a
+// dangling final one; the resolved path must again lie inside one of the
+// resolved roots. Paths that are outside lexically are refused even if a
+// symlink would bring them back in.
 //
-// ReadText and WriteText do not reuse the checked path string for the actual
-// file system calls. They open the root directory containing the resolved
-// path with os.OpenRoot and do every open, stat, mkdir and rename through that
-// os.Root, which walks the path one component at a time and refuses to leave
-// the root (through "..", an absolute symlink, or a symlink pointing
-// outside), whatever the file system looks like at that moment. A directory
-// swapped for a symlink to the outside between the check and the use (a
-// TOCTOU race) therefore makes the call fail; it cannot make it read or
-// write a file outside the root that contained the checked path.
+// Each root is opened once, by New, and kept open (an os.Root) until Close.
+// Every access starts from that handle, never from the root's path, so
+// replacing a root directory (or a directory above it) with a symlink does
+// not move the sandbox: the root is the directory New opened, wherever it
+// is later moved.
+//
+// The resolved path is then opened one component at a time from its root's
+// handle without following any symlink: the path was resolved, so it has
+// none, and a component that is now a symlink, not a directory, or not the
+// directory that was looked at (compared by device and inode after
+// opening) makes the call fail with ReasonChanged. ReadText therefore reads
+// exactly the regular file the resolved path named when it was opened.
+//
+// Writes go through a Target, which binds a resolved path to the directory
+// holding it (an open handle) and to the file's identity (device and inode,
+// size and modification time, and a digest of the content shown for
+// review, if any), or its absence. Target.Write creates the new content as
+// a temporary file in that directory and renames it over the reviewed
+// name, after checking that the name still holds the same file (or still
+// nothing: a new file is linked into place, which fails instead of
+// replacing whatever appeared). A change since Bind is refused with
+// ReasonChanged. The write that lands is therefore the one that was
+// reviewed, in the directory that was reviewed, never through a symlink.
+//
+// Against a concurrent attacker who controls every file inside the roots
+// (and the roots' parents), this means: no read returns and no write
+// creates, replaces or alters anything outside the directories New opened
+// and their descendants; a write lands only at the resolved name that Bind
+// returned, in the directory that was then at that place; swaps of the
+// final component or of any directory on the path, between check and use,
+// make the call fail instead of following them.
 //
 // # What is not guaranteed
 //
-//   - Within a root, a concurrent change can redirect a call to a different
-//     file of the same root (os.Root follows symlinks that stay inside it).
-//   - Roots are opened by path for each call; replacing a root directory
-//     itself (or a symlink leading to it) is not detected.
+//   - The check before a write's rename and the rename are two steps: a
+//     file put at the reviewed name in between is replaced, not refused.
+//     It is replaced in the reviewed directory, not written through.
+//   - A directory that the attacker moves elsewhere while a Target holds it
+//     is still written into (it is the directory that was reviewed).
 //   - Hard links, bind mounts and mount points are not boundaries: a hard
 //     link inside a root to a file elsewhere is read like any file in the
-//     root. (WriteText replaces files by rename, so it never writes through a
-//     hard link; the link is broken instead.)
+//     root. Writes replace files by rename, so a write never goes through a
+//     hard link: the link is broken instead.
 //   - Resolve only returns a string; a caller that opens it itself gets none
 //     of the protection above.
 //   - Containment is compared byte-wise, so on a case-insensitive file
 //     system a differently cased spelling of a root is refused, not matched.
-//   - Device files are refused for reading and writing (only regular files
-//     are accepted); a FIFO is opened non-blocking on Unix so it cannot hang
-//     ReadText before being refused.
+//   - Device files, FIFOs and sockets are refused for reading and writing
+//     (only regular files are accepted); a FIFO is opened non-blocking on
+//     Unix so a swap to one cannot hang ReadText before being refused.
+//   - Skipping lines (ReadText's line) streams through the file: it costs
+//     memory bounded by a 64 KiB buffer, but time in proportion to the bytes
+//     skipped, until the caller's ctx ends.
 package sandbox
 
 import (
-	"bufio"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -67,7 +90,14 @@ const (
 	ReasonBadRange      = "invalid line or limit"
 	ReasonNoRoots       = "no roots"
 	ReasonIO            = "i/o error"
+	ReasonDirPath       = "names a directory"            // ends in a separator, "." or ".."
+	ReasonChanged       = "changed since it was checked" // a concurrent change was detected
+	ReasonTooLarge      = "file too large"
 )
+
+// ErrTooLarge is matched (errors.Is) by an *Error with ReasonTooLarge: the
+// file, or the lines asked for, exceed the byte limit of the call.
+var ErrTooLarge = errors.New("acphost: file too large")
 
 // maxLinks bounds symlink expansions per path, as filepath.EvalSymlinks does.
 const maxLinks = 255
@@ -92,60 +122,100 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is makes refusals match fs.ErrPermission (outside the roots, escaping
-// symlink) and fs.ErrInvalid (relative or invalid path, bad line or limit),
-// besides whatever the underlying error matches.
+// symlink, changed since checked), fs.ErrInvalid (relative, invalid or
+// directory path, bad line or limit, too large) and ErrTooLarge, besides
+// whatever the underlying error matches.
 func (e *Error) Is(target error) bool {
 	switch e.Reason {
-	case ReasonOutside, ReasonSymlinkEscape:
+	case ReasonOutside, ReasonSymlinkEscape, ReasonChanged:
 		return target == fs.ErrPermission
-	case ReasonRelative, ReasonInvalid, ReasonBadRange:
+	case ReasonRelative, ReasonInvalid, ReasonBadRange, ReasonDirPath:
 		return target == fs.ErrInvalid
+	case ReasonTooLarge:
+		return target == fs.ErrInvalid || target == ErrTooLarge
 	}
 	return false
 }
 
 type root struct {
-	given string // cleaned as passed to New
-	real  string // with symlinks resolved
+	given string   // cleaned as passed to New
+	real  string   // with symlinks resolved
+	dir   *os.Root // opened by New; every access starts here
 }
 
 // Roots confines paths to a set of absolute directories (a session's cwd
-// plus additional directories). It is immutable and safe for concurrent use.
+// plus additional directories). It is immutable and safe for concurrent
+// use; it holds one open directory per root until Close.
 type Roots struct {
 	roots []root
 }
 
-// New returns Roots for dirs. Each must be an absolute path to an existing
-// directory; it is stored both as given (cleaned), to accept request paths
-// spelled through it, and resolved (filepath.EvalSymlinks), which is what
-// resolved request paths are checked against.
+// New opens Roots for dirs. Each must be an absolute path to an existing
+// directory; it is opened once and kept open, and its path is stored both
+// as given (cleaned), to accept request paths spelled through it, and
+// resolved (filepath.EvalSymlinks), which is what resolved request paths
+// are checked against. A directory that is swapped while New runs (the
+// resolved path no longer names the directory opened) is refused with
+// ReasonChanged. The caller must Close the Roots.
 func New(dirs ...string) (*Roots, error) {
 	if len(dirs) == 0 {
 		return nil, &Error{Reason: ReasonNoRoots}
 	}
 	r := &Roots{}
 	for _, d := range dirs {
-		if d == "" || strings.IndexByte(d, 0) >= 0 {
-			return nil, &Error{Path: d, Reason: ReasonInvalid}
-		}
-		if !filepath.IsAbs(d) {
-			return nil, &Error{Path: d, Reason: ReasonRelative}
-		}
-		given := filepath.Clean(d)
-		real, err := filepath.EvalSymlinks(given)
+		rt, err := openRoot(d)
 		if err != nil {
-			return nil, &Error{Path: d, Reason: reasonFor(err), Err: err}
+			r.Close()
+			return nil, err
 		}
-		fi, err := os.Stat(real)
-		if err != nil {
-			return nil, &Error{Path: d, Reason: reasonFor(err), Err: err}
-		}
-		if !fi.IsDir() {
-			return nil, &Error{Path: d, Reason: ReasonNotDir}
-		}
-		r.roots = append(r.roots, root{given: given, real: real})
+		r.roots = append(r.roots, rt)
 	}
 	return r, nil
+}
+
+func openRoot(d string) (root, error) {
+	if d == "" || strings.IndexByte(d, 0) >= 0 {
+		return root{}, &Error{Path: d, Reason: ReasonInvalid}
+	}
+	if !filepath.IsAbs(d) {
+		return root{}, &Error{Path: d, Reason: ReasonRelative}
+	}
+	given := filepath.Clean(d)
+	real, err := filepath.EvalSymlinks(given)
+	if err != nil {
+		return root{}, &Error{Path: d, Reason: reasonFor(err), Err: err}
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return root{}, &Error{Path: d, Reason: reasonFor(err), Err: err}
+	}
+	if !fi.IsDir() {
+		return root{}, &Error{Path: d, Reason: ReasonNotDir}
+	}
+	dir, err := os.OpenRoot(real)
+	if err != nil {
+		return root{}, &Error{Path: d, Reason: reasonFor(err), Err: err}
+	}
+	if dfi, err := dir.Stat("."); err != nil || !os.SameFile(fi, dfi) {
+		dir.Close()
+		return root{}, &Error{Path: d, Reason: ReasonChanged, Err: err}
+	}
+	return root{given: given, real: real, dir: dir}, nil
+}
+
+// Close closes the roots' directories. Calls made after it fail; calls in
+// progress finish. It is safe to call more than once.
+func (r *Roots) Close() error {
+	if r == nil {
+		return nil
+	}
+	var errs []error
+	for _, rt := range r.roots {
+		if err := rt.dir.Close(); err != nil && !errors.Is(err, fs.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Dirs returns the resolved root directories, in the order given to New.
@@ -171,14 +241,23 @@ func (r *Roots) Resolve(p string) (string, error) {
 	return real, err
 }
 
-// resolve returns p's resolved path, the resolved root that contains it (the
+// ResolveFile is Resolve for a path that must name a file: one ending in a
+// separator, "." or ".." is refused with ReasonDirPath.
+func (r *Roots) ResolveFile(p string) (string, error) {
+	if err := checkFileName(p); err != nil {
+		return "", err
+	}
+	return r.Resolve(p)
+}
+
+// resolve returns p's resolved path, the root that contains it (the
 // deepest, if roots nest) and the path relative to that root.
-func (r *Roots) resolve(p string) (real, rootDir, rel string, err error) {
+func (r *Roots) resolve(p string) (real string, rt *root, rel string, err error) {
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
-		return "", "", "", &Error{Path: p, Reason: ReasonInvalid}
+		return "", nil, "", &Error{Path: p, Reason: ReasonInvalid}
 	}
 	if !filepath.IsAbs(p) {
-		return "", "", "", &Error{Path: p, Reason: ReasonRelative}
+		return "", nil, "", &Error{Path: p, Reason: ReasonRelative}
 	}
 	clean := filepath.Clean(p)
 	lexical := false
@@ -189,25 +268,25 @@ func (r *Roots) resolve(p string) (real, rootDir, rel string, err error) {
 		}
 	}
 	if !lexical {
-		return "", "", "", &Error{Path: p, Reason: ReasonOutside}
+		return "", nil, "", &Error{Path: p, Reason: ReasonOutside}
 	}
 	real, err = realPath(clean)
 	if err != nil {
-		return "", "", "", &Error{Path: p, Reason: reasonFor(err), Err: err}
+		return "", nil, "", &Error{Path: p, Reason: reasonFor(err), Err: err}
 	}
-	for _, rt := range r.roots {
-		if within(rt.real, real) && len(rt.real) > len(rootDir) {
-			rootDir = rt.real
+	for i := range r.roots {
+		if within(r.roots[i].real, real) && (rt == nil || len(r.roots[i].real) > len(rt.real)) {
+			rt = &r.roots[i]
 		}
 	}
-	if rootDir == "" {
-		return "", "", "", &Error{Path: p, Reason: ReasonSymlinkEscape}
+	if rt == nil {
+		return "", nil, "", &Error{Path: p, Reason: ReasonSymlinkEscape}
 	}
-	rel, err = filepath.Rel(rootDir, real)
+	rel, err = filepath.Rel(rt.real, real)
 	if err != nil {
-		return "", "", "", &Error{Path: p, Reason: ReasonIO, Err: err}
+		return "", nil, "", &Error{Path: p, Reason: ReasonIO, Err: err}
 	}
-	return real, rootDir, rel, nil
+	return real, rt, rel, nil
 }
 
 // within reports whether p is base or lies below it, comparing whole path
@@ -305,205 +384,12 @@ func reasonFor(err error) string {
 		return ReasonNotDir
 	case errors.Is(err, syscall.ELOOP):
 		return ReasonTooManyLinks
+	case errors.Is(err, errChanged):
+		return ReasonChanged
 	case strings.Contains(err.Error(), "path escapes from parent"):
 		// os.Root refused to leave the root: the tree changed after the
 		// check. The os error value is unexported, hence the text match.
 		return ReasonSymlinkEscape
 	}
 	return ReasonIO
-}
-
-// ReadText reads the file at p, confined to the roots. line is the 1-based
-// first line to return (0 or 1: from the start) and limit the maximum number
-// of lines (0: all). Lines keep their "\n"; a line past the end gives "".
-// Only regular files are read; a final symlink is followed if its target is
-// inside the roots. A missing file returns an *Error for which
-// errors.Is(err, fs.ErrNotExist) holds.
-func (r *Roots) ReadText(p string, line, limit int) (string, error) {
-	if line < 0 || limit < 0 {
-		return "", &Error{Path: p, Reason: ReasonBadRange}
-	}
-	_, rootDir, rel, err := r.resolve(p)
-	if err != nil {
-		return "", err
-	}
-	return readIn(p, rootDir, rel, line, limit)
-}
-
-// readIn reads rel inside rootDir through an os.Root.
-func readIn(p, rootDir, rel string, line, limit int) (string, error) {
-	rt, err := os.OpenRoot(rootDir)
-	if err != nil {
-		return "", &Error{Path: p, Reason: reasonFor(err), Err: err}
-	}
-	defer rt.Close()
-	f, err := rt.OpenFile(rel, os.O_RDONLY|oNonblock, 0)
-	if err != nil {
-		return "", &Error{Path: p, Reason: reasonFor(err), Err: err}
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", &Error{Path: p, Reason: ReasonIO, Err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		return "", &Error{Path: p, Reason: ReasonNotRegular}
-	}
-	s, err := readLines(f, line, limit)
-	if err != nil {
-		return "", &Error{Path: p, Reason: ReasonIO, Err: err}
-	}
-	return s, nil
-}
-
-// readLines returns up to limit lines (0: all) of rd starting at the 1-based
-// line (0: 1).
-// Lines applies ReadText's line (1-based; 0 = from the start) and limit
-// (0 = all) to content held in memory, such as an editor's unsaved buffer.
-func Lines(content string, line, limit int) (string, error) {
-	if line < 0 || limit < 0 {
-		return "", &Error{Reason: ReasonBadRange}
-	}
-	return readLines(strings.NewReader(content), line, limit)
-}
-
-func readLines(rd io.Reader, line, limit int) (string, error) {
-	if line <= 1 && limit == 0 {
-		b, err := io.ReadAll(rd)
-		return string(b), err
-	}
-	br := bufio.NewReaderSize(rd, 64<<10)
-	for skip := line - 1; skip > 0; {
-		_, err := br.ReadSlice('\n')
-		switch {
-		case err == nil:
-			skip--
-		case errors.Is(err, bufio.ErrBufferFull):
-			// The same line continues.
-		case errors.Is(err, io.EOF):
-			return "", nil
-		default:
-			return "", err
-		}
-	}
-	var b strings.Builder
-	for n := 0; limit == 0 || n < limit; n++ {
-		s, err := br.ReadString('\n')
-		b.WriteString(s)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
-	}
-	return b.String(), nil
-}
-
-// WriteText writes content to p atomically, confined to the roots. Missing
-// parent directories inside the roots are created (mode 0755 before umask);
-// the data goes to a temporary file in the same directory, which is fsynced
-// and renamed over the target, and the directory is then fsynced (best
-// effort). Readers see either the old or the new content, never a mix.
-//
-// An existing file keeps its permission bits (set explicitly, so the umask
-// does not alter them); a new file gets 0644, subject to the umask as with
-// os.WriteFile. Ownership, extended attributes, ACLs and hard links of an
-// existing file are not preserved: the file is a new inode.
-//
-// A final symlink whose target lies inside the roots is followed (the target
-// is replaced, the link stays); one pointing outside, and any path through a
-// symlinked directory that resolves outside, is refused with
-// ReasonSymlinkEscape. A target that exists but is not a regular file is
-// refused with ReasonNotRegular.
-func (r *Roots) WriteText(p string, content string) error {
-	_, rootDir, rel, err := r.resolve(p)
-	if err != nil {
-		return err
-	}
-	return writeIn(p, rootDir, rel, content)
-}
-
-// writeIn writes rel inside rootDir through an os.Root.
-func writeIn(p, rootDir, rel, content string) error {
-	if rel == "." {
-		return &Error{Path: p, Reason: ReasonNotRegular}
-	}
-	rt, err := os.OpenRoot(rootDir)
-	if err != nil {
-		return &Error{Path: p, Reason: reasonFor(err), Err: err}
-	}
-	defer rt.Close()
-
-	perm, existing := fs.FileMode(0o644), false
-	fi, err := rt.Lstat(rel)
-	switch {
-	case err == nil:
-		if !fi.Mode().IsRegular() {
-			return &Error{Path: p, Reason: ReasonNotRegular}
-		}
-		perm, existing = fi.Mode().Perm(), true
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return &Error{Path: p, Reason: reasonFor(err), Err: err}
-	}
-
-	dir := filepath.Dir(rel)
-	if dir != "." {
-		if err := rt.MkdirAll(dir, 0o755); err != nil {
-			return &Error{Path: p, Reason: reasonFor(err), Err: err}
-		}
-	}
-
-	var (
-		f   *os.File
-		tmp string
-	)
-	for range 10 {
-		tmp = filepath.Join(dir, tempName())
-		f, err = rt.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return &Error{Path: p, Reason: reasonFor(err), Err: err}
-	}
-	fail := func(err error) error {
-		f.Close()
-		rt.Remove(tmp)
-		return &Error{Path: p, Reason: ReasonIO, Err: err}
-	}
-	if _, err := f.WriteString(content); err != nil {
-		return fail(err)
-	}
-	if existing {
-		if err := f.Chmod(perm); err != nil {
-			return fail(err)
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		rt.Remove(tmp)
-		return &Error{Path: p, Reason: ReasonIO, Err: err}
-	}
-	if err := rt.Rename(tmp, rel); err != nil {
-		rt.Remove(tmp)
-		return &Error{Path: p, Reason: reasonFor(err), Err: err}
-	}
-	if d, err := rt.Open(dir); err == nil {
-		d.Sync() // best effort: not every file system syncs directories
-		d.Close()
-	}
-	return nil
-}
-
-// tempName returns a fresh hidden temporary file name of fixed length, so a
-// target name near the file system's name limit still fits.
-func tempName() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return ".acphost-" + hex.EncodeToString(b[:]) + ".tmp"
 }

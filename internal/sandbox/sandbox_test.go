@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -164,22 +165,22 @@ func TestResolve(t *testing.T) {
 
 func TestErrorMatching(t *testing.T) {
 	l := newLayout(t)
-	_, err := l.r.ReadText("/etc/passwd", 0, 0)
+	_, err := l.r.ReadText(bg, "/etc/passwd", 0, 0, testMax)
 	assert.ErrorIs(t, err, fs.ErrPermission)
 	assert.EqualError(t, err, "sandbox: /etc/passwd: outside roots")
-	_, err = l.r.ReadText("rel", 0, 0)
+	_, err = l.r.ReadText(bg, "rel", 0, 0, testMax)
 	assert.ErrorIs(t, err, fs.ErrInvalid)
-	_, err = l.r.ReadText(l.root+"/a.txt", -1, 0)
+	_, err = l.r.ReadText(bg, l.root+"/a.txt", -1, 0, testMax)
 	requireReason(t, err, ReasonBadRange)
-	_, err = l.r.ReadText(l.root+"/a.txt", 0, -1)
+	_, err = l.r.ReadText(bg, l.root+"/a.txt", 0, -1, testMax)
 	requireReason(t, err, ReasonBadRange)
 
-	_, err = l.r.ReadText(l.root+"/missing.txt", 0, 0)
+	_, err = l.r.ReadText(bg, l.root+"/missing.txt", 0, 0, testMax)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 	assert.NotErrorIs(t, err, fs.ErrPermission)
 	requireReason(t, err, ReasonNotFound)
 	assert.Contains(t, err.Error(), "missing.txt: not found: ")
-	_, err = l.r.ReadText(l.root+"/newdir/missing.txt", 2, 1)
+	_, err = l.r.ReadText(bg, l.root+"/newdir/missing.txt", 2, 1, testMax)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
 
@@ -212,7 +213,7 @@ func TestReadTextLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.path)+"/"+strconv.Itoa(tt.line)+"/"+strconv.Itoa(tt.limit), func(t *testing.T) {
-			got, err := l.r.ReadText(tt.path, tt.line, tt.limit)
+			got, err := l.r.ReadText(bg, tt.path, tt.line, tt.limit, testMax)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
@@ -220,7 +221,7 @@ func TestReadTextLines(t *testing.T) {
 
 	empty := filepath.Join(l.root, "empty")
 	writeFile(t, empty, "")
-	got, err := l.r.ReadText(empty, 1, 1)
+	got, err := l.r.ReadText(bg, empty, 1, 1, testMax)
 	require.NoError(t, err)
 	assert.Equal(t, "", got)
 }
@@ -231,17 +232,16 @@ func TestReadTextRefusals(t *testing.T) {
 	symlink(t, filepath.Join(l.outside, "secret"), filepath.Join(l.root, "out-file"))
 	symlink(t, "sub/b.txt", filepath.Join(l.root, "in-file"))
 
-	got, err := l.r.ReadText(filepath.Join(l.root, "in-file"), 0, 0)
+	got, err := l.r.ReadText(bg, filepath.Join(l.root, "in-file"), 0, 0, testMax)
 	require.NoError(t, err)
 	assert.Equal(t, "beta\n", got)
 
 	// Paths cleaned lexically to a file inside are read.
 	for _, path := range []string{
-		l.root + "/sub/b.txt/",
 		l.root + "/out-dir/../sub/b.txt", // cleaned before resolving
 		l.root + "/sub/./../sub/b.txt",
 	} {
-		got, err := l.r.ReadText(path, 0, 0)
+		got, err := l.r.ReadText(bg, path, 0, 0, testMax)
 		require.NoError(t, err, path)
 		assert.Equal(t, "beta\n", got)
 	}
@@ -254,8 +254,11 @@ func TestReadTextRefusals(t *testing.T) {
 		l.other + "/x":                ReasonOutside,
 		l.root + "/sub":               ReasonNotRegular,
 		l.root:                        ReasonNotRegular,
+		l.root + "/sub/b.txt/":        ReasonDirPath,
+		l.root + "/sub/b.txt/.":       ReasonDirPath,
+		l.root + "/sub/b.txt/..":      ReasonDirPath,
 	} {
-		got, err := l.r.ReadText(path, 0, 0)
+		got, err := l.r.ReadText(bg, path, 0, 0, testMax)
 		requireReason(t, err, reason)
 		assert.Empty(t, got)
 	}
@@ -276,7 +279,7 @@ func TestWriteTextCreatesParents(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, fs.FileMode(0o755)&^um, di.Mode().Perm())
 	}
-	got, err := l.r.ReadText(p, 0, 0)
+	got, err := l.r.ReadText(bg, p, 0, 0, testMax)
 	require.NoError(t, err)
 	assert.Equal(t, "hello\n", got)
 
@@ -378,49 +381,146 @@ func TestMultipleRoots(t *testing.T) {
 	r, err := New(l.root, extra)
 	require.NoError(t, err)
 	require.NoError(t, r.WriteText(filepath.Join(extra, "e.txt"), "e\n"))
-	got, err := r.ReadText(filepath.Join(extra, "e.txt"), 0, 0)
+	got, err := r.ReadText(bg, filepath.Join(extra, "e.txt"), 0, 0, testMax)
 	require.NoError(t, err)
 	assert.Equal(t, "e\n", got)
-	got, err = r.ReadText(filepath.Join(l.root, "a.txt"), 0, 0)
+	got, err = r.ReadText(bg, filepath.Join(l.root, "a.txt"), 0, 0, testMax)
 	require.NoError(t, err)
 	assert.Equal(t, "alpha\n", got)
 
 	// A symlink from one root into another is allowed.
 	symlink(t, filepath.Join(extra, "e.txt"), filepath.Join(l.root, "to-extra"))
-	got, err = r.ReadText(filepath.Join(l.root, "to-extra"), 0, 0)
+	got, err = r.ReadText(bg, filepath.Join(l.root, "to-extra"), 0, 0, testMax)
 	require.NoError(t, err)
 	assert.Equal(t, "e\n", got)
-	_, err = l.r.ReadText(filepath.Join(l.root, "to-extra"), 0, 0)
+	_, err = l.r.ReadText(bg, filepath.Join(l.root, "to-extra"), 0, 0, testMax)
 	requireReason(t, err, ReasonSymlinkEscape)
 
-	_, err = r.ReadText(filepath.Join(l.outside, "secret"), 0, 0)
+	_, err = r.ReadText(bg, filepath.Join(l.outside, "secret"), 0, 0, testMax)
 	requireReason(t, err, ReasonOutside)
 }
 
 // TestSwapAfterResolve simulates a TOCTOU race: a directory checked inside
-// the root is replaced by a symlink to the outside before the file is
-// opened. The os.Root-based access must refuse to follow it.
+// the root is replaced by a symlink to the outside before it is opened. The
+// walk from the root's handle must refuse to follow it.
 func TestSwapAfterResolve(t *testing.T) {
 	l := newLayout(t)
-	p := filepath.Join(l.root, "sub", "secret")
-	_, rootDir, rel, err := l.r.resolve(p)
+	p := filepath.Join(l.root, "sub", "b.txt")
+	_, rt, rel, err := l.r.resolve(p)
 	require.NoError(t, err)
 
 	require.NoError(t, os.Rename(filepath.Join(l.root, "sub"), filepath.Join(l.root, "sub.moved")))
 	symlink(t, l.outside, filepath.Join(l.root, "sub"))
 
-	_, err = readIn(p, rootDir, rel, 0, 0)
-	requireReason(t, err, ReasonSymlinkEscape)
-	assert.ErrorIs(t, err, fs.ErrPermission)
+	dirs, _ := split(rel)
+	_, _, err = walk(rt.dir, dirs)
+	require.ErrorIs(t, err, errChanged)
+	requireReason(t, fail(p, err), ReasonChanged)
+	assert.ErrorIs(t, fail(p, err), fs.ErrPermission)
+}
 
-	err = writeIn(p, rootDir, rel, "pwned\n")
-	requireReason(t, err, ReasonSymlinkEscape)
-	b, err := os.ReadFile(filepath.Join(l.outside, "secret"))
+// TestBoundTargetStaysInItsDirectory: a Target holds its directory, so a
+// directory swapped for a symlink to the outside after Bind does not move
+// the write; it lands in the directory that was bound.
+func TestBoundTargetStaysInItsDirectory(t *testing.T) {
+	l := newLayout(t)
+	tg, err := l.r.Bind(filepath.Join(l.root, "sub", "secret"))
 	require.NoError(t, err)
-	assert.Equal(t, "secret\n", string(b))
-	entries, err := os.ReadDir(l.outside)
+	defer tg.Close()
+	require.NoError(t, os.Rename(filepath.Join(l.root, "sub"), filepath.Join(l.root, "sub.moved")))
+	symlink(t, l.outside, filepath.Join(l.root, "sub"))
+	require.NoError(t, tg.Write("mine\n"))
+	b, err := os.ReadFile(filepath.Join(l.root, "sub.moved", "secret"))
 	require.NoError(t, err)
-	assert.Len(t, entries, 1)
+	assert.Equal(t, "mine\n", string(b))
+	assertOutsideUntouched(t, l)
+}
+
+// TestBoundTargetRefusesChanges: Write refuses a name that no longer holds
+// what Bind (and Current) saw.
+func TestBoundTargetRefusesChanges(t *testing.T) {
+	outsideLink := func(t *testing.T, l *layout, p string) {
+		require.NoError(t, os.Remove(p))
+		symlink(t, filepath.Join(l.outside, "secret"), p)
+	}
+	cases := map[string]struct {
+		exists bool
+		change func(t *testing.T, l *layout, p string)
+	}{
+		"file became a symlink out":    {true, outsideLink},
+		"file became a symlink inside": {true, func(t *testing.T, l *layout, p string) { require.NoError(t, os.Remove(p)); symlink(t, "sub/b.txt", p) }},
+		"file replaced":                {true, func(t *testing.T, l *layout, p string) { require.NoError(t, os.Remove(p)); writeFile(t, p, "x\n") }},
+		"file changed in place":        {true, func(t *testing.T, l *layout, p string) { writeFile(t, p, "different\n") }},
+		"file removed":                 {true, func(t *testing.T, l *layout, p string) { require.NoError(t, os.Remove(p)) }},
+		"file became a directory": {true, func(t *testing.T, l *layout, p string) {
+			require.NoError(t, os.Remove(p))
+			require.NoError(t, os.Mkdir(p, 0o755))
+		}},
+		"absent became a symlink out": {false, func(t *testing.T, l *layout, p string) { symlink(t, filepath.Join(l.outside, "secret"), p) }},
+		"absent became a file":        {false, func(t *testing.T, l *layout, p string) { writeFile(t, p, "x\n") }},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			l := newLayout(t)
+			p := filepath.Join(l.root, "target")
+			if c.exists {
+				writeFile(t, p, "reviewed\n")
+			}
+			tg, err := l.r.Bind(p)
+			require.NoError(t, err)
+			defer tg.Close()
+			assert.Equal(t, c.exists, tg.Exists())
+			cur, err := tg.Current(bg, testMax)
+			require.NoError(t, err)
+			if c.exists {
+				assert.Equal(t, "reviewed\n", cur)
+			}
+			c.change(t, l, p)
+			requireReason(t, tg.Write("pwned\n"), ReasonChanged)
+			assertOutsideUntouched(t, l)
+			b, _ := os.ReadFile(filepath.Join(l.root, "sub", "b.txt"))
+			assert.Equal(t, "beta\n", string(b))
+			entries, err := os.ReadDir(l.root)
+			require.NoError(t, err)
+			for _, e := range entries {
+				assert.NotContains(t, e.Name(), ".tmp", "temporary file left")
+			}
+		})
+	}
+}
+
+// TestCurrentIsBounded: Current does not read a file over its limit.
+func TestCurrentIsBounded(t *testing.T) {
+	l := newLayout(t)
+	p := filepath.Join(l.root, "big")
+	writeFile(t, p, strings.Repeat("x", 1000))
+	tg, err := l.r.Bind(p)
+	require.NoError(t, err)
+	defer tg.Close()
+	_, err = tg.Current(bg, 999)
+	requireReason(t, err, ReasonTooLarge)
+	assert.ErrorIs(t, err, ErrTooLarge)
+	got, err := tg.Current(bg, 1000)
+	require.NoError(t, err)
+	assert.Len(t, got, 1000)
+}
+
+// TestRootsHoldTheirDirectories: Roots keep the directories New opened;
+// Close releases them and later calls fail.
+func TestRootsHoldTheirDirectories(t *testing.T) {
+	l := newLayout(t)
+	require.NoError(t, os.Rename(l.root, l.root+".moved"))
+	require.NoError(t, os.Mkdir(l.root, 0o755))
+	// The path now names a new, empty directory; the root is still the one
+	// New opened, and a request spelled through the path reaches it.
+	got, err := l.r.ReadText(bg, filepath.Join(l.root, "a.txt"), 0, 0, testMax)
+	require.NoError(t, err)
+	assert.Equal(t, "alpha\n", got)
+	require.NoError(t, l.r.Close())
+	require.NoError(t, l.r.Close(), "Close twice")
+	_, err = l.r.ReadText(bg, filepath.Join(l.root, "a.txt"), 0, 0, testMax)
+	assert.Error(t, err)
+	assert.Error(t, l.r.WriteText(filepath.Join(l.root, "a.txt"), "x"))
 }
 
 // TestWriteTextConcurrentReaders rewrites a large file many times while
@@ -445,7 +545,7 @@ func TestWriteTextConcurrentReaders(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for !stop.Load() {
-				got, err := l.r.ReadText(p, 0, 0)
+				got, err := l.r.ReadText(bg, p, 0, 0, testMax)
 				if err != nil {
 					errs <- err.Error()
 					return
@@ -504,3 +604,8 @@ func umask() (fs.FileMode, bool) {
 	}
 	return 0, false
 }
+
+var bg = context.Background()
+
+// testMax is the read limit of tests that are not about it.
+const testMax = 64 << 20

@@ -15,7 +15,7 @@ func TestReadTextFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	_, err := l.r.ReadText(p, 0, 0)
+	_, err := l.r.ReadText(bg, p, 0, 0, testMax)
 	requireReason(t, err, ReasonNotRegular)
 	err = l.r.WriteText(p, "x")
 	requireReason(t, err, ReasonNotRegular)
