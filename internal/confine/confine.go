@@ -76,3 +76,8 @@ func RestrictThread(writable []string) error {
 
 // Available reports whether Start can confine commands here.
 func Available() bool { return abi() > 0 }
+
+// Scoped reports whether confined processes are also kept from signalling
+// processes outside their confinement and from connecting to abstract unix
+// sockets created outside it (Landlock ABI 6, Linux 6.12 and later).
+func Scoped() bool { return abi() >= 6 }
