@@ -64,6 +64,10 @@ const groupRemoveTimeout = 5 * time.Second
 // example ~/.claude or ~/.codex, a cache and a temporary directory: list
 // what the agent needs, or it fails in its own way.
 //
+// From Linux 6.12 (Landlock ABI 6) it also cannot signal processes outside
+// its confinement (the host, the user's other processes) nor connect to
+// abstract unix sockets created outside it.
+//
 // Not covered: file modes, owners, times and extended attributes;
 // truncating a file before Linux 6.2 (Landlock ABI 3); a file outside
 // reached through a hard link inside Writable; writing to the user's other

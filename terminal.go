@@ -15,8 +15,11 @@ import (
 // TerminalOptions turns on the host's terminal service (terminal/create,
 // output, wait_for_exit, kill, release), advertised only when set. Commands
 // run in the session's directory (or a cwd inside its roots), each in its
-// own process group, without a shell unless Shell is set. Terminals the
-// agent leaves behind are killed when the client closes.
+// own process group and, on Linux, its own cgroup (see ACPOptions.Contain:
+// a daemon a command forks dies with its terminal), without a shell unless
+// Shell is set. Terminals the agent leaves behind are killed when the
+// client closes; a host killed without Close takes their commands with it
+// (Linux, FreeBSD).
 type TerminalOptions struct {
 	// Shell, e.g. {"/bin/sh", "-c"}, runs each command through a shell:
 	// command and args are joined with spaces. Nil runs the command itself.
