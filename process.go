@@ -36,6 +36,7 @@ type process struct {
 	contain     ContainMode
 	build       func() *exec.Cmd // a fresh cmd, for a start retried without the cgroup
 	group       *cgroup.Group    // nil: held by the process group only
+	unused      *cgroup.Group    // the group a retried start left empty
 	containment Containment
 	log         *slog.Logger
 }
@@ -131,6 +132,10 @@ func startProcess(opts *ACPOptions) (*process, error) {
 		p.removeGroup()
 		return nil, err
 	}
+	if p.unused != nil {
+		_ = p.unused.Remove(groupRemoveTimeout) // empty: nothing was started in it
+		p.unused = nil
+	}
 	closeAll(childEnds...)
 	p.stdin, p.stdout, p.stderr = inW, outR, errR
 	return p, nil
@@ -190,7 +195,7 @@ func (p *process) start() error {
 	reason := fmt.Errorf("%w: starting the agent in %s: %v", cgroup.ErrUnavailable, p.group.Path(), err)
 	_ = containFallback(ContainAuto, reason, p.log)
 	p.containment = fallbackContainment(reason)
-	p.removeGroup()
+	p.unused, p.group = p.group, nil // removed by startProcess: this thread may be restricted
 	return nil
 }
 
