@@ -160,6 +160,14 @@ type ACPOptions struct {
 	// so that current Claude and Codex adapters attach their permission
 	// presentation record. It opts into the whole AIR contract; see SPEC.md.
 	PermissionPresentation bool
+
+	// Contain chooses how the agent's process tree and each terminal's are
+	// held so that Close leaves nothing behind (see ContainMode). Zero
+	// (ContainAuto): a cgroup v2 group per tree on Linux where the host may
+	// create one, else the process group, reported by
+	// ACPClient.Containment and a Logger warning. ContainCgroup makes a
+	// missing cgroup an error; ContainProcessGroup never uses one.
+	Contain ContainMode
 }
 
 func (o *ACPOptions) setDefaults() error {

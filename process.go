@@ -3,6 +3,7 @@ package acphost
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acphost/acphost/internal/cgroup"
 	"github.com/acphost/acphost/internal/confine"
 )
 
@@ -30,7 +32,19 @@ type process struct {
 	exited     chan struct{} // closed once cmd.Wait returned
 	exitErr    error
 	confine    *Confinement // nil: not confined
+
+	contain     ContainMode
+	build       func() *exec.Cmd // a fresh cmd, for a start retried without the cgroup
+	group       *cgroup.Group    // nil: held by the process group only
+	unused      *cgroup.Group    // the group a retried start left empty
+	containment Containment
+	log         *slog.Logger
 }
+
+// groupRemoveTimeout bounds the wait for a killed cgroup to empty (a
+// process in uninterruptible sleep can outlast it; the group is then left,
+// with a warning, for the next host's sweep).
+const groupRemoveTimeout = 5 * time.Second
 
 // Confinement has the kernel (Linux Landlock) confine the agent process,
 // and every process it starts (its tools, its shell commands, its MCP
@@ -51,6 +65,10 @@ type process struct {
 // example ~/.claude or ~/.codex, a cache and a temporary directory: list
 // what the agent needs, or it fails in its own way.
 //
+// From Linux 6.12 (Landlock ABI 6) it also cannot signal processes outside
+// its confinement (the host, the user's other processes) nor connect to
+// abstract unix sockets created outside it.
+//
 // Not covered: file modes, owners, times and extended attributes;
 // truncating a file before Linux 6.2 (Landlock ABI 3); a file outside
 // reached through a hard link inside Writable; writing to the user's other
@@ -61,18 +79,27 @@ type Confinement struct {
 	Writable []string // absolute directories
 }
 
-// startProcess spawns the agent in its own process group with all three
-// pipes connected. stderr is drained into forward (optional) and a tail.
+// startProcess spawns the agent in its own process group (and cgroup, see
+// ACPOptions.Contain) with all three pipes connected. stderr is drained
+// into forward (optional) and a tail.
 func startProcess(opts *ACPOptions) (*process, error) {
-	cmd := exec.Command(opts.Command, opts.Args...)
-	cmd.Env = opts.Env
-	if !opts.CleanEnv {
-		cmd.Env = append(os.Environ(), opts.Env...)
+	build := func() *exec.Cmd {
+		cmd := exec.Command(opts.Command, opts.Args...)
+		cmd.Env = opts.Env
+		if !opts.CleanEnv {
+			cmd.Env = append(os.Environ(), opts.Env...)
+		}
+		cmd.Dir = opts.Dir
+		setProcessGroup(cmd, opts.Confine != nil)
+		return cmd
 	}
-	cmd.Dir = opts.Dir
-	setProcessGroup(cmd, opts.Confine != nil)
-
-	p := &process{cmd: cmd, stderrDone: make(chan struct{}), exited: make(chan struct{}), confine: opts.Confine}
+	group, containment, err := newContainment(opts.Contain, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	cmd := build()
+	p := &process{cmd: cmd, stderrDone: make(chan struct{}), exited: make(chan struct{}), confine: opts.Confine,
+		build: build, group: group, containment: containment, log: opts.Logger, contain: opts.Contain}
 	var childEnds []*os.File
 	pipe := func() (r, w *os.File, err error) {
 		r, w, err = os.Pipe()
@@ -102,7 +129,12 @@ func startProcess(opts *ACPOptions) (*process, error) {
 	}
 	if err := <-started; err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
+		p.removeGroup()
 		return nil, err
+	}
+	if p.unused != nil {
+		_ = p.unused.Remove(groupRemoveTimeout) // empty: nothing was started in it
+		p.unused = nil
 	}
 	closeAll(childEnds...)
 	p.stdin, p.stdout, p.stderr = inW, outR, errR
@@ -130,12 +162,53 @@ func (p *process) startAndWait(started chan<- error) {
 		started <- err
 		return
 	}
-	if err := p.cmd.Start(); err != nil {
+	if err := p.start(); err != nil {
 		started <- err
 		return
 	}
 	started <- nil
 	p.exitErr = p.cmd.Wait()
+}
+
+// start starts the agent, in its cgroup if it has one. A start the kernel
+// refuses there (no internal processes, a threaded group, permissions, a
+// kernel without CLONE_INTO_CGROUP) is tried once more without the cgroup
+// under ContainAuto, with a warning and Containment saying so.
+func (p *process) start() error {
+	if p.group == nil {
+		return p.cmd.Start()
+	}
+	p.group.Attach(p.cmd.SysProcAttr)
+	err := p.cmd.Start()
+	if err == nil {
+		return nil
+	}
+	if p.contain == ContainCgroup {
+		return fmt.Errorf("%w (in cgroup %s)", err, p.group.Path())
+	}
+	retry := p.build()
+	retry.Stdin, retry.Stdout, retry.Stderr = p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr
+	if rerr := retry.Start(); rerr != nil {
+		return err
+	}
+	p.cmd = retry
+	reason := fmt.Errorf("%w: starting the agent in %s: %v", cgroup.ErrUnavailable, p.group.Path(), err)
+	_ = containFallback(ContainAuto, reason, p.log)
+	p.containment = fallbackContainment(reason)
+	p.unused, p.group = p.group, nil // removed by startProcess: this thread may be restricted
+	return nil
+}
+
+// removeGroup kills what is left in the agent's cgroup, waits for it to
+// empty and removes it.
+func (p *process) removeGroup() {
+	if p.group == nil {
+		return
+	}
+	if err := p.group.Remove(groupRemoveTimeout); err != nil {
+		p.log.Warn("acphost: the agent's cgroup did not empty", "err", err)
+	}
+	p.group = nil
 }
 
 // run drains stderr; with startAndWait, it is the process's goroutines.
@@ -184,13 +257,20 @@ func (p *process) exitError(duringTurn bool) *ExitError {
 }
 
 // terminate ends the process: stdin EOF, grace, SIGTERM to the group,
-// grace, SIGKILL to the group. It returns once the process has exited and
-// every process left in its group has been sent SIGKILL.
+// grace, SIGKILL to the group and the cgroup. It returns once the process
+// has exited, every process left in its group has been sent SIGKILL, and
+// its cgroup (every process it started, however detached) is empty and
+// removed.
 func (p *process) terminate(grace time.Duration) {
 	p.stdin.Close()
 	steps := []func(){
 		func() { signalGroup(p.cmd, syscall.SIGTERM) },
-		func() { signalGroup(p.cmd, syscall.SIGKILL) },
+		func() {
+			signalGroup(p.cmd, syscall.SIGKILL)
+			if p.group != nil {
+				_ = p.group.Kill()
+			}
+		},
 	}
 	for _, step := range steps {
 		if p.waitExit(grace) {
@@ -200,6 +280,7 @@ func (p *process) terminate(grace time.Duration) {
 	}
 	<-p.exited
 	signalGroup(p.cmd, syscall.SIGKILL) // grandchildren left in the group
+	p.removeGroup()                     // and every process that left it
 	p.stdout.Close()
 	p.stderr.Close()
 }
@@ -240,6 +321,9 @@ func (t *tailBuffer) String() string {
 // checkConfinement fails early when confinement is asked for where the
 // kernel cannot give it, or with a relative directory.
 func checkConfinement(o *ACPOptions) error {
+	if err := checkContain(o); err != nil {
+		return err
+	}
 	var writable []string
 	switch {
 	case o.Confine != nil:

@@ -3,6 +3,7 @@ package acphost
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -14,8 +15,11 @@ import (
 // TerminalOptions turns on the host's terminal service (terminal/create,
 // output, wait_for_exit, kill, release), advertised only when set. Commands
 // run in the session's directory (or a cwd inside its roots), each in its
-// own process group, without a shell unless Shell is set. Terminals the
-// agent leaves behind are killed when the client closes.
+// own process group and, on Linux, its own cgroup (see ACPOptions.Contain:
+// a daemon a command forks dies with its terminal), without a shell unless
+// Shell is set. Terminals the agent leaves behind are killed when the
+// client closes; a host killed without Close takes their commands with it
+// (Linux, FreeBSD).
 type TerminalOptions struct {
 	// Shell, e.g. {"/bin/sh", "-c"}, runs each command through a shell:
 	// command and args are joined with spaces. Nil runs the command itself.
@@ -38,7 +42,26 @@ type TerminalOptions struct {
 	// Writable lists more directories a confined command may write
 	// beneath, such as a build cache or a temporary directory.
 	Writable []string
+	// MaxOutputBytes caps the output kept per terminal, whatever the
+	// agent's outputByteLimit (the smaller one wins; the agent's 0, "no
+	// limit", gets this one): the tail is kept, truncated is reported.
+	// Default 1 MiB: about 250k tokens of text, more than any model's
+	// context window takes from one command, while MaxTerminals of them
+	// (the buffer holds up to twice the cap) stay within tens of MiB.
+	MaxOutputBytes int
+	// MaxTerminals caps the terminals an agent has live at once
+	// (created and not released, or released and still running): past it
+	// terminal/create fails with an error the agent sees (-32602),
+	// released ones still ending are killed at once to make room. Default
+	// 16.
+	MaxTerminals int
 }
+
+// Defaults of TerminalOptions.
+const (
+	defaultTerminalOutputBytes = 1 << 20
+	defaultMaxTerminals        = 16
+)
 
 // TerminalCommand is a command the agent asks the host to run.
 type TerminalCommand struct {
@@ -166,6 +189,9 @@ func (a *agent) createTerminal(ctx context.Context, raw json.RawMessage) (any, e
 		return nil, err
 	}
 	id, err := a.terms.Create(p.SessionID, terminal.Spec{Command: cmd.Command, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, OutputByteLimit: p.OutputByteLimit})
+	if errors.Is(err, terminal.ErrTooMany) {
+		return nil, fmt.Errorf("%w: %w (TerminalOptions.MaxTerminals)", ErrRefused, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +203,14 @@ func newTerminals(opts *ACPOptions, roots *sandbox.Roots) *terminal.Manager {
 	if o == nil {
 		return nil
 	}
-	t := terminal.Options{Shell: o.Shell, KillGrace: o.KillGrace}
+	t := terminal.Options{Shell: o.Shell, KillGrace: o.KillGrace, MaxOutputBytes: o.MaxOutputBytes, MaxTerminals: o.MaxTerminals}
+	if t.MaxOutputBytes <= 0 {
+		t.MaxOutputBytes = defaultTerminalOutputBytes
+	}
+	if t.MaxTerminals <= 0 {
+		t.MaxTerminals = defaultMaxTerminals
+	}
+	terminalCgroups(opts, &t)
 	switch {
 	case opts.Confine != nil: // the agent's commands are confined as it is
 		t.Confine, t.Writable = true, append(slices.Clone(opts.Confine.Writable), o.Writable...)

@@ -69,3 +69,65 @@ func TestTerminalsKilledOnClose(t *testing.T) {
 	require.NoError(t, c.Close())
 	eventually(t, "the terminal's process to end", func() bool { return !processRunning(pid) })
 }
+
+// An agent asking for no output limit (0) still gets the host's: it cannot
+// make the host keep a flood.
+func TestTerminalOutputIsCappedByTheHost(t *testing.T) {
+	flood := `{"command":"sh","args":["-c","head -c 5000000 /dev/zero | tr '\\000' a"],"outputByteLimit":0}`
+	huge := `{"command":"sh","args":["-c","head -c 3000 /dev/zero | tr '\\000' b"],"outputByteLimit":1000000000}`
+	res := serviceCalls(t, ACPOptions{Dir: t.TempDir(), Terminal: &TerminalOptions{MaxOutputBytes: 2000}},
+		fakeagent.Call{Method: "terminal/create", Params: raw(flood)},
+		fakeagent.Call{Method: "terminal/wait_for_exit", Params: raw(`{"terminalId":"term-1"}`)},
+		fakeagent.Call{Method: "terminal/output", Params: raw(`{"terminalId":"term-1"}`)},
+		fakeagent.Call{Method: "terminal/create", Params: raw(huge)},
+		fakeagent.Call{Method: "terminal/wait_for_exit", Params: raw(`{"terminalId":"term-2"}`)},
+		fakeagent.Call{Method: "terminal/output", Params: raw(`{"terminalId":"term-2"}`)},
+	)
+	for _, r := range []fakeagent.Message{res[2], res[5]} {
+		var out struct {
+			Output    string
+			Truncated bool
+		}
+		require.NoError(t, jsonUnmarshal(r.Result, &out))
+		assert.True(t, out.Truncated)
+		assert.Equal(t, 2000, len(out.Output), "the host's cap holds")
+	}
+}
+
+// The host's default cap is 1 MiB.
+func TestTerminalOutputDefaultCap(t *testing.T) {
+	flood := `{"command":"sh","args":["-c","head -c 3000000 /dev/zero | tr '\\000' a"]}`
+	res := serviceCalls(t, ACPOptions{Dir: t.TempDir(), Terminal: &TerminalOptions{}},
+		fakeagent.Call{Method: "terminal/create", Params: raw(flood)},
+		fakeagent.Call{Method: "terminal/wait_for_exit", Params: raw(`{"terminalId":"term-1"}`)},
+		fakeagent.Call{Method: "terminal/output", Params: raw(`{"terminalId":"term-1"}`)},
+	)
+	var out struct {
+		Output    string
+		Truncated bool
+	}
+	require.NoError(t, jsonUnmarshal(res[2].Result, &out))
+	assert.True(t, out.Truncated)
+	assert.Equal(t, 1<<20, len(out.Output))
+}
+
+// An agent creating terminals without end is refused past MaxTerminals
+// live ones, with an error it sees; a released terminal does not count.
+func TestTerminalCountIsCapped(t *testing.T) {
+	var calls []fakeagent.Call
+	for range 5 {
+		calls = append(calls, fakeagent.Call{Method: "terminal/create", Params: raw(`{"command":"sleep","args":["100"]}`)})
+	}
+	calls = append(calls,
+		fakeagent.Call{Method: "terminal/release", Params: raw(`{"terminalId":"term-1"}`)},
+		fakeagent.Call{Method: "terminal/create", Params: raw(`{"command":"true"}`)},
+	)
+	res := serviceCalls(t, ACPOptions{Dir: t.TempDir(), Terminal: &TerminalOptions{MaxTerminals: 4}}, calls...)
+	for i := range 4 {
+		assert.Empty(t, res[i].Error, "terminal %d", i+1)
+	}
+	assert.Equal(t, CodeInvalidParams, errorCode(t, res[4]))
+	assert.Contains(t, string(res[4].Error), "4 terminals")
+	assert.Empty(t, res[5].Error)
+	assert.Empty(t, res[6].Error, "the released terminal's slot is free")
+}

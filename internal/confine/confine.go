@@ -22,7 +22,9 @@ var ErrUnsupported = errors.New("confine: Landlock is not available on this syst
 // the directories a file is reached through (so a hard link inside a
 // writable directory to a file outside is writable). Truncation is covered
 // from ABI 3 (Linux 6.2) on; file modes, owners, times and extended
-// attributes never are. Set-user-id programs lose their powers. The caller
+// attributes never are. From ABI 6 (Linux 6.12) the process tree also
+// cannot signal processes outside it nor connect to abstract unix sockets
+// made outside it (see Scoped). Set-user-id programs lose their powers. The caller
 // should also give cmd a session of its own (Setsid), or it can type into
 // the controlling terminal (TIOCSTI) on kernels before ABI 5.
 func Start(cmd *exec.Cmd, writable []string) error {
@@ -76,3 +78,8 @@ func RestrictThread(writable []string) error {
 
 // Available reports whether Start can confine commands here.
 func Available() bool { return abi() > 0 }
+
+// Scoped reports whether confined processes are also kept from signalling
+// processes outside their confinement and from connecting to abstract unix
+// sockets created outside it (Landlock ABI 6, Linux 6.12 and later).
+func Scoped() bool { return abi() >= 6 }

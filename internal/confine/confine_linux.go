@@ -46,6 +46,31 @@ const (
 	accessIoctlDev   = 1 << 15 // ABI 5: ioctl on device files (TIOCSTI into a terminal)
 )
 
+// Landlock scopes (ABI 6): what a confined process may not reach outside
+// its own domain.
+const (
+	scopeAbstractUnixSocket = 1 << 0
+	scopeSignal             = 1 << 1
+)
+
+// rulesetAttr is struct landlock_ruleset_attr as of ABI 6. Older kernels
+// take a prefix of it: the size passed says which fields are there.
+type rulesetAttr struct {
+	handledAccessFS  uint64
+	handledAccessNet uint64 // ABI 4; left 0: the network is not restricted
+	scoped           uint64 // ABI 6
+}
+
+// rulesetAttrSize is the size of the prefix of rulesetAttr that an ABI
+// knows and this package uses: only handled_access_fs before ABI 6 (the
+// net field alone adds nothing), all three from it.
+func rulesetAttrSize(abi int) uintptr {
+	if abi >= 6 {
+		return unsafe.Sizeof(rulesetAttr{})
+	}
+	return unsafe.Sizeof(uint64(0))
+}
+
 // devices are the device files a confined process may write, with the
 // rights it gets there (those the kernel's ABI handles): the sinks programs
 // redirect to ("> /dev/null" opens with O_TRUNC), and the pseudo-terminals
@@ -90,8 +115,11 @@ func writeRights(abi int) uint64 {
 // restrictThread confines the calling OS thread.
 func restrictThread(abi int, writable []string) error {
 	handled := writeRights(abi)
-	attr := struct{ handledAccessFS uint64 }{handled}
-	fd, _, errno := syscall.Syscall(sysCreateRuleset, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	attr := rulesetAttr{handledAccessFS: handled}
+	if abi >= 6 {
+		attr.scoped = scopeSignal | scopeAbstractUnixSocket
+	}
+	fd, _, errno := syscall.Syscall(sysCreateRuleset, uintptr(unsafe.Pointer(&attr)), rulesetAttrSize(abi), 0)
 	if errno != 0 {
 		return fmt.Errorf("confine: creating the ruleset: %w", errno)
 	}

@@ -14,9 +14,11 @@ import (
 
 // setProcAttr puts the command in a new process group whose id is its pid;
 // a confined command in a new session too, without a controlling terminal
-// to type into (TIOCSTI).
+// to type into (TIOCSTI). Where the system has one, the command gets a
+// parent-death signal.
 func setProcAttr(cmd *exec.Cmd, confined bool) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !confined, Setsid: confined}
+	setParentDeathSignal(cmd.SysProcAttr)
 }
 
 // signalGroup sends SIGKILL (hard) or SIGTERM to p's process group. The

@@ -28,18 +28,39 @@
 //
 // Spec.OutputByteLimit > 0 keeps only the last OutputByteLimit bytes,
 // dropping from the beginning and never starting in the middle of a UTF-8
-// character; truncated reports that something was dropped. With 0 every
-// byte is kept in memory until the terminal is released, so a chatty
-// command can use unbounded memory: callers that do not trust the agent
-// should set a limit.
+// character; truncated reports that something was dropped. The limit is
+// the smaller of Spec.OutputByteLimit (when > 0) and [Options].MaxOutputBytes
+// (when > 0): a caller that does not trust who writes the Spec sets
+// MaxOutputBytes, which the Spec cannot raise. With neither, every byte is
+// kept in memory until the terminal is released.
+//
+// [Options].MaxTerminals bounds the terminals whose command is still
+// running or not yet released; past it Create fails with [ErrTooMany].
+// Released terminals whose command is still ending (SIGTERM, KillGrace)
+// do not count against it: when Create finds the cap reached it ends them
+// at once with SIGKILL and waits for them before it decides.
 //
 // # Processes
 //
 // On Unix each command runs in its own process group, and every signal the
 // package sends goes to the whole group, so a pipeline or a background job
-// started by a shell is stopped with it. Processes that move themselves to
-// another group or session (setsid, daemons) escape this. On systems
-// without process groups (Windows) only the command itself is killed.
+// started by a shell is stopped with it. On Linux each command also runs
+// in a cgroup v2 group of its own (package cgroup), entered as it is
+// cloned, unless [Options].Cgroup is CgroupOff: every SIGKILL the package
+// sends then goes to the whole cgroup, so processes that moved to another
+// group or session (setsid, daemons, double forks) die with the terminal
+// too. Where a cgroup cannot be had, CgroupAuto falls back to the process
+// group and calls [Options].OnFallback once; CgroupRequired fails Create.
+// Processes that leave the process group then escape, as they do on other
+// systems. On systems without process groups (Windows) only the command
+// itself is killed.
+//
+// On Linux a command is started with a parent-death signal (SIGKILL) from
+// an OS thread that stays locked until the command has been reaped (the
+// signal follows the thread that forked, not the process), so a host that
+// dies without Close (SIGKILL, a crash) takes its commands with it; what
+// they left running in other process groups lives on until the next host
+// sweeps the dead host's cgroups (package cgroup).
 //
 // [Manager.Kill] sends SIGTERM to the group and, if the command is still
 // running after [Options].KillGrace, SIGKILL. [Manager.Release],
@@ -53,17 +74,20 @@
 //
 //   - On Linux the command's exit is detected without reaping it, which
 //     keeps its process-group id reserved. After waiting at most
-//     DrainTimeout for the pipe to close, whatever is left in the group is
-//     killed with SIGKILL, the command is reaped, and reading stops after
-//     at most another DrainTimeout (for processes outside the group). Once
-//     a terminal has exited none of its process group keeps running.
+//     DrainTimeout for the pipe to close, whatever is left in the group
+//     (and in its cgroup) is killed with SIGKILL, the command is reaped,
+//     and reading stops after at most another DrainTimeout (for processes
+//     outside the group without a cgroup). Once a terminal has exited none
+//     of its process group, and none of its cgroup, keeps running: the
+//     cgroup is removed once empty.
 //   - Elsewhere the command is reaped at once and reading stops after at
 //     most DrainTimeout; processes it left behind are not killed.
 //
 // # Concurrency
 //
-// Every terminal has one goroutine reading its output and one waiting for
-// its exit and reaping it, plus one more while a kill is in progress.
+// Every terminal has one goroutine reading its output and one starting
+// the command, waiting for its exit and reaping it (locked to its OS
+// thread), plus one more while a kill is in progress.
 // [Manager.Close] waits for all of them.
 package terminal
 
@@ -74,11 +98,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/acphost/acphost/internal/cgroup"
 	"github.com/acphost/acphost/internal/confine"
 )
 
@@ -89,11 +115,26 @@ var ErrNotFound = errors.New("terminal: unknown terminal id")
 // ErrClosed is returned by [Manager.Create] after [Manager.Close].
 var ErrClosed = errors.New("terminal: manager closed")
 
+// ErrTooMany is matched by the error of [Manager.Create] when
+// Options.MaxTerminals terminals are live.
+var ErrTooMany = errors.New("terminal: too many terminals")
+
+// CgroupMode says whether commands run in cgroups of their own; see the
+// package documentation.
+type CgroupMode int
+
+const (
+	CgroupAuto     CgroupMode = iota // a cgroup where possible, else the process group (OnFallback)
+	CgroupRequired                   // a cgroup, or Create fails (the error matches cgroup.ErrUnavailable)
+	CgroupOff                        // the process group only
+)
+
 // Defaults for Options, and the size of one read from an output pipe.
 const (
 	defaultKillGrace    = 2 * time.Second
 	defaultDrainTimeout = time.Second
 	readSize            = 32 << 10
+	removeTimeout       = 5 * time.Second // for a killed cgroup to empty
 )
 
 // Spec is what terminal/create asks for.
@@ -155,6 +196,16 @@ type Options struct {
 	// available, Create fails.
 	Confine  bool
 	Writable []string
+	// MaxOutputBytes > 0 caps every terminal's kept output, whatever its
+	// Spec.OutputByteLimit; 0: no cap beyond the Spec's.
+	MaxOutputBytes int
+	// MaxTerminals > 0 caps the live terminals; 0: no cap.
+	MaxTerminals int
+	// Cgroup says whether each command runs in a cgroup of its own.
+	Cgroup CgroupMode
+	// OnFallback, if set, is called once, from Create, with the reason
+	// when CgroupAuto finds no cgroup and falls back to process groups.
+	OnFallback func(error)
 }
 
 // Manager owns every terminal of one client. It is safe for concurrent
@@ -162,10 +213,13 @@ type Options struct {
 type Manager struct {
 	opts Options
 
-	mu     sync.Mutex
-	terms  map[string]*term
-	lastID int
-	closed bool
+	mu       sync.Mutex
+	terms    map[string]*term
+	live     int                // terminals whose supervisor has not finished
+	dying    map[*term]struct{} // released, killed, not finished
+	lastID   int
+	closed   bool
+	fellBack bool // OnFallback was called
 
 	wg sync.WaitGroup // every goroutine of every terminal
 }
@@ -174,7 +228,8 @@ type Manager struct {
 type term struct {
 	owner string
 	cmd   *exec.Cmd
-	r     *os.File // read end of the output pipe
+	r     *os.File      // read end of the output pipe
+	group *cgroup.Group // nil: the process group only
 
 	exited   chan struct{} // closed when the command has exited (maybe not yet reaped)
 	readDone chan struct{} // closed when the reader goroutine has stopped
@@ -200,36 +255,38 @@ func NewManager(o Options) *Manager {
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = defaultDrainTimeout
 	}
-	return &Manager{opts: o, terms: make(map[string]*term)}
+	return &Manager{opts: o, terms: make(map[string]*term), dying: make(map[*term]struct{})}
 }
 
 // Create starts s in the background for the session owner and returns the
 // new terminal's id ("term-1", "term-2", …) at once. An error means no
-// process is running: the command could not be found or started, or s is
-// invalid.
+// process is running: the command could not be found or started, s is
+// invalid, MaxTerminals are live ([ErrTooMany]) or a required cgroup could
+// not be had.
 func (m *Manager) Create(owner string, s Spec) (id string, err error) {
-	cmd, err := m.command(s)
-	if err != nil {
+	if _, err := m.command(s); err != nil {
 		return "", err
 	}
-
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return "", ErrClosed
+	if err := m.reserve(); err != nil {
+		return "", err
 	}
-	// Reserve the reader and the waiter before Close can start waiting.
-	m.wg.Add(2)
-	m.mu.Unlock()
-
-	t, err := start(cmd, s.OutputByteLimit, m.starter())
-	if err != nil {
-		m.wg.Add(-2)
-		return "", fmt.Errorf("terminal: start %q: %w", s.Command, err)
+	t := &term{
+		owner:    owner,
+		exited:   make(chan struct{}),
+		readDone: make(chan struct{}),
+		done:     make(chan struct{}),
+		out:      output{limit: outputLimit(s.OutputByteLimit, m.opts.MaxOutputBytes)},
 	}
-	t.owner = owner
-	go m.read(t)
-	go m.supervise(t)
+	started := make(chan error, 1)
+	run := func() { m.supervise(t, s, started) }
+	if m.opts.Confine {
+		confine.Go(run)
+	} else {
+		go run()
+	}
+	if err := <-started; err != nil {
+		return "", err
+	}
 
 	m.mu.Lock()
 	if m.closed {
@@ -243,6 +300,77 @@ func (m *Manager) Create(owner string, s Spec) (id string, err error) {
 	m.terms[id] = t
 	m.mu.Unlock()
 	return id, nil
+}
+
+// outputLimit is the smaller of the positive limits, 0 if neither is.
+func outputLimit(asked, cap int) int {
+	if cap > 0 && (asked <= 0 || asked > cap) {
+		return cap
+	}
+	return asked
+}
+
+// reserve takes a slot for a new terminal and its supervisor's place in
+// wg. At the cap, released terminals still ending are killed at once and
+// waited for first.
+func (m *Manager) reserve() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for {
+		if m.closed {
+			return ErrClosed
+		}
+		if m.opts.MaxTerminals <= 0 || m.live < m.opts.MaxTerminals {
+			m.live++
+			m.wg.Add(1)
+			return nil
+		}
+		if len(m.dying) == 0 {
+			return fmt.Errorf("%w: %d terminals are live, the most allowed; release one first", ErrTooMany, m.live)
+		}
+		dying := make([]*term, 0, len(m.dying))
+		for t := range m.dying {
+			dying = append(dying, t)
+		}
+		m.mu.Unlock()
+		for _, t := range dying {
+			t.signal(true)
+		}
+		for _, t := range dying {
+			<-t.done
+		}
+		m.mu.Lock()
+	}
+}
+
+// finished gives t's slot back.
+func (m *Manager) finished(t *term) {
+	m.mu.Lock()
+	m.live--
+	delete(m.dying, t)
+	m.mu.Unlock()
+}
+
+// newGroup returns the cgroup for a new command, nil for none.
+func (m *Manager) newGroup() (*cgroup.Group, error) {
+	if m.opts.Cgroup == CgroupOff {
+		return nil, nil
+	}
+	g, err := newCgroup("term-")
+	if err == nil {
+		return g, nil
+	}
+	if m.opts.Cgroup == CgroupRequired {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	m.mu.Lock()
+	report := !m.fellBack && m.opts.OnFallback != nil
+	m.fellBack = true
+	m.mu.Unlock()
+	if report {
+		m.opts.OnFallback(err)
+	}
+	return nil, nil
 }
 
 // command builds the exec.Cmd for s without starting it.
@@ -296,37 +424,74 @@ func (m *Manager) command(s Spec) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// starter is how commands are started: confined, or by exec.Cmd.Start.
-func (m *Manager) starter() func(*exec.Cmd) error {
-	if m.opts.Confine {
-		return func(cmd *exec.Cmd) error { return confine.Start(cmd, m.opts.Writable) }
-	}
-	return (*exec.Cmd).Start
-}
-
-// start starts cmd with both stdout and stderr on one pipe.
-func start(cmd *exec.Cmd, limit int, startCmd func(*exec.Cmd) error) (*term, error) {
+// start starts cmd with both stdout and stderr on one pipe, in g when
+// set: the calling thread becomes the command's parent (its parent-death
+// signal follows that thread).
+func (t *term) start(cmd *exec.Cmd, g *cgroup.Group) error {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// The same *os.File for both: os/exec passes one descriptor as fd 1
 	// and 2 and starts no copying goroutines.
 	cmd.Stdout, cmd.Stderr = w, w
-	err = startCmd(cmd)
+	if g != nil {
+		g.Attach(cmd.SysProcAttr)
+	}
+	err = cmd.Start()
 	w.Close() // the child has its own copy; EOF comes when every holder exits
 	if err != nil {
 		r.Close()
-		return nil, err
+		return err
 	}
-	return &term{
-		cmd:      cmd,
-		r:        r,
-		exited:   make(chan struct{}),
-		readDone: make(chan struct{}),
-		done:     make(chan struct{}),
-		out:      output{limit: limit},
-	}, nil
+	t.cmd, t.r, t.group = cmd, r, g
+	return nil
+}
+
+// launch starts s for t on the calling thread: confined first if asked,
+// in a cgroup if one can be had. A start that fails in a cgroup under
+// CgroupAuto (the kernel refused the move: no internal processes, a
+// threaded group, permissions) is tried once more without it.
+func (m *Manager) launch(t *term, s Spec) error {
+	var g *cgroup.Group
+	var err error
+	offThread(func() { g, err = m.newGroup() })
+	if err != nil {
+		return err
+	}
+	if m.opts.Confine {
+		if err := confine.RestrictThread(m.opts.Writable); err != nil {
+			removeGroup(g, time.Second)
+			return err
+		}
+	}
+	cmd, err := m.command(s)
+	if err != nil {
+		removeGroup(g, time.Second)
+		return err
+	}
+	err = t.start(cmd, g)
+	if err == nil || g == nil {
+		return err
+	}
+	removeGroup(g, time.Second)
+	if m.opts.Cgroup == CgroupRequired {
+		return err
+	}
+	if cmd, err = m.command(s); err != nil {
+		return err
+	}
+	if err := t.start(cmd, nil); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	report := !m.fellBack && m.opts.OnFallback != nil
+	m.fellBack = true
+	m.mu.Unlock()
+	if report {
+		m.opts.OnFallback(fmt.Errorf("%w: starting in a cgroup", cgroup.ErrUnavailable))
+	}
+	return nil
 }
 
 // read drains the output pipe until EOF or until supervise closes it.
@@ -347,11 +512,28 @@ func (m *Manager) read(t *term) {
 	}
 }
 
-// supervise waits for the command to exit, bounds the wait for its output,
-// reaps it and publishes its exit status. It is the only goroutine that
-// reaps the process.
-func (m *Manager) supervise(t *term) {
+// supervise starts the command (reporting to started), waits for it to
+// exit, bounds the wait for its output, reaps it, empties and removes its
+// cgroup, and publishes its exit status. It is the only goroutine that
+// reaps the process, and its OS thread, the command's parent, stays
+// locked until then: on Linux the command's parent-death signal follows
+// that thread. A confined supervisor runs from confine.Go, whose thread
+// is never unlocked.
+func (m *Manager) supervise(t *term, s Spec, started chan<- error) {
 	defer m.wg.Done()
+	defer m.finished(t)
+	runtime.LockOSThread()
+	if !m.opts.Confine {
+		defer runtime.UnlockOSThread()
+	}
+	if err := m.launch(t, s); err != nil {
+		close(t.done)
+		started <- fmt.Errorf("terminal: start %q: %w", s.Command, err)
+		return
+	}
+	m.wg.Add(1) // the reader; this goroutine's count is held
+	go m.read(t)
+	started <- nil
 
 	// Where possible, learn about the exit without reaping: the zombie
 	// keeps the pid, and so the process-group id, from being reused, which
@@ -360,7 +542,7 @@ func (m *Manager) supervise(t *term) {
 	if held {
 		close(t.exited)
 		m.awaitDrain(t)
-		t.signal(true) // whatever the command left in its group
+		t.signal(true) // whatever the command left in its group and cgroup
 	}
 	t.mu.Lock()
 	t.reaped = true
@@ -369,6 +551,7 @@ func (m *Manager) supervise(t *term) {
 	if !held {
 		close(t.exited)
 	}
+	removeGroup(t.group, removeTimeout) // a process in uninterruptible sleep may outlast it
 	m.awaitDrain(t)
 	t.r.Close() // unblocks the reader if something outside the group holds the pipe
 	<-t.readDone
@@ -396,12 +579,35 @@ func (m *Manager) awaitDrain(t *term) {
 }
 
 // signal sends SIGKILL (hard) or SIGTERM to t's process group, unless the
-// process may already have been reaped.
+// process may already have been reaped; SIGKILL also to its whole cgroup.
 func (t *term) signal(hard bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.reaped {
 		_ = signalGroup(t.cmd.Process, hard)
+	}
+	if hard && t.group != nil {
+		offThread(func() { _ = t.group.Kill() })
+	}
+}
+
+// offThread runs f on another goroutine and waits for it: the cgroup file
+// system is written from a thread a confined supervisor has not
+// restricted (package confine: the restriction stays on the locked
+// thread).
+func offThread(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	<-done
+}
+
+// removeGroup removes g (if any) off the calling thread.
+func removeGroup(g *cgroup.Group, timeout time.Duration) {
+	if g != nil {
+		offThread(func() { _ = g.Remove(timeout) })
 	}
 }
 
@@ -429,6 +635,19 @@ func (m *Manager) kill(t *term) {
 			t.signal(true)
 		}
 	}()
+}
+
+// markDying counts t, released, among those reserve may hurry; m.mu is
+// held.
+func (m *Manager) markDying(t *term) {
+	if t == nil {
+		return
+	}
+	select {
+	case <-t.done:
+	default:
+		m.dying[t] = struct{}{}
+	}
 }
 
 // lookup returns the live terminal id.
@@ -498,6 +717,7 @@ func (m *Manager) Release(id string) error {
 	m.mu.Lock()
 	t, ok := m.terms[id]
 	delete(m.terms, id)
+	m.markDying(t)
 	m.mu.Unlock()
 	if !ok {
 		return ErrNotFound
@@ -515,6 +735,7 @@ func (m *Manager) CloseOwner(owner string) {
 		if t.owner == owner {
 			ts = append(ts, t)
 			delete(m.terms, id)
+			m.markDying(t)
 		}
 	}
 	m.mu.Unlock()
@@ -539,3 +760,6 @@ func (m *Manager) Close() error {
 	m.wg.Wait()
 	return nil
 }
+
+// newCgroup is cgroup.New; tests make it fail to exercise the fallback.
+var newCgroup = cgroup.New

@@ -501,3 +501,39 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	require.NoError(t, m.Close())
 }
+
+// MaxOutputBytes caps what a Spec asks for, 0 ("everything") included.
+func TestMaxOutputBytes(t *testing.T) {
+	m := newManager(t, terminal.Options{MaxOutputBytes: 100})
+	for _, limit := range []int{0, 1000, 50} {
+		s := sh("head -c 5000 /dev/zero | tr '\\000' x")
+		s.OutputByteLimit = limit
+		id := create(t, m, "s", s)
+		_, err := m.WaitForExit(t.Context(), id)
+		require.NoError(t, err)
+		out, truncated, _, err := m.Output(id)
+		require.NoError(t, err)
+		assert.True(t, truncated)
+		want := 100
+		if limit == 50 {
+			want = 50 // the smaller one wins
+		}
+		assert.Equal(t, want, len(out), "limit %d", limit)
+	}
+}
+
+// Past MaxTerminals live terminals Create fails with ErrTooMany; a
+// released one that ignores SIGTERM is killed at once to make room.
+func TestMaxTerminals(t *testing.T) {
+	m := newManager(t, terminal.Options{MaxTerminals: 2, KillGrace: time.Hour})
+	stubborn := create(t, m, "s", sh("trap '' TERM; echo ready; while :; do sleep 1; done"))
+	poll(t, "the trap to be set", func() bool { out, _, _, _ := m.Output(stubborn); return out == "ready\n" })
+	create(t, m, "s", sh("sleep 100"))
+	_, err := m.Create("s", sh("true"))
+	require.ErrorIs(t, err, terminal.ErrTooMany)
+	require.NoError(t, m.Release(stubborn))
+	id, err := m.Create("s", sh("true"))
+	require.NoError(t, err, "the released terminal made room")
+	_, err = m.WaitForExit(t.Context(), id)
+	require.NoError(t, err)
+}
