@@ -559,7 +559,7 @@ func (a *agent) opened(id uint64, result json.RawMessage) {
 	h := a.opening[id]
 	delete(a.opening, id)
 	if h != nil && result != nil {
-		if sid := sessionOf(result); sid != "" && a.sessions[sid] == nil {
+		if sid := sessionIDIn(result); sid != "" && a.sessions[sid] == nil {
 			s := newSession(a, sid)
 			s.bind(h)
 			a.sessions[sid] = s
@@ -673,8 +673,8 @@ func (a *agent) inbound(m wire.Message) {
 		switch {
 		case h == nil:
 			a.goReplyError(in, m.ID, CodeMethodNotFound, "method not found: "+m.Method)
-		case a.known(sessionOf(m.Params)) == nil:
-			a.refuseForeign(in, m.ID, m.Method, sessionOf(m.Params))
+		case a.known(sessionIDIn(m.Params)) == nil:
+			a.refuseForeign(in, m.ID, m.Method, sessionIDIn(m.Params))
 		default:
 			a.serveRequest(m, a.cancellable(m.ID, in), h)
 		}
@@ -700,8 +700,8 @@ func (a *agent) ackNotificationSentAsRequest(m wire.Message, in *inflight) {
 	}
 }
 
-// sessionOf reads the sessionId of a request's params ("" if none).
-func sessionOf(params json.RawMessage) string {
+// sessionIDIn reads the sessionId of a request's params ("" if none).
+func sessionIDIn(params json.RawMessage) string {
 	c := fastjson.Cursor{B: params}
 	var id string
 	c.Object(func(key []byte) bool {
