@@ -131,15 +131,11 @@ func (a *agent) finish(in *inflight) {
 }
 
 func spawnAgent(ctx context.Context, c *ACPClient) (*agent, error) {
-	roots, err := newRoots(&c.opts) // before anything is started
-	if err != nil {
-		return nil, err
-	}
 	p, err := startProcess(&c.opts)
 	if err != nil {
 		return nil, fmt.Errorf("acphost: starting %s: %w", c.opts.Command, err)
 	}
-	return connectAgent(ctx, c, p.stdout, p.stdin, nil, p, roots)
+	return connectAgent(ctx, c, p.stdout, p.stdin, nil, p, c.roots)
 }
 
 func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, closer io.Closer, p *process, roots *sandbox.Roots) (*agent, error) {

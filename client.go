@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/acphost/acphost/internal/sandbox"
 )
 
 // Version is this library's version, sent as clientInfo.version.
@@ -236,9 +238,11 @@ type ACPClient struct {
 	joins      sync.WaitGroup  // joins of replaced agents
 	retired    map[*agent]bool // replaced agents whose goroutines may still run
 
-	rec     *wireRecorder
-	gens    atomic.Int64 // agent processes started
-	foreign atomic.Int64 // see Stats
+	roots    *sandbox.Roots // the fs and terminal roots, opened once; nil when neither is served
+	writable *sandbox.Roots // a confined agent's Writable, for the host's writes; nil unless confined
+	rec      *wireRecorder
+	gens     atomic.Int64 // agent processes started
+	foreign  atomic.Int64 // see Stats
 
 	mu      sync.Mutex
 	ag      *agent
@@ -273,11 +277,7 @@ func Connect(ctx context.Context, r io.Reader, w io.Writer, rwc io.Closer, opts 
 				return nil, fmt.Errorf("acphost: cannot restart a connected agent: %w", ErrUnsupported)
 			}
 			used = true
-			roots, err := newRoots(&c.opts)
-			if err != nil {
-				return nil, err
-			}
-			return connectAgent(ctx, c, r, w, rwc, nil, roots)
+			return connectAgent(ctx, c, r, w, rwc, nil, c.roots)
 		}
 	})
 }
@@ -286,22 +286,38 @@ func newClient(ctx context.Context, opts ACPOptions, dialer func(*ACPClient) fun
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	c := &ACPClient{opts: opts, rec: newWireRecorder(opts.Record), restartSem: make(chan struct{}, 1), retired: map[*agent]bool{}}
+	roots, err := newRoots(&opts) // opened once, before anything is started: see SPEC.md, Host services
+	if err != nil {
+		return nil, err
+	}
+	writable, err := newWritable(&opts)
+	if err != nil {
+		roots.Close()
+		return nil, err
+	}
+	c := &ACPClient{opts: opts, roots: roots, writable: writable, rec: newWireRecorder(opts.Record), restartSem: make(chan struct{}, 1), retired: map[*agent]bool{}}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.plan.Store(opts.PlanMode)
 	c.dial = dialer(c)
 	ag, err := c.dial(ctx)
 	if err != nil {
+		c.closeRoots()
 		return nil, err
 	}
 	c.def = c.newHandle(SessionOptions{Mode: opts.Mode})
 	if err := ag.open(ctx, c.def, openNew); err != nil {
 		ag.shutdown(err)
+		c.closeRoots()
 		return nil, ag.startError(err)
 	}
 	c.ag = ag
 	c.handles = append(c.handles, c.def)
 	return c, nil
+}
+
+func (c *ACPClient) closeRoots() {
+	c.roots.Close()
+	c.writable.Close()
 }
 
 // SessionID returns the id of the client's default session.
@@ -398,6 +414,9 @@ func (c *ACPClient) Close() error {
 	a.shutdown(ErrClosed)
 	if !c.inRetiredCallback() {
 		c.joins.Wait()
+		if !a.cb.inCallback(goid()) {
+			c.closeRoots() // from a callback, the roots' finalizers close them
+		}
 	}
 	if errors.Is(a.cause, ErrClosed) {
 		return nil

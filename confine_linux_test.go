@@ -61,10 +61,11 @@ func TestConfinedAgentWritesOnlyWhereAllowed(t *testing.T) {
 		t.Skip("Landlock is not available on this kernel")
 	}
 	dir, state := t.TempDir(), t.TempDir()
-	proposal := filepath.Join(dir, "proposal.txt")
+	proposal, hostWrite := filepath.Join(dir, "proposal.txt"), filepath.Join(state, "host-write.txt")
 	viaTerminal := `{"command":"sh","args":["-c","echo x > ` + filepath.Join(dir, "via-terminal") + `; echo x > ` + filepath.Join(state, "terminal-state") + `"]}`
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 		{Request: &fakeagent.Call{Method: "fs/write_text_file", Params: raw(`{"path":` + strconv.Quote(proposal) + `,"content":"via the host"}`)}},
+		{Request: &fakeagent.Call{Method: "fs/write_text_file", Params: raw(`{"path":` + strconv.Quote(hostWrite) + `,"content":"via the host"}`)}},
 		{Request: &fakeagent.Call{Method: "terminal/create", Params: raw(viaTerminal)}},
 		{Request: &fakeagent.Call{Method: "terminal/wait_for_exit", Params: raw(`{"terminalId":"term-1"}`)}},
 		fakeagent.Say(fakeagent.Text("done")),
@@ -78,7 +79,7 @@ func TestConfinedAgentWritesOnlyWhereAllowed(t *testing.T) {
 		Command: "/bin/sh", Args: append([]string{"-c", wrapper, "sh", path}, args...),
 		Env:      append(env, "PROJECT="+dir, "STATE="+state),
 		Dir:      dir,
-		FS:       &FSOptions{Write: true},
+		FS:       &FSOptions{Write: true, AdditionalDirs: []string{state}},
 		Terminal: &TerminalOptions{}, // confined with the agent, though not asked
 		Confine:  &Confinement{Writable: []string{state}},
 	})
@@ -87,7 +88,7 @@ func TestConfinedAgentWritesOnlyWhereAllowed(t *testing.T) {
 	resp, err := c.Generate(Request{Prompt: "go"})
 	require.NoError(t, err)
 	assert.Equal(t, "done", resp.Text)
-	for _, f := range []string{"direct", "via-terminal"} {
+	for _, f := range []string{"direct", "via-terminal", "proposal.txt"} {
 		_, err = os.Stat(filepath.Join(dir, f))
 		assert.ErrorIs(t, err, os.ErrNotExist, "%s: the agent could not write to the project", f)
 	}
@@ -98,7 +99,8 @@ func TestConfinedAgentWritesOnlyWhereAllowed(t *testing.T) {
 	pidAndSid := strings.Fields(string(ids))
 	require.Len(t, pidAndSid, 2)
 	assert.Equal(t, pidAndSid[0], pidAndSid[1], "the agent leads a session of its own")
-	got, err := os.ReadFile(proposal)
+	// The host writes for the agent only where the agent may write itself.
+	got, err := os.ReadFile(hostWrite)
 	require.NoError(t, err)
 	assert.Equal(t, "via the host", string(got))
 

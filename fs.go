@@ -195,7 +195,7 @@ func (a *agent) writeTextFile(ctx context.Context, raw json.RawMessage) (any, er
 	if a.c.PlanMode() {
 		return nil, fmt.Errorf("%w: plan mode: no writes (%s)", ErrRefused, p.Path)
 	}
-	t, err := a.roots.Bind(p.Path) // resolved once: what is reviewed is what is written
+	t, err := a.bindWrite(p.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +220,39 @@ func (a *agent) writeTextFile(ctx context.Context, raw json.RawMessage) (any, er
 		return nil, err
 	}
 	return struct{}{}, nil
+}
+
+// bindWrite resolves a write's path once (what is reviewed is what is
+// written): inside the roots and, for a confined agent, inside its
+// Confinement.Writable too, since the host never writes where the agent
+// could not have been allowed to.
+func (a *agent) bindWrite(path string) (*sandbox.Target, error) {
+	if a.c.writable == nil {
+		return a.roots.Bind(path)
+	}
+	if _, err := a.roots.ResolveFile(path); err != nil {
+		return nil, err
+	}
+	t, err := a.c.writable.Bind(path)
+	var se *sandbox.Error
+	if errors.As(err, &se) && (se.Reason == sandbox.ReasonOutside || se.Reason == sandbox.ReasonSymlinkEscape) {
+		return nil, fmt.Errorf("%w: %s is outside the directories the agent is confined to (Confinement.Writable)", ErrRefused, path)
+	}
+	return t, err
+}
+
+// newWritable opens the directories a confined agent may write, for the
+// host's writes on its behalf; nil when the agent is not confined or the
+// host does not write for it.
+func newWritable(opts *ACPOptions) (*sandbox.Roots, error) {
+	if opts.Confine == nil || opts.FS == nil || !opts.FS.Write || len(opts.Confine.Writable) == 0 {
+		return nil, nil
+	}
+	r, err := sandbox.New(opts.Confine.Writable...)
+	if err != nil {
+		return nil, fmt.Errorf("acphost: confinement: %w", err)
+	}
+	return r, nil
 }
 
 // newRoots builds the sandbox for the session's directories; it holds them
