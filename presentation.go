@@ -1117,21 +1117,33 @@ func pmOneLine(s string) string {
 // C1 control characters (U+0080–U+009F, and the raw 8-bit bytes 0x80–0x9F),
 // terminal escape sequences whole (CSI "ESC [ … final", OSC "ESC ] … BEL or
 // ESC \" such as OSC 8 hyperlinks, DCS, SOS, PM and APC strings, other ESC
-// sequences, and their 8-bit C1 forms), the Unicode bidirectional override
-// and isolate controls (U+202A–U+202E, U+2066–U+2069, which can make text
-// read differently from what it is), and invalid UTF-8. Other text,
-// including all printable Unicode, is kept. A string sequence (OSC …) that
-// is never terminated is removed to the end of s, as a terminal would
-// swallow it. When there is nothing to remove, s itself is returned.
+// sequences, and their 8-bit C1 forms), and invalid UTF-8. It also removes
+// what a reader cannot see but a model or a terminal acts on: the Unicode
+// bidirectional controls (overrides and isolates U+202A–U+202E,
+// U+2066–U+2069, and the marks LRM, RLM and ALM, which can make text read
+// differently from what it is), invisible characters (zero-width space,
+// joiners and non-joiner, word joiner and invisible operators, BOM, soft
+// hyphen, the combining grapheme joiner, Hangul fillers, the Mongolian vowel
+// separator, deprecated format controls and interlinear annotation
+// marks), the tag characters U+E0000–U+E007F (hidden ASCII), and variation
+// selectors other than a single one right after a character (a run of
+// them hides bytes). Line and paragraph separators (U+2028, U+2029) become
+// newlines, so a line break is never invisible. Other text, including all
+// printable Unicode, is kept (emoji built with joiners fall apart into
+// their parts). A string sequence (OSC …) that is never terminated is
+// removed to the end of s, as a terminal would swallow it. When there is
+// nothing to remove, s itself is returned.
 func SafeText(s string) string {
 	if pmSafe(s) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s))
+	afterChar := false // the last rune kept may take a variation selector
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
+			afterChar = c >= 0x20 && c != 0x7f
 			switch {
 			case c == '\n' || c == '\t':
 				b.WriteByte(c)
@@ -1156,10 +1168,21 @@ func SafeText(s string) string {
 			}
 		case r <= 0x9f:
 			i = pmSkipC1(s, i+size, byte(r))
-		case pmBidiControl(r):
+		case r == 0x2028 || r == 0x2029:
+			b.WriteByte('\n')
+			afterChar = false
+			i += size
+		case pmVariationSelector(r):
+			if afterChar {
+				b.WriteString(s[i : i+size])
+			}
+			afterChar = false
+			i += size
+		case pmBidiControl(r) || pmInvisible(r):
 			i += size
 		default:
 			b.WriteString(s[i : i+size])
+			afterChar = true
 			i += size
 		}
 	}
@@ -1178,8 +1201,13 @@ func pmSafe(s string) bool {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r <= 0x9f || pmBidiControl(r) {
+		if (r == utf8.RuneError && size == 1) || r <= 0x9f || pmBidiControl(r) || pmInvisible(r) || r == 0x2028 || r == 0x2029 {
 			return false
+		}
+		if pmVariationSelector(r) {
+			if prev, _ := utf8.DecodeLastRuneInString(s[:i]); i == 0 || pmVariationSelector(prev) || prev < 0x20 {
+				return false
+			}
 		}
 		i += size
 	}
@@ -1187,7 +1215,26 @@ func pmSafe(s string) bool {
 }
 
 func pmBidiControl(r rune) bool {
-	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+// pmInvisible reports the characters SafeText removes because they show
+// nothing: zero-width and joining controls, fillers, tags.
+func pmInvisible(r rune) bool {
+	switch {
+	case r == 0x00ad, r == 0x034f, r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r == 0x180e,
+		r == 0x3164, r == 0xfeff, r == 0xffa0:
+		return true
+	case r >= 0x200b && r <= 0x200d, r >= 0x2060 && r <= 0x2064, r >= 0x206a && r <= 0x206f,
+		r >= 0xfff9 && r <= 0xfffb, r >= 0xe0000 && r <= 0xe007f:
+		return true
+	}
+	return false
+}
+
+// pmVariationSelector reports U+FE00–U+FE0F and U+E0100–U+E01EF.
+func pmVariationSelector(r rune) bool {
+	return (r >= 0xfe00 && r <= 0xfe0f) || (r >= 0xe0100 && r <= 0xe01ef)
 }
 
 // pmSkipEscape skips an escape sequence whose ESC was just before s[i] and

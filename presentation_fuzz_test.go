@@ -82,7 +82,7 @@ func FuzzParsePermissionRequest(f *testing.F) {
 func FuzzSafeText(f *testing.F) {
 	for _, s := range []string{
 		"plain", "\x1b[31mred\x1b[0m", "\x1b]8;;http://x\x1b\\l\x1b]8;;\x1b\\", "\x9b31m", "\u009b31m",
-		"\x1b]0;t\x07", "\x1bP\x9c", "\xc2", "\xc2\x9c", "a\u202eb", "日本語\n\t", "\x1b", "\x1b[", "\x1b]",
+		"\x1b]0;t\x07", "\x1bP\x9c", "\xc2", "\xc2\x9c", "a\u202eb", "日本語\n\t", "a\ufe0f\ufe0f", "\u200d\U000E0041", "x\u2028y", "\x1b", "\x1b[", "\x1b]",
 	} {
 		f.Add(s)
 	}
@@ -98,12 +98,15 @@ func FuzzSafeText(f *testing.F) {
 			}
 		}
 		for _, r := range out {
-			if (r >= 0x80 && r <= 0x9f) || pmBidiControl(r) {
+			if (r >= 0x80 && r <= 0x9f) || pmBidiControl(r) || pmInvisible(r) || r == 0x2028 || r == 0x2029 {
 				t.Fatalf("control rune %U in %q", r, out)
 			}
 		}
 		if len(out) > len(s) {
 			t.Fatalf("output longer than input")
+		}
+		if again := SafeText(out); again != out {
+			t.Fatalf("not idempotent: %q then %q", out, again)
 		}
 		if SafeText(out) != out {
 			t.Fatalf("not idempotent: %q", out)
