@@ -65,7 +65,8 @@ type agent struct {
 	sessions map[string]*session  // the sessions this connection opened or is opening
 	opening  map[uint64]*Session  // session/new calls awaiting their answer
 
-	requests *requestBudget // agent→client requests being handled
+	requests  *requestBudget // agent→client requests being handled
+	fileSlots chan struct{}  // fs requests holding file content (maxFileRequests)
 	// The dispatcher's own: the session of the previous update (most
 	// updates repeat it), and the items held back while a session/new
 	// waits for its answer (see park).
@@ -150,6 +151,7 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 		opening:    map[uint64]*Session{},
 		brokers:    make(chan *pendingPermission),
 		requests:   newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
+		fileSlots:  make(chan struct{}, maxFileRequests),
 	}
 	a.roots, a.terms = roots, newTerminals(&c.opts, roots)
 	a.ctx, a.cancel = context.WithCancel(context.Background())

@@ -294,3 +294,34 @@ func TestUpdateBeforeSessionNewAnswerIsDelivered(t *testing.T) {
 }
 
 var _ = errors.New
+
+func TestAttackFileRequestsHoldingContentAreFew(t *testing.T) {
+	dir := t.TempDir()
+	var running, most atomic.Int64
+	gate := make(chan struct{})
+	release := sync.OnceFunc(func() { close(gate) })
+	c, h := connectHostile(t, ACPOptions{Dir: dir, FS: &FSOptions{Read: true, Write: true,
+		OnWriteFile: func(ctx context.Context, p *WriteProposal) (string, error) {
+			n := running.Add(1)
+			defer running.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			select { // a human who takes their time
+			case <-gate:
+			case <-ctx.Done():
+			}
+			return p.Proposed, nil
+		}}})
+	t.Cleanup(release)
+	_ = c
+	const n = 40
+	for i := range n {
+		h.send(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"fs/write_text_file","params":{"sessionId":"s1","path":%q,"content":"x"}}`+"\n", i, dir+fmt.Sprintf("/f%d", i)))
+	}
+	require.Eventually(t, func() bool { return running.Load() == maxFileRequests }, 10*time.Second, time.Millisecond)
+	release()
+	for range n {
+		<-h.answers
+	}
+	require.EqualValues(t, maxFileRequests, most.Load(), "reviews running at once, each holding a file's content")
+}

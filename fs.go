@@ -107,6 +107,15 @@ func (a *agent) serveRequest(m wire.Message, in *inflight, handle func(ctx conte
 		defer a.finish(in)
 		defer in.cancel()
 		defer a.untrack(m.ID)
+		if holdsFile(m.Method) {
+			select {
+			case a.fileSlots <- struct{}{}:
+				defer func() { <-a.fileSlots }() // after the answer is written: it holds the content too
+			case <-in.ctx.Done():
+				a.reply(m.ID, nil, &wire.Error{Code: CodeRequestCancelled, Message: "request cancelled"})
+				return
+			}
+		}
 		result, err := handle(in.ctx, m.Params)
 		switch {
 		case in.ctx.Err() != nil:
@@ -117,6 +126,15 @@ func (a *agent) serveRequest(m wire.Message, in *inflight, handle func(ctx conte
 			a.reply(m.ID, result, nil)
 		}
 	}()
+}
+
+// maxFileRequests bounds the fs requests that hold a file's content (up to
+// MaxReadBytes, and its JSON encoding) running at once; more wait.
+const maxFileRequests = 4
+
+// holdsFile reports the methods whose handling holds file content.
+func holdsFile(method string) bool {
+	return method == "fs/read_text_file" || method == "fs/write_text_file"
 }
 
 // wireError maps an error to the JSON-RPC error the agent sees.
