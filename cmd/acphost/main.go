@@ -40,8 +40,8 @@
 //	                       changing files beneath DIR (repeatable; Linux with
 //	                       Landlock, else acphost fails). Everything else,
 //	                       --cwd included unless listed, is read-only to the
-//	                       agent's own tools; --fs writes, made by acphost,
-//	                       still land. List the agent's state directories
+//	                       agent's own tools and to the --fs writes acphost
+//	                       makes for it. List the agent's state directories
 //	                       (e.g. ~/.claude) and a temporary directory.
 //
 // Ctrl-C during a turn cancels that turn and goes on with the next prompt

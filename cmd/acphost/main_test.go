@@ -927,7 +927,7 @@ func TestWritableConfinesTheAgent(t *testing.T) {
 	if !strings.Contains(r.stdout, `"status":"failed"`) || !strings.Contains(r.stdout, "Permission denied") {
 		t.Errorf("the agent's command did not fail for want of permission:\n%s", r.stdout)
 	}
-	if b, err := os.ReadFile(target); err != nil || string(b) != "through the host" {
-		t.Errorf("--fs write under --writable: %q, %v", b, err)
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Errorf("acphost wrote to --cwd for a confined agent, which may not write there itself: %v", err)
 	}
 }
