@@ -343,8 +343,8 @@ func (a *agent) poisonCause() error {
 
 // call makes a host→agent request and decodes its result into result.
 func (a *agent) call(ctx context.Context, method string, params, result any) error {
-	a.q.lift(1)
-	defer a.q.lift(-1)
+	a.lift(1)
+	defer a.lift(-1)
 	return a.callError(method, a.guardedCall(ctx, method, params, result, a.pickID()))
 }
 
@@ -454,11 +454,16 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	params := map[string]any{"cwd": h.opts.Dir, "mcpServers": h.opts.MCPServers}
 	if how != openNew {
 		params["sessionId"] = h.ID()
+		known := a.known(h.ID()) != nil
 		s := a.session(h.ID())
 		prev := s.pub.Swap(h) // the replay goes to h's hooks
 		defer func() {
-			if err != nil {
+			switch {
+			case err == nil:
+			case known:
 				s.pub.Store(prev)
+			default: // not opened after all: its id is foreign again
+				a.dropSession(h.ID())
 			}
 		}()
 	}
@@ -477,6 +482,9 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	if how == openNew {
 		if res.SessionID == "" {
 			return &ProtocolError{Msg: "session/new answered without a sessionId"}
+		}
+		if s := a.known(res.SessionID); s == nil || s.pub.Load() != h {
+			return &ProtocolError{Msg: fmt.Sprintf("session/new answered with the id of a session already open on this connection (%q)", res.SessionID)}
 		}
 		h.setID(res.SessionID)
 	}
@@ -534,6 +542,15 @@ func (a *agent) openCall(ctx context.Context, how openKind, params map[string]an
 	}
 }
 
+// lift raises (+1) or lowers (-1) the count of calls and waits during
+// which the update queue and the request budget take more than their
+// bounds, so the agent's answer can be read although the dispatcher (or a
+// hook) waits for it; see queue.
+func (a *agent) lift(delta int) {
+	a.q.lift(delta)
+	a.requests.lift(delta)
+}
+
 // callOpening is call for session/new: until it is answered the agent's
 // updates for a session not known yet are held back (see park), and the
 // new session's record is made on the read loop as the answer is read,
@@ -544,8 +561,8 @@ func (a *agent) callOpening(ctx context.Context, params map[string]any, res *ope
 	a.opening[id] = h
 	a.mu.Unlock()
 	defer a.opened(id, nil) // unanswered: hold nothing back for it any more
-	a.q.lift(1)
-	defer a.q.lift(-1)
+	a.lift(1)
+	defer a.lift(-1)
 	return a.callError("session/new", a.guardedCall(ctx, "session/new", params, res, jsonrpc2.PickID(jsonrpc2.ID{Num: id})))
 }
 
@@ -645,7 +662,11 @@ func (a *agent) inbound(m wire.Message) {
 	}
 	var in *inflight
 	if m.ID != nil {
-		if !a.requests.acquire(len(m.Params)) {
+		switch err := a.requests.acquire(len(m.Params)); {
+		case errors.Is(err, ErrFlood):
+			a.flooded(fmt.Sprintf("more than %d requests or %d bytes of them waited for an answer while a call waited for the agent's", liftedFactor*a.requests.maxN, liftedFactor*a.requests.maxBytes))
+			return
+		case err != nil:
 			return // the agent is gone
 		}
 		in = &inflight{size: len(m.Params)}
@@ -686,8 +707,14 @@ func (a *agent) enqueue(it item) {
 		return
 	}
 	a.finish(it.in)
+	a.flooded(fmt.Sprintf("more than %d bytes of updates waited for delivery while a call waited for the agent's answer", liftedFactor*a.q.limitBytes))
+}
+
+// flooded stops reading an agent that sent more than the lifted bounds
+// allow, and ends it (see ErrFlood).
+func (a *agent) flooded(what string) {
 	a.stream.Halt()
-	a.die(&ProtocolError{Msg: fmt.Sprintf("more than %d bytes of updates waited for delivery while a call waited for the agent's answer", liftedFactor*a.q.limitBytes), Err: ErrFlood, Stderr: a.stderrTail()})
+	a.die(&ProtocolError{Msg: what, Err: ErrFlood, Stderr: a.stderrTail()})
 }
 
 // ackNotificationSentAsRequest answers {} to a notification method the
@@ -699,19 +726,14 @@ func (a *agent) ackNotificationSentAsRequest(m wire.Message, in *inflight) {
 }
 
 // sessionIDIn reads the sessionId of a request's params ("" if none).
+// It reads as the handlers do (encoding/json: the last of duplicate keys,
+// any case), so the session checked is the session served.
 func sessionIDIn(params json.RawMessage) string {
-	c := fastjson.Cursor{B: params}
-	var id string
-	c.Object(func(key []byte) bool {
-		if string(key) == "sessionId" && id == "" {
-			s, ok := c.StrBytes()
-			id = string(s)
-			return ok
-		}
-		_, ok := c.Value()
-		return ok
-	})
-	return id
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.SessionID
 }
 
 // refuseForeign answers a request that names a session this connection

@@ -157,8 +157,8 @@ func (g *writeGuard) armedBy() error {
 // blamed for it.
 func (g *writeGuard) watch(ended chan struct{}) {
 	defer close(ended)
-	g.a.q.lift(1)
-	defer g.a.q.lift(-1)
+	g.a.lift(1)
+	defer g.a.lift(-1)
 	t := time.NewTimer(g.a.opts.CancelGrace)
 	defer t.Stop()
 	select {
@@ -238,7 +238,7 @@ func (a *agent) watchWrites() {
 	lifted := false
 	defer func() {
 		if lifted {
-			a.q.lift(-1)
+			a.lift(-1)
 		}
 	}()
 	for {
@@ -254,7 +254,7 @@ func (a *agent) watchWrites() {
 			return
 		case (blocked > 0) != lifted:
 			lifted = !lifted
-			a.q.lift(liftDelta(lifted))
+			a.lift(liftDelta(lifted))
 		}
 	}
 }

@@ -46,13 +46,18 @@ func (c *ACPClient) Stats() Stats {
 // in number and in the bytes of their params: the read loop takes a share
 // before a request is handed on and waits while none is left, which stops
 // reading and so pushes back on the agent. One request larger than the
-// byte bound is still taken when no other is pending.
+// byte bound is still taken when no other is pending. While lifted (a call
+// waits for the agent's answer, see agent.lift) it takes up to
+// liftedFactor times its bounds without waiting: requests stuck behind a
+// dispatcher that waits for that answer must not keep it from being read;
+// past that, acquire reports a flood.
 type requestBudget struct {
 	mu       sync.Mutex
 	cond     sync.Cond
 	n, bytes int
 	maxN     int
 	maxBytes int
+	lifted   int
 	waiting  bool // the read loop waits for a share
 	closed   bool
 }
@@ -64,21 +69,41 @@ func newRequestBudget(maxN, maxBytes int) *requestBudget {
 }
 
 // acquire takes a share for a request of size bytes, waiting for room; it
-// reports false once the budget is closed (the agent is gone).
-func (b *requestBudget) acquire(size int) bool {
+// reports errClosedBudget once the budget is closed (the agent is gone)
+// and ErrFlood past the lifted bounds.
+func (b *requestBudget) acquire(size int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for !b.closed && b.n > 0 && (b.n >= b.maxN || b.bytes+size > b.maxBytes) {
+	for !b.closed && b.over(size, 1) {
+		if b.lifted > 0 {
+			if b.over(size, liftedFactor) {
+				return ErrFlood
+			}
+			break
+		}
 		b.waiting = true
 		b.cond.Wait()
 	}
 	b.waiting = false
 	if b.closed {
-		return false
+		return errClosedBudget
 	}
 	b.n++
 	b.bytes += size
-	return true
+	return nil
+}
+
+var errClosedBudget = errors.New("acphost: the agent is gone")
+
+func (b *requestBudget) over(size, factor int) bool {
+	return b.n > 0 && (b.n >= factor*b.maxN || b.bytes+size > factor*b.maxBytes)
+}
+
+func (b *requestBudget) lift(delta int) {
+	b.mu.Lock()
+	b.lifted += delta
+	b.cond.Broadcast()
+	b.mu.Unlock()
 }
 
 func (b *requestBudget) release(size int) {
