@@ -13,11 +13,14 @@
 // missing it freezes the group (cgroup.freeze) and SIGKILLs every process
 // listed in it and its descendants, then thaws it, until none is left.
 //
-// A host that dies without removing its groups (SIGKILL, a crash) leaves
-// them behind with whatever they still hold. The first [New] of a process
-// sweeps the directories of dead hosts found beside its own (their pid is
-// gone or now names a process started at another time): their processes
-// are killed and the directories removed. See [SweepStale].
+// A host that dies without removing its groups (SIGKILL, a crash) has them
+// killed by its watcher: a shell started with the host's directory, waiting
+// to read a pipe only the host writes, which the kernel closes when the
+// host ends; the shell then writes the directory's cgroup.kill. The
+// directories themselves are left, and the first [New] of a process sweeps
+// those of dead hosts found beside its own (their pid is gone or now names
+// a process started at another time): whatever they still hold is killed
+// and the directories removed. See [SweepStale].
 //
 // Where none of this is possible [New] returns an error matching
 // [ErrUnavailable] (and errors.ErrUnsupported) saying why; callers fall

@@ -35,6 +35,7 @@ var host struct {
 	probed bool
 	made   bool // the directory exists
 	refs   int  // live groups in it
+	watch  *watcher
 }
 
 // seq numbers the groups of this process.
@@ -65,6 +66,7 @@ func New(prefix string) (*Group, error) {
 			return nil, unavailable("creating %s: %v", hostDir, err)
 		}
 		host.made = true
+		host.watch = watch(hostDir)
 	}
 	dir := filepath.Join(hostDir, prefix+strconv.FormatInt(seq.Add(1), 10))
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -90,6 +92,8 @@ func releaseLocked() {
 	err := syscall.Rmdir(filepath.Join(host.parent, host.name))
 	if err == nil || err == syscall.ENOENT {
 		host.made = false
+		host.watch.stop()
+		host.watch = nil
 	}
 }
 
