@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,10 +101,42 @@ func releaseLocked() {
 // Path is the group's directory.
 func (g *Group) Path() string { return g.dir }
 
-// Attach has a process started with a enter the group as it is cloned.
+// Attach has a process started with a enter the group as it is cloned
+// and, where that keeps it in (the cgroup2 mount has nsdelegate, as
+// systemd mounts it) and this process may (CAP_SYS_ADMIN), a cgroup
+// namespace rooted at the group, made in the child once it is in the
+// group: the kernel then refuses to move it to a group outside, even for a
+// process that may write there. Without nsdelegate a namespace is no
+// boundary, and a process that may write another group's cgroup.procs
+// (root, or the owner of a delegated subtree; never a confined one) can
+// leave its own.
 func (g *Group) Attach(a *syscall.SysProcAttr) {
 	a.UseCgroupFD, a.CgroupFD = true, g.fd
+	if mayUnshareCgroup() {
+		a.Unshareflags |= syscall.CLONE_NEWCGROUP
+	}
 }
+
+// mayUnshareCgroup reports whether a cgroup namespace is a boundary here
+// (nsdelegate) and this process holds CAP_SYS_ADMIN, which
+// unshare(CLONE_NEWCGROUP) needs.
+var mayUnshareCgroup = sync.OnceValue(func() bool {
+	const capSysAdmin = 21
+	if !nsDelegate() {
+		return false
+	}
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(b)) {
+		if hex, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			return err == nil && caps&(1<<capSysAdmin) != 0
+		}
+	}
+	return false
+})
 
 // Populated reports whether any process is left in the group or beneath.
 func (g *Group) Populated() bool {
@@ -259,10 +292,23 @@ func ownCgroup() (string, error) {
 
 // cgroup2Mount finds the cgroup2 file system in /proc/self/mountinfo: its
 // mount point and the cgroup path mounted there.
+// nsDelegate reports whether the cgroup2 mount has the nsdelegate option.
+func nsDelegate() bool {
+	_, _, super, err := cgroup2MountInfo()
+	return err == nil && slices.Contains(strings.Split(super, ","), "nsdelegate")
+}
+
 func cgroup2Mount() (mount, root string, err error) {
+	mount, root, _, err = cgroup2MountInfo()
+	return mount, root, err
+}
+
+// cgroup2MountInfo finds the cgroup2 mount: where, its root, and its super
+// options.
+func cgroup2MountInfo() (mount, root, super string, err error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return "", "", unavailable("%v", err)
+		return "", "", "", unavailable("%v", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -272,10 +318,13 @@ func cgroup2Mount() (mount, root string, err error) {
 		pre, post, ok := strings.Cut(sc.Text(), " - ")
 		fields, typ := strings.Fields(pre), strings.Fields(post)
 		if ok && len(fields) >= 5 && len(typ) > 0 && typ[0] == "cgroup2" {
-			return unescape(fields[4]), unescape(fields[3]), nil
+			if len(typ) > 2 {
+				super = typ[2]
+			}
+			return unescape(fields[4]), unescape(fields[3]), super, nil
 		}
 	}
-	return "", "", unavailable("no cgroup2 file system is mounted")
+	return "", "", "", unavailable("no cgroup2 file system is mounted")
 }
 
 // unescape undoes mountinfo's octal escapes (\040 for a space).
