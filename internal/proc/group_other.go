@@ -21,3 +21,6 @@ func SignalGroup(p *os.Process, sig syscall.Signal) error {
 	}
 	return errors.ErrUnsupported
 }
+
+// Groups reports whether SignalGroup reaches a whole process group here.
+const Groups = false

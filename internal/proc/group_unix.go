@@ -31,3 +31,6 @@ func SignalGroup(p *os.Process, sig syscall.Signal) error {
 	}
 	return err
 }
+
+// Groups reports whether SignalGroup reaches a whole process group here.
+const Groups = true
