@@ -25,8 +25,7 @@ import (
 type agent struct {
 	c      *ACPClient
 	opts   *ACPOptions
-	proc   *process  // nil for Connect
-	closer io.Closer // the connection for Connect
+	link   link // how the agent is reached: its process, or Connect's stream
 	stream *wire.Stream
 	conn   *jsonrpc2.Conn
 	q      *queue
@@ -131,17 +130,17 @@ func (a *agent) finish(in *inflight) {
 	}
 }
 
-func spawnAgent(ctx context.Context, c *ACPClient) (*agent, error) {
-	p, err := startProcess(&c.opts)
+func dialAgent(ctx context.Context, c *ACPClient, dial dialer) (*agent, error) {
+	l, err := dial(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("acphost: starting %s: %w", c.opts.Command, err)
+		return nil, err
 	}
-	return connectAgent(ctx, c, p.stdout, p.stdin, nil, p, c.roots)
+	return connectAgent(ctx, c, l, c.roots)
 }
 
-func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, closer io.Closer, p *process, roots *sandbox.Roots) (*agent, error) {
+func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Roots) (*agent, error) {
 	a := &agent{
-		c: c, opts: &c.opts, proc: p, closer: closer,
+		c: c, opts: &c.opts, link: l,
 		dead:       make(chan struct{}),
 		dispatched: make(chan struct{}),
 		barriers:   map[uint64]func(){},
@@ -156,6 +155,7 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 	a.roots, a.terms = roots, newTerminals(&c.opts, roots)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.q = newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes)
+	r, w := l.stream()
 	a.stream = wire.New(r, w, c.opts.MaxLineBytes)
 	a.stream.Inbound = a.inbound
 	a.stream.Response = a.response
@@ -165,9 +165,7 @@ func connectAgent(ctx context.Context, c *ACPClient, r io.Reader, w io.Writer, c
 		a.stream.Trace = func(dir string, msg []byte) { c.rec.message(a.gen, dir, msg) }
 	}
 	a.conn = jsonrpc2.NewConn(a.ctx, a.stream, jsonrpc2.HandlerWithError(refuseAll), jsonrpc2.SetLogger(discardLogger{}))
-	if p != nil {
-		p.run(&a.wg, a.stderrSink())
-	}
+	l.pump(&a.wg, a.stderrSink())
 	a.wg.Add(2)
 	go a.dispatchLoop()
 	go a.supervise()
@@ -209,12 +207,8 @@ func (discardLogger) Printf(string, ...any) {}
 // agent's death cause, failing every pending call with it at once.
 func (a *agent) supervise() {
 	defer a.wg.Done()
-	var exited <-chan struct{}
-	if a.proc != nil {
-		exited = a.proc.exited
-	}
 	select {
-	case <-exited:
+	case <-a.link.exited():
 		// Let the reader take what the agent wrote before it died (bounded: a
 		// grandchild may hold stdout open).
 		drain := time.NewTimer(250 * time.Millisecond)
@@ -223,7 +217,7 @@ func (a *agent) supervise() {
 		case <-drain.C:
 		}
 		drain.Stop()
-		a.die(a.proc.exitError(a.turnRunning()))
+		a.die(a.link.exitError(a.turnRunning()))
 	case <-a.conn.DisconnectNotify():
 		a.die(a.connectionError())
 	case <-a.ctx.Done():
@@ -238,8 +232,8 @@ func (a *agent) connectionError() error {
 	if errors.As(readErr, &le) {
 		return &ProtocolError{Msg: fmt.Sprintf("a line from the agent exceeds %d bytes", le.Limit), Err: ErrLineTooLong, Stderr: a.stderrTail()}
 	}
-	if a.proc != nil && a.proc.waitExit(time.Second) {
-		return a.proc.exitError(a.turnRunning())
+	if a.link.waitExit(time.Second) {
+		return a.link.exitError(a.turnRunning())
 	}
 	if readErr == nil || errors.Is(readErr, io.EOF) {
 		return &ProtocolError{Msg: "the agent closed its output", Err: io.EOF, Stderr: a.stderrTail()}
@@ -248,10 +242,7 @@ func (a *agent) connectionError() error {
 }
 
 func (a *agent) stderrTail() string {
-	if a.proc == nil {
-		return ""
-	}
-	return a.proc.tail.String()
+	return a.link.stderrTail()
 }
 
 // die records the cause once, closes the connection (failing pending calls)
@@ -287,12 +278,7 @@ func (a *agent) stop(cause error) {
 	a.shutOnce.Do(func() {
 		a.die(cause) // first, so the exit we cause is not reported as a crash
 		a.stream.Halt()
-		if a.proc != nil {
-			a.proc.terminate(a.opts.CloseGrace)
-		}
-		if a.closer != nil {
-			a.closer.Close()
-		}
+		a.link.stop(a.opts.CloseGrace)
 		if a.terms != nil {
 			a.terms.Close()
 		}

@@ -167,7 +167,7 @@ func TestCancelIgnoredRestartsSubprocess(t *testing.T) {
 			}
 		}})
 	require.NoError(t, err)
-	oldPID := c.agent().proc.cmd.Process.Pid
+	oldPID := c.PID()
 	go func() { <-started; c.Cancel() }()
 	resp, err := c.Generate(Request{Prompt: "hang"})
 	require.ErrorIs(t, err, ErrCancelUnconfirmed)

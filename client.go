@@ -257,9 +257,7 @@ func Start(ctx context.Context, opts ACPOptions) (*ACPClient, error) {
 	if opts.Command == "" {
 		return nil, errors.New("acphost: ACPOptions.Command is empty")
 	}
-	return newClient(ctx, opts, func(c *ACPClient) func(context.Context) (*agent, error) {
-		return func(ctx context.Context) (*agent, error) { return spawnAgent(ctx, c) }
-	})
+	return newClient(ctx, opts, func(c *ACPClient) dialer { return processDialer(&c.opts) })
 }
 
 // Connect runs a client over an existing connection to an agent (an
@@ -270,19 +268,10 @@ func Connect(ctx context.Context, r io.Reader, w io.Writer, rwc io.Closer, opts 
 	if opts.Confine != nil {
 		return nil, fmt.Errorf("acphost: ACPOptions.Confine needs an agent process that Start spawns: %w", ErrUnsupported)
 	}
-	return newClient(ctx, opts, func(c *ACPClient) func(context.Context) (*agent, error) {
-		used := false
-		return func(ctx context.Context) (*agent, error) {
-			if used {
-				return nil, fmt.Errorf("acphost: cannot restart a connected agent: %w", ErrUnsupported)
-			}
-			used = true
-			return connectAgent(ctx, c, r, w, rwc, nil, c.roots)
-		}
-	})
+	return newClient(ctx, opts, func(*ACPClient) dialer { return streamDialer(r, w, rwc) })
 }
 
-func newClient(ctx context.Context, opts ACPOptions, dialer func(*ACPClient) func(context.Context) (*agent, error)) (*ACPClient, error) {
+func newClient(ctx context.Context, opts ACPOptions, newDialer func(*ACPClient) dialer) (*ACPClient, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -298,7 +287,8 @@ func newClient(ctx context.Context, opts ACPOptions, dialer func(*ACPClient) fun
 	c := &ACPClient{opts: opts, roots: roots, writable: writable, rec: newWireRecorder(opts.Record), restartSem: make(chan struct{}, 1), retired: map[*agent]bool{}}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.plan.Store(opts.PlanMode)
-	c.dial = dialer(c)
+	dial := newDialer(c)
+	c.dial = func(ctx context.Context) (*agent, error) { return dialAgent(ctx, c, dial) }
 	ag, err := c.dial(ctx)
 	if err != nil {
 		c.closeRoots()
@@ -330,8 +320,8 @@ func (c *ACPClient) Session() *Session { return c.def }
 
 // PID returns the agent's process id, or 0 for a connected agent.
 func (c *ACPClient) PID() int {
-	if a := c.agent(); a.proc != nil {
-		return a.proc.cmd.Process.Pid
+	if l, ok := c.agent().link.(*processLink); ok {
+		return l.p.Pid()
 	}
 	return 0
 }

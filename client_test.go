@@ -342,7 +342,7 @@ func TestCrashDuringStartReportsStderr(t *testing.T) {
 func TestCloseKillsStubbornAgentAndGrandchild(t *testing.T) {
 	c, err := startFake(t, fakeagent.Script{IgnoreEOF: true, IgnoreSIGTERM: true, Grandchild: true}, ACPOptions{CloseGrace: 200 * time.Millisecond})
 	require.NoError(t, err)
-	pgid := c.agent().proc.cmd.Process.Pid
+	pgid := c.PID()
 	done := make(chan error, 1)
 	go func() { done <- c.Close() }()
 	select {

@@ -46,8 +46,8 @@ type Containment struct {
 // Containment reports how the current agent process is held (see
 // ACPOptions.Contain).
 func (c *ACPClient) Containment() Containment {
-	if a := c.agent(); a.proc != nil {
-		return a.proc.containment
+	if l, ok := c.agent().link.(*processLink); ok {
+		return l.containment
 	}
 	return Containment{}
 }

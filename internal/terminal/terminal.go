@@ -98,14 +98,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/acphost/acphost/internal/cgroup"
 	"github.com/acphost/acphost/internal/confine"
+	"github.com/acphost/acphost/internal/proc"
 )
 
 // ErrNotFound is returned for a terminal id that was never created by the
@@ -164,6 +165,15 @@ type ExitStatus struct {
 	// Signal is the name of the signal that killed the process, such as
 	// "SIGKILL" or "SIGTERM".
 	Signal string
+}
+
+// exitStatus converts the state of a reaped process.
+func exitStatus(ps *os.ProcessState) ExitStatus {
+	e := proc.ExitOf(ps)
+	if e.Signaled {
+		return ExitStatus{Signal: signalName(e.Signal)}
+	}
+	return ExitStatus{Code: &e.Code}
 }
 
 // clone returns s with its own copy of Code.
@@ -278,12 +288,7 @@ func (m *Manager) Create(owner string, s Spec) (id string, err error) {
 		out:      output{limit: outputLimit(s.OutputByteLimit, m.opts.MaxOutputBytes)},
 	}
 	started := make(chan error, 1)
-	run := func() { m.supervise(t, s, started) }
-	if m.opts.Confine {
-		confine.Go(run)
-	} else {
-		go run()
-	}
+	proc.Go(m.opts.Confine, func() { m.supervise(t, s, started) })
 	if err := <-started; err != nil {
 		return "", err
 	}
@@ -420,7 +425,7 @@ func (m *Manager) command(s Spec) (*exec.Cmd, error) {
 		Dir:  s.Dir,
 		// Stdin nil: the null device.
 	}
-	setProcAttr(cmd, m.opts.Confine)
+	proc.SetGroup(cmd, m.opts.Confine)
 	return cmd, nil
 }
 
@@ -517,15 +522,11 @@ func (m *Manager) read(t *term) {
 // cgroup, and publishes its exit status. It is the only goroutine that
 // reaps the process, and its OS thread, the command's parent, stays
 // locked until then: on Linux the command's parent-death signal follows
-// that thread. A confined supervisor runs from confine.Go, whose thread
-// is never unlocked.
+// that thread (see proc.Go; a confined supervisor's thread is never
+// unlocked).
 func (m *Manager) supervise(t *term, s Spec, started chan<- error) {
 	defer m.wg.Done()
 	defer m.finished(t)
-	runtime.LockOSThread()
-	if !m.opts.Confine {
-		defer runtime.UnlockOSThread()
-	}
 	if err := m.launch(t, s); err != nil {
 		close(t.done)
 		started <- fmt.Errorf("terminal: start %q: %w", s.Command, err)
@@ -538,7 +539,7 @@ func (m *Manager) supervise(t *term, s Spec, started chan<- error) {
 	// Where possible, learn about the exit without reaping: the zombie
 	// keeps the pid, and so the process-group id, from being reused, which
 	// makes signalling the group safe until reaped is set below.
-	held := waitExited(t.cmd.Process) == nil
+	held := proc.WaitExited(t.cmd.Process) == nil
 	if held {
 		close(t.exited)
 		m.awaitDrain(t)
@@ -589,6 +590,18 @@ func (t *term) signal(hard bool) {
 	if hard && t.group != nil {
 		offThread(func() { _ = t.group.Kill() })
 	}
+}
+
+// signalGroup sends SIGKILL (hard) or SIGTERM to p's process group; where
+// there are no groups, both kill p itself. The caller must know that p has
+// not been reaped.
+func signalGroup(p *os.Process, hard bool) error {
+	if !hard {
+		if err := proc.SignalGroup(p, syscall.SIGTERM); !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+	}
+	return proc.SignalGroup(p, syscall.SIGKILL)
 }
 
 // offThread runs f on another goroutine and waits for it: the cgroup file

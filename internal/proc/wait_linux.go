@@ -1,6 +1,6 @@
 //go:build linux
 
-package terminal
+package proc
 
 import (
 	"os"
@@ -11,9 +11,9 @@ import (
 
 const pPID = 1 // P_PID for waitid
 
-// waitExited blocks until p has exited without reaping it (waitid with
+// WaitExited blocks until p has exited without reaping it (waitid with
 // WNOWAIT), so its pid stays reserved until p.Wait is called.
-func waitExited(p *os.Process) error {
+func WaitExited(p *os.Process) error {
 	var info [16]uint64 // a siginfo_t is 128 bytes; its contents are not needed
 	for {
 		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(p.Pid),

@@ -3,7 +3,6 @@
 package terminal
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,42 +10,6 @@ import (
 	"strings"
 	"syscall"
 )
-
-// setProcAttr puts the command in a new process group whose id is its pid;
-// a confined command in a new session too, without a controlling terminal
-// to type into (TIOCSTI). Where the system has one, the command gets a
-// parent-death signal.
-func setProcAttr(cmd *exec.Cmd, confined bool) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !confined, Setsid: confined}
-	setParentDeathSignal(cmd.SysProcAttr)
-}
-
-// signalGroup sends SIGKILL (hard) or SIGTERM to p's process group. The
-// caller must know that p has not been reaped.
-func signalGroup(p *os.Process, hard bool) error {
-	sig := syscall.SIGTERM
-	if hard {
-		sig = syscall.SIGKILL
-	}
-	err := syscall.Kill(-p.Pid, sig)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
-}
-
-// exitStatus converts the state of a reaped process.
-func exitStatus(ps *os.ProcessState) ExitStatus {
-	if ps == nil {
-		code := -1
-		return ExitStatus{Code: &code}
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return ExitStatus{Signal: signalName(ws.Signal())}
-	}
-	code := ps.ExitCode()
-	return ExitStatus{Code: &code}
-}
 
 // signalNames maps signals to their conventional names.
 var signalNames = map[syscall.Signal]string{

@@ -1,6 +1,6 @@
 //go:build unix && !linux && !freebsd
 
-package acphost
+package proc
 
 import "syscall"
 

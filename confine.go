@@ -1,0 +1,69 @@
+package acphost
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/acphost/acphost/internal/confine"
+)
+
+// Confinement has the kernel (Linux Landlock) confine the agent process,
+// and every process it starts (its tools, its shell commands, its MCP
+// servers, and the commands the host runs for it through TerminalOptions),
+// to creating, writing, removing, renaming and linking files beneath
+// Writable, and writing to /dev/null, /dev/zero, /dev/full and
+// pseudo-terminals (/dev/ptmx, /dev/pts: shell tools open them). Reading
+// stays allowed everywhere. Symlinks, subprocesses and cd do not widen it:
+// the kernel checks the directories a file is reached through. The agent
+// also runs in a session of its own, without a controlling terminal to
+// type into, and set-user-id programs lose their powers. It needs Linux
+// 5.13 or later with Landlock: elsewhere Start fails with ErrUnsupported
+// rather than run the agent unconfined.
+//
+// Dir is not implied. List it for an agent that edits the project; leave it
+// out for one that must only read it, whatever it is told (a plan mode the
+// agent's own tools cannot get around). Agents keep state of their own, for
+// example ~/.claude or ~/.codex, a cache and a temporary directory: list
+// what the agent needs, or it fails in its own way.
+//
+// From Linux 6.12 (Landlock ABI 6) it also cannot signal processes outside
+// its confinement (the host, the user's other processes) nor connect to
+// abstract unix sockets created outside it.
+//
+// Not covered: file modes, owners, times and extended attributes;
+// truncating a file before Linux 6.2 (Landlock ABI 3); a file outside
+// reached through a hard link inside Writable; writing to the user's other
+// terminals (and, for an agent running as root, typing into them); reading
+// and the network. /dev/shm is not writable (POSIX semaphores fail). See
+// SPEC.md.
+type Confinement struct {
+	Writable []string // absolute directories
+}
+
+// checkConfinement fails early when confinement is asked for where the
+// kernel cannot give it, or with a relative directory.
+func checkConfinement(o *ACPOptions) error {
+	if err := checkContain(o); err != nil {
+		return err
+	}
+	var writable []string
+	switch {
+	case o.Confine != nil:
+		writable = o.Confine.Writable
+	case o.Terminal == nil || !o.Terminal.Confine:
+		return nil
+	}
+	if !confine.Available() {
+		return fmt.Errorf("acphost: confinement: %w (%w)", confine.ErrUnsupported, ErrUnsupported)
+	}
+	if o.Terminal != nil {
+		writable = append(slices.Clone(writable), o.Terminal.Writable...)
+	}
+	for _, dir := range writable {
+		if !filepath.IsAbs(dir) {
+			return fmt.Errorf("acphost: confinement: writable directory %q is not absolute", dir)
+		}
+	}
+	return nil
+}

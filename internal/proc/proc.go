@@ -1,0 +1,305 @@
+// Package proc owns local child processes: the process group (and on
+// Linux and FreeBSD the parent-death signal, followed from an OS thread
+// kept locked while the child lives), the cgroup a child is started in,
+// Landlock confinement (package confine), and for an agent the three
+// pipes, the stderr pump and its tail, the stop ladder and the exit.
+//
+// [Process] is one agent subprocess; package terminal uses the group,
+// thread and exit helpers for its commands.
+package proc
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/acphost/acphost/internal/cgroup"
+	"github.com/acphost/acphost/internal/confine"
+)
+
+// groupRemoveTimeout bounds the wait for a killed cgroup to empty (a
+// process in uninterruptible sleep can outlast it; the group is then left,
+// with a warning, for the next host's sweep).
+const groupRemoveTimeout = 5 * time.Second
+
+// stderrDrainWait bounds how long Outcome waits for stderr to be drained
+// after the exit: a grandchild may hold it open.
+const stderrDrainWait = 200 * time.Millisecond
+
+// Spec is how to start an agent process.
+type Spec struct {
+	Command string
+	Args    []string
+	Env     []string // the whole environment
+	Dir     string   // "": the host's
+	// Confined starts the process (and all it starts) restricted to
+	// writing beneath Writable (confine.RestrictThread), in a session of
+	// its own.
+	Confined bool
+	Writable []string
+	// Group is the cgroup to start in, which the Process then owns; nil:
+	// the process group only.
+	Group *cgroup.Group
+	// GroupRequired fails a start the kernel refuses in Group; otherwise
+	// it is tried once more without it (see Process.Fallback).
+	GroupRequired bool
+	// Log receives the warning for a cgroup that did not empty.
+	Log *slog.Logger
+}
+
+// Process is one agent subprocess: its pipes, its stderr pump and its
+// exit.
+type Process struct {
+	spec   Spec
+	cmd    *exec.Cmd
+	stdin  *os.File // our write end
+	stdout *os.File // our read end
+	stderr *os.File // our read end
+
+	tail       Tail
+	stderrDone chan struct{}
+	exited     chan struct{} // closed once cmd.Wait returned
+	exitErr    error
+
+	group    *cgroup.Group // nil: held by the process group only
+	unused   *cgroup.Group // the group a retried start left empty
+	fallback error         // why a start was retried without the group
+}
+
+// Start spawns the agent in its own process group (and cgroup) with all
+// three pipes connected, from a thread that stays locked while it runs
+// (see Go). Call Pump, then Stop. On error nothing is left running and
+// s.Group is removed.
+func Start(s Spec) (*Process, error) {
+	p := &Process{spec: s, group: s.Group, stderrDone: make(chan struct{}), exited: make(chan struct{})}
+	p.cmd = p.command()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		p.removeGroup()
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		p.removeGroup()
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		p.removeGroup()
+		return nil, err
+	}
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, errW
+	started := make(chan error, 1)
+	Go(s.Confined, func() { p.startAndWait(started) })
+	if err := <-started; err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		p.removeGroup()
+		return nil, err
+	}
+	if p.unused != nil {
+		_ = p.unused.Remove(groupRemoveTimeout) // empty: nothing was started in it
+		p.unused = nil
+	}
+	closeAll(inR, outW, errW)
+	p.stdin, p.stdout, p.stderr = inW, outR, errR
+	return p, nil
+}
+
+// command builds a fresh cmd (a start retried without the cgroup needs
+// one).
+func (p *Process) command() *exec.Cmd {
+	cmd := exec.Command(p.spec.Command, p.spec.Args...)
+	cmd.Env = p.spec.Env
+	cmd.Dir = p.spec.Dir
+	SetGroup(cmd, p.spec.Confined)
+	return cmd
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// startAndWait starts the agent and waits for its exit, closing exited, on
+// the locked thread Go gives it: the parent-death signal follows the
+// thread that started the agent. A confined agent is started after the
+// thread restricts itself.
+func (p *Process) startAndWait(started chan<- error) {
+	defer close(p.exited)
+	if p.spec.Confined {
+		if err := confine.RestrictThread(p.spec.Writable); err != nil {
+			started <- err
+			return
+		}
+	}
+	if err := p.start(); err != nil {
+		started <- err
+		return
+	}
+	started <- nil
+	p.exitErr = p.cmd.Wait()
+}
+
+// start starts the agent, in its cgroup if it has one. A start the kernel
+// refuses there (no internal processes, a threaded group, permissions, a
+// kernel without CLONE_INTO_CGROUP) is tried once more without the cgroup
+// unless GroupRequired, recording why in fallback.
+func (p *Process) start() error {
+	if p.group == nil {
+		return p.cmd.Start()
+	}
+	p.group.Attach(p.cmd.SysProcAttr)
+	err := p.cmd.Start()
+	if err == nil {
+		return nil
+	}
+	if p.spec.GroupRequired {
+		return fmt.Errorf("%w (in cgroup %s)", err, p.group.Path())
+	}
+	retry := p.command()
+	retry.Stdin, retry.Stdout, retry.Stderr = p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr
+	if rerr := retry.Start(); rerr != nil {
+		return err
+	}
+	p.cmd = retry
+	p.fallback = fmt.Errorf("%w: starting the agent in %s: %v", cgroup.ErrUnavailable, p.group.Path(), err)
+	p.unused, p.group = p.group, nil // removed by Start: this thread may be restricted
+	return nil
+}
+
+// Fallback is why the agent runs without the cgroup of Spec.Group (a
+// retried start, matching cgroup.ErrUnavailable); nil when it runs in it
+// or none was given.
+func (p *Process) Fallback() error { return p.fallback }
+
+// Cgroup is the directory of the agent's cgroup, "" for none.
+func (p *Process) Cgroup() string {
+	if p.group == nil {
+		return ""
+	}
+	return p.group.Path()
+}
+
+// Pid is the agent's process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Stdout is what the agent writes.
+func (p *Process) Stdout() *os.File { return p.stdout }
+
+// Stdin is what the agent reads.
+func (p *Process) Stdin() *os.File { return p.stdin }
+
+// removeGroup kills what is left in the agent's cgroup, waits for it to
+// empty and removes it.
+func (p *Process) removeGroup() {
+	if p.group == nil {
+		return
+	}
+	if err := p.group.Remove(groupRemoveTimeout); err != nil && p.spec.Log != nil {
+		p.spec.Log.Warn("acphost: the agent's cgroup did not empty", "err", err)
+	}
+	p.group = nil
+}
+
+// Pump starts draining stderr into the tail and forward (optional; a
+// forward that fails is dropped), on a goroutine counted in wg that ends
+// once stderr is closed (Stop).
+func (p *Process) Pump(wg *sync.WaitGroup, forward io.Writer) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(p.stderrDone)
+		p.pumpStderr(forward)
+	}()
+}
+
+func (p *Process) pumpStderr(forward io.Writer) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := p.stderr.Read(buf)
+		if n > 0 {
+			p.tail.Write(buf[:n])
+			if forward != nil {
+				if _, werr := forward.Write(buf[:n]); werr != nil {
+					forward = nil
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Tail is the end of the agent's stderr so far.
+func (p *Process) Tail() string { return p.tail.String() }
+
+// Exited is closed once the agent has exited and been reaped.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Outcome describes the exit: how it ended, cmd.Wait's error and the
+// stderr tail. Call it only after Exited is closed. It waits (bounded) for
+// stderr to be drained so the last line is included.
+func (p *Process) Outcome() (Exit, error, string) {
+	select {
+	case <-p.stderrDone:
+	case <-time.After(stderrDrainWait):
+	}
+	return ExitOf(p.cmd.ProcessState), p.exitErr, p.tail.String()
+}
+
+// Stop ends the process: stdin EOF, grace, SIGTERM to the group, grace,
+// SIGKILL to the group and the cgroup. It returns once the process has
+// exited, every process left in its group has been sent SIGKILL, its
+// cgroup (every process it started, however detached) is empty and
+// removed, and our pipe ends are closed. Call it once.
+func (p *Process) Stop(grace time.Duration) {
+	p.stdin.Close()
+	steps := []func(){
+		func() { p.signalGroup(syscall.SIGTERM) },
+		func() {
+			p.signalGroup(syscall.SIGKILL)
+			if p.group != nil {
+				_ = p.group.Kill()
+			}
+		},
+	}
+	for _, step := range steps {
+		if p.WaitExit(grace) {
+			break
+		}
+		step()
+	}
+	<-p.exited
+	// Reaped, but a group id is not reused while the group has members.
+	p.signalGroup(syscall.SIGKILL) // grandchildren left in the group
+	p.removeGroup()                // and every process that left it
+	p.stdout.Close()
+	p.stderr.Close()
+}
+
+// signalGroup sends sig to the agent's process group (where there are
+// none, SIGKILL to the agent; other signals are then not sent).
+func (p *Process) signalGroup(sig syscall.Signal) {
+	_ = SignalGroup(p.cmd.Process, sig)
+}
+
+// WaitExit reports whether the process exits within d.
+func (p *Process) WaitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
