@@ -13,12 +13,14 @@ import (
 // that a signal reaches it and every process it starts; a confined command
 // (confined) in a session of its own too: without a controlling terminal
 // it cannot type into the user's shell (TIOCSTI), which would run its
-// commands unconfined. Where the system has one, cmd also gets a
-// parent-death signal: start it from a thread of Go. SetGroup replaces
-// cmd.SysProcAttr.
+// commands unconfined. Where the system has one, an unconfined cmd also
+// gets a parent-death signal: start it from a thread of Go (a confined one
+// cannot: see StartRestricted). SetGroup replaces cmd.SysProcAttr.
 func SetGroup(cmd *exec.Cmd, confined bool) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !confined, Setsid: confined}
-	setParentDeathSignal(cmd.SysProcAttr)
+	if !confined {
+		setParentDeathSignal(cmd.SysProcAttr)
+	}
 }
 
 // SignalGroup sends sig to the process group led by p; a group that no

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/internal/cgroup"
-	"github.com/acphost/acphost/internal/confine"
 )
 
 // groupRemoveTimeout bounds the wait for a killed cgroup to empty (a
@@ -97,7 +96,7 @@ func Start(s Spec) (*Process, error) {
 	}
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, errW
 	started := make(chan error, 1)
-	Go(s.Confined, func() { p.startAndWait(started) })
+	Go(false, func() { p.startAndWait(started) }) // a confined start restricts a thread of its own
 	if err := <-started; err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		p.removeGroup()
@@ -130,16 +129,10 @@ func closeAll(files ...*os.File) {
 
 // startAndWait starts the agent and waits for its exit, closing exited, on
 // the locked thread Go gives it: the parent-death signal follows the
-// thread that started the agent. A confined agent is started after the
-// thread restricts itself.
+// thread that started the agent. A confined agent is started by
+// StartRestricted, from a thread that ends before the agent runs.
 func (p *Process) startAndWait(started chan<- error) {
 	defer close(p.exited)
-	if p.spec.Confined {
-		if err := confine.RestrictThread(p.spec.Writable); err != nil {
-			started <- err
-			return
-		}
-	}
 	if err := p.start(); err != nil {
 		started <- err
 		return
@@ -154,10 +147,10 @@ func (p *Process) startAndWait(started chan<- error) {
 // unless GroupRequired, recording why in fallback.
 func (p *Process) start() error {
 	if p.group == nil {
-		return p.cmd.Start()
+		return p.launch(p.cmd)
 	}
 	p.group.Attach(p.cmd.SysProcAttr)
-	err := p.cmd.Start()
+	err := p.launch(p.cmd)
 	if err == nil {
 		return nil
 	}
@@ -166,13 +159,21 @@ func (p *Process) start() error {
 	}
 	retry := p.command()
 	retry.Stdin, retry.Stdout, retry.Stderr = p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr
-	if rerr := retry.Start(); rerr != nil {
+	if rerr := p.launch(retry); rerr != nil {
 		return err
 	}
 	p.cmd = retry
 	p.fallback = fmt.Errorf("%w: starting the agent in %s: %v", cgroup.ErrUnavailable, p.group.Path(), err)
-	p.unused, p.group = p.group, nil // removed by Start: this thread may be restricted
+	p.unused, p.group = p.group, nil // removed by Start, off this locked thread
 	return nil
+}
+
+// launch starts cmd, confined if the spec says so.
+func (p *Process) launch(cmd *exec.Cmd) error {
+	if p.spec.Confined {
+		return StartRestricted(cmd, p.spec.Writable)
+	}
+	return cmd.Start()
 }
 
 // Fallback is why the agent runs without the cgroup of Spec.Group (a

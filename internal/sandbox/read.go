@@ -22,6 +22,22 @@ import (
 // lines kept would exceed it. The file is streamed, so skipping lines
 // costs no memory; ctx ending stops the read.
 func (r *Roots) ReadText(ctx context.Context, p string, line, limit int, max int64) (string, error) {
+	// A file replaced while it is opened (an atomic write racing the read)
+	// reads as changed: the read is tried again, a few times, from the
+	// start. A swap that keeps happening is refused.
+	for attempt := 1; ; attempt++ {
+		s, err := r.readText(ctx, p, line, limit, max)
+		var e *Error
+		if attempt == readAttempts || !errors.As(err, &e) || e.Reason != ReasonChanged {
+			return s, err
+		}
+	}
+}
+
+// readAttempts bounds ReadText's tries when the file changes under it.
+const readAttempts = 3
+
+func (r *Roots) readText(ctx context.Context, p string, line, limit int, max int64) (string, error) {
 	if line < 0 || limit < 0 {
 		return "", &Error{Path: p, Reason: ReasonBadRange}
 	}

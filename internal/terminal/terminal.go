@@ -105,7 +105,6 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/internal/cgroup"
-	"github.com/acphost/acphost/internal/confine"
 	"github.com/acphost/acphost/internal/proc"
 )
 
@@ -288,7 +287,7 @@ func (m *Manager) Create(owner string, s Spec) (id string, err error) {
 		out:      output{limit: outputLimit(s.OutputByteLimit, m.opts.MaxOutputBytes)},
 	}
 	started := make(chan error, 1)
-	proc.Go(m.opts.Confine, func() { m.supervise(t, s, started) })
+	proc.Go(false, func() { m.supervise(t, s, started) }) // a confined start restricts a thread of its own
 	if err := <-started; err != nil {
 		return "", err
 	}
@@ -432,7 +431,8 @@ func (m *Manager) command(s Spec) (*exec.Cmd, error) {
 // start starts cmd with both stdout and stderr on one pipe, in g when
 // set: the calling thread becomes the command's parent (its parent-death
 // signal follows that thread).
-func (t *term) start(cmd *exec.Cmd, g *cgroup.Group) error {
+// A confined command (writable non-nil) is started by proc.StartRestricted.
+func (t *term) start(cmd *exec.Cmd, g *cgroup.Group, writable []string) error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
@@ -443,7 +443,11 @@ func (t *term) start(cmd *exec.Cmd, g *cgroup.Group) error {
 	if g != nil {
 		g.Attach(cmd.SysProcAttr)
 	}
-	err = cmd.Start()
+	if writable != nil {
+		err = proc.StartRestricted(cmd, writable)
+	} else {
+		err = cmd.Start()
+	}
 	w.Close() // the child has its own copy; EOF comes when every holder exits
 	if err != nil {
 		r.Close()
@@ -451,6 +455,15 @@ func (t *term) start(cmd *exec.Cmd, g *cgroup.Group) error {
 	}
 	t.cmd, t.r, t.group = cmd, r, g
 	return nil
+}
+
+// restrict is what a command may write beneath when confined (never nil
+// then), nil when it is not.
+func (m *Manager) restrict() []string {
+	if !m.opts.Confine {
+		return nil
+	}
+	return append([]string{}, m.opts.Writable...)
 }
 
 // launch starts s for t on the calling thread: confined first if asked,
@@ -464,18 +477,12 @@ func (m *Manager) launch(t *term, s Spec) error {
 	if err != nil {
 		return err
 	}
-	if m.opts.Confine {
-		if err := confine.RestrictThread(m.opts.Writable); err != nil {
-			removeGroup(g, time.Second)
-			return err
-		}
-	}
 	cmd, err := m.command(s)
 	if err != nil {
 		removeGroup(g, time.Second)
 		return err
 	}
-	err = t.start(cmd, g)
+	err = t.start(cmd, g, m.restrict())
 	if err == nil || g == nil {
 		return err
 	}
@@ -486,7 +493,7 @@ func (m *Manager) launch(t *term, s Spec) error {
 	if cmd, err = m.command(s); err != nil {
 		return err
 	}
-	if err := t.start(cmd, nil); err != nil {
+	if err := t.start(cmd, nil, m.restrict()); err != nil {
 		return err
 	}
 	m.mu.Lock()
