@@ -121,18 +121,31 @@ import (
 // ProtocolVersion is the ACP protocol version this package speaks.
 const ProtocolVersion = 1
 
+// BlockType is the type of a [ContentBlock]. The set is open: a block of a
+// type this version does not know keeps the agent's string and its JSON.
+type BlockType string
+
+// The content block types of ACP v1.
+const (
+	BlockText         BlockType = "text"
+	BlockImage        BlockType = "image"
+	BlockAudio        BlockType = "audio"
+	BlockResourceLink BlockType = "resource_link"
+	BlockResource     BlockType = "resource"
+)
+
 // ContentBlock is a piece of content in a prompt, a message chunk or a tool
-// call. Type is "text", "image", "audio", "resource_link", "resource" or a
-// type this version does not know; the fields that type uses are set. Raw
-// keeps the block's JSON as received (it is nil for blocks built in Go).
+// call. Type is one of the Block constants or a type this version does not
+// know; the fields that type uses are set. Raw keeps the block's JSON as
+// received (it is nil for blocks built in Go).
 type ContentBlock struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"` // base64, for image and audio
-	MimeType string `json:"mimeType,omitempty"`
-	URI      string `json:"uri,omitempty"`
-	Name     string `json:"name,omitempty"` // resource_link
-	Title    string `json:"title,omitempty"`
+	Type     BlockType `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	Data     string    `json:"data,omitempty"` // base64, for image and audio
+	MimeType string    `json:"mimeType,omitempty"`
+	URI      string    `json:"uri,omitempty"`
+	Name     string    `json:"name,omitempty"` // resource_link
+	Title    string    `json:"title,omitempty"`
 	// Resource is the embedded resource of a "resource" block.
 	Resource *EmbeddedResource `json:"resource,omitempty"`
 	Raw      json.RawMessage   `json:"-"`
@@ -173,33 +186,33 @@ func (b ContentBlock) MarshalJSON() ([]byte, error) {
 
 // plainText reports whether b is a text block and nothing else.
 func (b *ContentBlock) plainText() bool {
-	return b.Type == "text" && b.Data == "" && b.MimeType == "" && b.URI == "" && b.Name == "" && b.Title == "" && b.Resource == nil
+	return b.Type == BlockText && b.Data == "" && b.MimeType == "" && b.URI == "" && b.Name == "" && b.Title == "" && b.Resource == nil
 }
 
-func knownContentType(t string) bool {
+func knownContentType(t BlockType) bool {
 	switch t {
-	case "text", "image", "audio", "resource_link", "resource":
+	case BlockText, BlockImage, BlockAudio, BlockResourceLink, BlockResource:
 		return true
 	}
 	return false
 }
 
 // TextBlock returns a text content block.
-func TextBlock(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
+func TextBlock(s string) ContentBlock { return ContentBlock{Type: BlockText, Text: s} }
 
 // ImageBlock returns an image content block from base64 data.
 func ImageBlock(mimeType, base64Data string) ContentBlock {
-	return ContentBlock{Type: "image", MimeType: mimeType, Data: base64Data}
+	return ContentBlock{Type: BlockImage, MimeType: mimeType, Data: base64Data}
 }
 
 // ResourceLinkBlock returns a link to a resource the agent can fetch itself.
 func ResourceLinkBlock(name, uri string) ContentBlock {
-	return ContentBlock{Type: "resource_link", Name: name, URI: uri}
+	return ContentBlock{Type: BlockResourceLink, Name: name, URI: uri}
 }
 
 // ResourceBlock returns an embedded text resource (an @-mentioned file).
 func ResourceBlock(uri, mimeType, text string) ContentBlock {
-	return ContentBlock{Type: "resource", Resource: &EmbeddedResource{URI: uri, MimeType: mimeType, Text: text}}
+	return ContentBlock{Type: BlockResource, Resource: &EmbeddedResource{URI: uri, MimeType: mimeType, Text: text}}
 }
 
 // StopReason is why the agent ended a turn.

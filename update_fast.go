@@ -188,7 +188,7 @@ func textBlock(raw json.RawMessage, b *ContentBlock) bool {
 		switch string(key) {
 		case "type":
 			s, ok := c.StrBytes()
-			b.Type = "text"
+			b.Type = BlockText
 			return ok && string(s) == "text"
 		case "text":
 			s, ok := c.Str()
@@ -198,5 +198,5 @@ func textBlock(raw json.RawMessage, b *ContentBlock) bool {
 		return false
 	})
 	b.Raw = raw
-	return ok && b.Type == "text" && c.End()
+	return ok && b.Type == BlockText && c.End()
 }
