@@ -8,7 +8,7 @@
 //	c, err := acphost.Start(ctx, acphost.ACPOptions{
 //		Command: "npx", Args: []string{"-y", "@agentclientprotocol/claude-agent-acp"},
 //		OnUpdate: func(u acphost.Update) { ... },                  // live transcript
-//		OnPermission: acphost.PlanMode(nil),                       // or ask a human
+//		OnPermission: acphost.RejectWrites(nil),                   // or ask a human
 //	})
 //	...
 //	defer c.Close()
@@ -65,7 +65,7 @@
 // PermissionTimeout fires (the request is then answered with a reject
 // option) or when the client closes. Each request is answered exactly once.
 // Without OnPermission the first allow_once option is chosen. Policies
-// ([PlanMode], [AllowReads], [AllowAll], [RejectAll], [Remember]) compose
+// ([RejectWrites], [AllowReads], [AllowAll], [RejectAll], [Remember]) compose
 // with a caller's own function; ACPOptions.PlanMode (or SetPlanMode) also
 // refuses the host's file writes and commands. [ParsePermissionRequest]
 // decodes the presentation record and structured changes real agents attach.
