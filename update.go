@@ -72,17 +72,24 @@ type MessageChunk struct {
 	MessageID string
 }
 
-// ToolCallUpdate is a tool_call (Kind() == "tool_call": the agent announces a
-// call) or a tool_call_update (a patch: only the fields in Set were sent).
+// ToolCallUpdate is a tool_call (Kind() == KindToolCall: the agent
+// announces a call) or a tool_call_update (a patch: only the fields in Set
+// were sent).
+//
+// Two fields hold a tool call, and they differ: ToolCall is the patch, the
+// fields this one update carried (the others are zero, which does not mean
+// they were cleared), while State is the whole call as it stands after it.
+// To show a tool call, read State.
 type ToolCallUpdate struct {
 	updateHeader
-	// ToolCall holds the fields this update carried.
+	// ToolCall is the patch: only the fields this update carried (see Set);
+	// the rest are zero. It is not the current state of the call.
 	ToolCall ToolCall
 	// Set says which fields the update carried; absent fields are unchanged.
 	Set ToolCallFields
-	// State is the tool call with this update and every earlier one for the
-	// same id in the session merged (as delivered by a client; DecodeUpdate
-	// alone sets it to the update itself).
+	// State is the merged call: this update and every earlier one for the
+	// same id in the session (as delivered by a client; DecodeUpdate alone
+	// sets it to the update itself).
 	State ToolCall
 }
 
