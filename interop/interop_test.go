@@ -231,7 +231,7 @@ type turnResult struct {
 	elapsed time.Duration
 }
 
-func (r turnResult) count(typ string) int {
+func (r turnResult) count(typ acphost.EventType) int {
 	n := 0
 	for _, ev := range r.events {
 		if ev.Type == typ {
@@ -290,7 +290,7 @@ func describe(ev acphost.StreamEvent) string {
 	case acphost.EventError, acphost.EventRestart:
 		return fmt.Sprintf("%s %v", ev.Type, ev.Err)
 	default:
-		return ev.Type
+		return string(ev.Type)
 	}
 }
 
