@@ -8,7 +8,7 @@
 //	c, err := acphost.Start(ctx, acphost.ACPOptions{
 //		Command: "npx", Args: []string{"-y", "@agentclientprotocol/claude-agent-acp"},
 //		OnUpdate: func(u acphost.Update) { ... },                  // live transcript
-//		OnPermission: acphost.PlanMode(nil),                       // or ask a human
+//		OnPermission: acphost.RejectWrites(nil),                   // or ask a human
 //	})
 //	...
 //	defer c.Close()
@@ -65,7 +65,7 @@
 // PermissionTimeout fires (the request is then answered with a reject
 // option) or when the client closes. Each request is answered exactly once.
 // Without OnPermission the first allow_once option is chosen. Policies
-// ([PlanMode], [AllowReads], [AllowAll], [RejectAll], [Remember]) compose
+// ([RejectWrites], [AllowReads], [AllowAll], [RejectAll], [Remember]) compose
 // with a caller's own function; ACPOptions.PlanMode (or SetPlanMode) also
 // refuses the host's file writes and commands. [ParsePermissionRequest]
 // decodes the presentation record and structured changes real agents attach.
@@ -89,33 +89,63 @@
 //
 // # Errors
 //
-// Errors match with errors.Is and errors.As: [ErrClosed], [ErrAgentExited]
-// ([*ExitError]), [ErrProtocol] ([*ProtocolError], [ErrLineTooLong]),
-// [*RPCError] (compared by code) and the context errors.
+// Errors match with errors.Is and errors.As; a cancelled or timed-out call
+// also matches its ctx.Err(). Every error of the package is defined in
+// errors.go:
+//
+//	Sentinel (errors.Is)   Error type (errors.As)  Meaning
+//	ErrClosed              -                       the client (ErrPoolClosed: the pool) was closed
+//	ErrAgentExited         *ExitError              the agent process ended; status and stderr tail
+//	ErrProtocol            *ProtocolError          the agent broke the protocol
+//	ErrLineTooLong         *ProtocolError          a line over ACPOptions.MaxLineBytes (with ErrProtocol)
+//	ErrFlood               *ProtocolError          the agent sent more than the limits allow (with ErrProtocol)
+//	-                      *RPCError               a JSON-RPC error; errors.Is(err, &RPCError{Code: c}) compares codes (Code*)
+//	ErrUnsupported         -                       not advertised by the agent, or not possible here
+//	ErrCancelUnconfirmed   -                       a cancelled turn the agent never answered; restarted before the next turn
+//	ErrAgentNotReading     -                       the agent stopped reading its stdin (with ErrCancelUnconfirmed or ErrWriteTimeout)
+//	ErrTurnTimeout         -                       ACPOptions.TurnTimeout ended the turn
+//	ErrIdleTimeout         -                       ACPOptions.IdleTimeout ended the turn
+//	ErrWriteTimeout        -                       ACPOptions.WriteTimeout stopped the agent
+//	-                      *RestartError           the agent was replaced before this turn
+//	ErrContextLost         *RestartError           ... and its session could not be re-attached
+//	-                      *CrashLoopError         recovery gave up: the agent died too often
+//	ErrReentrant           -                       a call from a callback that it would wait for
+//	ErrRefused             -                       the host refused an fs write or a command (plan mode, a hook)
+//	ErrFileTooLarge        -                       a file over FSOptions.MaxReadBytes
 package acphost
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
 )
 
 // ProtocolVersion is the ACP protocol version this package speaks.
 const ProtocolVersion = 1
 
+// BlockType is the type of a [ContentBlock]. The set is open: a block of a
+// type this version does not know keeps the agent's string and its JSON.
+type BlockType string
+
+// The content block types of ACP v1.
+const (
+	BlockText         BlockType = "text"
+	BlockImage        BlockType = "image"
+	BlockAudio        BlockType = "audio"
+	BlockResourceLink BlockType = "resource_link"
+	BlockResource     BlockType = "resource"
+)
+
 // ContentBlock is a piece of content in a prompt, a message chunk or a tool
-// call. Type is "text", "image", "audio", "resource_link", "resource" or a
-// type this version does not know; the fields that type uses are set. Raw
-// keeps the block's JSON as received (it is nil for blocks built in Go).
+// call. Type is one of the Block constants or a type this version does not
+// know; the fields that type uses are set. Raw keeps the block's JSON as
+// received (it is nil for blocks built in Go).
 type ContentBlock struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"` // base64, for image and audio
-	MimeType string `json:"mimeType,omitempty"`
-	URI      string `json:"uri,omitempty"`
-	Name     string `json:"name,omitempty"` // resource_link
-	Title    string `json:"title,omitempty"`
+	Type     BlockType `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	Data     string    `json:"data,omitempty"` // base64, for image and audio
+	MimeType string    `json:"mimeType,omitempty"`
+	URI      string    `json:"uri,omitempty"`
+	Name     string    `json:"name,omitempty"` // resource_link
+	Title    string    `json:"title,omitempty"`
 	// Resource is the embedded resource of a "resource" block.
 	Resource *EmbeddedResource `json:"resource,omitempty"`
 	Raw      json.RawMessage   `json:"-"`
@@ -156,33 +186,33 @@ func (b ContentBlock) MarshalJSON() ([]byte, error) {
 
 // plainText reports whether b is a text block and nothing else.
 func (b *ContentBlock) plainText() bool {
-	return b.Type == "text" && b.Data == "" && b.MimeType == "" && b.URI == "" && b.Name == "" && b.Title == "" && b.Resource == nil
+	return b.Type == BlockText && b.Data == "" && b.MimeType == "" && b.URI == "" && b.Name == "" && b.Title == "" && b.Resource == nil
 }
 
-func knownContentType(t string) bool {
+func knownContentType(t BlockType) bool {
 	switch t {
-	case "text", "image", "audio", "resource_link", "resource":
+	case BlockText, BlockImage, BlockAudio, BlockResourceLink, BlockResource:
 		return true
 	}
 	return false
 }
 
 // TextBlock returns a text content block.
-func TextBlock(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
+func TextBlock(s string) ContentBlock { return ContentBlock{Type: BlockText, Text: s} }
 
 // ImageBlock returns an image content block from base64 data.
 func ImageBlock(mimeType, base64Data string) ContentBlock {
-	return ContentBlock{Type: "image", MimeType: mimeType, Data: base64Data}
+	return ContentBlock{Type: BlockImage, MimeType: mimeType, Data: base64Data}
 }
 
 // ResourceLinkBlock returns a link to a resource the agent can fetch itself.
 func ResourceLinkBlock(name, uri string) ContentBlock {
-	return ContentBlock{Type: "resource_link", Name: name, URI: uri}
+	return ContentBlock{Type: BlockResourceLink, Name: name, URI: uri}
 }
 
 // ResourceBlock returns an embedded text resource (an @-mentioned file).
 func ResourceBlock(uri, mimeType, text string) ContentBlock {
-	return ContentBlock{Type: "resource", Resource: &EmbeddedResource{URI: uri, MimeType: mimeType, Text: text}}
+	return ContentBlock{Type: BlockResource, Resource: &EmbeddedResource{URI: uri, MimeType: mimeType, Text: text}}
 }
 
 // StopReason is why the agent ended a turn.
@@ -249,155 +279,3 @@ type AuthMethod struct {
 	Description string `json:"description,omitempty"`
 	Type        string `json:"type,omitempty"`
 }
-
-// Sentinel errors. Test for them with errors.Is.
-var (
-	// ErrClosed is returned by calls on a client after Close.
-	ErrClosed = errors.New("acphost: client closed")
-	// ErrAgentExited matches an *ExitError: the agent process ended.
-	ErrAgentExited = errors.New("acphost: agent exited")
-	// ErrLineTooLong matches the error of a connection that received a line
-	// over ACPOptions.MaxLineBytes.
-	ErrLineTooLong = errors.New("acphost: line too long")
-	// ErrProtocol matches errors caused by an agent that broke the protocol.
-	ErrProtocol = errors.New("acphost: protocol error")
-	// ErrUnsupported is returned for operations the agent did not advertise,
-	// and for options this system or this kind of client cannot honour
-	// (Confinement without Landlock, restarting a Connect agent).
-	ErrUnsupported = errors.New("acphost: not supported")
-	// ErrCancelUnconfirmed matches the error of a cancelled turn whose agent
-	// did not answer the prompt within CancelGrace; the client restarts the
-	// agent before the next turn.
-	ErrCancelUnconfirmed = errors.New("acphost: agent did not confirm cancellation")
-	// ErrAgentNotReading matches, with ErrCancelUnconfirmed, the error of a
-	// cancelled call or turn that was still blocked writing to the agent
-	// CancelGrace later, and, with ErrWriteTimeout, the error of calls
-	// ended by ACPOptions.WriteTimeout: the agent stopped reading its
-	// stdin. Its writes are abandoned and the client restarts it before
-	// the next turn.
-	ErrAgentNotReading = errors.New("acphost: agent stopped reading its input")
-	// ErrTurnTimeout and ErrIdleTimeout are the causes of turns ended by the
-	// TurnTimeout and IdleTimeout watchdogs.
-	ErrTurnTimeout = errors.New("acphost: turn timeout")
-	ErrIdleTimeout = errors.New("acphost: idle timeout")
-	// ErrWriteTimeout is the cause of an agent stopped by
-	// ACPOptions.WriteTimeout; it comes with ErrAgentNotReading.
-	ErrWriteTimeout = errors.New("acphost: write timeout")
-)
-
-// Standard JSON-RPC and ACP error codes.
-const (
-	CodeParseError       = -32700
-	CodeInvalidRequest   = -32600
-	CodeMethodNotFound   = -32601
-	CodeInvalidParams    = -32602
-	CodeInternalError    = -32603
-	CodeRequestCancelled = -32800
-	CodeAuthRequired     = -32000
-	CodeResourceNotFound = -32002
-)
-
-// RPCError is a JSON-RPC error answered by the agent (or one we answer).
-// errors.Is(err, &RPCError{Code: c}) matches any RPCError with code c.
-type RPCError struct {
-	Code    int
-	Message string
-	// Data is the error's data member, raw (agents send strings and objects).
-	Data json.RawMessage
-	// Method is the method of the call that failed, when known.
-	Method string
-}
-
-func (e *RPCError) Error() string {
-	var b strings.Builder
-	b.WriteString("acphost: ")
-	if e.Method != "" {
-		b.WriteString(e.Method)
-		b.WriteString(": ")
-	}
-	fmt.Fprintf(&b, "agent error %d: %s", e.Code, e.Message)
-	if len(e.Data) > 0 && string(e.Data) != "null" {
-		b.WriteString(" (")
-		b.Write(e.Data)
-		b.WriteString(")")
-	}
-	return b.String()
-}
-
-// Is reports whether target is an *RPCError with the same code.
-func (e *RPCError) Is(target error) bool {
-	t, ok := target.(*RPCError)
-	return ok && t.Code == e.Code
-}
-
-// ExitError reports that the agent process ended. It matches ErrAgentExited.
-type ExitError struct {
-	// ExitCode is the exit status, or -1 when a signal ended the process.
-	ExitCode int
-	// Signal names the signal that ended the process ("killed", …), if any.
-	Signal string
-	// Stderr is the tail of what the agent wrote to stderr (at most 64 KiB).
-	Stderr string
-	// DuringTurn is true when a turn was running.
-	DuringTurn bool
-	// Err is the underlying error from os/exec.
-	Err error
-}
-
-func (e *ExitError) Error() string {
-	var b strings.Builder
-	b.WriteString("acphost: agent exited")
-	if e.Signal != "" {
-		fmt.Fprintf(&b, " on signal %s", e.Signal)
-	} else {
-		fmt.Fprintf(&b, " with status %d", e.ExitCode)
-	}
-	if e.DuringTurn {
-		b.WriteString(" during a turn")
-	}
-	if line := lastLine(e.Stderr); line != "" {
-		fmt.Fprintf(&b, ": %s", line)
-	}
-	return b.String()
-}
-
-// Is makes errors.Is(err, ErrAgentExited) hold.
-func (e *ExitError) Is(target error) bool { return target == ErrAgentExited }
-
-// Unwrap returns the os/exec error.
-func (e *ExitError) Unwrap() error { return e.Err }
-
-// lastLine returns the last non-blank line of s, trimmed.
-func lastLine(s string) string {
-	s = strings.TrimRight(s, " \t\r\n")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return strings.TrimSpace(s)
-}
-
-// ProtocolError reports an agent that broke the wire protocol: a line over
-// the size limit, an unsupported protocol version, a malformed answer. It
-// matches ErrProtocol, and ErrLineTooLong when that was the cause.
-type ProtocolError struct {
-	Msg    string
-	Err    error
-	Stderr string // the tail of the agent's stderr, when known
-}
-
-func (e *ProtocolError) Error() string {
-	msg := "acphost: protocol error: " + e.Msg
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	if line := lastLine(e.Stderr); line != "" {
-		msg += " (agent stderr: " + line + ")"
-	}
-	return msg
-}
-
-// Is makes errors.Is(err, ErrProtocol) hold.
-func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
-
-// Unwrap returns the cause.
-func (e *ProtocolError) Unwrap() error { return e.Err }

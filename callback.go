@@ -2,24 +2,12 @@ package acphost
 
 import (
 	"bytes"
-	"errors"
 	"runtime"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 )
-
-// ErrReentrant is returned by calls that would wait for the callback they
-// are made from: a turn or LoadSession started from OnUpdate or a stream's
-// emit (the dispatcher that must deliver the turn's updates is the one
-// running the callback), and a turn of a session started from a callback
-// serving that session's running turn (OnPermission, OnReadFile,
-// OnWriteFile, OnCommand: the running turn waits for that callback, and the
-// new one for the running turn), directly or through a chain of sessions
-// (S's OnPermission runs a turn of T, whose OnPermission runs a turn of S).
-// Start them from another goroutine.
-var ErrReentrant = errors.New("acphost: called from a callback it would wait for")
 
 // goid returns the current goroutine's id. It is used only off the
 // per-update path: to recognise calls made from the library's own callback

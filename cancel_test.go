@@ -109,11 +109,11 @@ func TestCancelDeliversFailedToolUpdates(t *testing.T) {
 		<-ended
 		require.Len(t, resp.ToolCalls, 1)
 		assert.Equal(t, StatusFailed, resp.ToolCalls[0].Status, "updates after the cancel are still applied")
-		var types []string
+		var types []EventType
 		for _, ev := range events {
 			types = append(types, ev.Type)
 		}
-		assert.Equal(t, []string{EventToolCall, EventPermission, EventPermissionAnswer, EventToolUpdate, EventToolResult, EventDone}, types,
+		assert.Equal(t, []EventType{EventToolCall, EventPermission, EventPermissionAnswer, EventToolUpdate, EventToolResult, EventDone}, types,
 			"a cancellation the agent confirmed ends with done")
 		assert.ErrorIs(t, events[len(events)-1].Err, context.Canceled)
 		assert.Equal(t, StopCancelled, events[len(events)-1].StopReason)

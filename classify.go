@@ -103,7 +103,7 @@ func diffsOf(tc ToolCall) []FileDiff {
 func contentText(tc ToolCall) string {
 	var b strings.Builder
 	for _, c := range tc.Content {
-		if c.Content != nil && c.Content.Type == "text" {
+		if c.Content != nil && c.Content.Type == BlockText {
 			b.WriteString(c.Content.Text)
 		}
 	}

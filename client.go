@@ -47,7 +47,7 @@ type ACPOptions struct {
 	// ID that was not offered answers the first reject-kind option (else
 	// "cancelled"). Nil: the first allow_once option, else the first
 	// allow-kind option (see [DefaultPermission]).
-	OnPermission func(ctx context.Context, req *PermissionRequest) (optionID string, err error)
+	OnPermission PermissionFunc
 	// OnUpdate receives every session/update, in wire order, on the client's
 	// dispatcher goroutine (never the read loop). A slow OnUpdate slows
 	// delivery but not responses. It may call client methods (SetMode,

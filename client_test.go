@@ -152,7 +152,7 @@ func TestUnknownUpdateKindIsDeliveredRaw(t *testing.T) {
 		require.Equal(t, 2, rec.len())
 		u, ok := rec.updates[0].(*UnknownUpdate)
 		require.True(t, ok, "got %T", rec.updates[0])
-		assert.Equal(t, "notice", u.Kind())
+		assert.Equal(t, UpdateKind("notice"), u.Kind())
 		assert.NoError(t, u.Err)
 		assert.Contains(t, string(u.Raw()), "MCP server unavailable")
 		bad, ok := rec.updates[1].(*UnknownUpdate)

@@ -243,7 +243,7 @@ func TestAttackAnotherConnectionsSessionIsNotImpersonated(t *testing.T) {
 	type seenMsg struct{ session, what string }
 	seen := make(chan seenMsg, 16)
 	opts := ACPOptions{ // one set of hooks for both, as a Pool has
-		OnUpdate: func(u Update) { seen <- seenMsg{u.SessionID(), u.Kind()} },
+		OnUpdate: func(u Update) { seen <- seenMsg{u.SessionID(), string(u.Kind())} },
 		OnPermission: func(_ context.Context, req *PermissionRequest) (string, error) {
 			seen <- seenMsg{req.SessionID, "permission"}
 			return req.Options[0].ID, nil
@@ -262,7 +262,7 @@ func TestAttackAnotherConnectionsSessionIsNotImpersonated(t *testing.T) {
 	// A genuine update of the attacker's own session still arrives, after.
 	ah.update("attacker-session", textChunk("mine"))
 	got := <-seen
-	require.Equal(t, seenMsg{"attacker-session", KindAgentMessageChunk}, got, "the first message the hooks saw")
+	require.Equal(t, seenMsg{"attacker-session", string(KindAgentMessageChunk)}, got, "the first message the hooks saw")
 }
 
 func tryConnectHostileAs(t *testing.T, session string, opts ACPOptions) (*ACPClient, *hostileAgent) {

@@ -76,19 +76,11 @@ func (p *WriteProposal) FileDiff() FileDiff {
 	return d
 }
 
-// ErrRefused is wrapped by errors the client answers for writes and
-// commands it refuses (plan mode, a hook's refusal).
-var ErrRefused = errors.New("acphost: refused")
-
 // DefaultMaxReadBytes is the MaxReadBytes of a zero FSOptions: 8 MiB, above
 // any hand-written source file and the lockfiles agents commonly read
 // (a few MiB), and small enough that the host's memory for one read (the
 // content, then its JSON encoding) stays in tens of MiB.
 const DefaultMaxReadBytes = 8 << 20
-
-// ErrFileTooLarge is matched (errors.Is) by the error for a file read, or
-// shown for review, past FSOptions.MaxReadBytes.
-var ErrFileTooLarge = sandbox.ErrTooLarge
 
 // maxRead returns the effective MaxReadBytes.
 func (o *FSOptions) maxRead() int64 {

@@ -131,7 +131,7 @@ func (r *recorder) kinds() []string {
 	defer r.mu.Unlock()
 	out := make([]string, len(r.updates))
 	for i, u := range r.updates {
-		out[i] = u.Kind()
+		out[i] = string(u.Kind())
 	}
 	return out
 }

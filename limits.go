@@ -21,13 +21,6 @@ const (
 	itemOverhead = 128
 )
 
-// ErrFlood matches the error of an agent that sent more than the client's
-// limits allow it to have waiting: more bytes of updates than the update
-// queue may hold while a call waited for the agent's answer (four times
-// ACPOptions.MaxQueuedBytes). It comes with ErrProtocol; the agent is
-// stopped and replaced before the next turn.
-var ErrFlood = errors.New("acphost: agent flooded the client")
-
 // Stats are counts a client keeps of what its agents sent.
 type Stats struct {
 	// ForeignMessages counts the session/update notifications and requests

@@ -6,10 +6,12 @@ import (
 	"sync"
 )
 
-// PermissionFunc decides a permission request; it is the type of
-// ACPOptions.OnPermission. The policies below are PermissionFuncs and
-// compose with a caller's own.
-type PermissionFunc = func(ctx context.Context, req *PermissionRequest) (optionID string, err error)
+// PermissionFunc decides a permission request: it answers with the ID of
+// one of req.Options. It is the type of ACPOptions.OnPermission and
+// SessionOptions.OnPermission; a plain func literal of this signature can
+// be used wherever a PermissionFunc is expected. The policies below are
+// PermissionFuncs and compose with a caller's own.
+type PermissionFunc func(ctx context.Context, req *PermissionRequest) (optionID string, err error)
 
 // ReadOnlyKind reports whether a tool of this kind cannot change anything:
 // read, search, fetch and think. Every other kind — edit, delete, move,
@@ -22,13 +24,15 @@ func ReadOnlyKind(k ToolKind) bool {
 	return false
 }
 
-// PlanMode returns a policy that rejects every request whose tool can change
-// anything (see ReadOnlyKind) and passes the rest to next (nil next allows
-// them, preferring allow_once). For the same guarantee on the host's own
-// services (fs/write_text_file, terminal/*), set ACPOptions.PlanMode or call
-// SetPlanMode instead: the client then applies this policy before
+// RejectWrites returns a policy that rejects every request whose tool can
+// change anything — every kind but the read-only ones (see ReadOnlyKind),
+// so commands too — and passes the rest to next (nil next allows them,
+// preferring allow_once). It is the mirror of [AllowReads]. It covers only
+// permission requests: for the same guarantee on the host's own services
+// (fs/write_text_file, terminal/*), set ACPOptions.PlanMode or call
+// SetPlanMode instead: the client then applies this rule before
 // OnPermission and refuses those requests too.
-func PlanMode(next PermissionFunc) PermissionFunc {
+func RejectWrites(next PermissionFunc) PermissionFunc {
 	if next == nil {
 		next = AllowAll()
 	}

@@ -22,13 +22,13 @@ func TestPolicies(t *testing.T) {
 	ctx := context.Background()
 	ask := func(context.Context, *PermissionRequest) (string, error) { return "asked", nil }
 	for _, kind := range []ToolKind{ToolEdit, ToolDelete, ToolMove, ToolExecute, ToolOther, ToolSwitchMode, "future_kind", ""} {
-		id, _ := PlanMode(ask)(ctx, request(kind, "x", all...))
-		assert.Equal(t, "reject_once", id, "plan mode must reject %q", kind)
+		id, _ := RejectWrites(ask)(ctx, request(kind, "x", all...))
+		assert.Equal(t, "reject_once", id, "RejectWrites must reject %q", kind)
 	}
 	for _, kind := range []ToolKind{ToolRead, ToolSearch, ToolFetch, ToolThink} {
-		id, _ := PlanMode(ask)(ctx, request(kind, "x", all...))
-		assert.Equal(t, "asked", id, "plan mode passes %q on", kind)
-		id, _ = PlanMode(nil)(ctx, request(kind, "x", all...))
+		id, _ := RejectWrites(ask)(ctx, request(kind, "x", all...))
+		assert.Equal(t, "asked", id, "RejectWrites passes %q on", kind)
+		id, _ = RejectWrites(nil)(ctx, request(kind, "x", all...))
 		assert.Equal(t, "allow_once", id)
 		id, _ = AllowReads(nil)(ctx, request(kind, "x", all...))
 		assert.Equal(t, "allow_once", id)

@@ -3,7 +3,6 @@ package acphost
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 )
@@ -49,9 +48,6 @@ type poolMember struct {
 	defTaken bool // the client's default session was handed out (never twice: it holds a conversation)
 	idleFrom time.Time
 }
-
-// ErrPoolClosed is returned by a Pool after Close.
-var ErrPoolClosed = fmt.Errorf("acphost: pool closed: %w", ErrClosed)
 
 // NewPool starts opts.Min processes (in parallel) and returns the pool.
 func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {

@@ -98,7 +98,7 @@ func FuzzSafeText(f *testing.F) {
 			}
 		}
 		for _, r := range out {
-			if (r >= 0x80 && r <= 0x9f) || pmBidiControl(r) || pmInvisible(r) || r == 0x2028 || r == 0x2029 {
+			if (r >= 0x80 && r <= 0x9f) || bidiControl(r) || invisible(r) || r == 0x2028 || r == 0x2029 {
 				t.Fatalf("control rune %U in %q", r, out)
 			}
 		}
@@ -110,52 +110,6 @@ func FuzzSafeText(f *testing.F) {
 		}
 		if SafeText(out) != out {
 			t.Fatalf("not idempotent: %q", out)
-		}
-	})
-}
-
-// FuzzJSONHelpers checks the one-pass helpers ParsePermissionRequest reads
-// with against encoding/json, which they replace.
-func FuzzJSONHelpers(f *testing.F) {
-	for _, s := range []string{
-		`{"a":1,"b":"x","a":2}`, `{"k\u0061y":null}`, "{\"\xff\":1,\"b\":2}", `{"a":1}x`, `[1,"x",{"y":[]}]`,
-		`[]`, `"s\n\u00e9"`, "\"\xff\"", `{"a":1,}`, `[1,]`, ` {"x" : [ true ] } `, `"x" "y"`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		var m map[string]json.RawMessage
-		wantErr := pmFirst(raw) != '{' || json.Unmarshal(raw, &m) != nil
-		o, ok := pmObject(raw)
-		if ok == wantErr {
-			t.Fatalf("%q: pmObject ok %v", raw, ok)
-		}
-		for k, v := range m {
-			if got := o.get(k); string(got) != strings.TrimSpace(string(v)) {
-				t.Fatalf("%q: member %q = %q, encoding/json %q", raw, k, got, v)
-			}
-		}
-		for _, mem := range o {
-			if _, dup := m[string(mem.key)]; !dup {
-				t.Fatalf("%q: member %q not in encoding/json's map", raw, mem.key)
-			}
-		}
-		var a []json.RawMessage
-		wantErr = pmFirst(raw) != '[' || json.Unmarshal(raw, &a) != nil
-		arr, ok := pmArray(raw)
-		if ok == wantErr || len(arr) != len(a) {
-			t.Fatalf("%q: pmArray %v, %d elements", raw, ok, len(arr))
-		}
-		for i := range a {
-			if string(arr[i]) != strings.TrimSpace(string(a[i])) {
-				t.Fatalf("%q: element %d = %q, encoding/json %q", raw, i, arr[i], a[i])
-			}
-		}
-		var s string
-		wantErr = pmFirst(raw) != '"' || json.Unmarshal(raw, &s) != nil
-		got, ok := pmString(raw)
-		if ok == wantErr || got != s {
-			t.Fatalf("%q: pmString %q %v, encoding/json %q", raw, got, ok, s)
 		}
 	})
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/acphost/acphost/claude"
+	"github.com/acphost/acphost/codex"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -268,16 +270,16 @@ func TestPermissionOptionIDsByteExact(t *testing.T) {
 // rules stated in permission-meta.md, independently of the golden files.
 func TestPermissionVectorsFollowSourceRules(t *testing.T) {
 	claudeIDs := map[string]bool{
-		ClaudeAllowOnce: true, ClaudeAllowWithUpdates: true, ClaudeAllowSkillExact: true,
-		ClaudeAllowSkillPrefix: true, ClaudeExitPlanDefault: true, ClaudeExitPlanAuto: true,
-		ClaudeExitPlanBypass: true, ClaudeExitPlanAcceptEdits: true, ClaudeExitPlanClearAuto: true,
-		ClaudeExitPlanClearBypass: true, ClaudeExitPlanClearAcceptEdits: true, ClaudeReject: true,
+		claude.AllowOnce: true, claude.AllowWithUpdates: true, claude.AllowSkillExact: true,
+		claude.AllowSkillPrefix: true, claude.ExitPlanDefault: true, claude.ExitPlanAuto: true,
+		claude.ExitPlanBypass: true, claude.ExitPlanAcceptEdits: true, claude.ExitPlanClearAuto: true,
+		claude.ExitPlanClearBypass: true, claude.ExitPlanClearAcceptEdits: true, claude.Reject: true,
 	}
 	codexIDs := map[string]bool{
-		CodexAllowOnce: true, CodexAllowAlways: true, CodexRejectOnce: true, CodexAllowForSession: true,
-		CodexDecline: true, CodexCancel: true, CodexAcceptExecpolicyAmendment: true,
-		CodexAllowPermissionsTurn: true, CodexAllowPermissionsTurnStrictAutoReview: true,
-		CodexAllowPermissionsSession: true, CodexRejectPermissions: true, CodexAllowSession: true,
+		codex.AllowOnce: true, codex.AllowAlways: true, codex.RejectOnce: true, codex.AllowForSession: true,
+		codex.Decline: true, codex.Cancel: true, codex.AcceptExecpolicyAmendment: true,
+		codex.AllowPermissionsTurn: true, codex.AllowPermissionsTurnStrictAutoReview: true,
+		codex.AllowPermissionsSession: true, codex.RejectPermissions: true, codex.AllowSession: true,
 	}
 	rank := func(k PermissionKind) int {
 		switch k {
@@ -322,7 +324,7 @@ func TestPermissionVectorsFollowSourceRules(t *testing.T) {
 			// Codex ≤ 1.6.2: no request-level presentation, _meta.codex everywhere.
 			assert.Equal(t, PresentationNone, req.Presentation.Source, name)
 			for _, o := range req.Options {
-				known := codexIDs[o.ID] || strings.HasPrefix(o.ID, CodexApplyNetworkPolicyAmendmentPrefix)
+				known := codexIDs[o.ID] || strings.HasPrefix(o.ID, codex.ApplyNetworkPolicyAmendmentPrefix)
 				assert.True(t, known, "%s: %q is a known Codex id", name, o.ID)
 				assert.NotNil(t, o.Meta.Raw, name)
 				assert.False(t, o.Meta.Unknown, name)
@@ -368,8 +370,8 @@ func presParse(t *testing.T, params json.RawMessage) *PermissionRequest {
 	req, err := ParsePermissionRequest(params)
 	require.NoError(t, err, "%s", params)
 	require.Len(t, req.Options, 2)
-	assert.Equal(t, ClaudeAllowOnce, req.Options[0].ID)
-	assert.Equal(t, ClaudeReject, req.Options[1].ID)
+	assert.Equal(t, claude.AllowOnce, req.Options[0].ID)
+	assert.Equal(t, claude.Reject, req.Options[1].ID)
 	return req
 }
 
@@ -604,7 +606,7 @@ func TestPermissionOptionIDsKeptExactly(t *testing.T) {
 	// JSON escapes decode to the same string the agent's parser sees.
 	req, err = ParsePermissionRequest(json.RawMessage(`{"options":[{"optionId":"allow\u002donce"}]}`))
 	require.NoError(t, err)
-	assert.Equal(t, ClaudeAllowOnce, req.Options[0].ID)
+	assert.Equal(t, claude.AllowOnce, req.Options[0].ID)
 }
 
 func TestParsePermissionRequestOwnsRaw(t *testing.T) {
@@ -995,17 +997,17 @@ func TestPermissionOptionIDConstants(t *testing.T) {
 		"exit-plan-default", "exit-plan-auto", "exit-plan-bypass", "exit-plan-accept-edits",
 		"exit-plan-clear-auto", "exit-plan-clear-bypass", "exit-plan-clear-accept-edits", "reject",
 	}, []string{
-		ClaudeAllowOnce, ClaudeAllowWithUpdates, ClaudeAllowSkillExact, ClaudeAllowSkillPrefix,
-		ClaudeExitPlanDefault, ClaudeExitPlanAuto, ClaudeExitPlanBypass, ClaudeExitPlanAcceptEdits,
-		ClaudeExitPlanClearAuto, ClaudeExitPlanClearBypass, ClaudeExitPlanClearAcceptEdits, ClaudeReject,
+		claude.AllowOnce, claude.AllowWithUpdates, claude.AllowSkillExact, claude.AllowSkillPrefix,
+		claude.ExitPlanDefault, claude.ExitPlanAuto, claude.ExitPlanBypass, claude.ExitPlanAcceptEdits,
+		claude.ExitPlanClearAuto, claude.ExitPlanClearBypass, claude.ExitPlanClearAcceptEdits, claude.Reject,
 	})
 	assert.Equal(t, []string{
 		"allow_once", "allow_always", "reject_once", "allow_for_session", "decline", "cancel",
 		"accept_execpolicy_amendment", "apply_network_policy_amendment:", "allow_permissions_turn",
 		"allow_permissions_turn_strict_auto_review", "allow_permissions_session", "reject_permissions", "allow_session",
 	}, []string{
-		CodexAllowOnce, CodexAllowAlways, CodexRejectOnce, CodexAllowForSession, CodexDecline, CodexCancel,
-		CodexAcceptExecpolicyAmendment, CodexApplyNetworkPolicyAmendmentPrefix, CodexAllowPermissionsTurn,
-		CodexAllowPermissionsTurnStrictAutoReview, CodexAllowPermissionsSession, CodexRejectPermissions, CodexAllowSession,
+		codex.AllowOnce, codex.AllowAlways, codex.RejectOnce, codex.AllowForSession, codex.Decline, codex.Cancel,
+		codex.AcceptExecpolicyAmendment, codex.ApplyNetworkPolicyAmendmentPrefix, codex.AllowPermissionsTurn,
+		codex.AllowPermissionsTurnStrictAutoReview, codex.AllowPermissionsSession, codex.RejectPermissions, codex.AllowSession,
 	})
 }

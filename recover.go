@@ -2,7 +2,6 @@ package acphost
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -36,55 +35,6 @@ func (r *RecoverOptions) withDefaults() RecoverOptions {
 	}
 	return o
 }
-
-// ErrContextLost matches a *RestartError whose session could not be
-// re-attached: the agent runs a fresh session without the conversation.
-var ErrContextLost = errors.New("acphost: session context lost")
-
-// RestartError reports that the client replaced its agent process before a
-// turn. ContextLost says whether the session had to start afresh; when it
-// did, the turn was not run (call again to run it on the fresh session).
-type RestartError struct {
-	// Reason is why: an error matching ErrCancelUnconfirmed (and
-	// ErrAgentNotReading when the agent stopped reading its stdin), one
-	// matching ErrWriteTimeout and ErrAgentNotReading, or the agent's exit
-	// error.
-	Reason error
-	// OldSessionID and NewSessionID are equal when the session was
-	// re-attached by load or resume.
-	OldSessionID, NewSessionID string
-	// How is "load", "resume" or "new".
-	How         string
-	ContextLost bool
-}
-
-func (e *RestartError) Error() string {
-	what := "session " + e.OldSessionID + " re-attached by " + e.How
-	if e.ContextLost {
-		what = "session " + e.OldSessionID + " lost; continuing in a fresh session " + e.NewSessionID
-	}
-	return fmt.Sprintf("acphost: agent restarted (%s): %v", what, e.Reason)
-}
-
-// Is makes errors.Is(err, ErrContextLost) hold for a lost session.
-func (e *RestartError) Is(target error) bool { return target == ErrContextLost && e.ContextLost }
-
-// Unwrap returns the reason for the restart.
-func (e *RestartError) Unwrap() error { return e.Reason }
-
-// CrashLoopError reports that recovery gave up: the agent died too often.
-type CrashLoopError struct {
-	Restarts int
-	Window   time.Duration
-	Last     error // the last crash
-}
-
-func (e *CrashLoopError) Error() string {
-	return fmt.Sprintf("acphost: agent crashed %d times within %v; not restarting: %v", e.Restarts, e.Window, e.Last)
-}
-
-// Unwrap returns the last crash.
-func (e *CrashLoopError) Unwrap() error { return e.Last }
 
 // readyAgent returns a live agent for the next call. An abandoned agent
 // (an unconfirmed cancel, writes it stopped reading) is always replaced; a dead one is replaced

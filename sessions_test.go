@@ -76,7 +76,7 @@ func TestLoadSessionReplaysHistory(t *testing.T) {
 		s, err := c.LoadSession(context.Background(), c.SessionID(), SessionOptions{OnUpdate: rec.onUpdate})
 		require.NoError(t, err)
 		assert.Equal(t, c.SessionID(), s.ID())
-		require.Equal(t, []string{KindAgentThoughtChunk, KindAgentMessageChunk}, rec.kinds(), "the replay is delivered before LoadSession returns")
+		require.Equal(t, []string{string(KindAgentThoughtChunk), string(KindAgentMessageChunk)}, rec.kinds(), "the replay is delivered before LoadSession returns")
 		for _, u := range rec.updates {
 			assert.True(t, u.Replay())
 		}

@@ -6,21 +6,32 @@ import (
 	"iter"
 )
 
-// The StreamEvent types.
+// EventType says what a [StreamEvent] reports and so which of its fields
+// are set.
+type EventType string
+
+// The StreamEvent types. A tool call gives one EventToolCall (its first
+// sighting: a tool_call, a tool_call_update or a permission request), then
+// an EventToolUpdate for each later update, and once it reaches completed
+// or failed one EventToolResult: the update that completes a call gives an
+// EventToolUpdate (or EventToolCall, if it is the first sighting) and then
+// an EventToolResult with the same fields. Act on a tool's outcome at
+// EventToolResult, not at an update whose Status is finished, or it is
+// handled twice.
 const (
-	EventText             = "text"              // Delta: a piece of the agent's answer
-	EventThought          = "thought"           // Delta: a piece of the agent's reasoning
-	EventToolCall         = "tool_call"         // the agent started a tool call (once per id)
-	EventToolUpdate       = "tool_update"       // a tool call changed (status, content, input)
-	EventToolResult       = "tool_result"       // a tool call completed or failed (once per id)
-	EventPlan             = "plan"              // Plan: the agent's whole current plan
-	EventPermission       = "permission"        // Permission: the agent asks
-	EventPermissionAnswer = "permission_answer" // Answer: what was answered and why
-	EventUsage            = "usage"             // Usage: context use and cost
-	EventMode             = "mode"              // Mode: the session's mode changed
-	EventRestart          = "restart"           // Err: the agent was restarted before this turn
-	EventDone             = "done"              // StopReason: the turn ended (a confirmed cancellation too, with Err set)
-	EventError            = "error"             // Err: the turn failed
+	EventText             EventType = "text"              // Delta: a piece of the agent's answer
+	EventThought          EventType = "thought"           // Delta: a piece of the agent's reasoning
+	EventToolCall         EventType = "tool_call"         // the agent started a tool call (once per id)
+	EventToolUpdate       EventType = "tool_update"       // a tool call changed (status, content, input); also sent for the update that completes it
+	EventToolResult       EventType = "tool_result"       // a tool call completed or failed (once per id, right after that update's event)
+	EventPlan             EventType = "plan"              // Plan: the agent's whole current plan
+	EventPermission       EventType = "permission"        // Permission: the agent asks
+	EventPermissionAnswer EventType = "permission_answer" // Answer: what was answered and why
+	EventUsage            EventType = "usage"             // Usage: context use and cost
+	EventMode             EventType = "mode"              // Mode: the session's mode changed
+	EventRestart          EventType = "restart"           // Err: the agent was restarted before this turn
+	EventDone             EventType = "done"              // StopReason: the turn ended (a confirmed cancellation too, with Err set)
+	EventError            EventType = "error"             // Err: the turn failed
 )
 
 // ViaACP marks tool events of tools the agent ran itself.
@@ -29,17 +40,20 @@ const ViaACP = "acp"
 // StreamEvent is one event of a streamed turn. Type says which fields are
 // set. Events arrive in wire order.
 type StreamEvent struct {
-	Type  string
+	Type  EventType
 	Delta string
-	// Name is the tool call's title; ID its toolCallId.
+	// Name is the tool call's title (ToolCall.Title, e.g. "Read main.go"
+	// or a shell command), not the name of the tool; ID is its toolCallId.
+	// The tool's own name, when the agent sends one, is ToolCall.Name.
 	Name string
 	ID   string
 	// Via is "acp" for tool events: the agent ran the tool, not the host.
 	Via string
 	Err error
 
-	// Tool events: the call's kind, status, raw input and output, and the
-	// merged state of the call.
+	// Tool events: the call's kind, status, raw input and output, and
+	// ToolCall, the merged state of the call (every update for its id so
+	// far, as ToolCallUpdate.State), not the patch the last update carried.
 	Kind     ToolKind
 	Status   ToolStatus
 	Input    json.RawMessage

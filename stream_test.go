@@ -17,7 +17,7 @@ func TestStreamEventsInOrderEmitNeverAfterReturn(t *testing.T) {
 		script.Turns[0].After = []fakeagent.Step{fakeagent.Say(fakeagent.Text("late"))}
 		rec := &recorder{}
 		c, _ := connectFake(t, script, ACPOptions{OnUpdate: rec.onUpdate})
-		var types []string
+		var types []EventType
 		var returned atomic.Bool
 		var lateEmits atomic.Int64
 		resp, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) {
@@ -36,7 +36,7 @@ func TestStreamEventsInOrderEmitNeverAfterReturn(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, lateEmits.Load(), "emit called after GenerateStream returned")
 		assert.Equal(t, "picked allow", resp.Text)
-		assert.Equal(t, []string{EventThought, EventToolCall, EventPermission, EventPermissionAnswer, EventToolUpdate, EventToolResult, EventPlan, EventText, EventDone}, types)
+		assert.Equal(t, []EventType{EventThought, EventToolCall, EventPermission, EventPermissionAnswer, EventToolUpdate, EventToolResult, EventPlan, EventText, EventDone}, types)
 	})
 }
 

@@ -15,8 +15,9 @@ import (
 type Update interface {
 	// SessionID is the session the update belongs to.
 	SessionID() string
-	// Kind is the sessionUpdate discriminator, e.g. "agent_message_chunk".
-	Kind() string
+	// Kind is the sessionUpdate discriminator, e.g. KindAgentMessageChunk;
+	// an *UnknownUpdate carries whatever the agent sent.
+	Kind() UpdateKind
 	// Raw is the whole params object of the session/update notification,
 	// exactly as received. It must not be modified.
 	Raw() json.RawMessage
@@ -26,31 +27,36 @@ type Update interface {
 	isUpdate()
 }
 
+// UpdateKind is the sessionUpdate discriminator of a session/update. The
+// set is open: a kind this version does not know arrives as an
+// *UnknownUpdate with the agent's string.
+type UpdateKind string
+
 // The sessionUpdate kinds of ACP v1.
 const (
-	KindUserMessageChunk        = "user_message_chunk"
-	KindAgentMessageChunk       = "agent_message_chunk"
-	KindAgentThoughtChunk       = "agent_thought_chunk"
-	KindToolCall                = "tool_call"
-	KindToolCallUpdate          = "tool_call_update"
-	KindPlan                    = "plan"
-	KindAvailableCommandsUpdate = "available_commands_update"
-	KindCurrentModeUpdate       = "current_mode_update"
-	KindConfigOptionUpdate      = "config_option_update"
-	KindSessionInfoUpdate       = "session_info_update"
-	KindUsageUpdate             = "usage_update"
+	KindUserMessageChunk        UpdateKind = "user_message_chunk"
+	KindAgentMessageChunk       UpdateKind = "agent_message_chunk"
+	KindAgentThoughtChunk       UpdateKind = "agent_thought_chunk"
+	KindToolCall                UpdateKind = "tool_call"
+	KindToolCallUpdate          UpdateKind = "tool_call_update"
+	KindPlan                    UpdateKind = "plan"
+	KindAvailableCommandsUpdate UpdateKind = "available_commands_update"
+	KindCurrentModeUpdate       UpdateKind = "current_mode_update"
+	KindConfigOptionUpdate      UpdateKind = "config_option_update"
+	KindSessionInfoUpdate       UpdateKind = "session_info_update"
+	KindUsageUpdate             UpdateKind = "usage_update"
 )
 
 // updateHeader carries what every update shares.
 type updateHeader struct {
 	session string
-	kind    string
+	kind    UpdateKind
 	raw     json.RawMessage
 	replay  bool
 }
 
 func (h *updateHeader) SessionID() string    { return h.session }
-func (h *updateHeader) Kind() string         { return h.kind }
+func (h *updateHeader) Kind() UpdateKind     { return h.kind }
 func (h *updateHeader) Raw() json.RawMessage { return h.raw }
 func (h *updateHeader) Replay() bool         { return h.replay }
 func (h *updateHeader) markReplay()          { h.replay = true }
@@ -66,17 +72,24 @@ type MessageChunk struct {
 	MessageID string
 }
 
-// ToolCallUpdate is a tool_call (Kind() == "tool_call": the agent announces a
-// call) or a tool_call_update (a patch: only the fields in Set were sent).
+// ToolCallUpdate is a tool_call (Kind() == KindToolCall: the agent
+// announces a call) or a tool_call_update (a patch: only the fields in Set
+// were sent).
+//
+// Two fields hold a tool call, and they differ: ToolCall is the patch, the
+// fields this one update carried (the others are zero, which does not mean
+// they were cleared), while State is the whole call as it stands after it.
+// To show a tool call, read State.
 type ToolCallUpdate struct {
 	updateHeader
-	// ToolCall holds the fields this update carried.
+	// ToolCall is the patch: only the fields this update carried (see Set);
+	// the rest are zero. It is not the current state of the call.
 	ToolCall ToolCall
 	// Set says which fields the update carried; absent fields are unchanged.
 	Set ToolCallFields
-	// State is the tool call with this update and every earlier one for the
-	// same id in the session merged (as delivered by a client; DecodeUpdate
-	// alone sets it to the update itself).
+	// State is the merged call: this update and every earlier one for the
+	// same id in the session (as delivered by a client; DecodeUpdate alone
+	// sets it to the update itself).
 	State ToolCall
 }
 
@@ -399,7 +412,7 @@ func decodeToolCall(raw json.RawMessage) (ToolCall, ToolCallFields, error) {
 type wireUpdate struct {
 	SessionID string `json:"sessionId"`
 	Update    struct {
-		SessionUpdate string          `json:"sessionUpdate"`
+		SessionUpdate UpdateKind      `json:"sessionUpdate"`
 		Content       json.RawMessage `json:"content"`
 		MessageID     string          `json:"messageId"`
 		wireToolCall
@@ -472,7 +485,7 @@ func unknownUpdate(params json.RawMessage, err error) *UnknownUpdate {
 	var probe struct {
 		SessionID string `json:"sessionId"`
 		Update    struct {
-			SessionUpdate string `json:"sessionUpdate"`
+			SessionUpdate UpdateKind `json:"sessionUpdate"`
 		} `json:"update"`
 	}
 	_ = json.Unmarshal(params, &probe)

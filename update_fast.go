@@ -57,7 +57,7 @@ func decodeUpdateFast(params json.RawMessage, hint string) (Update, bool) {
 // fastUpdate is what decodeUpdateFast reads of the update object. Repeated
 // members are read again, the last one winning, as in encoding/json.
 type fastUpdate struct {
-	kind      string
+	kind      UpdateKind
 	messageID string
 	tool      wireToolCall // and a chunk's content, in tool.Content
 }
@@ -131,15 +131,15 @@ func decodeToolCallFast(raw json.RawMessage) (tc ToolCall, set ToolCallFields, o
 }
 
 // fastKind returns the kinds the fast path takes, without allocating.
-func fastKind(s []byte) string {
+func fastKind(s []byte) UpdateKind {
 	switch string(s) {
-	case KindAgentMessageChunk:
+	case string(KindAgentMessageChunk):
 		return KindAgentMessageChunk
-	case KindAgentThoughtChunk:
+	case string(KindAgentThoughtChunk):
 		return KindAgentThoughtChunk
-	case KindToolCall:
+	case string(KindToolCall):
 		return KindToolCall
-	case KindToolCallUpdate:
+	case string(KindToolCallUpdate):
 		return KindToolCallUpdate
 	}
 	return ""
@@ -188,7 +188,7 @@ func textBlock(raw json.RawMessage, b *ContentBlock) bool {
 		switch string(key) {
 		case "type":
 			s, ok := c.StrBytes()
-			b.Type = "text"
+			b.Type = BlockText
 			return ok && string(s) == "text"
 		case "text":
 			s, ok := c.Str()
@@ -198,5 +198,5 @@ func textBlock(raw json.RawMessage, b *ContentBlock) bool {
 		return false
 	})
 	b.Raw = raw
-	return ok && b.Type == "text" && c.End()
+	return ok && b.Type == BlockText && c.End()
 }

@@ -71,7 +71,7 @@ func TestSessionInfoNullClearsOmittedKeeps(t *testing.T) {
 
 func TestUnknownContentBlockPassesThrough(t *testing.T) {
 	m := decode(t, `{"sessionUpdate":"agent_message_chunk","content":{"type":"hologram","depth":3}}`).(*MessageChunk)
-	assert.Equal(t, "hologram", m.Content.Type)
+	assert.Equal(t, BlockType("hologram"), m.Content.Type)
 	out, err := json.Marshal(m.Content)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"hologram","depth":3}`, string(out))

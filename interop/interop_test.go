@@ -231,7 +231,7 @@ type turnResult struct {
 	elapsed time.Duration
 }
 
-func (r turnResult) count(typ string) int {
+func (r turnResult) count(typ acphost.EventType) int {
 	n := 0
 	for _, ev := range r.events {
 		if ev.Type == typ {
@@ -290,7 +290,7 @@ func describe(ev acphost.StreamEvent) string {
 	case acphost.EventError, acphost.EventRestart:
 		return fmt.Sprintf("%s %v", ev.Type, ev.Err)
 	default:
-		return ev.Type
+		return string(ev.Type)
 	}
 }
 
@@ -466,7 +466,7 @@ func testReject(t *testing.T, a Agent) {
 	noFile(t, filepath.Join(s.work, "out1.txt"))
 }
 
-// plan-policy: OnPermission is the acphost.PlanMode(nil) policy and the
+// plan-policy: OnPermission is the acphost.RejectWrites(nil) policy and the
 // client serves fs. The script tries both routes, a shell command and then
 // the file tool; the policy rejects each request, so nothing is written.
 //
@@ -485,7 +485,7 @@ func testPlan(t *testing.T, a Agent, clientPlanMode bool) {
 		s.setPolicy(allowOnce)
 		want = acphost.ReasonPlanMode
 	} else {
-		s.setPolicy(acphost.PlanMode(nil))
+		s.setPolicy(acphost.RejectWrites(nil))
 	}
 	// Two turns, so that each route comes first once: codex and opencode
 	// end the turn at the first rejection.

@@ -205,7 +205,7 @@ func writeToolContent(b *strings.Builder, s *screen, content []acphost.ToolCallC
 				}
 				b.WriteString("    " + s.style(code, l) + "\n")
 			}
-		case c.Content != nil && c.Content.Type == "text":
+		case c.Content != nil && c.Content.Type == acphost.BlockText:
 			text := strings.TrimSpace(acphost.SafeText(c.Content.Text))
 			if text == "" {
 				continue

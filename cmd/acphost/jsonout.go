@@ -84,7 +84,7 @@ func (j *jsonSink) write(l *jsonLine) {
 func (j *jsonSink) beginTurn(string, bool) {}
 
 func (j *jsonSink) event(ev acphost.StreamEvent) {
-	l := &jsonLine{Type: ev.Type}
+	l := &jsonLine{Type: string(ev.Type)}
 	switch ev.Type {
 	case acphost.EventText, acphost.EventThought:
 		l.Delta = ev.Delta

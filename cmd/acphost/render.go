@@ -39,8 +39,8 @@ type human struct {
 	s      *screen
 	policy string // the --permission policy, named in answers it made
 
-	mu        sync.Mutex // guards the fields below (ticker vs. events)
-	block     string     // "text" or "thought" while a stream of chunks runs
+	mu        sync.Mutex        // guards the fields below (ticker vs. events)
+	block     acphost.EventType // EventText or EventThought while a stream of chunks runs
 	tools     map[string]string
 	usage     *acphost.UsageUpdate
 	start     time.Time
@@ -129,7 +129,7 @@ func (h *human) event(ev acphost.StreamEvent) {
 
 // chunk streams a piece of text or thought, starting a new line when the
 // stream switches from one to the other.
-func (h *human) chunk(kind, text string) {
+func (h *human) chunk(kind acphost.EventType, text string) {
 	if text == "" {
 		return
 	}

@@ -35,7 +35,7 @@ func main() {
 func printUpdate(u acphost.Update) {
 	switch u := u.(type) {
 	case *acphost.MessageChunk:
-		label := map[string]string{acphost.KindAgentThoughtChunk: "thought", acphost.KindAgentMessageChunk: "agent", acphost.KindUserMessageChunk: "user"}[u.Kind()]
+		label := map[acphost.UpdateKind]string{acphost.KindAgentThoughtChunk: "thought", acphost.KindAgentMessageChunk: "agent", acphost.KindUserMessageChunk: "user"}[u.Kind()]
 		fmt.Printf("%-8s %s\n", label, acphost.SafeText(u.Content.Text))
 	case *acphost.ToolCallUpdate:
 		fmt.Printf("%-8s %s [%s] %s\n", "tool", acphost.SafeText(u.State.Title), u.State.Kind, u.State.Status)

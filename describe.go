@@ -1,0 +1,387 @@
+package acphost
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/acphost/acphost/internal/fastjson"
+)
+
+// This file writes the one-line descriptions of the structured permission
+// changes ([PermissionChange.Describe] and its parts) and reports whether
+// each part is one this version recognises (Known). Agent-supplied values
+// go through SafeText and are quoted, so every description is safe to
+// print on a terminal.
+
+// Describe returns a one-line description of the change for an approval
+// UI, e.g. "Allow commands starting with `npm test` for this session". When
+// every part of the change is recognised ([PermissionChange.Known]) the text
+// is built from the structured fields; otherwise it is the agent's own
+// Description, or a note that the change is not recognised. Agent-supplied
+// values are passed through [SafeText] and quoted in backticks, so the
+// result is safe to print on a terminal.
+func (c PermissionChange) Describe() string {
+	if s, ok := c.describe(); ok {
+		return s
+	}
+	if d := oneLine(c.Description); d != "" {
+		return d
+	}
+	if c.Type != "" {
+		return "Unrecognised permission change " + codeSpan(string(c.Type))
+	}
+	return "Unrecognised permission change"
+}
+
+// Known reports whether every part of the change (type, operation,
+// behaviour, lifetime, targets and matchers) is recognised by this version,
+// so that Describe is built from the structure rather than from the agent's
+// Description. A UI may flag unknown changes.
+func (c PermissionChange) Known() bool {
+	_, ok := c.describe()
+	return ok
+}
+
+func (c PermissionChange) describe() (string, bool) {
+	if c.malformed {
+		return "", false
+	}
+	life, ok := c.Lifetime.describe()
+	if !ok {
+		return "", false
+	}
+	switch c.Type {
+	case ChangePermissionMode:
+		if c.Operation != "set" || c.Mode == "" || len(c.Targets) > 0 {
+			return "", false
+		}
+		var who string
+		switch c.Provider {
+		case "":
+			who = "permission mode"
+		case "claudeCode":
+			who = "Claude Code permission mode"
+		default:
+			who = codeSpan(c.Provider) + " permission mode"
+		}
+		return "Set " + who + " to " + codeSpan(c.Mode) + life, true
+	case ChangeGrant, ChangePolicyRule:
+	default:
+		return "", false
+	}
+	targets, ok := describeTargets(c.Targets)
+	if !ok {
+		return "", false
+	}
+	if c.Type == ChangeGrant {
+		if c.Operation != "grant" || (c.RuleBehavior != "" && c.RuleBehavior != "allow") {
+			return "", false
+		}
+		return "Allow " + targets + life, true
+	}
+	var verb string
+	switch c.RuleBehavior {
+	case "allow":
+		verb = "allow"
+	case "deny":
+		verb = "deny"
+	case "ask":
+		verb = "ask before"
+	default:
+		return "", false
+	}
+	switch c.Operation {
+	case "add":
+		return strings.ToUpper(verb[:1]) + verb[1:] + " " + targets + life, true
+	case "remove":
+		return "Remove " + c.RuleBehavior + " rules for " + targets + life, true
+	case "replace":
+		return "Replace " + c.RuleBehavior + " rules with " + targets + life, true
+	}
+	return "", false
+}
+
+func describeTargets(ts []ChangeTarget) (string, bool) {
+	if len(ts) == 0 {
+		return "", false
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		s, ok := t.describe()
+		if !ok {
+			return "", false
+		}
+		parts[i] = s
+	}
+	if len(parts) == 1 {
+		return parts[0], true
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1], true
+}
+
+// describe returns the lifetime's suffix (" for this session"), empty for
+// a nil lifetime.
+func (l *ChangeLifetime) describe() (string, bool) {
+	if l == nil {
+		return "", true
+	}
+	switch l.Scope {
+	case "turn", "session":
+		if l.Storage == "" {
+			return " for this " + l.Scope, true
+		}
+	case "process":
+		switch l.Storage {
+		case "", "cli_argument":
+			return " until the agent exits", true
+		}
+	case "persistent":
+		switch l.Storage {
+		case "":
+			return " permanently", true
+		case "user":
+			return " permanently, in user settings", true
+		case "project":
+			return " permanently, in project settings", true
+		case "project_local":
+			return " permanently, in local project settings", true
+		}
+	case "unknown":
+		if l.Storage == "" {
+			return " (lifetime unknown)", true
+		}
+	}
+	return "", false
+}
+
+// Describe returns a noun phrase for the target, e.g. "commands starting
+// with `npm install`" or "write access under `/tmp/out`", safe to print on a
+// terminal. An unrecognised target is described as such.
+func (t ChangeTarget) Describe() string {
+	if s, ok := t.describe(); ok {
+		return s
+	}
+	if t.Type != "" {
+		return "unrecognised " + codeSpan(string(t.Type)) + " target"
+	}
+	return "unrecognised target"
+}
+
+// Known reports whether the target, its access list and its matcher are
+// all recognised.
+func (t ChangeTarget) Known() bool {
+	_, ok := t.describe()
+	return ok
+}
+
+func (t ChangeTarget) describe() (string, bool) {
+	if t.malformed || (t.Matcher != nil && !t.Matcher.Known()) {
+		return "", false
+	}
+	if len(t.Access) > 0 && t.Type != TargetFilesystem {
+		return "", false
+	}
+	mt := MatcherType("")
+	if t.Matcher != nil {
+		mt = t.Matcher.Type
+	}
+	switch t.Type {
+	case TargetCommand:
+		switch mt {
+		case MatcherArgvPrefix:
+			return "commands starting with " + codeSpan(argvText(t.Matcher.Argv)), true
+		case MatcherAny:
+			return "all commands", true
+		}
+	case TargetNetwork:
+		switch mt {
+		case MatcherHost:
+			return "network access to " + codeSpan(t.Matcher.Host) + protocolText(t.Matcher.Protocol), true
+		case MatcherAny:
+			return "network access", true
+		}
+	case TargetFilesystem:
+		access, ok := accessText(t.Access)
+		if !ok {
+			return "", false
+		}
+		switch mt {
+		case MatcherDirectory:
+			return access + " under " + codeSpan(t.Matcher.Path), true
+		case MatcherExactPath:
+			return access + " to " + codeSpan(t.Matcher.Path), true
+		case MatcherGlob:
+			return access + " to paths matching " + codeSpan(t.Matcher.Pattern), true
+		case MatcherSpecial:
+			return access + " to " + t.Matcher.Describe(), true
+		case MatcherAny:
+			return access + " to all files", true
+		}
+	case TargetTool:
+		if t.ToolName == "" {
+			return "", false
+		}
+		switch mt {
+		case "":
+			return "all " + codeSpan(t.ToolName) + " calls", true
+		case MatcherProviderRule:
+			return codeSpan(t.ToolName) + " calls matching " + t.Matcher.ruleText(), true
+		}
+	}
+	return "", false
+}
+
+// protocolText describes a host matcher's protocol (" over HTTPS").
+func protocolText(p string) string {
+	switch p {
+	case "":
+		return ""
+	case "http":
+		return " over HTTP"
+	case "https":
+		return " over HTTPS"
+	case "socks5Tcp":
+		return " over SOCKS5 (TCP)"
+	case "socks5Udp":
+		return " over SOCKS5 (UDP)"
+	}
+	return " over " + codeSpan(p)
+}
+
+// accessText describes a filesystem access list.
+func accessText(access []string) (string, bool) {
+	var read, write bool
+	for _, a := range access {
+		switch a {
+		case "read":
+			read = true
+		case "write":
+			write = true
+		default:
+			return "", false
+		}
+	}
+	switch {
+	case read && write:
+		return "read and write access", true
+	case read:
+		return "read access", true
+	case write:
+		return "write access", true
+	}
+	return "filesystem access", true
+}
+
+// Describe returns a noun phrase for the matcher on its own, e.g. "argv
+// prefix `npm install`" or "host `example.com`", safe to print on a
+// terminal.
+func (m ChangeMatcher) Describe() string {
+	if s, ok := m.describe(); ok {
+		return s
+	}
+	if m.Type != "" {
+		return "unrecognised " + codeSpan(string(m.Type)) + " matcher"
+	}
+	return "unrecognised matcher"
+}
+
+// Known reports whether the matcher's type is recognised and it carries the
+// fields that type needs.
+func (m ChangeMatcher) Known() bool {
+	_, ok := m.describe()
+	return ok
+}
+
+func (m ChangeMatcher) describe() (string, bool) {
+	if m.malformed {
+		return "", false
+	}
+	switch m.Type {
+	case MatcherArgvPrefix:
+		if len(m.Argv) > 0 {
+			return "argv prefix " + codeSpan(argvText(m.Argv)), true
+		}
+	case MatcherHost:
+		if m.Host != "" {
+			return "host " + codeSpan(m.Host) + protocolText(m.Protocol), true
+		}
+	case MatcherAny:
+		return "anything", true
+	case MatcherDirectory:
+		if m.Path != "" {
+			return "directory " + codeSpan(m.Path), true
+		}
+	case MatcherExactPath:
+		if m.Path != "" {
+			return "path " + codeSpan(m.Path), true
+		}
+	case MatcherGlob:
+		if m.Pattern != "" {
+			return "glob " + codeSpan(m.Pattern), true
+		}
+	case MatcherSpecial:
+		if present(m.Value) {
+			return "special path " + codeSpan(specialValue(m.Value)), true
+		}
+	case MatcherProviderRule:
+		if s, ok := fastjson.ParseString(m.Value); ok && s != "" {
+			return "rule " + m.ruleText(), true
+		}
+	}
+	return "", false
+}
+
+func (m ChangeMatcher) ruleText() string {
+	s, _ := fastjson.ParseString(m.Value)
+	return codeSpan(s)
+}
+
+// specialValue renders a special-path value: its kind when it is
+// {"kind": "..."}, the string when it is one, else compact JSON.
+func specialValue(v json.RawMessage) string {
+	if s, ok := fastjson.ParseString(v); ok {
+		return s
+	}
+	if obj, ok := fastjson.ParseObject(v); ok && obj.Only("kind") {
+		if k, ok := fastjson.ParseString(obj.Get("kind")); ok {
+			return k
+		}
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return string(v)
+	}
+	return b.String()
+}
+
+// argvText joins argv words with spaces, single-quoting words that are empty
+// or contain spaces or quotes.
+func argvText(argv []string) string {
+	words := make([]string, len(argv))
+	for i, w := range argv {
+		if w == "" || strings.ContainsAny(w, " \t\n'\"\\") {
+			w = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+		words[i] = w
+	}
+	return strings.Join(words, " ")
+}
+
+// codeSpan quotes an agent-supplied value for a one-line description:
+// sanitised, newlines and tabs shown as \n and \t, in backticks.
+func codeSpan(s string) string {
+	s = SafeText(s)
+	s = strings.ReplaceAll(s, "\n", `\n`)
+	s = strings.ReplaceAll(s, "\t", `\t`)
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
+}
+
+// oneLine sanitises agent text and collapses its whitespace to single
+// spaces.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(SafeText(s)), " ")
+}

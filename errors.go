@@ -1,0 +1,239 @@
+package acphost
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/acphost/acphost/internal/sandbox"
+)
+
+// This file holds every error the package returns: the sentinels (match
+// them with errors.Is), the JSON-RPC and ACP error codes, and the error
+// types (match them with errors.As). The package doc has a table of them.
+
+// Sentinel errors. Test for them with errors.Is.
+var (
+	// ErrClosed is returned by calls on a client after Close.
+	ErrClosed = errors.New("acphost: client closed")
+	// ErrAgentExited matches an *ExitError: the agent process ended.
+	ErrAgentExited = errors.New("acphost: agent exited")
+	// ErrLineTooLong matches the error of a connection that received a line
+	// over ACPOptions.MaxLineBytes. It comes with ErrProtocol.
+	ErrLineTooLong = errors.New("acphost: line too long")
+	// ErrProtocol matches errors caused by an agent that broke the protocol.
+	ErrProtocol = errors.New("acphost: protocol error")
+	// ErrUnsupported is returned for operations the agent did not advertise,
+	// and for options this system or this kind of client cannot honour
+	// (Confinement without Landlock, restarting a Connect agent).
+	ErrUnsupported = errors.New("acphost: not supported")
+	// ErrCancelUnconfirmed matches the error of a cancelled turn whose agent
+	// did not answer the prompt within CancelGrace; the client restarts the
+	// agent before the next turn.
+	ErrCancelUnconfirmed = errors.New("acphost: agent did not confirm cancellation")
+	// ErrAgentNotReading matches, with ErrCancelUnconfirmed, the error of a
+	// cancelled call or turn that was still blocked writing to the agent
+	// CancelGrace later, and, with ErrWriteTimeout, the error of calls
+	// ended by ACPOptions.WriteTimeout: the agent stopped reading its
+	// stdin. Its writes are abandoned and the client restarts it before
+	// the next turn.
+	ErrAgentNotReading = errors.New("acphost: agent stopped reading its input")
+	// ErrTurnTimeout and ErrIdleTimeout are the causes of turns ended by the
+	// TurnTimeout and IdleTimeout watchdogs.
+	ErrTurnTimeout = errors.New("acphost: turn timeout")
+	ErrIdleTimeout = errors.New("acphost: idle timeout")
+	// ErrWriteTimeout is the cause of an agent stopped by
+	// ACPOptions.WriteTimeout; it comes with ErrAgentNotReading.
+	ErrWriteTimeout = errors.New("acphost: write timeout")
+	// ErrFlood matches the error of an agent that sent more than the
+	// client's limits allow it to have waiting: more bytes of updates than
+	// the update queue may hold while a call waited for the agent's answer
+	// (four times ACPOptions.MaxQueuedBytes). It comes with ErrProtocol;
+	// the agent is stopped and replaced before the next turn.
+	ErrFlood = errors.New("acphost: agent flooded the client")
+	// ErrContextLost matches a *RestartError whose session could not be
+	// re-attached: the agent runs a fresh session without the conversation.
+	ErrContextLost = errors.New("acphost: session context lost")
+	// ErrReentrant is returned by calls that would wait for the callback
+	// they are made from: a turn or LoadSession started from OnUpdate or a
+	// stream's emit (the dispatcher that must deliver the turn's updates is
+	// the one running the callback), and a turn of a session started from a
+	// callback serving that session's running turn (OnPermission,
+	// OnReadFile, OnWriteFile, OnCommand: the running turn waits for that
+	// callback, and the new one for the running turn), directly or through
+	// a chain of sessions (S's OnPermission runs a turn of T, whose
+	// OnPermission runs a turn of S). Start them from another goroutine.
+	ErrReentrant = errors.New("acphost: called from a callback it would wait for")
+	// ErrRefused is wrapped by errors the client answers for writes and
+	// commands it refuses (plan mode, a hook's refusal).
+	ErrRefused = errors.New("acphost: refused")
+	// ErrFileTooLarge is matched (errors.Is) by the error for a file read,
+	// or shown for review, past FSOptions.MaxReadBytes.
+	ErrFileTooLarge = sandbox.ErrTooLarge
+	// ErrPoolClosed is returned by a Pool after Close. It matches ErrClosed.
+	ErrPoolClosed = fmt.Errorf("acphost: pool closed: %w", ErrClosed)
+)
+
+// Standard JSON-RPC and ACP error codes.
+const (
+	CodeParseError       = -32700
+	CodeInvalidRequest   = -32600
+	CodeMethodNotFound   = -32601
+	CodeInvalidParams    = -32602
+	CodeInternalError    = -32603
+	CodeRequestCancelled = -32800
+	CodeAuthRequired     = -32000
+	CodeResourceNotFound = -32002
+)
+
+// RPCError is a JSON-RPC error answered by the agent (or one we answer).
+// errors.Is(err, &RPCError{Code: c}) matches any RPCError with code c.
+type RPCError struct {
+	Code    int
+	Message string
+	// Data is the error's data member, raw (agents send strings and objects).
+	Data json.RawMessage
+	// Method is the method of the call that failed, when known.
+	Method string
+}
+
+func (e *RPCError) Error() string {
+	var b strings.Builder
+	b.WriteString("acphost: ")
+	if e.Method != "" {
+		b.WriteString(e.Method)
+		b.WriteString(": ")
+	}
+	fmt.Fprintf(&b, "agent error %d: %s", e.Code, e.Message)
+	if len(e.Data) > 0 && string(e.Data) != "null" {
+		b.WriteString(" (")
+		b.Write(e.Data)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Is reports whether target is an *RPCError with the same code.
+func (e *RPCError) Is(target error) bool {
+	t, ok := target.(*RPCError)
+	return ok && t.Code == e.Code
+}
+
+// ExitError reports that the agent process ended. It matches ErrAgentExited.
+type ExitError struct {
+	// ExitCode is the exit status, or -1 when a signal ended the process.
+	ExitCode int
+	// Signal names the signal that ended the process ("killed", …), if any.
+	Signal string
+	// Stderr is the tail of what the agent wrote to stderr (at most 64 KiB).
+	Stderr string
+	// DuringTurn is true when a turn was running.
+	DuringTurn bool
+	// Err is the underlying error from os/exec.
+	Err error
+}
+
+func (e *ExitError) Error() string {
+	var b strings.Builder
+	b.WriteString("acphost: agent exited")
+	if e.Signal != "" {
+		fmt.Fprintf(&b, " on signal %s", e.Signal)
+	} else {
+		fmt.Fprintf(&b, " with status %d", e.ExitCode)
+	}
+	if e.DuringTurn {
+		b.WriteString(" during a turn")
+	}
+	if line := lastLine(e.Stderr); line != "" {
+		fmt.Fprintf(&b, ": %s", line)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrAgentExited) hold.
+func (e *ExitError) Is(target error) bool { return target == ErrAgentExited }
+
+// Unwrap returns the os/exec error.
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// lastLine returns the last non-blank line of s, trimmed.
+func lastLine(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.TrimSpace(s)
+}
+
+// ProtocolError reports an agent that broke the wire protocol: a line over
+// the size limit, an unsupported protocol version, a malformed answer. It
+// matches ErrProtocol, and ErrLineTooLong when that was the cause.
+type ProtocolError struct {
+	Msg    string
+	Err    error
+	Stderr string // the tail of the agent's stderr, when known
+}
+
+func (e *ProtocolError) Error() string {
+	msg := "acphost: protocol error: " + e.Msg
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if line := lastLine(e.Stderr); line != "" {
+		msg += " (agent stderr: " + line + ")"
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrProtocol) hold.
+func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
+
+// Unwrap returns the cause.
+func (e *ProtocolError) Unwrap() error { return e.Err }
+
+// RestartError reports that the client replaced its agent process before a
+// turn. ContextLost says whether the session had to start afresh; when it
+// did, the turn was not run (call again to run it on the fresh session).
+type RestartError struct {
+	// Reason is why: an error matching ErrCancelUnconfirmed (and
+	// ErrAgentNotReading when the agent stopped reading its stdin), one
+	// matching ErrWriteTimeout and ErrAgentNotReading, or the agent's exit
+	// error.
+	Reason error
+	// OldSessionID and NewSessionID are equal when the session was
+	// re-attached by load or resume.
+	OldSessionID, NewSessionID string
+	// How is "load", "resume" or "new".
+	How         string
+	ContextLost bool
+}
+
+func (e *RestartError) Error() string {
+	what := "session " + e.OldSessionID + " re-attached by " + e.How
+	if e.ContextLost {
+		what = "session " + e.OldSessionID + " lost; continuing in a fresh session " + e.NewSessionID
+	}
+	return fmt.Sprintf("acphost: agent restarted (%s): %v", what, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrContextLost) hold for a lost session.
+func (e *RestartError) Is(target error) bool { return target == ErrContextLost && e.ContextLost }
+
+// Unwrap returns the reason for the restart.
+func (e *RestartError) Unwrap() error { return e.Reason }
+
+// CrashLoopError reports that recovery gave up: the agent died too often.
+type CrashLoopError struct {
+	Restarts int
+	Window   time.Duration
+	Last     error // the last crash
+}
+
+func (e *CrashLoopError) Error() string {
+	return fmt.Sprintf("acphost: agent crashed %d times within %v; not restarting: %v", e.Restarts, e.Window, e.Last)
+}
+
+// Unwrap returns the last crash.
+func (e *CrashLoopError) Unwrap() error { return e.Last }
