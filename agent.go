@@ -16,7 +16,6 @@ import (
 	"github.com/acphost/acphost/internal/sandbox"
 	"github.com/acphost/acphost/internal/terminal"
 	"github.com/acphost/acphost/internal/wire"
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // agent is one generation of the client's agent: a process (or a given
@@ -27,7 +26,7 @@ type agent struct {
 	opts   *ACPOptions
 	link   link // how the agent is reached: its process, or Connect's stream
 	stream *wire.Stream
-	conn   *jsonrpc2.Conn
+	conn   *wire.Conn // calls (prompts included), replies, the requests being handled
 	q      *queue
 	init   initResult
 	caps   agentCaps
@@ -54,15 +53,11 @@ type agent struct {
 	idleBrokers atomic.Int32
 	gen         int // which agent process of the client this is (1, 2, …)
 
-	nextID atomic.Uint64
-	turns  atomic.Int32 // turns running
+	turns atomic.Int32 // turns running
 
 	mu       sync.Mutex
-	barriers map[uint64]func()    // run on the dispatcher when a call's answer is reached
-	prompts  map[uint64]*turn     // session/prompt calls awaiting their answer
-	inflight map[string]*inflight // agent→client requests being handled
-	sessions map[string]*session  // the sessions this connection opened or is opening
-	opening  map[uint64]*Session  // session/new calls awaiting their answer
+	sessions map[string]*session   // the sessions this connection opened or is opening
+	opening  map[*newCall]struct{} // session/new calls awaiting their answer
 
 	requests  *requestBudget // agent→client requests being handled
 	fileSlots chan struct{}  // fs requests holding file content (maxFileRequests)
@@ -105,9 +100,11 @@ type initResult struct {
 
 // inflight is an agent→client request being handled: its share of the
 // request budget, and for the requests $/cancel_request can end, a ctx
-// that cancel ends. Those are registered as the request is read, so a
+// that cancel ends (a child of the agent's: its death ends them all).
+// Those are registered with the connection as the request is read, so a
 // $/cancel_request that arrives before the handler starts is not lost.
 type inflight struct {
+	a        *agent
 	size     int // the bytes of its share of the request budget
 	finished atomic.Bool
 	ctx      context.Context
@@ -118,8 +115,22 @@ type inflight struct {
 // cancellable gives in a ctx and registers it under id.
 func (a *agent) cancellable(id json.RawMessage, in *inflight) *inflight {
 	in.ctx, in.cancel = context.WithCancel(a.ctx)
-	a.track(id, in)
+	a.conn.Track(id, in)
 	return in
+}
+
+// Cancel handles the agent's $/cancel_request for the request: its
+// handler sees its ctx end, and a permission request is answered
+// "cancelled" at once (off the read loop).
+func (in *inflight) Cancel() {
+	in.cancel()
+	a := in.a
+	a.mu.Lock()
+	perm := in.perm
+	a.mu.Unlock()
+	if perm != nil {
+		a.goSettle(perm, answerCancelled(ReasonWithdrawn))
+	}
 }
 
 // finish returns in's share of the request budget, once: call it when the
@@ -143,11 +154,8 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		c: c, opts: &c.opts, link: l,
 		dead:       make(chan struct{}),
 		dispatched: make(chan struct{}),
-		barriers:   map[uint64]func(){},
-		prompts:    map[uint64]*turn{},
-		inflight:   map[string]*inflight{},
 		sessions:   map[string]*session{},
-		opening:    map[uint64]*Session{},
+		opening:    map[*newCall]struct{}{},
 		brokers:    make(chan *pendingPermission),
 		requests:   newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
 		fileSlots:  make(chan struct{}, maxFileRequests),
@@ -157,14 +165,12 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	a.q = newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes)
 	r, w := l.stream()
 	a.stream = wire.New(r, w, c.opts.MaxLineBytes)
-	a.stream.Inbound = a.inbound
-	a.stream.Response = a.response
 	a.stream.Skipped = a.skipped
 	a.gen = int(c.gens.Add(1))
 	if c.rec != nil {
 		a.stream.Trace = func(dir string, msg []byte) { c.rec.message(a.gen, dir, msg) }
 	}
-	a.conn = jsonrpc2.NewConn(a.ctx, a.stream, jsonrpc2.HandlerWithError(refuseAll), jsonrpc2.SetLogger(discardLogger{}))
+	a.conn = wire.NewConn(a.stream, a.inbound)
 	l.pump(&a.wg, a.stderrSink())
 	a.wg.Add(2)
 	go a.dispatchLoop()
@@ -193,16 +199,6 @@ func (a *agent) startError(err error) error {
 	return err
 }
 
-// refuseAll is jsonrpc2's handler; the stream hands every request to
-// inbound first, so it only runs for messages jsonrpc2 parsed itself.
-func refuseAll(context.Context, *jsonrpc2.Conn, *jsonrpc2.Request) (any, error) {
-	return nil, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: "method not found"}
-}
-
-type discardLogger struct{}
-
-func (discardLogger) Printf(string, ...any) {}
-
 // supervise turns the end of the process or of the connection into the
 // agent's death cause, failing every pending call with it at once.
 func (a *agent) supervise() {
@@ -218,7 +214,7 @@ func (a *agent) supervise() {
 		}
 		drain.Stop()
 		a.die(a.link.exitError(a.turnRunning()))
-	case <-a.conn.DisconnectNotify():
+	case <-a.conn.Done():
 		a.die(a.connectionError())
 	case <-a.ctx.Done():
 	}
@@ -245,19 +241,18 @@ func (a *agent) stderrTail() string {
 	return a.link.stderrTail()
 }
 
-// die records the cause once, closes the connection (failing pending calls)
-// and wakes everything waiting on the agent.
+// die records the cause once, closes the connection (failing every
+// pending call, prompts included, with it) and wakes everything waiting on
+// the agent; the ctx of every request being handled ends with a.ctx.
 func (a *agent) die(cause error) {
 	a.deathOnce.Do(func() {
 		a.cause = cause
 		close(a.dead)
 		a.cancel()
-		a.failPrompts(cause)
+		a.conn.Close(cause)
 		a.abortWritesFor(cause, true) // a write blocked on a dead agent would wait for Close
-		a.conn.Close()
 		a.q.close()
 		a.requests.close()
-		a.cancelInflight()
 	})
 }
 
@@ -331,38 +326,35 @@ func (a *agent) poisonCause() error {
 func (a *agent) call(ctx context.Context, method string, params, result any) error {
 	a.lift(1)
 	defer a.lift(-1)
-	return a.callError(method, a.guardedCall(ctx, method, params, result, a.pickID()))
+	return a.callError(method, a.guardedCall(ctx, method, params, result, nil))
 }
 
 // guardedCall is conn.Call with its writes bounded once ctx ends (see
-// writeGuard).
-func (a *agent) guardedCall(ctx context.Context, method string, params, result any, id jsonrpc2.CallOption) error {
+// writeGuard); atAnswer runs on the read loop as the answer is read.
+func (a *agent) guardedCall(ctx context.Context, method string, params, result any, atAnswer func(json.RawMessage)) error {
 	g := a.guardWrites(ctx)
-	err := a.conn.Call(ctx, method, params, result, id)
+	err := a.conn.Call(ctx, method, params, result, atAnswer)
 	g.release()
 	return a.notReading(err, g.armedBy())
 }
 
-// pickID numbers every outgoing call from one counter (jsonrpc2's own
-// numbering would collide with the ids prompts are registered under).
-func (a *agent) pickID() jsonrpc2.CallOption {
-	return jsonrpc2.PickID(jsonrpc2.ID{Num: a.nextID.Add(1)})
-}
-
-// callError converts jsonrpc2 errors to this package's.
+// callError converts the connection's errors to this package's.
 func (a *agent) callError(method string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var je *jsonrpc2.Error
+	var je *wire.Error
 	if errors.As(err, &je) {
-		e := &RPCError{Code: int(je.Code), Message: je.Message, Method: method}
-		if je.Data != nil {
-			e.Data = *je.Data
+		e := &RPCError{Code: je.Code, Message: je.Message, Method: method}
+		if string(je.Data) != "null" {
+			e.Data = je.Data
 		}
 		return e
 	}
-	if errors.Is(err, jsonrpc2.ErrClosed) {
+	if errors.Is(err, wire.ErrMalformedAnswer) {
+		return &ProtocolError{Msg: method + " answered with a malformed error", Err: err}
+	}
+	if errors.Is(err, wire.ErrClosed) {
 		return a.deathCause(ErrClosed)
 	}
 	return err
@@ -370,7 +362,7 @@ func (a *agent) callError(method string, err error) error {
 
 // notify sends a host→agent notification.
 func (a *agent) notify(method string, params any) error {
-	return a.callError(method, a.conn.Notify(context.Background(), method, params))
+	return a.callError(method, a.conn.Notify(method, params))
 }
 
 // handshake runs initialize and, when configured, authenticate.
@@ -537,28 +529,35 @@ func (a *agent) lift(delta int) {
 	a.requests.lift(delta)
 }
 
+// newCall is a session/new call awaiting its answer, for h.
+type newCall struct{ h *Session }
+
 // callOpening is call for session/new: until it is answered the agent's
 // updates for a session not known yet are held back (see park), and the
 // new session's record is made on the read loop as the answer is read,
 // so what the agent sends after its answer finds it.
 func (a *agent) callOpening(ctx context.Context, params map[string]any, res *openResult, h *Session) error {
-	id := a.nextID.Add(1)
+	nc := &newCall{h: h}
 	a.mu.Lock()
-	a.opening[id] = h
+	a.opening[nc] = struct{}{}
 	a.mu.Unlock()
-	defer a.opened(id, nil) // unanswered: hold nothing back for it any more
+	defer a.opened(nc, nil) // unanswered: hold nothing back for it any more
 	a.lift(1)
 	defer a.lift(-1)
-	return a.callError("session/new", a.guardedCall(ctx, "session/new", params, res, jsonrpc2.PickID(jsonrpc2.ID{Num: id})))
+	return a.callError("session/new", a.guardedCall(ctx, "session/new", params, res, func(result json.RawMessage) { a.opened(nc, result) }))
 }
 
-// opened ends the wait of session/new call id, making the record of the
+// opened ends the wait of session/new call nc, making the record of the
 // session it answered (when result holds one), and has the dispatcher
 // release what it held back. It runs on the read loop for an answer.
-func (a *agent) opened(id uint64, result json.RawMessage) {
+func (a *agent) opened(nc *newCall, result json.RawMessage) {
 	a.mu.Lock()
-	h := a.opening[id]
-	delete(a.opening, id)
+	_, waiting := a.opening[nc]
+	delete(a.opening, nc)
+	h := nc.h
+	if !waiting {
+		h = nil
+	}
 	if h != nil && result != nil {
 		if sid := sessionIDIn(result); sid != "" && a.sessions[sid] == nil {
 			s := newSession(a, sid)
@@ -573,18 +572,10 @@ func (a *agent) opened(id uint64, result json.RawMessage) {
 }
 
 // callWithBarrier is call, with atBarrier run on the dispatcher once every
-// message read before the answer has been dispatched.
+// message read before the answer has been dispatched (queued on the read
+// loop as the answer is read, before the call returns).
 func (a *agent) callWithBarrier(ctx context.Context, method string, params, result any, atBarrier func()) error {
-	id := a.nextID.Add(1)
-	a.mu.Lock()
-	a.barriers[id] = atBarrier
-	a.mu.Unlock()
-	err := a.guardedCall(ctx, method, params, result, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
-	if err != nil {
-		a.mu.Lock()
-		delete(a.barriers, id)
-		a.mu.Unlock()
-	}
+	err := a.guardedCall(ctx, method, params, result, func(json.RawMessage) { a.q.barrier(atBarrier) })
 	return a.callError(method, err)
 }
 
@@ -655,7 +646,7 @@ func (a *agent) inbound(m wire.Message) {
 		case err != nil:
 			return // the agent is gone
 		}
-		in = &inflight{size: len(m.Params)}
+		in = &inflight{a: a, size: len(m.Params)}
 	}
 	switch m.Method {
 	case "session/update":
@@ -668,7 +659,7 @@ func (a *agent) inbound(m wire.Message) {
 		}
 		a.enqueue(item{kind: itemPermission, size: itemOverhead + len(m.Params), id: m.ID, params: m.Params, in: a.cancellable(m.ID, in)})
 	case "$/cancel_request":
-		a.cancelRequest(m.Params)
+		a.conn.CancelRequest(m.Params)
 		a.ackNotificationSentAsRequest(m, in)
 	default:
 		if in == nil {
@@ -751,38 +742,6 @@ func (a *agent) service(method string) func(context.Context, json.RawMessage) (a
 	return nil
 }
 
-// response runs on the read loop for each response. A prompt's answer is
-// taken here: its turn barrier is queued and the outcome handed to the turn
-// (no jsonrpc2 round, no waiting goroutine). For other calls with a
-// barrier (session/load) the barrier is queued before jsonrpc2 releases the
-// caller.
-func (a *agent) response(rawID, result, rpcErr json.RawMessage) bool {
-	id, err := strconv.ParseUint(string(rawID), 10, 64)
-	if err != nil {
-		return false
-	}
-	a.mu.Lock()
-	t := a.prompts[id]
-	delete(a.prompts, id)
-	f := a.barriers[id]
-	delete(a.barriers, id)
-	_, opening := a.opening[id]
-	a.mu.Unlock()
-	if opening {
-		a.opened(id, result)
-		return false
-	}
-	if t != nil {
-		t.answered <- promptOutcomeOf(result, rpcErr) // before the barrier: the turn waits for that
-		a.q.barrier(func() { a.endDelivery(t) })
-		return true
-	}
-	if f != nil {
-		a.q.barrier(f)
-	}
-	return false
-}
-
 // promptOutcomeOf decodes a prompt's answer.
 func promptOutcomeOf(result, rpcErr json.RawMessage) promptOutcome {
 	var out promptOutcome
@@ -843,17 +802,6 @@ func knownStopReason(s []byte) StopReason {
 	return StopReason(s)
 }
 
-// failPrompts gives every prompt awaiting an answer the agent's death.
-func (a *agent) failPrompts(cause error) {
-	a.mu.Lock()
-	pending := a.prompts
-	a.prompts = map[uint64]*turn{}
-	a.mu.Unlock()
-	for _, t := range pending {
-		t.answered <- promptOutcome{err: cause}
-	}
-}
-
 // stderrSink is where the agent's stderr goes besides the tail.
 func (a *agent) stderrSink() io.Writer {
 	var sinks []io.Writer
@@ -897,7 +845,7 @@ func (a *agent) goReply(in *inflight, id json.RawMessage, result any, rpcErr *wi
 }
 
 func (a *agent) reply(id json.RawMessage, result any, rpcErr *wire.Error) {
-	a.replied(id, a.stream.Reply(id, result, rpcErr))
+	a.replied(id, a.conn.Reply(id, result, rpcErr))
 }
 
 // replied logs a reply that could not be written (the agent is going).
@@ -907,28 +855,6 @@ func (a *agent) replied(id json.RawMessage, err error) {
 	}
 }
 
-// track registers an agent→client request so $/cancel_request can end it.
-func (a *agent) track(id json.RawMessage, in *inflight) {
-	a.mu.Lock()
-	a.inflight[string(id)] = in
-	a.mu.Unlock()
-}
-
-func (a *agent) untrack(id json.RawMessage) {
-	a.mu.Lock()
-	delete(a.inflight, string(id))
-	a.mu.Unlock()
-}
-
-// cancelInflight ends the ctx of every request handler (on death).
-func (a *agent) cancelInflight() {
-	a.mu.Lock()
-	list := make([]*inflight, 0, len(a.inflight))
-	for _, in := range a.inflight {
-		list = append(list, in)
-	}
-	a.mu.Unlock()
-	for _, in := range list {
-		in.cancel()
-	}
-}
+// untrack forgets an agent→client request: $/cancel_request no longer
+// reaches it.
+func (a *agent) untrack(id json.RawMessage) { a.conn.Untrack(id) }

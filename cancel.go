@@ -2,7 +2,6 @@ package acphost
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -74,31 +73,6 @@ func (a *agent) beginCancel(t *turn) {
 	}
 	for _, p := range claimed {
 		p.send(ans)
-	}
-}
-
-// cancelRequest handles $/cancel_request from the agent: the handler of
-// that request sees its ctx end and the request is answered at once
-// (permission: "cancelled"; others: -32800).
-func (a *agent) cancelRequest(params json.RawMessage) {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
-		return
-	}
-	a.mu.Lock()
-	in := a.inflight[string(p.RequestID)]
-	a.mu.Unlock()
-	if in == nil {
-		return
-	}
-	in.cancel()
-	a.mu.Lock()
-	perm := in.perm
-	a.mu.Unlock()
-	if perm != nil {
-		a.goSettle(perm, answerCancelled(ReasonWithdrawn)) // the write, off the read loop
 	}
 }
 

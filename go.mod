@@ -2,9 +2,6 @@ module github.com/acphost/acphost
 
 go 1.26.0
 
-require (
-	github.com/sourcegraph/jsonrpc2 v0.2.3
-	github.com/stretchr/testify v1.12.1
-)
+require github.com/stretchr/testify v1.12.1
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -179,7 +179,7 @@ func (p *pendingPermission) claim(ans PermissionAnswer) bool {
 // send writes the answer claimed for the request.
 func (p *pendingPermission) send(ans PermissionAnswer) {
 	result := appendOutcome(make([]byte, 0, 64+len(ans.OptionID)), ans)
-	p.a.replied(p.id, p.a.stream.ReplyRaw(p.id, result))
+	p.a.replied(p.id, p.a.conn.ReplyRaw(p.id, result))
 	p.a.finish(p.in)
 }
 

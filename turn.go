@@ -397,25 +397,15 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 }
 
 // sendPrompt writes session/prompt and returns a channel with its answer.
-// It writes the request itself (not through jsonrpc2): the read loop hands
-// the answer straight to the turn (see agent.response).
+// The turn is the call's Pending: the read loop hands it the answer
+// itself (see turn.Answer), with no goroutine waiting for it.
 func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan promptOutcome, error) {
-	id := a.nextID.Add(1)
-	a.mu.Lock()
-	dead := a.isDead()
-	if !dead {
-		a.prompts[id] = t
-	}
-	a.mu.Unlock()
-	if dead {
+	if a.isDead() {
 		return nil, a.cause
 	}
 	blocks := req.blocks()
 	encoded, err := encodeBlocks(blocks)
 	if err != nil {
-		a.mu.Lock()
-		delete(a.prompts, id)
-		a.mu.Unlock()
 		return nil, fmt.Errorf("acphost: encoding the prompt: %w", err)
 	}
 	g := a.guardWrites(ctx)
@@ -423,26 +413,31 @@ func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan pr
 	if t.halted() {
 		g.arm(t.stopCause) // Cancel or a watchdog came first
 	}
-	err = a.stream.AppendLine(func(b []byte) []byte { return appendPrompt(b, id, t.s.id, blocks, encoded) })
+	settled, err := a.conn.Send(t, func(b []byte, id uint64) []byte { return appendPrompt(b, id, t.s.id, blocks, encoded) })
 	t.guard.Store(nil)
 	g.release()
-	if errors.Is(err, wire.ErrWritesAborted) {
-		a.mu.Lock()
-		delete(a.prompts, id)
-		a.mu.Unlock()
+	switch {
+	case errors.Is(err, wire.ErrWritesAborted):
 		return nil, a.notReading(err, g.armedBy())
-	}
-	if err != nil {
-		a.mu.Lock()
-		_, pending := a.prompts[id]
-		delete(a.prompts, id)
-		a.mu.Unlock()
-		if !pending { // the agent died meanwhile: its cause is in answered
-			return t.answered, nil
-		}
+	case err != nil && settled: // the agent died meanwhile: its cause is in answered
+		return t.answered, nil
+	case err != nil:
 		return nil, a.deathCause(err) // a failed write means a dying agent, usually
 	}
 	return t.answered, nil
+}
+
+// Answer is the prompt's answer, on the read loop: it is handed to the
+// turn before the turn barrier is queued (the turn waits for that), and
+// before anything read after it is dispatched.
+func (t *turn) Answer(result, rpcErr json.RawMessage) {
+	t.answered <- promptOutcomeOf(result, rpcErr)
+	t.s.a.q.barrier(func() { t.s.a.endDelivery(t) })
+}
+
+// Fail gives the turn the agent's death, when it came before the answer.
+func (t *turn) Fail(cause error) {
+	t.answered <- promptOutcome{err: cause}
 }
 
 // encodeBlocks encodes the blocks appendPrompt cannot write itself (all

@@ -4,9 +4,6 @@ go 1.26.0
 
 require github.com/acphost/acphost v0.0.0
 
-require (
-	github.com/coder/acp-go-sdk v0.13.0
-	github.com/sourcegraph/jsonrpc2 v0.2.3 // indirect
-)
+require github.com/coder/acp-go-sdk v0.13.0
 
 replace github.com/acphost/acphost => ../

@@ -1,5 +1,6 @@
-// Package wire frames JSON-RPC 2.0 messages as newline-delimited JSON for
-// github.com/sourcegraph/jsonrpc2: one compact object per line.
+// Package wire is the host's JSON-RPC 2.0 over newline-delimited JSON: a
+// Stream frames one compact object per line, a Conn numbers, writes and
+// answers the calls over it.
 package wire
 
 import (
@@ -35,7 +36,7 @@ func (e *LineError) Error() string {
 
 func (e *LineError) Unwrap() error { return e.Err }
 
-// Stream is a jsonrpc2.ObjectStream over a reader and a writer.
+// Stream frames messages over a reader and a writer.
 type Stream struct {
 	r       *bufio.Reader
 	w       io.Writer
@@ -45,11 +46,9 @@ type Stream struct {
 	// goroutine, in wire order. It must not block for long: reading stops
 	// while it runs.
 	Inbound func(Message)
-	// Response is called with each response's raw id, result and error
-	// before jsonrpc2 sees it (and so before a waiting caller is released).
-	// The slices are only valid during the call.
-	// It returns true when it took the response itself: jsonrpc2 then never
-	// sees it.
+	// Response is called with each response's raw id, result and error.
+	// The slices are only valid during the call. It returns true when it
+	// took the response; ReadObject returns the others.
 	Response func(id, result, rpcErr json.RawMessage) (taken bool)
 	// Skipped is called, on the read goroutine, for each line that is not a
 	// JSON-RPC 2.0 envelope. The slice is only valid during the call.
@@ -121,12 +120,14 @@ func (s *Stream) writeResponse(id json.RawMessage, member string, body []byte) e
 	return s.flushLine()
 }
 
-// Error is a JSON-RPC error object.
+// Error is a JSON-RPC error object; Conn.Call returns a peer's as its error.
 type Error struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
 }
+
+func (e *Error) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
 
 // WriteLine writes one encoded message (without newline) in one Write.
 func (s *Stream) WriteLine(data []byte) error {
@@ -211,10 +212,12 @@ type envelope struct {
 	Error   json.RawMessage `json:"error"`
 }
 
-// ReadObject reads lines until a response arrives and decodes it into v.
-// Requests and notifications are handed to Inbound on the way, in wire
-// order; blank lines and lines that are not JSON-RPC 2.0 envelopes are
-// reported to Skipped and dropped.
+// ReadObject reads lines until a response arrives that Response does not
+// take, and decodes it into v; with v nil such a response is reported to
+// Skipped, and ReadObject returns only when reading ends. Requests and
+// notifications are handed to Inbound on the way, in wire order; blank
+// lines and lines that are not JSON-RPC 2.0 envelopes are reported to
+// Skipped and dropped.
 func (s *Stream) ReadObject(v any) error {
 	for {
 		line, err := s.readLine()
@@ -249,7 +252,7 @@ func (s *Stream) ReadObject(v any) error {
 			if s.Response != nil && s.Response(env.ID, env.Result, env.Error) {
 				continue
 			}
-			if json.Unmarshal(line, v) != nil {
+			if v == nil || json.Unmarshal(line, v) != nil {
 				s.skip(line)
 				continue
 			}

@@ -1,0 +1,313 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/acphost/acphost/internal/fastjson"
+)
+
+// Conn is one JSON-RPC 2.0 connection over a Stream. It owns the host's
+// side of the protocol: the ids of the host's calls (one counter, prompts
+// included), the table of calls awaiting their answer, the registry of
+// the peer's requests being handled (for $/cancel_request), replies and
+// notifications. Its read loop hands every request and notification to
+// the inbound handler and every answer to its call, in wire order.
+//
+// When reading ends, Done is closed and new calls fail with ErrClosed;
+// the calls already waiting keep waiting until Close gives them its cause,
+// so that every one of them fails with the same, explained, error.
+type Conn struct {
+	s *Stream
+
+	mu      sync.Mutex
+	nextID  uint64
+	calls   map[uint64]Pending
+	handled map[string]Handled
+	refuse  error // why new calls fail: ErrClosed once reading ended, Close's cause once closed
+	closed  bool
+
+	done chan struct{} // closed when the read loop has ended
+}
+
+// Pending is the host's side of a call awaiting its answer: exactly one
+// of its methods is called, once.
+type Pending interface {
+	// Answer runs on the read loop as the answer is read, before anything
+	// read after it is handed on. result and rpcErr are the raw members
+	// (rpcErr nil for a result); they are only valid during the call.
+	Answer(result, rpcErr json.RawMessage)
+	// Fail runs when the connection is closed before the answer came,
+	// with Close's cause.
+	Fail(cause error)
+}
+
+// Handled is a request of the peer's being handled, registered (Track)
+// so that the peer's $/cancel_request reaches it.
+type Handled interface {
+	// Cancel runs, on the read loop, for a $/cancel_request naming it.
+	Cancel()
+}
+
+// ErrClosed is returned by calls and notifications made after reading
+// ended and before Close.
+var ErrClosed = errors.New("connection closed")
+
+// ErrMalformedAnswer matches the error of a call answered with an error
+// member that is not a JSON-RPC error object.
+var ErrMalformedAnswer = errors.New("malformed error in answer")
+
+// NewConn returns a connection over s and starts its read loop: inbound
+// gets every request and notification (see Stream.Inbound). The stream's
+// Inbound and Response hooks belong to the connection; set its other hooks
+// (Skipped, Trace) before.
+func NewConn(s *Stream, inbound func(Message)) *Conn {
+	c := &Conn{s: s, calls: map[uint64]Pending{}, handled: map[string]Handled{}, done: make(chan struct{})}
+	s.Inbound = inbound
+	s.Response = c.answer
+	go c.read()
+	return c
+}
+
+func (c *Conn) read() {
+	defer close(c.done)
+	for c.s.ReadObject(nil) == nil {
+	}
+	c.mu.Lock()
+	if c.refuse == nil {
+		c.refuse = ErrClosed
+	}
+	c.mu.Unlock()
+}
+
+// Done is closed when the read loop has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// answer hands a response to its call; it runs on the read loop. A
+// response whose id no call has is dropped; one whose id is no JSON-RPC id
+// (a negative or fractional number, a boolean, an object…) is skipped.
+func (c *Conn) answer(rawID, result, rpcErr json.RawMessage) bool {
+	id, err := strconv.ParseUint(string(rawID), 10, 64)
+	if err != nil {
+		return rawID[0] == '"' || string(rawID) == "null"
+	}
+	c.mu.Lock()
+	p := c.calls[id]
+	delete(c.calls, id)
+	c.mu.Unlock()
+	if p != nil {
+		p.Answer(result, rpcErr)
+	}
+	return true
+}
+
+// Send registers p under the next id and writes the request that build
+// appends to b for that id, in one write. When the write fails, Send
+// returns its error and forgets p — unless Close took p first (settled):
+// p then has its Fail. A closed connection refuses the call (settled is
+// false): the error is Close's cause, or ErrClosed once reading ended.
+func (c *Conn) Send(p Pending, build func(b []byte, id uint64) []byte) (settled bool, err error) {
+	c.mu.Lock()
+	if c.refuse != nil {
+		err := c.refuse
+		c.mu.Unlock()
+		return false, err
+	}
+	c.nextID++
+	id := c.nextID
+	c.calls[id] = p
+	c.mu.Unlock()
+	err = c.s.AppendLine(func(b []byte) []byte { return build(b, id) })
+	if err != nil && !c.forget(id) {
+		return true, err
+	}
+	return false, err
+}
+
+// forget removes a call that has not been answered; false when it had been
+// (or Close had failed it).
+func (c *Conn) forget(id uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.calls[id]
+	delete(c.calls, id)
+	return ok
+}
+
+// Call sends method with params and waits for its answer, ctx or Close.
+// A result answer is decoded into result (unless nil); an error answer is
+// returned as *Error. atAnswer, if set, runs on the read loop with the
+// answer's raw result member (nil if none) before Call returns. After
+// ctx ends, a late answer is dropped (atAnswer does not run).
+func (c *Conn) Call(ctx context.Context, method string, params, result any, atAnswer func(result json.RawMessage)) error {
+	body, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	w := &waiter{atAnswer: atAnswer, done: make(chan struct{})}
+	var id uint64
+	settled, err := c.Send(w, func(b []byte, n uint64) []byte {
+		id = n
+		return appendRequest(b, n, method, body)
+	})
+	switch {
+	case settled:
+		<-w.done // failed by Close (its cause) while the request was written
+	case err != nil:
+		return err
+	default:
+		select {
+		case <-w.done:
+		case <-ctx.Done():
+			if c.forget(id) {
+				return ctx.Err()
+			}
+			<-w.done // being answered (or failed) right now
+		}
+	}
+	if w.err != nil || result == nil {
+		return w.err
+	}
+	if w.result == nil {
+		return json.Unmarshal([]byte("null"), result)
+	}
+	return json.Unmarshal(w.result, result)
+}
+
+// waiter is Call's Pending.
+type waiter struct {
+	atAnswer func(json.RawMessage)
+	done     chan struct{}
+	result   json.RawMessage // a copy
+	err      error
+}
+
+func (w *waiter) Answer(result, rpcErr json.RawMessage) {
+	if len(rpcErr) > 0 {
+		e := new(Error)
+		if err := json.Unmarshal(rpcErr, e); err != nil {
+			w.err = fmt.Errorf("%w: %w", ErrMalformedAnswer, err)
+		} else {
+			w.err = e
+		}
+	} else {
+		w.result = bytes.Clone(result)
+	}
+	if w.atAnswer != nil {
+		w.atAnswer(result)
+	}
+	close(w.done)
+}
+
+func (w *waiter) Fail(cause error) {
+	w.err = cause
+	close(w.done)
+}
+
+// Notify writes a notification.
+func (c *Conn) Notify(method string, params any) error {
+	c.mu.Lock()
+	refuse := c.refuse
+	c.mu.Unlock()
+	if refuse != nil {
+		return refuse
+	}
+	body, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	return c.s.AppendLine(func(b []byte) []byte {
+		b = append(b, `{"jsonrpc":"2.0","method":`...)
+		b = fastjson.AppendString(b, method)
+		return appendParams(b, body)
+	})
+}
+
+// Reply answers a request of the peer's (see Stream.Reply).
+func (c *Conn) Reply(id json.RawMessage, result any, rpcErr *Error) error {
+	return c.s.Reply(id, result, rpcErr)
+}
+
+// ReplyRaw answers a request with a result already encoded (see
+// Stream.ReplyRaw).
+func (c *Conn) ReplyRaw(id, result json.RawMessage) error {
+	return c.s.ReplyRaw(id, result)
+}
+
+// Track registers a request of the peer's, under its raw id, until
+// Untrack, so a $/cancel_request naming it reaches h.
+func (c *Conn) Track(id json.RawMessage, h Handled) {
+	c.mu.Lock()
+	c.handled[string(id)] = h
+	c.mu.Unlock()
+}
+
+// Untrack forgets a request registered by Track.
+func (c *Conn) Untrack(id json.RawMessage) {
+	c.mu.Lock()
+	delete(c.handled, string(id))
+	c.mu.Unlock()
+}
+
+// CancelRequest handles the params of a $/cancel_request from the peer:
+// the request it names, if registered, is cancelled.
+func (c *Conn) CancelRequest(params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+		return
+	}
+	c.mu.Lock()
+	h := c.handled[string(p.RequestID)]
+	c.mu.Unlock()
+	if h != nil {
+		h.Cancel()
+	}
+}
+
+// Close fails every call awaiting its answer with cause, at once, and
+// makes later calls and notifications fail with it. It neither stops the
+// read loop nor closes the stream. Only the first Close counts.
+func (c *Conn) Close(cause error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed, c.refuse = true, cause
+	calls := c.calls
+	c.calls = map[uint64]Pending{}
+	c.mu.Unlock()
+	for _, p := range calls {
+		p.Fail(cause)
+	}
+}
+
+func marshalParams(params any) ([]byte, error) {
+	if params == nil {
+		return nil, nil
+	}
+	return json.Marshal(params)
+}
+
+// appendRequest appends a request; params is encoded JSON (nil: none).
+func appendRequest(b []byte, id uint64, method string, params []byte) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, `,"method":`...)
+	b = fastjson.AppendString(b, method)
+	return appendParams(b, params)
+}
+
+func appendParams(b, params []byte) []byte {
+	if params != nil {
+		b = append(append(b, `,"params":`...), params...)
+	}
+	return append(b, '}')
+}
