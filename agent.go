@@ -56,15 +56,15 @@ type agent struct {
 	turns atomic.Int32 // turns running
 
 	mu       sync.Mutex
-	sessions map[string]*session   // the sessions this connection opened or is opening
-	opening  map[*newCall]struct{} // session/new calls awaiting their answer
+	sessions map[string]*sessionState // the sessions this connection opened or is opening
+	opening  map[*newCall]struct{}    // session/new calls awaiting their answer
 
 	requests  *requestBudget // agent→client requests being handled
 	fileSlots chan struct{}  // fs requests holding file content (maxFileRequests)
 	// The dispatcher's own: the session of the previous update (most
 	// updates repeat it), and the items held back while a session/new
 	// waits for its answer (see park).
-	last      *session
+	last      *sessionState
 	parked    []item
 	parkedSz  int
 	releasing bool
@@ -154,7 +154,7 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		c: c, opts: &c.opts, link: l,
 		dead:       make(chan struct{}),
 		dispatched: make(chan struct{}),
-		sessions:   map[string]*session{},
+		sessions:   map[string]*sessionState{},
 		opening:    map[*newCall]struct{}{},
 		brokers:    make(chan *pendingPermission),
 		requests:   newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
@@ -560,7 +560,7 @@ func (a *agent) opened(nc *newCall, result json.RawMessage) {
 	}
 	if h != nil && result != nil {
 		if sid := sessionIDIn(result); sid != "" && a.sessions[sid] == nil {
-			s := newSession(a, sid)
+			s := newSessionState(a, sid)
 			s.bind(h)
 			a.sessions[sid] = s
 		}
@@ -611,7 +611,7 @@ func (a *agent) dropSession(id string) {
 // known returns the record of a session this connection opened (or is
 // opening by load or resume), nil for any other id: what the agent names is
 // looked up here, never created.
-func (a *agent) known(id string) *session {
+func (a *agent) known(id string) *sessionState {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.sessions[id]
@@ -619,12 +619,12 @@ func (a *agent) known(id string) *session {
 
 // session returns the record of a session the host opens or uses,
 // creating it.
-func (a *agent) session(id string) *session {
+func (a *agent) session(id string) *sessionState {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessions[id]
 	if s == nil {
-		s = newSession(a, id)
+		s = newSessionState(a, id)
 		a.sessions[id] = s
 	}
 	return s

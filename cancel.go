@@ -13,20 +13,6 @@ import (
 // errCancelCalled is the cause of a turn stopped by Cancel.
 var errCancelCalled = fmt.Errorf("acphost: turn stopped by Cancel: %w", context.Canceled)
 
-// Cancel stops the running turn of every session, if any, exactly as
-// cancelling its context would (see GenerateCtx); the turn's call returns
-// an error matching context.Canceled. It does not wait for the turn to end.
-// It is the stop button for callers that hold no context; calling it
-// between turns does nothing.
-func (c *ACPClient) Cancel() {
-	c.mu.Lock()
-	handles := append([]*Session(nil), c.handles...)
-	c.mu.Unlock()
-	for _, h := range handles {
-		h.Cancel()
-	}
-}
-
 // cancelTurn is the stop button: session/cancel, every pending permission
 // of the session answered "cancelled" (and later ones too, until the next
 // turn), updates still delivered, then a bounded wait for the answer.

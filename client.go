@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -426,4 +427,125 @@ func (c *ACPClient) inRetiredCallback() bool {
 		}
 	}
 	return false
+}
+
+// Generate runs one turn with no cancellation: GenerateCtx with
+// context.Background().
+func (c *ACPClient) Generate(req Request) (Response, error) {
+	return c.GenerateCtx(context.Background(), req)
+}
+
+// GenerateCtx sends req as a session/prompt and returns when the agent has
+// answered and every update that came before the answer has been delivered
+// to OnUpdate. Turns run one at a time: a call made while another turn
+// runs waits for it (or for ctx).
+//
+// Cancelling ctx is the stop button: the client sends session/cancel,
+// answers the turn's pending permission requests "cancelled", keeps
+// delivering updates and waits (up to CancelGrace) for the agent's answer.
+// It then returns the Response gathered so far with StopReason "cancelled"
+// and an error for which errors.Is(err, ctx.Err()) holds. The agent and
+// session stay warm for the next turn.
+func (c *ACPClient) GenerateCtx(ctx context.Context, req Request) (Response, error) {
+	return c.generate(ctx, req, nil)
+}
+
+// GenerateStream runs a turn like GenerateCtx and calls emit with each
+// event as it happens, on the client's dispatcher goroutine (events of one
+// turn never overlap and arrive in wire order), ending with a "done" event
+// (also for a cancellation the agent confirmed: StopReason "cancelled", Err
+// the cancellation) or an "error" event. emit is never called after GenerateStream returns. Like
+// OnUpdate, emit must not start another turn itself.
+func (c *ACPClient) GenerateStream(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
+	return c.generate(ctx, req, emit)
+}
+
+// Stream returns the default session's turn as an iterator; see
+// Session.Stream.
+func (c *ACPClient) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent, error] {
+	return c.def.Stream(ctx, req)
+}
+
+// Cancel stops the running turn of every session, if any, exactly as
+// cancelling its context would (see GenerateCtx); the turn's call returns
+// an error matching context.Canceled. It does not wait for the turn to end.
+// It is the stop button for callers that hold no context; calling it
+// between turns does nothing.
+func (c *ACPClient) Cancel() {
+	c.mu.Lock()
+	handles := append([]*Session(nil), c.handles...)
+	c.mu.Unlock()
+	for _, h := range handles {
+		h.Cancel()
+	}
+}
+
+// NewSession opens another session on the agent.
+func (c *ACPClient) NewSession(ctx context.Context, opts SessionOptions) (*Session, error) {
+	return c.openHandle(ctx, opts, openNew, "")
+}
+
+// LoadSession opens a session the agent stored earlier, by id. The agent
+// replays the conversation as updates before it answers; they are
+// delivered to the session's OnUpdate with Replay() true, all before
+// LoadSession returns. It fails with ErrUnsupported unless the agent
+// advertised loadSession.
+func (c *ACPClient) LoadSession(ctx context.Context, id string, opts SessionOptions) (*Session, error) {
+	return c.openHandle(ctx, opts, openLoad, id)
+}
+
+// ResumeSession reopens a stored session without a replay. It fails with
+// ErrUnsupported unless the agent advertised sessionCapabilities.resume.
+func (c *ACPClient) ResumeSession(ctx context.Context, id string, opts SessionOptions) (*Session, error) {
+	return c.openHandle(ctx, opts, openResume, id)
+}
+
+// ListSessions lists the agent's stored sessions (all pages), optionally
+// only those of one working directory. It fails with ErrUnsupported unless
+// the agent advertised sessionCapabilities.list.
+func (c *ACPClient) ListSessions(ctx context.Context, cwd string) ([]SessionInfo, error) {
+	a, err := c.readyAgent(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !a.caps.SessionCapabilities.List.present() {
+		return nil, fmt.Errorf("acphost: the agent does not support session/list: %w", ErrUnsupported)
+	}
+	var all []SessionInfo
+	cursor := ""
+	for {
+		params := map[string]string{}
+		if cwd != "" {
+			params["cwd"] = cwd
+		}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		var page struct {
+			Sessions   []SessionInfo `json:"sessions"`
+			NextCursor string        `json:"nextCursor"`
+		}
+		if err := a.call(ctx, "session/list", params, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Sessions...)
+		if page.NextCursor == "" || page.NextCursor == cursor {
+			return all, nil
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// Stats returns the client's counts, summed over its agent processes.
+func (c *ACPClient) Stats() Stats {
+	return Stats{ForeignMessages: c.foreign.Load()}
+}
+
+// Containment reports how the current agent process is held (see
+// ACPOptions.Contain).
+func (c *ACPClient) Containment() Containment {
+	if l, ok := c.agent().link.(*processLink); ok {
+		return l.containment
+	}
+	return Containment{}
 }

@@ -43,15 +43,6 @@ type Containment struct {
 	Reason error
 }
 
-// Containment reports how the current agent process is held (see
-// ACPOptions.Contain).
-func (c *ACPClient) Containment() Containment {
-	if l, ok := c.agent().link.(*processLink); ok {
-		return l.containment
-	}
-	return Containment{}
-}
-
 // newCgroup is cgroup.New; tests make it fail to exercise the fallback.
 var newCgroup = cgroup.New
 

@@ -258,7 +258,7 @@ func (a *agent) isOpening() bool {
 }
 
 // deliverUpdate merges tool state, feeds the running turn and calls OnUpdate.
-func (a *agent) deliverUpdate(s *session, u Update) {
+func (a *agent) deliverUpdate(s *sessionState, u Update) {
 	switch u := u.(type) {
 	case *ToolCallUpdate:
 		if u.ToolCall.ID != "" {

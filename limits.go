@@ -30,11 +30,6 @@ type Stats struct {
 	ForeignMessages int64
 }
 
-// Stats returns the client's counts, summed over its agent processes.
-func (c *ACPClient) Stats() Stats {
-	return Stats{ForeignMessages: c.foreign.Load()}
-}
-
 // requestBudget bounds the agent→client requests being handled at once,
 // in number and in the bytes of their params: the read loop takes a share
 // before a request is handed on and waits while none is left, which stops

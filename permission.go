@@ -133,7 +133,7 @@ func (req *PermissionRequest) rejectAnswer(r AnswerReason, err error) Permission
 // once, whoever gets there first (hook, timeout, cancel, close).
 type pendingPermission struct {
 	a      *agent
-	s      *session
+	s      *sessionState
 	t      *turn // the turn it arrived in, if any
 	id     json.RawMessage
 	req    *PermissionRequest
@@ -216,7 +216,7 @@ func (a *agent) parsePermission(id, params json.RawMessage, in *inflight) (req *
 // delivered: it merges the tool call, emits the permission event and hands
 // the decision to a broker goroutine. It writes nothing itself, so the
 // dispatcher never waits on the agent's stdin.
-func (a *agent) openPermission(s *session, id json.RawMessage, req *PermissionRequest, in *inflight) {
+func (a *agent) openPermission(s *sessionState, id json.RawMessage, req *PermissionRequest, in *inflight) {
 	if req.ToolCall.ID != "" {
 		merged, _ := s.tool(&req.ToolCall, req.toolSet)
 		req.ToolCall = *merged

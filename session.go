@@ -1,211 +1,301 @@
 package acphost
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"iter"
 	"sync"
-	"sync/atomic"
 )
 
-// session is the client-side state of one agent session.
-type session struct {
-	a   *agent
-	id  string
-	pub atomic.Pointer[Session] // the handle this session serves, once opened
-
-	replaying atomic.Bool // a session/load is replaying history
-	dropped   atomic.Bool // closed and forgotten: look the id up again
+// Session is one conversation with the agent. A client starts with one (see
+// ACPClient.Session) and may open, load and resume more on the same agent
+// process. Each session has its own turn serialization, updates and pending
+// permissions: an update or request for one session never reaches another
+// session's hooks. All methods are safe for concurrent use.
+//
+// A Session outlives agent restarts: after the client restarts its agent it
+// re-attaches each live session by session/load or session/resume when the
+// agent supports it, and otherwise opens a fresh one and reports the lost
+// context (see RestartError).
+type Session struct {
+	c       *ACPClient
+	opts    SessionOptions
+	turnSem chan struct{}
 
 	mu        sync.Mutex
-	turn      *turn // the turn updates are delivered to, nil between turns
-	pending   map[*pendingPermission]struct{}
-	modeState SessionModes
-	options   []ConfigOption
-
-	// tools is the merged state of the tool calls seen in the session,
-	// toolBytes its estimated size (bounded by MaxResponseBytes), and turns
-	// counts its ended turns. All are owned by the dispatcher goroutine: no
-	// lock.
-	tools     map[string]*toolRecord
-	toolBytes int
-	turns     uint64
+	id        string
+	running   *turn
+	holding   bool          // a turn holds the session but is not running yet
+	stopAsked bool          // Cancel came while holding: stop the turn once it runs
+	restarted *RestartError // reported by the next turn
+	closed    bool
+	onClose   func() // set by a Pool: returns the session's slot
 }
 
-func newSession(a *agent, id string) *session {
-	return &session{a: a, id: id, pending: map[*pendingPermission]struct{}{}, tools: map[string]*toolRecord{}}
+// SessionOptions configures one session. Zero values take the client's.
+type SessionOptions struct {
+	// Dir is the session's working directory (absolute). Default: ACPOptions.Dir.
+	Dir string
+	// MCPServers are passed to the agent. Default: ACPOptions.MCPServers.
+	MCPServers []json.RawMessage
+	// OnUpdate receives this session's updates instead of ACPOptions.OnUpdate.
+	OnUpdate func(Update)
+	// OnPermission answers this session's requests instead of
+	// ACPOptions.OnPermission.
+	OnPermission PermissionFunc
+	// Mode, if set, is set right after the session opens.
+	Mode string
 }
 
-func (s *session) setState(modes *SessionModes, options []ConfigOption) {
+func (c *ACPClient) newHandle(opts SessionOptions) *Session {
+	if opts.Dir == "" {
+		opts.Dir = c.opts.Dir
+	}
+	if opts.MCPServers == nil {
+		opts.MCPServers = c.opts.MCPServers
+	}
+	return &Session{c: c, opts: opts, turnSem: make(chan struct{}, 1)}
+}
+
+// ID returns the session id the agent assigned (it changes only when a
+// restart could not keep the conversation).
+func (s *Session) ID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if modes != nil {
-		s.modeState = *modes
-	}
-	if options != nil {
-		s.options = options
-		s.syncModeFromOptions()
-	}
+	return s.id
 }
 
-// syncModeFromOptions follows a "mode" config option: agents that moved
-// from modes to config options (Claude, Codex) confirm a mode change only
-// there.
-func (s *session) syncModeFromOptions() {
-	for _, o := range s.options {
-		var v string
-		if o.Category == "mode" && json.Unmarshal(o.CurrentValue, &v) == nil && v != "" {
-			s.modeState.CurrentModeID = v
-		}
-	}
-}
-
-func (s *session) modes() SessionModes {
+func (s *Session) setID(id string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.modeState
-	m.AvailableModes = append([]SessionMode(nil), m.AvailableModes...)
-	return m
-}
-
-func (s *session) configOptions() []ConfigOption {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]ConfigOption(nil), s.options...)
-}
-
-// attach makes t the turn updates are delivered to. The dispatcher runs it
-// when it reaches the marker queued just before the prompt was sent, so
-// updates read earlier (late ones of the previous turn) are not counted.
-func (s *session) attach(t *turn) {
-	s.mu.Lock()
-	if !t.ended {
-		s.turn = t
-	}
+	s.id = id
 	s.mu.Unlock()
 }
 
-// endTurn stops delivery to t; the dispatcher calls it at t's barrier, so
-// updates after the prompt's answer are not counted in the turn.
-func (s *session) endTurn(t *turn) {
-	s.mu.Lock()
-	if s.turn == t {
-		s.turn = nil
-	}
-	s.mu.Unlock()
-}
-
-// detach ends t's delivery: after it returns, no event of t is being
-// emitted and none will be.
-func (s *session) detach(t *turn) {
-	s.mu.Lock()
-	t.ended = true
-	if s.turn == t {
-		s.turn = nil
-	}
-	s.mu.Unlock()
-	t.emitting.Wait()
-}
-
-// current returns the turn updates go to, if any, marked busy: call
-// t.emitting.Done when done with it.
-func (s *session) current() *turn {
+func (s *Session) isClosed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.turn != nil {
-		s.turn.emitting.Add(1)
-	}
-	return s.turn
+	return s.closed
 }
 
-// tool merges an update into the session's record of that tool call and
-// returns the record and whether it is new.
-func (s *session) tool(u *ToolCall, set ToolCallFields) (*ToolCall, bool) {
-	rec, ok := s.tools[u.ID]
-	if !ok {
-		rec = &toolRecord{state: ToolCall{ID: u.ID}}
-		s.tools[u.ID] = rec
+// state returns the agent-side record of the session on the current agent.
+// It is an empty record, not kept, once the session is closed.
+func (s *Session) state() *sessionState {
+	a := s.c.agent()
+	if st := a.known(s.ID()); st != nil {
+		return st
 	}
-	rec.turn = s.turns
-	rec.state.merge(u, set)
-	size := toolCallSize(&rec.state)
-	s.toolBytes += size - rec.size
-	rec.size = size
-	if s.toolBytes > s.a.opts.MaxResponseBytes {
-		s.shedTools(rec)
-	}
-	return &rec.state, !ok
+	return newSessionState(a, s.ID())
 }
 
-// shedTools forgets tool calls until their state takes three quarters of
-// MaxResponseBytes at most (so that shedding, which walks them all, is
-// rare): finished ones first, then the one that did not fit (last, which
-// the caller still holds), then any. A call forgotten and updated again
-// starts from what that update says.
-func (s *session) shedTools(last *toolRecord) {
-	target := s.a.opts.MaxResponseBytes / 4 * 3
-	for id, rec := range s.tools {
-		if rec.state.Status.Finished() {
-			s.forgetTool(id, rec)
-		}
+// Modes returns the session's modes as last reported by the agent.
+func (s *Session) Modes() SessionModes { return s.state().modes() }
+
+// ConfigOptions returns the session's config options as last reported.
+func (s *Session) ConfigOptions() []ConfigOption { return s.state().configOptions() }
+
+// SetMode asks the agent to switch the session to mode id. The agent
+// confirms with a CurrentModeUpdate, which Modes reflects: a mode the agent
+// did not confirm is not assumed.
+func (s *Session) SetMode(ctx context.Context, id string) error {
+	return s.c.agent().call(ctx, "session/set_mode", map[string]string{"sessionId": s.ID(), "modeId": id}, nil)
+}
+
+// SetConfigOption sets a config option (value is a select option's value
+// id, or a bool for a boolean option) and returns the complete state the
+// agent answered with.
+func (s *Session) SetConfigOption(ctx context.Context, configID string, value any) ([]ConfigOption, error) {
+	params := map[string]any{"sessionId": s.ID(), "configId": configID, "value": value}
+	if _, ok := value.(bool); ok {
+		params["type"] = "boolean"
 	}
-	if s.toolBytes > target {
-		s.forgetTool(last.state.ID, last)
+	var res struct {
+		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
-	for id, rec := range s.tools {
-		if s.toolBytes <= target {
+	a := s.c.agent()
+	if err := a.call(ctx, "session/set_config_option", params, &res); err != nil {
+		return nil, err
+	}
+	opts := decodeConfigOptions(res.ConfigOptions)
+	if st := a.known(s.ID()); st != nil {
+		st.setState(nil, opts)
+	}
+	return opts, nil
+}
+
+// Generate runs one turn on this session with no cancellation.
+func (s *Session) Generate(req Request) (Response, error) {
+	return s.GenerateCtx(context.Background(), req)
+}
+
+// GenerateCtx runs one turn on this session; see ACPClient.GenerateCtx.
+func (s *Session) GenerateCtx(ctx context.Context, req Request) (Response, error) {
+	return s.generate(ctx, req, nil, 0)
+}
+
+// GenerateStream runs one turn on this session as events; see
+// ACPClient.GenerateStream.
+func (s *Session) GenerateStream(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
+	return s.generate(ctx, req, emit, 0)
+}
+
+// Cancel stops this session's running turn, if any; see ACPClient.Cancel.
+func (s *Session) Cancel() {
+	s.mu.Lock()
+	t := s.running
+	if t == nil && s.holding {
+		s.stopAsked = true
+	}
+	s.mu.Unlock()
+	if t != nil {
+		t.halt(errCancelCalled)
+	}
+}
+
+// hold marks the session taken by a turn that is starting (true) or ended.
+func (s *Session) hold(on bool) {
+	s.mu.Lock()
+	s.holding, s.stopAsked = on, false
+	s.mu.Unlock()
+}
+
+// setRunning records the running turn; a Cancel that came while the turn
+// was starting stops it now.
+func (s *Session) setRunning(t *turn) {
+	s.mu.Lock()
+	s.running = t
+	stop := t != nil && s.stopAsked
+	s.stopAsked = false
+	s.mu.Unlock()
+	if stop {
+		t.halt(errCancelCalled)
+	}
+}
+
+// takeRestart returns the restart to report to the next turn, once.
+func (s *Session) takeRestart() *RestartError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.restarted
+	s.restarted = nil
+	return r
+}
+
+// Close ends the session: session/close when the agent supports it (it
+// cancels any running turn), and the client forgets it. The client's
+// default session closes with the client, unless a Pool handed it out.
+func (s *Session) Close(ctx context.Context) error {
+	if s == s.c.def && s.onClose == nil {
+		return errors.New("acphost: the default session closes with the client")
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if closed {
+		return nil
+	}
+	if s.onClose != nil {
+		defer s.onClose()
+	}
+	s.c.forget(s)
+	a := s.c.agent()
+	defer a.dropSession(s.ID())
+	if a.terms != nil {
+		a.terms.CloseOwner(s.ID())
+	}
+	if !a.caps.SessionCapabilities.Close.present() {
+		return nil
+	}
+	return a.call(ctx, "session/close", map[string]string{"sessionId": s.ID()}, nil)
+}
+
+func (c *ACPClient) forget(s *Session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, h := range c.handles {
+		if h == s {
+			c.handles = append(c.handles[:i:i], c.handles[i+1:]...)
 			return
 		}
-		s.forgetTool(id, rec)
 	}
 }
 
-func (s *session) forgetTool(id string, rec *toolRecord) {
-	if s.tools[id] == rec {
-		delete(s.tools, id)
-		s.toolBytes -= rec.size
+func (c *ACPClient) remember(s *Session) {
+	c.mu.Lock()
+	c.handles = append(c.handles, s)
+	c.mu.Unlock()
+}
+
+func (c *ACPClient) openHandle(ctx context.Context, opts SessionOptions, how openKind, id string) (*Session, error) {
+	a, err := c.readyAgent(ctx)
+	if err != nil {
+		return nil, err
 	}
+	h := c.newHandle(opts)
+	h.id = id
+	if err := a.open(ctx, h, how); err != nil {
+		return nil, err
+	}
+	c.remember(h)
+	return h, nil
 }
 
-// toolRecord is a tool call's merged state, its estimated size and the
-// turn it last changed in.
-type toolRecord struct {
-	state ToolCall
-	size  int
-	turn  uint64
+// SessionInfo describes a stored session, as session/list reports it.
+type SessionInfo struct {
+	SessionID string          `json:"sessionId"`
+	Cwd       string          `json:"cwd"`
+	Title     string          `json:"title,omitempty"`
+	UpdatedAt string          `json:"updatedAt,omitempty"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
 }
 
-// pruneTools runs at the end of a turn: it forgets finished tool calls and
-// those untouched for a whole turn (a cancelled or rejected call the agent
-// never closed), so the session's memory does not grow with its turns.
-func (s *session) pruneTools() {
-	for id, rec := range s.tools {
-		if rec.state.Status.Finished() || rec.turn < s.turns {
-			s.forgetTool(id, rec)
+// Stream returns the turn as an iterator for a for-range loop. The turn
+// starts when the loop starts; breaking out of the loop (or a panic in its
+// body) cancels it and waits for the cancellation to finish. The last pair
+// carries the "done" event, or an "error" event with the turn's error (also
+// when the turn could not start). Only end events carry an error.
+func (s *Session) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent, error] {
+	return func(yield func(StreamEvent, error) bool) {
+		caller := s.c.agent().cb.callerID() // the turn runs on another goroutine, for this one
+		ctx, cancel := context.WithCancel(ctx)
+		events, acks := make(chan StreamEvent), make(chan bool)
+		quit, finished := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(finished)
+			_, _ = s.generate(ctx, req, func(ev StreamEvent) {
+				select {
+				case events <- ev:
+				case <-quit:
+					return
+				}
+				select {
+				case ok := <-acks:
+					if !ok {
+						cancel()
+					}
+				case <-quit:
+				}
+			}, caller)
+		}()
+		defer func() {
+			cancel()
+			close(quit)
+			<-finished
+		}()
+		stopped := false
+		for {
+			select {
+			case ev := <-events:
+				if stopped {
+					acks <- false
+					continue
+				}
+				stopped = !yield(ev, endError(ev))
+				acks <- !stopped
+			case <-finished:
+				return
+			}
 		}
 	}
-	s.turns++
-}
-
-func (s *session) setCurrentMode(id string) {
-	s.mu.Lock()
-	s.modeState.CurrentModeID = id
-	s.mu.Unlock()
-}
-
-func (s *session) bind(h *Session) { s.pub.Store(h) }
-
-// onUpdate is the session's update hook: its handle's, else the client's.
-func (s *session) onUpdate() func(Update) {
-	if h := s.pub.Load(); h != nil && h.opts.OnUpdate != nil {
-		return h.opts.OnUpdate
-	}
-	return s.a.opts.OnUpdate
-}
-
-// onPermission is the session's permission hook: its handle's, else the
-// client's.
-func (s *session) onPermission() PermissionFunc {
-	if h := s.pub.Load(); h != nil && h.opts.OnPermission != nil {
-		return h.opts.OnPermission
-	}
-	return s.a.opts.OnPermission
 }

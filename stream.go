@@ -1,9 +1,7 @@
 package acphost
 
 import (
-	"context"
 	"encoding/json"
-	"iter"
 )
 
 // EventType says what a [StreamEvent] reports and so which of its fields
@@ -68,72 +66,6 @@ type StreamEvent struct {
 	StopReason StopReason
 	// Update is the session/update behind the event, when there is one.
 	Update Update
-}
-
-// GenerateStream runs a turn like GenerateCtx and calls emit with each
-// event as it happens, on the client's dispatcher goroutine (events of one
-// turn never overlap and arrive in wire order), ending with a "done" event
-// (also for a cancellation the agent confirmed: StopReason "cancelled", Err
-// the cancellation) or an "error" event. emit is never called after GenerateStream returns. Like
-// OnUpdate, emit must not start another turn itself.
-func (c *ACPClient) GenerateStream(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
-	return c.generate(ctx, req, emit)
-}
-
-// Stream returns the default session's turn as an iterator; see
-// Session.Stream.
-func (c *ACPClient) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent, error] {
-	return c.def.Stream(ctx, req)
-}
-
-// Stream returns the turn as an iterator for a for-range loop. The turn
-// starts when the loop starts; breaking out of the loop (or a panic in its
-// body) cancels it and waits for the cancellation to finish. The last pair
-// carries the "done" event, or an "error" event with the turn's error (also
-// when the turn could not start). Only end events carry an error.
-func (s *Session) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent, error] {
-	return func(yield func(StreamEvent, error) bool) {
-		caller := s.c.agent().cb.callerID() // the turn runs on another goroutine, for this one
-		ctx, cancel := context.WithCancel(ctx)
-		events, acks := make(chan StreamEvent), make(chan bool)
-		quit, finished := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(finished)
-			_, _ = s.generate(ctx, req, func(ev StreamEvent) {
-				select {
-				case events <- ev:
-				case <-quit:
-					return
-				}
-				select {
-				case ok := <-acks:
-					if !ok {
-						cancel()
-					}
-				case <-quit:
-				}
-			}, caller)
-		}()
-		defer func() {
-			cancel()
-			close(quit)
-			<-finished
-		}()
-		stopped := false
-		for {
-			select {
-			case ev := <-events:
-				if stopped {
-					acks <- false
-					continue
-				}
-				stopped = !yield(ev, endError(ev))
-				acks <- !stopped
-			case <-finished:
-				return
-			}
-		}
-	}
 }
 
 // endError is the error a Stream pair carries: the turn's, on its end event.

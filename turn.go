@@ -65,7 +65,7 @@ type Response struct {
 // turn is one running prompt. Its response fields are written only by the
 // dispatcher goroutine until delivery ends (barrier or detach).
 type turn struct {
-	s        *session
+	s        *sessionState
 	emitFn   func(StreamEvent)
 	barrier  chan struct{}      // closed when every update before the answer was delivered
 	answered chan promptOutcome // the prompt's answer (or the agent's death)
@@ -102,7 +102,7 @@ type turnTool struct {
 	resulted bool
 }
 
-func newTurn(s *session, emit func(StreamEvent), req Request) *turn {
+func newTurn(s *sessionState, emit func(StreamEvent), req Request) *turn {
 	t := &turn{s: s, emitFn: emit, barrier: make(chan struct{}), answered: make(chan promptOutcome, 1), stop: make(chan struct{}), tools: map[string]*turnTool{},
 		room: s.a.opts.MaxResponseBytes, discard: req.Discard}
 	t.touch()
@@ -251,27 +251,6 @@ func (t *turn) response(stop StopReason, meta json.RawMessage) Response {
 		r.ToolCalls = append(r.ToolCalls, t.tools[id].state)
 	}
 	return r
-}
-
-// Generate runs one turn with no cancellation: GenerateCtx with
-// context.Background().
-func (c *ACPClient) Generate(req Request) (Response, error) {
-	return c.GenerateCtx(context.Background(), req)
-}
-
-// GenerateCtx sends req as a session/prompt and returns when the agent has
-// answered and every update that came before the answer has been delivered
-// to OnUpdate. Turns run one at a time: a call made while another turn
-// runs waits for it (or for ctx).
-//
-// Cancelling ctx is the stop button: the client sends session/cancel,
-// answers the turn's pending permission requests "cancelled", keeps
-// delivering updates and waits (up to CancelGrace) for the agent's answer.
-// It then returns the Response gathered so far with StopReason "cancelled"
-// and an error for which errors.Is(err, ctx.Err()) holds. The agent and
-// session stay warm for the next turn.
-func (c *ACPClient) GenerateCtx(ctx context.Context, req Request) (Response, error) {
-	return c.generate(ctx, req, nil)
 }
 
 func (c *ACPClient) generate(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {

@@ -1,0 +1,213 @@
+package acphost
+
+import (
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+)
+
+// sessionState is the client-side state of one agent session on one agent
+// process: the record behind a Session, its turn, pending permissions,
+// modes and tool calls.
+type sessionState struct {
+	a   *agent
+	id  string
+	pub atomic.Pointer[Session] // the handle this session serves, once opened
+
+	replaying atomic.Bool // a session/load is replaying history
+	dropped   atomic.Bool // closed and forgotten: look the id up again
+
+	mu        sync.Mutex
+	turn      *turn // the turn updates are delivered to, nil between turns
+	pending   map[*pendingPermission]struct{}
+	modeState SessionModes
+	options   []ConfigOption
+
+	// tools is the merged state of the tool calls seen in the session,
+	// toolBytes its estimated size (bounded by MaxResponseBytes), and turns
+	// counts its ended turns. All are owned by the dispatcher goroutine: no
+	// lock.
+	tools     map[string]*toolRecord
+	toolBytes int
+	turns     uint64
+}
+
+func newSessionState(a *agent, id string) *sessionState {
+	return &sessionState{a: a, id: id, pending: map[*pendingPermission]struct{}{}, tools: map[string]*toolRecord{}}
+}
+
+func (s *sessionState) setState(modes *SessionModes, options []ConfigOption) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if modes != nil {
+		s.modeState = *modes
+	}
+	if options != nil {
+		s.options = options
+		s.syncModeFromOptions()
+	}
+}
+
+// syncModeFromOptions follows a "mode" config option: agents that moved
+// from modes to config options (Claude, Codex) confirm a mode change only
+// there.
+func (s *sessionState) syncModeFromOptions() {
+	for _, o := range s.options {
+		var v string
+		if o.Category == "mode" && json.Unmarshal(o.CurrentValue, &v) == nil && v != "" {
+			s.modeState.CurrentModeID = v
+		}
+	}
+}
+
+func (s *sessionState) modes() SessionModes {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.modeState
+	m.AvailableModes = append([]SessionMode(nil), m.AvailableModes...)
+	return m
+}
+
+func (s *sessionState) configOptions() []ConfigOption {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ConfigOption(nil), s.options...)
+}
+
+// attach makes t the turn updates are delivered to. The dispatcher runs it
+// when it reaches the marker queued just before the prompt was sent, so
+// updates read earlier (late ones of the previous turn) are not counted.
+func (s *sessionState) attach(t *turn) {
+	s.mu.Lock()
+	if !t.ended {
+		s.turn = t
+	}
+	s.mu.Unlock()
+}
+
+// endTurn stops delivery to t; the dispatcher calls it at t's barrier, so
+// updates after the prompt's answer are not counted in the turn.
+func (s *sessionState) endTurn(t *turn) {
+	s.mu.Lock()
+	if s.turn == t {
+		s.turn = nil
+	}
+	s.mu.Unlock()
+}
+
+// detach ends t's delivery: after it returns, no event of t is being
+// emitted and none will be.
+func (s *sessionState) detach(t *turn) {
+	s.mu.Lock()
+	t.ended = true
+	if s.turn == t {
+		s.turn = nil
+	}
+	s.mu.Unlock()
+	t.emitting.Wait()
+}
+
+// current returns the turn updates go to, if any, marked busy: call
+// t.emitting.Done when done with it.
+func (s *sessionState) current() *turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn != nil {
+		s.turn.emitting.Add(1)
+	}
+	return s.turn
+}
+
+// tool merges an update into the session's record of that tool call and
+// returns the record and whether it is new.
+func (s *sessionState) tool(u *ToolCall, set ToolCallFields) (*ToolCall, bool) {
+	rec, ok := s.tools[u.ID]
+	if !ok {
+		rec = &toolRecord{state: ToolCall{ID: u.ID}}
+		s.tools[u.ID] = rec
+	}
+	rec.turn = s.turns
+	rec.state.merge(u, set)
+	size := toolCallSize(&rec.state)
+	s.toolBytes += size - rec.size
+	rec.size = size
+	if s.toolBytes > s.a.opts.MaxResponseBytes {
+		s.shedTools(rec)
+	}
+	return &rec.state, !ok
+}
+
+// shedTools forgets tool calls until their state takes three quarters of
+// MaxResponseBytes at most (so that shedding, which walks them all, is
+// rare): finished ones first, then the one that did not fit (last, which
+// the caller still holds), then any. A call forgotten and updated again
+// starts from what that update says.
+func (s *sessionState) shedTools(last *toolRecord) {
+	target := s.a.opts.MaxResponseBytes / 4 * 3
+	for id, rec := range s.tools {
+		if rec.state.Status.Finished() {
+			s.forgetTool(id, rec)
+		}
+	}
+	if s.toolBytes > target {
+		s.forgetTool(last.state.ID, last)
+	}
+	for id, rec := range s.tools {
+		if s.toolBytes <= target {
+			return
+		}
+		s.forgetTool(id, rec)
+	}
+}
+
+func (s *sessionState) forgetTool(id string, rec *toolRecord) {
+	if s.tools[id] == rec {
+		delete(s.tools, id)
+		s.toolBytes -= rec.size
+	}
+}
+
+// toolRecord is a tool call's merged state, its estimated size and the
+// turn it last changed in.
+type toolRecord struct {
+	state ToolCall
+	size  int
+	turn  uint64
+}
+
+// pruneTools runs at the end of a turn: it forgets finished tool calls and
+// those untouched for a whole turn (a cancelled or rejected call the agent
+// never closed), so the session's memory does not grow with its turns.
+func (s *sessionState) pruneTools() {
+	for id, rec := range s.tools {
+		if rec.state.Status.Finished() || rec.turn < s.turns {
+			s.forgetTool(id, rec)
+		}
+	}
+	s.turns++
+}
+
+func (s *sessionState) setCurrentMode(id string) {
+	s.mu.Lock()
+	s.modeState.CurrentModeID = id
+	s.mu.Unlock()
+}
+
+func (s *sessionState) bind(h *Session) { s.pub.Store(h) }
+
+// onUpdate is the session's update hook: its handle's, else the client's.
+func (s *sessionState) onUpdate() func(Update) {
+	if h := s.pub.Load(); h != nil && h.opts.OnUpdate != nil {
+		return h.opts.OnUpdate
+	}
+	return s.a.opts.OnUpdate
+}
+
+// onPermission is the session's permission hook: its handle's, else the
+// client's.
+func (s *sessionState) onPermission() PermissionFunc {
+	if h := s.pub.Load(); h != nil && h.opts.OnPermission != nil {
+		return h.opts.OnPermission
+	}
+	return s.a.opts.OnPermission
+}
