@@ -14,7 +14,6 @@ import (
 
 	"github.com/acphost/acphost/internal/fastjson"
 	"github.com/acphost/acphost/internal/sandbox"
-	"github.com/acphost/acphost/internal/terminal"
 	"github.com/acphost/acphost/internal/wire"
 )
 
@@ -22,16 +21,16 @@ import (
 // connection), its JSON-RPC connection, dispatcher and session. A client
 // replaces its agent only when a turn had to be abandoned.
 type agent struct {
-	c      *ACPClient
-	opts   *ACPOptions
-	link   link // how the agent is reached: its process, or Connect's stream
-	stream *wire.Stream
-	conn   *wire.Conn // calls (prompts included), replies, the requests being handled
-	q      *queue
-	init   initResult
-	caps   agentCaps
-	roots  *sandbox.Roots    // nil unless fs or terminals are served
-	terms  *terminal.Manager // nil unless terminals are served
+	c         *ACPClient
+	opts      *ACPOptions
+	link      link // how the agent is reached: its process, or Connect's stream
+	stream    *wire.Stream
+	conn      *wire.Conn // calls (prompts included), replies, the requests being handled
+	q         *queue
+	init      initResult
+	caps      agentCaps
+	files     *fileService     // fs/*; its opts nil unless served
+	terminals *terminalService // terminal/*; its opts nil unless served
 
 	ctx    context.Context // ends when the agent is shut down or dies
 	cancel context.CancelFunc
@@ -160,7 +159,9 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		requests:   newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
 		fileSlots:  make(chan struct{}, maxFileRequests),
 	}
-	a.roots, a.terms = roots, newTerminals(&c.opts, roots)
+	hook := func(session, what string, f func()) error { return a.userCall(goid(), session, what, f) }
+	a.files = &fileService{opts: c.opts.FS, roots: roots, writable: c.writable, planMode: c.PlanMode, hook: hook}
+	a.terminals = &terminalService{opts: c.opts.Terminal, dir: c.opts.Dir, roots: roots, terms: newTerminals(&c.opts, roots), planMode: c.PlanMode, hook: hook}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.q = newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes)
 	r, w := l.stream()
@@ -274,8 +275,8 @@ func (a *agent) stop(cause error) {
 		a.die(cause) // first, so the exit we cause is not reported as a crash
 		a.stream.Halt()
 		a.link.stop(a.opts.CloseGrace)
-		if a.terms != nil {
-			a.terms.Close()
+		if a.terminals.terms != nil {
+			a.terminals.terms.Close()
 		}
 	})
 }
@@ -730,16 +731,10 @@ func (a *agent) countForeign(method, session string) {
 
 // service returns the handler of an agent→client method the client serves.
 func (a *agent) service(method string) func(context.Context, json.RawMessage) (any, error) {
-	fs, term := a.opts.FS, a.opts.Terminal
-	switch {
-	case method == "fs/read_text_file" && fs != nil && fs.Read:
-		return a.readTextFile
-	case method == "fs/write_text_file" && fs != nil && fs.Write:
-		return a.writeTextFile
-	case term != nil:
-		return a.serveTerminal(method)
+	if h := a.files.handler(method); h != nil {
+		return h
 	}
-	return nil
+	return a.terminals.handler(method)
 }
 
 // promptOutcomeOf decodes a prompt's answer.

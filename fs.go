@@ -90,6 +90,33 @@ func (o *FSOptions) maxRead() int64 {
 	return DefaultMaxReadBytes
 }
 
+// fileService serves fs/* for one agent with what it needs: the options,
+// the roots (and a confined agent's Writable), plan mode, and a way to run
+// the hooks as the agent's callbacks.
+type fileService struct {
+	opts     *FSOptions
+	roots    *sandbox.Roots
+	writable *sandbox.Roots // nil unless the agent is confined
+	planMode func() bool
+	hook     hookRunner
+}
+
+// hookRunner runs user code f for session, as a callback of the agent
+// (see callbacks): a panic becomes the error.
+type hookRunner func(session, what string, f func()) error
+
+// handler returns the handler of an fs method, nil for one not served.
+func (f *fileService) handler(method string) func(context.Context, json.RawMessage) (any, error) {
+	switch {
+	case f.opts == nil:
+	case method == "fs/read_text_file" && f.opts.Read:
+		return f.read
+	case method == "fs/write_text_file" && f.opts.Write:
+		return f.write
+	}
+	return nil
+}
+
 // serveRequest answers an agent→client request on a goroutine of its own
 // with a ctx that $/cancel_request or the agent's end cancels.
 func (a *agent) serveRequest(m wire.Message, in *inflight, handle func(ctx context.Context, params json.RawMessage) (any, error)) {
@@ -152,24 +179,24 @@ type readParams struct {
 	Limit     int    `json:"limit"`
 }
 
-func (a *agent) readTextFile(ctx context.Context, raw json.RawMessage) (any, error) {
+func (f *fileService) read(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p readParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error()}
 	}
-	fo := a.opts.FS
+	fo := f.opts
 	if fo.OnReadFile != nil {
 		var content string
 		var ok bool
 		var err error
-		if perr := a.userCall(goid(), p.SessionID, "OnReadFile", func() { content, ok, err = fo.OnReadFile(ctx, p.SessionID, p.Path) }); perr != nil {
+		if perr := f.hook(p.SessionID, "OnReadFile", func() { content, ok, err = fo.OnReadFile(ctx, p.SessionID, p.Path) }); perr != nil {
 			err = perr
 		}
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			if _, err := a.roots.ResolveFile(p.Path); err != nil {
+			if _, err := f.roots.ResolveFile(p.Path); err != nil {
 				return nil, err
 			}
 			content, err := sandbox.Lines(content, p.Line, p.Limit)
@@ -179,9 +206,9 @@ func (a *agent) readTextFile(ctx context.Context, raw json.RawMessage) (any, err
 			return map[string]string{"content": content}, nil
 		}
 	}
-	content, err := a.roots.ReadText(ctx, p.Path, p.Line, p.Limit, fo.maxRead())
+	content, err := f.roots.ReadText(ctx, p.Path, p.Line, p.Limit, fo.maxRead())
 	if errors.Is(err, fs.ErrNotExist) && !fo.MissingFileError {
-		if _, rerr := a.roots.ResolveFile(p.Path); rerr == nil {
+		if _, rerr := f.roots.ResolveFile(p.Path); rerr == nil {
 			return map[string]string{"content": ""}, nil
 		}
 	}
@@ -197,26 +224,26 @@ type writeParams struct {
 	Content   string `json:"content"`
 }
 
-func (a *agent) writeTextFile(ctx context.Context, raw json.RawMessage) (any, error) {
+func (f *fileService) write(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p writeParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error()}
 	}
-	if a.c.PlanMode() {
+	if f.planMode() {
 		return nil, fmt.Errorf("%w: plan mode: no writes (%s)", ErrRefused, p.Path)
 	}
-	t, err := a.bindWrite(p.Path)
+	t, err := f.bind(p.Path)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
 	content := p.Content
-	if hook := a.opts.FS.OnWriteFile; hook != nil {
+	if hook := f.opts.OnWriteFile; hook != nil {
 		prop := &WriteProposal{SessionID: p.SessionID, Path: p.Path, Resolved: t.Resolved(), Exists: t.Exists(), Proposed: p.Content}
-		if prop.Current, err = t.Current(ctx, a.opts.FS.maxRead()); err != nil {
+		if prop.Current, err = t.Current(ctx, f.opts.maxRead()); err != nil {
 			return nil, err
 		}
-		if perr := a.userCall(goid(), p.SessionID, "OnWriteFile", func() { content, err = hook(ctx, prop) }); perr != nil {
+		if perr := f.hook(p.SessionID, "OnWriteFile", func() { content, err = hook(ctx, prop) }); perr != nil {
 			err = perr
 		}
 		if err != nil {
@@ -232,18 +259,18 @@ func (a *agent) writeTextFile(ctx context.Context, raw json.RawMessage) (any, er
 	return struct{}{}, nil
 }
 
-// bindWrite resolves a write's path once (what is reviewed is what is
+// bind resolves a write's path once (what is reviewed is what is
 // written): inside the roots and, for a confined agent, inside its
 // Confinement.Writable too, since the host never writes where the agent
 // could not have been allowed to.
-func (a *agent) bindWrite(path string) (*sandbox.Target, error) {
-	if a.c.writable == nil {
-		return a.roots.Bind(path)
+func (f *fileService) bind(path string) (*sandbox.Target, error) {
+	if f.writable == nil {
+		return f.roots.Bind(path)
 	}
-	if _, err := a.roots.ResolveFile(path); err != nil {
+	if _, err := f.roots.ResolveFile(path); err != nil {
 		return nil, err
 	}
-	t, err := a.c.writable.Bind(path)
+	t, err := f.writable.Bind(path)
 	var se *sandbox.Error
 	if errors.As(err, &se) && (se.Reason == sandbox.ReasonOutside || se.Reason == sandbox.ReasonSymlinkEscape) {
 		return nil, fmt.Errorf("%w: %s is outside the directories the agent is confined to (Confinement.Writable)", ErrRefused, path)

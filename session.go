@@ -201,8 +201,8 @@ func (s *Session) Close(ctx context.Context) error {
 	s.c.forget(s)
 	a := s.c.agent()
 	defer a.dropSession(s.ID())
-	if a.terms != nil {
-		a.terms.CloseOwner(s.ID())
+	if a.terminals.terms != nil {
+		a.terminals.terms.CloseOwner(s.ID())
 	}
 	if !a.caps.SessionCapabilities.Close.present() {
 		return nil

@@ -105,14 +105,30 @@ func toExitStatus(s terminal.ExitStatus) exitStatus {
 	return e
 }
 
-// serveTerminal answers the terminal/* methods.
-func (a *agent) serveTerminal(method string) func(context.Context, json.RawMessage) (any, error) {
+// terminalService serves terminal/* for one agent with what it needs: the
+// options, the session's directory and roots, the commands' manager, plan
+// mode, and a way to run the hook as the agent's callback.
+type terminalService struct {
+	opts     *TerminalOptions
+	dir      string
+	roots    *sandbox.Roots
+	terms    *terminal.Manager
+	planMode func() bool
+	hook     hookRunner
+}
+
+// handler returns the handler of a terminal method, nil for one not
+// served.
+func (t *terminalService) handler(method string) func(context.Context, json.RawMessage) (any, error) {
+	if t.opts == nil {
+		return nil
+	}
 	switch method {
 	case "terminal/create":
-		return a.createTerminal
+		return t.create
 	case "terminal/output":
-		return a.withTerminal(func(_ context.Context, id string) (any, error) {
-			out, truncated, exit, err := a.terms.Output(id)
+		return t.withTerminal(func(_ context.Context, id string) (any, error) {
+			out, truncated, exit, err := t.terms.Output(id)
 			if err != nil {
 				return nil, err
 			}
@@ -128,22 +144,22 @@ func (a *agent) serveTerminal(method string) func(context.Context, json.RawMessa
 			return res, nil
 		})
 	case "terminal/wait_for_exit":
-		return a.withTerminal(func(ctx context.Context, id string) (any, error) {
-			st, err := a.terms.WaitForExit(ctx, id)
+		return t.withTerminal(func(ctx context.Context, id string) (any, error) {
+			st, err := t.terms.WaitForExit(ctx, id)
 			if err != nil {
 				return nil, err
 			}
 			return toExitStatus(st), nil
 		})
 	case "terminal/kill":
-		return a.withTerminal(func(_ context.Context, id string) (any, error) { return struct{}{}, a.terms.Kill(id) })
+		return t.withTerminal(func(_ context.Context, id string) (any, error) { return struct{}{}, t.terms.Kill(id) })
 	case "terminal/release":
-		return a.withTerminal(func(_ context.Context, id string) (any, error) { return struct{}{}, a.terms.Release(id) })
+		return t.withTerminal(func(_ context.Context, id string) (any, error) { return struct{}{}, t.terms.Release(id) })
 	}
 	return nil
 }
 
-func (a *agent) withTerminal(f func(ctx context.Context, id string) (any, error)) func(context.Context, json.RawMessage) (any, error) {
+func (t *terminalService) withTerminal(f func(ctx context.Context, id string) (any, error)) func(context.Context, json.RawMessage) (any, error) {
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var ref terminalRef
 		if err := json.Unmarshal(raw, &ref); err != nil {
@@ -157,28 +173,28 @@ func (a *agent) withTerminal(f func(ctx context.Context, id string) (any, error)
 	}
 }
 
-func (a *agent) createTerminal(ctx context.Context, raw json.RawMessage) (any, error) {
+func (t *terminalService) create(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p createParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error()}
 	}
-	cmd := &TerminalCommand{SessionID: p.SessionID, Command: p.Command, Args: p.Args, Dir: a.opts.Dir}
+	cmd := &TerminalCommand{SessionID: p.SessionID, Command: p.Command, Args: p.Args, Dir: t.dir}
 	for _, e := range p.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
 	if p.Cwd != "" {
-		dir, err := a.roots.Resolve(p.Cwd)
+		dir, err := t.roots.Resolve(p.Cwd)
 		if err != nil {
 			return nil, err
 		}
 		cmd.Dir = dir
 	}
-	if a.c.PlanMode() {
+	if t.planMode() {
 		return nil, fmt.Errorf("%w: plan mode: no commands (%s)", ErrRefused, p.Command)
 	}
-	if hook := a.opts.Terminal.OnCommand; hook != nil {
+	if hook := t.opts.OnCommand; hook != nil {
 		var err error
-		if perr := a.userCall(goid(), p.SessionID, "OnCommand", func() { err = hook(ctx, cmd) }); perr != nil {
+		if perr := t.hook(p.SessionID, "OnCommand", func() { err = hook(ctx, cmd) }); perr != nil {
 			err = perr
 		}
 		if err != nil {
@@ -188,7 +204,7 @@ func (a *agent) createTerminal(ctx context.Context, raw json.RawMessage) (any, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	id, err := a.terms.Create(p.SessionID, terminal.Spec{Command: cmd.Command, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, OutputByteLimit: p.OutputByteLimit})
+	id, err := t.terms.Create(p.SessionID, terminal.Spec{Command: cmd.Command, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, OutputByteLimit: p.OutputByteLimit})
 	if errors.Is(err, terminal.ErrTooMany) {
 		return nil, fmt.Errorf("%w: %w (TerminalOptions.MaxTerminals)", ErrRefused, err)
 	}
