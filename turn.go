@@ -1,6 +1,7 @@
 package acphost
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -552,4 +553,64 @@ func (wd *watchdog) stop() {
 	if wd.done != nil {
 		close(wd.done)
 	}
+}
+
+// promptOutcomeOf decodes a prompt's answer.
+func promptOutcomeOf(result, rpcErr json.RawMessage) promptOutcome {
+	var out promptOutcome
+	if len(rpcErr) > 0 && string(rpcErr) != "null" {
+		var e wire.Error
+		if err := json.Unmarshal(rpcErr, &e); err != nil {
+			out.err = &ProtocolError{Msg: "session/prompt answered with a malformed error", Err: err}
+		} else {
+			out.err = &RPCError{Code: e.Code, Message: e.Message, Data: e.Data, Method: "session/prompt"}
+		}
+		return out
+	}
+	if res, ok := decodePromptResult(result); ok {
+		out.res = res
+		return out
+	}
+	if err := json.Unmarshal(result, &out.res); err != nil {
+		out.err = &ProtocolError{Msg: "session/prompt answered with a malformed result", Err: err}
+	}
+	return out
+}
+
+// decodePromptResult reads a prompt's result in one pass, as encoding/json
+// would; ok is false for anything it leaves to encoding/json (see
+// fastjson.FoldsTo). result is only valid during the call: _meta is copied.
+func decodePromptResult(result json.RawMessage) (r promptResult, ok bool) {
+	c := fastjson.Cursor{B: result}
+	ok = c.Object(func(key []byte) bool {
+		switch string(key) {
+		case "stopReason":
+			if c.Null() {
+				return true
+			}
+			s, ok := c.StrBytes()
+			r.StopReason = knownStopReason(s)
+			return ok
+		case "_meta":
+			v, ok := c.Value()
+			r.Meta = bytes.Clone(v)
+			return ok
+		}
+		if fastjson.FoldsTo(key, "stopReason", "_meta") {
+			return false
+		}
+		_, ok := c.Value()
+		return ok
+	})
+	return r, ok && c.End()
+}
+
+// knownStopReason returns s without allocating for the reasons ACP defines.
+func knownStopReason(s []byte) StopReason {
+	for _, r := range [...]StopReason{StopEndTurn, StopCancelled, StopMaxTokens, StopMaxTurnRequests, StopRefusal} {
+		if string(s) == string(r) {
+			return r
+		}
+	}
+	return StopReason(s)
 }

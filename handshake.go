@@ -1,0 +1,86 @@
+// Handshake: initialize, the agent's capabilities and authenticate.
+
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// presence is a capability advertised by an object's presence.
+type presence json.RawMessage
+
+func (p presence) present() bool { return present(json.RawMessage(p)) }
+
+func (p *presence) UnmarshalJSON(b []byte) error {
+	*p = append((*p)[:0], b...)
+	return nil
+}
+
+// agentCaps is what this client reads of agentCapabilities.
+type agentCaps struct {
+	LoadSession         bool `json:"loadSession"`
+	SessionCapabilities struct {
+		List                  presence `json:"list"`
+		Resume                presence `json:"resume"`
+		Close                 presence `json:"close"`
+		AdditionalDirectories presence `json:"additionalDirectories"`
+	} `json:"sessionCapabilities"`
+}
+
+type initResult struct {
+	ProtocolVersion   int             `json:"protocolVersion"`
+	AgentCapabilities json.RawMessage `json:"agentCapabilities"`
+	AuthMethods       []AuthMethod    `json:"authMethods"`
+	AgentInfo         Implementation  `json:"agentInfo"`
+}
+
+// handshake runs initialize and, when configured, authenticate.
+func (a *agent) handshake(ctx context.Context) error {
+	if err := a.call(ctx, "initialize", a.initializeParams(), &a.init); err != nil {
+		return fmt.Errorf("acphost: initialize: %w", err)
+	}
+	if a.init.ProtocolVersion != ProtocolVersion {
+		return &ProtocolError{Msg: fmt.Sprintf("agent speaks protocol version %d; acphost speaks %d", a.init.ProtocolVersion, ProtocolVersion)}
+	}
+	_ = json.Unmarshal(a.init.AgentCapabilities, &a.caps)
+	if m := a.opts.AuthMethod; m != "" {
+		if err := a.authenticate(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *agent) authenticate(ctx context.Context, method string) error {
+	if err := a.call(ctx, "authenticate", map[string]string{"methodId": method}, nil); err != nil {
+		return fmt.Errorf("acphost: authenticate %q: %w", method, err)
+	}
+	return nil
+}
+
+func (a *agent) initializeParams() any {
+	fs := a.opts.FS
+	caps := map[string]any{
+		"fs":       map[string]bool{"readTextFile": fs != nil && fs.Read, "writeTextFile": fs != nil && fs.Write},
+		"terminal": a.opts.Terminal != nil,
+	}
+	if a.opts.PermissionPresentation {
+		caps["_meta"] = map[string]any{"jetbrains": map[string]any{"air": map[string]any{}}}
+	}
+	return map[string]any{
+		"protocolVersion":    ProtocolVersion,
+		"clientCapabilities": caps,
+		"clientInfo":         a.opts.ClientInfo,
+	}
+}
+
+func (a *agent) firstAuthMethod() string {
+	for _, m := range a.init.AuthMethods {
+		if m.Type == "" || m.Type == "agent" {
+			return m.ID
+		}
+	}
+	return ""
+}

@@ -1,0 +1,218 @@
+// Opening sessions on an agent (new, load, resume) and the records of the
+// sessions a connection opened.
+
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+type openResult struct {
+	SessionID     string          `json:"sessionId"`
+	Modes         *SessionModes   `json:"modes"`
+	ConfigOptions json.RawMessage `json:"configOptions"`
+}
+
+// openKind is how a session is opened on an agent.
+type openKind int
+
+const (
+	openNew openKind = iota
+	openLoad
+	openResume
+)
+
+var openMethods = [...]string{openNew: "session/new", openLoad: "session/load", openResume: "session/resume"}
+
+// open opens h's session on this agent (new, load or resume), binds the
+// agent-side record to h and sets h's initial mode.
+func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) {
+	method := openMethods[how]
+	if !a.supports(how) {
+		return fmt.Errorf("acphost: the agent does not support %s: %w", method, ErrUnsupported)
+	}
+	params := map[string]any{"cwd": h.opts.Dir, "mcpServers": h.opts.MCPServers}
+	if how != openNew {
+		params["sessionId"] = h.ID()
+		known := a.known(h.ID()) != nil
+		s := a.session(h.ID())
+		prev := s.pub.Swap(h) // the replay goes to h's hooks
+		defer func() {
+			switch {
+			case err == nil:
+			case known:
+				s.pub.Store(prev)
+			default: // not opened after all: its id is foreign again
+				a.dropSession(h.ID())
+			}
+		}()
+	}
+	res, err := a.openCall(ctx, how, params, h)
+	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) && a.opts.AuthMethod == "" {
+		if m := a.firstAuthMethod(); m != "" {
+			if err := a.authenticate(ctx, m); err != nil {
+				return err
+			}
+			res, err = a.openCall(ctx, how, params, h)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("acphost: %s: %w", method, err)
+	}
+	if how == openNew {
+		if res.SessionID == "" {
+			return &ProtocolError{Msg: "session/new answered without a sessionId"}
+		}
+		if s := a.known(res.SessionID); s == nil || s.pub.Load() != h {
+			return &ProtocolError{Msg: fmt.Sprintf("session/new answered with the id of a session already open on this connection (%q)", res.SessionID)}
+		}
+		h.setID(res.SessionID)
+	}
+	s := a.session(h.ID())
+	s.bind(h)
+	s.setState(res.Modes, decodeConfigOptions(res.ConfigOptions))
+	if h.opts.Mode != "" {
+		if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": h.ID(), "modeId": h.opts.Mode}, nil); err != nil {
+			return fmt.Errorf("acphost: setting mode %q: %w", h.opts.Mode, err)
+		}
+	}
+	return nil
+}
+
+func (a *agent) supports(how openKind) bool {
+	switch how {
+	case openLoad:
+		return a.caps.LoadSession
+	case openResume:
+		return a.caps.SessionCapabilities.Resume.present()
+	}
+	return true
+}
+
+// openCall makes the open request. A load's replayed updates are marked as
+// replay and all delivered before it returns (a barrier, as for prompts).
+func (a *agent) openCall(ctx context.Context, how openKind, params map[string]any, h *Session) (openResult, error) {
+	id := h.ID()
+	var res openResult
+	switch how {
+	case openNew:
+		return res, a.callOpening(ctx, params, &res, h)
+	case openResume:
+		return res, a.call(ctx, openMethods[how], params, &res)
+	}
+	if a.cb.fromDispatcher() {
+		return res, fmt.Errorf("acphost: LoadSession from OnUpdate or emit: %w", ErrReentrant)
+	}
+	s := a.session(id)
+	s.replaying.Store(true)
+	done := make(chan struct{})
+	err := a.callWithBarrier(ctx, "session/load", params, &res, func() {
+		s.replaying.Store(false)
+		close(done)
+	})
+	if err != nil {
+		s.replaying.Store(false)
+		return res, err
+	}
+	select {
+	case <-done:
+		return res, nil
+	case <-a.dead:
+		return res, a.cause
+	}
+}
+
+// newCall is a session/new call awaiting its answer, for h.
+type newCall struct{ h *Session }
+
+// callOpening is call for session/new: until it is answered the agent's
+// updates for a session not known yet are held back (see park), and the
+// new session's record is made on the read loop as the answer is read,
+// so what the agent sends after its answer finds it.
+func (a *agent) callOpening(ctx context.Context, params map[string]any, res *openResult, h *Session) error {
+	nc := &newCall{h: h}
+	a.mu.Lock()
+	a.opening[nc] = struct{}{}
+	a.mu.Unlock()
+	defer a.opened(nc, nil) // unanswered: hold nothing back for it any more
+	a.lift(1)
+	defer a.lift(-1)
+	return a.callError("session/new", a.guardedCall(ctx, "session/new", params, res, func(result json.RawMessage) { a.opened(nc, result) }))
+}
+
+// opened ends the wait of session/new call nc, making the record of the
+// session it answered (when result holds one), and has the dispatcher
+// release what it held back. It runs on the read loop for an answer.
+func (a *agent) opened(nc *newCall, result json.RawMessage) {
+	a.mu.Lock()
+	_, waiting := a.opening[nc]
+	delete(a.opening, nc)
+	h := nc.h
+	if !waiting {
+		h = nil
+	}
+	if h != nil && result != nil {
+		if sid := sessionIDIn(result); sid != "" && a.sessions[sid] == nil {
+			s := newSessionState(a, sid)
+			s.bind(h)
+			a.sessions[sid] = s
+		}
+	}
+	a.mu.Unlock()
+	if h != nil {
+		a.q.push(item{kind: itemBarrier, barrier: a.releaseParked}, false) // on the dispatcher, never here
+	}
+}
+
+// callWithBarrier is call, with atBarrier run on the dispatcher once every
+// message read before the answer has been dispatched (queued on the read
+// loop as the answer is read, before the call returns).
+func (a *agent) callWithBarrier(ctx context.Context, method string, params, result any, atBarrier func()) error {
+	err := a.guardedCall(ctx, method, params, result, func(json.RawMessage) { a.q.barrier(atBarrier) })
+	return a.callError(method, err)
+}
+
+// decodeConfigOptions keeps every option it can decode; an option of an
+// unknown type is kept with its raw JSON, a malformed one is skipped.
+func decodeConfigOptions(raw json.RawMessage) []ConfigOption {
+	return decodeEach(raw, func(item json.RawMessage) (ConfigOption, bool) {
+		var o ConfigOption
+		return o, json.Unmarshal(item, &o) == nil
+	})
+}
+
+// dropSession forgets a closed session's record (its tool calls, modes),
+// so a long-lived process does not keep every session it ever served.
+func (a *agent) dropSession(id string) {
+	a.mu.Lock()
+	if s := a.sessions[id]; s != nil {
+		s.dropped.Store(true)
+		delete(a.sessions, id)
+	}
+	a.mu.Unlock()
+}
+
+// known returns the record of a session this connection opened (or is
+// opening by load or resume), nil for any other id: what the agent names is
+// looked up here, never created.
+func (a *agent) known(id string) *sessionState {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sessions[id]
+}
+
+// session returns the record of a session the host opens or uses,
+// creating it.
+func (a *agent) session(id string) *sessionState {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[id]
+	if s == nil {
+		s = newSessionState(a, id)
+		a.sessions[id] = s
+	}
+	return s
+}
