@@ -72,20 +72,36 @@
 //
 // # Process lifecycle
 //
-// The agent runs in its own process group; its stderr is always drained
-// (into ACPOptions.Stderr and a 64 KiB tail quoted in errors). The ctx given
-// to Start bounds the start-up only. An agent that exits or crashes fails
-// every pending call at once with an [*ExitError] carrying its status and
-// stderr tail. [ACPClient.Close] closes stdin, waits CloseGrace, sends
-// SIGTERM to the group, waits again, sends SIGKILL, and returns only when the
-// process and every goroutine of the client have ended. On Linux a host
-// that dies without Close (killed, crashed) takes its agents with it: the
-// kernel sends them SIGKILL.
+// The agent runs in its own process group, and on Linux in a cgroup of its
+// own (ACPOptions.Contain, [ACPClient.Containment]); its stderr is always
+// drained (into ACPOptions.Stderr and a 64 KiB tail quoted in errors). The
+// ctx given to Start bounds the start-up only. An agent that exits or
+// crashes fails every pending call at once with an [*ExitError] carrying its
+// status and stderr tail. [ACPClient.Close] closes stdin, waits CloseGrace,
+// sends SIGTERM to the group, waits again, sends SIGKILL to the group and the
+// cgroup, and returns only when every process the agent started (however it
+// detached) and every goroutine of the client have ended. A host that dies
+// without Close (killed, crashed) takes its agents' trees with it: its
+// cgroups are killed by a watcher, or, without cgroups, the kernel sends the
+// agent SIGKILL.
 //
 // On Linux the kernel (Landlock) can also confine where the agent, and
 // everything it runs, may write ([Confinement], ACPOptions.Confine), and
 // likewise the commands the host runs for it (TerminalOptions.Confine): a
 // plan mode that the agent's own tools cannot get around.
+//
+// # Containment
+//
+// Every byte from the agent is treated as hostile. What it can make the
+// host hold is bounded (ACPOptions.MaxLineBytes, MaxQueuedUpdates,
+// MaxQueuedBytes, MaxPendingRequests, MaxResponseBytes,
+// FSOptions.MaxReadBytes, TerminalOptions.MaxTerminals and MaxOutputBytes);
+// at each bound the host stops reading (backpressure, nothing dropped) or
+// answers with a typed error ([ErrFlood]). Updates and requests naming a
+// session the connection did not open reach no hook ([ACPClient.Stats]).
+// The host's file writes land exactly where they were reviewed, and for a
+// confined agent only where it may write itself. SPEC.md, Containment, has
+// the memory budget.
 //
 // # Errors
 //
