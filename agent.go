@@ -85,7 +85,8 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		requests:   newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
 		fileSlots:  make(chan struct{}, maxFileRequests),
 	}
-	hook := func(session, what string, f func()) error { return a.userCall(goid(), session, what, f) }
+	a.cb.log = c.opts.Logger
+	hook := func(session, what string, f func()) error { return a.cb.userCall(goid(), session, what, f) }
 	a.files = &fileService{opts: c.opts.FS, roots: roots, writable: c.writable, planMode: c.PlanMode, hook: hook}
 	a.terminals = &terminalService{opts: c.opts.Terminal, dir: c.opts.Dir, roots: roots, terms: newTerminals(&c.opts, roots), planMode: c.PlanMode, hook: hook}
 	a.ctx, a.cancel = context.WithCancel(context.Background())

@@ -2,7 +2,6 @@ package acphost
 
 import (
 	"encoding/json"
-	"fmt"
 	"sync"
 )
 
@@ -274,7 +273,7 @@ func (a *agent) deliverUpdate(s *sessionState, u Update) {
 		u.(interface{ markReplay() }).markReplay()
 	}
 	if f := s.onUpdate(); f != nil {
-		a.safely("OnUpdate", func() { f(u) })
+		a.cb.safely("OnUpdate", func() { f(u) })
 	}
 	if t := s.current(); t != nil {
 		t.observe(u)
@@ -288,31 +287,6 @@ func (a *agent) endDelivery(t *turn) {
 	t.s.endTurn(t)
 	t.s.pruneTools()
 	close(t.barrier)
-}
-
-// userCall runs user code for session on goroutine id, which is not the
-// dispatcher: it is recorded as a callback goroutine (see callbacks) and a
-// panic becomes an error. Reading the id costs a stack trace, cheapest where
-// the stack is short: a goroutine that calls user code on every run reads
-// it at its top.
-func (a *agent) userCall(id uint64, session, what string, f func()) error {
-	defer a.cb.enter(id, session)()
-	return a.safely(what, f)
-}
-
-// safely runs user code, turning a panic into a logged error so one bad
-// callback cannot take the host down.
-func (a *agent) safely(what string, f func()) (err error) {
-	a.cb.inUser.Add(1)
-	defer func() {
-		a.cb.inUser.Add(-1)
-		if r := recover(); r != nil {
-			err = fmt.Errorf("acphost: %s panicked: %v", what, r)
-			a.opts.Logger.Error("acphost: callback panicked", "callback", what, "panic", r)
-		}
-	}()
-	f()
-	return nil
 }
 
 // flush waits until everything queued so far has been dispatched (or the

@@ -363,7 +363,7 @@ func (a *agent) broker(id uint64, p *pendingPermission) {
 func (a *agent) askHook(ctx context.Context, gid uint64, hook func(context.Context, *PermissionRequest) (string, error), req *PermissionRequest) PermissionAnswer {
 	var id string
 	var err error
-	if perr := a.userCall(gid, req.SessionID, "OnPermission", func() { id, err = hook(ctx, req) }); perr != nil {
+	if perr := a.cb.userCall(gid, req.SessionID, "OnPermission", func() { id, err = hook(ctx, req) }); perr != nil {
 		err = perr
 	}
 	if err != nil {

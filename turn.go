@@ -136,7 +136,7 @@ func (t *turn) touch() { t.lastActivity.Store(time.Now().UnixNano()) }
 
 func (t *turn) emit(ev StreamEvent) {
 	if t.emitFn != nil {
-		_ = t.s.a.safely("emit", func() { t.emitFn(ev) })
+		_ = t.s.a.cb.safely("emit", func() { t.emitFn(ev) })
 	}
 }
 
