@@ -18,22 +18,21 @@ import (
 // connection), its JSON-RPC connection, dispatcher and session. A client
 // replaces its agent only when a turn had to be abandoned.
 type agent struct {
-	c         *ACPClient
-	opts      *ACPOptions
-	link      link // how the agent is reached: its process, or Connect's stream
-	stream    *wire.Stream
-	conn      *wire.Conn // calls (prompts included), replies, the requests being handled
-	q         *queue
-	init      initResult
-	caps      agentCaps
-	files     *fileService     // fs/*; its opts nil unless served
-	terminals *terminalService // terminal/*; its opts nil unless served
+	c          *ACPClient
+	opts       *ACPOptions
+	link       link // how the agent is reached: its process, or Connect's stream
+	stream     *wire.Stream
+	conn       *wire.Conn  // calls (prompts included), replies, the requests being handled
+	dispatcher *dispatcher // the ordered queue and its delivery
+	init       initResult
+	caps       agentCaps
+	files      *fileService     // fs/*; its opts nil unless served
+	terminals  *terminalService // terminal/*; its opts nil unless served
 
 	ctx    context.Context // ends when the agent is shut down or dies
 	cancel context.CancelFunc
 
 	dead       chan struct{} // closed once cause is set
-	dispatched chan struct{} // closed when the dispatcher has ended
 	cause      error
 	deathOnce  sync.Once
 	shutOnce   sync.Once
@@ -57,13 +56,6 @@ type agent struct {
 
 	requests  *requestBudget // agent→client requests being handled
 	fileSlots chan struct{}  // fs requests holding file content (maxFileRequests)
-	// The dispatcher's own: the session of the previous update (most
-	// updates repeat it), and the items held back while a session/new
-	// waits for its answer (see park).
-	last      *sessionState
-	parked    []item
-	parkedSz  int
-	releasing bool
 }
 
 func dialAgent(ctx context.Context, c *ACPClient, dial dialer) (*agent, error) {
@@ -77,20 +69,23 @@ func dialAgent(ctx context.Context, c *ACPClient, dial dialer) (*agent, error) {
 func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Roots) (*agent, error) {
 	a := &agent{
 		c: c, opts: &c.opts, link: l,
-		dead:       make(chan struct{}),
-		dispatched: make(chan struct{}),
-		sessions:   map[string]*sessionState{},
-		opening:    map[*newCall]struct{}{},
-		brokers:    make(chan *pendingPermission),
-		requests:   newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
-		fileSlots:  make(chan struct{}, maxFileRequests),
+		dead:      make(chan struct{}),
+		sessions:  map[string]*sessionState{},
+		opening:   map[*newCall]struct{}{},
+		brokers:   make(chan *pendingPermission),
+		requests:  newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
+		fileSlots: make(chan struct{}, maxFileRequests),
 	}
 	a.cb.log = c.opts.Logger
 	hook := func(session, what string, f func()) error { return a.cb.userCall(goid(), session, what, f) }
 	a.files = &fileService{opts: c.opts.FS, roots: roots, writable: c.writable, planMode: c.PlanMode, hook: hook}
 	a.terminals = &terminalService{opts: c.opts.Terminal, dir: c.opts.Dir, roots: roots, terms: newTerminals(&c.opts, roots), planMode: c.PlanMode, hook: hook}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
-	a.q = newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes)
+	a.dispatcher = &dispatcher{
+		q: newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes), cb: &a.cb, ended: make(chan struct{}),
+		known: a.known, opening: a.isOpening, countForeign: a.countForeign,
+		parsePermission: a.parsePermission, refusePermission: a.refusePermission, openPermission: a.openPermission,
+	}
 	r, w := l.stream()
 	a.stream = wire.New(r, w, c.opts.MaxLineBytes)
 	a.stream.Skipped = a.skipped
@@ -101,7 +96,10 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	a.conn = wire.NewConn(a.stream, a.inbound)
 	l.pump(&a.wg, a.stderrSink())
 	a.wg.Add(2)
-	go a.dispatchLoop()
+	go func() {
+		defer a.wg.Done()
+		a.dispatcher.run()
+	}()
 	go a.supervise()
 	if c.opts.WriteTimeout > 0 {
 		a.wg.Add(1)
@@ -179,7 +177,7 @@ func (a *agent) die(cause error) {
 		a.cancel()
 		a.conn.Close(cause)
 		a.abortWritesFor(cause, true) // a write blocked on a dead agent would wait for Close
-		a.q.close()
+		a.dispatcher.q.close()
 		a.requests.close()
 	})
 }
@@ -298,7 +296,7 @@ func (a *agent) notify(method string, params any) error {
 // bounds, so the agent's answer can be read although the dispatcher (or a
 // hook) waits for it; see queue.
 func (a *agent) lift(delta int) {
-	a.q.lift(delta)
+	a.dispatcher.q.lift(delta)
 	a.requests.lift(delta)
 }
 

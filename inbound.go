@@ -107,11 +107,11 @@ func (a *agent) inbound(m wire.Message) {
 // enqueue queues it for the dispatcher; an agent that floods the lifted
 // queue is stopped.
 func (a *agent) enqueue(it item) {
-	if a.q.push(it, true) {
+	if a.dispatcher.q.push(it, true) {
 		return
 	}
 	a.finish(it.in)
-	a.flooded(fmt.Sprintf("more than %d bytes of updates waited for delivery while a call waited for the agent's answer", liftedFactor*a.q.limitBytes))
+	a.flooded(fmt.Sprintf("more than %d bytes of updates waited for delivery while a call waited for the agent's answer", liftedFactor*a.dispatcher.q.limitBytes))
 }
 
 // flooded stops reading an agent that sent more than the lifted bounds
@@ -145,6 +145,27 @@ func sessionIDIn(params json.RawMessage) string {
 func (a *agent) refuseForeign(in *inflight, id json.RawMessage, method, session string) {
 	a.countForeign(method, session)
 	a.goReplyError(in, id, CodeInvalidParams, "unknown session: "+strconv.Quote(session))
+}
+
+// parsePermission decodes a permission request's params; malformed ones
+// are answered -32602 (off the calling goroutine) and ok is false.
+func (a *agent) parsePermission(it item) (req *PermissionRequest, ok bool) {
+	req, err := ParsePermissionRequest(it.params)
+	if err != nil {
+		a.untrack(it.id)
+		it.in.cancel()
+		a.goReplyError(it.in, it.id, CodeInvalidParams, err.Error())
+		return nil, false
+	}
+	return req, true
+}
+
+// refusePermission refuses a permission request that names a session this
+// connection never opened.
+func (a *agent) refusePermission(it item, session string) {
+	a.untrack(it.id)
+	it.in.cancel()
+	a.refuseForeign(it.in, it.id, "session/request_permission", session)
 }
 
 // countForeign reports a message for a session the connection does not

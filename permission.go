@@ -170,7 +170,7 @@ func (p *pendingPermission) claim(ans PermissionAnswer) bool {
 		p.t.waitingPerms.Add(-1)
 		p.t.touch()
 		if p.t.emitFn != nil { // only a stream shows answers
-			p.a.q.push(item{kind: itemAnswer, answer: &permissionAnswered{p: p, ans: ans}}, false)
+			p.a.dispatcher.q.push(item{kind: itemAnswer, answer: &permissionAnswered{p: p, ans: ans}}, false)
 		}
 	})
 	return first
@@ -199,24 +199,12 @@ type permissionAnswered struct {
 	ans PermissionAnswer
 }
 
-// parsePermission decodes a request's params; malformed ones are answered
-// -32602 (off the calling goroutine) and ok is false.
-func (a *agent) parsePermission(id, params json.RawMessage, in *inflight) (req *PermissionRequest, ok bool) {
-	req, err := ParsePermissionRequest(params)
-	if err != nil {
-		a.untrack(id)
-		in.cancel()
-		a.goReplyError(in, id, CodeInvalidParams, err.Error())
-		return nil, false
-	}
-	return req, true
-}
-
 // openPermission runs on the dispatcher once every earlier update was
 // delivered: it merges the tool call, emits the permission event and hands
 // the decision to a broker goroutine. It writes nothing itself, so the
 // dispatcher never waits on the agent's stdin.
-func (a *agent) openPermission(s *sessionState, id json.RawMessage, req *PermissionRequest, in *inflight) {
+func (a *agent) openPermission(s *sessionState, it item, req *PermissionRequest) {
+	id, in := it.id, it.in
 	if req.ToolCall.ID != "" {
 		merged, _ := s.tool(&req.ToolCall, req.toolSet)
 		req.ToolCall = *merged
@@ -376,8 +364,8 @@ func (a *agent) askHook(ctx context.Context, gid uint64, hook func(context.Conte
 	return PermissionAnswer{OptionID: id, Option: o, Reason: ReasonHook}
 }
 
-// emitAnswer tells the turn's stream what was answered.
-func (a *agent) emitAnswer(pa *permissionAnswered) {
+// emit tells the turn's stream what was answered.
+func (pa *permissionAnswered) emit() {
 	t := pa.p.s.current()
 	if t == nil {
 		return
