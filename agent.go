@@ -44,9 +44,8 @@ type agent struct {
 	cb callbacks      // goroutines running user code
 	wg sync.WaitGroup // every goroutine of this agent
 
-	brokers     chan *pendingPermission // idle broker goroutines take requests here
-	idleBrokers atomic.Int32
-	gen         int // which agent process of the client this is (1, 2, …)
+	perms *broker // decides permission requests
+	gen   int     // which agent process of the client this is (1, 2, …)
 
 	turns atomic.Int32 // turns running
 
@@ -72,7 +71,6 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		dead:      make(chan struct{}),
 		sessions:  map[string]*sessionState{},
 		opening:   map[*newCall]struct{}{},
-		brokers:   make(chan *pendingPermission),
 		requests:  newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
 		fileSlots: make(chan struct{}, maxFileRequests),
 	}
@@ -84,7 +82,8 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	a.dispatcher = &dispatcher{
 		q: newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes), cb: &a.cb, ended: make(chan struct{}),
 		known: a.known, opening: a.isOpening, countForeign: a.countForeign,
-		parsePermission: a.parsePermission, refusePermission: a.refusePermission, openPermission: a.openPermission,
+		parsePermission: a.parsePermission, refusePermission: a.refusePermission,
+		openPermission: func(s *sessionState, it item, req *PermissionRequest) { a.perms.open(s, it, req) }, // a.perms is made with the connection
 	}
 	r, w := l.stream()
 	a.stream = wire.New(r, w, c.opts.MaxLineBytes)
@@ -94,6 +93,11 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		a.stream.Trace = func(dir string, msg []byte) { c.rec.message(a.gen, dir, msg) }
 	}
 	a.conn = wire.NewConn(a.stream, a.inbound)
+	a.perms = &broker{
+		ctx: a.ctx, wg: &a.wg, cb: &a.cb, conn: a.conn, q: a.dispatcher.q, log: c.opts.Logger,
+		timeout: c.opts.PermissionTimeout, planMode: c.PlanMode, poisoned: a.poisoned.Load,
+		idle: make(chan *pendingPermission),
+	}
 	l.pump(&a.wg, a.stderrSink())
 	a.wg.Add(2)
 	go func() {
