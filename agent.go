@@ -24,6 +24,7 @@ type agent struct {
 	stream     *wire.Stream
 	conn       *wire.Conn  // calls (prompts included), replies, the requests being handled
 	dispatcher *dispatcher // the ordered queue and its delivery
+	writes     *writes     // guards against an agent that stops reading
 	init       initResult
 	caps       agentCaps
 	files      *fileService     // fs/*; its opts nil unless served
@@ -38,8 +39,6 @@ type agent struct {
 	shutOnce   sync.Once
 	poisoned   atomic.Bool // never reuse the agent: see poison
 	poisonedBy error       // guarded by mu
-	abortedBy  error       // why the writes were aborted, first wins; guarded by mu
-	abortDeath bool        // abortedBy is the agent's death
 
 	cb callbacks      // goroutines running user code
 	wg sync.WaitGroup // every goroutine of this agent
@@ -92,6 +91,10 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	if c.rec != nil {
 		a.stream.Trace = func(dir string, msg []byte) { c.rec.message(a.gen, dir, msg) }
 	}
+	a.writes = &writes{
+		stream: a.stream, ctx: a.ctx, grace: c.opts.CancelGrace, timeout: c.opts.WriteTimeout,
+		lift: a.lift, poison: a.poison, stop: a.stop, deathCause: a.deathCause,
+	}
 	a.conn = wire.NewConn(a.stream, a.inbound)
 	a.perms = &broker{
 		ctx: a.ctx, wg: &a.wg, cb: &a.cb, conn: a.conn, q: a.dispatcher.q, log: c.opts.Logger,
@@ -107,7 +110,10 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	go a.supervise()
 	if c.opts.WriteTimeout > 0 {
 		a.wg.Add(1)
-		go a.watchWrites()
+		go func() {
+			defer a.wg.Done()
+			a.writes.watch()
+		}()
 	}
 	if err := a.handshake(ctx); err != nil {
 		a.shutdown(err)
@@ -180,7 +186,7 @@ func (a *agent) die(cause error) {
 		close(a.dead)
 		a.cancel()
 		a.conn.Close(cause)
-		a.abortWritesFor(cause, true) // a write blocked on a dead agent would wait for Close
+		a.writes.abortFor(cause, true) // a write blocked on a dead agent would wait for Close
 		a.dispatcher.q.close()
 		a.requests.close()
 	})
@@ -262,10 +268,10 @@ func (a *agent) call(ctx context.Context, method string, params, result any) err
 // guardedCall is conn.Call with its writes bounded once ctx ends (see
 // writeGuard); atAnswer runs on the read loop as the answer is read.
 func (a *agent) guardedCall(ctx context.Context, method string, params, result any, atAnswer func(json.RawMessage)) error {
-	g := a.guardWrites(ctx)
+	g := a.writes.guard(ctx)
 	err := a.conn.Call(ctx, method, params, result, atAnswer)
 	g.release()
-	return a.notReading(err, g.armedBy())
+	return a.writes.notReading(err, g.armedBy())
 }
 
 // callError converts the connection's errors to this package's.

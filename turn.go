@@ -388,7 +388,7 @@ func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan pr
 	if err != nil {
 		return nil, fmt.Errorf("acphost: encoding the prompt: %w", err)
 	}
-	g := a.guardWrites(ctx)
+	g := a.writes.guard(ctx)
 	t.guard.Store(g)
 	if t.halted() {
 		g.arm(t.stopCause) // Cancel or a watchdog came first
@@ -398,7 +398,7 @@ func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan pr
 	g.release()
 	switch {
 	case errors.Is(err, wire.ErrWritesAborted):
-		return nil, a.notReading(err, g.armedBy())
+		return nil, a.writes.notReading(err, g.armedBy())
 	case err != nil && settled: // the agent died meanwhile: its cause is in answered
 		return t.answered, nil
 	case err != nil:
