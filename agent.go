@@ -18,36 +18,33 @@ import (
 // connection), its JSON-RPC connection, dispatcher and session. A client
 // replaces its agent only when a turn had to be abandoned.
 type agent struct {
-	c         *ACPClient
-	opts      *ACPOptions
-	link      link // how the agent is reached: its process, or Connect's stream
-	stream    *wire.Stream
-	conn      *wire.Conn // calls (prompts included), replies, the requests being handled
-	q         *queue
-	init      initResult
-	caps      agentCaps
-	files     *fileService     // fs/*; its opts nil unless served
-	terminals *terminalService // terminal/*; its opts nil unless served
+	c          *ACPClient
+	opts       *ACPOptions
+	link       link // how the agent is reached: its process, or Connect's stream
+	stream     *wire.Stream
+	conn       *wire.Conn  // calls (prompts included), replies, the requests being handled
+	dispatcher *dispatcher // the ordered queue and its delivery
+	writes     *writes     // guards against an agent that stops reading
+	init       initResult
+	caps       agentCaps
+	files      *fileService     // fs/*; its opts nil unless served
+	terminals  *terminalService // terminal/*; its opts nil unless served
 
 	ctx    context.Context // ends when the agent is shut down or dies
 	cancel context.CancelFunc
 
 	dead       chan struct{} // closed once cause is set
-	dispatched chan struct{} // closed when the dispatcher has ended
 	cause      error
 	deathOnce  sync.Once
 	shutOnce   sync.Once
 	poisoned   atomic.Bool // never reuse the agent: see poison
 	poisonedBy error       // guarded by mu
-	abortedBy  error       // why the writes were aborted, first wins; guarded by mu
-	abortDeath bool        // abortedBy is the agent's death
 
 	cb callbacks      // goroutines running user code
 	wg sync.WaitGroup // every goroutine of this agent
 
-	brokers     chan *pendingPermission // idle broker goroutines take requests here
-	idleBrokers atomic.Int32
-	gen         int // which agent process of the client this is (1, 2, …)
+	perms *broker // decides permission requests
+	gen   int     // which agent process of the client this is (1, 2, …)
 
 	turns atomic.Int32 // turns running
 
@@ -57,13 +54,6 @@ type agent struct {
 
 	requests  *requestBudget // agent→client requests being handled
 	fileSlots chan struct{}  // fs requests holding file content (maxFileRequests)
-	// The dispatcher's own: the session of the previous update (most
-	// updates repeat it), and the items held back while a session/new
-	// waits for its answer (see park).
-	last      *sessionState
-	parked    []item
-	parkedSz  int
-	releasing bool
 }
 
 func dialAgent(ctx context.Context, c *ACPClient, dial dialer) (*agent, error) {
@@ -77,19 +67,23 @@ func dialAgent(ctx context.Context, c *ACPClient, dial dialer) (*agent, error) {
 func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Roots) (*agent, error) {
 	a := &agent{
 		c: c, opts: &c.opts, link: l,
-		dead:       make(chan struct{}),
-		dispatched: make(chan struct{}),
-		sessions:   map[string]*sessionState{},
-		opening:    map[*newCall]struct{}{},
-		brokers:    make(chan *pendingPermission),
-		requests:   newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
-		fileSlots:  make(chan struct{}, maxFileRequests),
+		dead:      make(chan struct{}),
+		sessions:  map[string]*sessionState{},
+		opening:   map[*newCall]struct{}{},
+		requests:  newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
+		fileSlots: make(chan struct{}, maxFileRequests),
 	}
-	hook := func(session, what string, f func()) error { return a.userCall(goid(), session, what, f) }
+	a.cb.log = c.opts.Logger
+	hook := func(session, what string, f func()) error { return a.cb.userCall(goid(), session, what, f) }
 	a.files = &fileService{opts: c.opts.FS, roots: roots, writable: c.writable, planMode: c.PlanMode, hook: hook}
 	a.terminals = &terminalService{opts: c.opts.Terminal, dir: c.opts.Dir, roots: roots, terms: newTerminals(&c.opts, roots), planMode: c.PlanMode, hook: hook}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
-	a.q = newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes)
+	a.dispatcher = &dispatcher{
+		q: newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes), cb: &a.cb, ended: make(chan struct{}),
+		known: a.known, opening: a.isOpening, countForeign: a.countForeign,
+		parsePermission: a.parsePermission, refusePermission: a.refusePermission,
+		openPermission: func(s *sessionState, it item, req *PermissionRequest) { a.perms.open(s, it, req) }, // a.perms is made with the connection
+	}
 	r, w := l.stream()
 	a.stream = wire.New(r, w, c.opts.MaxLineBytes)
 	a.stream.Skipped = a.skipped
@@ -97,14 +91,29 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	if c.rec != nil {
 		a.stream.Trace = func(dir string, msg []byte) { c.rec.message(a.gen, dir, msg) }
 	}
+	a.writes = &writes{
+		stream: a.stream, ctx: a.ctx, grace: c.opts.CancelGrace, timeout: c.opts.WriteTimeout,
+		lift: a.lift, poison: a.poison, stop: a.stop, deathCause: a.deathCause,
+	}
 	a.conn = wire.NewConn(a.stream, a.inbound)
+	a.perms = &broker{
+		ctx: a.ctx, wg: &a.wg, cb: &a.cb, conn: a.conn, q: a.dispatcher.q, log: c.opts.Logger,
+		timeout: c.opts.PermissionTimeout, planMode: c.PlanMode, poisoned: a.poisoned.Load,
+		idle: make(chan *pendingPermission),
+	}
 	l.pump(&a.wg, a.stderrSink())
 	a.wg.Add(2)
-	go a.dispatchLoop()
+	go func() {
+		defer a.wg.Done()
+		a.dispatcher.run()
+	}()
 	go a.supervise()
 	if c.opts.WriteTimeout > 0 {
 		a.wg.Add(1)
-		go a.watchWrites()
+		go func() {
+			defer a.wg.Done()
+			a.writes.watch()
+		}()
 	}
 	if err := a.handshake(ctx); err != nil {
 		a.shutdown(err)
@@ -177,8 +186,8 @@ func (a *agent) die(cause error) {
 		close(a.dead)
 		a.cancel()
 		a.conn.Close(cause)
-		a.abortWritesFor(cause, true) // a write blocked on a dead agent would wait for Close
-		a.q.close()
+		a.writes.abortFor(cause, true) // a write blocked on a dead agent would wait for Close
+		a.dispatcher.q.close()
 		a.requests.close()
 	})
 }
@@ -259,10 +268,10 @@ func (a *agent) call(ctx context.Context, method string, params, result any) err
 // guardedCall is conn.Call with its writes bounded once ctx ends (see
 // writeGuard); atAnswer runs on the read loop as the answer is read.
 func (a *agent) guardedCall(ctx context.Context, method string, params, result any, atAnswer func(json.RawMessage)) error {
-	g := a.guardWrites(ctx)
+	g := a.writes.guard(ctx)
 	err := a.conn.Call(ctx, method, params, result, atAnswer)
 	g.release()
-	return a.notReading(err, g.armedBy())
+	return a.writes.notReading(err, g.armedBy())
 }
 
 // callError converts the connection's errors to this package's.
@@ -297,7 +306,7 @@ func (a *agent) notify(method string, params any) error {
 // bounds, so the agent's answer can be read although the dispatcher (or a
 // hook) waits for it; see queue.
 func (a *agent) lift(delta int) {
-	a.q.lift(delta)
+	a.dispatcher.q.lift(delta)
 	a.requests.lift(delta)
 }
 

@@ -2,6 +2,8 @@ package acphost
 
 import (
 	"bytes"
+	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strconv"
@@ -23,7 +25,8 @@ func goid() uint64 {
 	return id
 }
 
-// callbacks records which goroutines are running user code for an agent.
+// callbacks runs an agent's user code (safely, userCall) and records which
+// goroutines are running it.
 type callbacks struct {
 	mu         sync.Mutex
 	dispatcher uint64
@@ -32,6 +35,32 @@ type callbacks struct {
 	// inUser counts user code running (on any of the agent's goroutines), so
 	// that the goroutine id is read only when a call could come from there.
 	inUser atomic.Int32
+	log    *slog.Logger // where a panic in user code is reported
+}
+
+// userCall runs user code for session on goroutine id, which is not the
+// dispatcher: it is recorded as a callback goroutine (see callbacks) and a
+// panic becomes an error. Reading the id costs a stack trace, cheapest where
+// the stack is short: a goroutine that calls user code on every run reads
+// it at its top.
+func (cb *callbacks) userCall(id uint64, session, what string, f func()) error {
+	defer cb.enter(id, session)()
+	return cb.safely(what, f)
+}
+
+// safely runs user code, turning a panic into a logged error so one bad
+// callback cannot take the host down.
+func (cb *callbacks) safely(what string, f func()) (err error) {
+	cb.inUser.Add(1)
+	defer func() {
+		cb.inUser.Add(-1)
+		if r := recover(); r != nil {
+			err = fmt.Errorf("acphost: %s panicked: %v", what, r)
+			cb.log.Error("acphost: callback panicked", "callback", what, "panic", r)
+		}
+	}()
+	f()
+	return nil
 }
 
 // fromDispatcher reports whether the caller is the dispatcher running user

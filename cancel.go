@@ -19,7 +19,7 @@ var errCancelCalled = fmt.Errorf("acphost: turn stopped by Cancel: %w", context.
 func (a *agent) cancelTurn(t *turn, answered <-chan promptOutcome, cause error) (Response, error) {
 	grace := time.NewTimer(a.opts.CancelGrace)
 	defer grace.Stop()
-	g := a.guardWrites(context.Background())
+	g := a.writes.guard(context.Background())
 	g.arm(cause) // the grace covers the writes too, should the agent not read them
 	a.beginCancel(t)
 	g.release()
@@ -65,6 +65,25 @@ func (a *agent) beginCancel(t *turn) {
 // errNotReading is why an agent whose writes were aborted is replaced.
 var errNotReading = fmt.Errorf("%w: %w", ErrCancelUnconfirmed, ErrAgentNotReading)
 
+// writes watches the agent's writes, for an agent that stops reading its
+// stdin: the guards of cancelled calls (writeGuard), the WriteTimeout
+// watch, and why the writes were aborted. What it needs of the agent it is
+// given: the stream, the agent's ctx, lift, and poison, stop and
+// deathCause to give up on it.
+type writes struct {
+	stream       *wire.Stream
+	ctx          context.Context // the agent's
+	grace        time.Duration   // CancelGrace
+	timeout      time.Duration   // WriteTimeout
+	lift         func(delta int)
+	poison       func(cause error)
+	stop         func(cause error)
+	deathCause   func(fallback error) error
+	mu           sync.Mutex
+	abortedBy    error // why the writes were aborted, first wins
+	abortedDeath bool  // abortedBy is the agent's death
+}
+
 // writeGuard bounds a call's writes to the agent once the call is
 // cancelled: if the call is still running CancelGrace after it was armed —
 // blocked writing to an agent that stopped reading its stdin — the agent's
@@ -72,7 +91,7 @@ var errNotReading = fmt.Errorf("%w: %w", ErrCancelUnconfirmed, ErrAgentNotReadin
 // (its stdin may hold half a message). A call that returns in time, as
 // every call to a live agent does, releases the guard unharmed.
 type writeGuard struct {
-	a        *agent
+	w        *writes
 	stopCtx  func() bool // ends the ctx trigger
 	mu       sync.Mutex
 	released bool
@@ -82,10 +101,10 @@ type writeGuard struct {
 	watcher  chan struct{} // closed when the armed watcher has ended; nil until armed
 }
 
-// guardWrites returns a guard armed when ctx ends (never, for a ctx that
-// cannot end, unless arm is called).
-func (a *agent) guardWrites(ctx context.Context) *writeGuard {
-	g := &writeGuard{a: a, done: make(chan struct{})}
+// guard returns a guard armed when ctx ends (never, for a ctx that cannot
+// end, unless arm is called).
+func (w *writes) guard(ctx context.Context) *writeGuard {
+	g := &writeGuard{w: w, done: make(chan struct{})}
 	if ctx.Done() != nil {
 		g.stopCtx = context.AfterFunc(ctx, func() { g.arm(context.Cause(ctx)) })
 	}
@@ -117,16 +136,16 @@ func (g *writeGuard) armedBy() error {
 // blamed for it.
 func (g *writeGuard) watch(ended chan struct{}) {
 	defer close(ended)
-	g.a.lift(1)
-	defer g.a.lift(-1)
-	t := time.NewTimer(g.a.opts.CancelGrace)
+	g.w.lift(1)
+	defer g.w.lift(-1)
+	t := time.NewTimer(g.w.grace)
 	defer t.Stop()
 	select {
 	case <-g.done:
-	case <-g.a.ctx.Done(): // the agent is being shut down: its writes fail anyway
+	case <-g.w.ctx.Done(): // the agent is being shut down: its writes fail anyway
 	case <-t.C:
 		g.aborted = true // release reads it after ended is closed
-		g.a.abortWrites()
+		g.w.abort()
 	}
 }
 
@@ -145,38 +164,38 @@ func (g *writeGuard) release() {
 	}
 }
 
-// abortWrites gives up on an agent that stopped reading its stdin.
-func (a *agent) abortWrites() {
-	a.poison(errNotReading)
-	a.abortWritesFor(errNotReading, false)
+// abort gives up on an agent that stopped reading its stdin.
+func (w *writes) abort() {
+	w.poison(errNotReading)
+	w.abortFor(errNotReading, false)
 }
 
-// abortWritesFor aborts the agent's writes, recording why (the first
-// reason wins): death tells notReading to report the agent's death.
-func (a *agent) abortWritesFor(why error, death bool) {
-	a.mu.Lock()
-	if a.abortedBy == nil {
-		a.abortedBy, a.abortDeath = why, death
+// abortFor aborts the agent's writes, recording why (the first reason
+// wins): death tells notReading to report the agent's death.
+func (w *writes) abortFor(why error, death bool) {
+	w.mu.Lock()
+	if w.abortedBy == nil {
+		w.abortedBy, w.abortedDeath = why, death
 	}
-	a.mu.Unlock()
-	a.stream.AbortWrites()
+	w.mu.Unlock()
+	w.stream.AbortWrites()
 }
 
 // notReading returns the error to report for a call whose write ended
 // with err, cause being the call's cancellation (nil when it was not
 // cancelled); errors other than aborted writes are returned unchanged.
 // Writes are aborted when the agent is abandoned or dies; the first to
-// abort them says why (abortWritesFor).
-func (a *agent) notReading(err, cause error) error {
+// abort them says why (abortFor).
+func (w *writes) notReading(err, cause error) error {
 	if !errors.Is(err, wire.ErrWritesAborted) {
 		return err
 	}
-	a.mu.Lock()
-	why, death := a.abortedBy, a.abortDeath
-	a.mu.Unlock()
+	w.mu.Lock()
+	why, death := w.abortedBy, w.abortedDeath
+	w.mu.Unlock()
 	switch {
 	case death:
-		return a.deathCause(err)
+		return w.deathCause(err)
 	case cause != nil:
 		return fmt.Errorf("%w: %w", why, cause)
 	case errors.Is(why, ErrCancelUnconfirmed): // another call's cancel
@@ -185,36 +204,35 @@ func (a *agent) notReading(err, cause error) error {
 	return fmt.Errorf("acphost: the agent's writes were abandoned; it is replaced before the next turn: %w", why)
 }
 
-// watchWrites stops the agent once a write to it has been blocked for
+// watch stops the agent once a write to it has been blocked for
 // WriteTimeout: it stopped reading its stdin, so nothing the host says (a
 // permission answer, a cancel, the next prompt) can reach it. While a write
 // is seen blocked, the queue's bound is lifted, as during a cancel's grace:
 // a slow OnUpdate must not get an agent that writes synchronously blamed.
-func (a *agent) watchWrites() {
-	defer a.wg.Done()
-	limit := a.opts.WriteTimeout
+func (w *writes) watch() {
+	limit := w.timeout
 	tick := time.NewTicker(max(limit/4, 10*time.Millisecond))
 	defer tick.Stop()
 	lifted := false
 	defer func() {
 		if lifted {
-			a.lift(-1)
+			w.lift(-1)
 		}
 	}()
 	for {
 		select {
-		case <-a.ctx.Done():
+		case <-w.ctx.Done():
 			return
 		case <-tick.C:
 		}
-		blocked := a.stream.WriteBlockedFor()
+		blocked := w.stream.WriteBlockedFor()
 		switch {
 		case blocked >= limit:
-			a.abandonWedged(fmt.Errorf("%w: a write was blocked for %v (%w)", ErrAgentNotReading, blocked.Round(time.Millisecond), ErrWriteTimeout))
+			w.abandonWedged(fmt.Errorf("%w: a write was blocked for %v (%w)", ErrAgentNotReading, blocked.Round(time.Millisecond), ErrWriteTimeout))
 			return
 		case (blocked > 0) != lifted:
 			lifted = !lifted
-			a.lift(liftDelta(lifted))
+			w.lift(liftDelta(lifted))
 		}
 	}
 }
@@ -230,8 +248,8 @@ func liftDelta(lift bool) int {
 // are aborted first, so that the blocked one reports cause (see
 // notReading); then every pending call and turn ends with cause, and the
 // process is ended. The client replaces it before the next turn.
-func (a *agent) abandonWedged(cause error) {
-	a.poison(cause)
-	a.abortWritesFor(cause, false)
-	a.stop(cause)
+func (w *writes) abandonWedged(cause error) {
+	w.poison(cause)
+	w.abortFor(cause, false)
+	w.stop(cause)
 }

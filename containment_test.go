@@ -160,7 +160,7 @@ func TestAttackLargeUpdatesAreBoundedInBytes(t *testing.T) {
 		sent, finished = flood(h, n, func(int) []byte {
 			return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":` + big + "}}\n")
 		})
-		waitPaused(t, "1 MiB updates", finished, sent, func() bool { return c.agent().q.full() })
+		waitPaused(t, "1 MiB updates", finished, sent, func() bool { return c.agent().dispatcher.q.full() })
 	})
 	require.Less(t, grown, 48.0, "MiB of heap with %d updates of 1 MiB read", sent.Load())
 	open()

@@ -2,7 +2,6 @@ package acphost
 
 import (
 	"encoding/json"
-	"fmt"
 	"sync"
 )
 
@@ -145,78 +144,98 @@ func (q *queue) close() {
 	q.mu.Unlock()
 }
 
-// dispatchLoop delivers queued items in order until the queue is closed and
-// drained. It is the only goroutine that runs OnUpdate and stream emitters.
-func (a *agent) dispatchLoop() {
-	defer a.wg.Done()
-	defer close(a.dispatched)
-	a.cb.setDispatcher(goid())
+// dispatcher delivers the queued items in wire order on one goroutine, the
+// only one that runs OnUpdate and stream emitters. It owns the queue, the
+// session of the previous update (most updates repeat it) and the items
+// held back while a session/new waits for its answer (see park). What it
+// needs from its agent it is given as functions: it never sees the agent.
+type dispatcher struct {
+	q     *queue
+	cb    *callbacks
+	ended chan struct{} // closed when the dispatcher has ended
+
+	known            func(id string) *sessionState // a session the connection knows, or nil
+	opening          func() bool                   // a session/new waits for its answer
+	countForeign     func(method, session string)  // a message named a session not known
+	parsePermission  func(it item) (*PermissionRequest, bool)
+	refusePermission func(it item, session string) // one naming a session not known
+	openPermission   func(s *sessionState, it item, req *PermissionRequest)
+
+	last      *sessionState
+	parked    []item
+	parkedSz  int
+	releasing bool
+}
+
+// run delivers queued items in order until the queue is closed and
+// drained.
+func (d *dispatcher) run() {
+	defer close(d.ended)
+	d.cb.setDispatcher(goid())
 	var batch []item
 	for {
 		var ok bool
-		if batch, ok = a.q.popAll(batch); !ok {
+		if batch, ok = d.q.popAll(batch); !ok {
 			return
 		}
 		for _, it := range batch {
-			a.dispatch(it)
+			d.dispatch(it)
 		}
 	}
 }
 
 // dispatch delivers one queued item.
-func (a *agent) dispatch(it item) {
+func (d *dispatcher) dispatch(it item) {
 	switch it.kind {
 	case itemUpdate:
-		a.dispatchUpdate(it)
+		d.dispatchUpdate(it)
 	case itemPermission:
-		if req, ok := a.parsePermission(it.id, it.params, it.in); ok {
-			a.dispatchPermission(it, req)
+		if req, ok := d.parsePermission(it); ok {
+			d.dispatchPermission(it, req)
 		}
 	case itemBarrier:
 		it.barrier()
 	case itemAnswer:
-		a.emitAnswer(it.answer)
+		it.answer.emit()
 	}
 }
 
-// dispatchUpdate delivers an update to the session it names, if this
+// dispatchUpdate delivers an update to the session it names, if the
 // connection knows it (see park for one being opened); an update for any
 // other session is skipped and counted.
-func (a *agent) dispatchUpdate(it item) {
+func (d *dispatcher) dispatchUpdate(it item) {
 	hint := ""
-	if a.last != nil {
-		hint = a.last.id
+	if d.last != nil {
+		hint = d.last.id
 	}
 	u := decodeUpdate(it.params, hint)
-	s := a.last
+	s := d.last
 	if s == nil || s.id != u.SessionID() || s.dropped.Load() {
-		s = a.known(u.SessionID())
+		s = d.known(u.SessionID())
 	}
-	if a.park(it, s == nil) {
+	if d.park(it, s == nil) {
 		return
 	}
 	if s == nil {
-		a.countForeign("session/update", u.SessionID())
+		d.countForeign("session/update", u.SessionID())
 		return
 	}
-	a.last = s
-	a.deliverUpdate(s, u)
+	d.last = s
+	d.deliverUpdate(s, u)
 }
 
-// dispatchPermission opens a permission request of a session this
+// dispatchPermission opens a permission request of a session the
 // connection knows, and refuses one naming any other.
-func (a *agent) dispatchPermission(it item, req *PermissionRequest) {
-	s := a.known(req.SessionID)
-	if a.park(it, s == nil) {
+func (d *dispatcher) dispatchPermission(it item, req *PermissionRequest) {
+	s := d.known(req.SessionID)
+	if d.park(it, s == nil) {
 		return
 	}
 	if s == nil {
-		a.untrack(it.id)
-		it.in.cancel()
-		a.refuseForeign(it.in, it.id, "session/request_permission", req.SessionID)
+		d.refusePermission(it, req.SessionID)
 		return
 	}
-	a.openPermission(s, it.id, req, it.in)
+	d.openPermission(s, it, req)
 }
 
 // park holds an item back while a session/new waits for its answer: an
@@ -225,40 +244,33 @@ func (a *agent) dispatchPermission(it item, req *PermissionRequest) {
 // dispatched when no session/new waits any more (releaseParked), up to the
 // queue's bounds; past them they are dispatched at once, unknown sessions
 // then counting as foreign.
-func (a *agent) park(it item, unknown bool) bool {
-	if a.releasing || (!unknown && len(a.parked) == 0) || !a.isOpening() {
+func (d *dispatcher) park(it item, unknown bool) bool {
+	if d.releasing || (!unknown && len(d.parked) == 0) || !d.opening() {
 		return false
 	}
-	if len(a.parked) >= a.q.limit || a.parkedSz+it.size > a.q.limitBytes {
-		a.releaseParked()
+	if len(d.parked) >= d.q.limit || d.parkedSz+it.size > d.q.limitBytes {
+		d.releaseParked()
 		return false
 	}
-	a.parked = append(a.parked, it)
-	a.parkedSz += it.size
+	d.parked = append(d.parked, it)
+	d.parkedSz += it.size
 	return true
 }
 
 // releaseParked dispatches the items park held back, in order; it runs
 // on the dispatcher.
-func (a *agent) releaseParked() {
-	parked := a.parked
-	a.parked, a.parkedSz = nil, 0
-	a.releasing = true
+func (d *dispatcher) releaseParked() {
+	parked := d.parked
+	d.parked, d.parkedSz = nil, 0
+	d.releasing = true
 	for _, it := range parked {
-		a.dispatch(it)
+		d.dispatch(it)
 	}
-	a.releasing = false
-}
-
-// isOpening reports whether a session/new waits for its answer.
-func (a *agent) isOpening() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.opening) > 0
+	d.releasing = false
 }
 
 // deliverUpdate merges tool state, feeds the running turn and calls OnUpdate.
-func (a *agent) deliverUpdate(s *sessionState, u Update) {
+func (d *dispatcher) deliverUpdate(s *sessionState, u Update) {
 	switch u := u.(type) {
 	case *ToolCallUpdate:
 		if u.ToolCall.ID != "" {
@@ -274,7 +286,7 @@ func (a *agent) deliverUpdate(s *sessionState, u Update) {
 		u.(interface{ markReplay() }).markReplay()
 	}
 	if f := s.onUpdate(); f != nil {
-		a.safely("OnUpdate", func() { f(u) })
+		d.cb.safely("OnUpdate", func() { f(u) })
 	}
 	if t := s.current(); t != nil {
 		t.observe(u)
@@ -284,44 +296,19 @@ func (a *agent) deliverUpdate(s *sessionState, u Update) {
 
 // endDelivery runs when the dispatcher reaches a prompt's answer: every
 // update before it has been delivered.
-func (a *agent) endDelivery(t *turn) {
+func endDelivery(t *turn) {
 	t.s.endTurn(t)
 	t.s.pruneTools()
 	close(t.barrier)
 }
 
-// userCall runs user code for session on goroutine id, which is not the
-// dispatcher: it is recorded as a callback goroutine (see callbacks) and a
-// panic becomes an error. Reading the id costs a stack trace, cheapest where
-// the stack is short: a goroutine that calls user code on every run reads
-// it at its top.
-func (a *agent) userCall(id uint64, session, what string, f func()) error {
-	defer a.cb.enter(id, session)()
-	return a.safely(what, f)
-}
-
-// safely runs user code, turning a panic into a logged error so one bad
-// callback cannot take the host down.
-func (a *agent) safely(what string, f func()) (err error) {
-	a.cb.inUser.Add(1)
-	defer func() {
-		a.cb.inUser.Add(-1)
-		if r := recover(); r != nil {
-			err = fmt.Errorf("acphost: %s panicked: %v", what, r)
-			a.opts.Logger.Error("acphost: callback panicked", "callback", what, "panic", r)
-		}
-	}()
-	f()
-	return nil
-}
-
 // flush waits until everything queued so far has been dispatched (or the
 // dispatcher has ended).
-func (a *agent) flush() {
+func (d *dispatcher) flush() {
 	done := make(chan struct{})
-	a.q.push(item{kind: itemBarrier, barrier: func() { close(done) }}, false)
+	d.q.push(item{kind: itemBarrier, barrier: func() { close(done) }}, false)
 	select {
 	case <-done:
-	case <-a.dispatched:
+	case <-d.ended:
 	}
 }

@@ -123,7 +123,7 @@ func (a *agent) serveRequest(m wire.Message, in *inflight, handle func(ctx conte
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		defer a.finish(in)
+		defer in.finish()
 		defer in.cancel()
 		defer a.untrack(m.ID)
 		if holdsFile(m.Method) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync/atomic"
 
@@ -20,12 +21,12 @@ import (
 // Those are registered with the connection as the request is read, so a
 // $/cancel_request that arrives before the handler starts is not lost.
 type inflight struct {
-	a        *agent
+	budget   *requestBudget
 	size     int // the bytes of its share of the request budget
 	finished atomic.Bool
 	ctx      context.Context
 	cancel   context.CancelFunc
-	perm     *pendingPermission // set under agent.mu once the broker starts
+	perm     atomic.Pointer[pendingPermission] // set once the broker has it
 }
 
 // cancellable gives in a ctx and registers it under id.
@@ -40,20 +41,16 @@ func (a *agent) cancellable(id json.RawMessage, in *inflight) *inflight {
 // "cancelled" at once (off the read loop).
 func (in *inflight) Cancel() {
 	in.cancel()
-	a := in.a
-	a.mu.Lock()
-	perm := in.perm
-	a.mu.Unlock()
-	if perm != nil {
-		a.goSettle(perm, answerCancelled(ReasonWithdrawn))
+	if perm := in.perm.Load(); perm != nil {
+		perm.b.goSettle(perm, answerCancelled(ReasonWithdrawn))
 	}
 }
 
 // finish returns in's share of the request budget, once: call it when the
-// request has been answered (or its answer failed).
-func (a *agent) finish(in *inflight) {
+// request has been answered (or its answer failed). A nil in has no share.
+func (in *inflight) finish() {
 	if in != nil && in.finished.CompareAndSwap(false, true) {
-		a.requests.release(in.size)
+		in.budget.release(in.size)
 	}
 }
 
@@ -73,7 +70,7 @@ func (a *agent) inbound(m wire.Message) {
 		case err != nil:
 			return // the agent is gone
 		}
-		in = &inflight{a: a, size: len(m.Params)}
+		in = &inflight{budget: a.requests, size: len(m.Params)}
 	}
 	switch m.Method {
 	case "session/update":
@@ -107,11 +104,11 @@ func (a *agent) inbound(m wire.Message) {
 // enqueue queues it for the dispatcher; an agent that floods the lifted
 // queue is stopped.
 func (a *agent) enqueue(it item) {
-	if a.q.push(it, true) {
+	if a.dispatcher.q.push(it, true) {
 		return
 	}
-	a.finish(it.in)
-	a.flooded(fmt.Sprintf("more than %d bytes of updates waited for delivery while a call waited for the agent's answer", liftedFactor*a.q.limitBytes))
+	it.in.finish()
+	a.flooded(fmt.Sprintf("more than %d bytes of updates waited for delivery while a call waited for the agent's answer", liftedFactor*a.dispatcher.q.limitBytes))
 }
 
 // flooded stops reading an agent that sent more than the lifted bounds
@@ -145,6 +142,27 @@ func sessionIDIn(params json.RawMessage) string {
 func (a *agent) refuseForeign(in *inflight, id json.RawMessage, method, session string) {
 	a.countForeign(method, session)
 	a.goReplyError(in, id, CodeInvalidParams, "unknown session: "+strconv.Quote(session))
+}
+
+// parsePermission decodes a permission request's params; malformed ones
+// are answered -32602 (off the calling goroutine) and ok is false.
+func (a *agent) parsePermission(it item) (req *PermissionRequest, ok bool) {
+	req, err := ParsePermissionRequest(it.params)
+	if err != nil {
+		a.untrack(it.id)
+		it.in.cancel()
+		a.goReplyError(it.in, it.id, CodeInvalidParams, err.Error())
+		return nil, false
+	}
+	return req, true
+}
+
+// refusePermission refuses a permission request that names a session this
+// connection never opened.
+func (a *agent) refusePermission(it item, session string) {
+	a.untrack(it.id)
+	it.in.cancel()
+	a.refuseForeign(it.in, it.id, "session/request_permission", session)
 }
 
 // countForeign reports a message for a session the connection does not
@@ -182,19 +200,19 @@ func (a *agent) goReply(in *inflight, id json.RawMessage, result any, rpcErr *wi
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		defer a.finish(in)
+		defer in.finish()
 		a.reply(id, result, rpcErr)
 	}()
 }
 
 func (a *agent) reply(id json.RawMessage, result any, rpcErr *wire.Error) {
-	a.replied(id, a.conn.Reply(id, result, rpcErr))
+	replied(a.opts.Logger, id, a.conn.Reply(id, result, rpcErr))
 }
 
 // replied logs a reply that could not be written (the agent is going).
-func (a *agent) replied(id json.RawMessage, err error) {
+func replied(log *slog.Logger, id json.RawMessage, err error) {
 	if err != nil {
-		a.opts.Logger.Debug("acphost: reply failed", "id", string(id), "err", err)
+		log.Debug("acphost: reply failed", "id", string(id), "err", err)
 	}
 }
 

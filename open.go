@@ -163,7 +163,7 @@ func (a *agent) opened(nc *newCall, result json.RawMessage) {
 	}
 	a.mu.Unlock()
 	if h != nil {
-		a.q.push(item{kind: itemBarrier, barrier: a.releaseParked}, false) // on the dispatcher, never here
+		a.dispatcher.q.push(item{kind: itemBarrier, barrier: a.dispatcher.releaseParked}, false) // on the dispatcher, never here
 	}
 }
 
@@ -171,7 +171,7 @@ func (a *agent) opened(nc *newCall, result json.RawMessage) {
 // message read before the answer has been dispatched (queued on the read
 // loop as the answer is read, before the call returns).
 func (a *agent) callWithBarrier(ctx context.Context, method string, params, result any, atBarrier func()) error {
-	err := a.guardedCall(ctx, method, params, result, func(json.RawMessage) { a.q.barrier(atBarrier) })
+	err := a.guardedCall(ctx, method, params, result, func(json.RawMessage) { a.dispatcher.q.barrier(atBarrier) })
 	return a.callError(method, err)
 }
 
@@ -193,6 +193,13 @@ func (a *agent) dropSession(id string) {
 		delete(a.sessions, id)
 	}
 	a.mu.Unlock()
+}
+
+// isOpening reports whether a session/new waits for its answer.
+func (a *agent) isOpening() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.opening) > 0
 }
 
 // known returns the record of a session this connection opened (or is

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/acphost/acphost/internal/fastjson"
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // PermissionKind is the kind of a permission option: a hint for icons and
@@ -129,10 +133,29 @@ func (req *PermissionRequest) rejectAnswer(r AnswerReason, err error) Permission
 	return PermissionAnswer{OptionID: o.ID, Option: o, Reason: r, Err: err}
 }
 
+// broker decides the agent's permission requests, each answered exactly
+// once and never from the dispatcher: what needs no hook (plan mode, the
+// default choice) at once, the rest on broker goroutines, which are kept
+// for the next request (see start), the hook bounded by PermissionTimeout.
+type broker struct {
+	ctx      context.Context // the agent's: its end answers "closed" and ends idle brokers
+	wg       *sync.WaitGroup // the agent's goroutines
+	cb       *callbacks      // runs the hook
+	conn     *wire.Conn      // the answers, and the requests $/cancel_request can reach
+	q        *queue          // the answers' stream events, in dispatch order
+	log      *slog.Logger
+	timeout  time.Duration // PermissionTimeout
+	planMode func() bool   // the client's plan mode: reject what can change things
+	poisoned func() bool   // the agent is abandoned: ask nobody
+
+	idle  chan *pendingPermission // idle broker goroutines take requests here
+	idleN atomic.Int32
+}
+
 // pendingPermission is one request being decided. settle answers it exactly
 // once, whoever gets there first (hook, timeout, cancel, close).
 type pendingPermission struct {
-	a      *agent
+	b      *broker
 	s      *sessionState
 	t      *turn // the turn it arrived in, if any
 	id     json.RawMessage
@@ -163,14 +186,14 @@ func (p *pendingPermission) claim(ans PermissionAnswer) bool {
 		p.s.mu.Lock()
 		delete(p.s.pending, p)
 		p.s.mu.Unlock()
-		p.a.untrack(p.id)
+		p.b.conn.Untrack(p.id)
 		if p.t == nil {
 			return
 		}
 		p.t.waitingPerms.Add(-1)
 		p.t.touch()
 		if p.t.emitFn != nil { // only a stream shows answers
-			p.a.q.push(item{kind: itemAnswer, answer: &permissionAnswered{p: p, ans: ans}}, false)
+			p.b.q.push(item{kind: itemAnswer, answer: &permissionAnswered{p: p, ans: ans}}, false)
 		}
 	})
 	return first
@@ -179,8 +202,8 @@ func (p *pendingPermission) claim(ans PermissionAnswer) bool {
 // send writes the answer claimed for the request.
 func (p *pendingPermission) send(ans PermissionAnswer) {
 	result := appendOutcome(make([]byte, 0, 64+len(ans.OptionID)), ans)
-	p.a.replied(p.id, p.a.conn.ReplyRaw(p.id, result))
-	p.a.finish(p.in)
+	replied(p.b.log, p.id, p.b.conn.ReplyRaw(p.id, result))
+	p.in.finish()
 }
 
 // appendOutcome appends the result of a session/request_permission answer.
@@ -199,32 +222,18 @@ type permissionAnswered struct {
 	ans PermissionAnswer
 }
 
-// parsePermission decodes a request's params; malformed ones are answered
-// -32602 (off the calling goroutine) and ok is false.
-func (a *agent) parsePermission(id, params json.RawMessage, in *inflight) (req *PermissionRequest, ok bool) {
-	req, err := ParsePermissionRequest(params)
-	if err != nil {
-		a.untrack(id)
-		in.cancel()
-		a.goReplyError(in, id, CodeInvalidParams, err.Error())
-		return nil, false
-	}
-	return req, true
-}
-
-// openPermission runs on the dispatcher once every earlier update was
-// delivered: it merges the tool call, emits the permission event and hands
-// the decision to a broker goroutine. It writes nothing itself, so the
+// open runs on the dispatcher once every earlier update was delivered: it
+// merges the tool call, emits the permission event and decides the request,
+// or hands it to a broker goroutine. It writes nothing itself, so the
 // dispatcher never waits on the agent's stdin.
-func (a *agent) openPermission(s *sessionState, id json.RawMessage, req *PermissionRequest, in *inflight) {
+func (b *broker) open(s *sessionState, it item, req *PermissionRequest) {
+	in := it.in
 	if req.ToolCall.ID != "" {
 		merged, _ := s.tool(&req.ToolCall, req.toolSet)
 		req.ToolCall = *merged
 	}
-	p := &pendingPermission{a: a, s: s, id: id, req: req, ctx: in.ctx, cancel: in.cancel, in: in}
-	a.mu.Lock()
-	in.perm = p
-	a.mu.Unlock()
+	p := &pendingPermission{b: b, s: s, id: it.id, req: req, ctx: in.ctx, cancel: in.cancel, in: in}
+	in.perm.Store(p)
 	s.mu.Lock()
 	p.t = s.turn
 	cancelling := p.t != nil && p.t.cancelled
@@ -242,40 +251,40 @@ func (a *agent) openPermission(s *sessionState, id json.RawMessage, req *Permiss
 	}
 	var ans PermissionAnswer
 	switch {
-	case a.ctx.Err() != nil: // the agent is gone: ask nobody
+	case b.ctx.Err() != nil: // the agent is gone: ask nobody
 		ans = answerCancelled(ReasonClosed)
-	case cancelling, a.poisoned.Load(): // a cancelled turn, or an abandoned agent
+	case cancelling, b.poisoned(): // a cancelled turn, or an abandoned agent
 		ans = answerCancelled(ReasonCancelled)
 	case in.ctx.Err() != nil:
 		ans = answerCancelled(ReasonWithdrawn) // $/cancel_request came first
 	default:
-		if !a.decideAtOnce(p) {
-			a.startBroker(p)
+		if !b.decideAtOnce(p) {
+			b.start(p)
 		}
 		return
 	}
-	a.goSettle(p, ans)
+	b.goSettle(p, ans)
 }
 
 // goSettle answers p from a goroutine of its own, so the caller never
 // waits on the agent's stdin.
-func (a *agent) goSettle(p *pendingPermission, ans PermissionAnswer) {
+func (b *broker) goSettle(p *pendingPermission, ans PermissionAnswer) {
 	if !p.claim(ans) {
 		return
 	}
-	a.wg.Add(1)
+	b.wg.Add(1)
 	go func() {
-		defer a.wg.Done()
+		defer b.wg.Done()
 		p.send(ans)
 	}()
 }
 
 // decideAtOnce decides what needs no hook (plan mode, the default choice)
-// at once, sparing the broker.
-func (a *agent) decideAtOnce(p *pendingPermission) bool {
+// at once, sparing the broker goroutines.
+func (b *broker) decideAtOnce(p *pendingPermission) bool {
 	var ans PermissionAnswer
 	switch {
-	case a.c.PlanMode() && !ReadOnlyKind(p.req.ToolCall.Kind):
+	case b.planMode() && !ReadOnlyKind(p.req.ToolCall.Kind):
 		ans = p.req.rejectAnswer(ReasonPlanMode, nil)
 	case p.s.onPermission() == nil:
 		ans = answerCancelled(ReasonDefault)
@@ -285,52 +294,52 @@ func (a *agent) decideAtOnce(p *pendingPermission) bool {
 	default:
 		return false
 	}
-	a.goSettle(p, ans)
+	b.goSettle(p, ans)
 	return true
 }
 
 // maxIdleBrokers bounds the broker goroutines kept waiting for requests.
 const maxIdleBrokers = 4
 
-// startBroker hands p to an idle broker goroutine, or starts one. Brokers
-// are reused, so a host answering request after request neither starts a
+// start hands p to an idle broker goroutine, or starts one. Brokers are
+// reused, so a host answering request after request neither starts a
 // goroutine nor reads a goroutine id (see userCall) for each; an idle one
 // ends with the agent, or at once when enough others wait.
-func (a *agent) startBroker(p *pendingPermission) {
+func (b *broker) start(p *pendingPermission) {
 	select {
-	case a.brokers <- p:
+	case b.idle <- p:
 		return
 	default:
 	}
-	a.wg.Add(1)
+	b.wg.Add(1)
 	go func() {
-		defer a.wg.Done()
+		defer b.wg.Done()
 		id := goid()
 		for {
-			a.broker(id, p)
-			if a.idleBrokers.Add(1) > maxIdleBrokers {
-				a.idleBrokers.Add(-1)
+			b.decide(id, p)
+			if b.idleN.Add(1) > maxIdleBrokers {
+				b.idleN.Add(-1)
 				return
 			}
 			select {
-			case p = <-a.brokers:
-				a.idleBrokers.Add(-1)
-			case <-a.ctx.Done():
-				a.idleBrokers.Add(-1)
+			case p = <-b.idle:
+				b.idleN.Add(-1)
+			case <-b.ctx.Done():
+				b.idleN.Add(-1)
 				return
 			}
 		}
 	}()
 }
 
-// broker decides one request on broker goroutine id: the hook (or the
+// decide decides one request on broker goroutine id: the hook (or the
 // default) bounded by PermissionTimeout, with panics and bad answers turned
 // into a rejection. A timeout or the client's end answers the request while
 // the hook is still running.
-func (a *agent) broker(id uint64, p *pendingPermission) {
+func (b *broker) decide(id uint64, p *pendingPermission) {
 	hook := p.s.onPermission()
 	ctx, cancel := p.ctx, context.CancelFunc(func() {})
-	if d := a.opts.PermissionTimeout; d > 0 {
+	if d := b.timeout; d > 0 {
 		ctx, cancel = context.WithTimeout(p.ctx, d)
 	}
 	defer cancel()
@@ -338,7 +347,7 @@ func (a *agent) broker(id uint64, p *pendingPermission) {
 		switch {
 		case p.ctx.Err() == nil: // only the timeout fired
 			p.settle(p.req.rejectAnswer(ReasonTimeout, ctx.Err()))
-		case a.ctx.Err() != nil:
+		case b.ctx.Err() != nil:
 			p.settle(answerCancelled(ReasonClosed))
 		}
 		// Otherwise a cancel or $/cancel_request already answered it.
@@ -348,7 +357,7 @@ func (a *agent) broker(id uint64, p *pendingPermission) {
 		defer close(fired)
 		ended()
 	})
-	ans := a.askHook(ctx, id, hook, p.req)
+	ans := b.askHook(ctx, id, hook, p.req)
 	switch {
 	case !stop():
 		<-fired // it answered; part of this goroutine's work
@@ -360,10 +369,10 @@ func (a *agent) broker(id uint64, p *pendingPermission) {
 }
 
 // askHook calls OnPermission and validates its answer.
-func (a *agent) askHook(ctx context.Context, gid uint64, hook func(context.Context, *PermissionRequest) (string, error), req *PermissionRequest) PermissionAnswer {
+func (b *broker) askHook(ctx context.Context, gid uint64, hook func(context.Context, *PermissionRequest) (string, error), req *PermissionRequest) PermissionAnswer {
 	var id string
 	var err error
-	if perr := a.userCall(gid, req.SessionID, "OnPermission", func() { id, err = hook(ctx, req) }); perr != nil {
+	if perr := b.cb.userCall(gid, req.SessionID, "OnPermission", func() { id, err = hook(ctx, req) }); perr != nil {
 		err = perr
 	}
 	if err != nil {
@@ -376,8 +385,8 @@ func (a *agent) askHook(ctx context.Context, gid uint64, hook func(context.Conte
 	return PermissionAnswer{OptionID: id, Option: o, Reason: ReasonHook}
 }
 
-// emitAnswer tells the turn's stream what was answered.
-func (a *agent) emitAnswer(pa *permissionAnswered) {
+// emit tells the turn's stream what was answered.
+func (pa *permissionAnswered) emit() {
 	t := pa.p.s.current()
 	if t == nil {
 		return

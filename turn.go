@@ -136,7 +136,7 @@ func (t *turn) touch() { t.lastActivity.Store(time.Now().UnixNano()) }
 
 func (t *turn) emit(ev StreamEvent) {
 	if t.emitFn != nil {
-		_ = t.s.a.safely("emit", func() { t.emitFn(ev) })
+		_ = t.s.a.cb.safely("emit", func() { t.emitFn(ev) })
 	}
 }
 
@@ -345,7 +345,7 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 	t := newTurn(s, emit, req)
 	a.turns.Add(1)
 	defer a.turns.Add(-1)
-	a.q.barrier(func() { s.attach(t) })
+	a.dispatcher.q.barrier(func() { s.attach(t) })
 	h.setRunning(t)
 	defer h.setRunning(nil)
 
@@ -388,7 +388,7 @@ func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan pr
 	if err != nil {
 		return nil, fmt.Errorf("acphost: encoding the prompt: %w", err)
 	}
-	g := a.guardWrites(ctx)
+	g := a.writes.guard(ctx)
 	t.guard.Store(g)
 	if t.halted() {
 		g.arm(t.stopCause) // Cancel or a watchdog came first
@@ -398,7 +398,7 @@ func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan pr
 	g.release()
 	switch {
 	case errors.Is(err, wire.ErrWritesAborted):
-		return nil, a.notReading(err, g.armedBy())
+		return nil, a.writes.notReading(err, g.armedBy())
 	case err != nil && settled: // the agent died meanwhile: its cause is in answered
 		return t.answered, nil
 	case err != nil:
@@ -412,7 +412,7 @@ func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan pr
 // before anything read after it is dispatched.
 func (t *turn) Answer(result, rpcErr json.RawMessage) {
 	t.answered <- promptOutcomeOf(result, rpcErr)
-	t.s.a.q.barrier(func() { t.s.a.endDelivery(t) })
+	t.s.a.dispatcher.q.barrier(func() { endDelivery(t) })
 }
 
 // Fail gives the turn the agent's death, when it came before the answer.
@@ -472,10 +472,10 @@ func (a *agent) finishTurn(t *turn, out promptOutcome, cancelErr error) (Respons
 		select {
 		case <-t.barrier:
 		case <-a.dead:
-			a.flush()
+			a.dispatcher.flush()
 		}
 	} else {
-		a.flush() // an agent that died mid-turn: what it said first still counts
+		a.dispatcher.flush() // an agent that died mid-turn: what it said first still counts
 	}
 	t.s.detach(t)
 	stop := out.res.StopReason
