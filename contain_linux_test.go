@@ -334,3 +334,27 @@ func TestContainmentFallbackIsReported(t *testing.T) {
 		})
 	}
 }
+
+// Warm agents in watched cgroups hold no OS thread each: the host's watcher,
+// not a parent-death signal following a locked thread, ends them with the
+// host (the cost per idle agent stays flat).
+func TestWarmAgentsHoldNoThreadEach(t *testing.T) {
+	threads := func() int {
+		tasks, err := os.ReadDir("/proc/self/task")
+		require.NoError(t, err)
+		return len(tasks)
+	}
+	c, err := startFake(t, fakeagent.Script{}, ACPOptions{})
+	require.NoError(t, err)
+	if c.Containment().Mode != ContainCgroup {
+		t.Skipf("LOUD: no cgroups here, so each agent keeps a locked thread for its parent-death signal: %v", c.Containment().Reason)
+	}
+	base := threads()
+	const n = 16
+	for range n {
+		_, err := startFake(t, fakeagent.Script{}, ACPOptions{})
+		require.NoError(t, err)
+	}
+	grown := threads() - base
+	require.Less(t, grown, n/2, "OS threads for %d more warm agents", n)
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,7 +34,11 @@ func testHostMain() {
 	if err != nil {
 		panic(err)
 	}
-	c, err := Start(context.Background(), ACPOptions{Command: path, Args: args, Env: env})
+	contain := ContainMode(strings.TrimSuffix(os.Getenv(testHostEnv), "_"))
+	if contain == "1" {
+		contain = ContainAuto
+	}
+	c, err := Start(context.Background(), ACPOptions{Command: path, Args: args, Env: env, Contain: contain})
 	if err != nil {
 		panic(err)
 	}

@@ -98,6 +98,15 @@ func releaseLocked() {
 	}
 }
 
+// Watched reports whether the host's watcher runs: a host that dies then
+// has its groups killed whole, which makes a parent-death signal (and the
+// locked thread it needs) unnecessary for their processes.
+func (g *Group) Watched() bool {
+	host.mu.Lock()
+	defer host.mu.Unlock()
+	return host.watch != nil
+}
+
 // Path is the group's directory.
 func (g *Group) Path() string { return g.dir }
 

@@ -17,6 +17,7 @@ func New(string) (*Group, error) { return nil, unavailable("cgroups are a Linux 
 func SweepStale() ([]string, error) { return nil, nil }
 
 func (*Group) Path() string                { return "" }
+func (*Group) Watched() bool               { return false }
 func (*Group) Attach(*syscall.SysProcAttr) {}
 func (*Group) Populated() bool             { return false }
 func (*Group) Kill() error                 { return nil }

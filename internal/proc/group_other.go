@@ -24,3 +24,5 @@ func SignalGroup(p *os.Process, sig syscall.Signal) error {
 
 // Groups reports whether SignalGroup reaches a whole process group here.
 const Groups = false
+
+func clearParentDeathSignal(*syscall.SysProcAttr) {}

@@ -8,3 +8,10 @@ import "syscall"
 // dies. On Linux the parent is the thread that started it, which must
 // therefore live as long as the process does (see Go).
 func setParentDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
+
+// clearParentDeathSignal takes the signal off a (see Process.parentDeath).
+func clearParentDeathSignal(a *syscall.SysProcAttr) {
+	if a != nil {
+		a.Pdeathsig = 0
+	}
+}

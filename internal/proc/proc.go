@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -65,6 +66,8 @@ type Process struct {
 	exited     chan struct{} // closed once cmd.Wait returned
 	exitErr    error
 
+	locked   bool          // startAndWait's thread is locked for the parent-death signal
+	pidfd    int           // the agent's pidfd, for awaitExit; -1: none
 	group    *cgroup.Group // nil: held by the process group only
 	unused   *cgroup.Group // the group a retried start left empty
 	fallback error         // why a start was retried without the group
@@ -96,7 +99,7 @@ func Start(s Spec) (*Process, error) {
 	}
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, errW
 	started := make(chan error, 1)
-	Go(false, func() { p.startAndWait(started) }) // a confined start restricts a thread of its own
+	go p.startAndWait(started)
 	if err := <-started; err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		p.removeGroup()
@@ -127,18 +130,42 @@ func closeAll(files ...*os.File) {
 	}
 }
 
-// startAndWait starts the agent and waits for its exit, closing exited, on
-// the locked thread Go gives it: the parent-death signal follows the
-// thread that started the agent. A confined agent is started by
-// StartRestricted, from a thread that ends before the agent runs.
+// startAndWait starts the agent and waits for its exit, closing exited.
+// Only an agent with a parent-death signal needs this goroutine's OS
+// thread locked while it runs (the signal follows the thread that started
+// it): one neither confined (StartRestricted starts it from a thread that
+// ends before it runs) nor in a watched cgroup (the host's watcher kills
+// it with the host). So warm agents cost no OS thread each where cgroups
+// are had.
 func (p *Process) startAndWait(started chan<- error) {
 	defer close(p.exited)
+	defer p.unlock()
 	if err := p.start(); err != nil {
 		started <- err
 		return
 	}
 	started <- nil
+	awaitExit(p.pidfd)
 	p.exitErr = p.cmd.Wait()
+}
+
+// parentDeath reports whether cmd is to get a parent-death signal, and
+// if so locks this goroutine's thread for it (see startAndWait).
+func (p *Process) parentDeath(cmd *exec.Cmd, group *cgroup.Group) {
+	if p.spec.Confined || group != nil && group.Watched() {
+		clearParentDeathSignal(cmd.SysProcAttr)
+		return
+	}
+	if !p.locked {
+		runtime.LockOSThread()
+		p.locked = true
+	}
+}
+
+func (p *Process) unlock() {
+	if p.locked {
+		runtime.UnlockOSThread()
+	}
 }
 
 // start starts the agent, in its cgroup if it has one. A start the kernel
@@ -146,6 +173,8 @@ func (p *Process) startAndWait(started chan<- error) {
 // kernel without CLONE_INTO_CGROUP) is tried once more without the cgroup
 // unless GroupRequired, recording why in fallback.
 func (p *Process) start() error {
+	p.parentDeath(p.cmd, p.group)
+	watchExit(p.cmd.SysProcAttr, &p.pidfd)
 	if p.group == nil {
 		return p.launch(p.cmd)
 	}
@@ -159,6 +188,8 @@ func (p *Process) start() error {
 	}
 	retry := p.command()
 	retry.Stdin, retry.Stdout, retry.Stderr = p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr
+	p.parentDeath(retry, nil)
+	watchExit(retry.SysProcAttr, &p.pidfd)
 	if rerr := p.launch(retry); rerr != nil {
 		return err
 	}
