@@ -17,21 +17,25 @@ type EventType string
 // EventToolResult, not at an update whose Status is finished, or it is
 // handled twice.
 const (
-	EventText              EventType = "text"               // Delta: a piece of the agent's answer
-	EventThought           EventType = "thought"            // Delta: a piece of the agent's reasoning
-	EventToolCall          EventType = "tool_call"          // the agent started a tool call (once per id)
-	EventToolUpdate        EventType = "tool_update"        // a tool call changed (status, content, input); also sent for the update that completes it
-	EventToolResult        EventType = "tool_result"        // a tool call completed or failed (once per id, right after that update's event)
-	EventPlan              EventType = "plan"               // Plan: the agent's whole current plan
-	EventPermission        EventType = "permission"         // Permission: the agent asks
-	EventPermissionAnswer  EventType = "permission_answer"  // Answer: what was answered and why
+	EventText             EventType = "text"              // Delta: a piece of the agent's answer
+	EventThought          EventType = "thought"           // Delta: a piece of the agent's reasoning
+	EventToolCall         EventType = "tool_call"         // the agent started a tool call (once per id)
+	EventToolUpdate       EventType = "tool_update"       // a tool call changed (status, content, input); also sent for the update that completes it
+	EventToolResult       EventType = "tool_result"       // a tool call completed or failed (once per id, right after that update's event)
+	EventPlan             EventType = "plan"              // Plan: the agent's whole current plan
+	EventPermission       EventType = "permission"        // Permission: the agent asks
+	EventPermissionAnswer EventType = "permission_answer" // Answer: what was answered and why
+	EventUsage            EventType = "usage"             // Usage: context use and cost
+	EventMode             EventType = "mode"              // Mode: the session's mode changed
+	EventRestart          EventType = "restart"           // Err: the agent was restarted before this turn
+	EventDone             EventType = "done"              // StopReason: the turn ended (a confirmed cancellation too, with Err set)
+	EventError            EventType = "error"             // Err: the turn failed
+)
+
+// The elicitation events of a turn.
+const (
 	EventElicitation       EventType = "elicitation"        // Elicitation: the agent asks the user for input
 	EventElicitationAnswer EventType = "elicitation_answer" // Elicitation, ElicitationAnswer: what was answered and why
-	EventUsage             EventType = "usage"              // Usage: context use and cost
-	EventMode              EventType = "mode"               // Mode: the session's mode changed
-	EventRestart           EventType = "restart"            // Err: the agent was restarted before this turn
-	EventDone              EventType = "done"               // StopReason: the turn ended (a confirmed cancellation too, with Err set)
-	EventError             EventType = "error"              // Err: the turn failed
 )
 
 // ViaACP marks tool events of tools the agent ran itself.
