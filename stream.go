@@ -67,14 +67,15 @@ type StreamEvent struct {
 	Plan       []PlanEntry
 	Permission *PermissionRequest
 	Answer     *PermissionAnswer
+	Usage      *UsageUpdate
+	Mode       string
+	StopReason StopReason
+	// Update is the session/update behind the event, when there is one.
+	Update Update
+
 	// Elicitation and ElicitationAnswer are set on elicitation events.
 	Elicitation       *ElicitationRequest
 	ElicitationAnswer *ElicitationAnswer
-	Usage             *UsageUpdate
-	Mode              string
-	StopReason        StopReason
-	// Update is the session/update behind the event, when there is one.
-	Update Update
 }
 
 // endError is the error a Stream pair carries: the turn's, on its end event.
