@@ -1,9 +1,13 @@
 package acphost
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
@@ -50,4 +54,259 @@ func TestElicitForeignSessionRefused(t *testing.T) {
 	params := raw(`{"sessionId":"not-mine","mode":"form","message":"m","requestedSchema":{"type":"object","properties":{}}}`)
 	ans := elicitAnswer(t, elicitTurn(params), ACPOptions{})
 	assert.JSONEq(t, `{"code":-32602,"message":"unknown session: \"not-mine\""}`, string(ans.Error))
+}
+
+// elicitRun runs one turn as a stream and returns its elicitation events
+// and the agent's last response from the client.
+func elicitRun(t *testing.T, script fakeagent.Script, opts ACPOptions) (events []StreamEvent, ans fakeagent.Message) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		c, fa := connectFake(t, script, opts)
+		_, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) {
+			if ev.Type == EventElicitation || ev.Type == EventElicitationAnswer {
+				events = append(events, ev)
+			}
+		})
+		require.NoError(t, err)
+		synctest.Wait()
+		rs := responses(fa.Agent)
+		require.NotEmpty(t, rs)
+		ans = rs[len(rs)-1]
+	})
+	return events, ans
+}
+
+func answerWith(ans ElicitationAnswer, err error) ElicitationFunc {
+	return func(context.Context, *ElicitationRequest) (ElicitationAnswer, error) { return ans, err }
+}
+
+func TestElicitFormAcceptedReachesTheAgent(t *testing.T) {
+	var seen *ElicitationRequest
+	hook := func(_ context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+		seen = req
+		return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"question_0": "Red", "count": 3, "question_0_custom": "a note"}}, nil
+	}
+	events, ans := elicitRun(t, elicitTurn(fakeagent.FormElicitation("Which color?", colorSchema)), ACPOptions{OnElicitation: hook})
+	assert.JSONEq(t, `{"action":"accept","content":{"question_0":"Red","count":3,"question_0_custom":"a note"}}`, string(ans.Result))
+
+	require.NotNil(t, seen)
+	assert.Equal(t, ModeForm, seen.Mode)
+	assert.Equal(t, "Which color?", seen.Message)
+	assert.Equal(t, "s1", seen.SessionID)
+	require.Len(t, seen.Form.Fields, 3)
+	q := seen.Form.Fields[0] // in the order sent
+	assert.Equal(t, "question_0", q.Name)
+	assert.Equal(t, FormEnum, q.Kind)
+	assert.True(t, q.Required)
+	assert.Equal(t, []FormChoice{{Value: "Red", Title: "Red", Description: "warm"}, {Value: "Blue", Title: "Blue"}}, q.Choices)
+	custom := seen.Form.Fields[1]
+	assert.Equal(t, FormString, custom.Kind)
+	assert.False(t, custom.Required)
+	n := seen.Form.Field("count")
+	assert.Equal(t, FormInteger, n.Kind)
+	assert.Equal(t, int64(2), n.Default)
+	assert.Equal(t, 1.0, *n.Minimum)
+	assert.Equal(t, 3.0, *n.Maximum)
+
+	require.Len(t, events, 2)
+	assert.Equal(t, EventElicitation, events[0].Type)
+	assert.Same(t, seen, events[0].Elicitation)
+	assert.Equal(t, EventElicitationAnswer, events[1].Type)
+	assert.Equal(t, ElicitAccept, events[1].ElicitationAnswer.Action)
+	assert.Equal(t, ReasonHook, events[1].ElicitationAnswer.Reason)
+}
+
+func TestElicitInvalidContentNeverSent(t *testing.T) {
+	cases := map[string]map[string]any{
+		"not a choice":      {"question_0": "Green"},
+		"required missing":  {"count": 2},
+		"unknown field":     {"question_0": "Red", "admin": true},
+		"wrong type":        {"question_0": "Red", "count": "3"},
+		"out of range":      {"question_0": "Red", "count": 4},
+		"not an integer":    {"question_0": "Red", "count": 2.5},
+		"string for a bool": {"question_0": 1},
+	}
+	for name, content := range cases {
+		t.Run(name, func(t *testing.T) {
+			hook := answerWith(ElicitationAnswer{Action: ElicitAccept, Content: content}, nil)
+			events, ans := elicitRun(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: hook})
+			assert.JSONEq(t, `{"action":"cancel"}`, string(ans.Result))
+			require.Len(t, events, 2)
+			a := events[1].ElicitationAnswer
+			assert.Equal(t, ReasonInvalid, a.Reason)
+			assert.ErrorIs(t, a.Err, ErrElicitationContent)
+			var ce *FormContentError
+			assert.True(t, errors.As(a.Err, &ce))
+		})
+	}
+}
+
+func TestElicitDeclineErrorAndPanic(t *testing.T) {
+	cases := []struct {
+		name string
+		hook ElicitationFunc
+		want string
+	}{
+		{"decline", answerWith(ElicitationAnswer{Action: ElicitDecline, Content: map[string]any{"x": 1}}, nil), `{"action":"decline"}`},
+		{"cancel", answerWith(ElicitationAnswer{Action: ElicitCancel}, nil), `{"action":"cancel"}`},
+		{"error", answerWith(ElicitationAnswer{Action: ElicitAccept}, errors.New("ui gone")), `{"action":"cancel"}`},
+		{"unknown action", answerWith(ElicitationAnswer{Action: "maybe"}, nil), `{"action":"cancel"}`},
+		{"panic", func(context.Context, *ElicitationRequest) (ElicitationAnswer, error) { panic("boom") }, `{"action":"cancel"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ans := elicitAnswer(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: tc.hook})
+			assert.JSONEq(t, tc.want, string(ans.Result))
+		})
+	}
+}
+
+// blockingHook signals when it is asked and reports why its ctx ended.
+func blockingHook(asked chan<- struct{}, ended chan<- error) ElicitationFunc {
+	return func(ctx context.Context, _ *ElicitationRequest) (ElicitationAnswer, error) {
+		close(asked)
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"question_0": "Red"}}, nil
+	}
+}
+
+func TestElicitCancelledWithTheTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		asked, ended := make(chan struct{}), make(chan error, 1)
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			{Request: fakeagent.Elicit(fakeagent.FormElicitation("m", colorSchema)).Request, NoWait: true},
+			{WaitCancel: true},
+		}}}}
+		c, fa := connectFake(t, script, ACPOptions{OnElicitation: blockingHook(asked, ended)})
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-asked; cancel() }()
+		resp, err := c.GenerateCtx(ctx, Request{Prompt: "x"})
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, StopCancelled, resp.StopReason)
+		synctest.Wait()
+		assert.ErrorIs(t, <-ended, context.Canceled)
+		rs := responses(fa.Agent)
+		var got []string
+		for _, r := range rs {
+			if r.Result != nil && strings.Contains(string(r.Result), "action") {
+				got = append(got, string(r.Result))
+			}
+		}
+		assert.Equal(t, []string{`{"action":"cancel"}`}, got)
+	})
+}
+
+func TestElicitWithdrawnByCancelRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		asked, ended := make(chan struct{}), make(chan error, 1)
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			{Request: fakeagent.Elicit(fakeagent.FormElicitation("m", colorSchema)).Request, NoWait: true},
+			{CancelRequest: true},
+		}}}}
+		c, fa := connectFake(t, script, ACPOptions{OnElicitation: blockingHook(asked, ended)})
+		_, err := c.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		assert.ErrorIs(t, <-ended, context.Canceled)
+		rs := responses(fa.Agent)
+		require.NotEmpty(t, rs)
+		assert.JSONEq(t, `{"code":-32800,"message":"request cancelled"}`, string(rs[len(rs)-1].Error))
+	})
+}
+
+func TestElicitTimeout(t *testing.T) {
+	asked, ended := make(chan struct{}), make(chan error, 1)
+	events, ans := elicitRun(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: blockingHook(asked, ended), ElicitationTimeout: time.Minute})
+	assert.JSONEq(t, `{"action":"cancel"}`, string(ans.Result))
+	require.Len(t, events, 2)
+	assert.Equal(t, ReasonTimeout, events[1].ElicitationAnswer.Reason)
+	assert.ErrorIs(t, <-ended, context.DeadlineExceeded)
+}
+
+func TestElicitURLAndComplete(t *testing.T) {
+	var completed []ElicitationComplete
+	var seen *ElicitationRequest
+	hook := func(_ context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+		seen = req
+		return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"ignored": 1}}, nil
+	}
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.ElicitationComplete("e1"), // before it was asked: unknown
+		fakeagent.Elicit(fakeagent.URLElicitation("e1", "https://example.com/auth?x=1", "Log in")),
+		fakeagent.ElicitationComplete("other"),
+		fakeagent.ElicitationComplete("e1"),
+		fakeagent.ElicitationComplete("e1"), // completed already
+	}}}}
+	var ans fakeagent.Message
+	synctest.Test(t, func(t *testing.T) {
+		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook, OnElicitationComplete: func(c ElicitationComplete) { completed = append(completed, c) }})
+		_, err := c.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		rs := responses(fa.Agent)
+		ans = rs[len(rs)-1]
+	})
+	assert.JSONEq(t, `{"action":"accept"}`, string(ans.Result))
+	require.NotNil(t, seen)
+	assert.Equal(t, ModeURL, seen.Mode)
+	assert.Equal(t, "https://example.com/auth?x=1", seen.URL)
+	assert.Equal(t, "e1", seen.ElicitationID)
+	assert.Equal(t, []ElicitationComplete{{ElicitationID: "e1", SessionID: "s1"}}, completed)
+}
+
+func TestElicitModeNotAdvertised(t *testing.T) {
+	hook := answerWith(ElicitationAnswer{Action: ElicitAccept}, nil)
+	ans := elicitAnswer(t, elicitTurn(fakeagent.URLElicitation("e1", "https://example.com/", "m")), ACPOptions{OnElicitation: hook, ElicitationModes: []ElicitationMode{ModeForm}})
+	assert.JSONEq(t, `{"code":-32602,"message":"elicitation mode \"url\" was not advertised"}`, string(ans.Error))
+	ans = elicitAnswer(t, elicitTurn(raw(`{"mode":"_vendor","message":"m"}`)), ACPOptions{OnElicitation: hook})
+	assert.JSONEq(t, `{"code":-32602,"message":"elicitation mode \"_vendor\" was not advertised"}`, string(ans.Error))
+}
+
+func TestElicitMalformedRequestRefused(t *testing.T) {
+	hook := answerWith(ElicitationAnswer{Action: ElicitAccept}, nil)
+	for name, params := range map[string]string{
+		"no message":          `{"mode":"form","requestedSchema":{"type":"object","properties":{}}}`,
+		"no schema":           `{"mode":"form","message":"m"}`,
+		"schema not object":   `{"mode":"form","message":"m","requestedSchema":{"type":"string"}}`,
+		"duplicate property":  `{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"string"},"a":{"type":"number"}}}}`,
+		"required not a prop": `{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{},"required":["x"]}}`,
+		"url not absolute":    `{"mode":"url","message":"m","elicitationId":"e","url":"/relative"}`,
+		"url without id":      `{"mode":"url","message":"m","url":"https://example.com"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ans := elicitAnswer(t, elicitTurn(raw(params)), ACPOptions{OnElicitation: hook})
+			assert.Contains(t, string(ans.Error), `"code":-32602`)
+		})
+	}
+}
+
+func TestElicitCapabilityOnlyWithHook(t *testing.T) {
+	hook := answerWith(ElicitationAnswer{Action: ElicitDecline}, nil)
+	caps := func(opts ACPOptions) map[string]json.RawMessage {
+		var got map[string]json.RawMessage
+		synctest.Test(t, func(t *testing.T) {
+			_, fa := connectFake(t, fakeagent.Script{}, opts)
+			var p struct {
+				ClientCapabilities map[string]json.RawMessage `json:"clientCapabilities"`
+			}
+			require.NoError(t, json.Unmarshal(received(fa.Agent, "initialize")[0], &p))
+			got = p.ClientCapabilities
+		})
+		return got
+	}
+	_, ok := caps(ACPOptions{})["elicitation"]
+	assert.False(t, ok, "advertised without a hook")
+	assert.JSONEq(t, `{"form":{},"url":{}}`, string(caps(ACPOptions{OnElicitation: hook})["elicitation"]))
+	assert.JSONEq(t, `{"form":{}}`, string(caps(ACPOptions{OnElicitation: hook, ElicitationModes: []ElicitationMode{ModeForm}})["elicitation"]))
+}
+
+func TestElicitSessionHookOverrides(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fa := connectFake(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: answerWith(ElicitationAnswer{Action: ElicitCancel}, nil)})
+		s, err := c.NewSession(context.Background(), SessionOptions{OnElicitation: answerWith(ElicitationAnswer{Action: ElicitDecline}, nil)})
+		require.NoError(t, err)
+		_, err = s.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		rs := responses(fa.Agent)
+		assert.JSONEq(t, `{"action":"decline"}`, string(rs[len(rs)-1].Result))
+	})
 }
