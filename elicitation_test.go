@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -309,4 +310,51 @@ func TestElicitSessionHookOverrides(t *testing.T) {
 		rs := responses(fa.Agent)
 		assert.JSONEq(t, `{"action":"decline"}`, string(rs[len(rs)-1].Result))
 	})
+}
+
+func TestFormValidate(t *testing.T) {
+	schema := raw(`{"type":"object","properties":{
+	 "email":{"type":"string","format":"email"},
+	 "site":{"type":"string","format":"uri"},
+	 "day":{"type":"string","format":"date"},
+	 "at":{"type":"string","format":"date-time"},
+	 "code":{"type":"string","pattern":"^[A-Z]{3}$","minLength":3,"maxLength":3},
+	 "name":{"type":"string","minLength":2,"maxLength":4},
+	 "ratio":{"type":"number","minimum":0,"maximum":1},
+	 "ok":{"type":"boolean","default":false},
+	 "tags":{"type":"array","minItems":1,"maxItems":2,"items":{"type":"string","enum":["a","b","c"]}},
+	 "size":{"type":"string","enum":["s","m"],"enumNames":["Small","Medium"]},
+	 "blob":{"type":"object"}}}`)
+	f, err := ParseFormSchema(schema)
+	require.NoError(t, err)
+	assert.Equal(t, []FormChoice{{Value: "s", Title: "Small"}, {Value: "m", Title: "Medium"}}, f.Field("size").Choices)
+	assert.Equal(t, FormMultiSelect, f.Field("tags").Kind)
+	assert.Equal(t, FormOther, f.Field("blob").Kind)
+	assert.Equal(t, false, f.Field("ok").Default)
+	good := map[string]any{"email": "a@b.example", "site": "https://x.example/p", "day": "2026-12-01", "at": "2026-12-01T10:00:00Z",
+		"code": "ABC", "name": "héé", "ratio": json.Number("0.5"), "ok": true, "tags": []string{"a", "c"}, "size": "m"}
+	out, err := f.Validate(good)
+	require.NoError(t, err)
+	assert.Equal(t, 0.5, out["ratio"])
+	for name, bad := range map[string]map[string]any{
+		"email":         {"email": "not an address"},
+		"uri":           {"site": "relative/path"},
+		"date":          {"day": "01/12/2026"},
+		"date-time":     {"at": "2026-12-01"},
+		"pattern":       {"code": "abc"},
+		"too short":     {"name": "x"},
+		"too long":      {"name": "xxxxx"},
+		"number range":  {"ratio": 1.5},
+		"NaN":           {"ratio": math.NaN()},
+		"tags empty":    {"tags": []string{}},
+		"tags too many": {"tags": []string{"a", "b", "c"}},
+		"tag unknown":   {"tags": []string{"z"}},
+		"tags type":     {"tags": []any{"a"}},
+		"enum":          {"size": "Small"},
+		"other kind":    {"blob": map[string]any{}},
+		"bad utf8":      {"name": "\xff\xfe"},
+	} {
+		_, err := f.Validate(bad)
+		assert.ErrorIs(t, err, ErrElicitationContent, name)
+	}
 }
