@@ -268,6 +268,7 @@ func TestElicitMalformedRequestRefused(t *testing.T) {
 		"no message":          `{"mode":"form","requestedSchema":{"type":"object","properties":{}}}`,
 		"no schema":           `{"mode":"form","message":"m"}`,
 		"schema not object":   `{"mode":"form","message":"m","requestedSchema":{"type":"string"}}`,
+		"schema not JSON obj": `{"mode":"form","message":"m","requestedSchema":[1]}`,
 		"duplicate property":  `{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"string"},"a":{"type":"number"}}}}`,
 		"required not a prop": `{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{},"required":["x"]}}`,
 		"url not absolute":    `{"mode":"url","message":"m","elicitationId":"e","url":"/relative"}`,
@@ -310,6 +311,12 @@ func TestElicitSessionHookOverrides(t *testing.T) {
 		rs := responses(fa.Agent)
 		assert.JSONEq(t, `{"action":"decline"}`, string(rs[len(rs)-1].Result))
 	})
+}
+
+func TestFormSchemaWithoutTypeIsAnObject(t *testing.T) {
+	f, err := ParseFormSchema(raw(`{"properties":{"a":{"type":"boolean"}}}`))
+	require.NoError(t, err)
+	assert.Equal(t, FormBoolean, f.Fields[0].Kind)
 }
 
 func TestFormValidate(t *testing.T) {
@@ -357,4 +364,17 @@ func TestFormValidate(t *testing.T) {
 		_, err := f.Validate(bad)
 		assert.ErrorIs(t, err, ErrElicitationContent, name)
 	}
+}
+
+func TestElicitCloseEndsTheHook(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		asked, ended := make(chan struct{}), make(chan error, 1)
+		c, _ := connectFake(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: blockingHook(asked, ended)})
+		done := make(chan error, 1)
+		go func() { _, err := c.Generate(Request{Prompt: "x"}); done <- err }()
+		<-asked
+		require.NoError(t, c.Close())
+		assert.ErrorIs(t, <-ended, context.Canceled)
+		assert.Error(t, <-done)
+	})
 }

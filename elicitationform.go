@@ -114,9 +114,10 @@ type wireProperty struct {
 	} `json:"items"`
 }
 
-// ParseFormSchema decodes a requested schema: an object schema whose
-// properties are flat primitives, enums or multi-selects. A schema that is
-// not an object, has duplicate property names, or a property whose
+// ParseFormSchema decodes a requested schema: an object schema (a missing
+// "type" means object) whose properties are flat primitives, enums or
+// multi-selects. A schema of another type, with duplicate property names,
+// a required name that is not a property, or a property whose
 // constraints do not decode, is an error; an unknown property type is kept
 // as FormOther.
 func ParseFormSchema(raw json.RawMessage) (*FormSchema, error) {
@@ -130,7 +131,7 @@ func ParseFormSchema(raw json.RawMessage) (*FormSchema, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("requestedSchema: %w", err)
 	}
-	if w.Type != "object" {
+	if w.Type != "object" && w.Type != "" { // absent means object, as in the Rust schema
 		return nil, fmt.Errorf("requestedSchema: type %q, want \"object\"", w.Type)
 	}
 	f := &FormSchema{Title: optString(w.Title), Description: optString(w.Description), Raw: raw}
