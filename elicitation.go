@@ -53,7 +53,8 @@ type ElicitationRequest struct {
 	// Form is the requested schema, in form mode; nil otherwise.
 	Form *FormSchema
 	// URL and ElicitationID are set in URL mode. The URL is not opened,
-	// fetched or checked by the client beyond parsing as absolute.
+	// fetched or checked by the client beyond parsing as absolute: show it
+	// whole, check its scheme and host, and open it only with consent.
 	URL, ElicitationID string
 	// Raw is the request's params, exactly as received.
 	Raw json.RawMessage
