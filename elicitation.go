@@ -294,6 +294,12 @@ func (p *pendingElicitation) open() {
 		p.goSettle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonClosed})
 	case cancelling:
 		p.goSettle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonCancelled})
+	case p.in.ctx.Err() != nil: // $/cancel_request came first: ask nobody
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			p.ended(p.in.ctx)
+		}()
 	default:
 		a.wg.Add(1)
 		go p.run()

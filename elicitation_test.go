@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -203,11 +204,17 @@ func TestElicitWithdrawnByCancelRequest(t *testing.T) {
 		asked, ended := make(chan struct{}), make(chan error, 1)
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 			{Request: fakeagent.Elicit(fakeagent.FormElicitation("m", colorSchema)).Request, NoWait: true},
+			{Delay: "1s"}, // fake time: the hook is asked meanwhile
 			{CancelRequest: true},
 		}}}}
 		c, fa := connectFake(t, script, ACPOptions{OnElicitation: blockingHook(asked, ended)})
 		_, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
+		select {
+		case <-asked:
+		default:
+			t.Fatal("the hook was never asked")
+		}
 		assert.ErrorIs(t, <-ended, context.Canceled)
 		rs := responses(fa.Agent)
 		require.NotEmpty(t, rs)
@@ -376,5 +383,30 @@ func TestElicitCloseEndsTheHook(t *testing.T) {
 		require.NoError(t, c.Close())
 		assert.ErrorIs(t, <-ended, context.Canceled)
 		assert.Error(t, <-done)
+	})
+}
+
+func TestElicitWithdrawnBeforeTheHookIsAsked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var asked atomic.Bool
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			fakeagent.Say(fakeagent.Text("hold the dispatcher")),
+			{Request: fakeagent.Elicit(fakeagent.FormElicitation("m", colorSchema)).Request, NoWait: true},
+			{CancelRequest: true},
+		}}}}
+		hook := func(context.Context, *ElicitationRequest) (ElicitationAnswer, error) {
+			asked.Store(true)
+			return ElicitationAnswer{Action: ElicitDecline}, nil
+		}
+		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook, OnUpdate: func(Update) { <-release }})
+		done := make(chan error, 1)
+		go func() { _, err := c.Generate(Request{Prompt: "x"}); done <- err }()
+		synctest.Wait() // OnUpdate holds the dispatcher; $/cancel_request has been read
+		close(release)
+		require.NoError(t, <-done)
+		assert.False(t, asked.Load(), "a withdrawn request reached the hook")
+		rs := responses(fa.Agent)
+		assert.JSONEq(t, `{"code":-32800,"message":"request cancelled"}`, string(rs[len(rs)-1].Error))
 	})
 }
