@@ -292,7 +292,7 @@ func (p *pendingElicitation) open() {
 	switch {
 	case a.ctx.Err() != nil:
 		p.goSettle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonClosed})
-	case cancelling:
+	case cancelling, a.poisoned.Load(): // a cancelled turn, or an abandoned agent
 		p.goSettle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonCancelled})
 	case p.in.ctx.Err() != nil: // $/cancel_request came first: ask nobody
 		a.wg.Add(1)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -409,4 +411,33 @@ func TestElicitWithdrawnBeforeTheHookIsAsked(t *testing.T) {
 		rs := responses(fa.Agent)
 		assert.JSONEq(t, `{"code":-32800,"message":"request cancelled"}`, string(rs[len(rs)-1].Error))
 	})
+}
+
+func TestAttackElicitationFloodIsBounded(t *testing.T) {
+	base := runtime.NumGoroutine()
+	var asked, ended atomic.Int64
+	hook := func(ctx context.Context, _ *ElicitationRequest) (ElicitationAnswer, error) {
+		asked.Add(1)
+		<-ctx.Done() // nobody ever answers
+		ended.Add(1)
+		return ElicitationAnswer{Action: ElicitDecline}, nil
+	}
+	c, h := connectHostile(t, ACPOptions{OnElicitation: hook, CancelGrace: 200 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, done := startTurn(t, ctx, c.Session(), h, Request{Prompt: "go"})
+	const n = 5000
+	sent, finished := flood(h, n, func(i int) []byte {
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"elicitation/create","params":{"sessionId":"s1","mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}}}`+"\n", 1000+i)
+	})
+	waitPaused(t, "elicitations", finished, sent, func() bool { return c.agent().requests.full() })
+	grown := runtime.NumGoroutine() - base
+	require.Less(t, grown, defaultMaxPendingRequests+32, "goroutines after %d elicitations were read", sent.Load())
+	require.Less(t, sent.Load(), int64(defaultMaxPendingRequests+16), "elicitations read while none could be answered")
+
+	cancel() // the stop button answers them all "cancel", and those still coming
+	<-done
+	<-finished
+	require.NoError(t, c.Close())
+	assert.Equal(t, asked.Load(), ended.Load(), "a hook outlived Close")
 }
