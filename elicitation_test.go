@@ -441,3 +441,18 @@ func TestAttackElicitationFloodIsBounded(t *testing.T) {
 	require.NoError(t, c.Close())
 	assert.Equal(t, asked.Load(), ended.Load(), "a hook outlived Close")
 }
+
+func TestElicitStreamEventsInWireOrder(t *testing.T) {
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Say(fakeagent.Text("before")),
+		fakeagent.Elicit(fakeagent.FormElicitation("m", colorSchema)),
+		fakeagent.Say(fakeagent.Text("after")),
+	}}}}
+	var types []EventType
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := connectFake(t, script, ACPOptions{OnElicitation: answerWith(ElicitationAnswer{Action: ElicitDecline}, nil)})
+		_, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) { types = append(types, ev.Type) })
+		require.NoError(t, err)
+	})
+	assert.Equal(t, []EventType{EventText, EventElicitation, EventElicitationAnswer, EventText, EventDone}, types)
+}
