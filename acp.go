@@ -128,6 +128,7 @@
 //	ErrReentrant           -                       a call from a callback that it would wait for
 //	ErrRefused             -                       the host refused an fs write or a command (plan mode, a hook)
 //	ErrFileTooLarge        -                       a file over FSOptions.MaxReadBytes
+//	ErrElicitationContent  *FormContentError       an accepted elicitation's content did not fit its schema: not sent
 package acphost
 
 import (

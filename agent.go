@@ -48,6 +48,8 @@ type agent struct {
 
 	turns atomic.Int32 // turns running
 
+	elicits elicitations // open elicitations by session (elicitation.go)
+
 	mu       sync.Mutex
 	sessions map[string]*sessionState // the sessions this connection opened or is opening
 	opening  map[*newCall]struct{}    // session/new calls awaiting their answer

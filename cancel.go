@@ -47,6 +47,7 @@ func (a *agent) beginCancel(t *turn) {
 		pending = append(pending, p)
 	}
 	s.mu.Unlock()
+	a.cancelElicitations(s)
 	ans := answerCancelled(ReasonCancelled)
 	claimed := pending[:0]
 	for _, p := range pending {

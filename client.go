@@ -61,6 +61,28 @@ type ACPOptions struct {
 	// and the answer's Reason is ReasonTimeout. Zero: no limit.
 	PermissionTimeout time.Duration
 
+	// OnElicitation answers the agent's elicitation/create requests (a
+	// form to fill, or a URL to open); see [ElicitationFunc]. Only when it
+	// is set does initialize advertise clientCapabilities.elicitation (with
+	// the ElicitationModes); without it the agent is told elicitation is not
+	// served, and a request is answered -32602 as the spec asks. An accepted
+	// form is validated against the requested schema before it is sent;
+	// an answer that does not fit, an error or a panic is sent as "cancel"
+	// instead, and the answer event carries why (ReasonInvalid and Err,
+	// matching ErrElicitationContent for content). Nil: not served.
+	OnElicitation ElicitationFunc
+	// ElicitationModes are the modes advertised when OnElicitation is set.
+	// Nil: form and url.
+	ElicitationModes []ElicitationMode
+	// ElicitationTimeout bounds the wait for one OnElicitation answer; when
+	// it fires the request is answered "cancel" with ReasonTimeout. Zero:
+	// no limit.
+	ElicitationTimeout time.Duration
+	// OnElicitationComplete receives the agent's elicitation/complete for
+	// a URL elicitation this client accepted (others are ignored), on the
+	// dispatcher goroutine in wire order. Nil: ignored.
+	OnElicitationComplete func(ElicitationComplete)
+
 	// Stderr, if set, receives everything the agent writes to stderr. The
 	// last 64 KiB are always kept for error messages.
 	Stderr io.Writer

@@ -18,6 +18,10 @@ import (
 var (
 	// ErrClosed is returned by calls on a client after Close.
 	ErrClosed = errors.New("acphost: client closed")
+	// ErrElicitationContent matches a *FormContentError: an accepted
+	// elicitation's content did not fit the requested schema (or its
+	// action was unknown), so it was not sent.
+	ErrElicitationContent = errors.New("acphost: elicitation content does not fit the schema")
 	// ErrAgentExited matches an *ExitError: the agent process ended.
 	ErrAgentExited = errors.New("acphost: agent exited")
 	// ErrLineTooLong matches the error of a connection that received a line

@@ -66,6 +66,9 @@ func (a *agent) initializeParams() any {
 		"fs":       map[string]bool{"readTextFile": fs != nil && fs.Read, "writeTextFile": fs != nil && fs.Write},
 		"terminal": a.opts.Terminal != nil,
 	}
+	if e := a.opts.elicitationCapability(); e != nil {
+		caps["elicitation"] = e
+	}
 	if a.opts.PermissionPresentation {
 		caps["_meta"] = map[string]any{"jetbrains": map[string]any{"air": map[string]any{}}}
 	}

@@ -82,6 +82,11 @@ func (a *agent) inbound(m wire.Message) {
 			return
 		}
 		a.enqueue(item{kind: itemPermission, size: itemOverhead + len(m.Params), id: m.ID, params: m.Params, in: a.cancellable(m.ID, in)})
+	case "elicitation/create":
+		a.elicit(m, in)
+	case "elicitation/complete":
+		a.elicitationComplete(m.Params)
+		a.ackNotificationSentAsRequest(m, in)
 	case "$/cancel_request":
 		a.conn.CancelRequest(m.Params)
 		a.ackNotificationSentAsRequest(m, in)

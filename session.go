@@ -44,6 +44,11 @@ type SessionOptions struct {
 	// OnPermission answers this session's requests instead of
 	// ACPOptions.OnPermission.
 	OnPermission PermissionFunc
+	// OnElicitation answers this session's elicitations instead of
+	// ACPOptions.OnElicitation. The capability is advertised per
+	// connection, from ACPOptions alone: without ACPOptions.OnElicitation
+	// the agent is told elicitation is not served, and this is never asked.
+	OnElicitation ElicitationFunc
 	// Mode, if set, is set right after the session opens.
 	Mode string
 }

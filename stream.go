@@ -32,6 +32,12 @@ const (
 	EventError            EventType = "error"             // Err: the turn failed
 )
 
+// The elicitation events of a turn.
+const (
+	EventElicitation       EventType = "elicitation"        // Elicitation: the agent asks the user for input
+	EventElicitationAnswer EventType = "elicitation_answer" // Elicitation, ElicitationAnswer: what was answered and why
+)
+
 // ViaACP marks tool events of tools the agent ran itself.
 const ViaACP = "acp"
 
@@ -66,6 +72,10 @@ type StreamEvent struct {
 	StopReason StopReason
 	// Update is the session/update behind the event, when there is one.
 	Update Update
+
+	// Elicitation and ElicitationAnswer are set on elicitation events.
+	Elicitation       *ElicitationRequest
+	ElicitationAnswer *ElicitationAnswer
 }
 
 // endError is the error a Stream pair carries: the turn's, on its end event.
