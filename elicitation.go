@@ -352,7 +352,7 @@ func (p *pendingElicitation) ask(ctx context.Context) ElicitationAnswer {
 	hook := p.s.onElicitation()
 	var ans ElicitationAnswer
 	var err error
-	if perr := p.a.userCall(goid(), p.req.SessionID, "OnElicitation", func() { ans, err = hook(ctx, p.req) }); perr != nil {
+	if perr := p.a.cb.userCall(goid(), p.req.SessionID, "OnElicitation", func() { ans, err = hook(ctx, p.req) }); perr != nil {
 		err = perr
 	}
 	if err == nil {
@@ -410,7 +410,7 @@ func (p *pendingElicitation) settleWith(ans ElicitationAnswer, rpcErr *wire.Erro
 			t.waitingPerms.Add(-1)
 			t.touch()
 			if t.emitFn != nil {
-				a.q.push(item{kind: itemBarrier, barrier: func() { p.emitAnswer(ans) }}, false)
+				a.dispatcher.q.push(item{kind: itemBarrier, barrier: func() { p.emitAnswer(ans) }}, false)
 			}
 		}
 		if rpcErr == nil && ans.Action == ElicitAccept && p.req.Mode == ModeURL {
@@ -420,8 +420,8 @@ func (p *pendingElicitation) settleWith(ans ElicitationAnswer, rpcErr *wire.Erro
 		if rpcErr == nil {
 			result = elicitationResult{Action: ans.Action, Content: ans.Content}
 		}
-		a.replied(p.id, a.conn.Reply(p.id, result, rpcErr))
-		a.finish(p.in)
+		replied(a.opts.Logger, p.id, a.conn.Reply(p.id, result, rpcErr))
+		p.in.finish()
 	})
 }
 
@@ -466,6 +466,6 @@ func (a *agent) elicitationComplete(params json.RawMessage) {
 		return
 	}
 	a.enqueue(item{kind: itemBarrier, size: itemOverhead + len(params), barrier: func() {
-		_ = a.safely("OnElicitationComplete", func() { a.opts.OnElicitationComplete(c) })
+		_ = a.cb.safely("OnElicitationComplete", func() { a.opts.OnElicitationComplete(c) })
 	}})
 }
