@@ -253,8 +253,12 @@ func (p *Process) Pump(wg *sync.WaitGroup, forward io.Writer) {
 	}()
 }
 
+// stderrChunk is the stderr pump's buffer: small, since every warm agent
+// holds one for its life and stderr is not on the hot path.
+const stderrChunk = 4 << 10
+
 func (p *Process) pumpStderr(forward io.Writer) {
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, stderrChunk)
 	for {
 		n, err := p.stderr.Read(buf)
 		if n > 0 {
