@@ -26,6 +26,11 @@ type Agent struct {
 	// PresentationTitle is the expected Presentation.Title for a shell
 	// command writing file ("" to skip the check).
 	PresentationTitle func(file string) string
+	// Elicits: the build turns the model's AskUserQuestion tool call into
+	// a form elicitation/create when the client advertises
+	// elicitation.form, and leaves the tool out of the model's tool list
+	// when it does not.
+	Elicits bool
 	// RejectStop is the stop reason after a reject-kind answer.
 	RejectStop acphost.StopReason
 	// FSWrite: the build's file-write tool goes through fs/write_text_file
@@ -173,6 +178,7 @@ var Agents = []Agent{
 		Mode:              "default", // the initial mode is auto, which runs Bash without asking
 		Presentation:      true,
 		PresentationTitle: func(file string) string { return "echo hi > " + file },
+		Elicits:           true,
 		RejectStop:        acphost.StopEndTurn,
 		unset:             claudeUnset,
 		command:           nodeEntry("@agentclientprotocol/claude-agent-acp/dist/index.js"),

@@ -425,6 +425,10 @@ func TestAgents(t *testing.T) {
 			if a.Presentation {
 				t.Run("presentation", func(t *testing.T) { testPresentation(t, a) })
 			}
+			if a.Elicits {
+				t.Run("elicitation", func(t *testing.T) { testElicitation(t, a) })
+				t.Run("no-elicitation", func(t *testing.T) { testNoElicitation(t, a) })
+			}
 		})
 	}
 }

@@ -32,7 +32,8 @@ import (
 // "[mock:steps=sh:out1.txt,write:note.txt]". The mock counts the tool
 // results that follow that message: while steps remain, it answers with
 // some reasoning, a short text and ONE tool call for the next step (a shell
-// command writing the file, or the agent's file-write tool); then it answers
+// command writing the file, the agent's file-write tool, or an
+// AskUserQuestion); then it answers
 // with short final text. Calls that offer no tools (titles, suggestions,
 // classifiers) get short text.
 type MockLLM struct {
@@ -56,6 +57,9 @@ type MockCall struct {
 	Method, Path string
 	API          string // anthropic, responses, chat, gemini, side
 	Action       string // tool:<name>, final, side, 404
+	// Body is the request body of a model call (not of a side call), for
+	// tests that check what the agent sent its model.
+	Body []byte
 }
 
 // FinalText is the mock's last answer of a turn.
@@ -105,23 +109,25 @@ func (m *MockLLM) Count(action string) int {
 	return n
 }
 
-func (m *MockLLM) record(r *http.Request, api, action string) {
+func (m *MockLLM) record(r *http.Request, api, action string) { m.recordBody(r, api, action, nil) }
+
+func (m *MockLLM) recordBody(r *http.Request, api, action string, body []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.calls = append(m.calls, MockCall{Method: r.Method, Path: r.URL.Path, API: api, Action: action})
+	m.calls = append(m.calls, MockCall{Method: r.Method, Path: r.URL.Path, API: api, Action: action, Body: body})
 	if m.logf != nil && !m.closed {
 		m.logf("mock: %s %s -> %s %s", r.Method, r.URL.RequestURI(), api, action)
 	}
 }
 
 // recordTurn records a model call: a side call (no tools offered: a title,
-// a summary) or one step of the scripted turn.
-func (m *MockLLM) recordTurn(r *http.Request, api string, side bool, p plan) {
-	action := "side"
-	if !side {
-		action = p.action()
+// a summary) or one step of the scripted turn, with its body.
+func (m *MockLLM) recordTurn(r *http.Request, api string, side bool, p plan, body []byte) {
+	if side {
+		m.record(r, api, "side")
+		return
 	}
-	m.record(r, api, action)
+	m.recordBody(r, api, p.action(), body)
 }
 
 func (m *MockLLM) serve(w http.ResponseWriter, r *http.Request) {
@@ -179,9 +185,20 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // step is one scripted tool call.
 type step struct {
-	Kind string // "sh" or "write"
-	File string // relative to WorkDir
+	Kind string // "sh", "write" or "ask"
+	File string // relative to WorkDir; for "ask", any name
 }
+
+// The question of the "ask" step: one AskUserQuestion question with two
+// options.
+const (
+	AskQuestion = "Which color should the button be?"
+	AskHeader   = "Color"
+)
+
+// AskOptions are the labels of the "ask" step's options, with their
+// descriptions.
+var AskOptions = [][2]string{{"Red", "warm"}, {"Blue", "cool"}}
 
 var markerRE = regexp.MustCompile(`\[mock:steps=([^\]]*)\]`)
 
@@ -242,6 +259,16 @@ func (m *MockLLM) decide(steps []step, done int, tools map[string]toolInfo, idPr
 			p.tool, p.args = "shell_command", mustJSON(map[string]any{"command": cmd, "sandbox_permissions": "require_escalated", "justification": "Allow writing " + st.File + "?"})
 		case has(tools, "shell"):
 			p.tool, p.args = "shell", mustJSON(map[string]any{"command": []string{"bash", "-lc", cmd}, "sandbox_permissions": "require_escalated", "justification": "Allow writing " + st.File + "?"})
+		}
+	case "ask":
+		p.text = "I'll ask which color to use."
+		if has(tools, "AskUserQuestion") {
+			var opts []map[string]any
+			for _, o := range AskOptions {
+				opts = append(opts, map[string]any{"label": o[0], "description": o[1]})
+			}
+			p.tool, p.args = "AskUserQuestion", mustJSON(map[string]any{"questions": []any{map[string]any{
+				"question": AskQuestion, "header": AskHeader, "options": opts, "multiSelect": false}}})
 		}
 	case "write":
 		p.text = "I'll write " + st.File + " with the file tool."
@@ -394,7 +421,7 @@ func (m *MockLLM) anthropic(w http.ResponseWriter, r *http.Request, body []byte)
 		}
 		p = m.decide(steps, done, tools, "toolu_mock_")
 	}
-	m.recordTurn(r, "anthropic", len(tools) == 0, p)
+	m.recordTurn(r, "anthropic", len(tools) == 0, p, body)
 	model := req.Model
 	id := m.callID("msg_mock_")
 	stop := "end_turn"
@@ -504,7 +531,7 @@ func (m *MockLLM) responses(w http.ResponseWriter, r *http.Request, body []byte)
 		}
 		p = m.decide(steps, done, tools, "call_mock_")
 	}
-	m.recordTurn(r, "responses", len(tools) == 0, p)
+	m.recordTurn(r, "responses", len(tools) == 0, p, body)
 	respID := m.callID("resp_mock_")
 	s := newSSE(w)
 	s.event("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": respID, "object": "response", "status": "in_progress", "model": req.Model, "output": []any{}}})
@@ -604,7 +631,7 @@ func (m *MockLLM) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 		p = m.decide(steps, done, tools, "call_mock_")
 	}
-	m.recordTurn(r, "chat", len(tools) == 0, p)
+	m.recordTurn(r, "chat", len(tools) == 0, p, body)
 	id := m.callID("chatcmpl-mock-")
 	created := time.Now().Unix()
 	chunk := func(delta map[string]any, finish any) map[string]any {
@@ -709,7 +736,7 @@ func (m *MockLLM) gemini(w http.ResponseWriter, r *http.Request, body []byte, st
 		}
 		p = m.decide(steps, done, tools, "")
 	}
-	m.recordTurn(r, "gemini", side, p)
+	m.recordTurn(r, "gemini", side, p, body)
 	usage := map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120}
 	cand := func(parts []any, finish string) map[string]any {
 		c := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
