@@ -90,8 +90,10 @@ func releaseLocked() {
 	if host.refs > 0 || !host.made {
 		return
 	}
-	err := syscall.Rmdir(filepath.Join(host.parent, host.name))
-	if err == nil || err == syscall.ENOENT {
+	// By tree: an agent that could write there may have made groups of its
+	// own beneath (and put processes in them).
+	err := removeTree(filepath.Join(host.parent, host.name), time.Second)
+	if err == nil {
 		host.made = false
 		host.watch.stop()
 		host.watch = nil
@@ -104,7 +106,7 @@ func releaseLocked() {
 func (g *Group) Watched() bool {
 	host.mu.Lock()
 	defer host.mu.Unlock()
-	return host.watch != nil
+	return host.watch.watched()
 }
 
 // Path is the group's directory.

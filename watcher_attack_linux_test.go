@@ -1,0 +1,112 @@
+package acphost
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/stretchr/testify/require"
+)
+
+const attackWatcherHostEnv = "ACPHOST_REVIEW2_WATCHER_HOST"
+
+func init() {
+	if dir := os.Getenv(attackWatcherHostEnv); dir != "" {
+		os.Unsetenv(attackWatcherHostEnv)
+		attackWatcherHostMain(dir)
+	}
+}
+
+// killWatcher finds the host's watcher by the host directory in its own
+// cgroup path and SIGKILLs it (same uid as the host, unconfined).
+const killWatcher = `d=$(sed -n 's/^0:://p' /proc/self/cgroup); d=$(basename $(dirname "$d")); cat /proc/self/cgroup > '$DIR'/cg; pgrep -af "cgroup.kill.*$d" > '$DIR'/pg; pkill -KILL -f "cgroup.kill.*$d"; echo rc=$? >> '$DIR'/pg`
+
+func attackWatcherHostMain(dir string) {
+	// Agent A: unconfined, kills the host's watcher during its turn.
+	pa, aa, ea, err := fakeagent.Command(fakeagent.Script{IgnoreEOF: true, Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		{Run: []string{"sh", "-c", strings.ReplaceAll(killWatcher, "$DIR", dir)}},
+	}}}})
+	if err != nil {
+		panic(err)
+	}
+	a, err := Start(context.Background(), ACPOptions{Command: pa, Args: aa, Env: ea, Dir: dir})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := a.Generate(Request{Prompt: "go"}); err != nil {
+		panic(err)
+	}
+	// Agent B: a different, confined agent started afterwards, innocent.
+	pb, ab, eb, err := fakeagent.Command(fakeagent.Script{IgnoreEOF: true})
+	if err != nil {
+		panic(err)
+	}
+	b, err := Start(context.Background(), ACPOptions{Command: pb, Args: ab, Env: eb, Dir: dir,
+		Confine: &Confinement{Writable: []string{dir}}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(a.PID(), b.PID())
+	time.Sleep(time.Hour)
+	os.Exit(1)
+}
+
+// An agent that kills the host's cgroup watcher (it runs as the host's
+// user, outside every Landlock domain and cgroup of ours) would leave every
+// agent of that host, confined ones included, alive after a host killed
+// without Close: agents in watched cgroups get no parent-death signal. The
+// host starts another watcher at once (this failed before it did).
+func TestAttackKilledWatcherIsReplaced(t *testing.T) {
+	dir := t.TempDir()
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), attackWatcherHostEnv+"="+dir)
+	host.Stderr = os.Stderr
+	out, err := host.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, host.Start())
+	var a, b int
+	t.Cleanup(func() {
+		_ = host.Process.Kill()
+		_ = host.Wait()
+		for _, p := range []int{a, b} {
+			if p > 0 {
+				_ = attackKillPID(p)
+			}
+		}
+	})
+	_, err = fmt.Fscan(out, &a, &b)
+	require.NoError(t, err)
+	cg, _ := os.ReadFile(filepath.Join(dir, "cg"))
+	pg, _ := os.ReadFile(filepath.Join(dir, "pg"))
+	t.Logf("agent cgroup: %s; watcher: %s", cg, pg)
+	require.True(t, processRunning(a))
+	require.True(t, processRunning(b))
+	var watcher int
+	_, err = fmt.Sscan(string(pg), &watcher)
+	require.NoError(t, err, "the agent found the watcher")
+	eventually(t, "the watcher to be dead", func() bool { return !processRunning(watcher) })
+	require.NoError(t, host.Process.Kill())
+	_ = host.Wait()
+	deadline := time.Now().Add(3 * time.Second) // the watcher takes milliseconds; later, another acphost process on the machine may sweep the dead host
+	for processRunning(a) || processRunning(b) {
+		if time.Now().After(deadline) {
+			t.Fatalf("agents outlived their SIGKILLed host: unconfined A alive=%v, confined B alive=%v",
+				processRunning(a), processRunning(b))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func attackKillPID(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}
