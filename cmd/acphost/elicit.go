@@ -484,7 +484,15 @@ func formatElicitation(s *screen, req *acphost.ElicitationRequest, asking bool) 
 		}
 		for i := range req.Form.Fields {
 			f := &req.Form.Fields[i]
-			b.WriteString("  - " + strings.TrimSuffix(fieldQuestion(f), ":") + "\n")
+			hints := fieldHints(f)
+			if f.Default != nil {
+				hints = append(hints, "default: "+showValue(f, f.Default))
+			}
+			line := fieldTitle(f)
+			if len(hints) > 0 {
+				line += " (" + strings.Join(hints, ", ") + ")"
+			}
+			b.WriteString("  - " + line + "\n")
 		}
 	}
 	return b.String()

@@ -42,7 +42,12 @@
 //	                       have are ignored)
 //	--json                 one JSON object per line per stream event on stdout,
 //	                       then {"type":"result",...} after each turn; nothing
-//	                       else goes to stdout
+//	                       else goes to stdout. A question is an "elicitation"
+//	                       line (mode, message, title, requestedSchema as sent,
+//	                       or url and elicitationId), then "elicitation_answer"
+//	                       (action, values sent, reason, error) and, for an
+//	                       accepted URL, "elicitation_complete" when the agent
+//	                       says it is done
 //	--cwd DIR              the session's working directory (default: current)
 //	--mode ID              the session mode set after the session opens
 //	--presentation         ask agents for their permission prompt text
