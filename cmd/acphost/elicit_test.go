@@ -297,3 +297,22 @@ func TestParseArgsElicit(t *testing.T) {
 type nilWriter struct{}
 
 func (nilWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// With --json and --elicit ask the form goes to stderr, stdout stays JSON.
+func TestElicitJSONAsk(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	r := runWith(t, formScript(record, "Tell me about you"), "Ada\n1\n\nn\n", "--json", "--elicit", "ask", "-p", "x")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	want := elicitAnswer{"accept", map[string]any{"name": "Ada", "color": "red", "count": float64(3), "subscribe": false}}
+	if got := answerSent(t, record); !reflect.DeepEqual(got, want) {
+		t.Errorf("the agent got %+v, want %+v", got, want)
+	}
+	if !strings.Contains(r.stderr, "Your name (required, at least 2 characters): Ada\n") || !strings.Contains(r.stderr, "  1) Red\n") {
+		t.Errorf("stderr lacks the form:\n%s", r.stderr)
+	}
+	if got := types(events(t, r.stdout)); !reflect.DeepEqual(got, []string{"elicitation", "elicitation_answer", "text", "done", "result"}) {
+		t.Errorf("events %v", got)
+	}
+}
