@@ -34,8 +34,10 @@ type approver struct {
 	turn chan struct{}
 }
 
-func newApprover(in *lineReader, scr *screen, showRequest, echo bool) *approver {
-	return &approver{in: in, scr: scr, showRequest: showRequest, echo: echo, turn: make(chan struct{}, 1)}
+// newApprover returns the "ask" policy; seat is the one place at stdin,
+// shared with the elicitation prompt.
+func newApprover(in *lineReader, scr *screen, showRequest, echo bool, seat chan struct{}) *approver {
+	return &approver{in: in, scr: scr, showRequest: showRequest, echo: echo, turn: seat}
 }
 
 // decide is the ACPOptions.OnPermission of the "ask" policy.
@@ -43,16 +45,9 @@ func (ap *approver) decide(ctx context.Context, req *acphost.PermissionRequest) 
 	if len(req.Options) == 0 {
 		return "", errors.New("the request offers no option")
 	}
-	waited := false
-	select {
-	case ap.turn <- struct{}{}:
-	default:
-		waited = true
-		select {
-		case ap.turn <- struct{}{}:
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
+	waited, err := acquire(ctx, ap.turn)
+	if err != nil {
+		return "", err
 	}
 	defer func() { <-ap.turn }()
 	if ap.showRequest || waited { // shown by the renderer, but other questions came since

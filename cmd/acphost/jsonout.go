@@ -36,6 +36,14 @@ type jsonLine struct {
 	OptionKind string `json:"optionKind,omitempty"`
 	Cancelled  bool   `json:"cancelled,omitempty"`
 	Reason     string `json:"reason,omitempty"`
+	// elicitation (mode "form" or "url"; title and description are the
+	// form's), elicitation_answer and elicitation_complete
+	Message       string          `json:"message,omitempty"`
+	Schema        json.RawMessage `json:"requestedSchema,omitempty"`
+	URL           string          `json:"url,omitempty"`
+	ElicitationID string          `json:"elicitationId,omitempty"`
+	Action        string          `json:"action,omitempty"`
+	Values        map[string]any  `json:"values,omitempty"` // an accepted form's content as sent
 	// usage
 	Used *uint64       `json:"used,omitempty"`
 	Size *uint64       `json:"size,omitempty"`
@@ -76,7 +84,7 @@ func (j *jsonSink) write(l *jsonLine) {
 	if err := j.enc.Encode(l); err != nil {
 		// Only raw members can fail (JSON the agent sent that does not
 		// re-encode); drop them rather than the event.
-		l.Input, l.Output, l.Content = nil, nil, nil
+		l.Input, l.Output, l.Content, l.Schema = nil, nil, nil, nil
 		_ = j.enc.Encode(l)
 	}
 }
@@ -127,6 +135,18 @@ func (j *jsonSink) event(ev acphost.StreamEvent) {
 				l.Error = a.Err.Error()
 			}
 		}
+	case acphost.EventElicitation, acphost.EventElicitationAnswer:
+		l.ID = ev.ID
+		if req := ev.Elicitation; req != nil {
+			l.Mode, l.Message, l.URL, l.ElicitationID = string(req.Mode), req.Message, req.URL, req.ElicitationID
+			if req.Form != nil && ev.Type == acphost.EventElicitation {
+				l.Title, l.Description, l.Schema = req.Form.Title, req.Form.Description, req.Form.Raw
+			}
+		}
+		if a := ev.ElicitationAnswer; a != nil {
+			l.Message, l.URL = "", ""
+			l.Action, l.Values, l.Reason, l.Error = string(a.Action), a.Content, string(a.Reason), errText(a.Err)
+		}
 	case acphost.EventUsage:
 		if u := ev.Usage; u != nil {
 			l.Used, l.Size, l.Cost = &u.Used, &u.Size, u.Cost
@@ -142,6 +162,10 @@ func (j *jsonSink) event(ev acphost.StreamEvent) {
 		l.Error = errText(ev.Err)
 	}
 	j.write(l)
+}
+
+func (j *jsonSink) elicitationComplete(c acphost.ElicitationComplete) {
+	j.write(&jsonLine{Type: "elicitation_complete", ElicitationID: c.ElicitationID})
 }
 
 // endTurn writes the turn's "result" line.

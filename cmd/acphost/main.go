@@ -25,9 +25,29 @@
 //	                       something is rejected, reads are allowed).
 //	                       Default: ask when standard input is a terminal,
 //	                       else reject.
+//	--elicit POLICY        how to answer the agent's questions (elicitations:
+//	                       a form to fill in, or a URL to open). ask: show the
+//	                       form and read it one field at a time from standard
+//	                       input (enum choices by number, Enter takes the
+//	                       default, "!decline" declines, "!cancel" dismisses),
+//	                       or for a URL read y (accept: you open it; acphost
+//	                       never does), n (decline) or c (cancel); accept: send
+//	                       the form's defaults and --elicit-value fields, or
+//	                       consent to a URL; decline; cancel. Default: ask when
+//	                       standard input is a terminal and --json is not set,
+//	                       else decline (with a note on stderr).
+//	--elicit-value NAME=VALUE
+//	                       with --elicit accept, a form field's answer, typed
+//	                       as at the prompt (repeatable; fields a form does not
+//	                       have are ignored)
 //	--json                 one JSON object per line per stream event on stdout,
 //	                       then {"type":"result",...} after each turn; nothing
-//	                       else goes to stdout
+//	                       else goes to stdout. A question is an "elicitation"
+//	                       line (mode, message, title, requestedSchema as sent,
+//	                       or url and elicitationId), then "elicitation_answer"
+//	                       (action, values sent, reason, error) and, for an
+//	                       accepted URL, "elicitation_complete" when the agent
+//	                       says it is done
 //	--cwd DIR              the session's working directory (default: current)
 //	--mode ID              the session mode set after the session opens
 //	--presentation         ask agents for their permission prompt text
@@ -92,6 +112,9 @@ const envDemoScript = "ACPHOST_DEMO_SCRIPT"
 type config struct {
 	prompts      []string
 	permission   string
+	elicit       string            // the --elicit policy
+	elicitAuto   bool              // elicit is the default decline, not asked for
+	elicitValues map[string]string // --elicit-value NAME=VALUE
 	json         bool
 	cwd          string
 	mode         string
@@ -113,6 +136,14 @@ Flags:
   -p, --prompt TEXT      a turn's prompt (repeatable; turns run in order)
   --permission POLICY    ask, allow, reject or plan
                          (default: ask when stdin is a terminal, else reject)
+  --elicit POLICY        the agent's questions (forms, URLs): ask, accept,
+                         decline or cancel (default: ask when stdin is a
+                         terminal and no --json, else decline). ask: one field
+                         at a time, choices by number, Enter takes the default,
+                         !decline declines, !cancel dismisses; a URL is shown,
+                         never opened: y accept, n decline, c cancel
+  --elicit-value N=V     with --elicit accept: field N's answer (repeatable);
+                         other fields get their defaults
   --json                 JSON lines on stdout: one per event, a result per turn
   --cwd DIR              the session's working directory
   --mode ID              the session mode to set after the session opens
@@ -161,12 +192,14 @@ func run(args []string) int {
 // default permission policy.
 func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, error) {
 	var cfg config
-	var prompts, writable repeated
+	var prompts, writable, elicitValues repeated
 	fs := flag.NewFlagSet("acphost", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&prompts, "p", "a turn's `prompt` (repeatable; short for --prompt)")
 	fs.Var(&prompts, "prompt", "a turn's `prompt` (repeatable); without one, prompts are read from stdin")
 	fs.StringVar(&cfg.permission, "permission", "", "permission `policy`: ask, allow, reject or plan (default: ask on a terminal, else reject)")
+	fs.StringVar(&cfg.elicit, "elicit", "", "elicitation `policy`: ask, accept, decline or cancel (default: ask on a terminal without --json, else decline)")
+	fs.Var(&elicitValues, "elicit-value", "with --elicit accept, the `name=value` of a form field (repeatable)")
 	fs.BoolVar(&cfg.json, "json", false, "one JSON object per line per event on stdout, then a result line per turn")
 	fs.StringVar(&cfg.cwd, "cwd", "", "the session's working `directory` (default: the current one)")
 	fs.StringVar(&cfg.mode, "mode", "", "session mode `id` to set after the session opens")
@@ -200,6 +233,9 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	case permAsk, permAllow, permReject, permPlan:
 	default:
 		return cfg, fmt.Errorf("--permission %q: want ask, allow, reject or plan", cfg.permission)
+	}
+	if err := parseElicit(&cfg, elicitValues, stdinTerminal); err != nil {
+		return cfg, err
 	}
 	if cfg.timeout < 0 {
 		return cfg, fmt.Errorf("--timeout %v: must not be negative", cfg.timeout)
@@ -238,4 +274,33 @@ func agentCommand(cfg config) (path string, args, env []string, err error) {
 		}
 	}
 	return fakeagent.Command(script)
+}
+
+// parseElicit checks --elicit and --elicit-value; the default is ask on a
+// terminal without --json, else decline.
+func parseElicit(cfg *config, values []string, stdinTerminal bool) error {
+	switch cfg.elicit {
+	case "":
+		cfg.elicit, cfg.elicitAuto = elicitDecline, true
+		if stdinTerminal && !cfg.json {
+			cfg.elicit, cfg.elicitAuto = elicitAsk, false
+		}
+	case elicitAsk, elicitAccept, elicitDecline, elicitCancel:
+	default:
+		return fmt.Errorf("--elicit %q: want ask, accept, decline or cancel", cfg.elicit)
+	}
+	for _, kv := range values {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("--elicit-value %q: want name=value", kv)
+		}
+		if cfg.elicitValues == nil {
+			cfg.elicitValues = map[string]string{}
+		}
+		cfg.elicitValues[name] = value
+	}
+	if cfg.elicitValues != nil && cfg.elicit != elicitAccept {
+		return errors.New("--elicit-value needs --elicit accept")
+	}
+	return nil
 }

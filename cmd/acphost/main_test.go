@@ -863,13 +863,13 @@ func TestParseArgs(t *testing.T) {
 		terminal bool
 		want     config
 	}{
-		{nil, true, config{permission: "ask"}},
-		{nil, false, config{permission: "reject"}},
-		{[]string{"--permission", "plan", "-p", "a", "--prompt", "b", "-p", "c"}, true, config{permission: "plan", prompts: []string{"a", "b", "c"}}},
+		{nil, true, config{permission: "ask", elicit: "ask"}},
+		{nil, false, config{permission: "reject", elicit: "decline", elicitAuto: true}},
+		{[]string{"--permission", "plan", "-p", "a", "--prompt", "b", "-p", "c"}, true, config{permission: "plan", elicit: "ask", prompts: []string{"a", "b", "c"}}},
 		{[]string{"--json", "--fs", "--presentation", "--timeout", "1m", "--mode", "m", "--stderr", "-", "--", "npx", "-y", "agent"}, false,
-			config{permission: "reject", json: true, fs: true, presentation: true, timeout: time.Minute, mode: "m", stderrPath: "-", agent: []string{"npx", "-y", "agent"}}},
-		{[]string{"-permission=allow", "my-agent", "--its-flag"}, false, config{permission: "allow", agent: []string{"my-agent", "--its-flag"}}},
-		{[]string{"--writable", "/state", "--writable", "/tmp/x"}, false, config{permission: "reject", writable: []string{"/state", "/tmp/x"}}},
+			config{permission: "reject", elicit: "decline", elicitAuto: true, json: true, fs: true, presentation: true, timeout: time.Minute, mode: "m", stderrPath: "-", agent: []string{"npx", "-y", "agent"}}},
+		{[]string{"-permission=allow", "my-agent", "--its-flag"}, false, config{permission: "allow", elicit: "decline", elicitAuto: true, agent: []string{"my-agent", "--its-flag"}}},
+		{[]string{"--writable", "/state", "--writable", "/tmp/x"}, false, config{permission: "reject", elicit: "decline", elicitAuto: true, writable: []string{"/state", "/tmp/x"}}},
 	} {
 		got, err := parseArgs(tc.args, io.Discard, tc.terminal)
 		if err != nil {

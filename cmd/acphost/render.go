@@ -17,6 +17,9 @@ type sink interface {
 	beginTurn(prompt string, echo bool)
 	event(ev acphost.StreamEvent)
 	endTurn(r turnResult)
+	// elicitationComplete is ACPOptions.OnElicitationComplete: the agent
+	// says the page of a URL elicitation the user accepted is finished.
+	elicitationComplete(c acphost.ElicitationComplete)
 }
 
 // turnResult is how a turn ended.
@@ -38,19 +41,24 @@ type turnResult struct {
 type human struct {
 	s      *screen
 	policy string // the --permission policy, named in answers it made
+	elicit string // the --elicit policy, likewise
 
 	mu        sync.Mutex        // guards the fields below (ticker vs. events)
 	block     acphost.EventType // EventText or EventThought while a stream of chunks runs
 	tools     map[string]string
+	urlHosts  map[string]string // URL elicitations by id: their host, for the completion line
 	usage     *acphost.UsageUpdate
 	start     time.Time
 	stopTick  chan struct{}
 	tickerEnd sync.WaitGroup
 }
 
-func newHuman(s *screen, policy string) *human {
-	return &human{s: s, policy: policy}
+func newHuman(s *screen, policy, elicit string) *human {
+	return &human{s: s, policy: policy, elicit: elicit, urlHosts: map[string]string{}}
 }
+
+// maxURLHosts bounds the URL elicitations remembered for their completion.
+const maxURLHosts = 256
 
 func (h *human) beginTurn(prompt string, echo bool) {
 	if echo {
@@ -114,6 +122,18 @@ func (h *human) event(ev acphost.StreamEvent) {
 		s.block(formatRequest(s, ev.Permission))
 	case acphost.EventPermissionAnswer:
 		s.block(h.formatAnswer(ev.Answer))
+	case acphost.EventElicitation:
+		if req := ev.Elicitation; req != nil && req.Mode == acphost.ModeURL {
+			if len(h.urlHosts) >= maxURLHosts {
+				clear(h.urlHosts)
+			}
+			h.urlHosts[req.ElicitationID] = urlHost(req.URL)
+		}
+		if h.elicit != elicitAsk { // else the form prompt shows it
+			s.block(formatElicitation(s, ev.Elicitation, false))
+		}
+	case acphost.EventElicitationAnswer:
+		s.block(formatElicitationAnswer(s, h.elicit, ev))
 	case acphost.EventUsage:
 		h.usage = ev.Usage
 		return
@@ -234,6 +254,19 @@ func (h *human) formatAnswer(a *acphost.PermissionAnswer) string {
 		text += " · closing"
 	}
 	return "  " + s.style(code, text)
+}
+
+func (h *human) elicitationComplete(c acphost.ElicitationComplete) {
+	h.mu.Lock()
+	host, ok := h.urlHosts[c.ElicitationID]
+	delete(h.urlHosts, c.ElicitationID)
+	h.block = ""
+	h.mu.Unlock()
+	what := "the page at " + host
+	if !ok || host == "" {
+		what = "the page of question " + oneLine(acphost.SafeText(c.ElicitationID), 40)
+	}
+	h.s.line(styleDim, "  done: the agent says "+what+" is finished")
 }
 
 func (h *human) endTurn(r turnResult) {

@@ -27,6 +27,7 @@ type app struct {
 	errs     *screen // diagnostics (and, with --json, questions) on stderr
 	sink     sink
 	approver *approver
+	elicitor *elicitor
 
 	mu          sync.Mutex
 	client      *acphost.ACPClient
@@ -49,15 +50,18 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	} else {
 		live := isTerminal(stdout) && os.Getenv("TERM") != "dumb"
 		a.out = newScreen(stdout, colorAllowed(stdout), live)
-		a.sink = newHuman(a.out, cfg.permission)
+		a.sink = newHuman(a.out, cfg.permission, cfg.elicit)
 	}
+	scr := a.out // questions
+	if scr == nil {
+		scr = a.errs
+	}
+	seat := make(chan struct{}, 1) // one question at a time reads stdin
 	if cfg.permission == permAsk {
-		scr := a.out
-		if scr == nil {
-			scr = a.errs
-		}
-		a.approver = newApprover(a.in, scr, cfg.json, !a.stdinTTY)
+		a.approver = newApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
 	}
+	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
+		in: a.in, scr: scr, errs: a.errs, echo: !a.stdinTTY, asking: seat}
 	return a
 }
 
@@ -82,6 +86,8 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		Mode:                   a.cfg.mode,
 		PermissionPresentation: a.cfg.presentation,
 		TurnTimeout:            a.cfg.timeout,
+		OnElicitation:          a.elicitor.answer,
+		OnElicitationComplete:  a.sink.elicitationComplete,
 	}
 	switch a.cfg.permission {
 	case permAsk:

@@ -1,0 +1,564 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/acphost/acphost"
+)
+
+// The --elicit policies.
+const (
+	elicitAsk     = "ask"
+	elicitAccept  = "accept"
+	elicitDecline = "decline"
+	elicitCancel  = "cancel"
+)
+
+// The answers that end a form early, typed at any field.
+const (
+	keyDecline = "!decline"
+	keyCancel  = "!cancel"
+)
+
+// elicitor answers the agent's elicitations by the --elicit policy; with
+// "ask" it shows the form and reads one field at a time from stdin.
+type elicitor struct {
+	policy string
+	auto   bool              // the policy is the default, not chosen: say so when declining
+	values map[string]string // --elicit-value, for "accept"
+	json   bool
+	in     *lineReader
+	scr    *screen // questions: stdout, or stderr with --json
+	errs   *screen // notes
+	echo   bool    // echo answers (stdin is not a terminal)
+	asking chan struct{}
+}
+
+// answer is the ACPOptions.OnElicitation of every policy.
+func (e *elicitor) answer(ctx context.Context, req *acphost.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+	switch e.policy {
+	case elicitAsk:
+		return e.ask(ctx, req)
+	case elicitAccept:
+		content, err := e.preset(req)
+		return acphost.ElicitationAnswer{Action: acphost.ElicitAccept, Content: content}, err
+	case elicitCancel:
+		return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
+	}
+	if e.auto {
+		why := "standard input is not a terminal: declined (--elicit ask answers from it)"
+		if e.json {
+			why = "--json reads nothing: declined (see --elicit)"
+		}
+		e.errs.line(styleYellow, "acphost: the agent asks for input ("+oneLine(acphost.SafeText(req.Message), 60)+"); "+why)
+	}
+	return acphost.ElicitationAnswer{Action: acphost.ElicitDecline}, nil
+}
+
+// preset is the content --elicit accept sends: each field's default, then
+// the --elicit-value of fields this form has. The library validates it
+// (a required field left empty answers cancel, with the reason).
+func (e *elicitor) preset(req *acphost.ElicitationRequest) (map[string]any, error) {
+	if req.Form == nil {
+		return nil, nil
+	}
+	content := map[string]any{}
+	for _, f := range req.Form.Fields {
+		if f.Default != nil {
+			content[f.Name] = f.Default
+		}
+	}
+	for name, text := range e.values {
+		f := req.Form.Field(name)
+		if f == nil {
+			continue
+		}
+		v, err := parseValue(f, text)
+		if err != nil {
+			return nil, fmt.Errorf("--elicit-value %s: %s", name, err)
+		}
+		content[name] = v
+	}
+	return content, nil
+}
+
+// ask shows the request and reads the answer. Only one question at a
+// time reads stdin (permissions included).
+func (e *elicitor) ask(ctx context.Context, req *acphost.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+	if _, err := acquire(ctx, e.asking); err != nil {
+		return acphost.ElicitationAnswer{}, err
+	}
+	defer func() { <-e.asking }()
+	e.scr.setPaused(true)
+	defer e.scr.setPaused(false)
+	e.scr.block(formatElicitation(e.scr, req, true))
+	switch {
+	case req.Mode == acphost.ModeURL:
+		return e.askURL(ctx)
+	case req.Form == nil:
+		e.scr.line(styleYellow, "this kind of question cannot be answered here: cancelling")
+		return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
+	}
+	for {
+		content := map[string]any{}
+		for i := range req.Form.Fields {
+			f := &req.Form.Fields[i]
+			v, set, end, err := e.askField(ctx, f)
+			if err != nil || end != "" {
+				return acphost.ElicitationAnswer{Action: end}, err
+			}
+			if set {
+				content[f.Name] = v
+			}
+		}
+		_, err := req.Form.Validate(content)
+		if err == nil {
+			return acphost.ElicitationAnswer{Action: acphost.ElicitAccept, Content: content}, nil
+		}
+		e.scr.line(styleYellow, errMsg(err)+": once more")
+	}
+}
+
+// askField reads one field until the answer fits it. set is false for an
+// optional field left empty; end is decline or cancel when the user ended
+// the form.
+func (e *elicitor) askField(ctx context.Context, f *acphost.FormField) (v any, set bool, end acphost.ElicitationAction, err error) {
+	if d := oneLine(acphost.SafeText(f.Description), 200); d != "" {
+		e.scr.line(styleDim, d)
+	}
+	if f.Kind == acphost.FormOther {
+		if f.Required {
+			e.scr.line(styleYellow, fieldTitle(f)+": a "+acphost.SafeText(f.Type)+" field cannot be answered here: cancelling")
+			return nil, false, acphost.ElicitCancel, nil
+		}
+		e.scr.line(styleDim, fieldTitle(f)+": a "+acphost.SafeText(f.Type)+" field cannot be answered here: left out")
+		return nil, false, "", nil
+	}
+	if f.Kind == acphost.FormEnum || f.Kind == acphost.FormMultiSelect {
+		e.scr.block(formatChoices(e.scr, f))
+	}
+	question := e.scr.style(styleAsk, fieldQuestion(f))
+	for {
+		e.scr.prompt(question)
+		select {
+		case <-ctx.Done(): // cancelled, withdrawn or closed: answered already
+			e.scr.breakLine()
+			return nil, false, "", ctx.Err()
+		case line, ok := <-e.in.C():
+			if !ok {
+				e.scr.breakLine()
+				e.scr.line(styleYellow, "no more input: cancelling")
+				return nil, false, acphost.ElicitCancel, nil
+			}
+			e.scr.answered(acphost.SafeText(line), e.echo)
+			s := strings.TrimSpace(line)
+			switch s {
+			case keyDecline:
+				return nil, false, acphost.ElicitDecline, nil
+			case keyCancel:
+				return nil, false, acphost.ElicitCancel, nil
+			case "":
+				if f.Default != nil {
+					return f.Default, true, "", nil
+				}
+				if !f.Required {
+					return nil, false, "", nil
+				}
+				e.scr.line(styleYellow, "required: type an answer ("+keyDecline+" declines, "+keyCancel+" dismisses)")
+				continue
+			}
+			v, err := parseValue(f, s)
+			if err == nil {
+				err = checkField(f, v)
+			}
+			if err == nil {
+				return v, true, "", nil
+			}
+			e.scr.line(styleYellow, err.Error())
+		}
+	}
+}
+
+// askURL asks for consent to a URL elicitation shown already.
+func (e *elicitor) askURL(ctx context.Context) (acphost.ElicitationAnswer, error) {
+	question := e.scr.style(styleAsk, "y: accept (open it yourself), n: decline, c: cancel:")
+	for {
+		e.scr.prompt(question)
+		select {
+		case <-ctx.Done():
+			e.scr.breakLine()
+			return acphost.ElicitationAnswer{}, ctx.Err()
+		case line, ok := <-e.in.C():
+			if !ok {
+				e.scr.breakLine()
+				e.scr.line(styleYellow, "no more input: cancelling")
+				return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
+			}
+			e.scr.answered(acphost.SafeText(line), e.echo)
+			switch strings.ToLower(strings.TrimSpace(line)) {
+			case "y", "yes":
+				return acphost.ElicitationAnswer{Action: acphost.ElicitAccept}, nil
+			case "n", "no", keyDecline:
+				return acphost.ElicitationAnswer{Action: acphost.ElicitDecline}, nil
+			case "c", keyCancel:
+				return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
+			}
+			e.scr.line(styleYellow, fmt.Sprintf("%q is not y, n or c", oneLine(acphost.SafeText(line), 40)))
+		}
+	}
+}
+
+// acquire takes the one seat at stdin, reporting whether it had to wait.
+func acquire(ctx context.Context, seat chan struct{}) (waited bool, err error) {
+	select {
+	case seat <- struct{}{}:
+		return false, nil
+	default:
+	}
+	select {
+	case seat <- struct{}{}:
+		return true, nil
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
+}
+
+// parseValue reads what a person typed for a field: text as is; a choice
+// by number or value; a number; y/n; choices separated by commas.
+func parseValue(f *acphost.FormField, s string) (any, error) {
+	s = strings.TrimSpace(s)
+	shown := oneLine(acphost.SafeText(s), 40)
+	switch f.Kind {
+	case acphost.FormString:
+		return s, nil
+	case acphost.FormEnum:
+		if v, ok := pickChoice(f, s); ok {
+			return v, nil
+		}
+		return nil, fmt.Errorf("%q is not a choice (1-%d)", shown, len(f.Choices))
+	case acphost.FormMultiSelect:
+		var vs []string
+		for _, part := range strings.Split(s, ",") {
+			v, ok := pickChoice(f, strings.TrimSpace(part))
+			if !ok {
+				return nil, fmt.Errorf("%q is not a choice (1-%d)", oneLine(acphost.SafeText(part), 40), len(f.Choices))
+			}
+			vs = append(vs, v)
+		}
+		return vs, nil
+	case acphost.FormNumber:
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", shown)
+		}
+		return n, nil
+	case acphost.FormInteger:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", shown)
+		}
+		return n, nil
+	case acphost.FormBoolean:
+		switch strings.ToLower(s) {
+		case "y", "yes", "true":
+			return true, nil
+		case "n", "no", "false":
+			return false, nil
+		}
+		return nil, fmt.Errorf("%q is not y or n", shown)
+	}
+	return nil, fmt.Errorf("a %s field cannot be answered", acphost.SafeText(f.Type))
+}
+
+// pickChoice maps a number (1-based) or a choice's value to its value.
+func pickChoice(f *acphost.FormField, s string) (string, bool) {
+	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(f.Choices) {
+		return f.Choices[n-1].Value, true
+	}
+	for _, c := range f.Choices {
+		if c.Value == s {
+			return c.Value, true
+		}
+	}
+	return "", false
+}
+
+// checkField validates one value with the library's own rules (length,
+// range, pattern, format, items).
+func checkField(f *acphost.FormField, v any) error {
+	one := acphost.FormSchema{Fields: []acphost.FormField{*f}}
+	_, err := one.Validate(map[string]any{f.Name: v})
+	var ce *acphost.FormContentError
+	if errors.As(err, &ce) {
+		return errors.New(acphost.SafeText(ce.Msg))
+	}
+	return err
+}
+
+// fieldTitle is what a person reads for a field: its title, else its name.
+func fieldTitle(f *acphost.FormField) string {
+	if t := oneLine(acphost.SafeText(f.Title), 80); t != "" {
+		return t
+	}
+	return oneLine(acphost.SafeText(f.Name), 80)
+}
+
+// fieldQuestion is "How many (integer, 1 to 10; Enter: 3):".
+func fieldQuestion(f *acphost.FormField) string {
+	hints := fieldHints(f)
+	enter := ""
+	switch {
+	case f.Default != nil:
+		enter = "Enter: " + showValue(f, f.Default)
+	case !f.Required:
+		enter = "Enter: skip"
+	}
+	switch {
+	case len(hints) > 0 && enter != "":
+		return fieldTitle(f) + " (" + strings.Join(hints, ", ") + "; " + enter + "):"
+	case len(hints) > 0:
+		return fieldTitle(f) + " (" + strings.Join(hints, ", ") + "):"
+	case enter != "":
+		return fieldTitle(f) + " (" + enter + "):"
+	}
+	return fieldTitle(f) + ":"
+}
+
+// fieldHints say what a field takes: required, its type and bounds.
+func fieldHints(f *acphost.FormField) []string {
+	var h []string
+	if f.Required {
+		h = append(h, "required")
+	}
+	switch f.Kind {
+	case acphost.FormString:
+		if b := bounds(f.MinLength, f.MaxLength); b != "" {
+			h = append(h, b+" characters")
+		}
+		if f.Format != "" {
+			h = append(h, acphost.SafeText(f.Format))
+		}
+	case acphost.FormNumber, acphost.FormInteger:
+		h = append(h, string(f.Kind))
+		if b := numBounds(f.Minimum, f.Maximum); b != "" {
+			h = append(h, b)
+		}
+	case acphost.FormBoolean:
+		h = append(h, "y/n")
+	case acphost.FormMultiSelect:
+		h = append(h, "numbers separated by commas")
+		if b := bounds(f.MinItems, f.MaxItems); b != "" {
+			h = append(h, b+" choices")
+		}
+	}
+	return h
+}
+
+func bounds(lo, hi *int) string {
+	switch {
+	case lo != nil && hi != nil:
+		return fmt.Sprintf("%d to %d", *lo, *hi)
+	case lo != nil:
+		return fmt.Sprintf("at least %d", *lo)
+	case hi != nil:
+		return fmt.Sprintf("at most %d", *hi)
+	}
+	return ""
+}
+
+func numBounds(lo, hi *float64) string {
+	g := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	switch {
+	case lo != nil && hi != nil:
+		return g(*lo) + " to " + g(*hi)
+	case lo != nil:
+		return "at least " + g(*lo)
+	case hi != nil:
+		return "at most " + g(*hi)
+	}
+	return ""
+}
+
+// showValue renders a field's value for a person: a choice by its title.
+func showValue(f *acphost.FormField, v any) string {
+	title := func(s string) string {
+		if f != nil {
+			for _, c := range f.Choices {
+				if c.Value == s {
+					return oneLine(acphost.SafeText(c.Title), 60)
+				}
+			}
+		}
+		return oneLine(acphost.SafeText(s), 60)
+	}
+	switch v := v.(type) {
+	case string:
+		return title(v)
+	case []string:
+		parts := make([]string, len(v))
+		for i, s := range v {
+			parts[i] = title(s)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case bool:
+		if v {
+			return "yes"
+		}
+		return "no"
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return acphost.SafeText(fmt.Sprint(v))
+}
+
+// formatChoices lists an enum's choices, numbered, the default marked.
+func formatChoices(s *screen, f *acphost.FormField) string {
+	var b strings.Builder
+	for i, c := range f.Choices {
+		line := fmt.Sprintf("  %s %s", s.style(styleBold, strconv.Itoa(i+1)+")"), oneLine(acphost.SafeText(c.Title), 80))
+		if isDefault(f, c.Value) {
+			line += s.style(styleDim, " (default)")
+		}
+		if d := oneLine(acphost.SafeText(c.Description), 120); d != "" {
+			line += s.style(styleDim, " — "+d)
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+func isDefault(f *acphost.FormField, value string) bool {
+	switch d := f.Default.(type) {
+	case string:
+		return d == value
+	case []string:
+		for _, v := range d {
+			if v == value {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// formatElicitation renders a request: the message, then the form's title
+// and description (and, unless asking, its fields), or the URL and its
+// host. Every agent string goes through acphost.SafeText.
+func formatElicitation(s *screen, req *acphost.ElicitationRequest, asking bool) string {
+	var b strings.Builder
+	msg := strings.TrimSpace(acphost.SafeText(req.Message))
+	if msg == "" {
+		msg = "The agent asks for input"
+	}
+	lines := capLines(strings.Split(msg, "\n"), maxHeadingLines)
+	b.WriteString(s.style(styleAsk, "? Question: ") + s.style(styleBold, lines[0]) + "\n")
+	for _, l := range lines[1:] {
+		b.WriteString("    " + s.style(styleBold, l) + "\n")
+	}
+	switch {
+	case req.Mode == acphost.ModeURL:
+		b.WriteString("  open: " + acphost.SafeText(req.URL) + "\n")
+		if u, err := url.Parse(req.URL); err == nil {
+			b.WriteString("  host: " + s.style(styleBold, acphost.SafeText(u.Host)) + "\n")
+		}
+		if asking {
+			b.WriteString(s.style(styleDim, "  acphost does not open it: open it yourself if you trust the host") + "\n")
+		}
+	case req.Form != nil:
+		if t := oneLine(acphost.SafeText(req.Form.Title), 120); t != "" {
+			b.WriteString("  " + s.style(styleBold, t) + "\n")
+		}
+		if d := strings.TrimSpace(acphost.SafeText(req.Form.Description)); d != "" {
+			for _, l := range capLines(strings.Split(d, "\n"), maxContentLines) {
+				b.WriteString("  " + l + "\n")
+			}
+		}
+		if asking {
+			b.WriteString(s.style(styleDim, "  one field at a time; Enter takes the default, "+keyDecline+" declines, "+keyCancel+" dismisses") + "\n")
+			break
+		}
+		for i := range req.Form.Fields {
+			f := &req.Form.Fields[i]
+			hints := fieldHints(f)
+			if f.Default != nil {
+				hints = append(hints, "default: "+showValue(f, f.Default))
+			}
+			line := fieldTitle(f)
+			if len(hints) > 0 {
+				line += " (" + strings.Join(hints, ", ") + ")"
+			}
+			b.WriteString("  - " + line + "\n")
+		}
+	}
+	return b.String()
+}
+
+// formatElicitationAnswer is "→ accepted: name=Ada, count=4", "→ declined
+// · --elicit decline", …
+func formatElicitationAnswer(s *screen, policy string, ev acphost.StreamEvent) string {
+	a := ev.ElicitationAnswer
+	if a == nil {
+		return ""
+	}
+	var text, code string
+	switch a.Action {
+	case acphost.ElicitAccept:
+		text, code = "→ accepted", styleGreen
+		if req := ev.Elicitation; req != nil && req.Form != nil && len(a.Content) > 0 {
+			var parts []string
+			for i := range req.Form.Fields {
+				f := &req.Form.Fields[i]
+				if v, ok := a.Content[f.Name]; ok {
+					parts = append(parts, oneLine(acphost.SafeText(f.Name), 40)+"="+showRaw(v))
+				}
+			}
+			text += ": " + oneLine(strings.Join(parts, ", "), 400)
+		}
+	case acphost.ElicitDecline:
+		text, code = "→ declined", styleRed
+	default:
+		text, code = "→ cancelled", styleYellow
+	}
+	switch a.Reason {
+	case acphost.ReasonHook:
+		if policy != elicitAsk {
+			text += " · --elicit " + policy
+		}
+	case acphost.ReasonTimeout:
+		text += " · timed out"
+	case acphost.ReasonInvalid:
+		text += " · " + oneLine(errMsg(a.Err), 120)
+	case acphost.ReasonWithdrawn:
+		text += " · withdrawn by the agent"
+	case acphost.ReasonCancelled:
+		text += " · turn cancelled"
+	case acphost.ReasonClosed:
+		text += " · closing"
+	}
+	return "  " + s.style(code, text)
+}
+
+// showRaw renders a value as sent (a choice by its value).
+func showRaw(v any) string {
+	switch v := v.(type) {
+	case bool:
+		return strconv.FormatBool(v)
+	case []string:
+		return "[" + oneLine(acphost.SafeText(strings.Join(v, ", ")), 200) + "]"
+	}
+	return showValue(nil, v)
+}
+
+// urlHost is the host of a URL elicitation, for the completion line.
+func urlHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return acphost.SafeText(u.Host)
+}
