@@ -20,6 +20,11 @@ const (
 	SurfaceCommand Surface = "command"
 	// SurfaceFetch: the agent wants to fetch a URL; URL holds it when known.
 	SurfaceFetch Surface = "fetch"
+	// SurfaceQuestion: the agent asks the person questions (Claude's
+	// AskUserQuestion); Questions holds them. With OnElicitation set,
+	// current Claude adapters ask through elicitation/create instead (its
+	// ToolCallID names this tool call).
+	SurfaceQuestion Surface = "question"
 	// SurfaceOther: anything else (an action panel with the options).
 	SurfaceOther Surface = "other"
 )
@@ -36,6 +41,24 @@ type Classification struct {
 	Command string
 	// URL is the address of a fetch.
 	URL string
+	// Questions are the questions of a question surface, in order.
+	Questions []Question
+}
+
+// Question is one question an agent asks the person, with the answers it
+// suggests (the person may still answer in their own words).
+type Question struct {
+	Header   string // a short label, such as "Color"
+	Question string
+	Options  []QuestionOption
+	// MultiSelect allows choosing several options.
+	MultiSelect bool
+}
+
+// QuestionOption is one suggested answer.
+type QuestionOption struct {
+	Label       string
+	Description string
 }
 
 // Classify decides which surface a request needs, from the tool call's kind,
@@ -49,6 +72,8 @@ func Classify(req *PermissionRequest) Classification {
 		toolName = cc.ToolName
 	}
 	switch {
+	case toolName == "AskUserQuestion" || len(input.Questions) > 0 && tc.Kind == ToolOther:
+		return Classification{Surface: SurfaceQuestion, Questions: input.questions()}
 	case tc.Kind == ToolSwitchMode || toolName == "ExitPlanMode":
 		return Classification{Surface: SurfacePlanExit, Plan: firstNonEmpty(input.Plan, contentText(tc))}
 	case len(diffsOf(tc)) > 0:
@@ -65,9 +90,31 @@ func Classify(req *PermissionRequest) Classification {
 
 // toolInput holds the raw-input fields real agents use for these surfaces.
 type toolInput struct {
-	Plan    string          `json:"plan"`
-	Command json.RawMessage `json:"command"` // a string, or an argv array (codex)
-	URL     string          `json:"url"`
+	Plan      string          `json:"plan"`
+	Command   json.RawMessage `json:"command"` // a string, or an argv array (codex)
+	URL       string          `json:"url"`
+	Questions []struct {
+		Header      string `json:"header"`
+		Question    string `json:"question"`
+		MultiSelect bool   `json:"multiSelect"`
+		Options     []struct {
+			Label       string `json:"label"`
+			Description string `json:"description"`
+		} `json:"options"`
+	} `json:"questions"` // Claude's AskUserQuestion
+}
+
+// questions returns AskUserQuestion's questions.
+func (in toolInput) questions() []Question {
+	var out []Question
+	for _, q := range in.Questions {
+		qq := Question{Header: q.Header, Question: q.Question, MultiSelect: q.MultiSelect}
+		for _, o := range q.Options {
+			qq.Options = append(qq.Options, QuestionOption(o))
+		}
+		out = append(out, qq)
+	}
+	return out
 }
 
 func rawInputFields(raw json.RawMessage) toolInput {

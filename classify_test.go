@@ -23,6 +23,10 @@ func TestClassify(t *testing.T) {
 				assert.Equal(t, "-a\n+b\n", UnifiedDiff(c.Changes[0])[len("--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n"):])
 			}},
 		{"edit without diff", `{"toolCall":{"toolCallId":"t","kind":"delete"},"options":[]}`, SurfaceFileChange, nil},
+		{"claude ask user question", `{"toolCall":{"toolCallId":"t","title":"AskUserQuestion","kind":"other","rawInput":{"questions":[{"header":"Color","question":"Which color?","multiSelect":false,"options":[{"label":"Red","description":"warm"},{"label":"Blue","description":"cool"}]}]},"_meta":{"claudeCode":{"toolName":"AskUserQuestion"}}},"options":[]}`,
+			SurfaceQuestion, func(t *testing.T, c Classification) {
+				assert.Equal(t, []Question{{Header: "Color", Question: "Which color?", Options: []QuestionOption{{"Red", "warm"}, {"Blue", "cool"}}}}, c.Questions)
+			}},
 		{"command string", `{"toolCall":{"toolCallId":"t","kind":"execute","title":"npm test","rawInput":{"command":"npm test -- -u"}},"options":[]}`,
 			SurfaceCommand, func(t *testing.T, c Classification) { assert.Equal(t, "npm test -- -u", c.Command) }},
 		{"command argv", `{"toolCall":{"toolCallId":"t","kind":"execute","rawInput":{"command":["git","push"]}},"options":[]}`,
