@@ -281,6 +281,8 @@ func (d *dispatcher) deliverUpdate(s *sessionState, u Update) {
 		s.setCurrentMode(u.ModeID)
 	case *ConfigOptionUpdate:
 		s.setState(nil, u.Options)
+	case *AvailableCommandsUpdate, *SessionInfoUpdate, *UsageUpdate:
+		s.noteDetails(u)
 	}
 	if s.replaying.Load() {
 		u.(interface{ markReplay() }).markReplay()

@@ -99,6 +99,29 @@ func (s *Session) Modes() SessionModes { return s.state().modes() }
 // ConfigOptions returns the session's config options as last reported.
 func (s *Session) ConfigOptions() []ConfigOption { return s.state().configOptions() }
 
+// Details returns what the agent has said of the session (its slash
+// commands, title, context use and cost), kept current from its updates as
+// they are delivered; a copy.
+func (s *Session) Details() SessionDetails { return s.state().details() }
+
+// SessionDetails is what the agent has said of a session, from its updates.
+type SessionDetails struct {
+	// Commands are the slash commands the agent offers
+	// (available_commands_update), nil before it says.
+	Commands []AvailableCommand
+	// Title and UpdatedAt are from session_info_update ("" until sent, or
+	// once cleared); UpdatedAt is the agent's own timestamp, unparsed.
+	Title, UpdatedAt string
+	// Usage is the last usage_update; nil before one.
+	Usage *ContextUsage
+}
+
+// ContextUsage is the session's context window use and cumulative cost.
+type ContextUsage struct {
+	Used, Size uint64 // tokens
+	Cost       *Cost  // nil when the agent reports none
+}
+
 // SetMode asks the agent to switch the session to mode id. The agent
 // confirms with a CurrentModeUpdate, which Modes reflects: a mode the agent
 // did not confirm is not assumed.

@@ -22,6 +22,7 @@ type sessionState struct {
 	pending   map[*pendingPermission]struct{}
 	modeState SessionModes
 	options   []ConfigOption
+	said      SessionDetails // what the agent said of the session (see Session.Details)
 
 	// tools is the merged state of the tool calls seen in the session,
 	// toolBytes its estimated size (bounded by MaxResponseBytes), and turns
@@ -185,6 +186,48 @@ func (s *sessionState) pruneTools() {
 		}
 	}
 	s.turns++
+}
+
+// noteDetails folds an update that tells of the session into its details.
+func (s *sessionState) noteDetails(u Update) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch u := u.(type) {
+	case *AvailableCommandsUpdate:
+		s.said.Commands = u.Commands
+	case *SessionInfoUpdate:
+		switch {
+		case u.Title != nil:
+			s.said.Title = *u.Title
+		case u.TitleCleared:
+			s.said.Title = ""
+		}
+		switch {
+		case u.UpdatedAt != nil:
+			s.said.UpdatedAt = *u.UpdatedAt
+		case u.UpdatedCleared:
+			s.said.UpdatedAt = ""
+		}
+	case *UsageUpdate:
+		s.said.Usage = &ContextUsage{Used: u.Used, Size: u.Size, Cost: u.Cost}
+	}
+}
+
+// details returns a copy of the session's details.
+func (s *sessionState) details() SessionDetails {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info := s.said
+	info.Commands = append([]AvailableCommand(nil), info.Commands...)
+	if u := info.Usage; u != nil {
+		c := *u
+		if u.Cost != nil {
+			cost := *u.Cost
+			c.Cost = &cost
+		}
+		info.Usage = &c
+	}
+	return info
 }
 
 func (s *sessionState) setCurrentMode(id string) {
