@@ -529,16 +529,8 @@ func formatElicitationAnswer(s *screen, policy string, ev acphost.StreamEvent) s
 		if policy != elicitAsk {
 			text += " · --elicit " + policy
 		}
-	case acphost.ReasonTimeout:
-		text += " · timed out"
-	case acphost.ReasonInvalid:
-		text += " · " + oneLine(errMsg(a.Err), 120)
-	case acphost.ReasonWithdrawn:
-		text += " · withdrawn by the agent"
-	case acphost.ReasonCancelled:
-		text += " · turn cancelled"
-	case acphost.ReasonClosed:
-		text += " · closing"
+	default:
+		text += reasonNote(a.Reason, a.Err)
 	}
 	return "  " + s.style(code, text)
 }

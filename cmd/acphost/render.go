@@ -242,18 +242,28 @@ func (h *human) formatAnswer(a *acphost.PermissionAnswer) string {
 		}
 	case acphost.ReasonPlanMode:
 		text += " · plan mode"
-	case acphost.ReasonTimeout:
-		text += " · timed out"
-	case acphost.ReasonInvalid:
-		text += " · " + oneLine(errMsg(a.Err), 120)
-	case acphost.ReasonWithdrawn:
-		text += " · withdrawn by the agent"
-	case acphost.ReasonCancelled:
-		text += " · turn cancelled"
-	case acphost.ReasonClosed:
-		text += " · closing"
+	default:
+		text += reasonNote(a.Reason, a.Err)
 	}
 	return "  " + s.style(code, text)
+}
+
+// reasonNote says why an answer was given where the person did not give
+// it ("" for a hook's own answer).
+func reasonNote(r acphost.AnswerReason, err error) string {
+	switch r {
+	case acphost.ReasonTimeout:
+		return " · timed out"
+	case acphost.ReasonInvalid:
+		return " · " + oneLine(errMsg(err), 120)
+	case acphost.ReasonWithdrawn:
+		return " · withdrawn by the agent"
+	case acphost.ReasonCancelled:
+		return " · turn cancelled"
+	case acphost.ReasonClosed:
+		return " · closing"
+	}
+	return ""
 }
 
 func (h *human) elicitationComplete(c acphost.ElicitationComplete) {
