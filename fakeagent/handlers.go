@@ -2,6 +2,7 @@ package fakeagent
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,6 +17,9 @@ var (
 // handleRequest answers a client→agent request. It runs on the reader goroutine; work that
 // waits for the client (turns, BeforeSessionNew) runs on goroutines of its own.
 func (a *Agent) handleRequest(m Message) {
+	if slices.Contains(a.script.NeverAnswer, m.Method) {
+		return
+	}
 	switch m.Method {
 	case "initialize":
 		a.reply(m.ID, a.initializeResult())

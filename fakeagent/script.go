@@ -60,6 +60,9 @@ type Script struct {
 	// SetModeFails makes session/set_mode answer -32601 instead of {} followed by a
 	// current_mode_update.
 	SetModeFails bool `json:"setModeFails,omitempty"`
+	// NeverAnswer lists client→agent methods (such as "session/set_mode") whose requests
+	// are recorded and never answered, for tests of a client that gives up on a call.
+	NeverAnswer []string `json:"neverAnswer,omitempty"`
 }
 
 // Turn scripts one session/prompt.
