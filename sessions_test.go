@@ -112,6 +112,29 @@ func TestSessionMethodsNeedCapabilities(t *testing.T) {
 	})
 }
 
+func TestDeleteSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		caps := `{"sessionCapabilities":{"list":{},"delete":{}}}`
+		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(caps)}, ACPOptions{})
+		other, err := c.NewSession(context.Background(), SessionOptions{})
+		require.NoError(t, err)
+		require.NoError(t, c.DeleteSession(context.Background(), other.ID()))
+		assert.JSONEq(t, `{"sessionId":"`+other.ID()+`"}`, string(received(fa.Agent, "session/delete")[0]))
+		list, err := c.ListSessions(context.Background(), "")
+		require.NoError(t, err)
+		require.Len(t, list, 1, "the deleted session is no longer listed")
+		assert.Equal(t, c.SessionID(), list[0].SessionID)
+	})
+}
+
+func TestDeleteSessionNeedsTheCapability(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(sessionCaps)}, ACPOptions{})
+		require.ErrorIs(t, c.DeleteSession(context.Background(), c.SessionID()), ErrUnsupported)
+		assert.Empty(t, received(fa.Agent, "session/delete"), "not sent to an agent that did not advertise it")
+	})
+}
+
 func TestSetConfigOptionReturnsAgentState(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, fa := connectFake(t, fakeagent.Script{}, ACPOptions{})

@@ -38,6 +38,8 @@ func (a *Agent) handleRequest(m Message) {
 		a.sessionList(m)
 	case "session/close":
 		a.sessionClose(m)
+	case "session/delete":
+		a.sessionDelete(m)
 	case "session/set_mode":
 		a.setMode(m)
 	case "session/set_config_option":

@@ -17,7 +17,8 @@ type Script struct {
 	// AgentCapabilities is returned verbatim as agentCapabilities; nil means
 	// {"loadSession":false,"promptCapabilities":{"image":true,"embeddedContext":true}}.
 	// With "loadSession":true the agent answers session/load by replaying the session's
-	// history; sessionCapabilities resume, list and close turn on those methods.
+	// history; sessionCapabilities resume, list, close and delete turn on those methods
+	// (delete removes the session from session/list).
 	AgentCapabilities json.RawMessage `json:"agentCapabilities,omitempty"`
 	// AuthMethods is returned as authMethods; nil means [].
 	AuthMethods json.RawMessage `json:"authMethods,omitempty"`
