@@ -265,14 +265,20 @@ func TestClosedSessionCanBeLoadedAgain(t *testing.T) {
 
 func TestAdditionalDirectoriesAreSentWhenAdvertised(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		caps := `{"loadSession":true,"sessionCapabilities":{"resume":{},"additionalDirectories":{}}}`
+		caps := `{"loadSession":true,"sessionCapabilities":{"resume":{},"list":{},"additionalDirectories":{}}}`
 		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(caps)}, ACPOptions{})
 		dirs := []string{filepath.Join(t.TempDir(), "lib"), filepath.Join(t.TempDir(), "docs")}
 		want, err := json.Marshal(dirs)
 		require.NoError(t, err)
 		opts := SessionOptions{AdditionalDirectories: dirs}
-		_, err = c.NewSession(context.Background(), opts)
+		other, err := c.NewSession(context.Background(), opts)
 		require.NoError(t, err)
+		list, err := c.ListSessions(context.Background(), "")
+		require.NoError(t, err)
+		require.Len(t, list, 2)
+		assert.Empty(t, list[0].AdditionalDirectories)
+		assert.Equal(t, other.ID(), list[1].SessionID)
+		assert.Equal(t, dirs, list[1].AdditionalDirectories, "session/list reports them")
 		_, err = c.LoadSession(context.Background(), "stored", opts)
 		require.NoError(t, err)
 		_, err = c.ResumeSession(context.Background(), "stored-2", opts)

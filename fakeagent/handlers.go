@@ -104,7 +104,7 @@ func (a *Agent) sessionNew(m Message) {
 		return
 	}
 	sid := a.newSessionID()
-	a.history.add(historyEntry{SessionID: sid, Cwd: cwdOf(m.Params)})
+	a.history.add(historyEntry{SessionID: sid, Cwd: cwdOf(m.Params), Dirs: dirsOf(m.Params)})
 	result := a.sessionResult(sid)
 	if len(a.script.BeforeSessionNew) == 0 {
 		a.reply(m.ID, result)
@@ -149,6 +149,14 @@ func cwdOf(params json.RawMessage) string {
 	}
 	_ = json.Unmarshal(params, &p)
 	return p.Cwd
+}
+
+func dirsOf(params json.RawMessage) []string {
+	var p struct {
+		Dirs []string `json:"additionalDirectories"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Dirs
 }
 
 func (a *Agent) sessionResult(sid string) json.RawMessage {

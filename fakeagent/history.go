@@ -11,10 +11,12 @@ import (
 // historyEntry is one line of a session history: a session opened (Cwd
 // set), an update sent in it, or its deletion.
 type historyEntry struct {
-	SessionID string          `json:"sessionId"`
-	Cwd       string          `json:"cwd,omitempty"`
-	Update    json.RawMessage `json:"update,omitempty"`
-	Deleted   bool            `json:"deleted,omitempty"`
+	SessionID string `json:"sessionId"`
+	Cwd       string `json:"cwd,omitempty"`
+	// Dirs are the additionalDirectories a session was opened with.
+	Dirs    []string        `json:"dirs,omitempty"`
+	Update  json.RawMessage `json:"update,omitempty"`
+	Deleted bool            `json:"deleted,omitempty"`
 }
 
 // history remembers what the agent said in each session, so session/load
@@ -91,7 +93,7 @@ func (h *history) sessions() []historyEntry {
 		case e.Deleted:
 			out = slices.DeleteFunc(out, func(o historyEntry) bool { return o.SessionID == e.SessionID })
 		case e.Cwd != "":
-			out = append(out, historyEntry{SessionID: e.SessionID, Cwd: e.Cwd})
+			out = append(out, historyEntry{SessionID: e.SessionID, Cwd: e.Cwd, Dirs: e.Dirs})
 		}
 	}
 	return out
@@ -165,12 +167,13 @@ func (a *Agent) sessionList(m Message) {
 		return
 	}
 	type info struct {
-		SessionID string `json:"sessionId"`
-		Cwd       string `json:"cwd"`
+		SessionID string   `json:"sessionId"`
+		Cwd       string   `json:"cwd"`
+		Dirs      []string `json:"additionalDirectories,omitempty"`
 	}
 	list := []info{}
 	for _, e := range a.history.sessions() {
-		list = append(list, info{e.SessionID, e.Cwd})
+		list = append(list, info{e.SessionID, e.Cwd, e.Dirs})
 	}
 	a.reply(m.ID, mustJSON(map[string]any{"sessions": list}))
 }
