@@ -358,7 +358,8 @@ func TestBlockedCallWriteIsAbandoned(t *testing.T) {
 			return err
 		}
 		// The first line after the wedge is still taken in (and never answered).
-		require.ErrorIs(t, newSession(time.Second), context.DeadlineExceeded)
+		go func() { _ = c.Session().SetMode(context.Background(), "taken-in") }()
+		synctest.Wait()
 		start := time.Now()
 		err = newSession(time.Second)
 		require.ErrorIs(t, err, ErrAgentNotReading)
@@ -369,6 +370,25 @@ func TestBlockedCallWriteIsAbandoned(t *testing.T) {
 		require.ErrorIs(t, err, ErrAgentNotReading)
 		assert.NotErrorIs(t, err, ErrCancelUnconfirmed, "this call was never cancelled")
 		assert.NotContains(t, err.Error(), "%!")
+	})
+}
+
+// A call abandoned by its ctx whose withdrawal ($/cancel_request) cannot
+// be written, the agent having stopped reading, gives up after CancelGrace
+// and says the agent is not reading.
+func TestBlockedWithdrawalIsAbandoned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{StopReading: true}}}}}
+		c, _ := connectFake(t, script, ACPOptions{CancelGrace: time.Second})
+		_, err := c.Generate(Request{Prompt: "wedge"})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		err = c.Session().SetMode(ctx, "taken-in") // its request is the last line read
+		require.ErrorIs(t, err, ErrAgentNotReading)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 2*time.Second, time.Since(start), "the ctx, then CancelGrace")
 	})
 }
 
@@ -586,4 +606,40 @@ func TestBlockedPromptWriteIsAbandoned(t *testing.T) {
 			assert.Equal(t, "fresh", resp.Text)
 		})
 	}
+}
+
+// TestAbandonedCallSendsCancelRequest: a call whose ctx ends before its
+// answer is withdrawn with one $/cancel_request naming its id; an answered
+// call and a prompt (withdrawn by session/cancel) never get one.
+func TestAbandonedCallSendsCancelRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		asked, ended := make(chan *PermissionRequest, 1), make(chan error, 1)
+		script := fakeagent.Script{NeverAnswer: []string{"session/set_mode"}, Turns: []fakeagent.Turn{askTurn("answer")}}
+		c, fa := connectFake(t, script, ACPOptions{OnPermission: humanWaits(asked, ended)})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Session().SetMode(ctx, "plan") }()
+		req, err := fa.WaitReceived(context.Background(), "session/set_mode")
+		require.NoError(t, err)
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+		synctest.Wait()
+		cancels := received(fa.Agent, "$/cancel_request")
+		require.Len(t, cancels, 1, "one $/cancel_request for the abandoned call")
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		require.NoError(t, json.Unmarshal(cancels[0], &p))
+		assert.JSONEq(t, string(req.ID), string(p.RequestID))
+
+		tctx, tcancel := context.WithCancel(context.Background())
+		res := goGenerate(c, tctx, "x")
+		<-asked
+		tcancel()
+		require.ErrorIs(t, (<-res).err, context.Canceled)
+		<-ended
+		synctest.Wait()
+		assert.Len(t, received(fa.Agent, "$/cancel_request"), 1, "a cancelled prompt is withdrawn by session/cancel alone")
+		assert.NotEmpty(t, received(fa.Agent, "session/cancel"))
+	})
 }

@@ -558,6 +558,21 @@ func (c *ACPClient) ListSessions(ctx context.Context, cwd string) ([]SessionInfo
 	}
 }
 
+// DeleteSession asks the agent to delete a stored session, by id, so that
+// ListSessions no longer lists it. It fails with ErrUnsupported unless the
+// agent advertised sessionCapabilities.delete. A Session open on that id
+// is not closed: close it first (Session.Close).
+func (c *ACPClient) DeleteSession(ctx context.Context, id string) error {
+	a, err := c.readyAgent(ctx)
+	if err != nil {
+		return err
+	}
+	if !a.caps.SessionCapabilities.Delete.present() {
+		return fmt.Errorf("acphost: the agent does not support session/delete: %w", ErrUnsupported)
+	}
+	return a.call(ctx, "session/delete", map[string]string{"sessionId": id}, nil)
+}
+
 // Stats returns the client's counts, summed over its agent processes.
 func (c *ACPClient) Stats() Stats {
 	return Stats{ForeignMessages: c.foreign.Load()}

@@ -25,6 +25,7 @@ type agentCaps struct {
 		List                  presence `json:"list"`
 		Resume                presence `json:"resume"`
 		Close                 presence `json:"close"`
+		Delete                presence `json:"delete"`
 		AdditionalDirectories presence `json:"additionalDirectories"`
 	} `json:"sessionCapabilities"`
 }

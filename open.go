@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 )
 
 type openResult struct {
@@ -35,6 +36,12 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 		return fmt.Errorf("acphost: the agent does not support %s: %w", method, ErrUnsupported)
 	}
 	params := map[string]any{"cwd": h.opts.Dir, "mcpServers": h.opts.MCPServers}
+	if dirs := h.opts.AdditionalDirectories; len(dirs) > 0 {
+		if err := a.checkAdditionalDirectories(method, dirs); err != nil {
+			return err
+		}
+		params["additionalDirectories"] = dirs
+	}
 	if how != openNew {
 		params["sessionId"] = h.ID()
 		known := a.known(h.ID()) != nil
@@ -77,6 +84,20 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	if h.opts.Mode != "" {
 		if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": h.ID(), "modeId": h.opts.Mode}, nil); err != nil {
 			return fmt.Errorf("acphost: setting mode %q: %w", h.opts.Mode, err)
+		}
+	}
+	return nil
+}
+
+// checkAdditionalDirectories refuses additional directories the agent
+// cannot take: it did not advertise them, or one is not absolute.
+func (a *agent) checkAdditionalDirectories(method string, dirs []string) error {
+	if !a.caps.SessionCapabilities.AdditionalDirectories.present() {
+		return fmt.Errorf("acphost: %s: the agent does not support additionalDirectories: %w", method, ErrUnsupported)
+	}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("acphost: %s: SessionOptions.AdditionalDirectories: %q is not absolute", method, d)
 		}
 	}
 	return nil

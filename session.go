@@ -39,6 +39,15 @@ type SessionOptions struct {
 	Dir string
 	// MCPServers are passed to the agent. Default: ACPOptions.MCPServers.
 	MCPServers []json.RawMessage
+	// AdditionalDirectories are more workspace roots (absolute paths) for
+	// the session, sent as additionalDirectories on session/new, load and
+	// resume (and on the re-attach after a restart): the agent's file
+	// scope grows, Dir stays the base of relative paths. Nil or empty
+	// sends none. Only an agent that advertised
+	// sessionCapabilities.additionalDirectories is sent them: with any
+	// other, a non-empty list fails the open with ErrUnsupported, and a
+	// relative path fails it with an error, before anything is sent.
+	AdditionalDirectories []string
 	// OnUpdate receives this session's updates instead of ACPOptions.OnUpdate.
 	OnUpdate func(Update)
 	// OnPermission answers this session's requests instead of
@@ -271,11 +280,14 @@ func (c *ACPClient) openHandle(ctx context.Context, opts SessionOptions, how ope
 
 // SessionInfo describes a stored session, as session/list reports it.
 type SessionInfo struct {
-	SessionID string          `json:"sessionId"`
-	Cwd       string          `json:"cwd"`
-	Title     string          `json:"title,omitempty"`
-	UpdatedAt string          `json:"updatedAt,omitempty"`
-	Meta      json.RawMessage `json:"_meta,omitempty"`
+	SessionID string `json:"sessionId"`
+	Cwd       string `json:"cwd"`
+	Title     string `json:"title,omitempty"`
+	UpdatedAt string `json:"updatedAt,omitempty"`
+	// AdditionalDirectories is the session's complete list of additional
+	// workspace roots, when the agent reports it.
+	AdditionalDirectories []string        `json:"additionalDirectories,omitempty"`
+	Meta                  json.RawMessage `json:"_meta,omitempty"`
 }
 
 // Stream returns the turn as an iterator for a for-range loop. The turn

@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -109,6 +110,29 @@ func TestSessionMethodsNeedCapabilities(t *testing.T) {
 		assert.ErrorIs(t, err, ErrUnsupported)
 		_, err = c.ListSessions(context.Background(), "")
 		assert.ErrorIs(t, err, ErrUnsupported)
+	})
+}
+
+func TestDeleteSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		caps := `{"sessionCapabilities":{"list":{},"delete":{}}}`
+		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(caps)}, ACPOptions{})
+		other, err := c.NewSession(context.Background(), SessionOptions{})
+		require.NoError(t, err)
+		require.NoError(t, c.DeleteSession(context.Background(), other.ID()))
+		assert.JSONEq(t, `{"sessionId":"`+other.ID()+`"}`, string(received(fa.Agent, "session/delete")[0]))
+		list, err := c.ListSessions(context.Background(), "")
+		require.NoError(t, err)
+		require.Len(t, list, 1, "the deleted session is no longer listed")
+		assert.Equal(t, c.SessionID(), list[0].SessionID)
+	})
+}
+
+func TestDeleteSessionNeedsTheCapability(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(sessionCaps)}, ACPOptions{})
+		require.ErrorIs(t, c.DeleteSession(context.Background(), c.SessionID()), ErrUnsupported)
+		assert.Empty(t, received(fa.Agent, "session/delete"), "not sent to an agent that did not advertise it")
 	})
 }
 
@@ -236,5 +260,60 @@ func TestClosedSessionCanBeLoadedAgain(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 2, second.len())
 		assert.Equal(t, 1, first.len(), "the closed handle hears nothing more")
+	})
+}
+
+func TestAdditionalDirectoriesAreSentWhenAdvertised(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		caps := `{"loadSession":true,"sessionCapabilities":{"resume":{},"list":{},"additionalDirectories":{}}}`
+		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(caps)}, ACPOptions{})
+		dirs := []string{filepath.Join(t.TempDir(), "lib"), filepath.Join(t.TempDir(), "docs")}
+		want, err := json.Marshal(dirs)
+		require.NoError(t, err)
+		opts := SessionOptions{AdditionalDirectories: dirs}
+		other, err := c.NewSession(context.Background(), opts)
+		require.NoError(t, err)
+		list, err := c.ListSessions(context.Background(), "")
+		require.NoError(t, err)
+		require.Len(t, list, 2)
+		assert.Empty(t, list[0].AdditionalDirectories)
+		assert.Equal(t, other.ID(), list[1].SessionID)
+		assert.Equal(t, dirs, list[1].AdditionalDirectories, "session/list reports them")
+		_, err = c.LoadSession(context.Background(), "stored", opts)
+		require.NoError(t, err)
+		_, err = c.ResumeSession(context.Background(), "stored-2", opts)
+		require.NoError(t, err)
+		news := received(fa.Agent, "session/new")
+		require.Len(t, news, 2)
+		assert.NotContains(t, string(news[0]), "additionalDirectories", "none given: none sent")
+		for _, p := range []json.RawMessage{news[1], received(fa.Agent, "session/load")[0], received(fa.Agent, "session/resume")[0]} {
+			var got struct {
+				AdditionalDirectories json.RawMessage `json:"additionalDirectories"`
+			}
+			require.NoError(t, json.Unmarshal(p, &got))
+			assert.JSONEq(t, string(want), string(got.AdditionalDirectories), string(p))
+		}
+	})
+}
+
+func TestAdditionalDirectoriesNeedTheCapability(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(sessionCaps)}, ACPOptions{})
+		opts := SessionOptions{AdditionalDirectories: []string{t.TempDir()}}
+		_, err := c.NewSession(context.Background(), opts)
+		assert.ErrorIs(t, err, ErrUnsupported)
+		_, err = c.LoadSession(context.Background(), "stored", opts)
+		assert.ErrorIs(t, err, ErrUnsupported)
+		_, err = c.ResumeSession(context.Background(), "stored", opts)
+		assert.ErrorIs(t, err, ErrUnsupported)
+		assert.Len(t, received(fa.Agent, "session/new"), 1, "only the default session was opened")
+		assert.Empty(t, received(fa.Agent, "session/load"))
+		assert.Empty(t, received(fa.Agent, "session/resume"))
+
+		advertised := `{"sessionCapabilities":{"additionalDirectories":{}}}`
+		c2, fa2 := connectFake(t, fakeagent.Script{AgentCapabilities: raw(advertised)}, ACPOptions{})
+		_, err = c2.NewSession(context.Background(), SessionOptions{AdditionalDirectories: []string{"relative/dir"}})
+		assert.ErrorContains(t, err, "absolute")
+		assert.Len(t, received(fa2.Agent, "session/new"), 1, "a relative directory is never sent")
 	})
 }

@@ -2,6 +2,7 @@ package fakeagent
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,6 +17,9 @@ var (
 // handleRequest answers a client→agent request. It runs on the reader goroutine; work that
 // waits for the client (turns, BeforeSessionNew) runs on goroutines of its own.
 func (a *Agent) handleRequest(m Message) {
+	if slices.Contains(a.script.NeverAnswer, m.Method) {
+		return
+	}
 	switch m.Method {
 	case "initialize":
 		a.reply(m.ID, a.initializeResult())
@@ -34,6 +38,8 @@ func (a *Agent) handleRequest(m Message) {
 		a.sessionList(m)
 	case "session/close":
 		a.sessionClose(m)
+	case "session/delete":
+		a.sessionDelete(m)
 	case "session/set_mode":
 		a.setMode(m)
 	case "session/set_config_option":
@@ -98,7 +104,7 @@ func (a *Agent) sessionNew(m Message) {
 		return
 	}
 	sid := a.newSessionID()
-	a.history.add(historyEntry{SessionID: sid, Cwd: cwdOf(m.Params)})
+	a.history.add(historyEntry{SessionID: sid, Cwd: cwdOf(m.Params), Dirs: dirsOf(m.Params)})
 	result := a.sessionResult(sid)
 	if len(a.script.BeforeSessionNew) == 0 {
 		a.reply(m.ID, result)
@@ -143,6 +149,14 @@ func cwdOf(params json.RawMessage) string {
 	}
 	_ = json.Unmarshal(params, &p)
 	return p.Cwd
+}
+
+func dirsOf(params json.RawMessage) []string {
+	var p struct {
+		Dirs []string `json:"additionalDirectories"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Dirs
 }
 
 func (a *Agent) sessionResult(sid string) json.RawMessage {

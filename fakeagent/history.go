@@ -4,15 +4,19 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"slices"
 	"sync"
 )
 
 // historyEntry is one line of a session history: a session opened (Cwd
-// set) or an update sent in it.
+// set), an update sent in it, or its deletion.
 type historyEntry struct {
-	SessionID string          `json:"sessionId"`
-	Cwd       string          `json:"cwd,omitempty"`
-	Update    json.RawMessage `json:"update,omitempty"`
+	SessionID string `json:"sessionId"`
+	Cwd       string `json:"cwd,omitempty"`
+	// Dirs are the additionalDirectories a session was opened with.
+	Dirs    []string        `json:"dirs,omitempty"`
+	Update  json.RawMessage `json:"update,omitempty"`
+	Deleted bool            `json:"deleted,omitempty"`
 }
 
 // history remembers what the agent said in each session, so session/load
@@ -78,23 +82,29 @@ func (h *history) updates(sid string) []json.RawMessage {
 	return out
 }
 
-// sessions returns the sessions opened, in order, with their cwd.
+// sessions returns the sessions opened and not deleted, in order, with
+// their cwd.
 func (h *history) sessions() []historyEntry {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []historyEntry
 	for _, e := range h.entries {
-		if e.Cwd != "" {
-			out = append(out, historyEntry{SessionID: e.SessionID, Cwd: e.Cwd})
+		switch {
+		case e.Deleted:
+			out = slices.DeleteFunc(out, func(o historyEntry) bool { return o.SessionID == e.SessionID })
+		case e.Cwd != "":
+			out = append(out, historyEntry{SessionID: e.SessionID, Cwd: e.Cwd, Dirs: e.Dirs})
 		}
 	}
 	return out
 }
 
-// knows reports whether the history holds a session.
+// knows reports whether the history ever held a session, deleted or not.
 func (h *history) knows(sid string) bool {
-	for _, e := range h.sessions() {
-		if e.SessionID == sid {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range h.entries {
+		if e.SessionID == sid && e.Cwd != "" {
 			return true
 		}
 	}
@@ -108,6 +118,7 @@ type sessionCaps struct {
 		Resume json.RawMessage `json:"resume"`
 		List   json.RawMessage `json:"list"`
 		Close  json.RawMessage `json:"close"`
+		Delete json.RawMessage `json:"delete"`
 	} `json:"sessionCapabilities"`
 }
 
@@ -156,14 +167,30 @@ func (a *Agent) sessionList(m Message) {
 		return
 	}
 	type info struct {
-		SessionID string `json:"sessionId"`
-		Cwd       string `json:"cwd"`
+		SessionID string   `json:"sessionId"`
+		Cwd       string   `json:"cwd"`
+		Dirs      []string `json:"additionalDirectories,omitempty"`
 	}
 	list := []info{}
 	for _, e := range a.history.sessions() {
-		list = append(list, info{e.SessionID, e.Cwd})
+		list = append(list, info{e.SessionID, e.Cwd, e.Dirs})
 	}
 	a.reply(m.ID, mustJSON(map[string]any{"sessions": list}))
+}
+
+// sessionDelete forgets a stored session: session/list no longer lists it.
+func (a *Agent) sessionDelete(m Message) {
+	if !isSet(a.caps.SessionCapabilities.Delete) {
+		a.replyError(m.ID, codeMethodNotFound, "Method not found")
+		return
+	}
+	sid := sessionOf(m.Params)
+	if sid == "" {
+		a.replyError(m.ID, codeInvalidParams, "Invalid params: sessionId is required")
+		return
+	}
+	a.history.add(historyEntry{SessionID: sid, Deleted: true})
+	a.reply(m.ID, emptyObject)
 }
 
 func (a *Agent) sessionClose(m Message) {

@@ -17,7 +17,8 @@ type Script struct {
 	// AgentCapabilities is returned verbatim as agentCapabilities; nil means
 	// {"loadSession":false,"promptCapabilities":{"image":true,"embeddedContext":true}}.
 	// With "loadSession":true the agent answers session/load by replaying the session's
-	// history; sessionCapabilities resume, list and close turn on those methods.
+	// history; sessionCapabilities resume, list, close and delete turn on those methods
+	// (delete removes the session from session/list).
 	AgentCapabilities json.RawMessage `json:"agentCapabilities,omitempty"`
 	// AuthMethods is returned as authMethods; nil means [].
 	AuthMethods json.RawMessage `json:"authMethods,omitempty"`
@@ -60,6 +61,9 @@ type Script struct {
 	// SetModeFails makes session/set_mode answer -32601 instead of {} followed by a
 	// current_mode_update.
 	SetModeFails bool `json:"setModeFails,omitempty"`
+	// NeverAnswer lists client→agent methods (such as "session/set_mode") whose requests
+	// are recorded and never answered, for tests of a client that gives up on a call.
+	NeverAnswer []string `json:"neverAnswer,omitempty"`
 }
 
 // Turn scripts one session/prompt.

@@ -142,8 +142,13 @@ func (c *Conn) forget(id uint64) bool {
 // Call sends method with params and waits for its answer, ctx or Close.
 // A result answer is decoded into result (unless nil); an error answer is
 // returned as *Error. atAnswer, if set, runs on the read loop with the
-// answer's raw result member (nil if none) before Call returns. After
-// ctx ends, a late answer is dropped (atAnswer does not run).
+// answer's raw result member (nil if none) before Call returns. When ctx
+// ends before the answer, the call is withdrawn: the peer is sent one
+// $/cancel_request naming its id, and Call returns ctx's error (wrapping
+// ErrWritesAborted too when that write was aborted); a late answer is then dropped (atAnswer
+// does not run). A call being answered as ctx ends gets its answer and no
+// $/cancel_request. Send makes no such withdrawal: its caller owns the
+// call's cancellation (session/prompt's is session/cancel).
 func (c *Conn) Call(ctx context.Context, method string, params, result any, atAnswer func(result json.RawMessage)) error {
 	body, err := marshalParams(params)
 	if err != nil {
@@ -165,7 +170,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, atAn
 		case <-w.done:
 		case <-ctx.Done():
 			if c.forget(id) {
-				return ctx.Err()
+				return c.withdraw(ctx, id)
 			}
 			<-w.done // being answered (or failed) right now
 		}
@@ -177,6 +182,22 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, atAn
 		return json.Unmarshal([]byte("null"), result)
 	}
 	return json.Unmarshal(w.result, result)
+}
+
+// withdraw tells the peer that call id, whose ctx ended, is abandoned,
+// and returns ctx's error; a withdrawal that could not be written because
+// writes were aborted (a peer that stopped reading) says so too.
+func (c *Conn) withdraw(ctx context.Context, id uint64) error {
+	err := c.Notify("$/cancel_request", cancelParams{RequestID: id})
+	if errors.Is(err, ErrWritesAborted) {
+		return fmt.Errorf("%w (withdrawing the call: %w)", ctx.Err(), err)
+	}
+	return ctx.Err()
+}
+
+// cancelParams are the params of a $/cancel_request for one of our calls.
+type cancelParams struct {
+	RequestID uint64 `json:"requestId"`
 }
 
 // waiter is Call's Pending.

@@ -134,7 +134,8 @@ func TestConnCloseFailsEveryPendingCall(t *testing.T) {
 	assert.Equal(t, cause, c.Notify("n", nil))
 }
 
-// A call ends with its ctx; its late answer is dropped.
+// A call ends with its ctx, withdrawn by a $/cancel_request naming it;
+// its late answer is dropped.
 func TestConnCallCancelledByCtx(t *testing.T) {
 	c, p := newConnPair(t, func(Message) {})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -144,6 +145,10 @@ func TestConnCallCancelledByCtx(t *testing.T) {
 	req := p.next(t)
 	cancel()
 	require.ErrorIs(t, <-called, context.Canceled)
+	withdrawal := p.next(t)
+	assert.JSONEq(t, `"$/cancel_request"`, string(withdrawal["method"]))
+	assert.JSONEq(t, `{"requestId":`+string(req["id"])+`}`, string(withdrawal["params"]))
+	assert.Nil(t, withdrawal["id"], "a notification")
 	p.send(t, `{"jsonrpc":"2.0","id":`+string(req["id"])+`,"result":{}}`)
 	go func() { called <- c.Call(context.Background(), "sync", nil, nil, nil) }()
 	sync := p.next(t) // its answer is read after the late one
