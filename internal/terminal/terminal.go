@@ -287,7 +287,7 @@ func (m *Manager) Create(owner string, s Spec) (id string, err error) {
 		out:      output{limit: outputLimit(s.OutputByteLimit, m.opts.MaxOutputBytes)},
 	}
 	started := make(chan error, 1)
-	proc.Go(false, func() { m.supervise(t, s, started) }) // a confined start restricts a thread of its own
+	proc.Go(func() { m.supervise(t, s, started) }) // a confined start restricts a thread of its own
 	if err := <-started; err != nil {
 		return "", err
 	}
@@ -529,8 +529,8 @@ func (m *Manager) read(t *term) {
 // cgroup, and publishes its exit status. It is the only goroutine that
 // reaps the process, and its OS thread, the command's parent, stays
 // locked until then: on Linux the command's parent-death signal follows
-// that thread (see proc.Go; a confined supervisor's thread is never
-// unlocked).
+// that thread (see proc.Go; a confined command has none: it is started by
+// proc.StartRestricted from a thread that ends first).
 func (m *Manager) supervise(t *term, s Spec, started chan<- error) {
 	defer m.wg.Done()
 	defer m.finished(t)
