@@ -118,15 +118,7 @@ const (
 func formatRequest(s *screen, req *acphost.PermissionRequest) string {
 	var b strings.Builder
 	heading, fromPresentation := req.Heading()
-	heading = strings.TrimSpace(acphost.SafeText(heading))
-	if heading == "" {
-		heading = "The agent asks for permission"
-	}
-	lines := capLines(strings.Split(heading, "\n"), maxHeadingLines)
-	b.WriteString(s.style(styleAsk, "? Permission: ") + s.style(styleBold, lines[0]) + "\n")
-	for _, l := range lines[1:] {
-		b.WriteString("    " + s.style(styleBold, l) + "\n")
-	}
+	writeHeading(&b, s, "? Permission: ", heading, "The agent asks for permission")
 	if p := req.Presentation; p.Present() && p.HasDescription {
 		if d := strings.TrimSpace(p.SafeDescription()); d != "" {
 			for _, l := range capLines(strings.Split(d, "\n"), maxHeadingLines) {
@@ -221,4 +213,18 @@ func capLines(lines []string, max int) []string {
 	}
 	out := append([]string(nil), lines[:max]...)
 	return append(out, fmt.Sprintf("… %d more lines", len(lines)-max))
+}
+
+// writeHeading writes a prompt's heading: the agent's text made safe (or
+// fallback when it is empty) after label, at most maxHeadingLines lines.
+func writeHeading(b *strings.Builder, s *screen, label, text, fallback string) {
+	text = strings.TrimSpace(acphost.SafeText(text))
+	if text == "" {
+		text = fallback
+	}
+	lines := capLines(strings.Split(text, "\n"), maxHeadingLines)
+	b.WriteString(s.style(styleAsk, label) + s.style(styleBold, lines[0]) + "\n")
+	for _, l := range lines[1:] {
+		b.WriteString("    " + s.style(styleBold, l) + "\n")
+	}
 }

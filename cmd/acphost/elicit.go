@@ -451,15 +451,7 @@ func isDefault(f *acphost.FormField, value string) bool {
 // host. Every agent string goes through acphost.SafeText.
 func formatElicitation(s *screen, req *acphost.ElicitationRequest, asking bool) string {
 	var b strings.Builder
-	msg := strings.TrimSpace(acphost.SafeText(req.Message))
-	if msg == "" {
-		msg = "The agent asks for input"
-	}
-	lines := capLines(strings.Split(msg, "\n"), maxHeadingLines)
-	b.WriteString(s.style(styleAsk, "? Question: ") + s.style(styleBold, lines[0]) + "\n")
-	for _, l := range lines[1:] {
-		b.WriteString("    " + s.style(styleBold, l) + "\n")
-	}
+	writeHeading(&b, s, "? Question: ", req.Message, "The agent asks for input")
 	switch {
 	case req.Mode == acphost.ModeURL:
 		b.WriteString("  open: " + acphost.SafeText(req.URL) + "\n")
