@@ -27,12 +27,11 @@ func TestAttackForeignSessionViaDuplicateKey(t *testing.T) {
 			file := filepath.Join(dir, "f.txt")
 			require.NoError(t, os.WriteFile(file, []byte("x\n"), 0o644))
 			seen := make(chan string, 1)
-			c, h := connectHostile(t, ACPOptions{Dir: dir, FS: &FSOptions{Read: true,
+			_, h := connectHostile(t, ACPOptions{Dir: dir, FS: &FSOptions{Read: true,
 				OnReadFile: func(_ context.Context, sid, _ string) (string, bool, error) {
 					seen <- sid
 					return "", false, nil
 				}}})
-			_ = c
 			h.send([]byte(`{"jsonrpc":"2.0","id":77,"method":"fs/read_text_file","params":` + sprintf(params, file) + "}\n"))
 			answer := <-h.answers
 			require.Contains(t, string(answer), `unknown session`, "the session the handler would serve is the one checked")

@@ -249,11 +249,8 @@ func TestAttackAnotherConnectionsSessionIsNotImpersonated(t *testing.T) {
 			return req.Options[0].ID, nil
 		},
 	}
-	victim, vh := connectHostile(t, opts)
-	_ = victim
-	_ = vh
-	attacker, ah := tryConnectHostileAs(t, "attacker-session", opts)
-	_ = attacker
+	connectHostile(t, opts) // the victim: session "s1"
+	_, ah := tryConnectHostileAs(t, "attacker-session", opts)
 	ah.update("s1", `{"sessionUpdate":"tool_call","toolCallId":"t","title":"rm -rf ~","kind":"execute","status":"pending"}`)
 	ah.send([]byte(`{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t","title":"rm -rf ~","kind":"execute"},"options":[{"optionId":"ok","name":"Allow","kind":"allow_once"}]}}` + "\n"))
 	answer := <-ah.answers
@@ -274,7 +271,7 @@ func tryConnectHostileAs(t *testing.T, session string, opts ACPOptions) (*ACPCli
 func TestUpdateBeforeSessionNewAnswerIsDelivered(t *testing.T) {
 	got := make(chan Update, 4)
 	// The agent speaks of its new session before answering session/new.
-	c, h, err := tryConnectHostile(t, context.Background(), ACPOptions{OnUpdate: func(u Update) { got <- u }}, func(h *hostileAgent) {
+	c, _, err := tryConnectHostile(t, context.Background(), ACPOptions{OnUpdate: func(u Update) { got <- u }}, func(h *hostileAgent) {
 		go func() {
 			call := <-h.calls
 			h.update("s1", textChunk("early"))
@@ -284,8 +281,6 @@ func TestUpdateBeforeSessionNewAnswerIsDelivered(t *testing.T) {
 		}()
 	}, "session/new")
 	require.NoError(t, err)
-	_ = c
-	_ = h
 	for _, want := range []string{"early", "late"} {
 		u := <-got
 		require.Equal(t, "s1", u.SessionID())
@@ -299,7 +294,7 @@ func TestAttackFileRequestsHoldingContentAreFew(t *testing.T) {
 	var running, most atomic.Int64
 	gate := make(chan struct{})
 	release := sync.OnceFunc(func() { close(gate) })
-	c, h := connectHostile(t, ACPOptions{Dir: dir, FS: &FSOptions{Read: true, Write: true,
+	_, h := connectHostile(t, ACPOptions{Dir: dir, FS: &FSOptions{Read: true, Write: true,
 		OnWriteFile: func(ctx context.Context, p *WriteProposal) (string, error) {
 			n := running.Add(1)
 			defer running.Add(-1)
@@ -312,7 +307,6 @@ func TestAttackFileRequestsHoldingContentAreFew(t *testing.T) {
 			return p.Proposed, nil
 		}}})
 	t.Cleanup(release)
-	_ = c
 	const n = 40
 	for i := range n {
 		h.send(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"fs/write_text_file","params":{"sessionId":"s1","path":%q,"content":"x"}}`+"\n", i, dir+fmt.Sprintf("/f%d", i)))
