@@ -274,8 +274,8 @@ func (d *dispatcher) deliverUpdate(s *sessionState, u Update) {
 	switch u := u.(type) {
 	case *ToolCallUpdate:
 		if u.ToolCall.ID != "" {
-			merged, _ := s.tool(&u.ToolCall, u.Set)
-			u.State = *merged
+			merged, size := s.tool(&u.ToolCall, u.Set)
+			u.State, u.stateSize = *merged, size
 		}
 	case *CurrentModeUpdate:
 		s.setCurrentMode(u.ModeID)

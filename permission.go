@@ -228,8 +228,10 @@ type permissionAnswered struct {
 // dispatcher never waits on the agent's stdin.
 func (b *broker) open(s *sessionState, it item, req *PermissionRequest) {
 	in := it.in
+	size := 0
 	if req.ToolCall.ID != "" {
-		merged, _ := s.tool(&req.ToolCall, req.toolSet)
+		var merged *ToolCall
+		merged, size = s.tool(&req.ToolCall, req.toolSet)
 		req.ToolCall = *merged
 	}
 	p := &pendingPermission{b: b, s: s, id: it.id, req: req, ctx: in.ctx, cancel: in.cancel, in: in}
@@ -244,7 +246,7 @@ func (b *broker) open(s *sessionState, it item, req *PermissionRequest) {
 	}
 	if t := s.current(); t != nil {
 		if req.ToolCall.ID != "" {
-			t.observeTool(req.ToolCall, nil)
+			t.observeTool(req.ToolCall, size, nil)
 		}
 		t.emit(StreamEvent{Type: EventPermission, Permission: req, Name: req.ToolCall.Title, ID: req.ToolCall.ID, Kind: req.ToolCall.Kind})
 		t.emitting.Done()

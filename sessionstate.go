@@ -120,8 +120,9 @@ func (s *sessionState) current() *turn {
 }
 
 // tool merges an update into the session's record of that tool call and
-// returns the record and whether it is new.
-func (s *sessionState) tool(u *ToolCall, set ToolCallFields) (*ToolCall, bool) {
+// returns the merged state and its size (toolCallSize), which the turn
+// keeping it reuses.
+func (s *sessionState) tool(u *ToolCall, set ToolCallFields) (*ToolCall, int) {
 	rec, ok := s.tools[u.ID]
 	if !ok {
 		rec = &toolRecord{state: ToolCall{ID: u.ID}}
@@ -135,7 +136,7 @@ func (s *sessionState) tool(u *ToolCall, set ToolCallFields) (*ToolCall, bool) {
 	if s.toolBytes > s.a.opts.MaxResponseBytes {
 		s.shedTools(rec)
 	}
-	return &rec.state, !ok
+	return &rec.state, size
 }
 
 // shedTools forgets tool calls until their state takes three quarters of

@@ -147,7 +147,7 @@ func (t *turn) observe(u Update) {
 	case *MessageChunk:
 		t.observeChunk(u)
 	case *ToolCallUpdate:
-		t.observeTool(u.State, u)
+		t.observeTool(u.State, u.stateSize, u)
 	case *PlanUpdate:
 		if !t.discard {
 			t.plan = u.Entries
@@ -189,12 +189,15 @@ func (t *turn) keepText(b *strings.Builder, s string) {
 // keepTool records a tool call's state for the Response and for telling
 // first sightings and results apart, within the turn's room; nil when
 // there was no room for a new one (then each of its updates is emitted as
-// tool_call).
-func (t *turn) keepTool(state *ToolCall) (tt *turnTool, seen bool) {
+// tool_call). size is toolCallSize(state) when the caller knows it, else 0.
+func (t *turn) keepTool(state *ToolCall, size int) (tt *turnTool, seen bool) {
 	tt, seen = t.tools[state.ID]
 	cost := turnToolCost + len(state.ID)
 	if !t.discard {
-		cost += toolCallSize(state)
+		if size == 0 {
+			size = toolCallSize(state)
+		}
+		cost += size
 	}
 	if !seen {
 		tt = &turnTool{}
@@ -222,8 +225,9 @@ func (t *turn) keepTool(state *ToolCall) (tt *turnTool, seen bool) {
 // (a tool_call, a tool_call_update or a permission request) emits
 // tool_call, later ones tool_update, and reaching completed or failed emits
 // tool_result once.
-func (t *turn) observeTool(state ToolCall, u Update) {
-	tt, seen := t.keepTool(&state)
+// size is toolCallSize(state) when known (see keepTool).
+func (t *turn) observeTool(state ToolCall, size int, u Update) {
+	tt, seen := t.keepTool(&state, size)
 	snapshot := state // events keep their own copy: later updates change tt.state
 	ev := StreamEvent{Type: EventToolUpdate, Name: state.Title, ID: state.ID, Via: ViaACP, Kind: state.Kind,
 		Status: state.Status, Input: state.RawInput, Output: state.RawOutput, ToolCall: &snapshot, Update: u}

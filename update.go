@@ -91,6 +91,8 @@ type ToolCallUpdate struct {
 	// same id in the session (as delivered by a client; DecodeUpdate alone
 	// sets it to the update itself).
 	State ToolCall
+
+	stateSize int // toolCallSize of State, once the dispatcher merged it
 }
 
 // ToolCallFields is a bit set of the optional fields of a tool call.
