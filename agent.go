@@ -151,7 +151,7 @@ func (a *agent) supervise() {
 		case <-drain.C:
 		}
 		drain.Stop()
-		a.die(a.link.exitError(a.turnRunning()))
+		a.die(a.link.end(a.turnRunning()))
 	case <-a.conn.Done():
 		a.die(a.connectionError())
 	case <-a.ctx.Done():
@@ -167,7 +167,7 @@ func (a *agent) connectionError() error {
 		return &ProtocolError{Msg: fmt.Sprintf("a line from the agent exceeds %d bytes", le.Limit), Err: ErrLineTooLong, Stderr: a.stderrTail()}
 	}
 	if a.link.waitExit(time.Second) {
-		return a.link.exitError(a.turnRunning())
+		return a.link.end(a.turnRunning())
 	}
 	if readErr == nil || errors.Is(readErr, io.EOF) {
 		return &ProtocolError{Msg: "the agent closed its output", Err: io.EOF, Stderr: a.stderrTail()}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,10 +22,10 @@ import (
 const Version = "0.1.0"
 
 // ACPOptions configures a client. The zero value of every field is a
-// documented default; only Command is required for Start.
+// documented default; Start needs Command or Transport.
 type ACPOptions struct {
-	// Command and Args start the agent, e.g. "npx" and
-	// ["-y", "@agentclientprotocol/claude-agent-acp"].
+	// Command and Args start the agent as a local subprocess, e.g. "npx"
+	// and ["-y", "@agentclientprotocol/claude-agent-acp"].
 	Command string
 	Args    []string
 	// Env is added to the host's environment for the agent ("KEY=value").
@@ -34,8 +35,16 @@ type ACPOptions struct {
 	// see). Remember PATH and HOME then.
 	CleanEnv bool
 	// Dir is the session's working directory (absolute). Default: the
-	// current directory. The agent process also starts there.
+	// current directory. The agent process also starts there. With a
+	// Transport it is a directory on the agent's machine, not checked
+	// here, and required.
 	Dir string
+	// Transport, if set, reaches the agent instead of starting Command
+	// (see Transport): over SSH, a WebSocket, a container engine, or your
+	// own. Command, Args, Env, CleanEnv, Confine and Contain are then the
+	// transport's business and must be unset; FS and Terminal need a link
+	// that promises HostFiles.
+	Transport Transport
 
 	// OnPermission answers each session/request_permission with the ID of
 	// one of req.Options. It runs on a goroutine of its own (one the client
@@ -196,6 +205,9 @@ type ACPOptions struct {
 }
 
 func (o *ACPOptions) setDefaults() error {
+	if err := o.checkTransport(); err != nil {
+		return err
+	}
 	if o.Dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -203,7 +215,7 @@ func (o *ACPOptions) setDefaults() error {
 		}
 		o.Dir = wd
 	}
-	if !filepath.IsAbs(o.Dir) {
+	if !filepath.IsAbs(o.Dir) && o.Transport == nil {
 		abs, err := filepath.Abs(o.Dir)
 		if err != nil {
 			return err
@@ -273,12 +285,34 @@ type ACPClient struct {
 	closed  bool
 }
 
+// checkTransport refuses options a Transport makes meaningless: what
+// starts a local process, and what only a local process can honour.
+func (o *ACPOptions) checkTransport() error {
+	if o.Transport == nil {
+		return nil
+	}
+	switch {
+	case o.Command != "" || len(o.Args) > 0 || len(o.Env) > 0 || o.CleanEnv:
+		return errors.New("acphost: ACPOptions.Command, Args, Env and CleanEnv start a local agent; with a Transport, give them to the transport")
+	case o.Confine != nil:
+		return fmt.Errorf("acphost: ACPOptions.Confine is Landlock on a local agent process, which a Transport's agent is not: %w", ErrUnsupported)
+	case o.Contain != ContainAuto:
+		return fmt.Errorf("acphost: ACPOptions.Contain holds a local agent's process tree; a Transport's agent is held by the transport: %w", ErrUnsupported)
+	case o.Dir == "" || !strings.HasPrefix(o.Dir, "/") && !filepath.IsAbs(o.Dir):
+		return errors.New("acphost: ACPOptions.Dir must be an absolute directory on the agent's machine when a Transport reaches it")
+	}
+	return nil
+}
+
 // Start spawns the agent, runs initialize, opens a session and returns a
 // warm client. ctx bounds the start-up only; it never ends the agent's life.
 // Call Close when done.
 func Start(ctx context.Context, opts ACPOptions) (*ACPClient, error) {
+	if opts.Transport != nil {
+		return newClient(ctx, opts, func(c *ACPClient) dialer { return transportDialer(c.opts.Transport, &c.opts) })
+	}
 	if opts.Command == "" {
-		return nil, errors.New("acphost: ACPOptions.Command is empty")
+		return nil, errors.New("acphost: ACPOptions.Command and Transport are both empty")
 	}
 	return newClient(ctx, opts, func(c *ACPClient) dialer { return processDialer(&c.opts) })
 }
@@ -290,6 +324,9 @@ func Start(ctx context.Context, opts ACPOptions) (*ACPClient, error) {
 func Connect(ctx context.Context, r io.Reader, w io.Writer, rwc io.Closer, opts ACPOptions) (*ACPClient, error) {
 	if opts.Confine != nil {
 		return nil, fmt.Errorf("acphost: ACPOptions.Confine needs an agent process that Start spawns: %w", ErrUnsupported)
+	}
+	if opts.Transport != nil {
+		return nil, errors.New("acphost: Connect runs over the stream it is given; pass a Transport to Start")
 	}
 	return newClient(ctx, opts, func(*ACPClient) dialer { return streamDialer(r, w, rwc) })
 }
@@ -348,6 +385,11 @@ func (c *ACPClient) PID() int {
 	}
 	return 0
 }
+
+// Promises says what the link to the current agent can do and tell (see
+// Promises): "process" for Start's local subprocess, "stream" for
+// Connect, the transport's own for a Transport.
+func (c *ACPClient) Promises() Promises { return c.agent().link.promises() }
 
 // AgentInfo returns what the agent said about itself in initialize.
 func (c *ACPClient) AgentInfo() Implementation { return c.agent().init.AgentInfo }

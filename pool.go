@@ -25,6 +25,20 @@ type PoolOptions struct {
 	// IdleTimeout closes processes beyond Min that have held no session for
 	// this long. Zero: never.
 	IdleTimeout time.Duration
+	// Transports, if set, are the hosts the processes are spread over
+	// (Agent.Transport must then be unset): each new process goes to the
+	// host holding the fewest, and Min counts over all of them. A host
+	// whose dial fails is skipped for HostRetry while another host can
+	// take the process; the pool fails a start only when every host
+	// failed. A session stays on its host for its life: when the host goes
+	// away its calls fail with the link's error (ErrLinkLost), or, with
+	// Agent.Recover, it is re-attached on the same host once that can be
+	// dialled again (session/load on another host would need the agent's
+	// state shared between hosts, which the pool cannot know).
+	Transports []Transport
+	// HostRetry is how long a host whose dial failed is skipped. Default
+	// 10s.
+	HostRetry time.Duration
 }
 
 // Pool keeps several agent processes warm and hands out sessions pinned to
@@ -40,10 +54,12 @@ type Pool struct {
 	closed  bool
 	done    chan struct{}
 	wg      sync.WaitGroup
+	down    []time.Time // per host: skipped until then
 }
 
 type poolMember struct {
 	c        *ACPClient
+	host     int // index into Transports (0 without)
 	sessions int
 	defTaken bool // the client's default session was handed out (never twice: it holds a conversation)
 	idleFrom time.Time
@@ -60,26 +76,34 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	if opts.SessionsPerProcess <= 0 {
 		opts.SessionsPerProcess = 1
 	}
-	p := &Pool{opts: opts, done: make(chan struct{})}
+	if opts.HostRetry <= 0 {
+		opts.HostRetry = 10 * time.Second
+	}
+	if len(opts.Transports) > 0 && opts.Agent.Transport != nil {
+		return nil, errors.New("acphost: PoolOptions.Transports and Agent.Transport are both set")
+	}
+	p := &Pool{opts: opts, done: make(chan struct{}), down: make([]time.Time, max(len(opts.Transports), 1))}
 	p.cond.L = &p.mu
-	clients := make([]*ACPClient, opts.Min)
+	members := make([]*poolMember, opts.Min)
 	errs := make([]error, opts.Min)
 	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Go(func() { clients[i], errs[i] = Start(ctx, opts.Agent) })
+	for i := range members {
+		members[i] = &poolMember{host: i % len(p.down)}
+		wg.Go(func() { errs[i] = p.start(ctx, members[i]) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		for _, c := range clients {
-			if c != nil {
-				c.Close()
+		for _, m := range members {
+			if m.c != nil {
+				m.c.Close()
 			}
 		}
 		return nil, err
 	}
 	now := time.Now()
-	for _, c := range clients {
-		p.members = append(p.members, &poolMember{c: c, idleFrom: now})
+	for _, m := range members {
+		m.idleFrom = now
+		p.members = append(p.members, m)
 	}
 	if opts.IdleTimeout > 0 {
 		p.wg.Go(p.reapIdle)
@@ -148,13 +172,13 @@ func (p *Pool) reserve(ctx context.Context) (*poolMember, error) {
 			return m, nil
 		}
 		if len(p.members) < p.opts.Max {
-			m := &poolMember{sessions: 1}
+			m := &poolMember{sessions: 1, host: p.pickHost(time.Now())}
 			p.members = append(p.members, m) // holds the slot while it starts
 			p.mu.Unlock()
-			c, err := Start(ctx, p.opts.Agent)
+			err := p.start(ctx, m)
 			p.mu.Lock()
 			if err == nil && p.closed {
-				c.Close()
+				m.c.Close()
 				err = ErrPoolClosed
 			}
 			if err != nil {
@@ -162,7 +186,6 @@ func (p *Pool) reserve(ctx context.Context) (*poolMember, error) {
 				p.cond.Broadcast()
 				return nil, err
 			}
-			m.c = c
 			return m, nil
 		}
 		p.cond.Wait()
@@ -181,6 +204,77 @@ func (p *Pool) dropDead() {
 		}
 		i++
 	}
+}
+
+// start starts m's agent on m.host, moving to another host while the
+// chosen one fails to dial and another is left to try.
+func (p *Pool) start(ctx context.Context, m *poolMember) error {
+	var errs []error
+	for range len(p.down) {
+		opts := p.opts.Agent
+		if len(p.opts.Transports) > 0 {
+			opts.Transport = p.opts.Transports[m.host]
+		}
+		c, err := Start(ctx, opts)
+		if err == nil {
+			m.c = c
+			return nil
+		}
+		errs = append(errs, err)
+		if len(p.opts.Transports) < 2 || ctx.Err() != nil {
+			break
+		}
+		p.mu.Lock()
+		now := time.Now()
+		p.down[m.host] = now.Add(p.opts.HostRetry)
+		next := p.pickHost(now)
+		allDown := p.down[next].After(now)
+		p.mu.Unlock()
+		if allDown {
+			break // every host failed within HostRetry
+		}
+		m.host = next
+	}
+	return errors.Join(errs...)
+}
+
+// pickHost is the host for a new process: the one holding the fewest
+// processes among those not skipped, else the one skipped the shortest.
+func (p *Pool) pickHost(now time.Time) int {
+	count := make([]int, len(p.down))
+	for _, m := range p.members {
+		count[m.host]++
+	}
+	best := -1
+	for h := range p.down {
+		if p.down[h].After(now) {
+			continue
+		}
+		if best < 0 || count[h] < count[best] {
+			best = h
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	for h := range p.down {
+		if best < 0 || p.down[h].Before(p.down[best]) {
+			best = h
+		}
+	}
+	return best
+}
+
+// Hosts returns how many processes the pool holds on each of
+// PoolOptions.Transports, in their order (one count without them).
+func (p *Pool) Hosts() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	count := make([]int, len(p.down))
+	for _, m := range p.members {
+		count[m.host]++
+	}
+	return count
 }
 
 func (p *Pool) leastLoaded() *poolMember {

@@ -65,11 +65,11 @@ func (l *processLink) exited() <-chan struct{}                    { return l.p.E
 func (l *processLink) waitExit(d time.Duration) bool              { return l.p.WaitExit(d) }
 func (l *processLink) stop(grace time.Duration)                   { l.p.Stop(grace) }
 
-func (l *processLink) promises() promises {
-	return promises{stderr: true, exitStatus: true, groupKill: proc.Groups, redial: true}
+func (l *processLink) promises() Promises {
+	return Promises{Transport: "process", Stderr: true, ExitStatus: true, GroupKill: proc.Groups, Redial: true, HostFiles: true}
 }
 
-func (l *processLink) exitError(duringTurn bool) *ExitError {
+func (l *processLink) end(duringTurn bool) error {
 	exit, err, stderr := l.p.Outcome()
 	e := &ExitError{ExitCode: exit.Code, Stderr: stderr, DuringTurn: duringTurn, Err: err}
 	if exit.Signaled {

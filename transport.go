@@ -2,23 +2,133 @@ package acphost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"time"
+
+	"github.com/acphost/acphost/internal/proc"
 )
 
+// A Transport reaches agents. Each Dial yields a Link to a new agent: the
+// client dials at Start and again for every restart (an unconfirmed
+// cancel, an agent that stopped reading, a crash with ACPOptions.Recover)
+// and a Pool dials once per process. Dial runs on the goroutine that
+// starts or restarts the agent; ctx ends the dial, not the link. A
+// transport that cannot reach a new agent again (Promises.Redial false)
+// fails later dials with an error matching ErrUnsupported.
+//
+// Without ACPOptions.Transport the agent is a local subprocess of
+// ACPOptions.Command: one transport among equals, and the only one with
+// cgroups, Landlock confinement and host services. The ssh, websocket
+// and container packages hold the others; a Transport of your own needs
+// nothing from this package but Link.
+type Transport interface {
+	Dial(ctx context.Context) (Link, error)
+}
+
+// A Link is a connection to one agent, made by a Transport. The client
+// speaks JSON-RPC over it, one message per line, and asks nothing of it
+// that Promises does not say. Read, Write, Stderr's reader and Done are
+// used from different goroutines at once.
+type Link interface {
+	// Read reads what the agent sends. It returns an error once the link
+	// or the agent has ended.
+	io.Reader
+	// Write writes what the agent receives, whole lines. A Write blocked on
+	// an agent that stopped reading must end once Stop is called.
+	io.Writer
+	// Stderr returns the agent's diagnostic stream, or nil without
+	// Promises.Stderr. The client drains it from Dial until Stop returns.
+	Stderr() io.Reader
+	// Done is closed once the agent has ended or the link is lost; nil
+	// without Promises.ExitStatus (the end of Read then stands for it).
+	Done() <-chan struct{}
+	// Err says why Done closed: an *ExitError for the agent's own end
+	// (ExitCode and Signal set; the client fills in Stderr and
+	// DuringTurn), or an error matching ErrLinkLost for a link that
+	// failed with the agent perhaps still running. It is called only
+	// after Done is closed.
+	Err() error
+	// Stop ends the agent: its input closed, then after grace asked to
+	// stop, then after grace again ended for good — everything it started
+	// too, with Promises.GroupKill. It returns once the agent is gone as
+	// far as the link can tell and everything the link holds is released;
+	// it is called once, and may be called while Read and Write block.
+	Stop(grace time.Duration)
+	// Promises says what this link can do.
+	Promises() Promises
+}
+
+// Promises is what a Link can tell about its agent and do to it. The
+// client never claims more than its link promises: without ExitStatus an
+// agent's end is a closed stream (a *ProtocolError), never an *ExitError.
+type Promises struct {
+	// Transport names the kind of link: "process", "ssh", "websocket",
+	// "exec", "stream" (Connect) or your own.
+	Transport string
+	// Stderr: Link.Stderr carries the agent's stderr; its tail is kept
+	// for errors and it is forwarded to ACPOptions.Stderr.
+	Stderr bool
+	// ExitStatus: Done and Err report the agent's end, and tell it apart
+	// from the link's.
+	ExitStatus bool
+	// GroupKill: Stop reaches every process the agent started that stayed
+	// in its group (a local cgroup reaches even those that left).
+	GroupKill bool
+	// Redial: the Transport yields a new agent again, so the client can
+	// restart this one.
+	Redial bool
+	// HostFiles: the agent sees the host's files at the host's paths, so
+	// serving fs/* and terminal/* (ACPOptions.FS, Terminal) means what
+	// the agent expects. Without it the client refuses to start with them.
+	HostFiles bool
+}
+
+// ErrLinkLost matches a *LinkError: the link to the agent failed (a
+// dropped connection, a peer that went away), not the agent itself.
+var ErrLinkLost = errors.New("acphost: link to the agent lost")
+
+// LinkError reports that the link to an agent failed: the agent may still
+// have been running on the far side (the transport stops what it can
+// reach). With ACPOptions.Recover the client dials again. It matches
+// ErrLinkLost.
+type LinkError struct {
+	// Transport is the link's Promises.Transport ("ssh", "websocket", …).
+	Transport string
+	// Op says what failed: "dial", "read", "keepalive", "closed" ….
+	Op string
+	// DuringTurn is true when a turn was running.
+	DuringTurn bool
+	// Err is the transport's error.
+	Err error
+}
+
+func (e *LinkError) Error() string {
+	msg := "acphost: " + e.Transport + " link lost"
+	if e.Op != "" {
+		msg += " (" + e.Op + ")"
+	}
+	if e.DuringTurn {
+		msg += " during a turn"
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *LinkError) Is(target error) bool { return target == ErrLinkLost }
+func (e *LinkError) Unwrap() error        { return e.Err }
+
 // A dialer yields a link to a new agent each time it is called: at Start,
-// and for each restart (an unconfirmed cancel, crash recovery). One that
-// cannot reach a new agent (promises.redial false) fails with an error
-// matching ErrUnsupported after its first link.
+// and for each restart (an unconfirmed cancel, crash recovery).
 type dialer func(ctx context.Context) (link, error)
 
-// link is a connection to one agent: the seam between the agent layer
-// (handshake, routing, sessions) and how the agent is reached. The agent
-// layer speaks JSON-RPC over stream and asks nothing of the link it does
-// not promise. The local subprocess (processLink) is one implementation,
-// a caller-supplied stream (streamLink, Connect) the trivial one.
+// link is a connection to one agent as the agent layer (handshake,
+// routing, sessions) sees it: a Link, or the local subprocess
+// (processLink), which keeps its own stderr tail and exit detail.
 type link interface {
 	// stream is the byte stream: r is what the agent writes, w what it
 	// reads. w is handed on as it is, so a deadline or Close it has can
@@ -29,32 +139,109 @@ type link interface {
 	// counted in wg that end once stop has run.
 	pump(wg *sync.WaitGroup, forward io.Writer)
 	// stderrTail is the end of the agent's stderr so far ("" without
-	// promises.stderr).
+	// promises.Stderr).
 	stderrTail() string
-	// exited is closed once the agent has ended; nil (never) without
-	// promises.exitStatus.
+	// exited is closed once the agent or the link has ended; nil (never)
+	// without promises.ExitStatus.
 	exited() <-chan struct{}
-	// waitExit reports whether the agent ends within d; false at once
-	// without promises.exitStatus.
+	// waitExit reports whether exited closes within d; false at once
+	// without promises.ExitStatus.
 	waitExit(d time.Duration) bool
-	// exitError describes the end; call it only after exited is closed.
-	exitError(duringTurn bool) *ExitError
-	// stop ends the agent: its input closed, then after grace asked to
-	// stop, then after grace again ended for good. It returns once the
-	// agent is gone as far as the link can tell and what the link holds
-	// is released. It is called once.
+	// end describes the end (an *ExitError or a *LinkError); call it only
+	// after exited is closed.
+	end(duringTurn bool) error
+	// stop is Link.Stop.
 	stop(grace time.Duration)
-	// promises says what this link can do.
-	promises() promises
+	promises() Promises
 }
 
-// promises is what a link can tell about its agent and do to it; the
-// library never claims more than its link promises.
-type promises struct {
-	stderr     bool // a stderr tail for errors, forwarded to ACPOptions.Stderr
-	exitStatus bool // exited and exitError: the end of the agent, not only of the stream
-	groupKill  bool // stop reaches every process the agent started
-	redial     bool // the dialer yields a new agent again (restart, recovery)
+// transportDialer dials t, checking that what each link promises fits
+// the options: host services need the host's files.
+func transportDialer(t Transport, opts *ACPOptions) dialer {
+	return func(ctx context.Context) (link, error) {
+		l, err := t.Dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p := l.Promises()
+		if !p.HostFiles && (opts.FS != nil || opts.Terminal != nil) {
+			l.Stop(0)
+			return nil, fmt.Errorf("acphost: ACPOptions.FS and Terminal serve the host's files and processes, which a %s agent does not see: %w", p.Transport, ErrUnsupported)
+		}
+		return &transportLink{l: l, p: p, stderrDone: make(chan struct{})}, nil
+	}
+}
+
+// transportLink is a Link as the agent layer sees it.
+type transportLink struct {
+	l          Link
+	p          Promises
+	tail       proc.Tail
+	stderrDone chan struct{}
+}
+
+func (t *transportLink) stream() (io.Reader, io.Writer) { return t.l, t.l }
+func (t *transportLink) stderrTail() string             { return t.tail.String() }
+func (t *transportLink) exited() <-chan struct{}        { return t.l.Done() }
+func (t *transportLink) stop(grace time.Duration)       { t.l.Stop(grace) }
+func (t *transportLink) promises() Promises             { return t.p }
+
+func (t *transportLink) pump(wg *sync.WaitGroup, forward io.Writer) {
+	r := t.l.Stderr()
+	if r == nil {
+		close(t.stderrDone)
+		return
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(t.stderrDone)
+		proc.Drain(r, &t.tail, forward)
+	}()
+}
+
+func (t *transportLink) waitExit(d time.Duration) bool {
+	done := t.l.Done()
+	if done == nil {
+		return false
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// end is the link's Err with what the client knows added: the stderr
+// tail (once drained, bounded) and whether a turn ran.
+func (t *transportLink) end(duringTurn bool) error {
+	err := t.l.Err()
+	timer := time.NewTimer(200 * time.Millisecond)
+	select {
+	case <-t.stderrDone:
+	case <-timer.C:
+	}
+	timer.Stop()
+	var exit *ExitError
+	var lost *LinkError
+	switch {
+	case errors.As(err, &exit):
+		e := *exit
+		e.Stderr, e.DuringTurn = t.tail.String(), duringTurn
+		return &e
+	case errors.As(err, &lost):
+		e := *lost
+		e.DuringTurn = duringTurn
+		if e.Transport == "" {
+			e.Transport = t.p.Transport
+		}
+		return &e
+	default:
+		return &LinkError{Transport: t.p.Transport, Op: "closed", DuringTurn: duringTurn, Err: err}
+	}
 }
 
 // streamLink is a caller-supplied stream (Connect): no stderr, no exit
@@ -82,8 +269,11 @@ func (l *streamLink) pump(*sync.WaitGroup, io.Writer) {}
 func (l *streamLink) stderrTail() string              { return "" }
 func (l *streamLink) exited() <-chan struct{}         { return nil }
 func (l *streamLink) waitExit(time.Duration) bool     { return false }
-func (l *streamLink) exitError(bool) *ExitError       { return nil }
-func (l *streamLink) promises() promises              { return promises{} }
+func (l *streamLink) end(bool) error                  { return nil }
+
+// promises: a connected stream is the host's own business; its files are
+// taken to be the host's (an in-process agent), as before transports.
+func (l *streamLink) promises() Promises { return Promises{Transport: "stream", HostFiles: true} }
 
 func (l *streamLink) stop(time.Duration) {
 	if l.closer != nil {

@@ -257,12 +257,16 @@ func (p *Process) Pump(wg *sync.WaitGroup, forward io.Writer) {
 // holds one for its life and stderr is not on the hot path.
 const stderrChunk = 4 << 10
 
-func (p *Process) pumpStderr(forward io.Writer) {
+func (p *Process) pumpStderr(forward io.Writer) { Drain(p.stderr, &p.tail, forward) }
+
+// Drain copies r into tail and forward (a forward that fails is dropped)
+// until r ends.
+func Drain(r io.Reader, tail *Tail, forward io.Writer) {
 	buf := make([]byte, stderrChunk)
 	for {
-		n, err := p.stderr.Read(buf)
+		n, err := r.Read(buf)
 		if n > 0 {
-			p.tail.Write(buf[:n])
+			tail.Write(buf[:n])
 			if forward != nil {
 				if _, werr := forward.Write(buf[:n]); werr != nil {
 					forward = nil
