@@ -38,6 +38,7 @@ type execLink struct {
 	stderr   io.ReadCloser
 	promises Promises
 	done     chan struct{}
+	waited   chan struct{} // cmd.Wait returned
 	endOnce  sync.Once
 	err      error
 }
@@ -53,7 +54,7 @@ func (t *execTransport) Dial(ctx context.Context) (Link, error) {
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
-	l := &execLink{cmd: cmd, promises: t.promises, done: make(chan struct{})}
+	l := &execLink{cmd: cmd, promises: t.promises, done: make(chan struct{}), waited: make(chan struct{})}
 	if l.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -69,6 +70,7 @@ func (t *execTransport) Dial(ctx context.Context) (Link, error) {
 	go func() {
 		err := cmd.Wait()
 		code := cmd.ProcessState.ExitCode()
+		close(l.waited)
 		l.end(&ExitError{ExitCode: code, Err: err})
 	}()
 	t.mu.Lock()
@@ -102,7 +104,7 @@ func (l *execLink) Promises() Promises          { return l.promises }
 func (l *execLink) Stop(time.Duration) {
 	l.stdin.Close()
 	l.cmd.Process.Kill()
-	<-l.done
+	<-l.waited
 }
 
 func (t *execTransport) link() *execLink {
