@@ -70,8 +70,8 @@ func (t *execTransport) Dial(ctx context.Context) (Link, error) {
 	go func() {
 		err := cmd.Wait()
 		code := cmd.ProcessState.ExitCode()
-		close(l.waited)
 		l.end(&ExitError{ExitCode: code, Err: err})
+		close(l.waited)
 	}()
 	t.mu.Lock()
 	t.last = l
