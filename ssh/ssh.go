@@ -1,0 +1,483 @@
+// Package ssh runs an agent on another machine over SSH, as an
+// acphost.Transport:
+//
+//	t := &ssh.Transport{Addr: "devbox:22", User: "me",
+//		Command: "npx", Args: []string{"-y", "@agentclientprotocol/claude-agent-acp"}}
+//	c, err := acphost.Start(ctx, acphost.ACPOptions{Transport: t, Dir: "/home/me/project"})
+//
+// Each Dial opens one SSH connection and one session on it, and runs the
+// agent there under a small POSIX sh wrapper that holds the agent's
+// process group: when the session's stdin ends — because the host
+// stopped the agent or because the link dropped — the group is sent EOF,
+// then SIGTERM, then SIGKILL by the wrapper on the remote host, whatever
+// became of the host. The remote host needs sh, setsid, mktemp, mkfifo,
+// cat, sleep and kill (any Linux). The connection is checked with
+// keepalives, so a link that stalls ends as a lost link, like one that
+// drops.
+//
+// Host keys are verified against known_hosts files; an unknown host or a
+// changed key refuses the dial (ErrUnknownHost, ErrHostKeyMismatch)
+// unless InsecureIgnoreHostKey is set. Authentication uses private key
+// files and an ssh-agent.
+package ssh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/internal/remote"
+)
+
+// Errors of a dial, wrapped in the *acphost.LinkError it returns (Op
+// "dial"). Match them with errors.Is.
+var (
+	// ErrUnknownHost: the host's key is in no known_hosts file.
+	ErrUnknownHost = errors.New("ssh: host key unknown")
+	// ErrHostKeyMismatch: the host presented a key other than the one
+	// known_hosts has for it (or one that is revoked).
+	ErrHostKeyMismatch = errors.New("ssh: host key mismatch")
+	// ErrAuth: the server accepted none of the offered credentials, or
+	// none could be loaded.
+	ErrAuth = errors.New("ssh: authentication failed")
+)
+
+// Transport runs an agent on a remote host over SSH. Its fields are read
+// at each Dial; do not change them while a client uses it. The zero value
+// of every field but Addr and Command is a documented default.
+type Transport struct {
+	// Addr is the server: "host" or "host:port" (port 22 by default).
+	Addr string
+	// User logs in. Default: $USER.
+	User string
+
+	// Command and Args run the agent on the remote host, through the
+	// login shell, under the wrapper.
+	Command string
+	Args    []string
+	// Env is set for the agent ("KEY=value", one line each). It travels on
+	// the session's stdin, not on the command line, so it does not show
+	// in the remote process list.
+	Env []string
+	// Dir is where the agent process starts. Default: the login
+	// directory. (ACPOptions.Dir is the session's directory, sent in
+	// session/new; usually the same.)
+	Dir string
+
+	// IdentityFiles are private keys to offer (OpenSSH or PEM format,
+	// unencrypted; keep encrypted keys in an agent).
+	IdentityFiles []string
+	// AgentSocket is an ssh-agent's socket whose keys are offered too.
+	// Default: $SSH_AUTH_SOCK when it is set.
+	AgentSocket string
+	// KnownHostsFiles verify the host's key. Default: ~/.ssh/known_hosts.
+	KnownHostsFiles []string
+	// InsecureIgnoreHostKey accepts any host key: anyone on the path can
+	// then pose as the host and read the session. For throwaway hosts.
+	InsecureIgnoreHostKey bool
+
+	// KeepAlive is the interval of keepalive requests; one not answered
+	// within it ends the link with a *acphost.LinkError (Op "keepalive").
+	// Default 15s; negative: none (a stalled link then goes unnoticed
+	// until TCP gives up).
+	KeepAlive time.Duration
+	// DialTimeout bounds connecting and the SSH handshake. Default 15s.
+	DialTimeout time.Duration
+}
+
+// Promises: a remote process reached over one SSH session.
+var promises = acphost.Promises{Transport: "ssh", Stderr: true, ExitStatus: true, GroupKill: true, Redial: true}
+
+// Dial connects, authenticates, starts the agent under the wrapper and
+// returns its link. Every failure is a *acphost.LinkError (Op "dial").
+func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
+	if t.Command == "" {
+		return nil, dialError(errors.New("Transport.Command is empty"))
+	}
+	header, err := remote.EnvHeader(t.Env)
+	if err != nil {
+		return nil, dialError(err)
+	}
+	client, err := t.connect(ctx)
+	if err != nil {
+		return nil, dialError(err)
+	}
+	l, err := start(client, t.command(), header)
+	if err != nil {
+		client.Close()
+		return nil, dialError(err)
+	}
+	l.keepAlive(t.keepAlive())
+	return l, nil
+}
+
+func dialError(err error) error {
+	return &acphost.LinkError{Transport: "ssh", Op: "dial", Err: err}
+}
+
+// command is what the login shell runs. The wrapper's grace is fixed
+// (Stop's grace reaches the host, not the remote shell before it starts):
+// two seconds, acphost's default CloseGrace.
+func (t *Transport) command() string {
+	return remote.Command(append([]string{t.Command}, t.Args...), t.Dir, remoteGrace)
+}
+
+const remoteGrace = 2 * time.Second
+
+func (t *Transport) keepAlive() time.Duration {
+	switch {
+	case t.KeepAlive < 0:
+		return 0
+	case t.KeepAlive == 0:
+		return 15 * time.Second
+	}
+	return t.KeepAlive
+}
+
+func (t *Transport) addr() string {
+	if _, _, err := net.SplitHostPort(t.Addr); err == nil {
+		return t.Addr
+	}
+	return net.JoinHostPort(t.Addr, "22")
+}
+
+// connect dials and runs the SSH handshake, bounded by ctx and
+// DialTimeout. When the host is known by a key of another type than the
+// one it offered first, it dials again asking for the known types.
+func (t *Transport) connect(ctx context.Context) (*ssh.Client, error) {
+	timeout := t.DialTimeout
+	if timeout <= 0 {
+		timeout = 15 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	config, err := t.config()
+	if err != nil {
+		return nil, err
+	}
+	client, err := handshake(ctx, t.addr(), config)
+	var ke *knownhosts.KeyError
+	if errors.As(err, &ke) && len(ke.Want) > 0 && config.HostKeyAlgorithms == nil {
+		config.HostKeyAlgorithms = knownTypes(ke)
+		client, err = handshake(ctx, t.addr(), config)
+	}
+	return client, hostKeyError(err)
+}
+
+func handshake(ctx context.Context, addr string, config *ssh.ClientConfig) (*ssh.Client, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	c, chans, reqs, err := ssh.NewClientConn(conn, addr, config)
+	if !stop() {
+		if err == nil {
+			c.Close()
+		}
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return ssh.NewClient(c, chans, reqs), nil
+}
+
+func knownTypes(ke *knownhosts.KeyError) []string {
+	var types []string
+	for _, k := range ke.Want {
+		switch typ := k.Key.Type(); typ {
+		case ssh.KeyAlgoRSA:
+			types = append(types, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA)
+		default:
+			types = append(types, typ)
+		}
+	}
+	return types
+}
+
+// hostKeyError maps the host key checks' errors to ours.
+func hostKeyError(err error) error {
+	var ke *knownhosts.KeyError
+	var re *knownhosts.RevokedError
+	switch {
+	case errors.As(err, &ke) && len(ke.Want) == 0:
+		return fmt.Errorf("%w: add it to known_hosts (ssh-keyscan) or set InsecureIgnoreHostKey", ErrUnknownHost)
+	case errors.As(err, &ke), errors.As(err, &re):
+		return fmt.Errorf("%w: %s", ErrHostKeyMismatch, hostKeyDetail(err))
+	case err != nil && isAuthError(err):
+		return fmt.Errorf("%w: %v", ErrAuth, err)
+	}
+	return err
+}
+
+func hostKeyDetail(err error) string {
+	var ke *knownhosts.KeyError
+	if errors.As(err, &ke) && len(ke.Want) > 0 {
+		return "known_hosts has another key at " + ke.Want[0].Filename + ":" + strconv.Itoa(ke.Want[0].Line)
+	}
+	return err.Error()
+}
+
+func isAuthError(err error) bool {
+	var se *ssh.ServerAuthError
+	return errors.As(err, &se) || strings.Contains(err.Error(), "unable to authenticate")
+}
+
+func (t *Transport) config() (*ssh.ClientConfig, error) {
+	user := t.User
+	if user == "" {
+		user = os.Getenv("USER")
+	}
+	auth, err := t.auth()
+	if err != nil {
+		return nil, err
+	}
+	hostKey, err := t.hostKeyCallback()
+	if err != nil {
+		return nil, err
+	}
+	return &ssh.ClientConfig{User: user, Auth: auth, HostKeyCallback: hostKey, ClientVersion: "SSH-2.0-acphost_" + acphost.Version}, nil
+}
+
+func (t *Transport) auth() ([]ssh.AuthMethod, error) {
+	var signers []ssh.Signer
+	for _, f := range t.IdentityFiles {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrAuth, err)
+		}
+		s, err := ssh.ParsePrivateKey(pem)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrAuth, f, err)
+		}
+		signers = append(signers, s)
+	}
+	methods := []ssh.AuthMethod{}
+	if len(signers) > 0 {
+		methods = append(methods, ssh.PublicKeys(signers...))
+	}
+	sock := t.AgentSocket
+	if sock == "" {
+		sock = os.Getenv("SSH_AUTH_SOCK")
+	}
+	if sock != "" {
+		// One agent connection per dial, closed with the handshake's end:
+		// the callback is only used during authentication.
+		methods = append(methods, ssh.PublicKeysCallback(func() ([]ssh.Signer, error) {
+			conn, err := net.Dial("unix", sock)
+			if err != nil {
+				return nil, err
+			}
+			defer conn.Close()
+			return agent.NewClient(conn).Signers()
+		}))
+	}
+	if len(methods) == 0 {
+		return nil, fmt.Errorf("%w: no IdentityFiles and no ssh-agent (SSH_AUTH_SOCK)", ErrAuth)
+	}
+	return methods, nil
+}
+
+func (t *Transport) hostKeyCallback() (ssh.HostKeyCallback, error) {
+	if t.InsecureIgnoreHostKey {
+		return ssh.InsecureIgnoreHostKey(), nil
+	}
+	files := t.KnownHostsFiles
+	if len(files) == 0 {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("%w: no KnownHostsFiles and no home directory", ErrUnknownHost)
+		}
+		files = []string{filepath.Join(home, ".ssh", "known_hosts")}
+	}
+	cb, err := knownhosts.New(files...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnknownHost, err)
+	}
+	return cb, nil
+}
+
+// link is the agent's session on its own connection.
+type link struct {
+	client *ssh.Client
+	sess   *ssh.Session
+	stdin  io.WriteCloser
+	stdout io.Reader
+	stderr io.Reader
+
+	done    chan struct{}
+	endOnce sync.Once
+	err     error
+
+	quit chan struct{} // stops the keepalive
+	wg   sync.WaitGroup
+}
+
+func start(client *ssh.Client, command string, header []byte) (*link, error) {
+	sess, err := client.NewSession()
+	if err != nil {
+		return nil, err
+	}
+	l := &link{client: client, sess: sess, done: make(chan struct{}), quit: make(chan struct{})}
+	if l.stdin, err = sess.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if l.stdout, err = sess.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if l.stderr, err = sess.StderrPipe(); err != nil {
+		return nil, err
+	}
+	if err := sess.Start(command); err != nil {
+		return nil, err
+	}
+	l.wg.Add(2)
+	go l.waitSession()
+	go l.waitConnection()
+	if _, err := l.stdin.Write(header); err != nil {
+		l.Stop(0)
+		return nil, err
+	}
+	return l, nil
+}
+
+// waitSession turns the session's end into the link's: an exit status
+// is the agent's end; a session closed without one is the link's.
+func (l *link) waitSession() {
+	defer l.wg.Done()
+	err := l.sess.Wait()
+	var ee *ssh.ExitError
+	switch {
+	case err == nil:
+		l.end(&acphost.ExitError{ExitCode: 0})
+	case errors.As(err, &ee):
+		e := &acphost.ExitError{ExitCode: ee.ExitStatus(), Err: errors.New(ee.Msg())}
+		if ee.Signal() != "" {
+			e.ExitCode, e.Signal = -1, ee.Signal()
+		}
+		l.end(e)
+	default:
+		l.end(&acphost.LinkError{Transport: "ssh", Op: "closed", Err: err})
+	}
+}
+
+// waitConnection ends the link as soon as the connection does (a
+// dropped TCP connection, a server that went away).
+func (l *link) waitConnection() {
+	defer l.wg.Done()
+	err := l.client.Wait()
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	l.end(&acphost.LinkError{Transport: "ssh", Op: "read", Err: err})
+}
+
+func (l *link) end(err error) {
+	l.endOnce.Do(func() {
+		l.err = err
+		close(l.done)
+	})
+}
+
+// keepAlive sends keepalive@openssh.com every interval; a reply missing
+// for an interval ends the link and closes the connection.
+func (l *link) keepAlive(interval time.Duration) {
+	if interval <= 0 {
+		return
+	}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-l.quit:
+				return
+			case <-l.done:
+				return
+			case <-tick.C:
+			}
+			if !l.ping(interval) {
+				l.end(&acphost.LinkError{Transport: "ssh", Op: "keepalive", Err: fmt.Errorf("no keepalive reply within %v", interval)})
+				l.client.Close()
+				return
+			}
+		}
+	}()
+}
+
+func (l *link) ping(within time.Duration) bool {
+	reply := make(chan error, 1)
+	go func() {
+		_, _, err := l.client.SendRequest("keepalive@openssh.com", true, nil)
+		reply <- err
+	}()
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case err := <-reply:
+		return err == nil
+	case <-t.C:
+		return false
+	case <-l.quit:
+		return true
+	}
+}
+
+func (l *link) Read(p []byte) (int, error)  { return l.stdout.Read(p) }
+func (l *link) Write(p []byte) (int, error) { return l.stdin.Write(p) }
+func (l *link) Stderr() io.Reader           { return l.stderr }
+func (l *link) Done() <-chan struct{}       { return l.done }
+func (l *link) Err() error                  { return l.err }
+
+func (l *link) Promises() acphost.Promises { return promises }
+
+// Stop closes the agent's stdin (the wrapper then sends its group
+// SIGTERM after its grace and SIGKILL after another), asks the session
+// for SIGTERM after grace and SIGKILL after grace again where the server
+// honours signals, and closes the connection once the agent's exit has
+// been reported or a further grace has passed — the wrapper finishes its
+// ladder on the remote host either way.
+func (l *link) Stop(grace time.Duration) {
+	l.stdin.Close()
+	for _, sig := range []ssh.Signal{ssh.SIGTERM, ssh.SIGKILL, ""} {
+		if l.waitDone(max(grace, remoteGrace)) {
+			break
+		}
+		if sig != "" {
+			_ = l.sess.Signal(sig)
+		}
+	}
+	close(l.quit)
+	l.sess.Close()
+	l.client.Close()
+	l.wg.Wait()
+}
+
+func (l *link) waitDone(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-l.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
