@@ -1,0 +1,36 @@
+package acphost
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLibraryImportsNoThirdPartyPackage: a program that imports only the
+// library links nothing but the standard library and this module's own
+// packages; the transports' dependencies come only with their packages.
+func TestLibraryImportsNoThirdPartyPackage(t *testing.T) {
+	t.Parallel()
+	for pkg, allowed := range map[string][]string{
+		".":           nil,
+		"./fakeagent": nil,
+		"./ssh":       {"golang.org/x/crypto/", "golang.org/x/sys/"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+	next:
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, "github.com/acphost/acphost") {
+				continue
+			}
+			for _, a := range allowed {
+				if strings.HasPrefix(dep, a) {
+					continue next
+				}
+			}
+			t.Errorf("%s imports %s", pkg, dep)
+		}
+	}
+}
