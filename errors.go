@@ -212,6 +212,10 @@ type RestartError struct {
 	// How is "load", "resume" or "new".
 	How         string
 	ContextLost bool
+	// Refused is why the agent refused to re-attach the session by load
+	// or resume although it offers them (its answers, as *RPCError), when
+	// it did; the session then started afresh.
+	Refused error
 }
 
 func (e *RestartError) Error() string {

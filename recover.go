@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -165,19 +166,26 @@ func (c *ACPClient) retire(a *agent) {
 // whose lost context is reported to h's next turn.
 func (a *agent) reattach(ctx context.Context, h *Session, reason error) error {
 	old := h.ID()
+	var refused error
 	for _, how := range []openKind{openLoad, openResume} {
-		if a.supports(how) {
-			if err := a.open(ctx, h, how); err != nil {
-				return err
-			}
+		if !a.supports(how) {
+			continue
+		}
+		err := a.open(ctx, h, how)
+		if err == nil {
 			h.noteRestart(&RestartError{Reason: reason, OldSessionID: old, NewSessionID: old, How: openMethods[how][len("session/"):]})
 			return nil
 		}
+		var rpc *RPCError
+		if !errors.As(err, &rpc) {
+			return err // the new agent failed, not the session
+		}
+		refused = errors.Join(refused, err) // the agent does not have the session after all: try the next way
 	}
 	if err := a.open(ctx, h, openNew); err != nil {
 		return err
 	}
-	h.noteRestart(&RestartError{Reason: reason, OldSessionID: old, NewSessionID: h.ID(), How: "new", ContextLost: true})
+	h.noteRestart(&RestartError{Reason: reason, OldSessionID: old, NewSessionID: h.ID(), How: "new", ContextLost: true, Refused: refused})
 	return nil
 }
 

@@ -317,3 +317,28 @@ func TestAdditionalDirectoriesNeedTheCapability(t *testing.T) {
 		assert.Len(t, received(fa2.Agent, "session/new"), 1, "a relative directory is never sent")
 	})
 }
+
+// An agent that offers session/load but refuses it for the session it
+// lost (as Gemini does for one it never persisted) gets a fresh session,
+// reported as lost context, instead of a failed restart.
+func TestRecoveryFallsBackWhenTheAgentRefusesToLoad(t *testing.T) {
+	t.Parallel()
+	script := crashing(sessionCaps, "")
+	script.ForgetSessions = true
+	c, err := startFake(t, script, ACPOptions{Recover: &RecoverOptions{Backoff: time.Millisecond}})
+	require.NoError(t, err)
+	sid := c.SessionID()
+	_, err = c.Generate(Request{Prompt: "crash"})
+	require.ErrorIs(t, err, ErrAgentExited)
+	_, err = c.Generate(Request{Prompt: "after"})
+	require.ErrorIs(t, err, ErrContextLost, "a refused load is lost context, not a failed restart")
+	var re *RestartError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "new", re.How)
+	assert.Equal(t, sid, re.OldSessionID)
+	var rpc *RPCError
+	require.ErrorAs(t, re.Refused, &rpc, "the agent's refusals are kept")
+	resp, err := c.Generate(Request{Prompt: "after"})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", resp.Text)
+}

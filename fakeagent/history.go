@@ -154,7 +154,12 @@ func (a *Agent) reopen(m Message, supported bool) (string, bool) {
 		a.replyError(m.ID, codeInvalidParams, "Invalid params: sessionId is required")
 		return "", false
 	}
-	// An id the history does not know is accepted with nothing to replay.
+	// An id the history does not know is accepted with nothing to replay,
+	// unless the script says this agent forgets.
+	if a.script.ForgetSessions && !a.history.knows(sid) {
+		a.replyError(m.ID, codeInternal, "Internal error: no previous session "+sid)
+		return "", false
+	}
 	a.mu.Lock()
 	a.sessions[sid] = true
 	a.mu.Unlock()

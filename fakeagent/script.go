@@ -29,6 +29,11 @@ type Script struct {
 	// file, so that session/load in a restarted agent process replays what an earlier
 	// process said. Without it the history lives in memory.
 	HistoryFile string `json:"historyFile,omitempty"`
+	// ForgetSessions makes session/load and session/resume of a session
+	// this process has no history of fail with an internal error, as real
+	// agents answer for a session they never persisted (without it such a
+	// session is accepted with nothing to replay).
+	ForgetSessions bool `json:"forgetSessions,omitempty"`
 	// SessionID is the id of the first session; "" means "s1". Later session/new calls get
 	// SessionID+"-2", SessionID+"-3", and so on.
 	SessionID string `json:"sessionId,omitempty"`

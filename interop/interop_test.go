@@ -414,12 +414,12 @@ func TestAgents(t *testing.T) {
 		t.Run(a.Name, func(t *testing.T) {
 			t.Parallel()
 			installed(t, a) // skip or fail the whole agent once
-			t.Run("allow", func(t *testing.T) { testAllow(t, a) })
+			t.Run("allow", func(t *testing.T) { testAllow(t, a, nil) })
 			t.Run("reject", func(t *testing.T) { testReject(t, a) })
 			t.Run("plan-policy", func(t *testing.T) { testPlan(t, a, false) })
 			t.Run("plan-mode", func(t *testing.T) { testPlan(t, a, true) })
-			t.Run("cancel", func(t *testing.T) { testCancel(t, a) })
-			t.Run("two-turns", func(t *testing.T) { testTwoTurns(t, a) })
+			t.Run("cancel", func(t *testing.T) { testCancel(t, a, nil) })
+			t.Run("two-turns", func(t *testing.T) { testTwoTurns(t, a, nil) })
 			t.Run("write-tool", func(t *testing.T) { testWriteTool(t, a) })
 			t.Run("confined", func(t *testing.T) { testConfined(t, a) })
 			if a.Presentation {
@@ -429,13 +429,14 @@ func TestAgents(t *testing.T) {
 				t.Run("elicitation", func(t *testing.T) { testElicitation(t, a) })
 				t.Run("no-elicitation", func(t *testing.T) { testNoElicitation(t, a) })
 			}
+			t.Run("ssh", func(t *testing.T) { testOverSSH(t, a) })
 		})
 	}
 }
 
 // allow: one shell command, approved once; the file appears.
-func testAllow(t *testing.T, a Agent) {
-	s := start(t, a, nil)
+func testAllow(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) {
+	s := start(t, a, via)
 	s.setPolicy(allowOnce)
 	r := s.turn(turnCtx(t), prompt("sh:out1.txt"))
 	s.checkAllowed(r, "out1.txt")
@@ -530,8 +531,8 @@ func testPlan(t *testing.T, a Agent, clientPlanMode bool) {
 // cancel: the turn is cancelled while the permission request is open. The
 // turn ends cancelled, the request is answered, and the next turn on the
 // same warm process succeeds.
-func testCancel(t *testing.T, a Agent) {
-	s := start(t, a, nil)
+func testCancel(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) {
+	s := start(t, a, via)
 	opened := make(chan *acphost.PermissionRequest, 1)
 	hookDone := make(chan error, 1)
 	s.setPolicy(func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
@@ -620,8 +621,8 @@ func testCancel(t *testing.T, a Agent) {
 }
 
 // two-turns: two allowed turns on one warm process and session.
-func testTwoTurns(t *testing.T, a Agent) {
-	s := start(t, a, nil)
+func testTwoTurns(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) {
+	s := start(t, a, via)
 	s.setPolicy(allowOnce)
 	sessionID, pid := s.client.SessionID(), s.client.PID()
 	r1 := s.turn(turnCtx(t), prompt("sh:out1.txt"))

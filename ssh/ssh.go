@@ -76,6 +76,12 @@ type Transport struct {
 	// directory. (ACPOptions.Dir is the session's directory, sent in
 	// session/new; usually the same.)
 	Dir string
+	// SharedFiles says the remote host sees the host's files at the same
+	// paths (the same machine, a shared home): the link then promises
+	// HostFiles, so ACPOptions.FS and Terminal may serve the agent. Leave
+	// it false for a machine of its own: fs/* would read and write the
+	// host's files where the agent means its own.
+	SharedFiles bool
 
 	// IdentityFiles are private keys to offer (OpenSSH or PEM format,
 	// unencrypted; keep encrypted keys in an agent).
@@ -98,7 +104,7 @@ type Transport struct {
 	DialTimeout time.Duration
 }
 
-// Promises: a remote process reached over one SSH session.
+// promises: a remote process reached over one SSH session.
 var promises = acphost.Promises{Transport: "ssh", Stderr: true, ExitStatus: true, GroupKill: true, Redial: true}
 
 // Dial connects, authenticates, starts the agent under the wrapper and
@@ -120,6 +126,7 @@ func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
 		client.Close()
 		return nil, dialError(err)
 	}
+	l.promises.HostFiles = t.SharedFiles
 	l.keepAlive(t.keepAlive())
 	return l, nil
 }
@@ -325,8 +332,9 @@ type link struct {
 	endOnce sync.Once
 	err     error
 
-	quit chan struct{} // stops the keepalive
-	wg   sync.WaitGroup
+	quit     chan struct{} // stops the keepalive
+	wg       sync.WaitGroup
+	promises acphost.Promises
 }
 
 func start(client *ssh.Client, command string, header []byte) (*link, error) {
@@ -334,7 +342,7 @@ func start(client *ssh.Client, command string, header []byte) (*link, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &link{client: client, sess: sess, done: make(chan struct{}), quit: make(chan struct{})}
+	l := &link{client: client, sess: sess, done: make(chan struct{}), quit: make(chan struct{}), promises: promises}
 	if l.stdin, err = sess.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -447,7 +455,7 @@ func (l *link) Stderr() io.Reader           { return l.stderr }
 func (l *link) Done() <-chan struct{}       { return l.done }
 func (l *link) Err() error                  { return l.err }
 
-func (l *link) Promises() acphost.Promises { return promises }
+func (l *link) Promises() acphost.Promises { return l.promises }
 
 // Stop closes the agent's stdin (the wrapper then sends its group
 // SIGTERM after its grace and SIGKILL after another), asks the session
@@ -480,4 +488,30 @@ func (l *link) waitDone(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// LoginDir connects as Dial does and returns the login directory of the
+// remote user: a default for ACPOptions.Dir when the caller has none.
+func (t *Transport) LoginDir(ctx context.Context) (string, error) {
+	client, err := t.connect(ctx)
+	if err != nil {
+		return "", dialError(err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		return "", dialError(err)
+	}
+	defer sess.Close()
+	stop := context.AfterFunc(ctx, func() { client.Close() })
+	defer stop()
+	out, err := sess.Output("pwd")
+	if err != nil {
+		return "", dialError(fmt.Errorf("pwd: %w", err))
+	}
+	dir := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(dir, "/") {
+		return "", dialError(fmt.Errorf("pwd printed %q", dir))
+	}
+	return dir, nil
 }

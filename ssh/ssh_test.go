@@ -460,3 +460,14 @@ func strangerKey(t *testing.T) string {
 	_ = srv
 	return string(sshtest.PrivateKeyPEM(t))
 }
+
+func TestSSHLoginDir(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t)
+	tr, _ := remoteFake(t, srv, fakeagent.Script{})
+	dir, err := tr.LoginDir(context.Background())
+	require.NoError(t, err)
+	home, err := os.UserHomeDir()
+	require.NoError(t, err)
+	assert.Equal(t, home, dir, "the remote host is this machine, logged in as this user")
+}

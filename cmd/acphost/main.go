@@ -56,6 +56,16 @@
 //	--stderr FILE          write the agent's stderr to FILE ("-": acphost's
 //	                       stderr); by default it is kept and its last lines
 //	                       are shown when the agent fails
+//	--ssh [USER@]HOST[:PORT]
+//	                       run AGENT on HOST over SSH, under a wrapper that
+//	                       ends its process group when acphost stops it or
+//	                       the link drops; --cwd is then a directory there
+//	                       (default: the login directory); --fs and
+//	                       --writable are refused
+//	--ssh-identity FILE    a private key (repeatable; default: the ssh-agent)
+//	--ssh-known-hosts FILE the known_hosts file (default ~/.ssh/known_hosts);
+//	                       an unknown host or a changed key is refused
+//	--ssh-insecure         accept any host key
 //	--writable DIR         confine the agent, and everything it runs, to
 //	                       changing files beneath DIR (repeatable; Linux with
 //	                       Landlock, else acphost fails). Everything else,
@@ -124,6 +134,7 @@ type config struct {
 	stderrPath   string
 	writable     []string // absolute; empty: the agent is not confined
 	agent        []string // empty: the built-in fake agent
+	remote       remoteFlags
 }
 
 const usageText = `Usage: acphost [flags] [-- AGENT [ARGS...]]
@@ -155,6 +166,15 @@ Flags:
   --writable DIR         confine the agent and all it runs (Linux, Landlock) to
                          changing files beneath DIR (repeatable); the rest,
                          --cwd included unless listed, is read-only to it
+  --ssh [USER@]HOST[:PORT]
+                         run AGENT on HOST over SSH (--cwd is then a remote
+                         directory, by default the login one); Close and a
+                         dropped link leave nothing running there
+  --ssh-identity FILE    a private key to log in with (repeatable; default:
+                         the keys of the ssh-agent at SSH_AUTH_SOCK)
+  --ssh-known-hosts FILE verify HOST's key with FILE (default:
+                         ~/.ssh/known_hosts); an unknown host is refused
+  --ssh-insecure         accept any host key
 
 Ctrl-C cancels the running turn; a second one, or one between turns, quits.
 Exit status: 0 every turn ended, 1 the agent failed or a turn timed out,
@@ -192,7 +212,7 @@ func run(args []string) int {
 // default permission policy.
 func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, error) {
 	var cfg config
-	var prompts, writable, elicitValues repeated
+	var prompts, writable, elicitValues, identities repeated
 	fs := flag.NewFlagSet("acphost", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&prompts, "p", "a turn's `prompt` (repeatable; short for --prompt)")
@@ -208,11 +228,16 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "cancel a turn that runs longer than this `duration` (0: no limit)")
 	fs.StringVar(&cfg.stderrPath, "stderr", "", "write the agent's stderr to `file` (\"-\": to acphost's stderr)")
 	fs.Var(&writable, "writable", "confine the agent (Linux): it may change files only beneath `dir` (repeatable)")
+	fs.StringVar(&cfg.remote.ssh, "ssh", "", "run the agent on `[user@]host[:port]` over SSH")
+	fs.Var(&identities, "ssh-identity", "a private key `file` for --ssh (repeatable; default: the ssh-agent)")
+	fs.StringVar(&cfg.remote.sshKnownHosts, "ssh-known-hosts", "", "the known_hosts `file` that verifies the --ssh host (default: ~/.ssh/known_hosts)")
+	fs.BoolVar(&cfg.remote.sshInsecure, "ssh-insecure", false, "accept any --ssh host key (anyone on the path can pose as the host)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usageText) }
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	cfg.prompts = prompts
+	cfg.remote.sshIdentity = identities
 	for _, dir := range writable {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -240,7 +265,14 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	if cfg.timeout < 0 {
 		return cfg, fmt.Errorf("--timeout %v: must not be negative", cfg.timeout)
 	}
-	if cfg.cwd != "" {
+	if err := checkRemote(&cfg); err != nil {
+		return cfg, err
+	}
+	if cfg.cwd != "" && cfg.remote.remote() {
+		if !strings.HasPrefix(cfg.cwd, "/") {
+			return cfg, fmt.Errorf("--cwd %s: with --ssh, an absolute directory on the remote host", cfg.cwd)
+		}
+	} else if cfg.cwd != "" {
 		abs, err := filepath.Abs(cfg.cwd)
 		if err != nil {
 			return cfg, fmt.Errorf("--cwd: %w", err)

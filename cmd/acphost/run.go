@@ -105,6 +105,11 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	if a.cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
+	if a.cfg.remote.remote() {
+		if err := a.remoteOptions(&opts); err != nil {
+			return opts, nil, err
+		}
+	}
 	if len(a.cfg.writable) > 0 {
 		opts.Confine = &acphost.Confinement{Writable: a.cfg.writable}
 	}
@@ -139,6 +144,9 @@ func (a *app) run() int {
 	opts, stderrFile, err := a.options()
 	if err != nil {
 		a.diag(styleRed, "%v", err)
+		if errors.Is(err, acphost.ErrLinkLost) {
+			return exitFailed // the remote host could not be reached: the agent failed to start
+		}
 		return exitUsage
 	}
 	if stderrFile != nil {
