@@ -343,3 +343,7 @@ func (p *Process) WaitExit(d time.Duration) bool {
 		return false
 	}
 }
+
+// Stderr is our read end of the process's stderr, for a caller that
+// drains it itself instead of Pump.
+func (p *Process) Stderr() *os.File { return p.stderr }
