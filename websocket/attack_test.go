@@ -114,11 +114,11 @@ func TestLinkFramesEitherWay(t *testing.T) {
 			frames = append(frames, string(p))
 		}
 		got <- frames
-		frame(rw, true, 0x2, []byte{0, 1, 2})                                            // binary: ignored
+		frame(rw, true, 0x2, []byte{0, 1, 2})                                                // binary: ignored
 		frame(rw, true, 0x1, []byte("{\n  \"jsonrpc\": \"2.0\",\r\n  \"method\": \"x\"\n}")) // pretty-printed
-		frame(rw, true, 0x1, []byte(" \n "))                                              // blank: skipped
-		frame(rw, false, 0x1, []byte(`{"jsonrpc":"2.0","method":"cut`))                   // a message begun...
-		frame(rw, true, 0x8, closePayload(1000, "exit 5"))                                // ...and a close in the middle of it
+		frame(rw, true, 0x1, []byte(" \n "))                                                 // blank: skipped
+		frame(rw, false, 0x1, []byte(`{"jsonrpc":"2.0","method":"cut`))                      // a message begun...
+		frame(rw, true, 0x8, closePayload(1000, "exit 5"))                                   // ...and a close in the middle of it
 	})
 	l, err := (&Transport{URL: url}).DialLink(context.Background())
 	require.NoError(t, err)
