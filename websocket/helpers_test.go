@@ -5,7 +5,9 @@ package websocket
 import (
 	"context"
 	"net"
+	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,7 +22,29 @@ import (
 
 func TestMain(m *testing.M) {
 	fakeagent.Main() // when re-executed as a fake agent, this never returns
-	os.Exit(m.Run())
+	base := runtime.NumGoroutine()
+	code := m.Run()
+	if code == 0 && !goroutinesBackTo(base) {
+		buf := make([]byte, 1<<20)
+		os.Stderr.Write(buf[:runtime.Stack(buf, true)])
+		os.Stderr.WriteString("FAIL: goroutines outlived the tests (stacks above)\n")
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// goroutinesBackTo polls, for up to five seconds, for the goroutines to
+// be no more than base.
+func goroutinesBackTo(base int) bool {
+	http.DefaultClient.CloseIdleConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
 
 const testToken = "s3cret-token"
