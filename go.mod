@@ -3,6 +3,7 @@ module github.com/acphost/acphost
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/crypto v0.59.0
 )

@@ -1,0 +1,99 @@
+package websocket
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/acphost/acphost/internal/proc"
+)
+
+// DefaultMaxMessageBytes bounds one message either way by default: the
+// same as acphost's MaxLineBytes default.
+const DefaultMaxMessageBytes = 64 << 20
+
+// ErrMessageTooBig matches the error of a link or bridge connection that
+// received a message over its MaxMessageBytes.
+var ErrMessageTooBig = errors.New("websocket: message too big")
+
+// ErrUnauthorized matches a dial the server refused with 401 or 403: a
+// wrong or missing token, a refused origin.
+var ErrUnauthorized = errors.New("websocket: refused by the server")
+
+// ErrStopped is the cause in the *acphost.LinkError of a link ended by
+// its own Stop.
+var ErrStopped = errors.New("websocket: link stopped")
+
+// CloseError is how the peer closed the connection: its close code
+// (1000 normal, 1001 going away, 1002 protocol error, 1006 no close
+// frame, 1008 policy, 1009 too big, 1011 internal error) and reason.
+type CloseError struct {
+	Code   int
+	Reason string
+}
+
+func (e *CloseError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("websocket: closed with %d", e.Code)
+	}
+	return fmt.Sprintf("websocket: closed with %d (%q)", e.Code, e.Reason)
+}
+
+// HandshakeError is a refused upgrade: the server answered StatusCode
+// instead of 101. 401 and 403 match ErrUnauthorized.
+type HandshakeError struct {
+	StatusCode int
+}
+
+func (e *HandshakeError) Error() string {
+	return fmt.Sprintf("websocket: the server answered the upgrade with HTTP %d", e.StatusCode)
+}
+
+func (e *HandshakeError) Is(target error) bool {
+	return target == ErrUnauthorized && (e.StatusCode == 401 || e.StatusCode == 403)
+}
+
+// toLine makes a text frame one line: raw CR and LF (valid JSON has them
+// only as whitespace) become spaces, in place, and a newline is appended.
+func toLine(data []byte) []byte {
+	for i, c := range data {
+		if c == '\n' || c == '\r' {
+			data[i] = ' '
+		}
+	}
+	return append(data, '\n')
+}
+
+// blank reports whether b holds nothing but whitespace.
+func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+
+// exitReason is the close reason a Bridge sends for an agent's end:
+// "exit N" or "signal NAME".
+func exitReason(e proc.Exit) string {
+	if e.Signaled {
+		return "signal " + e.Signal.String()
+	}
+	return "exit " + strconv.Itoa(e.Code)
+}
+
+// parseExitReason reads exitReason's text: the code (-1 for a signal) and
+// the signal's name.
+func parseExitReason(reason string) (code int, signal string, ok bool) {
+	kind, val, found := strings.Cut(reason, " ")
+	if !found || val == "" {
+		return 0, "", false
+	}
+	switch kind {
+	case "exit":
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			return 0, "", false
+		}
+		return n, "", true
+	case "signal":
+		return -1, val, true
+	}
+	return 0, "", false
+}

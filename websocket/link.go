@@ -1,0 +1,243 @@
+package websocket
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	ws "github.com/coder/websocket"
+
+	"github.com/acphost/acphost"
+)
+
+// Link is one WebSocket connection to one agent, an acphost.Link. Read
+// is called from one goroutine, Write from any (lines are kept whole),
+// Stop once; the acphost client does all three.
+type Link struct {
+	conn     *ws.Conn
+	raw      *rawConn
+	id       string
+	max      int64
+	ctx      context.Context // ends the link's goroutines; its end drops the connection
+	cancel   context.CancelFunc
+	live     liveness
+	msgs     chan []byte // the reader hands each message to Read
+	pending  []byte      // what Read has not returned yet of the last message
+	wmu      sync.Mutex
+	wbuf     []byte // a line written in part
+	done     chan struct{}
+	endOnce  sync.Once
+	err      error
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+	binary   atomic.Int64
+}
+
+func newLink(conn *ws.Conn, raw *rawConn, id string, max int64, ping time.Duration) *Link {
+	conn.SetReadLimit(max)
+	l := &Link{conn: conn, raw: raw, id: id, max: max, msgs: make(chan []byte), done: make(chan struct{})}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	l.wg.Add(1)
+	go l.readLoop()
+	if ping >= 0 {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			keepalive(l.ctx, conn, orDefault(ping, DefaultPingInterval), &l.live, func(err error) {
+				l.fail(&acphost.LinkError{Transport: "websocket", Op: "keepalive", Err: err})
+			})
+		}()
+	}
+	return l
+}
+
+// ConnectionID is the Acp-Connection-Id the server named this connection
+// with ("" if it sent none).
+func (l *Link) ConnectionID() string { return l.id }
+
+// BinaryFrames counts the binary frames received and ignored.
+func (l *Link) BinaryFrames() int64 { return l.binary.Load() }
+
+// Promises: the exit status a Bridge reports, a new agent per dial.
+func (l *Link) Promises() acphost.Promises {
+	return acphost.Promises{Transport: "websocket", ExitStatus: true, Redial: true}
+}
+
+// Stderr is nil: the agent's stderr stays on the server.
+func (l *Link) Stderr() io.Reader { return nil }
+
+// Done is closed once the connection has ended.
+func (l *Link) Done() <-chan struct{} { return l.done }
+
+// Err says why Done closed: an *acphost.ExitError when the server closed
+// with 1000 and "exit N" or "signal NAME" (a Bridge's agent ended),
+// otherwise an *acphost.LinkError: Op "closed" with a *CloseError for any
+// other close frame, "read" for a connection that failed (a dropped TCP
+// connection: at once), "keepalive" for a server that stopped answering
+// pings, "write" for a failed write, "closed" with ErrStopped after Stop.
+func (l *Link) Err() error { return l.err }
+
+// Read returns the messages received, each as one line; io.EOF once the
+// connection has ended and every message has been read.
+func (l *Link) Read(p []byte) (int, error) {
+	if len(l.pending) == 0 {
+		select {
+		case m := <-l.msgs:
+			l.pending = m
+		case <-l.done:
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, l.pending)
+	l.pending = l.pending[n:]
+	return n, nil
+}
+
+// Write sends each whole line in p as one text frame, keeping a partial
+// line until its newline arrives. It blocks while the server does not
+// read, until Stop (or the keepalive) ends the link. Once the link has
+// ended it returns Err.
+func (l *Link) Write(p []byte) (int, error) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	select {
+	case <-l.done:
+		return 0, l.writeErr()
+	default:
+	}
+	n := 0
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if int64(len(l.wbuf)+len(p)) > l.max {
+				return n, fmt.Errorf("%w: a line written over %d bytes", ErrMessageTooBig, l.max)
+			}
+			l.wbuf = append(l.wbuf, p...)
+			return n + len(p), nil
+		}
+		line := p[:i]
+		if len(l.wbuf) > 0 {
+			line = append(l.wbuf, line...)
+		}
+		if err := l.send(line); err != nil {
+			return n, err
+		}
+		l.wbuf = l.wbuf[:0]
+		n += i + 1
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (l *Link) send(line []byte) error {
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if blank(line) {
+		return nil
+	}
+	l.live.enter()
+	err := l.conn.Write(l.ctx, ws.MessageText, line)
+	l.live.leave()
+	if err != nil {
+		l.fail(&acphost.LinkError{Transport: "websocket", Op: "write", Err: err})
+		return l.writeErr()
+	}
+	return nil
+}
+
+// writeErr is the error of a write after the end.
+func (l *Link) writeErr() error {
+	<-l.done
+	if l.err != nil {
+		return l.err
+	}
+	return io.ErrClosedPipe
+}
+
+// readLoop reads frames until the connection ends, handing each text
+// message to Read.
+func (l *Link) readLoop() {
+	defer l.wg.Done()
+	for {
+		typ, data, err := l.conn.Read(l.ctx)
+		if err != nil {
+			l.fail(l.readEnd(err))
+			return
+		}
+		l.live.frames.Add(1)
+		if typ != ws.MessageText {
+			l.binary.Add(1)
+			continue
+		}
+		if blank(data) {
+			continue
+		}
+		l.live.enter()
+		select {
+		case l.msgs <- toLine(data):
+		case <-l.ctx.Done():
+		}
+		l.live.leave()
+	}
+}
+
+// readEnd describes the end of the connection seen by the reader.
+func (l *Link) readEnd(err error) error {
+	if l.ctx.Err() != nil {
+		return &acphost.LinkError{Transport: "websocket", Op: "closed", Err: ErrStopped}
+	}
+	var ce ws.CloseError
+	if errors.As(err, &ce) {
+		cerr := &CloseError{Code: int(ce.Code), Reason: ce.Reason}
+		if code, sig, ok := parseExitReason(ce.Reason); ok && ce.Code == ws.StatusNormalClosure {
+			return &acphost.ExitError{ExitCode: code, Signal: sig, Err: cerr}
+		}
+		return &acphost.LinkError{Transport: "websocket", Op: "closed", Err: cerr}
+	}
+	if errors.Is(err, ws.ErrMessageTooBig) {
+		err = fmt.Errorf("%w: over %d bytes", ErrMessageTooBig, l.max)
+	}
+	return &acphost.LinkError{Transport: "websocket", Op: "read", Err: err}
+}
+
+// end records why the link ended, once, and closes Done.
+func (l *Link) end(err error) {
+	l.endOnce.Do(func() {
+		l.err = err
+		close(l.done)
+	})
+}
+
+// fail ends the link with err and drops the connection.
+func (l *Link) fail(err error) {
+	l.end(err)
+	l.cancel()
+	l.raw.close()
+}
+
+// Stop sends a normal close, waits up to grace for the server's, then
+// drops the connection. It returns once the link's goroutines have
+// ended. The server (a Bridge) then stops the agent; the link cannot see
+// that happen.
+func (l *Link) Stop(grace time.Duration) {
+	l.stopOnce.Do(func() {
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			_ = l.conn.Close(ws.StatusNormalClosure, "")
+		}()
+		t := time.NewTimer(grace)
+		select {
+		case <-closed:
+		case <-t.C:
+		}
+		t.Stop()
+		l.fail(&acphost.LinkError{Transport: "websocket", Op: "closed", Err: ErrStopped})
+		<-closed
+		l.wg.Wait()
+	})
+}

@@ -1,0 +1,56 @@
+package websocket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// ErrNoToken is Serve's error for a listener beyond loopback and a
+// Bridge without a Token.
+var ErrNoToken = errors.New("websocket: a Bridge without a Token may listen on loopback only")
+
+// Serve serves b on ln until ctx ends, then stops accepting, closes b
+// (every connection ended, every agent stopped) and returns nil; if the
+// server fails first it closes b and returns the error. It refuses (with
+// ErrNoToken, before serving) a listener that is not loopback or a Unix
+// socket when b has no Token. ln is closed when Serve returns; b cannot
+// be served again.
+func Serve(ctx context.Context, ln net.Listener, b *Bridge) error {
+	if b.Token == "" && !localAddr(ln.Addr()) {
+		ln.Close()
+		return fmt.Errorf("%w (listening on %s)", ErrNoToken, ln.Addr())
+	}
+	srv := &http.Server{
+		Handler:           b,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(b.logger().Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		srv.Close() // hijacked connections are b's
+		b.Close()
+		<-errc
+		return nil
+	case err := <-errc:
+		b.Close()
+		return err
+	}
+}
+
+// ListenAndServe listens on addr ("127.0.0.1:8080"; TCP) and Serves b:
+// see Serve, and ErrNoToken for a non-loopback address without a Token.
+func ListenAndServe(ctx context.Context, addr string, b *Bridge) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return Serve(ctx, ln, b)
+}
