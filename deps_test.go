@@ -16,6 +16,7 @@ func TestLibraryImportsNoThirdPartyPackage(t *testing.T) {
 		"./fakeagent": nil,
 		"./container": nil,
 		"./ssh":       {"golang.org/x/crypto/", "golang.org/x/sys/"},
+		"./websocket": {"github.com/coder/websocket"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).Output()
 		if err != nil {
