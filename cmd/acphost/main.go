@@ -66,6 +66,20 @@
 //	--ssh-known-hosts FILE the known_hosts file (default ~/.ssh/known_hosts);
 //	                       an unknown host or a changed key is refused
 //	--ssh-insecure         accept any host key
+//	--url ws://HOST:PORT/acp
+//	                       reach an agent served over WebSocket (the ACP
+//	                       remote transport): acphost serve, or a sandbox
+//	                       that speaks it; --cwd names the session's directory
+//	                       there and is required
+//	--token T              the bearer token for --url (default: the
+//	                       environment variable ACPHOST_TOKEN, which keeps it
+//	                       off the command line)
+//
+// acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
+// serves AGENT over WebSocket at ws://ADDR/acp, starting one AGENT process
+// per connection and stopping it when the connection ends. It prints the
+// URL on stdout and serves until SIGINT or SIGTERM. A non-loopback ADDR
+// needs a token (--token or ACPHOST_TOKEN).
 //	--writable DIR         confine the agent, and everything it runs, to
 //	                       changing files beneath DIR (repeatable; Linux with
 //	                       Landlock, else acphost fails). Everything else,
@@ -175,6 +189,14 @@ Flags:
   --ssh-known-hosts FILE verify HOST's key with FILE (default:
                          ~/.ssh/known_hosts); an unknown host is refused
   --ssh-insecure         accept any host key
+  --url ws://HOST:PORT/acp
+                         reach an agent served over WebSocket (acphost serve,
+                         a sandbox); needs --cwd, a directory there
+  --token T              the bearer token for --url (default: $ACPHOST_TOKEN)
+
+acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
+  serves AGENT over WebSocket, one process per connection, on ADDR (default
+  127.0.0.1:0; the URL is printed); beyond loopback a token is required
 
 Ctrl-C cancels the running turn; a second one, or one between turns, quits.
 Exit status: 0 every turn ended, 1 the agent failed or a turn timed out,
@@ -196,6 +218,9 @@ func main() {
 }
 
 func run(args []string) int {
+	if len(args) > 0 && args[0] == "serve" {
+		return serve(args[1:], os.Stdout, os.Stderr)
+	}
 	cfg, err := parseArgs(args, os.Stderr, isTerminal(os.Stdin))
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -232,6 +257,8 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.Var(&identities, "ssh-identity", "a private key `file` for --ssh (repeatable; default: the ssh-agent)")
 	fs.StringVar(&cfg.remote.sshKnownHosts, "ssh-known-hosts", "", "the known_hosts `file` that verifies the --ssh host (default: ~/.ssh/known_hosts)")
 	fs.BoolVar(&cfg.remote.sshInsecure, "ssh-insecure", false, "accept any --ssh host key (anyone on the path can pose as the host)")
+	fs.StringVar(&cfg.remote.url, "url", "", "reach an agent served over WebSocket at `ws://host:port/acp` (acphost serve)")
+	fs.StringVar(&cfg.remote.token, "token", "", "the bearer `token` for --url (default: $ACPHOST_TOKEN)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usageText) }
 	if err := fs.Parse(args); err != nil {
 		return cfg, err

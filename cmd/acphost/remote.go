@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
+	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
@@ -12,17 +14,23 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/ssh"
+	"github.com/acphost/acphost/websocket"
 )
 
-// remoteFlags are the flags that run the agent on another machine.
+// remoteFlags are the flags that reach an agent on another machine.
 type remoteFlags struct {
 	ssh           string   // [user@]host[:port]
 	sshIdentity   []string // --ssh-identity FILE (repeatable)
 	sshKnownHosts string
 	sshInsecure   bool
+	url           string // ws:// or wss://: an agent served over WebSocket
+	token         string // --token, else $ACPHOST_TOKEN
 }
 
-func (r remoteFlags) remote() bool { return r.ssh != "" }
+func (r remoteFlags) remote() bool { return r.ssh != "" || r.url != "" }
+
+// envToken carries a bearer token without putting it on a command line.
+const envToken = "ACPHOST_TOKEN"
 
 // checkRemote refuses what a remote agent cannot have: the built-in agent
 // (it is this executable, on this machine), confinement and host files.
@@ -33,6 +41,9 @@ func checkRemote(cfg *config) error {
 		}
 		return nil
 	}
+	if cfg.remote.url != "" {
+		return checkURL(cfg)
+	}
 	switch {
 	case len(cfg.agent) == 0:
 		return errors.New("--ssh runs the agent command given after --, on the remote host")
@@ -42,6 +53,28 @@ func checkRemote(cfg *config) error {
 		return errors.New("--fs serves this machine's files, which a remote agent does not see")
 	case cfg.remote.sshInsecure && cfg.remote.sshKnownHosts != "":
 		return errors.New("--ssh-insecure and --ssh-known-hosts contradict each other")
+	}
+	return nil
+}
+
+// checkURL: --url reaches an agent someone else runs (acphost serve, a
+// sandbox); the session's directory is theirs to name.
+func checkURL(cfg *config) error {
+	u, err := url.Parse(cfg.remote.url)
+	switch {
+	case err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "":
+		return fmt.Errorf("--url %q: want ws://HOST:PORT/PATH or wss://…", cfg.remote.url)
+	case cfg.remote.ssh != "":
+		return errors.New("--url and --ssh reach an agent two different ways; pick one")
+	case len(cfg.agent) > 0:
+		return errors.New("--url reaches an agent the server runs; give no command after --")
+	case cfg.cwd == "":
+		return errors.New("--url needs --cwd: the session's directory on the agent's machine")
+	case len(cfg.writable) > 0 || cfg.fs:
+		return errors.New("--writable and --fs act on this machine, which a served agent does not see")
+	}
+	if cfg.remote.token == "" {
+		cfg.remote.token = os.Getenv(envToken)
 	}
 	return nil
 }
@@ -79,6 +112,11 @@ func sshTransport(cfg config) (*ssh.Transport, error) {
 // the command, and the session's directory is on the remote host (the
 // login directory unless --cwd says).
 func (a *app) remoteOptions(opts *acphost.ACPOptions) error {
+	opts.Command, opts.Args, opts.Env = "", nil, nil
+	if a.cfg.remote.url != "" {
+		opts.Transport = &websocket.Transport{URL: a.cfg.remote.url, Token: a.cfg.remote.token}
+		return nil
+	}
 	t, err := sshTransport(a.cfg)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/acphost/acphost/fakeagent"
@@ -67,6 +68,54 @@ func TestSSHFlagsUsage(t *testing.T) {
 		r := runWith(t, nil, "", args...)
 		if r.code != exitUsage {
 			t.Errorf("%v: exit %d, want %d; stderr: %s", args, r.code, exitUsage, r.stderr)
+		}
+	}
+}
+
+func TestServeAndURLRunTheAgentOverWebSocket(t *testing.T) {
+	t.Parallel()
+	needSignals(t)
+	agent := remoteDemo(t)[1:] // without the "--"
+	srv := start(t, nil, append([]string{"serve", "--listen", "127.0.0.1:0", "--token", "s3cret", "--"}, agent...)...)
+	url, ok := srv.line()
+	if !ok || !strings.HasPrefix(url, "ws://127.0.0.1:") {
+		t.Fatalf("serve printed %q; stderr: %s", url, srv.stderr.String())
+	}
+	r := runWith(t, nil, "", "--url", url, "--token", "s3cret", "--cwd", t.TempDir(), "--permission", "allow", "--json", "-p", "list files")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if res := ofType(events(t, r.stdout), "result"); len(res) != 1 || resultText(res[0]) == "" {
+		t.Fatalf("want one result with text; stdout:\n%s", r.stdout)
+	}
+	r = runWith(t, nil, "", "--url", url, "--token", "wrong", "--cwd", "/", "-p", "x")
+	if r.code != exitFailed {
+		t.Fatalf("a wrong token: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	srv.signal(syscall.SIGTERM)
+	if _, code := srv.wait(); code != 0 {
+		t.Fatalf("serve after SIGTERM: exit %d; stderr: %s", code, srv.stderr.String())
+	}
+}
+
+func TestServeRefusesBeyondLoopbackWithoutAToken(t *testing.T) {
+	t.Parallel()
+	r := runWith(t, nil, "", "serve", "--listen", "0.0.0.0:0", "--", "agent")
+	if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, "token") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestURLFlagsUsage(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--url", "http://host/acp", "--cwd", "/", "-p", "x"},
+		{"--url", "ws://host/acp", "-p", "x"},
+		{"--url", "ws://host/acp", "--cwd", "/", "--", "agent"},
+		{"--url", "ws://host/acp", "--ssh", "h", "--cwd", "/", "-p", "x"},
+	} {
+		if r := runWith(t, nil, "", args...); r.code != exitUsage {
+			t.Errorf("%v: exit %d; stderr %s", args, r.code, r.stderr)
 		}
 	}
 }
