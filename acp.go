@@ -289,10 +289,16 @@ type Implementation struct {
 	Version string `json:"version"`
 }
 
-// AuthMethod is one way the agent offers to authenticate.
+// AuthMethod is one way the agent offers to authenticate. Type "" or
+// "agent" is done by the agent through authenticate (ACPOptions.AuthMethod);
+// "terminal" (offered only with ACPOptions.TerminalAuth) by running the
+// agent's own program interactively with Args appended and Env set — see
+// ACPClient.TerminalAuthCommand. Other types are the agent's own.
 type AuthMethod struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Type        string `json:"type,omitempty"`
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Type        string            `json:"type,omitempty"`
+	Args        []string          `json:"args,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
 }

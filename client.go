@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -189,6 +190,23 @@ type ACPOptions struct {
 	// re-attaches its sessions (see RecoverOptions). Nil: a dead agent stays
 	// dead and every call returns why.
 	Recover *RecoverOptions
+
+	// Notices advertises clientCapabilities.session.notices: the agent
+	// may then send live notices for the person (rate limits, a model
+	// switched) as *NoticeUpdate and EventNotice, instead of folding them
+	// into its messages. Set it only when the UI shows them. False: not
+	// advertised.
+	Notices bool
+	// Compaction advertises clientCapabilities.session.compaction: the
+	// agent may then report context compactions as *CompactionUpdate and
+	// *CompactionSummaryChunk (EventCompaction). False: not advertised.
+	Compaction bool
+	// TerminalAuth advertises clientCapabilities.auth.terminal: the agent
+	// may then offer authentication methods of type "terminal", which the
+	// client does not run itself (they need a person at a terminal):
+	// ACPClient.TerminalAuthCommand gives the command to run. Set it only
+	// when you can run that command interactively.
+	TerminalAuth bool
 
 	// PermissionPresentation declares clientCapabilities._meta.jetbrains.air
 	// so that current Claude and Codex adapters attach their permission
@@ -390,6 +408,52 @@ func (c *ACPClient) PID() int {
 // Promises): "process" for Start's local subprocess, "stream" for
 // Connect, the transport's own for a Transport.
 func (c *ACPClient) Promises() Promises { return c.agent().link.promises() }
+
+// Logout ends the agent's authenticated state (logout), when the agent
+// advertises agentCapabilities.auth.logout; otherwise it returns an error
+// matching ErrUnsupported without calling.
+func (c *ACPClient) Logout(ctx context.Context) error {
+	a := c.agent()
+	if !a.caps.Auth.Logout.present() {
+		return fmt.Errorf("acphost: the agent does not offer logout: %w", ErrUnsupported)
+	}
+	return a.call(ctx, "logout", struct{}{}, nil)
+}
+
+// TerminalAuthCommand returns the command that runs the terminal
+// authentication method id the agent offered: the agent's own Command and
+// Args with the method's args appended, and the method's env added to
+// ACPOptions.Env. Run it with a terminal for the person (the client never
+// does); a zero exit means success, after which a new session (or a
+// restart) finds the agent logged in. It fails with ErrUnsupported for an
+// agent reached by a Transport (its program is the transport's to run) and
+// for an id that is not a terminal method of the agent's.
+func (c *ACPClient) TerminalAuthCommand(id string) (command string, args, env []string, err error) {
+	if c.opts.Transport != nil {
+		return "", nil, nil, fmt.Errorf("acphost: terminal authentication of an agent reached by a Transport: %w", ErrUnsupported)
+	}
+	for _, m := range c.agent().init.AuthMethods {
+		if m.ID != id || m.Type != "terminal" {
+			continue
+		}
+		args = append(append([]string(nil), c.opts.Args...), m.Args...)
+		env = append([]string(nil), c.opts.Env...)
+		for _, k := range sortedKeys(m.Env) {
+			env = append(env, k+"="+m.Env[k])
+		}
+		return c.opts.Command, args, env, nil
+	}
+	return "", nil, nil, fmt.Errorf("acphost: the agent offers no terminal authentication method %q: %w", id, ErrUnsupported)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
 
 // AgentInfo returns what the agent said about itself in initialize.
 func (c *ACPClient) AgentInfo() Implementation { return c.agent().init.AgentInfo }

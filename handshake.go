@@ -28,6 +28,9 @@ type agentCaps struct {
 		Delete                presence `json:"delete"`
 		AdditionalDirectories presence `json:"additionalDirectories"`
 	} `json:"sessionCapabilities"`
+	Auth struct {
+		Logout presence `json:"logout"`
+	} `json:"auth"`
 }
 
 type initResult struct {
@@ -69,6 +72,20 @@ func (a *agent) initializeParams() any {
 	}
 	if e := a.opts.elicitationCapability(); e != nil {
 		caps["elicitation"] = e
+	}
+	session := map[string]any{
+		// SetConfigOption sends booleans as they are (type "boolean").
+		"configOptions": map[string]any{"boolean": map[string]any{}},
+	}
+	if a.opts.Notices {
+		session["notices"] = map[string]any{}
+	}
+	if a.opts.Compaction {
+		session["compaction"] = map[string]any{}
+	}
+	caps["session"] = session
+	if a.opts.TerminalAuth {
+		caps["auth"] = map[string]any{"terminal": true}
 	}
 	if a.opts.PermissionPresentation {
 		caps["_meta"] = map[string]any{"jetbrains": map[string]any{"air": map[string]any{}}}

@@ -32,6 +32,12 @@ const (
 	EventError            EventType = "error"             // Err: the turn failed
 )
 
+// The events of updates a client opts into (ACPOptions.Notices, Compaction).
+const (
+	EventNotice     EventType = "notice"     // Notice: information for the person, not history
+	EventCompaction EventType = "compaction" // Update: a *CompactionUpdate or *CompactionSummaryChunk
+)
+
 // The elicitation events of a turn.
 const (
 	EventElicitation       EventType = "elicitation"        // Elicitation: the agent asks the user for input
@@ -68,6 +74,7 @@ type StreamEvent struct {
 	Permission *PermissionRequest
 	Answer     *PermissionAnswer
 	Usage      *UsageUpdate
+	Notice     *NoticeUpdate
 	Mode       string
 	StopReason StopReason
 	// Update is the session/update behind the event, when there is one.

@@ -157,6 +157,10 @@ func (t *turn) observe(u Update) {
 		t.emit(StreamEvent{Type: EventUsage, Usage: u, Update: u})
 	case *CurrentModeUpdate:
 		t.emit(StreamEvent{Type: EventMode, Mode: u.ModeID, Update: u})
+	case *NoticeUpdate:
+		t.emit(StreamEvent{Type: EventNotice, Notice: u, Update: u})
+	case *CompactionUpdate, *CompactionSummaryChunk:
+		t.emit(StreamEvent{Type: EventCompaction, Update: u})
 	}
 }
 

@@ -477,6 +477,12 @@ func decodeUpdateSlow(params json.RawMessage) Update {
 		return decodeSessionInfo(h)
 	case KindUsageUpdate:
 		return &UsageUpdate{updateHeader: h, Used: u.Used, Size: u.Size, Cost: u.Cost}
+	case KindNotice:
+		return decodeNotice(h)
+	case KindCompactionUpdate:
+		return decodeCompaction(h)
+	case KindCompactionSummaryChunk:
+		return decodeCompactionChunk(h)
 	}
 	return &UnknownUpdate{updateHeader: h}
 }

@@ -88,6 +88,9 @@ func FuzzDecodeUpdate(f *testing.F) {
 		`{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","content":[{"type":"diff","path":"/a","newText":""}]}}`,
 		`{"sessionId":"s","update":{"sessionUpdate":"session_info_update","title":null}}`,
 		`{"sessionId":"s","update":{"sessionUpdate":"zzz"}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"warning","title":"Rate limited","description":null}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"compaction_update","compactionId":"c1","status":"completed","summary":[{"type":"text","text":"so far"},7],"error":null}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"compaction_summary_chunk","compactionId":"c1","content":{"type":"text","text":"more"}}}`,
 		`[]`, `null`, `{"update":1}`,
 	} {
 		f.Add([]byte(s))

@@ -28,6 +28,15 @@ func (a *Agent) handleRequest(m Message) {
 		a.authed = true
 		a.mu.Unlock()
 		a.reply(m.ID, emptyObject)
+	case "logout":
+		if !isSet(a.caps.Auth.Logout) {
+			a.replyError(m.ID, codeMethodNotFound, "Method not found")
+			return
+		}
+		a.mu.Lock()
+		a.authed = false
+		a.mu.Unlock()
+		a.reply(m.ID, emptyObject)
 	case "session/new":
 		a.sessionNew(m)
 	case "session/load":

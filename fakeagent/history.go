@@ -120,6 +120,9 @@ type sessionCaps struct {
 		Close  json.RawMessage `json:"close"`
 		Delete json.RawMessage `json:"delete"`
 	} `json:"sessionCapabilities"`
+	Auth struct {
+		Logout json.RawMessage `json:"logout"`
+	} `json:"auth"`
 }
 
 // sessionLoad replays the session's history as updates, then answers.

@@ -430,6 +430,7 @@ func TestAgents(t *testing.T) {
 				t.Run("no-elicitation", func(t *testing.T) { testNoElicitation(t, a) })
 			}
 			t.Run("ssh", func(t *testing.T) { testOverSSH(t, a) })
+			t.Run("websocket", func(t *testing.T) { testOverWebSocket(t, a) })
 		})
 	}
 }

@@ -1,0 +1,104 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acphost/acphost/fakeagent"
+)
+
+// clientCaps is what the client advertised in initialize.
+func clientCaps(t *testing.T, a *fakeagent.Agent) map[string]any {
+	t.Helper()
+	msgs := received(a, "initialize")
+	require.Len(t, msgs, 1)
+	var p struct {
+		ClientCapabilities map[string]any `json:"clientCapabilities"`
+	}
+	require.NoError(t, json.Unmarshal(msgs[0], &p))
+	return p.ClientCapabilities
+}
+
+func TestInitializeAdvertisesOnlyWhatIsServed(t *testing.T) {
+	t.Parallel()
+	_, a := connectFake(t, fakeagent.Script{}, ACPOptions{})
+	caps := clientCaps(t, a.Agent)
+	assert.Equal(t, map[string]any{"configOptions": map[string]any{"boolean": map[string]any{}}}, caps["session"],
+		"boolean config options are always served (SetConfigOption with a bool); notices and compaction only on request")
+	assert.NotContains(t, caps, "auth")
+	assert.NotContains(t, caps, "elicitation")
+
+	_, a = connectFake(t, fakeagent.Script{}, ACPOptions{Notices: true, Compaction: true, TerminalAuth: true})
+	caps = clientCaps(t, a.Agent)
+	session := caps["session"].(map[string]any)
+	assert.Contains(t, session, "notices")
+	assert.Contains(t, session, "compaction")
+	assert.Equal(t, map[string]any{"terminal": true}, caps["auth"])
+}
+
+func TestNoticesAndCompactionsAreTyped(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Say(raw(`{"sessionUpdate":"notice","severity":"warning","title":"Rate limited","description":"retrying in 30s"}`)),
+		fakeagent.Say(raw(`{"sessionUpdate":"compaction_summary_chunk","compactionId":"c1","content":{"type":"text","text":"we fixed"}}`)),
+		fakeagent.Say(raw(`{"sessionUpdate":"compaction_update","compactionId":"c1","status":"completed","summary":[{"type":"text","text":"we fixed the build"}],"error":null}`)),
+		fakeagent.Say(raw(`{"sessionUpdate":"notice","severity":"info"}`)),
+		fakeagent.Say(fakeagent.Text("done")),
+	}}}}
+	rec := &recorder{}
+	c, _ := connectFake(t, script, ACPOptions{Notices: true, Compaction: true, OnUpdate: rec.onUpdate})
+	var types []EventType
+	_, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) { types = append(types, ev.Type) })
+	require.NoError(t, err)
+	assert.Equal(t, []EventType{EventNotice, EventCompaction, EventCompaction, EventText, EventDone}, types)
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	require.Len(t, rec.updates, 5)
+	n := rec.updates[0].(*NoticeUpdate)
+	assert.Equal(t, NoticeUpdate{updateHeader: n.updateHeader, Severity: NoticeWarning, Title: "Rate limited", Description: "retrying in 30s"}, *n)
+	chunk := rec.updates[1].(*CompactionSummaryChunk)
+	assert.Equal(t, "c1", chunk.ID)
+	assert.Equal(t, "we fixed", chunk.Content.Text)
+	cu := rec.updates[2].(*CompactionUpdate)
+	assert.Equal(t, CompactionCompleted, cu.Status)
+	assert.True(t, cu.SummarySet)
+	require.Len(t, cu.Summary, 1)
+	assert.Equal(t, "we fixed the build", cu.Summary[0].Text)
+	assert.True(t, cu.ErrorSet, "null clears the error")
+	assert.Nil(t, cu.Error)
+	bad, ok := rec.updates[3].(*UnknownUpdate)
+	require.True(t, ok, "a notice without its required title is not typed")
+	assert.Error(t, bad.Err)
+}
+
+func TestLogoutOnlyWhenOffered(t *testing.T) {
+	t.Parallel()
+	c, a := connectFake(t, fakeagent.Script{}, ACPOptions{})
+	require.ErrorIs(t, c.Logout(context.Background()), ErrUnsupported)
+	assert.Empty(t, received(a.Agent, "logout"), "not sent to an agent that does not offer it")
+
+	c, a = connectFake(t, fakeagent.Script{AgentCapabilities: raw(`{"auth":{"logout":{}}}`)}, ACPOptions{})
+	require.NoError(t, c.Logout(context.Background()))
+	assert.Len(t, received(a.Agent, "logout"), 1)
+}
+
+func TestTerminalAuthCommand(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Script{AuthMethods: raw(`[{"id":"browser","name":"Log in"},{"id":"tui","name":"Log in in a terminal","type":"terminal","args":["--login"],"env":{"B":"2","A":"1"}}]`)}
+	c, err := startFake(t, script, ACPOptions{TerminalAuth: true, Env: []string{"X=y"}})
+	require.NoError(t, err)
+	cmd, args, env, err := c.TerminalAuthCommand("tui")
+	require.NoError(t, err)
+	assert.Equal(t, c.opts.Command, cmd)
+	assert.Equal(t, append(append([]string(nil), c.opts.Args...), "--login"), args)
+	assert.Equal(t, append(append([]string(nil), c.opts.Env...), "A=1", "B=2"), env, "ACPOptions.Env, then the method's in a stable order")
+	assert.Contains(t, c.opts.Env, "X=y")
+	_, _, _, err = c.TerminalAuthCommand("browser")
+	assert.ErrorIs(t, err, ErrUnsupported, "an agent method is not run in a terminal")
+	assert.Equal(t, "browser", c.AuthMethods()[0].ID)
+}
