@@ -213,4 +213,3 @@ func (l *link) remove() {
 	}
 	_ = exec.CommandContext(ctx, l.engine, args...).Run()
 }
-

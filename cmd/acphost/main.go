@@ -80,6 +80,7 @@
 // per connection and stopping it when the connection ends. It prints the
 // URL on stdout and serves until SIGINT or SIGTERM. A non-loopback ADDR
 // needs a token (--token or ACPHOST_TOKEN).
+//
 //	--writable DIR         confine the agent, and everything it runs, to
 //	                       changing files beneath DIR (repeatable; Linux with
 //	                       Landlock, else acphost fails). Everything else,
