@@ -74,13 +74,6 @@
 //	--token T              the bearer token for --url (default: the
 //	                       environment variable ACPHOST_TOKEN, which keeps it
 //	                       off the command line)
-//
-// acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
-// serves AGENT over WebSocket at ws://ADDR/acp, starting one AGENT process
-// per connection and stopping it when the connection ends. It prints the
-// URL on stdout and serves until SIGINT or SIGTERM. A non-loopback ADDR
-// needs a token (--token or ACPHOST_TOKEN).
-//
 //	--writable DIR         confine the agent, and everything it runs, to
 //	                       changing files beneath DIR (repeatable; Linux with
 //	                       Landlock, else acphost fails). Everything else,
@@ -88,6 +81,12 @@
 //	                       agent's own tools and to the --fs writes acphost
 //	                       makes for it. List the agent's state directories
 //	                       (e.g. ~/.claude) and a temporary directory.
+//
+// acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
+// serves AGENT over WebSocket at ws://ADDR/acp, starting one AGENT process
+// per connection and stopping it when the connection ends. It prints the
+// URL on stdout and serves until SIGINT or SIGTERM. A non-loopback ADDR
+// needs a token (--token or ACPHOST_TOKEN).
 //
 // Ctrl-C during a turn cancels that turn and goes on with the next prompt
 // on the same agent; a second Ctrl-C in the same turn, or one between turns,
