@@ -1,3 +1,5 @@
+//go:build unix
+
 package ssh_test
 
 import (

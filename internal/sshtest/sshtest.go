@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package sshtest runs a real OpenSSH sshd on loopback for tests: fresh
 // host and user keys in a temporary directory, a free port, public key
 // login for the user running the tests.
