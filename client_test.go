@@ -25,7 +25,7 @@ func TestHandshakeWire(t *testing.T) {
 			ACPOptions{Dir: dir, Mode: "code"})
 		init := received(fa.Agent, "initialize")
 		require.Len(t, init, 1)
-		assert.JSONEq(t, `{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false},"clientInfo":{"name":"acphost","version":"`+Version+`"}}`, string(init[0]))
+		assert.JSONEq(t, `{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"session":{"configOptions":{"boolean":{}}}},"clientInfo":{"name":"acphost","version":"`+Version+`"}}`, string(init[0]))
 		sn := received(fa.Agent, "session/new")
 		require.Len(t, sn, 1)
 		assert.JSONEq(t, `{"cwd":`+strconv.Quote(dir)+`,"mcpServers":[]}`, string(sn[0]), "mcpServers must be an array, never null")
@@ -143,7 +143,7 @@ func TestUnknownUpdateKindIsDeliveredRaw(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
-			fakeagent.Say(raw(`{"sessionUpdate":"notice","severity":"warning","title":"MCP server unavailable"}`)),
+			fakeagent.Say(raw(`{"sessionUpdate":"agent_status","state":"MCP server unavailable"}`)),
 			fakeagent.Say(raw(`{"sessionUpdate":"agent_message_chunk","content":"not an object"}`)),
 		}}}}
 		c, _ := connectFake(t, script, ACPOptions{OnUpdate: rec.onUpdate})
@@ -152,7 +152,7 @@ func TestUnknownUpdateKindIsDeliveredRaw(t *testing.T) {
 		require.Equal(t, 2, rec.len())
 		u, ok := rec.updates[0].(*UnknownUpdate)
 		require.True(t, ok, "got %T", rec.updates[0])
-		assert.Equal(t, UpdateKind("notice"), u.Kind())
+		assert.Equal(t, UpdateKind("agent_status"), u.Kind())
 		assert.NoError(t, u.Err)
 		assert.Contains(t, string(u.Raw()), "MCP server unavailable")
 		bad, ok := rec.updates[1].(*UnknownUpdate)

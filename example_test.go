@@ -170,7 +170,7 @@ func ExampleParsePermissionRequest() {
 func ExampleDecodeUpdate() {
 	for _, params := range []string{
 		`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}`,
-		`{"sessionId":"s1","update":{"sessionUpdate":"notice","title":"MCP server unavailable"}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"agent_status","state":"busy"}}`,
 	} {
 		switch u := acphost.DecodeUpdate(json.RawMessage(params)).(type) {
 		case *acphost.MessageChunk:
@@ -181,5 +181,5 @@ func ExampleDecodeUpdate() {
 	}
 	// Output:
 	// agent_message_chunk hi
-	// unknown: notice
+	// unknown: agent_status
 }

@@ -52,7 +52,9 @@ func fsOpts(dir string) ACPOptions {
 
 func TestFSCapabilitiesAdvertisedOnlyWhenServed(t *testing.T) {
 	_, fa := connectFake(t, fakeagent.Script{}, ACPOptions{FS: &FSOptions{Read: true}, Terminal: &TerminalOptions{}})
-	assert.Contains(t, string(received(fa.Agent, "initialize")[0]), `"fs":{"readTextFile":true,"writeTextFile":false},"terminal":true`)
+	init := string(received(fa.Agent, "initialize")[0])
+	assert.Contains(t, init, `"fs":{"readTextFile":true,"writeTextFile":false}`)
+	assert.Contains(t, init, `"terminal":true`)
 }
 
 func TestFSReadLinesAndLimit(t *testing.T) {
