@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,10 +34,21 @@ var escapedParams = []byte(`{"sessionId":"flood-1","update":{"sessionUpdate":"ag
 
 func chunkParams(tb testing.TB) json.RawMessage {
 	var env clients.Envelope
-	if err := json.Unmarshal(chunkLine, &env); err != nil {
-		tb.Fatal(err)
+	if !env.Read(chunkLine) {
+		tb.Fatal("chunk line not read")
 	}
 	return env.Params
+}
+
+// stdEnvelope is the JSON-RPC frame for encoding/json (the old, loose
+// limit's).
+type stdEnvelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
 }
 
 // BenchmarkDecodeUpdateChunk is acphost.DecodeUpdate of one
@@ -64,14 +76,66 @@ func BenchmarkDecodeUpdateChunkEscaped(b *testing.B) {
 	}
 }
 
-// BenchmarkEnvelope is the limit's whole per-update work: one json.Unmarshal
-// of the line into a minimal envelope.
+// BenchmarkEnvelope is one json.Unmarshal of the line into a fresh
+// envelope: the old, loose limit's whole per-update work.
 func BenchmarkEnvelope(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		var env clients.Envelope
+		var env stdEnvelope
 		if err := json.Unmarshal(chunkLine, &env); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStdlibLimitLine is the limit's per-update work done with
+// encoding/json as tightly as it goes: the envelope into a reused struct
+// of json.RawMessage (their buffers reused), the typed update into a
+// reused struct, the text kept. It is why the limit reads JSON with
+// acphost's reader instead.
+func BenchmarkStdlibLimitLine(b *testing.B) {
+	var env struct {
+		JSONRPC, ID, Method, Params, Result, Error json.RawMessage
+	}
+	var u struct {
+		SessionID string `json:"sessionId"`
+		Update    struct {
+			SessionUpdate string `json:"sessionUpdate"`
+			Content       struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			ToolCallID string `json:"toolCallId"`
+			Status     string `json:"status"`
+		} `json:"update"`
+	}
+	var text strings.Builder
+	b.ReportAllocs()
+	for b.Loop() {
+		env.ID, env.Method, env.Params = env.ID[:0], env.Method[:0], env.Params[:0]
+		if err := json.Unmarshal(chunkLine, &env); err != nil {
+			b.Fatal(err)
+		}
+		if string(env.Method) != `"session/update"` {
+			b.Fatal(string(env.Method))
+		}
+		u.Update.Content.Text = ""
+		if err := json.Unmarshal(env.Params, &u); err != nil {
+			b.Fatal(err)
+		}
+		text.WriteString(u.Update.Content.Text)
+	}
+}
+
+// BenchmarkLimitLine is the limit's whole per-update work: the envelope
+// and the typed update read in place, the text kept (its builder's growth
+// amortized over b.N chunks).
+func BenchmarkLimitLine(b *testing.B) {
+	line := clients.LimitLine("flood-1")
+	b.ReportAllocs()
+	for b.Loop() {
+		if n, err := line(chunkLine); err != nil || n == 0 {
+			b.Fatal(n, err)
 		}
 	}
 }
@@ -81,7 +145,7 @@ func BenchmarkEnvelope(b *testing.B) {
 func BenchmarkEnvelopeThenDecodeUpdate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		var env clients.Envelope
+		var env stdEnvelope
 		if err := json.Unmarshal(chunkLine, &env); err != nil {
 			b.Fatal(err)
 		}
@@ -223,6 +287,9 @@ func TestFloodAgentInProcess(t *testing.T) {
 			}
 			if !res.HasMeta || res.Meta.Sent != 500 || res.Meta.PermRTTNanos <= 0 {
 				t.Fatalf("meta %+v (has %v)", res.Meta, res.HasMeta)
+			}
+			if name != clients.SDK && len(res.Text) != 500*64 {
+				t.Fatalf("text of %d bytes, want %d", len(res.Text), 500*64)
 			}
 			// Cancel a turn that streams until cancelled.
 			ctx, cancel := context.WithCancel(context.Background())

@@ -59,7 +59,7 @@ func connectACPHost(ctx context.Context, r io.Reader, w io.Writer, closer io.Clo
 func (h *acphostClient) Turn(ctx context.Context, prompt string) (Result, error) {
 	before := h.count.n.Load()
 	resp, err := h.c.GenerateCtx(ctx, acphost.Request{Prompt: prompt})
-	res := Result{StopReason: string(resp.StopReason), Updates: h.count.n.Load() - before}
+	res := Result{StopReason: string(resp.StopReason), Text: resp.Text, Updates: h.count.n.Load() - before}
 	if m, merr := flood.ParseMeta(resp.Meta); merr == nil {
 		res.Meta, res.HasMeta = m, true
 	}

@@ -46,6 +46,9 @@ type Result struct {
 	// Updates counts the session/update notifications handled during the
 	// turn (message chunks and tool call updates).
 	Updates int64
+	// Text is the turn's answer text (acphost's Response.Text; the limit
+	// keeps it too; the SDK client does not).
+	Text string
 	// Meta is the flood agent's _meta.flood, when the client saw the answer.
 	Meta    flood.Meta
 	HasMeta bool

@@ -4,7 +4,7 @@
 // Each session/prompt plays one turn. Config gives the defaults. The
 // prompt's text can override them with space-separated key=value fields:
 //
-//	n=200000 size=64 perm=1 permdone=1 interval=1ms forever=1 layout=ts escape=1
+//	n=200000 size=64 perm=1 permdone=1 interval=1ms forever=1 layout=ts escape=1 stamp=1 crash=1
 //
 // A turn streams n agent_message_chunk updates of size bytes of text each.
 // With perm=1 it first sends one session/request_permission and waits for
@@ -24,6 +24,13 @@
 // cancel, between two chunks. Turns run one at a time, in the order their
 // prompts arrived, on a goroutine of their own while the reader keeps
 // reading.
+//
+// stamp=1 starts every chunk's text with the wall-clock time it was written
+// (unix nanoseconds, 19 digits; size must be at least 19), for measuring
+// the delay to the client's consumer; each chunk is then encoded as it is
+// written (into the same line: write copies it). crash=1 calls Config.Exit (floodagent: the process exits with
+// status 3) instead of answering; without Exit the prompt is answered with
+// an error.
 //
 // The prompt's result carries timings in _meta.flood (see [Meta]).
 package flood
@@ -52,6 +59,11 @@ type Config struct {
 	Forever  bool          // stream until cancelled
 	Layout   string        // key order of chunk lines: "ts", "sorted", "params-first"
 	Escape   bool          // escapes in every chunk's text
+	Stamp    bool          // each chunk's text starts with its write time
+	Crash    bool          // exit instead of answering (see Exit)
+	// Exit ends the process for crash=1; nil: crash=1 is answered with an
+	// error.
+	Exit func(code int)
 }
 
 // DefaultConfig is one 64-byte chunk per turn with a completed tool call
@@ -82,6 +94,10 @@ func (c Config) Override(text string) (Config, error) {
 			c.Forever, err = strconv.ParseBool(v)
 		case "escape":
 			c.Escape, err = strconv.ParseBool(v)
+		case "stamp":
+			c.Stamp, err = strconv.ParseBool(v)
+		case "crash":
+			c.Crash, err = strconv.ParseBool(v)
 		case "layout":
 			switch v {
 			case "ts", "sorted", "params-first":
@@ -353,6 +369,15 @@ func (a *agent) play(t *turn) {
 		return
 	}
 	cfg := t.cfg
+	if cfg.Crash {
+		if cfg.Exit != nil {
+			a.wmu.Lock()
+			a.out.Flush()
+			cfg.Exit(3)
+		}
+		a.replyError(t.id, -32603, "crash=1 without Exit")
+		return
+	}
 	var meta Meta
 	if cfg.Perm && !t.cancelled.Load() {
 		rtt, ok := a.askPermission(t)
@@ -368,7 +393,15 @@ func (a *agent) play(t *turn) {
 		timer = time.NewTimer(cfg.Interval)
 		defer timer.Stop()
 	}
+	stampAt := bytes.Index(line, []byte("abcdefghijklmnopqrs"))
+	if cfg.Stamp && (cfg.Size < 19 || stampAt < 0) {
+		a.replyError(t.id, -32602, "stamp=1 needs size>=19 and no escape")
+		return
+	}
 	for i := 0; (cfg.Forever || i < cfg.N) && !t.cancelled.Load(); i++ {
+		if cfg.Stamp {
+			strconv.AppendInt(line[stampAt:stampAt], time.Now().UnixNano(), 10)
+		}
 		if a.write(line, paced) != nil {
 			return
 		}

@@ -18,6 +18,7 @@ import (
 
 func main() {
 	cfg := flood.DefaultConfig()
+	cfg.Exit = os.Exit
 	flag.IntVar(&cfg.N, "n", cfg.N, "chunks per turn")
 	flag.IntVar(&cfg.Size, "size", cfg.Size, "bytes of text per chunk")
 	flag.BoolVar(&cfg.Perm, "perm", cfg.Perm, "one session/request_permission per turn")

@@ -38,7 +38,12 @@ func (e *LineError) Unwrap() error { return e.Err }
 
 // Stream frames messages over a reader and a writer.
 type Stream struct {
+	src io.Reader
+	// r holds what was read and not yet framed; nil while none is (see
+	// readLine): an idle stream holds only wake, not a 64 KiB buffer.
 	r       *bufio.Reader
+	pre     prefixReader
+	wake    [wakeBytes]byte
 	w       io.Writer
 	closers []io.Closer
 	maxLine int
@@ -77,7 +82,63 @@ func New(r io.Reader, w io.Writer, maxLine int, closers ...io.Closer) *Stream {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, maxLine: maxLine, closers: closers, readDone: make(chan struct{}), born: time.Now()}
+	return &Stream{src: r, w: w, maxLine: maxLine, closers: closers, readDone: make(chan struct{}), born: time.Now()}
+}
+
+// wakeBytes is what an idle stream reads into while it waits for the
+// agent; readBytes the buffer it frames lines in, taken from readers once
+// something arrived and given back when all of it is framed.
+const (
+	wakeBytes = 2 << 10
+	readBytes = 64 << 10
+)
+
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBytes) }}
+
+// prefixReader reads p, then r; err, once p is read, is what the read
+// that filled p reported.
+type prefixReader struct {
+	p   []byte
+	r   io.Reader
+	err error
+}
+
+func (pr *prefixReader) Read(b []byte) (int, error) {
+	if len(pr.p) > 0 {
+		n := copy(b, pr.p)
+		pr.p = pr.p[n:]
+		return n, nil
+	}
+	if pr.err != nil {
+		return 0, pr.err
+	}
+	return pr.r.Read(b)
+}
+
+// reader returns the framing buffer, first waiting for the agent's next
+// bytes with none held when everything read before is framed. The line
+// readLine returned last must no longer be in use.
+func (s *Stream) reader() (*bufio.Reader, error) {
+	if s.r != nil && s.r.Buffered() == 0 && len(s.pre.p) == 0 && s.pre.err == nil {
+		s.r.Reset(nil)
+		readers.Put(s.r)
+		s.r = nil
+	}
+	if s.r != nil {
+		return s.r, nil
+	}
+	for {
+		n, err := s.src.Read(s.wake[:])
+		if n == 0 && err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			s.pre = prefixReader{p: s.wake[:n], r: s.src, err: err}
+			s.r = readers.Get().(*bufio.Reader)
+			s.r.Reset(&s.pre)
+			return s.r, nil
+		}
+	}
 }
 
 // WriteObject marshals v and writes it with a trailing newline in one Write.
@@ -339,7 +400,11 @@ func (s *Stream) skip(line []byte) {
 // readLine returns the next line. The slice may point into the reader's
 // buffer and is valid only until the next read; decoding copies what it keeps.
 func (s *Stream) readLine() ([]byte, error) {
-	frag, err := s.r.ReadSlice('\n')
+	r, err := s.reader()
+	if err != nil {
+		return nil, err
+	}
+	frag, err := r.ReadSlice('\n')
 	if err == nil {
 		return frag, nil
 	}
@@ -354,7 +419,7 @@ func (s *Stream) readLine() ([]byte, error) {
 		if len(buf) > s.maxLine {
 			return nil, &LineError{Limit: s.maxLine, Err: ErrLineTooLong}
 		}
-		frag, err = s.r.ReadSlice('\n')
+		frag, err = r.ReadSlice('\n')
 		buf = append(buf, frag...)
 		if err == nil {
 			return buf, nil
