@@ -1,0 +1,182 @@
+package ssh_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	xssh "golang.org/x/crypto/ssh"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/ssh"
+)
+
+// TestReviewSSHAgentAuth: the keys of an ssh-agent (AgentSocket, the
+// documented way to use encrypted keys) must log in.
+func TestReviewSSHAgentAuth(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t)
+	tr, mark := remoteFake(t, srv, fakeagent.Script{})
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	agentCmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	require.NoError(t, agentCmd.Start())
+	t.Cleanup(func() { agentCmd.Process.Kill(); agentCmd.Wait() })
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	add := exec.Command("ssh-add", srv.Identity)
+	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	out, err := add.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	tr.IdentityFiles, tr.AgentSocket = nil, sock
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := acphost.Start(ctx, acphost.ACPOptions{Transport: tr, Dir: t.TempDir()})
+	require.NoError(t, err, "a key held by the ssh-agent logs in")
+	require.NoError(t, c.Close())
+	noneLeft(t, mark, 15*time.Second)
+}
+
+// TestReviewSSHStopEndsAnAgentThatStoppedReading: an agent that stopped
+// reading its stdin (the case the client restarts it for) with more
+// input queued than the wrapper's relay can hand on must still end at
+// Close: the relay's cat is blocked writing into the fifo and never sees
+// the EOF that starts the ladder, and the test sshd refuses "signal".
+func TestReviewSSHStopEndsAnAgentThatStoppedReading(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t)
+	tr, mark := remoteFake(t, srv, fakeagent.Script{Turns: []fakeagent.Turn{
+		{Prompt: "wedge", Steps: []fakeagent.Step{{StopReading: true}, fakeagent.Say(fakeagent.Text("wedged"))}},
+	}})
+	t.Cleanup(func() { // what the test proves survives
+		for _, pid := range sshtest.WithEnv(mark) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), CloseGrace: 100 * time.Millisecond})
+	require.NoError(t, err)
+	_, err = c.Generate(acphost.Request{Prompt: "wedge"})
+	require.NoError(t, err)
+	// A big prompt the agent never reads: SSH's window, sshd's buffer, the
+	// pipe and the fifo take some of it, the rest blocks the host's write.
+	// (In a goroutine: a write to a Link cannot be abandoned by its ctx,
+	// see TestReviewCancelledWriteToALinkEnds.)
+	go c.Generate(acphost.Request{Prompt: strings.Repeat("x", 8<<20)})
+	time.Sleep(2 * time.Second)
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close hung")
+	}
+	noneLeft(t, mark, 20*time.Second)
+}
+
+// TestReviewSSHDialBoundedByCtx: a server that completes the handshake
+// but never answers the session's channel open must not hang Dial past
+// ctx (or DialTimeout).
+func TestReviewSSHDialBoundedByCtx(t *testing.T) {
+	t.Parallel()
+	addr := silentServer(t)
+	key := filepath.Join(t.TempDir(), "id")
+	require.NoError(t, os.WriteFile(key, sshtest.PrivateKeyPEM(t), 0o600))
+	tr := &ssh.Transport{Addr: addr, User: "x", IdentityFiles: []string{key}, InsecureIgnoreHostKey: true,
+		Command: "true", DialTimeout: time.Second, KeepAlive: 200 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := tr.Dial(ctx)
+		errc <- err
+	}()
+	select {
+	case err := <-errc:
+		require.Error(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Dial still blocked 8s after its ctx ended: the session open is not bounded")
+	}
+}
+
+// silentServer accepts SSH logins with any key and then never answers a
+// channel open request.
+func silentServer(t *testing.T) string {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	signer, err := xssh.NewSignerFromKey(priv)
+	require.NoError(t, err)
+	cfg := &xssh.ServerConfig{PublicKeyCallback: func(xssh.ConnMetadata, xssh.PublicKey) (*xssh.Permissions, error) { return nil, nil }}
+	cfg.AddHostKey(signer)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				_, chans, reqs, err := xssh.NewServerConn(conn, cfg)
+				if err != nil {
+					return
+				}
+				go func() {
+					for r := range reqs {
+						if r.WantReply {
+							r.Reply(true, nil) // keepalives are answered
+						}
+					}
+				}()
+				var held []xssh.NewChannel
+				for ch := range chans {
+					held = append(held, ch) // never accepted nor rejected
+				}
+				_ = held
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestReviewSSHStopDuringABlockedWriteIsRaceFree: Link.Stop "may be
+// called while Read and Write block". ssh.link.Stop closes the session's
+// stdin (x/crypto channel.CloseWrite, which writes ch.sentEOF unlocked)
+// while Write (WriteExtended, which reads it) is blocked on the window.
+// Run with -race.
+func TestReviewSSHStopDuringABlockedWriteIsRaceFree(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t)
+	tr, mark := remoteFake(t, srv, fakeagent.Script{})
+	tr.Command, tr.Args = "sh", []string{"-c", "exec sleep 30"} // never reads
+	l, err := tr.Dial(context.Background())
+	require.NoError(t, err)
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		l.Write(make([]byte, 8<<20))
+	}()
+	time.Sleep(time.Second)
+	l.Stop(0)
+	<-wrote
+	t.Cleanup(func() {
+		for _, pid := range sshtest.WithEnv(mark) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+}
