@@ -213,7 +213,9 @@ func (p *Pool) start(ctx context.Context, m *poolMember) error {
 	for range len(p.down) {
 		opts := p.opts.Agent
 		if len(p.opts.Transports) > 0 {
+			p.mu.Lock()
 			opts.Transport = p.opts.Transports[m.host]
+			p.mu.Unlock()
 		}
 		c, err := Start(ctx, opts)
 		if err == nil {
@@ -229,11 +231,13 @@ func (p *Pool) start(ctx context.Context, m *poolMember) error {
 		p.down[m.host] = now.Add(p.opts.HostRetry)
 		next := p.pickHost(now)
 		allDown := p.down[next].After(now)
+		if !allDown {
+			m.host = next // under the lock: Hosts and pickHost read it
+		}
 		p.mu.Unlock()
 		if allDown {
 			break // every host failed within HostRetry
 		}
-		m.host = next
 	}
 	return errors.Join(errs...)
 }

@@ -37,10 +37,14 @@ type Link interface {
 	// or the agent has ended.
 	io.Reader
 	// Write writes what the agent receives, whole lines. A Write blocked on
-	// an agent that stopped reading must end once Stop is called.
+	// an agent that stopped reading must end once Stop is called: the
+	// client calls Stop (from another goroutine, once) to abandon it when
+	// the write's call is cancelled or ACPOptions.WriteTimeout passes.
 	io.Writer
 	// Stderr returns the agent's diagnostic stream, or nil without
-	// Promises.Stderr. The client drains it from Dial until Stop returns.
+	// Promises.Stderr. The client drains it from Dial on; its reads must
+	// end (EOF or an error) once Stop has returned — the client waits a
+	// second for that, then leaves the reader to its fate.
 	Stderr() io.Reader
 	// Done is closed once the agent has ended or the link is lost; nil
 	// without Promises.ExitStatus (the end of Read then stands for it).
@@ -168,7 +172,7 @@ func transportDialer(t Transport, opts *ACPOptions) dialer {
 			l.Stop(0)
 			return nil, fmt.Errorf("acphost: ACPOptions.FS and Terminal serve the host's files and processes, which a %s agent does not see: %w", p.Transport, ErrUnsupported)
 		}
-		return &transportLink{l: l, p: p, stderrDone: make(chan struct{})}, nil
+		return &transportLink{l: l, p: p, grace: opts.CloseGrace, stderrDone: make(chan struct{}), stopped: make(chan struct{})}, nil
 	}
 }
 
@@ -176,25 +180,56 @@ func transportDialer(t Transport, opts *ACPOptions) dialer {
 type transportLink struct {
 	l          Link
 	p          Promises
+	grace      time.Duration // for a stop that abandons a blocked write
 	tail       proc.Tail
 	stderrDone chan struct{}
+	stopOnce   sync.Once
+	stopped    chan struct{} // Stop has returned
 }
 
-func (t *transportLink) stream() (io.Reader, io.Writer) { return t.l, t.l }
+func (t *transportLink) stream() (io.Reader, io.Writer) { return t.l, linkWriter{t} }
 func (t *transportLink) stderrTail() string             { return t.tail.String() }
 func (t *transportLink) exited() <-chan struct{}        { return t.l.Done() }
-func (t *transportLink) stop(grace time.Duration)       { t.l.Stop(grace) }
 func (t *transportLink) promises() Promises             { return t.p }
 
-func (t *transportLink) pump(wg *sync.WaitGroup, forward io.Writer) {
+// stop stops the link once, however many ask, and waits (a second at
+// most) for its stderr to be drained.
+func (t *transportLink) stop(grace time.Duration) {
+	t.stopOnce.Do(func() {
+		t.l.Stop(grace)
+		close(t.stopped)
+	})
+	<-t.stopped
+	timer := time.NewTimer(time.Second)
+	defer timer.Stop()
+	select {
+	case <-t.stderrDone:
+	case <-timer.C:
+	}
+}
+
+// linkWriter is the stream's writer: a Link has no deadline to end a
+// blocked write with, so aborting writes (wire.Stream.AbortWrites closes a
+// writer without one) stops the link, in the background: the write's
+// caller returns at once, and the agent is replaced before the next turn.
+type linkWriter struct{ t *transportLink }
+
+func (w linkWriter) Write(p []byte) (int, error) { return w.t.l.Write(p) }
+
+func (w linkWriter) Close() error {
+	go w.t.stop(w.t.grace)
+	return nil
+}
+
+// pump drains stderr on a goroutine of its own, not counted in wg: a
+// Link's stderr that does not end at Stop must not hang Close (see stop).
+func (t *transportLink) pump(_ *sync.WaitGroup, forward io.Writer) {
 	r := t.l.Stderr()
 	if r == nil {
 		close(t.stderrDone)
 		return
 	}
-	wg.Add(1)
 	go func() {
-		defer wg.Done()
 		defer close(t.stderrDone)
 		proc.Drain(r, &t.tail, forward)
 	}()

@@ -9,13 +9,14 @@
 // Each Dial runs "ENGINE exec -i" (never a TTY: stderr stays apart and
 // nothing is echoed or CRLF-mangled) into the Container, or with Run
 // "ENGINE run -i --rm" of a container of its own, which Stop removes.
-// Inside, the agent runs under the same POSIX sh wrapper as over SSH: it
-// holds the agent's process group and ends it (EOF, SIGTERM, SIGKILL)
-// when the exec's stdin ends — when the host stops the agent, and when
-// the engine client dies with the host (it is a local process that gets
-// the parent-death signal), since the engines close the exec'd process's
-// stdin then but leave it running. The container needs sh, setsid,
-// mktemp, mkfifo, cat, sleep and kill.
+// Beside the agent, a second exec runs the same watchdog as over SSH: the
+// agent's environment carries a random mark, and when the watchdog's
+// stdin ends — the host stopped the agent, or the engine's client died
+// with the host (both clients are local processes that get the
+// parent-death signal; the engines close the exec'd processes' stdin then
+// but leave them running) — every process carrying the mark in the
+// container is sent SIGTERM, and SIGKILL two seconds later. The container
+// needs sh, /proc, tr, grep, sleep and kill.
 //
 // The CLIs are used rather than the engines' Go clients: they are what
 // is installed and configured (contexts, sockets, kubeconfig, auth) where
@@ -27,9 +28,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,7 +64,7 @@ type Transport struct {
 	// Not for kubectl.
 	Run []string
 
-	// Command and Args run the agent inside, under the wrapper.
+	// Command and Args run the agent inside, after a prelude that sets Env.
 	Command string
 	Args    []string
 	// Env is set for the agent ("KEY=value"). It travels on the exec's
@@ -73,25 +76,31 @@ type Transport struct {
 	Dir string
 }
 
-// Dial starts the engine's client and the agent under the wrapper.
-// Failures to start are a *acphost.LinkError (Op "dial"); an engine that
-// cannot find the container ends at once with its exit status and its
-// message in the stderr tail.
+// Dial starts the watchdog's exec, then the agent's. Failures to start
+// are a *acphost.LinkError (Op "dial"); an engine that cannot find the
+// container ends at once with its exit status and its message in the
+// stderr tail.
 func (t *Transport) Dial(context.Context) (acphost.Link, error) {
-	argv, name, err := t.argv()
+	if err := t.check(); err != nil {
+		return nil, dialError(err)
+	}
+	mark := remote.NewMark()
+	header, err := remote.EnvHeader(append(append([]string(nil), t.Env...), mark))
 	if err != nil {
 		return nil, dialError(err)
 	}
-	header, err := remote.EnvHeader(t.Env)
-	if err != nil {
+	l := &link{engine: t.engine(), engineArgs: t.EngineArgs}
+	argv := t.argv(remote.AgentArgv(append([]string{t.Command}, t.Args...), t.Dir), &l.name)
+	if l.name == "" { // exec into Container: the watchdog runs there too
+		if l.watchdog, err = proc.Start(proc.Spec{Command: l.engine, Args: t.execArgv(remote.WatchdogArgv(mark, remoteGrace))[1:], Env: os.Environ()}); err != nil {
+			return nil, dialError(err)
+		}
+	}
+	if l.p, err = proc.Start(proc.Spec{Command: argv[0], Args: argv[1:], Env: os.Environ()}); err != nil {
+		l.stopWatchdog(0)
 		return nil, dialError(err)
 	}
-	p, err := proc.Start(proc.Spec{Command: argv[0], Args: argv[1:], Env: os.Environ()})
-	if err != nil {
-		return nil, dialError(err)
-	}
-	l := &link{p: p, engine: argv[0], engineArgs: t.EngineArgs, name: name}
-	if _, err := p.Stdin().Write(header); err != nil {
+	if _, err := l.p.Stdin().Write(header); err != nil {
 		l.Stop(0)
 		return nil, dialError(err)
 	}
@@ -102,43 +111,53 @@ func dialError(err error) error {
 	return &acphost.LinkError{Transport: "exec", Op: "dial", Err: err}
 }
 
-// remoteGrace is the wrapper's grace between EOF, SIGTERM and SIGKILL.
+// remoteGrace is the watchdog's wait between SIGTERM and SIGKILL.
 const remoteGrace = 2 * time.Second
 
-// argv is the engine's command line; name is the container Run created.
-func (t *Transport) argv() (argv []string, name string, err error) {
-	engine := t.Engine
-	if engine == "" {
-		engine = "docker"
+func (t *Transport) engine() string {
+	if t.Engine == "" {
+		return "docker"
 	}
-	if t.Command == "" {
-		return nil, "", errors.New("Transport.Command is empty")
-	}
-	if (t.Container == "") == (len(t.Run) == 0) {
-		return nil, "", errors.New("set exactly one of Transport.Container and Run")
-	}
-	inner := remote.Argv(append([]string{t.Command}, t.Args...), t.Dir, remoteGrace)
-	argv = append([]string{engine}, t.EngineArgs...)
-	kube := kind(engine) == "kubectl"
+	return t.Engine
+}
+
+func (t *Transport) check() error {
 	switch {
-	case len(t.Run) > 0 && kube:
-		return nil, "", errors.New("Transport.Run starts a container with docker or podman; with kubectl, exec into a pod")
-	case len(t.Run) > 0:
-		name = "acphost-" + randomHex(6)
-		argv = append(argv, "run", "-i", "--rm", "--name", name)
-		argv = append(argv, t.Run...)
-		return append(argv, inner...), name, nil
-	case kube:
-		argv = append(argv, "exec", "-i")
-		argv = append(argv, t.ExecArgs...)
-		argv = append(argv, t.Container, "--")
-		return append(argv, inner...), "", nil
-	default:
-		argv = append(argv, "exec", "-i")
-		argv = append(argv, t.ExecArgs...)
-		argv = append(argv, t.Container)
-		return append(argv, inner...), "", nil
+	case t.Command == "":
+		return errors.New("Transport.Command is empty")
+	case (t.Container == "") == (len(t.Run) == 0):
+		return errors.New("set exactly one of Transport.Container and Run")
+	case strings.HasPrefix(t.Container, "-"):
+		return fmt.Errorf("Transport.Container %q would be read as an option", t.Container)
+	case len(t.Run) > 0 && kind(t.engine()) == "kubectl":
+		return errors.New("Transport.Run starts a container with docker or podman; with kubectl, exec into a pod")
 	}
+	return nil
+}
+
+// argv is the engine's command line that runs inner: an exec into
+// Container, or a run of a new container, whose name it sets.
+func (t *Transport) argv(inner []string, name *string) []string {
+	if len(t.Run) == 0 {
+		return t.execArgv(inner)
+	}
+	*name = "acphost-" + randomHex(6)
+	argv := append([]string{t.engine()}, t.EngineArgs...)
+	argv = append(argv, "run", "-i", "--rm", "--name", *name)
+	argv = append(argv, t.Run...)
+	return append(argv, inner...)
+}
+
+// execArgv is the engine's command line that runs inner in Container.
+func (t *Transport) execArgv(inner []string) []string {
+	argv := append([]string{t.engine()}, t.EngineArgs...)
+	argv = append(argv, "exec", "-i")
+	argv = append(argv, t.ExecArgs...)
+	argv = append(argv, t.Container)
+	if kind(t.engine()) == "kubectl" {
+		argv = append(argv, "--")
+	}
+	return append(argv, inner...)
 }
 
 func kind(engine string) string {
@@ -158,9 +177,11 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// link is the engine's client process, carrying the agent's stdio.
+// link is the engine's client process carrying the agent's stdio, and
+// for an exec the watchdog's.
 type link struct {
 	p          *proc.Process
+	watchdog   *proc.Process // nil for Run: removing the container ends everything in it
 	engine     string
 	engineArgs []string
 	name       string // the container Run created, removed by Stop
@@ -188,19 +209,31 @@ func (l *link) Promises() acphost.Promises {
 	return acphost.Promises{Transport: "exec", Stderr: true, ExitStatus: true, GroupKill: true, Redial: true}
 }
 
-// Stop closes the exec's stdin, so the wrapper inside ends the agent's
-// group (EOF, then SIGTERM and SIGKILL two seconds apart); once the
-// client has ended, or grace after the wrapper's ladder, the client's own
-// process group is stopped; then a container Run made is removed.
+// Stop closes the agent's stdin (EOF) and waits up to grace for the
+// engine's client to end, then ends the watchdog's stdin — every process
+// of the agent's tree in the container gets SIGTERM, and SIGKILL two
+// seconds later — and waits for it (bounded); then the clients' own
+// process groups are stopped, and a container Run made is removed.
 func (l *link) Stop(grace time.Duration) {
 	l.stopOnce.Do(func() {
 		l.p.Stdin().Close()
-		l.p.WaitExit(2*remoteGrace + grace)
+		l.p.WaitExit(grace)
+		l.stopWatchdog(2*remoteGrace + max(grace, time.Second))
 		l.p.Stop(grace)
 		if l.name != "" {
 			l.remove()
 		}
 	})
+}
+
+// stopWatchdog closes the watchdog's stdin and gives it up to d to finish.
+func (l *link) stopWatchdog(d time.Duration) {
+	if l.watchdog == nil {
+		return
+	}
+	l.watchdog.Stdin().Close()
+	l.watchdog.WaitExit(d)
+	l.watchdog.Stop(0)
 }
 
 // remove force-removes the container Run made, bounded: it may be gone.

@@ -101,8 +101,9 @@ func TestExecRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 	noneLeft(t, m, 15*time.Second)
 }
 
-// The host dies (its engine client is SIGKILLed): the agent inside, which
-// ignores EOF and SIGTERM and left a grandchild, is ended by its wrapper.
+// The host dies (its engine clients are SIGKILLed, as the parent-death
+// signal does): the agent inside, which ignores EOF and SIGTERM and left a
+// grandchild, is ended by its watchdog.
 func TestExecAgentEndsWhenItsClientDies(t *testing.T) {
 	t.Parallel()
 	engine := podman(t)
@@ -121,7 +122,7 @@ func TestExecAgentEndsWhenItsClientDies(t *testing.T) {
 			killed++
 		}
 	}
-	require.Equal(t, 1, killed, "the engine's client")
+	require.Equal(t, 2, killed, "the engine's clients of the agent and its watchdog, as the host's death ends both")
 	noneLeft(t, m, 15*time.Second)
 }
 
@@ -167,8 +168,8 @@ func TestArgv(t *testing.T) {
 		tr   container.Transport
 		want string
 	}{
-		{container.Transport{Container: "box", Command: "agent"}, "docker exec -i box sh -c"},
-		{container.Transport{Engine: "/usr/bin/kubectl", EngineArgs: []string{"-n", "dev"}, ExecArgs: []string{"-c", "main"}, Container: "pod-1", Command: "agent"}, "/usr/bin/kubectl -n dev exec -i -c main pod-1 -- sh -c"},
+		{container.Transport{Container: "box", Command: "agent"}, "docker exec -i box agent"},
+		{container.Transport{Engine: "/usr/bin/kubectl", EngineArgs: []string{"-n", "dev"}, ExecArgs: []string{"-c", "main"}, Container: "pod-1", Command: "agent"}, "/usr/bin/kubectl -n dev exec -i -c main pod-1 -- agent"},
 		{container.Transport{Engine: "podman", Run: []string{"--network", "none", "debian:12"}, Command: "agent"}, "podman run -i --rm --name acphost-"},
 	} {
 		got := strings.Join(container.Argv(&tc.tr), " ")

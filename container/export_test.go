@@ -1,7 +1,7 @@
 package container
 
-// Argv is the engine's command line for t, for tests.
+// Argv is the engine's command line for t's agent, for tests.
 func Argv(t *Transport) []string {
-	argv, _, _ := t.argv()
-	return argv
+	var name string
+	return t.argv(append([]string{t.Command}, t.Args...), &name)
 }

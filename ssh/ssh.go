@@ -5,15 +5,16 @@
 //		Command: "npx", Args: []string{"-y", "@agentclientprotocol/claude-agent-acp"}}
 //	c, err := acphost.Start(ctx, acphost.ACPOptions{Transport: t, Dir: "/home/me/project"})
 //
-// Each Dial opens one SSH connection and one session on it, and runs the
-// agent there under a small POSIX sh wrapper that holds the agent's
-// process group: when the session's stdin ends — because the host
-// stopped the agent or because the link dropped — the group is sent EOF,
-// then SIGTERM, then SIGKILL by the wrapper on the remote host, whatever
-// became of the host. The remote host needs sh, setsid, mktemp, mkfifo,
-// cat, sleep and kill (any Linux). The connection is checked with
-// keepalives, so a link that stalls ends as a lost link, like one that
-// drops.
+// Each Dial opens one SSH connection with two sessions on it: the agent,
+// whose environment carries a random mark every process it starts
+// inherits, and a watchdog that reads a stdin the host never writes. When
+// the watchdog's stdin ends — the host stopped the agent, the link
+// dropped, the host died — it sends SIGTERM to every process carrying the
+// mark on the remote host, and SIGKILL two seconds later, whatever became
+// of the host and whatever the agent does with its own stdin. The remote
+// host needs sh, /proc, tr, grep, sleep and kill (any Linux). The
+// connection is checked with keepalives, so a link that stalls ends as a
+// lost link, like one that drops.
 //
 // Host keys are verified against known_hosts files; an unknown host or a
 // changed key refuses the dial (ErrUnknownHost, ErrHostKeyMismatch)
@@ -65,7 +66,7 @@ type Transport struct {
 	User string
 
 	// Command and Args run the agent on the remote host, through the
-	// login shell, under the wrapper.
+	// login shell, after a prelude that sets Env (see the package doc).
 	Command string
 	Args    []string
 	// Env is set for the agent ("KEY=value", one line each). It travels on
@@ -107,23 +108,36 @@ type Transport struct {
 // promises: a remote process reached over one SSH session.
 var promises = acphost.Promises{Transport: "ssh", Stderr: true, ExitStatus: true, GroupKill: true, Redial: true}
 
-// Dial connects, authenticates, starts the agent under the wrapper and
-// returns its link. Every failure is a *acphost.LinkError (Op "dial").
+// Dial connects, authenticates, starts the watchdog and the agent and
+// returns the agent's link. The whole dial is bounded by ctx and
+// DialTimeout. Every failure is a *acphost.LinkError (Op "dial").
 func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
 	if t.Command == "" {
 		return nil, dialError(errors.New("Transport.Command is empty"))
 	}
-	header, err := remote.EnvHeader(t.Env)
+	mark := remote.NewMark()
+	header, err := remote.EnvHeader(append(append([]string(nil), t.Env...), mark))
 	if err != nil {
 		return nil, dialError(err)
 	}
+	ctx, cancel := context.WithTimeout(ctx, t.dialTimeout())
+	defer cancel()
 	client, err := t.connect(ctx)
 	if err != nil {
 		return nil, dialError(err)
 	}
-	l, err := start(client, t.command(), header)
-	if err != nil {
+	// Until the link is handed over, ctx ending closes the connection,
+	// which ends any step still waiting on the server.
+	abandon := context.AfterFunc(ctx, func() { client.Close() })
+	l, err := start(client, t.agentCommand(), remote.CommandLine(remote.WatchdogArgv(mark, remoteGrace)), header)
+	if !abandon() || err != nil {
+		if l != nil {
+			l.Stop(0)
+		}
 		client.Close()
+		if err == nil || ctx.Err() != nil {
+			err = errors.Join(ctx.Err(), err)
+		}
 		return nil, dialError(err)
 	}
 	l.promises.HostFiles = t.SharedFiles
@@ -135,14 +149,22 @@ func dialError(err error) error {
 	return &acphost.LinkError{Transport: "ssh", Op: "dial", Err: err}
 }
 
-// command is what the login shell runs. The wrapper's grace is fixed
-// (Stop's grace reaches the host, not the remote shell before it starts):
-// two seconds, acphost's default CloseGrace.
-func (t *Transport) command() string {
-	return remote.Command(append([]string{t.Command}, t.Args...), t.Dir, remoteGrace)
+// agentCommand is what the login shell runs for the agent.
+func (t *Transport) agentCommand() string {
+	return remote.CommandLine(remote.AgentArgv(append([]string{t.Command}, t.Args...), t.Dir))
 }
 
+// remoteGrace is the watchdog's wait between SIGTERM and SIGKILL: fixed,
+// since the watchdog starts before any Stop says its grace (acphost's
+// default CloseGrace).
 const remoteGrace = 2 * time.Second
+
+func (t *Transport) dialTimeout() time.Duration {
+	if t.DialTimeout <= 0 {
+		return 15 * time.Second
+	}
+	return t.DialTimeout
+}
 
 func (t *Transport) keepAlive() time.Duration {
 	switch {
@@ -165,16 +187,11 @@ func (t *Transport) addr() string {
 // DialTimeout. When the host is known by a key of another type than the
 // one it offered first, it dials again asking for the known types.
 func (t *Transport) connect(ctx context.Context) (*ssh.Client, error) {
-	timeout := t.DialTimeout
-	if timeout <= 0 {
-		timeout = 15 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	config, err := t.config()
+	config, closeAgent, err := t.config()
 	if err != nil {
 		return nil, err
 	}
+	defer closeAgent() // the agent signs during the handshake, so only after it
 	client, err := handshake(ctx, t.addr(), config)
 	var ke *knownhosts.KeyError
 	if errors.As(err, &ke) && len(ke.Want) > 0 && config.HostKeyAlgorithms == nil {
@@ -246,32 +263,34 @@ func isAuthError(err error) bool {
 	return errors.As(err, &se) || strings.Contains(err.Error(), "unable to authenticate")
 }
 
-func (t *Transport) config() (*ssh.ClientConfig, error) {
+// config is the client configuration; closeAgent ends the connection to
+// the ssh-agent, once the handshake is over.
+func (t *Transport) config() (config *ssh.ClientConfig, closeAgent func(), err error) {
 	user := t.User
 	if user == "" {
 		user = os.Getenv("USER")
 	}
-	auth, err := t.auth()
-	if err != nil {
-		return nil, err
-	}
 	hostKey, err := t.hostKeyCallback()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &ssh.ClientConfig{User: user, Auth: auth, HostKeyCallback: hostKey, ClientVersion: "SSH-2.0-acphost_" + acphost.Version}, nil
+	auth, closeAgent, err := t.auth()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &ssh.ClientConfig{User: user, Auth: auth, HostKeyCallback: hostKey, ClientVersion: "SSH-2.0-acphost_" + acphost.Version}, closeAgent, nil
 }
 
-func (t *Transport) auth() ([]ssh.AuthMethod, error) {
+func (t *Transport) auth() ([]ssh.AuthMethod, func(), error) {
 	var signers []ssh.Signer
 	for _, f := range t.IdentityFiles {
 		pem, err := os.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrAuth, err)
+			return nil, nil, fmt.Errorf("%w: %v", ErrAuth, err)
 		}
 		s, err := ssh.ParsePrivateKey(pem)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrAuth, f, err)
+			return nil, nil, fmt.Errorf("%w: %s: %v", ErrAuth, f, err)
 		}
 		signers = append(signers, s)
 	}
@@ -279,26 +298,33 @@ func (t *Transport) auth() ([]ssh.AuthMethod, error) {
 	if len(signers) > 0 {
 		methods = append(methods, ssh.PublicKeys(signers...))
 	}
+	closeAgent := func() {}
 	sock := t.AgentSocket
 	if sock == "" {
 		sock = os.Getenv("SSH_AUTH_SOCK")
 	}
 	if sock != "" {
-		// One agent connection per dial, closed with the handshake's end:
-		// the callback is only used during authentication.
+		// The agent's signers sign through this connection during the
+		// handshake: it stays open until connect is done with it.
+		var conn net.Conn
 		methods = append(methods, ssh.PublicKeysCallback(func() ([]ssh.Signer, error) {
-			conn, err := net.Dial("unix", sock)
+			c, err := net.Dial("unix", sock)
 			if err != nil {
 				return nil, err
 			}
-			defer conn.Close()
-			return agent.NewClient(conn).Signers()
+			conn = c
+			return agent.NewClient(c).Signers()
 		}))
+		closeAgent = func() {
+			if conn != nil {
+				conn.Close()
+			}
+		}
 	}
 	if len(methods) == 0 {
-		return nil, fmt.Errorf("%w: no IdentityFiles and no ssh-agent (SSH_AUTH_SOCK)", ErrAuth)
+		return nil, nil, fmt.Errorf("%w: no IdentityFiles and no ssh-agent (SSH_AUTH_SOCK)", ErrAuth)
 	}
-	return methods, nil
+	return methods, closeAgent, nil
 }
 
 func (t *Transport) hostKeyCallback() (ssh.HostKeyCallback, error) {
@@ -320,29 +346,53 @@ func (t *Transport) hostKeyCallback() (ssh.HostKeyCallback, error) {
 	return cb, nil
 }
 
-// link is the agent's session on its own connection.
+// link is the agent's session and its watchdog's, on their own
+// connection.
 type link struct {
-	client *ssh.Client
-	sess   *ssh.Session
-	stdin  io.WriteCloser
-	stdout io.Reader
-	stderr io.Reader
+	client   *ssh.Client
+	sess     *ssh.Session // the agent's
+	watchdog *ssh.Session
+	watchIn  io.WriteCloser // never written; closing it ends the agent's tree
+	stdin    io.WriteCloser
+	stdout   io.Reader
+	stderr   io.Reader
 
 	done    chan struct{}
 	endOnce sync.Once
 	err     error
+
+	// writes in flight and whether Stop began: x/crypto's CloseWrite must
+	// not run while a Write is in flight (it writes the channel's EOF
+	// state unguarded), so Stop then closes the session instead.
+	wmu      sync.Mutex
+	writing  int
+	stopping bool
 
 	quit     chan struct{} // stops the keepalive
 	wg       sync.WaitGroup
 	promises acphost.Promises
 }
 
-func start(client *ssh.Client, command string, header []byte) (*link, error) {
+// start opens the watchdog's session first (so that nothing the agent
+// starts can outlive the link), then the agent's, and writes the agent's
+// environment header.
+func start(client *ssh.Client, agentCmd, watchdogCmd string, header []byte) (*link, error) {
+	watchdog, err := client.NewSession()
+	if err != nil {
+		return nil, err
+	}
+	watchIn, err := watchdog.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := watchdog.Start(watchdogCmd); err != nil {
+		return nil, fmt.Errorf("starting the watchdog: %w", err)
+	}
 	sess, err := client.NewSession()
 	if err != nil {
 		return nil, err
 	}
-	l := &link{client: client, sess: sess, done: make(chan struct{}), quit: make(chan struct{}), promises: promises}
+	l := &link{client: client, sess: sess, watchdog: watchdog, watchIn: watchIn, done: make(chan struct{}), quit: make(chan struct{}), promises: promises}
 	if l.stdin, err = sess.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -352,15 +402,14 @@ func start(client *ssh.Client, command string, header []byte) (*link, error) {
 	if l.stderr, err = sess.StderrPipe(); err != nil {
 		return nil, err
 	}
-	if err := sess.Start(command); err != nil {
+	if err := sess.Start(agentCmd); err != nil {
 		return nil, err
 	}
 	l.wg.Add(2)
 	go l.waitSession()
 	go l.waitConnection()
 	if _, err := l.stdin.Write(header); err != nil {
-		l.Stop(0)
-		return nil, err
+		return l, err
 	}
 	return l, nil
 }
@@ -449,33 +498,66 @@ func (l *link) ping(within time.Duration) bool {
 	}
 }
 
-func (l *link) Read(p []byte) (int, error)  { return l.stdout.Read(p) }
-func (l *link) Write(p []byte) (int, error) { return l.stdin.Write(p) }
-func (l *link) Stderr() io.Reader           { return l.stderr }
-func (l *link) Done() <-chan struct{}       { return l.done }
-func (l *link) Err() error                  { return l.err }
+func (l *link) Read(p []byte) (int, error) { return l.stdout.Read(p) }
+func (l *link) Write(p []byte) (int, error) {
+	l.wmu.Lock()
+	if l.stopping {
+		l.wmu.Unlock()
+		return 0, errStopped
+	}
+	l.writing++
+	l.wmu.Unlock()
+	defer func() {
+		l.wmu.Lock()
+		l.writing--
+		l.wmu.Unlock()
+	}()
+	return l.stdin.Write(p)
+}
+
+var errStopped = errors.New("ssh: link stopped")
+
+func (l *link) Stderr() io.Reader     { return l.stderr }
+func (l *link) Done() <-chan struct{} { return l.done }
+func (l *link) Err() error            { return l.err }
 
 func (l *link) Promises() acphost.Promises { return l.promises }
 
-// Stop closes the agent's stdin (the wrapper then sends its group
-// SIGTERM after its grace and SIGKILL after another), asks the session
-// for SIGTERM after grace and SIGKILL after grace again where the server
-// honours signals, and closes the connection once the agent's exit has
-// been reported or a further grace has passed — the wrapper finishes its
-// ladder on the remote host either way.
+// Stop closes the agent's stdin (EOF) and waits up to grace for its end,
+// asks the session for SIGTERM where the server honours signals, then
+// closes the watchdog's stdin — which sends SIGTERM to every process of
+// the agent's tree on the remote host and SIGKILL two seconds later —
+// and closes the connection once the watchdog is done or a further grace
+// has passed. A Write blocked meanwhile ends with the session.
 func (l *link) Stop(grace time.Duration) {
-	l.stdin.Close()
-	for _, sig := range []ssh.Signal{ssh.SIGTERM, ssh.SIGKILL, ""} {
-		if l.waitDone(max(grace, remoteGrace)) {
-			break
-		}
-		if sig != "" {
-			_ = l.sess.Signal(sig)
-		}
+	l.wmu.Lock()
+	l.stopping = true
+	inFlight := l.writing > 0
+	l.wmu.Unlock()
+	if inFlight {
+		l.sess.Close() // a Write is blocked: the agent is not reading anyway
+	} else {
+		l.stdin.Close()
 	}
+	if !l.waitDone(grace) {
+		_ = l.sess.Signal(ssh.SIGTERM)
+	}
+	l.watchIn.Close()
+	watched := make(chan struct{})
+	go func() {
+		l.watchdog.Wait()
+		close(watched)
+	}()
+	t := time.NewTimer(2*remoteGrace + max(grace, time.Second))
+	select {
+	case <-watched:
+	case <-t.C:
+	}
+	t.Stop()
 	close(l.quit)
 	l.sess.Close()
 	l.client.Close()
+	<-watched
 	l.wg.Wait()
 }
 
@@ -493,6 +575,8 @@ func (l *link) waitDone(d time.Duration) bool {
 // LoginDir connects as Dial does and returns the login directory of the
 // remote user: a default for ACPOptions.Dir when the caller has none.
 func (t *Transport) LoginDir(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.dialTimeout())
+	defer cancel()
 	client, err := t.connect(ctx)
 	if err != nil {
 		return "", dialError(err)

@@ -1,27 +1,31 @@
-// Package remote builds the command line that runs an agent on a machine
-// the host reaches only through a byte stream (SSH, a container engine's
-// exec): a POSIX sh wrapper that holds the agent's process tree so that it
-// ends with the stream, whatever happens to the host or the link.
+// Package remote builds the commands that run an agent on a machine the
+// host reaches only through byte streams (SSH sessions, a container
+// engine's exec), so that the agent's processes end with the host's
+// interest in them — when the host stops the agent, when the link drops,
+// when the host dies — whatever the agent does with its stdin.
 //
-// The wrapper reads the agent's environment from the first lines of its
-// stdin (so no secret shows in the remote process list), starts the agent
-// in a session and process group of its own (setsid) with stdin through a
-// relay, and from then on:
+// Two commands run per agent, each on a stream of its own:
 //
-//   - when its stdin ends — the host closed it to stop the agent, or the
-//     link dropped and the remote server closed it — the agent reads EOF,
-//     is sent SIGTERM to its group after grace and SIGKILL after grace
-//     again, by the relay, which does not depend on the link;
-//   - SIGTERM, SIGINT or SIGHUP to the wrapper (the SSH "signal" request)
-//     is passed to the agent's group;
-//   - when the agent ends by itself what is left of its group and the
-//     relay are killed, and the wrapper exits with the agent's status.
+//   - the agent: a POSIX sh prelude that reads the agent's environment
+//     from the first lines of its stdin (so no secret shows in the remote
+//     process list or the engine's records), enters the directory and
+//     execs the agent. The environment carries a mark, a random
+//     ACPHOST_LINK=… entry, which every process the agent starts inherits.
+//   - the watchdog: reads its stdin, which the host never writes. When it
+//     ends — the host stopped the agent and closed it, or the link dropped
+//     and the server closed it, or the engine's client died with the host
+//     — it sends SIGTERM to every process carrying the mark, and SIGKILL a
+//     grace later. It never waits on the agent, so an agent that stopped
+//     reading (its stdin full) is ended like any other, and a process that
+//     left the agent's process group or session is found by its mark.
 //
-// Only the agent holds the stream's stdout and stderr, so its end is the
-// stream's end.
+// Both need sh, and the watchdog /proc, tr, grep, sleep and kill (any
+// Linux).
 package remote
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"math"
 	"strconv"
@@ -29,56 +33,75 @@ import (
 	"time"
 )
 
-// script is the wrapper. $1 grace (whole seconds), $2 the directory to
-// start in ("" for the login directory), then the agent's argv.
-const script = `g=$1 d=$2; shift 2
-while IFS= read -r v && [ -n "$v" ]; do export "$v"; done
-if [ -n "$d" ]; then cd "$d" || exit 126; fi
-command -v setsid >/dev/null 2>&1 || { echo "acphost: setsid is not installed on this host" >&2; exit 127; }
-t=$(mktemp -d) && mkfifo "$t/in" || { echo "acphost: cannot make a fifo" >&2; exit 125; }
-exec 3<&0
-setsid "$@" <"$t/in" 3<&- &
-a=$!
-setsid sh -c 'cat >"$1"; sleep "$2"; kill -TERM -"$3"; sleep "$2"; kill -KILL -"$3"' relay "$t/in" "$g" "$a" <&3 >/dev/null 2>&1 &
-r=$!
-exec 3<&- </dev/null >/dev/null 2>&1
-trap 'kill -TERM -"$a"' TERM INT HUP
-while :; do wait "$a"; s=$?; kill -0 "$a" 2>/dev/null || break; done
-kill -KILL -"$a" -"$r" 2>/dev/null
-rm -rf "$t"
-exit "$s"`
+// agentScript is the agent's prelude: $1 the directory to start in (""
+// for the login directory), then the agent's argv. Its only variable is
+// reserved (see EnvHeader), so the environment cannot change the prelude.
+const agentScript = `while IFS= read -r _acphost_v && [ -n "$_acphost_v" ]; do export "$_acphost_v"; done
+unset _acphost_v
+if [ -n "$1" ]; then cd "$1" || exit 126; fi
+shift
+exec "$@"`
 
-// Command returns the shell command line that runs argv under the
-// wrapper, starting in dir ("" for the login directory) and giving the
-// agent grace (at least a second) between EOF, SIGTERM and SIGKILL. It is
-// meant for a POSIX login shell (sh -c semantics); the remote host needs
-// sh, setsid, mktemp, mkfifo, cat, sleep and kill.
-func Command(argv []string, dir string, grace time.Duration) string {
+// watchdogScript: $1 the mark, $2 the grace in whole seconds.
+const watchdogScript = `m=$1 g=$2
+IFS= read -r _ || :
+k() {
+	n=0
+	for p in /proc/[0-9]*; do
+		q=${p#/proc/}
+		[ "$q" = "$$" ] && continue
+		if tr '\000' '\n' 2>/dev/null <"$p/environ" | grep -qxF -e "$m"; then
+			kill "-$1" "$q" 2>/dev/null && n=$((n + 1))
+		fi
+	done
+}
+k TERM
+if [ "$n" -gt 0 ]; then sleep "$g"; k KILL; fi
+k KILL`
+
+// MarkKey is the environment variable of the mark.
+const MarkKey = "ACPHOST_LINK"
+
+// NewMark returns a fresh mark: an environment entry no other agent has.
+func NewMark() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return MarkKey + "=" + hex.EncodeToString(b)
+}
+
+// AgentArgv is the argv that runs argv in dir ("" for the login
+// directory) after reading the environment header from stdin.
+func AgentArgv(argv []string, dir string) []string {
+	return append([]string{"sh", "-c", agentScript, "acphost-agent", dir}, argv...)
+}
+
+// WatchdogArgv is the argv of the watchdog for mark, giving the agent's
+// processes grace (at least a second) between SIGTERM and SIGKILL.
+func WatchdogArgv(mark string, grace time.Duration) []string {
 	secs := max(1, int(math.Ceil(grace.Seconds())))
-	words := []string{"exec", "sh", "-c", Quote(script), "acphost-agent", strconv.Itoa(secs), Quote(dir)}
+	return []string{"sh", "-c", watchdogScript, "acphost-watchdog", mark, strconv.Itoa(secs)}
+}
+
+// CommandLine quotes argv for a POSIX login shell (what an SSH server runs
+// a command with), exec'd so that the shell does not stay in between.
+func CommandLine(argv []string) string {
+	words := []string{"exec"}
 	for _, a := range argv {
 		words = append(words, Quote(a))
 	}
 	return strings.Join(words, " ")
 }
 
-// Argv is Command as an argv for an engine that takes one (docker exec,
-// kubectl exec): no login shell is involved.
-func Argv(argv []string, dir string, grace time.Duration) []string {
-	secs := max(1, int(math.Ceil(grace.Seconds())))
-	return append([]string{"sh", "-c", script, "acphost-agent", strconv.Itoa(secs), dir}, argv...)
-}
+// ErrBadEnv is returned by EnvHeader for an entry the prelude cannot carry.
+var ErrBadEnv = errors.New("remote: environment entries must be KEY=value on one line, KEY a shell name other than IFS and not starting with _acphost_")
 
-// ErrBadEnv is returned by EnvHeader for an entry the wrapper cannot carry.
-var ErrBadEnv = errors.New("remote: environment entries must be KEY=value on one line, KEY a shell name")
-
-// EnvHeader is what the host writes first on the wrapper's stdin: one
+// EnvHeader is what the host writes first on the agent's stdin: one
 // KEY=value per line, then an empty line.
 func EnvHeader(env []string) ([]byte, error) {
 	var b []byte
 	for _, kv := range env {
 		k, _, ok := strings.Cut(kv, "=")
-		if !ok || !isName(k) || strings.ContainsAny(kv, "\n\r\x00") {
+		if !ok || !isName(k) || k == "IFS" || strings.HasPrefix(k, "_acphost_") || strings.ContainsAny(kv, "\n\r\x00") {
 			return nil, ErrBadEnv
 		}
 		b = append(b, kv...)

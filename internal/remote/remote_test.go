@@ -4,6 +4,7 @@ package remote
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"os"
 	"os/exec"
@@ -14,21 +15,18 @@ import (
 	"time"
 )
 
-// wrapped runs agent (a sh script) under the wrapper as a login shell
-// would (sh -c), with env in the header, and returns the wrapper, its
-// stdin and the agent's stdout lines.
-func wrapped(t *testing.T, agent string, env []string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner) {
+// pair is an agent and its watchdog, run as an SSH server would run them:
+// each through "sh -c" (a login shell) with its own pipes.
+type pair struct {
+	agent, watchdog   *exec.Cmd
+	stdin, watchdogIn io.WriteCloser
+	out               *bufio.Scanner
+	mark              string
+}
+
+func start(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", Command([]string{"sh", "-c", agent}, t.TempDir(), time.Second))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -37,31 +35,76 @@ func wrapped(t *testing.T, agent string, env []string) (*exec.Cmd, io.WriteClose
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	})
-	header, err := EnvHeader(env)
+}
+
+func run(t *testing.T, agent string, env []string) *pair {
+	t.Helper()
+	p := &pair{mark: NewMark()}
+	p.watchdog = exec.Command("sh", "-c", CommandLine(WatchdogArgv(p.mark, time.Second)))
+	var err error
+	if p.watchdogIn, err = p.watchdog.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	start(t, p.watchdog)
+	p.agent = exec.Command("sh", "-c", CommandLine(AgentArgv([]string{"sh", "-c", agent}, t.TempDir())))
+	if p.stdin, err = p.agent.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := p.agent.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stdin.Write(header); err != nil {
+	start(t, p.agent)
+	t.Cleanup(func() {
+		for _, pid := range withMark(p.mark) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	header, err := EnvHeader(append(env, p.mark))
+	if err != nil {
 		t.Fatal(err)
 	}
-	return cmd, stdin, bufio.NewScanner(stdout)
-}
-
-func line(t *testing.T, sc *bufio.Scanner) string {
-	t.Helper()
-	if !sc.Scan() {
-		t.Fatalf("the agent's output ended: %v", sc.Err())
+	if _, err := p.stdin.Write(header); err != nil {
+		t.Fatal(err)
 	}
-	return sc.Text()
+	p.out = bufio.NewScanner(stdout)
+	return p
 }
 
-func pidLine(t *testing.T, sc *bufio.Scanner) int {
+func (p *pair) line(t *testing.T) string {
 	t.Helper()
-	pid, err := strconv.Atoi(line(t, sc))
+	if !p.out.Scan() {
+		t.Fatalf("the agent's output ended: %v", p.out.Err())
+	}
+	return p.out.Text()
+}
+
+func (p *pair) pid(t *testing.T) int {
+	t.Helper()
+	pid, err := strconv.Atoi(p.line(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return pid
+}
+
+// withMark lists the running processes carrying mark.
+func withMark(mark string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if kv == mark {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
 }
 
 func alive(pid int) bool {
@@ -69,96 +112,120 @@ func alive(pid int) bool {
 	if err != nil {
 		return false
 	}
-	f := strings.Fields(string(stat))
-	return len(f) > 2 && f[2] != "Z"
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
 }
 
-// gone polls (bounded) until none of pids runs.
-func gone(t *testing.T, within time.Duration, pids ...int) {
+// gone polls (bounded) until no process carries the pair's mark.
+func (p *pair) gone(t *testing.T, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
-	for {
-		left := 0
-		for _, p := range pids {
-			if alive(p) {
-				left++
-			}
-		}
-		if left == 0 {
-			return
-		}
+	for len(withMark(p.mark)) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %v still running after %v", left, pids, within)
+			t.Fatalf("still running after %v: %v", within, withMark(p.mark))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-func TestWrapperCarriesEnvAndStreams(t *testing.T) {
+func TestAgentPreludeCarriesEnvAndDir(t *testing.T) {
 	t.Parallel()
-	cmd, stdin, out := wrapped(t, `echo "$SECRET $OTHER $(pwd)"; exec cat`, []string{"SECRET=a b'c", "OTHER=$HOME"})
-	got := line(t, out)
-	if !strings.HasPrefix(got, "a b'c $HOME /") {
+	p := run(t, `echo "$SECRET $OTHER $(pwd)"; exec cat`, []string{"SECRET=a b'c", "OTHER=$HOME"})
+	if got := p.line(t); !strings.HasPrefix(got, "a b'c $HOME /") {
 		t.Fatalf("env and dir: %q", got)
 	}
-	io.WriteString(stdin, `{"jsonrpc":"2.0"}`+"\n")
-	if got := line(t, out); got != `{"jsonrpc":"2.0"}` {
-		t.Fatalf("relayed: %q", got)
+	io.WriteString(p.stdin, `{"jsonrpc":"2.0"}`+"\n")
+	if got := p.line(t); got != `{"jsonrpc":"2.0"}` {
+		t.Fatalf("stdin reaches the agent: %q", got)
 	}
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("an agent that ends at EOF ends the wrapper cleanly: %v", err)
-	}
-}
-
-func TestWrapperPassesTheAgentsExitStatus(t *testing.T) {
-	t.Parallel()
-	cmd, _, out := wrapped(t, `echo up; exit 3`, nil)
-	line(t, out)
-	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
-		t.Fatalf("want exit 3, got %v", err)
+	p.stdin.Close()
+	if err := p.agent.Wait(); err != nil {
+		t.Fatalf("an agent that ends at EOF ends cleanly: %v", err)
 	}
 }
 
-// stubborn ignores EOF and SIGTERM and leaves a grandchild in its group.
-const stubborn = `trap '' TERM; sleep 1000 & echo $$; echo $!; while :; do sleep 1; done`
-
-func TestWrapperKillsTheGroupWhenStdinEnds(t *testing.T) {
+func TestAgentPreludeKeepsTheExitStatus(t *testing.T) {
 	t.Parallel()
-	cmd, stdin, out := wrapped(t, stubborn, nil)
-	agent, child := pidLine(t, out), pidLine(t, out)
-	stdin.Close()
-	gone(t, 10*time.Second, agent, child)
-	cmd.Wait()
+	p := run(t, `echo up; exit 3`, nil)
+	p.line(t)
+	if ee, ok := p.agent.Wait().(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+		t.Fatal("want exit 3")
+	}
 }
 
-func TestWrapperKillsTheGroupWhenTheLinkDrops(t *testing.T) {
+func TestEnvCannotChangeThePrelude(t *testing.T) {
 	t.Parallel()
-	cmd, stdin, out := wrapped(t, stubborn, nil)
-	agent, child := pidLine(t, out), pidLine(t, out)
-	// The server side of a dropped link: the session's process dies and
-	// its pipe ends close.
-	cmd.Process.Signal(syscall.SIGKILL)
-	stdin.Close()
-	gone(t, 10*time.Second, agent, child)
-	cmd.Wait()
-}
-
-func TestWrapperPassesSIGTERMToTheGroup(t *testing.T) {
-	t.Parallel()
-	cmd, _, out := wrapped(t, `sleep 1000 & echo $$; echo $!; wait`, nil)
-	agent, child := pidLine(t, out), pidLine(t, out)
-	cmd.Process.Signal(syscall.SIGTERM)
-	gone(t, 5*time.Second, agent, child)
-	cmd.Wait()
-}
-
-func TestEnvHeaderRefusesWhatTheWrapperCannotCarry(t *testing.T) {
-	for _, bad := range []string{"NOEQUALS", "=v", "1A=v", "A B=v", "A=line\nbreak", "A=nul\x00"} {
+	dir := t.TempDir()
+	cmd := exec.Command("sh", "-c", CommandLine(AgentArgv([]string{"sh", "-c", `pwd`}, dir)))
+	cmd.Stdin = strings.NewReader("d=/\ng=7\n\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != dir {
+		t.Fatalf("the agent started in %q, not %q", got, dir)
+	}
+	for _, bad := range []string{"_acphost_v=x", "IFS=x"} {
 		if _, err := EnvHeader([]string{bad}); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// stubborn ignores EOF and SIGTERM, and leaves a grandchild in a session
+// of its own (out of its process group).
+const stubborn = `trap '' TERM; setsid sleep 1000 & echo $$; while :; do sleep 1; done`
+
+func TestWatchdogEndsEverythingWhenItsStdinEnds(t *testing.T) {
+	t.Parallel()
+	p := run(t, stubborn, nil)
+	p.pid(t)
+	p.stdin.Close()
+	p.watchdogIn.Close() // the host stops the agent
+	p.gone(t, 10*time.Second)
+	p.watchdog.Wait()
+}
+
+// The link drops: the server's processes die and both streams' pipe ends
+// close; nobody is left on the host's side to ask for anything.
+func TestWatchdogEndsEverythingWhenTheLinkDrops(t *testing.T) {
+	t.Parallel()
+	p := run(t, stubborn, nil)
+	p.pid(t)
+	p.agent.Process.Signal(syscall.SIGKILL)
+	p.stdin.Close()
+	p.watchdogIn.Close()
+	p.gone(t, 10*time.Second)
+}
+
+// An agent that stopped reading, with more input queued than the pipes
+// hold, is ended all the same: the watchdog never waits on it.
+func TestWatchdogEndsAnAgentThatStoppedReading(t *testing.T) {
+	t.Parallel()
+	p := run(t, `echo $$; exec sleep 1000`, nil)
+	p.pid(t)
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		p.stdin.Write(bytes.Repeat([]byte("x"), 512<<10)) // blocks: nobody reads
+	}()
+	p.watchdogIn.Close()
+	p.gone(t, 10*time.Second)
+	p.stdin.Close()
+	<-wrote
+}
+
+func TestWatchdogLeavesOthersAlone(t *testing.T) {
+	t.Parallel()
+	a := run(t, `echo $$; exec sleep 1000`, nil)
+	b := run(t, `echo $$; exec sleep 1000`, nil)
+	a.pid(t)
+	other := b.pid(t)
+	a.watchdogIn.Close()
+	a.gone(t, 10*time.Second)
+	if !alive(other) {
+		t.Fatal("another agent's watchdog killed this one")
 	}
 }
 
@@ -168,12 +235,4 @@ func TestQuote(t *testing.T) {
 			t.Errorf("Quote(%q) = %s, want %s", in, got, want)
 		}
 	}
-}
-
-func TestWrapperKillsWhatTheAgentLeftInItsGroup(t *testing.T) {
-	t.Parallel()
-	cmd, _, out := wrapped(t, `sleep 1000 & echo $!; exit 0`, nil)
-	child := pidLine(t, out)
-	cmd.Wait()
-	gone(t, 5*time.Second, child)
 }

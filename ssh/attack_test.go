@@ -1,3 +1,5 @@
+//go:build unix
+
 package ssh_test
 
 import (
@@ -22,9 +24,9 @@ import (
 	"github.com/acphost/acphost/ssh"
 )
 
-// TestReviewSSHAgentAuth: the keys of an ssh-agent (AgentSocket, the
+// TestSSHLogsInWithTheAgentsKeys: the keys of an ssh-agent (AgentSocket, the
 // documented way to use encrypted keys) must log in.
-func TestReviewSSHAgentAuth(t *testing.T) {
+func TestSSHLogsInWithTheAgentsKeys(t *testing.T) {
 	t.Parallel()
 	srv := sshtest.Start(t)
 	tr, mark := remoteFake(t, srv, fakeagent.Script{})
@@ -52,12 +54,12 @@ func TestReviewSSHAgentAuth(t *testing.T) {
 	noneLeft(t, mark, 15*time.Second)
 }
 
-// TestReviewSSHStopEndsAnAgentThatStoppedReading: an agent that stopped
+// TestSSHCloseEndsAnAgentThatStoppedReading: an agent that stopped
 // reading its stdin (the case the client restarts it for) with more
 // input queued than the wrapper's relay can hand on must still end at
 // Close: the relay's cat is blocked writing into the fifo and never sees
 // the EOF that starts the ladder, and the test sshd refuses "signal".
-func TestReviewSSHStopEndsAnAgentThatStoppedReading(t *testing.T) {
+func TestSSHCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 	t.Parallel()
 	srv := sshtest.Start(t)
 	tr, mark := remoteFake(t, srv, fakeagent.Script{Turns: []fakeagent.Turn{
@@ -75,7 +77,7 @@ func TestReviewSSHStopEndsAnAgentThatStoppedReading(t *testing.T) {
 	// A big prompt the agent never reads: SSH's window, sshd's buffer, the
 	// pipe and the fifo take some of it, the rest blocks the host's write.
 	// (In a goroutine: a write to a Link cannot be abandoned by its ctx,
-	// see TestReviewCancelledWriteToALinkEnds.)
+	// see TestCancelledWriteToALinkEnds.)
 	go c.Generate(acphost.Request{Prompt: strings.Repeat("x", 8<<20)})
 	time.Sleep(2 * time.Second)
 	closed := make(chan error, 1)
@@ -88,10 +90,10 @@ func TestReviewSSHStopEndsAnAgentThatStoppedReading(t *testing.T) {
 	noneLeft(t, mark, 20*time.Second)
 }
 
-// TestReviewSSHDialBoundedByCtx: a server that completes the handshake
+// TestSSHDialIsBoundedByItsCtx: a server that completes the handshake
 // but never answers the session's channel open must not hang Dial past
 // ctx (or DialTimeout).
-func TestReviewSSHDialBoundedByCtx(t *testing.T) {
+func TestSSHDialIsBoundedByItsCtx(t *testing.T) {
 	t.Parallel()
 	addr := silentServer(t)
 	key := filepath.Join(t.TempDir(), "id")
@@ -154,12 +156,12 @@ func silentServer(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// TestReviewSSHStopDuringABlockedWriteIsRaceFree: Link.Stop "may be
+// TestSSHStopDuringABlockedWriteIsRaceFree: Link.Stop "may be
 // called while Read and Write block". ssh.link.Stop closes the session's
 // stdin (x/crypto channel.CloseWrite, which writes ch.sentEOF unlocked)
 // while Write (WriteExtended, which reads it) is blocked on the window.
 // Run with -race.
-func TestReviewSSHStopDuringABlockedWriteIsRaceFree(t *testing.T) {
+func TestSSHStopDuringABlockedWriteIsRaceFree(t *testing.T) {
 	t.Parallel()
 	srv := sshtest.Start(t)
 	tr, mark := remoteFake(t, srv, fakeagent.Script{})

@@ -1,3 +1,5 @@
+//go:build unix
+
 package container_test
 
 import (
@@ -13,12 +15,12 @@ import (
 	"github.com/acphost/acphost/fakeagent"
 )
 
-// TestReviewExecStopEndsAnAgentThatStoppedReading: Close must end an
+// TestExecCloseEndsAnAgentThatStoppedReading: Close must end an
 // exec'd agent that stopped reading its stdin with input queued. The
 // relay inside blocks writing to the fifo and never sees the EOF that
 // starts its ladder; Stop only kills the local engine client, which the
 // engine does not pass on to the exec'd process.
-func TestReviewExecStopEndsAnAgentThatStoppedReading(t *testing.T) {
+func TestExecCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 	t.Parallel()
 	engine := podman(t)
 	tr := &container.Transport{Engine: engine, Container: devbox(t, engine)}
@@ -30,7 +32,7 @@ func TestReviewExecStopEndsAnAgentThatStoppedReading(t *testing.T) {
 	_, err = c.Generate(acphost.Request{Prompt: "wedge"})
 	require.NoError(t, err)
 	// (In a goroutine: a write to a Link cannot be abandoned by its ctx,
-	// see TestReviewCancelledWriteToALinkEnds.)
+	// see TestCancelledWriteToALinkEnds.)
 	go c.Generate(acphost.Request{Prompt: strings.Repeat("x", 4<<20)})
 	time.Sleep(2 * time.Second)
 	closed := make(chan error, 1)

@@ -81,10 +81,10 @@ func (l *pipeLink) Stop(time.Duration) {
 	})
 }
 
-// TestReviewCloseDoesNotWaitForAStderrThatStopDidNotEnd: Close must
+// TestCloseDoesNotWaitForAStderrThatStopDidNotEnd: Close must
 // return once Link.Stop has returned; the Link docs say the client drains
 // Stderr "until Stop returns", not until it reaches EOF.
-func TestReviewCloseDoesNotWaitForAStderrThatStopDidNotEnd(t *testing.T) {
+func TestCloseDoesNotWaitForAStderrThatStopDidNotEnd(t *testing.T) {
 	t.Parallel()
 	c, err := Start(context.Background(), ACPOptions{Transport: &pipeTransport{}, Dir: t.TempDir()})
 	require.NoError(t, err)
@@ -99,13 +99,13 @@ func TestReviewCloseDoesNotWaitForAStderrThatStopDidNotEnd(t *testing.T) {
 	}
 }
 
-// TestReviewCancelledWriteToALinkEnds: a call whose write is blocked on an
+// TestCancelledWriteToALinkEnds: a call whose write is blocked on an
 // agent that stopped reading must end CancelGrace after its ctx does (the
 // SPEC's "Writes are bounded only once cancelled"). Over a Transport the
 // stream's writer is the Link, which has neither SetWriteDeadline nor
 // Close, so AbortWrites does nothing and nothing calls Link.Stop: the
 // call blocks until the agent reads again — for ever.
-func TestReviewCancelledWriteToALinkEnds(t *testing.T) {
+func TestCancelledWriteToALinkEnds(t *testing.T) {
 	t.Parallel()
 	tr := newExecTransport(fakeagent.Script{Turns: []fakeagent.Turn{
 		{Prompt: "wedge", Steps: []fakeagent.Step{{StopReading: true}, fakeagent.Say(fakeagent.Text("wedged"))}},
@@ -130,11 +130,11 @@ func TestReviewCancelledWriteToALinkEnds(t *testing.T) {
 	}
 }
 
-// TestReviewPoolHostMoveIsNotARace: when a new process's host fails to
+// TestPoolHostMoveIsNotARace: when a new process's host fails to
 // dial, Pool.start moves the member to another host (m.host = next)
 // without the pool's lock, while the member is already in p.members,
 // whose hosts Hosts and pickHost read under the lock. Run with -race.
-func TestReviewPoolHostMoveIsNotARace(t *testing.T) {
+func TestPoolHostMoveIsNotARace(t *testing.T) {
 	t.Parallel()
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("done"))}}}}
 	good, down := newExecTransport(script), newExecTransport(script)
