@@ -2,29 +2,61 @@
 //
 // Usage:
 //
-//	acphost [flags] [-- AGENT [ARGS...]]
+//	acphost [flags] [--agent NAME | -- AGENT [ARGS...]]
+//	acphost agents | sessions [--json | rm ID] | serve ... | version
 //
-// With no AGENT it runs a built-in fake agent whose every turn shows a
+// With no agent it runs a built-in fake agent whose every turn shows a
 // thought, a tool call, a permission request, a plan and an answer:
 //
 //	go run ./cmd/acphost -p "list files"
 //
-// A real agent is any ACP program, for example:
+// A named agent (acphost agents lists them, with their commands) runs
+// through npx; a first run downloads it, which the start shows:
+//
+//	acphost --agent claude
+//
+// Any ACP program works after --:
 //
 //	acphost -- npx -y @agentclientprotocol/claude-agent-acp
 //
 // Each -p/--prompt is one turn, in order, on the same warm session; without
-// one, acphost reads prompts line by line from standard input.
+// one, acphost reads prompts line by line from standard input. There, a
+// line starting with / is a command: /mode [ID], /config [KEY VALUE],
+// /plan on|off, /sessions, /new, /resume ID, /cancel, /quit, /help; any
+// other /word is the agent's own command, sent as the prompt ("//x" sends
+// "/x"). On a terminal, a line typed while a turn runs is queued and runs
+// after it (/cancel and /quit act at once).
+//
+// Every session is recorded in the session store, sessions.json under
+// $XDG_STATE_HOME/acphost (~/.local/state/acphost; %LocalAppData% on
+// Windows, ~/Library/Application Support on macOS; $ACPHOST_STATE_DIR
+// overrides): the agent, its session id, the directory, title, mode and
+// last use. acphost --resume ID|last continues one through session/load
+// (the replayed history shown dimmed) or session/resume.
+//
+// The config file, acphost/config.json under os.UserConfigDir
+// ($XDG_CONFIG_HOME or ~/.config on Linux; $ACPHOST_CONFIG overrides), adds
+// or overrides named agents and sets defaults (agent, permission, elicit,
+// timeout, startTimeout, presentation); flags win over it.
 //
 // Flags:
 //
 //	-p, --prompt TEXT      a turn's prompt (repeatable)
-//	--permission POLICY    ask: show each request and read the choice (a number)
-//	                       from standard input; allow / reject: answer by option
+//	--agent NAME           a named agent (built in, or from the config file)
+//	--resume ID|last       continue a recorded session (last: the latest in
+//	                       the current directory); its agent and directory
+//	                       unless given
+//	--start-timeout D      give up on an agent not started within D (2m)
+//	--no-store             do not record the session
+//	--version              print the version
+//	--permission POLICY    ask: show each request and read the choice (a number,
+//	                       y or n) from standard input, remembering "always"
+//	                       answers (acphost.Remember) for the same tool kind
+//	                       and title; allow / reject: answer by option
 //	                       kind; plan: plan mode (anything that can change
 //	                       something is rejected, reads are allowed).
-//	                       Default: ask when standard input is a terminal,
-//	                       else reject.
+//	                       Default: ask when standard input is a terminal
+//	                       (not /dev/null), else reject.
 //	--elicit POLICY        how to answer the agent's questions (elicitations:
 //	                       a form to fill in, or a URL to open). ask: show the
 //	                       form and read it one field at a time from standard
@@ -52,7 +84,8 @@
 //	--mode ID              the session mode set after the session opens
 //	--presentation         ask agents for their permission prompt text
 //	--fs                   serve file reads and writes inside --cwd
-//	--timeout DURATION     cancel a turn that runs longer (e.g. 10m)
+//	--timeout DURATION     cancel a turn that runs longer (e.g. 10m); each
+//	                       turn has the limit and later prompts still run
 //	--stderr FILE          write the agent's stderr to FILE ("-": acphost's
 //	                       stderr); by default it is kept and its last lines
 //	                       are shown when the agent fails
