@@ -147,6 +147,9 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 		return
 	}
 	a.note(styleDim, "mode: "+acphost.SafeText(args[0]))
+	if a.human != nil {
+		a.human.setMode(args[0])
+	}
 	a.record()
 }
 

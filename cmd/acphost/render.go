@@ -52,6 +52,7 @@ type human struct {
 	mu        sync.Mutex        // guards the fields below (ticker vs. events)
 	block     acphost.EventType // EventText or EventThought while a stream of chunks runs
 	msgID     string            // the messageId of the running chunks, if the agent sends them
+	mode      string            // the session mode last shown
 	tools     map[string]string
 	refused   map[string]string // tool call id → why its permission was refused
 	urlHosts  map[string]string // URL elicitations by id: their host, for the completion line
@@ -175,7 +176,10 @@ func (h *human) event(ev acphost.StreamEvent) {
 		h.usage = ev.Usage
 		return
 	case acphost.EventMode:
-		s.line(styleYellow, "the agent's mode is now "+acphost.SafeText(ev.Mode))
+		if ev.Mode != h.mode {
+			h.mode = ev.Mode
+			s.line(styleYellow, "the agent's mode is now "+acphost.SafeText(ev.Mode))
+		}
 	case acphost.EventRestart:
 		s.line(styleYellow, "the agent was restarted; the conversation so far is lost: "+errMsg(ev.Err))
 	default: // done and error: endTurn reports them
@@ -311,6 +315,17 @@ func reasonNote(r acphost.AnswerReason, err error) string {
 		return " · closing"
 	}
 	return ""
+}
+
+// setMode records the mode shown (in the header, after /mode), so that
+// the agent's confirmation of it is not shown as a change.
+func (h *human) setMode(id string) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.mode = id
+	h.mu.Unlock()
 }
 
 func (h *human) elicitationComplete(c acphost.ElicitationComplete) {

@@ -54,7 +54,8 @@ type app struct {
 	quitDone    chan struct{}      // closed once that signal has closed the agent
 	quitCode    int
 
-	failed bool // a turn failed: exit status 1
+	failed  bool // a turn failed: exit status 1
+	modeSet bool // cfg.mode was set (the agent accepted session/set_mode)
 }
 
 func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
@@ -344,6 +345,8 @@ func (a *app) run() int {
 				return exitUsage
 			}
 			a.diag(styleYellow, "mode %s: %s; staying in the agent's mode", acphost.SafeText(a.cfg.mode), errMsg(err))
+		} else {
+			a.modeSet = true
 		}
 	}
 	a.useSession(sess)
@@ -565,9 +568,16 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 		name += " (built-in demo)"
 	}
 	parts := []string{"acphost", name, "session " + acphost.SafeText(sess.ID())}
-	if m := currentMode(sess.Modes()); m != "" {
+	modes := sess.Modes()
+	if a.cfg.mode != "" && a.modeSet {
+		// Set and accepted; the agent's confirming update may still be
+		// on its way.
+		modes.CurrentModeID = a.cfg.mode
+	}
+	if m := currentMode(modes); m != "" {
 		parts = append(parts, "mode: "+m)
 	}
+	a.human.setMode(modes.CurrentModeID)
 	parts = append(parts, "permission: "+a.permissionLabel(client))
 	a.out.line(styleDim, strings.Join(parts, " · "))
 	if a.stdinTTY && len(a.cfg.prompts) == 0 {
