@@ -6,9 +6,8 @@ require (
 	github.com/coder/websocket v1.8.15
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/crypto v0.59.0
+	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.48.0
 )
 
-require (
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.50.0 // indirect
-)
+require go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,7 +22,7 @@ const (
 // approver is the "ask" policy: it shows a permission request and reads
 // the user's choice, by number, from standard input.
 type approver struct {
-	in  *lineReader
+	in  *inbox
 	scr *screen // where the question goes: stdout, or stderr with --json
 	// showRequest prints the whole request first (with --json; the human
 	// renderer has already shown it).
@@ -36,7 +37,7 @@ type approver struct {
 
 // newApprover returns the "ask" policy; seat is the one place at stdin,
 // shared with the elicitation prompt.
-func newApprover(in *lineReader, scr *screen, showRequest, echo bool, seat chan struct{}) *approver {
+func newApprover(in *inbox, scr *screen, showRequest, echo bool, seat chan struct{}) *approver {
 	return &approver{in: in, scr: scr, showRequest: showRequest, echo: echo, turn: seat}
 }
 
@@ -62,23 +63,22 @@ func (ap *approver) decide(ctx context.Context, req *acphost.PermissionRequest) 
 	question := ap.scr.style(styleAsk, fmt.Sprintf("%s: choose 1-%d (y: allow once, n: reject):", heading, len(req.Options)))
 	for {
 		ap.scr.prompt(question)
-		select {
-		case <-ctx.Done():
+		line, ok, err := ap.in.ask(ctx)
+		switch {
+		case err != nil:
 			// Cancelled, withdrawn or closed: the client has answered already.
 			ap.scr.breakLine()
-			return "", ctx.Err()
-		case line, ok := <-ap.in.C():
-			if !ok {
-				ap.scr.breakLine()
-				ap.scr.line(styleYellow, "no more input: rejecting")
-				return acphost.RejectOption(req), nil
-			}
-			ap.scr.answered(acphost.SafeText(line), ap.echo)
-			if id, ok := parseChoice(line, req); ok {
-				return id, nil
-			}
-			ap.scr.line(styleYellow, fmt.Sprintf("%q is not a choice", oneLine(acphost.SafeText(line), 40)))
+			return "", err
+		case !ok:
+			ap.scr.breakLine()
+			ap.scr.line(styleYellow, "no more input: rejecting")
+			return acphost.RejectOption(req), nil
 		}
+		ap.scr.answered(acphost.SafeText(line), ap.echo)
+		if id, ok := parseChoice(line, req); ok {
+			return id, nil
+		}
+		ap.scr.line(styleYellow, fmt.Sprintf("%q is not a choice", oneLine(acphost.SafeText(line), 40)))
 	}
 }
 
@@ -136,7 +136,10 @@ func formatRequest(s *screen, req *acphost.PermissionRequest) string {
 		tool += " " + title
 	}
 	b.WriteString("  tool: " + tool + "\n")
-	if in := compactJSON(tc.RawInput); in != "" {
+	// A diff shows a write better than the raw input, which carries the
+	// same text escaped (opencode sends both).
+	hasDiff := slices.ContainsFunc(tc.Content, func(c acphost.ToolCallContent) bool { return c.Diff != nil })
+	if in := compactJSON(tc.RawInput); in != "" && !hasDiff {
 		b.WriteString("  input: " + oneLine(in, maxInputRunes) + "\n")
 	}
 	for _, loc := range tc.Locations {

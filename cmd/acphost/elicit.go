@@ -32,7 +32,7 @@ type elicitor struct {
 	auto   bool              // the policy is the default, not chosen: say so when declining
 	values map[string]string // --elicit-value, for "accept"
 	json   bool
-	in     *lineReader
+	in     *inbox
 	scr    *screen // questions: stdout, or stderr with --json
 	errs   *screen // notes
 	echo   bool    // echo answers (stdin is not a terminal)
@@ -145,16 +145,17 @@ func (e *elicitor) askField(ctx context.Context, f *acphost.FormField) (v any, s
 	question := e.scr.style(styleAsk, fieldQuestion(f))
 	for {
 		e.scr.prompt(question)
-		select {
-		case <-ctx.Done(): // cancelled, withdrawn or closed: answered already
+		line, ok, err := e.in.ask(ctx)
+		switch {
+		case err != nil: // cancelled, withdrawn or closed: answered already
 			e.scr.breakLine()
-			return nil, false, "", ctx.Err()
-		case line, ok := <-e.in.C():
-			if !ok {
-				e.scr.breakLine()
-				e.scr.line(styleYellow, "no more input: cancelling")
-				return nil, false, acphost.ElicitCancel, nil
-			}
+			return nil, false, "", err
+		case !ok:
+			e.scr.breakLine()
+			e.scr.line(styleYellow, "no more input: cancelling")
+			return nil, false, acphost.ElicitCancel, nil
+		}
+		{
 			e.scr.answered(acphost.SafeText(line), e.echo)
 			s := strings.TrimSpace(line)
 			switch s {
@@ -189,16 +190,17 @@ func (e *elicitor) askURL(ctx context.Context) (acphost.ElicitationAnswer, error
 	question := e.scr.style(styleAsk, "y: accept (open it yourself), n: decline, c: cancel:")
 	for {
 		e.scr.prompt(question)
-		select {
-		case <-ctx.Done():
+		line, ok, err := e.in.ask(ctx)
+		switch {
+		case err != nil:
 			e.scr.breakLine()
-			return acphost.ElicitationAnswer{}, ctx.Err()
-		case line, ok := <-e.in.C():
-			if !ok {
-				e.scr.breakLine()
-				e.scr.line(styleYellow, "no more input: cancelling")
-				return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
-			}
+			return acphost.ElicitationAnswer{}, err
+		case !ok:
+			e.scr.breakLine()
+			e.scr.line(styleYellow, "no more input: cancelling")
+			return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
+		}
+		{
 			e.scr.answered(acphost.SafeText(line), e.echo)
 			switch strings.ToLower(strings.TrimSpace(line)) {
 			case "y", "yes":

@@ -2,41 +2,134 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"strings"
 	"sync"
 )
 
-// lineReader hands out the lines of standard input, shared by the prompt
-// loop (between turns) and the approval prompt (during a turn). It starts
-// reading on first use, so a run that never asks does not touch stdin.
-type lineReader struct {
-	r     io.Reader
-	once  sync.Once
-	lines chan string
+// inbox hands out the lines of standard input. A line goes to the question
+// waiting for an answer (a permission, a form field) if there is one, else
+// to the prompt loop. While a turn runs on a terminal, a line nobody asked
+// for is queued as the next prompt (and onQueued is told); from a pipe, a
+// line waits until someone takes it, so a script's lines keep their order.
+// It starts reading on first use, so a run that never asks does not touch
+// stdin.
+type inbox struct {
+	r    io.Reader
+	once sync.Once
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	pending  []string // read, not taken yet (at most one)
+	eof      bool
+	askers   int      // questions waiting for a line
+	queueing bool     // a turn runs on a terminal: unasked lines are queued
+	queue    []string // prompts typed while a turn ran
+	// onQueued is called, without mu held, on the reading goroutine, with
+	// each line about to be queued and its place in the queue; it returns
+	// whether to queue it (false: it was a command, acted on at once).
+	onQueued func(line string, n int) bool
 }
 
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: r, lines: make(chan string)}
+func newInbox(r io.Reader) *inbox {
+	in := &inbox{r: r}
+	in.cond = sync.NewCond(&in.mu)
+	return in
 }
 
-// C returns the channel of lines (without their line ending); it is closed
-// at end of input.
-func (l *lineReader) C() <-chan string {
-	l.once.Do(func() { go l.read() })
-	return l.lines
-}
+func (in *inbox) start() { in.once.Do(func() { go in.read() }) }
 
-func (l *lineReader) read() {
-	defer close(l.lines)
-	br := bufio.NewReader(l.r)
+func (in *inbox) read() {
+	br := bufio.NewReader(in.r)
 	for {
 		s, err := br.ReadString('\n')
 		if s != "" {
-			l.lines <- strings.TrimRight(s, "\r\n")
+			in.put(strings.TrimRight(s, "\r\n"))
 		}
 		if err != nil {
+			in.mu.Lock()
+			in.eof = true
+			in.cond.Broadcast()
+			in.mu.Unlock()
 			return
 		}
 	}
+}
+
+// put offers one line and returns once it was taken or queued.
+func (in *inbox) put(line string) {
+	in.mu.Lock()
+	in.pending = append(in.pending, line)
+	in.cond.Broadcast()
+	for len(in.pending) > 0 {
+		if in.queueing && in.askers == 0 {
+			in.pending = nil
+			f := in.onQueued
+			in.mu.Unlock()
+			if f == nil || f(line, in.queued()+1) {
+				in.mu.Lock()
+				in.queue = append(in.queue, line)
+				in.cond.Broadcast()
+				in.mu.Unlock()
+			}
+			return
+		}
+		in.cond.Wait()
+	}
+	in.mu.Unlock()
+}
+
+// take waits for a line until ctx ends. ok is false at end of input.
+func (in *inbox) take(ctx context.Context, asker bool) (line string, ok bool, err error) {
+	in.start()
+	stop := context.AfterFunc(ctx, func() {
+		in.mu.Lock()
+		in.cond.Broadcast()
+		in.mu.Unlock()
+	})
+	defer stop()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if asker {
+		in.askers++
+		defer func() { in.askers-- }()
+	} else if len(in.queue) > 0 {
+		line, in.queue = in.queue[0], in.queue[1:]
+		return line, true, nil
+	}
+	for {
+		switch {
+		case ctx.Err() != nil:
+			return "", false, ctx.Err()
+		case len(in.pending) > 0:
+			line, in.pending = in.pending[0], in.pending[1:]
+			in.cond.Broadcast()
+			return line, true, nil
+		case in.eof:
+			return "", false, nil
+		}
+		in.cond.Wait()
+	}
+}
+
+// ask waits for the answer to a question.
+func (in *inbox) ask(ctx context.Context) (string, bool, error) { return in.take(ctx, true) }
+
+// next waits for the next prompt: a queued one first.
+func (in *inbox) next(ctx context.Context) (string, bool, error) { return in.take(ctx, false) }
+
+// setQueueing turns queueing on while a turn runs on a terminal.
+func (in *inbox) setQueueing(on bool) {
+	in.mu.Lock()
+	in.queueing = on
+	in.cond.Broadcast()
+	in.mu.Unlock()
+}
+
+// queued returns how many prompts wait.
+func (in *inbox) queued() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.queue)
 }

@@ -2,29 +2,61 @@
 //
 // Usage:
 //
-//	acphost [flags] [-- AGENT [ARGS...]]
+//	acphost [flags] [--agent NAME | -- AGENT [ARGS...]]
+//	acphost agents | sessions [--json | rm ID] | serve ... | version
 //
-// With no AGENT it runs a built-in fake agent whose every turn shows a
+// With no agent it runs a built-in fake agent whose every turn shows a
 // thought, a tool call, a permission request, a plan and an answer:
 //
 //	go run ./cmd/acphost -p "list files"
 //
-// A real agent is any ACP program, for example:
+// A named agent (acphost agents lists them, with their commands) runs
+// through npx; a first run downloads it, which the start shows:
+//
+//	acphost --agent claude
+//
+// Any ACP program works after --:
 //
 //	acphost -- npx -y @agentclientprotocol/claude-agent-acp
 //
 // Each -p/--prompt is one turn, in order, on the same warm session; without
-// one, acphost reads prompts line by line from standard input.
+// one, acphost reads prompts line by line from standard input. There, a
+// line starting with / is a command: /mode [ID], /config [KEY VALUE],
+// /plan on|off, /sessions, /new, /resume ID, /cancel, /quit, /help; any
+// other /word is the agent's own command, sent as the prompt ("//x" sends
+// "/x"). On a terminal, a line typed while a turn runs is queued and runs
+// after it (/cancel and /quit act at once).
+//
+// Every session is recorded in the session store, sessions.json under
+// $XDG_STATE_HOME/acphost (~/.local/state/acphost; %LocalAppData% on
+// Windows, ~/Library/Application Support on macOS; $ACPHOST_STATE_DIR
+// overrides): the agent, its session id, the directory, title, mode and
+// last use. acphost --resume ID|last continues one through session/load
+// (the replayed history shown dimmed) or session/resume.
+//
+// The config file, acphost/config.json under os.UserConfigDir
+// ($XDG_CONFIG_HOME or ~/.config on Linux; $ACPHOST_CONFIG overrides), adds
+// or overrides named agents and sets defaults (agent, permission, elicit,
+// timeout, startTimeout, presentation); flags win over it.
 //
 // Flags:
 //
 //	-p, --prompt TEXT      a turn's prompt (repeatable)
-//	--permission POLICY    ask: show each request and read the choice (a number)
-//	                       from standard input; allow / reject: answer by option
+//	--agent NAME           a named agent (built in, or from the config file)
+//	--resume ID|last       continue a recorded session (last: the latest in
+//	                       the current directory); its agent and directory
+//	                       unless given
+//	--start-timeout D      give up on an agent not started within D (2m)
+//	--no-store             do not record the session
+//	--version              print the version
+//	--permission POLICY    ask: show each request and read the choice (a number,
+//	                       y or n) from standard input, remembering "always"
+//	                       answers (acphost.Remember) for the same tool kind
+//	                       and title; allow / reject: answer by option
 //	                       kind; plan: plan mode (anything that can change
 //	                       something is rejected, reads are allowed).
-//	                       Default: ask when standard input is a terminal,
-//	                       else reject.
+//	                       Default: ask when standard input is a terminal
+//	                       (not /dev/null), else reject.
 //	--elicit POLICY        how to answer the agent's questions (elicitations:
 //	                       a form to fill in, or a URL to open). ask: show the
 //	                       form and read it one field at a time from standard
@@ -52,7 +84,8 @@
 //	--mode ID              the session mode set after the session opens
 //	--presentation         ask agents for their permission prompt text
 //	--fs                   serve file reads and writes inside --cwd
-//	--timeout DURATION     cancel a turn that runs longer (e.g. 10m)
+//	--timeout DURATION     cancel a turn that runs longer (e.g. 10m); each
+//	                       turn has the limit and later prompts still run
 //	--stderr FILE          write the agent's stderr to FILE ("-": acphost's
 //	                       stderr); by default it is kept and its last lines
 //	                       are shown when the agent fails
@@ -114,9 +147,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -149,18 +185,35 @@ type config struct {
 	writable     []string // absolute; empty: the agent is not confined
 	agent        []string // empty: the built-in fake agent
 	remote       remoteFlags
+	agentName    string        // --agent, or the config file's default agent
+	agentEnv     []string      // the named agent's environment
+	modeSoft     bool          // mode is the named agent's default, not asked for
+	startTimeout time.Duration // --start-timeout
+	resume       string        // --resume ID|last
+	noStore      bool          // --no-store
 }
 
-const usageText = `Usage: acphost [flags] [-- AGENT [ARGS...]]
+// defaultStartTimeout bounds the agent's start: generous, for a first npx
+// download.
+const defaultStartTimeout = 2 * time.Minute
 
-Hosts an Agent Client Protocol agent in the terminal. With no AGENT, a
-built-in demo agent runs. Without -p, prompts are read line by line from
-standard input.
+const usageText = `Usage: acphost [flags] [--agent NAME | -- AGENT [ARGS...]]
+       acphost agents | sessions [rm ID] | serve ... | version
+
+Hosts an Agent Client Protocol agent in the terminal. --agent NAME runs a
+named agent (acphost agents lists them: claude, codex, gemini, opencode …);
+with no agent at all, a built-in demo agent runs. Without -p, prompts are
+read line by line from standard input, with in-chat commands (/help).
 
 Flags:
   -p, --prompt TEXT      a turn's prompt (repeatable; turns run in order)
-  --permission POLICY    ask, allow, reject or plan
-                         (default: ask when stdin is a terminal, else reject)
+  --agent NAME           a named agent (built in, or from the config file)
+  --resume ID|last       continue a recorded session (acphost sessions lists
+                         them; last: the latest in this directory)
+  --permission POLICY    ask, allow, reject or plan (default: ask when stdin
+                         is a terminal, else reject); with ask, "always"
+                         answers are remembered for the same tool kind and
+                         title in the session
   --elicit POLICY        the agent's questions (forms, URLs): ask, accept,
                          decline or cancel (default: ask when stdin is a
                          terminal and no --json, else decline). ask: one field
@@ -172,14 +225,19 @@ Flags:
   --json                 JSON lines on stdout: one per event, a result per turn
   --cwd DIR              the session's working directory
   --mode ID              the session mode to set after the session opens
+                         (/mode lists them)
   --presentation         ask agents to attach their permission prompt text
   --fs                   serve file reads and writes inside --cwd
-  --timeout DURATION     cancel a turn that runs longer (e.g. 10m)
+  --timeout DURATION     cancel a turn that runs longer (e.g. 10m); each turn
+                         has its own limit, and later prompts still run
+  --start-timeout D      give up on an agent not started after D (default 2m:
+                         a first npx download takes a while)
   --stderr FILE          the agent's stderr ("-": this stderr; default: kept,
                          shown when the agent fails)
   --writable DIR         confine the agent and all it runs (Linux, Landlock) to
                          changing files beneath DIR (repeatable); the rest,
                          --cwd included unless listed, is read-only to it
+  --no-store             do not record the session in the session store
   --ssh [USER@]HOST[:PORT]
                          run AGENT on HOST over SSH (--cwd is then a remote
                          directory, by default the login one); Close and a
@@ -193,10 +251,23 @@ Flags:
                          reach an agent served over WebSocket (acphost serve,
                          a sandbox); needs --cwd, a directory there
   --token T              the bearer token for --url (default: $ACPHOST_TOKEN)
+  --version              print the version
 
+In the chat: /mode [ID], /config [KEY VALUE], /plan on|off, /sessions, /new,
+/resume ID, /cancel, /quit, /help, and the agent's own /commands. A prompt
+typed while a turn runs is queued and runs after it.
+
+acphost agents           the named agents and the command each runs
+acphost sessions [--json] | sessions rm ID
+                         the recorded sessions ($XDG_STATE_HOME/acphost)
 acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
   serves AGENT over WebSocket, one process per connection, on ADDR (default
   127.0.0.1:0; the URL is printed); beyond loopback a token is required
+
+The config file ($XDG_CONFIG_HOME/acphost/config.json, or $ACPHOST_CONFIG)
+adds or overrides agents and sets defaults; flags win over it:
+  {"defaults": {"agent": "claude", "permission": "ask", "startTimeout": "5m"},
+   "agents": {"mine": {"command": ["my-agent", "--acp"], "env": {"K": "v"}}}}
 
 Ctrl-C cancels the running turn; a second one, or one between turns, quits.
 Exit status: 0 every turn ended, 1 the agent failed or a turn timed out,
@@ -218,19 +289,76 @@ func main() {
 }
 
 func run(args []string) int {
-	if len(args) > 0 && args[0] == "serve" {
-		return serve(args[1:], os.Stdout, os.Stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "serve":
+			return serve(args[1:], os.Stdout, os.Stderr)
+		case "version":
+			printVersion(os.Stdout)
+			return exitOK
+		case "agents":
+			return listAgents(args[1:], os.Stdout, os.Stderr)
+		case "sessions":
+			return sessionsCmd(args[1:], os.Stdout, os.Stderr)
+		}
 	}
 	cfg, err := parseArgs(args, os.Stderr, isTerminal(os.Stdin))
-	if errors.Is(err, flag.ErrHelp) {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(os.Stdout, usageText) // acphost --help | less
 		return exitOK
-	}
-	if err != nil {
+	case errors.Is(err, errVersion):
+		printVersion(os.Stdout)
+		return exitOK
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "acphost:", err)
-		fmt.Fprintln(os.Stderr, "Run 'acphost -h' for usage.")
+		fmt.Fprintln(os.Stderr, "Run 'acphost --help' for usage.")
 		return exitUsage
 	}
 	return newApp(cfg, os.Stdin, os.Stdout, os.Stderr).run()
+}
+
+// errVersion is parseArgs' answer to --version.
+var errVersion = errors.New("version asked")
+
+// printVersion prints the command's version (the module version it was
+// built from, when Go recorded one), the library's and the protocol's.
+func printVersion(w io.Writer) {
+	v := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	fmt.Fprintf(w, "acphost %s (library %s, ACP protocol version %d, %s)\n", v, acphost.Version, acphost.ProtocolVersion, runtime.Version())
+}
+
+// flagError rewords the flag package's errors for the long flags people
+// type: "-bogus" becomes "--bogus", "provided but not defined" becomes
+// "unknown flag".
+func flagError(err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return fmt.Errorf("unknown flag %s", dashes(name))
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("flag %s needs a value", dashes(name))
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		// invalid value "soon" for flag -timeout: parse error
+		if i := strings.Index(rest, " for flag -"); i >= 0 {
+			value := rest[:i]
+			name, why, _ := strings.Cut(rest[i+len(" for flag -"):], ": ")
+			return fmt.Errorf("%s %s: %s", dashes(name), value, why)
+		}
+	}
+	return err
+}
+
+// dashes spells a flag as typed: -p, --prompt.
+func dashes(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // parseArgs parses and checks the command line. stdinTerminal picks the
@@ -239,7 +367,9 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	var cfg config
 	var prompts, writable, elicitValues, identities repeated
 	fs := flag.NewFlagSet("acphost", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // run reports the error, once
+	var version bool
+	fs.BoolVar(&version, "version", false, "print the version and exit")
 	fs.Var(&prompts, "p", "a turn's `prompt` (repeatable; short for --prompt)")
 	fs.Var(&prompts, "prompt", "a turn's `prompt` (repeatable); without one, prompts are read from stdin")
 	fs.StringVar(&cfg.permission, "permission", "", "permission `policy`: ask, allow, reject or plan (default: ask on a terminal, else reject)")
@@ -259,9 +389,19 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.BoolVar(&cfg.remote.sshInsecure, "ssh-insecure", false, "accept any --ssh host key (anyone on the path can pose as the host)")
 	fs.StringVar(&cfg.remote.url, "url", "", "reach an agent served over WebSocket at `ws://host:port/acp` (acphost serve)")
 	fs.StringVar(&cfg.remote.token, "token", "", "the bearer `token` for --url (default: $ACPHOST_TOKEN)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), usageText) }
+	fs.StringVar(&cfg.agentName, "agent", "", "the named `agent` to run (acphost agents lists them)")
+	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
+	fs.StringVar(&cfg.resume, "resume", "", "continue a recorded session: its `id` (or a unique prefix), or last")
+	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the session in the session store")
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
-		return cfg, err
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, flagError(err)
+	}
+	if version {
+		return cfg, errVersion
 	}
 	cfg.prompts = prompts
 	cfg.remote.sshIdentity = identities
@@ -274,6 +414,19 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	}
 	if fs.NArg() > 0 {
 		cfg.agent = fs.Args()
+	}
+
+	file, err := loadConfig()
+	if err != nil {
+		return cfg, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := applyFileDefaults(&cfg, file, set); err != nil {
+		return cfg, err
+	}
+	if err := resolveAgent(&cfg, file); err != nil {
+		return cfg, err
 	}
 
 	switch cfg.permission {
@@ -291,6 +444,12 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	}
 	if cfg.timeout < 0 {
 		return cfg, fmt.Errorf("--timeout %v: must not be negative", cfg.timeout)
+	}
+	if cfg.startTimeout <= 0 {
+		return cfg, fmt.Errorf("--start-timeout %v: must be positive", cfg.startTimeout)
+	}
+	if cfg.resume != "" && cfg.remote.remote() {
+		return cfg, errors.New("--resume continues a session of a local agent; it cannot be combined with --ssh or --url")
 	}
 	if err := checkRemote(&cfg); err != nil {
 		return cfg, err
@@ -319,11 +478,55 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	return cfg, nil
 }
 
+// applyFileDefaults fills what no flag set from the config file's defaults.
+func applyFileDefaults(cfg *config, file fileConfig, set map[string]bool) error {
+	d := file.Defaults
+	if cfg.permission == "" {
+		cfg.permission = d.Permission
+	}
+	if cfg.elicit == "" {
+		cfg.elicit = d.Elicit
+	}
+	if !set["timeout"] && d.Timeout != "" {
+		cfg.timeout, _ = time.ParseDuration(d.Timeout) // checked by loadConfig
+	}
+	if !set["start-timeout"] && d.StartTimeout != "" {
+		cfg.startTimeout, _ = time.ParseDuration(d.StartTimeout)
+	}
+	if !set["presentation"] && d.Presentation != nil {
+		cfg.presentation = *d.Presentation
+	}
+	return nil
+}
+
+// resolveAgent turns --agent NAME (or the config file's default agent,
+// when no agent is given) into a command.
+func resolveAgent(cfg *config, file fileConfig) error {
+	if cfg.agentName != "" && len(cfg.agent) > 0 {
+		return errors.New("--agent and a command after -- both name the agent; give one")
+	}
+	if cfg.agentName == "" && len(cfg.agent) == 0 && cfg.resume == "" && cfg.remote.url == "" {
+		cfg.agentName = file.Defaults.Agent
+	}
+	if cfg.agentName == "" || cfg.agentName == demoAgent {
+		return nil
+	}
+	def, err := file.lookupAgent(cfg.agentName)
+	if err != nil {
+		return err
+	}
+	cfg.agent, cfg.agentEnv = def.Command, def.envList()
+	if cfg.mode == "" && def.Mode != "" {
+		cfg.mode, cfg.modeSoft = def.Mode, true
+	}
+	return nil
+}
+
 // agentCommand returns the command line and extra environment of the
 // agent: the one given, or this executable as the built-in fake agent.
 func agentCommand(cfg config) (path string, args, env []string, err error) {
 	if len(cfg.agent) > 0 {
-		return cfg.agent[0], cfg.agent[1:], nil, nil
+		return cfg.agent[0], cfg.agent[1:], cfg.agentEnv, nil
 	}
 	script := fakeagent.Demo()
 	if s := os.Getenv(envDemoScript); s != "" {

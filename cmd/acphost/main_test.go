@@ -44,7 +44,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if os.Getenv(envStoreWriter) != "" {
+		os.Exit(storeWriter()) // a child of TestStoreConcurrentWriters
+	}
 	binPath = filepath.Join(dir, "acphost")
+	// No test sees the user's config file or session store.
+	os.Unsetenv(envConfig)
+	os.Unsetenv(envStateDir)
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	args := []string{"build", "-o", binPath}
 	if raceEnabled {
 		args = append(args, "-race")
@@ -712,8 +720,11 @@ func TestUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, want 2 and nothing", args, r.code, r.stdout)
 		}
 	}
-	if r := runWith(t, nil, "", "-h"); r.code != 0 || !strings.Contains(r.stderr, "--permission") && !strings.Contains(r.stderr, "-permission") {
-		t.Errorf("-h: exit %d; stderr:\n%s", r.code, r.stderr)
+	for _, h := range []string{"-h", "--help"} {
+		// On stdout, so that acphost --help | less shows it.
+		if r := runWith(t, nil, "", h); r.code != 0 || !strings.Contains(r.stdout, "--permission") || r.stderr != "" {
+			t.Errorf("%s: exit %d; stdout:\n%s\nstderr:\n%s", h, r.code, r.stdout, r.stderr)
+		}
 	}
 }
 
@@ -863,13 +874,13 @@ func TestParseArgs(t *testing.T) {
 		terminal bool
 		want     config
 	}{
-		{nil, true, config{permission: "ask", elicit: "ask"}},
-		{nil, false, config{permission: "reject", elicit: "decline", elicitAuto: true}},
-		{[]string{"--permission", "plan", "-p", "a", "--prompt", "b", "-p", "c"}, true, config{permission: "plan", elicit: "ask", prompts: []string{"a", "b", "c"}}},
+		{nil, true, config{permission: "ask", elicit: "ask", startTimeout: defaultStartTimeout}},
+		{nil, false, config{permission: "reject", startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true}},
+		{[]string{"--permission", "plan", "-p", "a", "--prompt", "b", "-p", "c"}, true, config{permission: "plan", startTimeout: defaultStartTimeout, elicit: "ask", prompts: []string{"a", "b", "c"}}},
 		{[]string{"--json", "--fs", "--presentation", "--timeout", "1m", "--mode", "m", "--stderr", "-", "--", "npx", "-y", "agent"}, false,
-			config{permission: "reject", elicit: "decline", elicitAuto: true, json: true, fs: true, presentation: true, timeout: time.Minute, mode: "m", stderrPath: "-", agent: []string{"npx", "-y", "agent"}}},
-		{[]string{"-permission=allow", "my-agent", "--its-flag"}, false, config{permission: "allow", elicit: "decline", elicitAuto: true, agent: []string{"my-agent", "--its-flag"}}},
-		{[]string{"--writable", "/state", "--writable", "/tmp/x"}, false, config{permission: "reject", elicit: "decline", elicitAuto: true, writable: []string{"/state", "/tmp/x"}}},
+			config{permission: "reject", startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true, json: true, fs: true, presentation: true, timeout: time.Minute, mode: "m", stderrPath: "-", agent: []string{"npx", "-y", "agent"}}},
+		{[]string{"-permission=allow", "my-agent", "--its-flag"}, false, config{permission: "allow", startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true, agent: []string{"my-agent", "--its-flag"}}},
+		{[]string{"--writable", "/state", "--writable", "/tmp/x"}, false, config{permission: "reject", startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true, writable: []string{"/state", "/tmp/x"}}},
 	} {
 		got, err := parseArgs(tc.args, io.Discard, tc.terminal)
 		if err != nil {

@@ -43,9 +43,18 @@ type human struct {
 	policy string // the --permission policy, named in answers it made
 	elicit string // the --elicit policy, likewise
 
+	// remembered reports (once) whether the permission of a tool call
+	// was answered from an earlier "always" without asking.
+	remembered func(toolCallID string) bool
+	// humanWait is the time the turn spent waiting for the person.
+	humanWait func() time.Duration
+
 	mu        sync.Mutex        // guards the fields below (ticker vs. events)
 	block     acphost.EventType // EventText or EventThought while a stream of chunks runs
+	msgID     string            // the messageId of the running chunks, if the agent sends them
+	mode      string            // the session mode last shown
 	tools     map[string]string
+	refused   map[string]string // tool call id → why its permission was refused
 	urlHosts  map[string]string // URL elicitations by id: their host, for the completion line
 	usage     *acphost.UsageUpdate
 	start     time.Time
@@ -65,7 +74,7 @@ func (h *human) beginTurn(prompt string, echo bool) {
 		h.s.block(h.s.style(styleBold, "› "+acphost.SafeText(prompt)))
 	}
 	h.mu.Lock()
-	h.block, h.tools, h.usage, h.start = "", map[string]string{}, nil, time.Now()
+	h.block, h.msgID, h.tools, h.refused, h.usage, h.start = "", "", map[string]string{}, map[string]string{}, nil, time.Now()
 	h.mu.Unlock()
 	if h.s.live {
 		h.stopTick = make(chan struct{})
@@ -97,6 +106,14 @@ func (h *human) event(ev acphost.StreamEvent) {
 	s := h.s
 	switch ev.Type {
 	case acphost.EventText, acphost.EventThought:
+		if mc, ok := ev.Update.(*acphost.MessageChunk); ok && mc.MessageID != "" {
+			if h.block == ev.Type && h.msgID != "" && mc.MessageID != h.msgID {
+				// Another message: a paragraph of its own.
+				s.breakLine()
+				s.write("", "\n")
+			}
+			h.msgID = mc.MessageID
+		}
 		h.chunk(ev.Type, acphost.SafeText(ev.Delta))
 		return
 	case acphost.EventToolCall:
@@ -121,7 +138,28 @@ func (h *human) event(ev acphost.StreamEvent) {
 	case acphost.EventPermission:
 		s.block(formatRequest(s, ev.Permission))
 	case acphost.EventPermissionAnswer:
-		s.block(h.formatAnswer(ev.Answer))
+		if a := ev.Answer; a != nil {
+			switch {
+			case a.Cancelled || a.Option == nil:
+				h.refused[ev.ID] = "cancelled"
+			case !a.Option.Kind.IsAllow():
+				h.refused[ev.ID] = "rejected"
+				if a.Reason == acphost.ReasonPlanMode {
+					h.refused[ev.ID] = "rejected by plan mode"
+				}
+			default:
+				delete(h.refused, ev.ID)
+			}
+		}
+		s.block(h.formatAnswer(ev.ID, ev.Answer))
+	case acphost.EventNotice:
+		if n := ev.Notice; n != nil {
+			text := "notice: " + oneLine(acphost.SafeText(n.Title), 200)
+			if d := oneLine(acphost.SafeText(n.Description), 300); d != "" {
+				text += " — " + d
+			}
+			s.line(styleYellow, text)
+		}
 	case acphost.EventElicitation:
 		if req := ev.Elicitation; req != nil && req.Mode == acphost.ModeURL {
 			if len(h.urlHosts) >= maxURLHosts {
@@ -138,7 +176,10 @@ func (h *human) event(ev acphost.StreamEvent) {
 		h.usage = ev.Usage
 		return
 	case acphost.EventMode:
-		s.line(styleDim, "mode: "+acphost.SafeText(ev.Mode))
+		if ev.Mode != h.mode {
+			h.mode = ev.Mode
+			s.line(styleYellow, "the agent's mode is now "+acphost.SafeText(ev.Mode))
+		}
 	case acphost.EventRestart:
 		s.line(styleYellow, "the agent was restarted; the conversation so far is lost: "+errMsg(ev.Err))
 	default: // done and error: endTurn reports them
@@ -190,12 +231,20 @@ func (h *human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
 		title = oneLine(acphost.SafeText(ev.ID), 40)
 	}
 	s := h.s
-	plain = "  " + mark + " " + kind + " " + title
-	styled = "  " + s.style(code, mark) + " " + s.style(styleCyan, kind) + " " + title
+	why := ""
 	if ev.Status == acphost.StatusFailed {
-		plain += " (failed)"
-		styled += s.style(styleRed, " (failed)")
+		why = " (failed)"
 	}
+	if r, ok := h.refused[ev.ID]; ok && ev.Status.Finished() {
+		// The agent may report the call completed all the same (the
+		// demo does): it did not run with permission.
+		mark, code, why = "✗", styleYellow, " ("+r+")"
+		if ev.Status == acphost.StatusCompleted {
+			why = " (" + r + "; the agent reports it completed)"
+		}
+	}
+	plain = "  " + mark + " " + kind + " " + title + why
+	styled = "  " + s.style(code, mark) + " " + s.style(styleCyan, kind) + " " + title + s.style(code, why)
 	return styled, plain
 }
 
@@ -216,7 +265,7 @@ func (h *human) formatPlan(entries []acphost.PlanEntry) string {
 	return b.String()
 }
 
-func (h *human) formatAnswer(a *acphost.PermissionAnswer) string {
+func (h *human) formatAnswer(id string, a *acphost.PermissionAnswer) string {
 	s := h.s
 	if a == nil {
 		return ""
@@ -239,6 +288,8 @@ func (h *human) formatAnswer(a *acphost.PermissionAnswer) string {
 	case acphost.ReasonHook:
 		if h.policy != permAsk {
 			text += " · --permission " + h.policy
+		} else if h.remembered != nil && h.remembered(id) {
+			text += " · remembered: you chose \"always\" for this tool earlier"
 		}
 	case acphost.ReasonPlanMode:
 		text += " · plan mode"
@@ -264,6 +315,17 @@ func reasonNote(r acphost.AnswerReason, err error) string {
 		return " · closing"
 	}
 	return ""
+}
+
+// setMode records the mode shown (in the header, after /mode), so that
+// the agent's confirmation of it is not shown as a change.
+func (h *human) setMode(id string) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.mode = id
+	h.mu.Unlock()
 }
 
 func (h *human) elicitationComplete(c acphost.ElicitationComplete) {
@@ -302,6 +364,11 @@ func (h *human) endTurn(r turnResult) {
 		mark, code = "⨯", styleYellow
 	}
 	parts := []string{what, fmtDuration(r.elapsed)}
+	if h.humanWait != nil {
+		if w := h.humanWait(); w > 0 && w < r.elapsed {
+			parts[1] = fmtDuration(r.elapsed-w) + " working + " + fmtDuration(w) + " waiting for you"
+		}
+	}
 	if usage != nil {
 		if usage.Size > 0 {
 			parts = append(parts, fmt.Sprintf("%s/%s tokens", fmtCount(usage.Used), fmtCount(usage.Size)))

@@ -7,8 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,27 +25,41 @@ const maxStderrLines = 10
 type app struct {
 	cfg      config
 	stdinTTY bool
-	in       *lineReader
+	in       *inbox
 	out      *screen // human output on stdout; nil with --json
 	errs     *screen // diagnostics (and, with --json, questions) on stderr
+	human    *human  // the human sink, nil with --json
 	sink     sink
 	approver *approver
 	elicitor *elicitor
+	store    *store // nil: sessions are not recorded
+	cwd      string // the session's directory, absolute ("" for a remote agent's default)
+
+	// remembered holds the tool call ids whose permission Remember
+	// answered from an earlier "always" without asking.
+	remembered sync.Map
+	// humanWait is the time the current turn spent waiting for the person
+	// (approvals, forms), in nanoseconds.
+	humanWait atomic.Int64
 
 	mu          sync.Mutex
 	client      *acphost.ACPClient
+	sess        *acphost.Session // the session prompts go to
+	rec         sessionRecord    // its record in the store
+	created     bool             // rec was written once
 	startCancel context.CancelFunc
 	turnCancel  context.CancelFunc // set while a turn runs
 	interrupted bool               // Ctrl-C already cancelled the running turn
-	quit        chan struct{}      // closed when a signal asks to exit
+	quit        chan struct{}      // closed when a signal (or /quit) asks to exit
 	quitDone    chan struct{}      // closed once that signal has closed the agent
 	quitCode    int
 
-	failed bool // a turn failed: exit status 1
+	failed  bool // a turn failed: exit status 1
+	modeSet bool // cfg.mode was set (the agent accepted session/set_mode)
 }
 
 func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
-	a := &app{cfg: cfg, stdinTTY: isTerminal(stdin), in: newLineReader(stdin),
+	a := &app{cfg: cfg, stdinTTY: isTerminal(stdin), in: newInbox(stdin),
 		quit: make(chan struct{}), quitDone: make(chan struct{})}
 	a.errs = newScreen(stderr, colorAllowed(stderr), false)
 	if cfg.json {
@@ -50,7 +67,10 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	} else {
 		live := isTerminal(stdout) && os.Getenv("TERM") != "dumb"
 		a.out = newScreen(stdout, colorAllowed(stdout), live)
-		a.sink = newHuman(a.out, cfg.permission, cfg.elicit)
+		a.human = newHuman(a.out, cfg.permission, cfg.elicit)
+		a.human.remembered = a.wasRemembered
+		a.human.humanWait = func() time.Duration { return time.Duration(a.humanWait.Load()) }
+		a.sink = a.human
 	}
 	scr := a.out // questions
 	if scr == nil {
@@ -62,6 +82,14 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	}
 	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
 		in: a.in, scr: scr, errs: a.errs, echo: !a.stdinTTY, asking: seat}
+	a.in.onQueued = a.onQueued
+	if !cfg.noStore && !cfg.remote.remote() {
+		if st, err := openStore(); err == nil {
+			a.store = st
+		} else {
+			a.diag(styleYellow, "%v; this session is not recorded", err)
+		}
+	}
 	return a
 }
 
@@ -69,8 +97,71 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 func (a *app) diag(code, format string, args ...any) {
 	if a.out != nil {
 		a.out.breakLine() // stdout and stderr often share a terminal
+		a.out.forget()    // and the line above is no longer the last tool line
 	}
 	a.errs.line(code, "acphost: "+fmt.Sprintf(format, args...))
+}
+
+// note prints information for the person: on stdout for human output, on
+// stderr with --json.
+func (a *app) note(code, text string) {
+	if a.out != nil {
+		a.out.line(code, text)
+		return
+	}
+	a.errs.line(code, text)
+}
+
+// timed wraps a callback that waits for the person, adding its time to
+// humanWait.
+func timed[T any](a *app, f func(context.Context, T) (string, error)) func(context.Context, T) (string, error) {
+	return func(ctx context.Context, req T) (string, error) {
+		start := time.Now()
+		defer func() { a.humanWait.Add(int64(time.Since(start))) }()
+		return f(ctx, req)
+	}
+}
+
+// askPermission is the "ask" policy under acphost.Remember: an "always"
+// answer is remembered for the same tool kind and title in the session,
+// and requests it answers are noted in remembered.
+func (a *app) askPermission() acphost.PermissionFunc {
+	asked := sync.Map{} // *PermissionRequest → struct{}: the person was asked
+	ask := timed(a, a.approver.decide)
+	remember := acphost.Remember(func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+		asked.Store(req, struct{}{})
+		id, err := ask(ctx, req)
+		if o := req.Option(id); err == nil && o != nil && (o.Kind == acphost.AllowAlways || o.Kind == acphost.RejectAlways) {
+			verb := "allowed"
+			if o.Kind == acphost.RejectAlways {
+				verb = "rejected"
+			}
+			a.note(styleDim, fmt.Sprintf("  remembered: later %s requests in this session are %s without asking", describeTool(req), verb))
+		}
+		return id, err
+	})
+	return func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+		id, err := remember(ctx, req)
+		if _, ok := asked.LoadAndDelete(req); !ok && err == nil {
+			a.remembered.Store(req.ToolCall.ID, struct{}{})
+		}
+		return id, err
+	}
+}
+
+// describeTool names a request's tool as Remember matches it: kind and
+// title.
+func describeTool(req *acphost.PermissionRequest) string {
+	kind := acphost.SafeText(string(req.ToolCall.Kind))
+	if kind == "" {
+		kind = "tool"
+	}
+	return fmt.Sprintf("%q (%s)", oneLine(acphost.SafeText(req.ToolCall.Title), 60), kind)
+}
+
+func (a *app) wasRemembered(toolCallID string) bool {
+	_, ok := a.remembered.LoadAndDelete(toolCallID)
+	return ok
 }
 
 func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
@@ -83,15 +174,25 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		Args:                   args,
 		Env:                    env,
 		Dir:                    a.cfg.cwd,
-		Mode:                   a.cfg.mode,
 		PermissionPresentation: a.cfg.presentation,
 		TurnTimeout:            a.cfg.timeout,
 		OnElicitation:          a.elicitor.answer,
 		OnElicitationComplete:  a.sink.elicitationComplete,
+		Notices:                true,
+		// The mode is set after the session opens (openSession), so that
+		// a mode the agent does not have is named with the ones it has.
+	}
+	if a.cfg.elicit == elicitAsk {
+		ask := a.elicitor.answer
+		opts.OnElicitation = func(ctx context.Context, req *acphost.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+			start := time.Now()
+			defer func() { a.humanWait.Add(int64(time.Since(start))) }()
+			return ask(ctx, req)
+		}
 	}
 	switch a.cfg.permission {
 	case permAsk:
-		opts.OnPermission = a.approver.decide
+		opts.OnPermission = a.askPermission()
 	case permAllow:
 		opts.OnPermission = acphost.AllowAll()
 	case permReject:
@@ -128,6 +229,49 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	return opts, closer, nil
 }
 
+// resolveResume points the run at a recorded session: its agent (unless
+// one was given) and directory (unless --cwd was).
+func (a *app) resolveResume() (sessionRecord, error) {
+	if a.store == nil {
+		return sessionRecord{}, errors.New("--resume needs the session store, which is off (--no-store) or unavailable")
+	}
+	recs, err := a.store.list()
+	if err != nil {
+		return sessionRecord{}, err
+	}
+	cwd := a.cfg.cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	i, err := find(recs, a.cfg.resume, cwd)
+	if err != nil {
+		return sessionRecord{}, fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
+	}
+	r := recs[i]
+	if a.cfg.agentName == "" && len(a.cfg.agent) == 0 {
+		a.cfg.agentName = r.Agent
+		if r.Agent != "" && r.Agent != demoAgent {
+			file, err := loadConfig()
+			if err != nil {
+				return r, err
+			}
+			if def, err := file.lookupAgent(r.Agent); err == nil {
+				a.cfg.agentEnv = def.envList()
+			}
+			a.cfg.agent = r.Command
+		} else if r.Agent == "" {
+			a.cfg.agent = r.Command
+		}
+	}
+	if a.cfg.cwd == "" {
+		a.cfg.cwd = r.Cwd
+	}
+	if a.cfg.mode == "" {
+		a.cfg.mode, a.cfg.modeSoft = r.Mode, true
+	}
+	return r, nil
+}
+
 func (a *app) run() int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -141,6 +285,19 @@ func (a *app) run() int {
 		}
 	}()
 
+	var resume *sessionRecord
+	if a.cfg.resume != "" {
+		r, err := a.resolveResume()
+		if err != nil {
+			a.diag(styleRed, "%v", err)
+			return exitUsage
+		}
+		resume = &r
+	}
+	a.cwd = a.cfg.cwd
+	if a.cwd == "" && !a.cfg.remote.remote() {
+		a.cwd, _ = os.Getwd()
+	}
 	opts, stderrFile, err := a.options()
 	if err != nil {
 		a.diag(styleRed, "%v", err)
@@ -153,19 +310,18 @@ func (a *app) run() int {
 		defer stderrFile.Close() // after the client is closed, below
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a.mu.Lock()
-	a.startCancel = cancel
-	a.mu.Unlock()
-	client, err := acphost.Start(ctx, opts)
+	client, err := a.start(opts)
 	a.mu.Lock()
 	a.client = client
-	quitting := a.quitCode != 0
 	a.mu.Unlock()
+	quitting := a.quitting()
 	if err != nil {
 		if quitting {
 			return a.quitCode
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			a.diag(styleRed, "the agent did not start within %v (--start-timeout); a first npx download can take longer: try --start-timeout 10m", a.cfg.startTimeout)
+			return exitFailed
 		}
 		a.reportAgentError("could not start the agent", err)
 		return exitFailed
@@ -174,21 +330,36 @@ func (a *app) run() int {
 	if quitting {
 		return a.quitCode
 	}
-	a.greet(client)
+
+	sess := client.Session()
+	if resume != nil {
+		if sess, err = a.openRecorded(client, *resume); err != nil {
+			a.diag(styleRed, "could not continue session %s: %s", acphost.SafeText(resume.ID), errMsg(err))
+			return exitFailed
+		}
+	}
+	if a.cfg.mode != "" {
+		if err := a.setMode(sess, a.cfg.mode); err != nil {
+			if !a.cfg.modeSoft {
+				a.diag(styleRed, "--mode %s: %s", acphost.SafeText(a.cfg.mode), errMsg(err))
+				return exitUsage
+			}
+			a.diag(styleYellow, "mode %s: %s; staying in the agent's mode", acphost.SafeText(a.cfg.mode), errMsg(err))
+		} else {
+			a.modeSet = true
+		}
+	}
+	a.useSession(sess)
+	a.greet(client, sess)
 
 	if len(a.cfg.prompts) > 0 {
-		for _, p := range a.cfg.prompts {
-			if a.quitting() || !a.turn(client, p, !a.cfg.json) {
+		for i, p := range a.cfg.prompts {
+			if a.quitting() || !a.turn(p, !a.cfg.json, len(a.cfg.prompts)-i-1) {
 				break
 			}
 		}
 	} else {
-		for {
-			p, ok := a.readPrompt(client)
-			if !ok || !a.turn(client, p, !a.cfg.json && !a.stdinTTY) {
-				break
-			}
-		}
+		a.chat(client)
 	}
 	a.closeClient(client)
 	switch {
@@ -200,6 +371,173 @@ func (a *app) run() int {
 	return exitOK
 }
 
+// start starts the agent within --start-timeout, showing that it is
+// starting (npx may download it first).
+func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.startTimeout)
+	defer cancel()
+	a.mu.Lock()
+	a.startCancel = cancel
+	a.mu.Unlock()
+	what := a.agentLabel()
+	if len(a.cfg.agent) > 0 && filepath.Base(a.cfg.agent[0]) == "npx" {
+		what += " (npx " + strings.Join(a.cfg.agent[1:], " ") + "; the first run downloads it)"
+	}
+	var stopSpin func()
+	if a.out != nil && a.out.live {
+		stopSpin = a.out.spin("starting agent " + what + "…")
+	} else if len(a.cfg.agent) > 0 && !a.cfg.json {
+		a.errs.line(styleDim, "acphost: starting agent "+what+"…")
+	}
+	client, err := acphost.Start(ctx, opts)
+	if stopSpin != nil {
+		stopSpin()
+	}
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	return client, err
+}
+
+// agentLabel names the agent for messages.
+func (a *app) agentLabel() string {
+	switch {
+	case a.cfg.agentName != "":
+		return a.cfg.agentName
+	case len(a.cfg.agent) > 0:
+		return filepath.Base(a.cfg.agent[0])
+	}
+	return demoAgent
+}
+
+// openRecorded continues a recorded session: session/load (the history is
+// replayed, and shown dimmed) or session/resume, whichever the agent offers.
+func (a *app) openRecorded(client *acphost.ACPClient, r sessionRecord) (*acphost.Session, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.startTimeout)
+	defer cancel()
+	opts := acphost.SessionOptions{Dir: a.cfg.cwd}
+	var rp *replay
+	if a.out != nil {
+		rp = &replay{s: a.out}
+		opts.OnUpdate = rp.update
+		what := "continuing session " + acphost.SafeText(r.ID)
+		if t := oneLine(acphost.SafeText(r.Title), 60); t != "" {
+			what += " (" + t + ")"
+		}
+		a.out.line(styleDim, what)
+	}
+	sess, err := client.LoadSession(ctx, r.ID, opts)
+	how := "loaded"
+	if errors.Is(err, acphost.ErrUnsupported) {
+		sess, err = client.ResumeSession(ctx, r.ID, opts)
+		how = "resumed (the agent does not replay its history)"
+	}
+	if err != nil {
+		if errors.Is(err, acphost.ErrUnsupported) {
+			return nil, errors.New("the agent offers neither session/load nor session/resume")
+		}
+		return nil, err
+	}
+	if rp != nil {
+		rp.end()
+	}
+	a.note(styleDim, "session "+how)
+	a.mu.Lock()
+	a.rec, a.created = r, true
+	a.mu.Unlock()
+	return sess, nil
+}
+
+// setMode switches sess to mode id, naming the agent's modes when it has
+// no such mode.
+func (a *app) setMode(sess *acphost.Session, id string) error {
+	modes := sess.Modes()
+	if len(modes.AvailableModes) == 0 {
+		return errors.New("the agent offers no modes")
+	}
+	if !slices.ContainsFunc(modes.AvailableModes, func(m acphost.SessionMode) bool { return m.ID == id }) {
+		return fmt.Errorf("the agent has no such mode; its modes: %s", modeList(modes))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return sess.SetMode(ctx, id)
+}
+
+// modeList is "default (Default), plan (Plan)".
+func modeList(modes acphost.SessionModes) string {
+	var parts []string
+	for _, m := range modes.AvailableModes {
+		p := acphost.SafeText(m.ID)
+		if n := oneLine(acphost.SafeText(m.Name), 40); n != "" && n != p {
+			p += " (" + n + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// useSession makes sess the one prompts go to, and records it.
+func (a *app) useSession(sess *acphost.Session) {
+	a.mu.Lock()
+	if a.sess != sess {
+		if a.rec.ID != sess.ID() {
+			a.rec, a.created = sessionRecord{}, false
+		}
+		a.sess = sess
+	}
+	a.mu.Unlock()
+	a.record()
+}
+
+func (a *app) session() *acphost.Session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sess
+}
+
+// record writes the current session's record: new, or its last use,
+// title and mode.
+func (a *app) record() {
+	if a.store == nil {
+		return
+	}
+	a.mu.Lock()
+	sess := a.sess
+	r := a.rec
+	a.mu.Unlock()
+	if sess == nil {
+		return
+	}
+	now := time.Now()
+	if r.ID != sess.ID() || r.Created.IsZero() {
+		r = sessionRecord{ID: sess.ID(), Created: now}
+	}
+	r.Agent = a.cfg.agentName
+	if r.Agent == "" && len(a.cfg.agent) == 0 {
+		r.Agent = demoAgent
+	}
+	r.Command = a.cfg.agent
+	if r.Agent == demoAgent {
+		r.Command = nil
+	}
+	r.Cwd, r.LastUsed = a.cwd, now
+	if t := sess.Details().Title; t != "" {
+		r.Title = t
+	}
+	if m := sess.Modes().CurrentModeID; m != "" {
+		r.Mode = m
+	}
+	if err := a.store.put(r); err != nil {
+		a.diag(styleYellow, "%v", err)
+		return
+	}
+	a.mu.Lock()
+	if a.sess == sess {
+		a.rec, a.created = r, true
+	}
+	a.mu.Unlock()
+}
+
 // closeClient closes the agent. An agent that had died after its last
 // turn is reported but does not change the exit status: every turn ended.
 func (a *app) closeClient(client *acphost.ACPClient) {
@@ -209,8 +547,9 @@ func (a *app) closeClient(client *acphost.ACPClient) {
 	}
 }
 
-// greet names the agent and session at the start of human output.
-func (a *app) greet(client *acphost.ACPClient) {
+// greet names the agent, the session, its mode and the permission policy
+// at the start of human output.
+func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	if a.out == nil {
 		return
 	}
@@ -228,58 +567,157 @@ func (a *app) greet(client *acphost.ACPClient) {
 	if len(a.cfg.agent) == 0 {
 		name += " (built-in demo)"
 	}
-	parts := []string{"acphost", name, "session " + acphost.SafeText(client.SessionID()), "permission: " + a.cfg.permission}
+	parts := []string{"acphost", name, "session " + acphost.SafeText(sess.ID())}
+	modes := sess.Modes()
+	if a.cfg.mode != "" && a.modeSet {
+		// Set and accepted; the agent's confirming update may still be
+		// on its way.
+		modes.CurrentModeID = a.cfg.mode
+	}
+	if m := currentMode(modes); m != "" {
+		parts = append(parts, "mode: "+m)
+	}
+	a.human.setMode(modes.CurrentModeID)
+	parts = append(parts, "permission: "+a.permissionLabel(client))
 	a.out.line(styleDim, strings.Join(parts, " · "))
+	if a.stdinTTY && len(a.cfg.prompts) == 0 {
+		a.out.line(styleDim, "/help lists the commands; a prompt typed while a turn runs is queued; Ctrl-C stops a turn")
+	}
 }
 
-// readPrompt reads the next non-empty line of stdin, or reports the end:
-// end of input, a signal, or the agent's death (reported here).
-func (a *app) readPrompt(client *acphost.ACPClient) (string, bool) {
-	scr := a.out
-	if scr == nil && a.stdinTTY {
-		scr = a.errs
+// currentMode names the session's current mode, with its description: an
+// agent's own mode (Claude's "auto", say) may run tools without asking,
+// whatever the host's permission policy.
+func currentMode(modes acphost.SessionModes) string {
+	if modes.CurrentModeID == "" {
+		return ""
 	}
+	s := acphost.SafeText(modes.CurrentModeID)
+	for _, m := range modes.AvailableModes {
+		if m.ID == modes.CurrentModeID {
+			if d := oneLine(acphost.SafeText(m.Description), 80); d != "" {
+				s += " (" + d + ")"
+			} else if n := oneLine(acphost.SafeText(m.Name), 40); n != "" && n != m.ID {
+				s += " (" + n + ")"
+			}
+		}
+	}
+	return s
+}
+
+func (a *app) permissionLabel(client *acphost.ACPClient) string {
+	p := a.cfg.permission
+	if client.PlanMode() && p != permPlan {
+		p += " + plan mode"
+	}
+	return p
+}
+
+// chat reads prompts and commands from standard input until it ends, a
+// signal or /quit, or the agent dies.
+func (a *app) chat(client *acphost.ACPClient) {
 	for {
-		if scr != nil && a.stdinTTY {
+		scr := a.out
+		if scr == nil && a.stdinTTY {
+			scr = a.errs
+		}
+		fromQueue := a.in.queued() > 0
+		if scr != nil && a.stdinTTY && !fromQueue {
 			scr.prompt(scr.style(styleBold, ">"))
 		}
-		select {
-		case line, ok := <-a.in.C():
-			if !ok {
-				if scr != nil {
-					scr.breakLine()
-				}
-				return "", false
-			}
-			if scr != nil && a.stdinTTY {
-				scr.answered("", false)
-			}
-			if strings.TrimSpace(line) != "" {
-				return line, true
-			}
-		case <-a.quit:
-			return "", false
-		case <-client.Done():
+		line, ok, failed := a.nextLine(client)
+		if failed {
 			a.failed = true
 			a.reportAgentError("the agent failed", client.Err())
-			return "", false
+			return
+		}
+		if !ok {
+			if scr != nil {
+				scr.breakLine()
+			}
+			return
+		}
+		if scr != nil && a.stdinTTY && !fromQueue {
+			scr.answered("", false)
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		prompt, send := line, true
+		if strings.HasPrefix(strings.TrimSpace(line), "/") {
+			prompt, send = a.command(client, strings.TrimSpace(line))
+		}
+		if a.quitting() {
+			return
+		}
+		if send && !a.turn(prompt, !a.cfg.json && (!a.stdinTTY || fromQueue), -1) {
+			return
 		}
 	}
 }
 
-// turn runs one prompt and reports whether the next may run.
-func (a *app) turn(client *acphost.ACPClient, prompt string, echo bool) bool {
+// nextLine waits for the next line of input; failed reports the agent's
+// death meanwhile.
+func (a *app) nextLine(client *acphost.ACPClient) (line string, ok, failed bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var dead atomic.Bool
+	go func() {
+		select {
+		case <-a.quit:
+		case <-client.Done():
+			dead.Store(true)
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	line, ok, err := a.in.next(ctx)
+	if err != nil {
+		cancel()
+		return "", false, dead.Load() && !a.quitting()
+	}
+	return line, ok, false
+}
+
+// onQueued acts on a line typed while a turn runs: /cancel and /quit at
+// once, anything else queued.
+func (a *app) onQueued(line string, n int) bool {
+	switch strings.TrimSpace(line) {
+	case "/cancel":
+		a.cancelTurn("cancelling the turn")
+		return false
+	case "/quit", "/exit":
+		a.onSignal(syscall.SIGINT, true)
+		return false
+	}
+	if a.out != nil {
+		a.out.forget()
+		a.out.line(styleDim, fmt.Sprintf("queued (%d): %s", n, oneLine(acphost.SafeText(line), 60)))
+	}
+	return true
+}
+
+// turn runs one prompt and reports whether the next may run. left is how
+// many -p prompts follow (-1: prompts come from stdin).
+func (a *app) turn(prompt string, echo bool, left int) bool {
+	sess := a.session()
+	client := a.client
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a.mu.Lock()
 	a.turnCancel, a.interrupted = cancel, false
 	a.mu.Unlock()
+	a.humanWait.Store(0)
+	if a.stdinTTY {
+		a.in.setQueueing(true)
+		defer a.in.setQueueing(false)
+	}
 
 	a.sink.beginTurn(prompt, echo)
 	start := time.Now()
 	// Ctrl-C cancels ctx rather than calling client.Cancel: Cancel is lost
 	// when it comes before the library has registered the turn.
-	resp, err := client.GenerateStream(ctx, acphost.Request{Prompt: prompt}, a.sink.event)
+	resp, err := sess.GenerateStream(ctx, acphost.Request{Prompt: prompt}, a.sink.event)
 	r := turnResult{resp: resp, err: err, elapsed: time.Since(start), stop: resp.StopReason}
 
 	a.mu.Lock()
@@ -294,6 +732,9 @@ func (a *app) turn(client *acphost.ACPClient, prompt string, echo bool) bool {
 	}
 	r.userCancel = cancelled && !errors.Is(err, acphost.ErrCancelUnconfirmed)
 	a.sink.endTurn(r)
+	if !quitting {
+		a.record()
+	}
 
 	switch {
 	case err == nil:
@@ -302,7 +743,16 @@ func (a *app) turn(client *acphost.ACPClient, prompt string, echo bool) bool {
 		return false
 	case errors.Is(err, acphost.ErrTurnTimeout):
 		a.failed = true
-		a.diag(styleRed, "the turn timed out after %v", a.cfg.timeout)
+		next := "the next prompt runs"
+		switch {
+		case left == 0:
+			next = "that was the last prompt"
+		case left > 1:
+			next = fmt.Sprintf("the %d prompts left still run, each with the same limit", left)
+		case left < 0:
+			next = "the next prompt you type gets the same limit"
+		}
+		a.diag(styleRed, "the turn timed out after %v (--timeout applies to each turn); %s; the exit status will be 1", a.cfg.timeout, next)
 		a.noteUnconfirmed(err)
 		return true
 	case cancelled:
@@ -325,13 +775,31 @@ func (a *app) noteUnconfirmed(err error) {
 	}
 }
 
-// errMsg is err's message, safe to print, without the library's prefix
-// (ours is there already).
+// errMsg is err's message, safe to print, each part said once: the
+// library's "acphost: " prefixes go (ours is there already), and a part
+// repeated by a wrapping layer ("initialize: initialize: …") is dropped.
 func errMsg(err error) string {
 	if err == nil {
 		return ""
 	}
-	return acphost.SafeText(strings.TrimPrefix(err.Error(), "acphost: "))
+	return acphost.SafeText(dedupe(err.Error()))
+}
+
+// dedupe removes "acphost: " prefixes and consecutive repeats of a
+// ": "-separated part.
+func dedupe(msg string) string {
+	parts := strings.Split(msg, ": ")
+	out := parts[:0]
+	for _, p := range parts {
+		if p == "acphost" {
+			continue
+		}
+		if len(out) > 0 && out[len(out)-1] == p {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ": ")
 }
 
 // dead reports errors that mean the agent connection is gone.
@@ -383,33 +851,54 @@ func (a *app) handleSignals(sigs <-chan os.Signal, done <-chan struct{}) {
 		case <-done:
 			return
 		case sig := <-sigs:
-			a.onSignal(sig)
+			a.onSignal(sig, false)
 		}
 	}
 }
 
-func (a *app) onSignal(sig os.Signal) {
+// cancelTurn cancels the running turn, if any, as a first Ctrl-C does.
+func (a *app) cancelTurn(why string) bool {
 	a.mu.Lock()
-	if sig == os.Interrupt && a.turnCancel != nil && !a.interrupted && a.quitCode == 0 {
-		a.interrupted = true
-		cancel := a.turnCancel
+	if a.turnCancel == nil || a.interrupted || a.quitting() {
 		a.mu.Unlock()
-		cancel()
-		a.diag(styleYellow, "cancelling the turn (Ctrl-C again to quit)")
+		return false
+	}
+	a.interrupted = true
+	cancel := a.turnCancel
+	a.mu.Unlock()
+	cancel()
+	more := ""
+	if n := a.in.queued(); n > 0 {
+		more = fmt.Sprintf("; %d queued prompt(s) run next", n)
+	}
+	a.diag(styleYellow, "%s (Ctrl-C again to quit%s)", why, more)
+	return true
+}
+
+// onSignal: a first Ctrl-C cancels the running turn; a second one, one
+// between turns, SIGTERM and /quit (asked) close the agent and exit.
+func (a *app) onSignal(sig os.Signal, asked bool) {
+	if sig == os.Interrupt && !asked && a.cancelTurn("cancelling the turn") {
 		return
 	}
-	if a.quitCode != 0 {
+	a.mu.Lock()
+	if a.quitting() {
 		a.mu.Unlock()
 		return
 	}
 	a.quitCode = exitInterrupt
-	if sig != os.Interrupt {
+	switch {
+	case asked:
+		a.quitCode = exitOK
+	case sig != os.Interrupt:
 		a.quitCode = exitTerm
 	}
 	close(a.quit)
 	client, startCancel := a.client, a.startCancel
 	a.mu.Unlock()
-	a.diag(styleYellow, "closing the agent")
+	if !asked {
+		a.diag(styleYellow, "closing the agent")
+	}
 	if startCancel != nil {
 		startCancel()
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/term"
 )
 
 // SGR styles.
@@ -22,11 +24,10 @@ const (
 	styleAsk    = "1;33" // bold yellow
 )
 
-// isTerminal reports whether f is a character device (a terminal; also
-// /dev/null, which is harmless).
+// isTerminal reports whether f is a terminal (not merely a character
+// device: /dev/null is not one).
 func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // colorAllowed reports whether f may get ANSI colors: a terminal, NO_COLOR
@@ -190,6 +191,42 @@ func (s *screen) showStatus(text string) {
 	}
 	_, _ = io.WriteString(s.w, "\r\x1b[2K"+s.style(styleDim, text))
 	s.status = true
+}
+
+// forget makes the last line printed no longer rewritable in place:
+// something else (stderr, a note) may have been written after it.
+func (s *screen) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastTool = ""
+}
+
+// spin shows text with a spinner and the elapsed time on the status line
+// until the returned func is called.
+func (s *screen) spin(text string) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(ended)
+		frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		s.showStatus(fmt.Sprintf("%c %s", frames[0], text))
+		for i := 1; ; i++ {
+			select {
+			case <-done:
+				s.clearStatus()
+				return
+			case now := <-t.C:
+				s.showStatus(fmt.Sprintf("%c %s %s", frames[i%len(frames)], text, fmtDuration(now.Sub(start))))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
 }
 
 // clearStatus removes the status line.

@@ -3,7 +3,7 @@
 // sent one), the description, the tool, and each option with the structured
 // changes it would make.
 //
-//	go run ./examples/approve                # on the fake agent (answer with a number)
+//	go run ./examples/approve                # on the fake agent (a number, y or n)
 //	go run ./examples/approve -- AGENT ARGS  # on any ACP agent
 package main
 
@@ -85,15 +85,26 @@ func render(req *acphost.PermissionRequest) {
 	}
 }
 
-// choose reads an option number; end of input or a bad answer rejects.
+// choose reads an option number, or y (the first allow option) or n (the
+// first reject option) as in cmd/acphost; end of input or a bad answer
+// rejects.
 func choose(ctx context.Context, in *bufio.Reader, req *acphost.PermissionRequest) (string, error) {
-	fmt.Print("choice: ")
+	fmt.Print("choice (a number, y or n): ")
 	line, err := in.ReadString('\n')
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	n, convErr := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil || convErr != nil || n < 1 || n > len(req.Options) {
+	answer := strings.ToLower(strings.TrimSpace(line))
+	switch answer {
+	case "y", "yes":
+		if id := acphost.AllowOption(req); id != "" {
+			return id, nil
+		}
+	case "n", "no":
+		return acphost.RejectOption(req), nil
+	}
+	n, convErr := strconv.Atoi(answer)
+	if (err != nil && answer == "") || convErr != nil || n < 1 || n > len(req.Options) {
 		fmt.Println("(no valid choice: rejecting)")
 		return acphost.RejectOption(req), nil
 	}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// agentDef is a named agent: the command that starts it, the environment
+// it needs, and the session mode to ask for when none is given.
+type agentDef struct {
+	Command     []string          `json:"command"`
+	Env         map[string]string `json:"env,omitempty"`
+	Mode        string            `json:"mode,omitempty"`
+	Description string            `json:"description,omitempty"`
+
+	source string // "built-in", or the config file that defines it
+}
+
+// demoAgent names the built-in fake agent.
+const demoAgent = "demo"
+
+// builtinAgents are the npm-distributed agents of the ACP registry
+// (github.com/agentclientprotocol/registry) that run on Linux, started
+// through npx; the environment is the registry's. Unpinned: npx runs the
+// newest release (pin one in the config file: "@scope/pkg@1.2.3").
+var builtinAgents = map[string]agentDef{
+	"claude": {Command: []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp"},
+		// The adapter starts in its own "auto" mode, which runs shell
+		// commands without asking; "default" asks.
+		Mode:        "default",
+		Description: "Claude Code (Anthropic) through the ACP adapter"},
+	"codex": {Command: []string{"npx", "-y", "@agentclientprotocol/codex-acp"},
+		Description: "Codex (OpenAI) through the ACP adapter"},
+	"gemini": {Command: []string{"npx", "-y", "@google/gemini-cli", "--acp"},
+		Description: "Gemini CLI (Google)"},
+	"opencode": {Command: []string{"npx", "-y", "opencode-ai", "acp"},
+		Description: "opencode"},
+	"qwen": {Command: []string{"npx", "-y", "@qwen-code/qwen-code", "--acp"},
+		Description: "Qwen Code (Alibaba)"},
+	"auggie": {Command: []string{"npx", "-y", "@augmentcode/auggie", "--acp"},
+		Env:         map[string]string{"AUGMENT_DISABLE_AUTO_UPDATE": "1"},
+		Description: "Auggie (Augment Code)"},
+	"cline": {Command: []string{"npx", "-y", "cline", "--acp"},
+		Description: "Cline"},
+	"copilot": {Command: []string{"npx", "-y", "@github/copilot-language-server", "--acp"},
+		Description: "GitHub Copilot"},
+	"droid": {Command: []string{"npx", "-y", "droid", "exec", "--output-format", "acp-daemon"},
+		Env:         map[string]string{"DROID_DISABLE_AUTO_UPDATE": "true", "FACTORY_DROID_AUTO_UPDATE_ENABLED": "false"},
+		Description: "Factory Droid"},
+}
+
+// fileConfig is the user's config file (see configPath):
+//
+//	{
+//	  "defaults": {"agent": "claude", "permission": "ask", "startTimeout": "5m"},
+//	  "agents": {
+//	    "claude": {"command": ["npx", "-y", "@agentclientprotocol/claude-agent-acp@0.101.0"]},
+//	    "mine": {"command": ["/opt/mine/bin/agent", "--acp"], "env": {"MINE_LOG": "warn"}, "mode": "ask"}
+//	  }
+//	}
+//
+// An agent of the file replaces the built-in one of that name. Flags win
+// over the defaults, the defaults over the built-in defaults.
+type fileConfig struct {
+	Defaults fileDefaults        `json:"defaults"`
+	Agents   map[string]agentDef `json:"agents"`
+
+	path string
+}
+
+type fileDefaults struct {
+	Agent        string `json:"agent,omitempty"`
+	Permission   string `json:"permission,omitempty"`
+	Elicit       string `json:"elicit,omitempty"`
+	Timeout      string `json:"timeout,omitempty"`
+	StartTimeout string `json:"startTimeout,omitempty"`
+	Presentation *bool  `json:"presentation,omitempty"`
+}
+
+// envConfig names the config file instead of the default place.
+const envConfig = "ACPHOST_CONFIG"
+
+// configPath is $ACPHOST_CONFIG, else acphost/config.json under the OS's
+// user config directory ($XDG_CONFIG_HOME or ~/.config on Linux).
+func configPath() (string, error) {
+	if p := os.Getenv(envConfig); p != "" {
+		return p, nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "acphost", "config.json"), nil
+}
+
+// loadConfig reads the config file; a missing one is an empty config.
+func loadConfig() (fileConfig, error) {
+	path, err := configPath()
+	if err != nil {
+		return fileConfig{}, nil // no home: no file
+	}
+	cfg := fileConfig{path: path}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("%s: %w", path, err)
+	}
+	for name, d := range cfg.Agents {
+		if name == "" || name == demoAgent || len(d.Command) == 0 || d.Command[0] == "" {
+			return cfg, fmt.Errorf("%s: agent %q: want a name other than %q and a command", path, name, demoAgent)
+		}
+	}
+	for _, v := range []struct{ name, s string }{{"timeout", cfg.Defaults.Timeout}, {"startTimeout", cfg.Defaults.StartTimeout}} {
+		if v.s == "" {
+			continue
+		}
+		if d, err := time.ParseDuration(v.s); err != nil || d < 0 {
+			return cfg, fmt.Errorf("%s: defaults.%s %q: want a duration such as 5m", path, v.name, v.s)
+		}
+	}
+	return cfg, nil
+}
+
+// agents merges the built-in agents and the file's.
+func (c fileConfig) agents() map[string]agentDef {
+	all := map[string]agentDef{}
+	for name, d := range builtinAgents {
+		d.source = "built-in"
+		all[name] = d
+	}
+	for name, d := range c.Agents {
+		d.source = c.path
+		all[name] = d
+	}
+	return all
+}
+
+// lookupAgent finds a named agent.
+func (c fileConfig) lookupAgent(name string) (agentDef, error) {
+	all := c.agents()
+	if d, ok := all[name]; ok {
+		return d, nil
+	}
+	names := []string{demoAgent}
+	for n := range all {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return agentDef{}, fmt.Errorf("--agent %s: no such agent; known: %s (acphost agents shows their commands)", name, strings.Join(names, ", "))
+}
+
+// envList is d.Env as KEY=value, sorted.
+func (d agentDef) envList() []string {
+	var env []string
+	for k, v := range d.Env {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env
+}
+
+// listAgents is "acphost agents": each named agent with its command.
+func listAgents(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if args[0] == "-h" || args[0] == "--help" {
+			fmt.Fprint(stdout, "Usage: acphost agents\n\nLists the agents --agent NAME can start, with the command each runs and where it is defined.\n")
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "acphost agents: unexpected %q\n", args[0])
+		return exitUsage
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost:", err)
+		return exitUsage
+	}
+	all := cfg.agents()
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tCOMMAND\tFROM")
+	fmt.Fprintf(tw, "%s\t%s\t%s\n", demoAgent, "(this program, as the built-in fake agent)", "built-in")
+	for _, n := range names {
+		d := all[n]
+		cmd := strings.Join(d.Command, " ")
+		if env := d.envList(); len(env) > 0 {
+			cmd = strings.Join(env, " ") + " " + cmd
+		}
+		if d.Mode != "" {
+			cmd += "  (mode " + d.Mode + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, cmd, d.source)
+	}
+	tw.Flush()
+	if cfg.path != "" {
+		note := "(none yet)"
+		if _, err := os.Stat(cfg.path); err == nil {
+			note = ""
+		}
+		fmt.Fprintf(stdout, "\nconfig file: %s %s\n", cfg.path, note)
+	}
+	if cfg.Defaults.Agent != "" {
+		fmt.Fprintf(stdout, "default agent: %s\n", cfg.Defaults.Agent)
+	}
+	return exitOK
+}

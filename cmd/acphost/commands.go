@@ -1,0 +1,383 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/acphost/acphost"
+)
+
+// hostCommands are the in-chat commands acphost itself answers; any other
+// /word goes to the agent as the prompt (its own slash commands).
+var hostCommands = []struct{ name, args, help string }{
+	{"mode", "[ID]", "list the agent's modes (* current), or switch to one"},
+	{"config", "[KEY VALUE]", "list the session's config options (model, effort …), or set one"},
+	{"plan", "on|off", "host plan mode: reject every tool that can change something, and file writes"},
+	{"sessions", "", "the sessions recorded for this agent"},
+	{"new", "", "start a new session on the same agent"},
+	{"resume", "ID", "continue a recorded session of this agent"},
+	{"cancel", "", "stop the running turn (typed while it runs; Ctrl-C does too)"},
+	{"help", "", "this list, and the agent's own commands"},
+	{"quit", "", "close the agent and exit"},
+}
+
+// commandTimeout bounds an in-chat command's call to the agent.
+const commandTimeout = time.Minute
+
+// command runs an in-chat command. It returns the prompt to send when the
+// line is for the agent (its own slash command, or "//text" for "/text").
+func (a *app) command(client *acphost.ACPClient, line string) (prompt string, send bool) {
+	if strings.HasPrefix(line, "//") {
+		return line[1:], true
+	}
+	name, rest, _ := strings.Cut(line[1:], " ")
+	args := strings.Fields(rest)
+	sess := a.session()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	switch name {
+	case "help", "?":
+		a.help(sess)
+	case "quit", "exit":
+		a.onSignal(nil, true)
+	case "cancel":
+		a.note(styleDim, "no turn is running")
+	case "mode":
+		a.modeCmd(sess, args)
+	case "config":
+		a.configCmd(ctx, sess, args)
+	case "plan":
+		switch {
+		case len(args) == 1 && (args[0] == "on" || args[0] == "off"):
+			client.SetPlanMode(args[0] == "on")
+			if args[0] == "on" {
+				a.note(styleYellow, "plan mode on: acphost rejects every tool that can change something, and file writes")
+			} else {
+				a.note(styleDim, "plan mode off: permission "+a.permissionLabel(client))
+			}
+		default:
+			a.note(styleDim, "plan mode is "+onOff(client.PlanMode())+" (/plan on|off)")
+		}
+	case "sessions":
+		a.sessionsCmd(sess)
+	case "new":
+		s, err := client.NewSession(ctx, acphost.SessionOptions{})
+		if err != nil {
+			a.diag(styleRed, "/new: %s", errMsg(err))
+			break
+		}
+		a.useSession(s)
+		a.note(styleDim, "new session "+acphost.SafeText(s.ID()))
+	case "resume":
+		a.resumeCmd(client, args)
+	default:
+		if cmds := sess.Details().Commands; cmds != nil && !slices.ContainsFunc(cmds, func(c acphost.AvailableCommand) bool { return c.Name == name }) {
+			a.note(styleYellow, fmt.Sprintf("/%s is neither an acphost command nor one of the agent's; /help lists them (//%s sends it as text)",
+				oneLine(acphost.SafeText(name), 40), oneLine(acphost.SafeText(name), 40)))
+			return "", false
+		}
+		return line, true // the agent's own command: the prompt text
+	}
+	return "", false
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func (a *app) help(sess *acphost.Session) {
+	var b strings.Builder
+	b.WriteString("acphost commands:\n")
+	for _, c := range hostCommands {
+		fmt.Fprintf(&b, "  /%-20s %s\n", strings.TrimSpace(c.name+" "+c.args), c.help)
+	}
+	cmds := sess.Details().Commands
+	if len(cmds) > 0 {
+		b.WriteString("the agent's commands (sent to it as the prompt):\n")
+		for _, c := range cmds {
+			n := oneLine(acphost.SafeText(c.Name), 30)
+			if h := oneLine(acphost.SafeText(c.InputHint), 30); h != "" {
+				n += " " + h
+			}
+			fmt.Fprintf(&b, "  /%-20s %s\n", n, oneLine(acphost.SafeText(c.Description), 80))
+		}
+	} else {
+		b.WriteString("the agent has published no commands of its own\n")
+	}
+	b.WriteString("A prompt typed while a turn runs is queued; Ctrl-C stops the turn, twice quits. //text sends /text.")
+	a.note("", b.String())
+}
+
+func (a *app) modeCmd(sess *acphost.Session, args []string) {
+	modes := sess.Modes()
+	if len(args) == 0 {
+		if len(modes.AvailableModes) == 0 {
+			a.note(styleDim, "the agent offers no modes")
+			return
+		}
+		var b strings.Builder
+		for _, m := range modes.AvailableModes {
+			mark := " "
+			if m.ID == modes.CurrentModeID {
+				mark = "*"
+			}
+			line := fmt.Sprintf("%s %s", mark, acphost.SafeText(m.ID))
+			if n := oneLine(acphost.SafeText(m.Name), 40); n != "" && n != m.ID {
+				line += "  " + n
+			}
+			if d := oneLine(acphost.SafeText(m.Description), 80); d != "" {
+				line += " — " + d
+			}
+			b.WriteString(line + "\n")
+		}
+		a.note("", b.String())
+		return
+	}
+	if err := a.setMode(sess, args[0]); err != nil {
+		a.diag(styleRed, "/mode %s: %s", acphost.SafeText(args[0]), errMsg(err))
+		return
+	}
+	a.note(styleDim, "mode: "+acphost.SafeText(args[0]))
+	if a.human != nil {
+		a.human.setMode(args[0])
+	}
+	a.record()
+}
+
+// configValues lists a select option's values, from its raw JSON (flat
+// options, or grouped).
+func configValues(o acphost.ConfigOption) []string {
+	var raw struct {
+		Options []struct {
+			Value   string `json:"value"`
+			Group   string `json:"group"`
+			Options []struct {
+				Value string `json:"value"`
+			} `json:"options"`
+		} `json:"options"`
+	}
+	if json.Unmarshal(o.Raw, &raw) != nil {
+		return nil
+	}
+	var vals []string
+	for _, v := range raw.Options {
+		if v.Value != "" {
+			vals = append(vals, v.Value)
+		}
+		for _, g := range v.Options {
+			vals = append(vals, g.Value)
+		}
+	}
+	return vals
+}
+
+// configValue shows a current value: a string id or a boolean.
+func configValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return acphost.SafeText(s)
+	}
+	return acphost.SafeText(string(raw))
+}
+
+func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []string) {
+	opts := sess.ConfigOptions()
+	switch len(args) {
+	case 0:
+		if len(opts) == 0 {
+			a.note(styleDim, "the agent offers no config options")
+			return
+		}
+		var b strings.Builder
+		for _, o := range opts {
+			line := fmt.Sprintf("  %s = %s", acphost.SafeText(o.ID), configValue(o.CurrentValue))
+			if n := oneLine(acphost.SafeText(o.Name), 40); n != "" && n != o.ID {
+				line += "  (" + n + ")"
+			}
+			if vals := configValues(o); len(vals) > 0 {
+				line += "  values: " + oneLine(acphost.SafeText(strings.Join(vals, ", ")), 120)
+			} else if o.Type == "boolean" {
+				line += "  values: on, off"
+			}
+			b.WriteString(line + "\n")
+		}
+		a.note("", b.String()+"/config KEY VALUE sets one")
+		return
+	case 2:
+	default:
+		a.note(styleYellow, "/config KEY VALUE (or /config to list them)")
+		return
+	}
+	i := slices.IndexFunc(opts, func(o acphost.ConfigOption) bool { return o.ID == args[0] })
+	if i < 0 {
+		a.diag(styleRed, "/config %s: no such option (/config lists them)", acphost.SafeText(args[0]))
+		return
+	}
+	var value any = args[1]
+	if opts[i].Type == "boolean" {
+		b, err := parseOnOff(args[1])
+		if err != nil {
+			a.diag(styleRed, "/config %s: %v", acphost.SafeText(args[0]), err)
+			return
+		}
+		value = b
+	} else if vals := configValues(opts[i]); len(vals) > 0 && !slices.Contains(vals, args[1]) {
+		a.diag(styleRed, "/config %s: %s is not one of %s", acphost.SafeText(args[0]), acphost.SafeText(args[1]), acphost.SafeText(strings.Join(vals, ", ")))
+		return
+	}
+	state, err := sess.SetConfigOption(ctx, args[0], value)
+	if err != nil {
+		a.diag(styleRed, "/config %s: %s", acphost.SafeText(args[0]), errMsg(err))
+		return
+	}
+	now := args[1]
+	if j := slices.IndexFunc(state, func(o acphost.ConfigOption) bool { return o.ID == args[0] }); j >= 0 && len(state[j].CurrentValue) > 0 {
+		now = configValue(state[j].CurrentValue)
+	}
+	a.note(styleDim, acphost.SafeText(args[0])+" = "+now)
+}
+
+func parseOnOff(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "on", "yes", "y":
+		return true, nil
+	case "off", "no", "n":
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%q: want on or off", s)
+	}
+	return b, nil
+}
+
+// thisAgent keeps the records of the agent that runs.
+func (a *app) thisAgent(recs []sessionRecord) []sessionRecord {
+	probe := sessionRecord{Agent: a.cfg.agentName, Command: a.cfg.agent}
+	if probe.Agent == "" && len(probe.Command) == 0 {
+		probe.Agent = demoAgent
+	}
+	if probe.Agent == demoAgent {
+		probe.Command = nil
+	}
+	var out []sessionRecord
+	for _, r := range recs {
+		probe.ID = r.ID
+		if r.same(probe) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (a *app) sessionsCmd(sess *acphost.Session) {
+	if a.store == nil {
+		a.note(styleDim, "sessions are not recorded (--no-store)")
+		return
+	}
+	recs, err := a.store.list()
+	if err != nil {
+		a.diag(styleRed, "%v", err)
+		return
+	}
+	recs = a.thisAgent(recs)
+	if len(recs) == 0 {
+		a.note(styleDim, "no sessions recorded for this agent")
+		return
+	}
+	var b strings.Builder
+	printSessions(&b, recs, sess.ID())
+	a.note("", strings.TrimRight(b.String(), "\n")+"\n/resume ID continues one")
+}
+
+func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
+	if len(args) != 1 {
+		a.note(styleYellow, "/resume ID (/sessions lists them)")
+		return
+	}
+	if a.store == nil {
+		a.note(styleDim, "sessions are not recorded (--no-store)")
+		return
+	}
+	recs, err := a.store.list()
+	if err != nil {
+		a.diag(styleRed, "%v", err)
+		return
+	}
+	recs = a.thisAgent(recs)
+	i, err := find(recs, args[0], a.cwd)
+	if err != nil {
+		a.diag(styleRed, "/resume: %v", err)
+		return
+	}
+	if recs[i].ID == a.session().ID() {
+		a.note(styleDim, "that is the current session")
+		return
+	}
+	s, err := a.openRecorded(client, recs[i])
+	if err != nil {
+		if errors.Is(err, acphost.ErrUnsupported) {
+			err = errors.New("the agent offers neither session/load nor session/resume")
+		}
+		a.diag(styleRed, "/resume: %s", errMsg(err))
+		return
+	}
+	a.useSession(s)
+}
+
+// replay shows the history an agent replays while loading a session,
+// dimmed: the person's prompts, the agent's answers and its tool calls.
+type replay struct {
+	s    *screen
+	last acphost.UpdateKind
+	any  bool
+}
+
+func (r *replay) update(u acphost.Update) {
+	if !u.Replay() {
+		return
+	}
+	switch u := u.(type) {
+	case *acphost.MessageChunk:
+		if u.Kind() == acphost.KindAgentThoughtChunk || u.Content.Type != acphost.BlockText {
+			return
+		}
+		text := acphost.SafeText(u.Content.Text)
+		if u.Kind() != r.last {
+			r.s.breakLine()
+			if u.Kind() == acphost.KindUserMessageChunk {
+				text = "› " + text
+			}
+		}
+		r.s.write(styleDim, text)
+	case *acphost.ToolCallUpdate:
+		if u.Kind() != acphost.KindToolCall {
+			return
+		}
+		kind := oneLine(acphost.SafeText(string(u.State.Kind)), 20)
+		if kind == "" {
+			kind = "tool"
+		}
+		r.s.line(styleDim, "  · "+kind+" "+oneLine(acphost.SafeText(u.State.Title), 100))
+	default:
+		return
+	}
+	r.last, r.any = u.Kind(), true
+}
+
+func (r *replay) end() {
+	r.s.breakLine()
+	if !r.any {
+		return
+	}
+	r.s.line(styleDim, "── end of the replayed history ──")
+}

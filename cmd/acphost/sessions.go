@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/acphost/acphost"
+)
+
+const sessionsUsage = `Usage: acphost sessions [--json]     list the recorded sessions, most recent first
+       acphost sessions rm ID|last   forget one (the agent keeps its own copy)
+
+acphost --resume ID|last continues one; "last" is the most recent in the
+current directory, and an id may be shortened to a unique prefix.
+`
+
+// sessionsCmd is "acphost sessions".
+func sessionsCmd(args []string, stdout, stderr io.Writer) int {
+	st, err := openStore()
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost:", err)
+		return exitFailed
+	}
+	switch {
+	case len(args) == 0 || (len(args) == 1 && args[0] == "--json"):
+		recs, err := st.list()
+		if err != nil {
+			fmt.Fprintln(stderr, "acphost:", err)
+			return exitFailed
+		}
+		if len(args) == 1 {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if recs == nil {
+				recs = []sessionRecord{}
+			}
+			_ = enc.Encode(recs)
+			return exitOK
+		}
+		if len(recs) == 0 {
+			fmt.Fprintf(stdout, "no sessions recorded yet (%s)\n", st.path())
+			return exitOK
+		}
+		printSessions(stdout, recs, "")
+		return exitOK
+	case args[0] == "-h" || args[0] == "--help":
+		fmt.Fprint(stdout, sessionsUsage)
+		return exitOK
+	case args[0] == "rm" && len(args) == 2:
+		cwd, _ := os.Getwd()
+		r, err := st.remove(args[1], cwd)
+		if err != nil {
+			fmt.Fprintln(stderr, "acphost:", err)
+			return exitFailed
+		}
+		fmt.Fprintf(stdout, "forgot session %s (%s, %s)\n", acphost.SafeText(r.ID), r.agentLabel(), r.Cwd)
+		return exitOK
+	}
+	fmt.Fprint(stderr, sessionsUsage)
+	return exitUsage
+}
+
+// printSessions writes a table of records, marking the current one.
+func printSessions(w io.Writer, recs []sessionRecord, current string) {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ID\tAGENT\tLAST USED\tDIRECTORY\tTITLE")
+	for _, r := range recs {
+		mark := " "
+		if r.ID == current {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\n", mark, oneLine(acphost.SafeText(r.ID), 40), r.agentLabel(),
+			ago(r.LastUsed), r.Cwd, oneLine(acphost.SafeText(r.Title), 50))
+	}
+	tw.Flush()
+}
+
+// ago formats a past time for a listing.
+func ago(t time.Time) string {
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	}
+	return t.Local().Format("2006-01-02 15:04")
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// sessionRecord is one conversation acphost had, enough to continue it
+// later with --resume: the agent (by name, and the command that ran it),
+// the agent's session id, the directory, what the agent called it, its mode
+// and when it was last used.
+type sessionRecord struct {
+	ID       string    `json:"id"`
+	Agent    string    `json:"agent,omitempty"` // the --agent name; "" for a command after --
+	Command  []string  `json:"command"`
+	Cwd      string    `json:"cwd"`
+	Title    string    `json:"title,omitempty"`
+	Mode     string    `json:"mode,omitempty"`
+	Created  time.Time `json:"created"`
+	LastUsed time.Time `json:"lastUsed"`
+}
+
+// same reports whether r and o are the same conversation: the same agent
+// and session id.
+func (r sessionRecord) same(o sessionRecord) bool {
+	return r.ID == o.ID && r.Agent == o.Agent && strings.Join(r.Command, "\x00") == strings.Join(o.Command, "\x00")
+}
+
+// agentLabel names the record's agent for people.
+func (r sessionRecord) agentLabel() string {
+	if r.Agent != "" {
+		return r.Agent
+	}
+	if len(r.Command) == 0 {
+		return "?"
+	}
+	return filepath.Base(r.Command[0])
+}
+
+// storeFile is the file's content.
+type storeFile struct {
+	Version  int             `json:"version"`
+	Sessions []sessionRecord `json:"sessions"`
+}
+
+// maxRecords bounds the store; the least recently used go first.
+const maxRecords = 1000
+
+// store is the session store: sessions.json in dir, replaced atomically
+// (a temporary file renamed over it) while sessions.lock is locked
+// (flock on Unix, LockFileEx on Windows), so that acphost processes running
+// at once never lose each other's records and a reader never sees half a
+// file.
+type store struct{ dir string }
+
+// envStateDir names the store's directory instead of the default.
+const envStateDir = "ACPHOST_STATE_DIR"
+
+// stateDir is where the store lives: $ACPHOST_STATE_DIR; else, on Windows
+// %LocalAppData%\acphost, on macOS ~/Library/Application Support/acphost,
+// elsewhere $XDG_STATE_HOME/acphost (~/.local/state/acphost when unset or
+// not absolute, as the XDG Base Directory spec says).
+func stateDir() (string, error) {
+	if d := os.Getenv(envStateDir); d != "" {
+		return d, nil
+	}
+	switch runtime.GOOS {
+	case "windows":
+		d, err := os.UserCacheDir() // %LocalAppData%
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(d, "acphost"), nil
+	case "darwin", "ios":
+		d, err := os.UserConfigDir() // ~/Library/Application Support
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(d, "acphost"), nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "acphost"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", errors.New("neither $XDG_STATE_HOME nor $HOME is set")
+	}
+	return filepath.Join(home, ".local", "state", "acphost"), nil
+}
+
+func openStore() (*store, error) {
+	dir, err := stateDir()
+	if err != nil {
+		return nil, fmt.Errorf("session store: %w", err)
+	}
+	return &store{dir: dir}, nil
+}
+
+func (s *store) path() string { return filepath.Join(s.dir, "sessions.json") }
+
+// locked runs fn with the store's lock held.
+func (s *store) locked(fn func() error) error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, "sessions.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		return fmt.Errorf("session store: locking %s: %w", f.Name(), err)
+	}
+	defer unlockFile(f)
+	return fn()
+}
+
+// read reads the file; a missing one is empty.
+func (s *store) read() (storeFile, error) {
+	var sf storeFile
+	b, err := os.ReadFile(s.path())
+	if errors.Is(err, fs.ErrNotExist) {
+		return storeFile{Version: 1}, nil
+	}
+	if err != nil {
+		return sf, fmt.Errorf("session store: %w", err)
+	}
+	if err := json.Unmarshal(b, &sf); err != nil {
+		return sf, fmt.Errorf("session store: %s: %w", s.path(), err)
+	}
+	return sf, nil
+}
+
+// write replaces the file atomically. Caller holds the lock.
+func (s *store) write(sf storeFile) error {
+	sf.Version = 1
+	sort.SliceStable(sf.Sessions, func(i, j int) bool { return sf.Sessions[i].LastUsed.After(sf.Sessions[j].LastUsed) })
+	if len(sf.Sessions) > maxRecords {
+		sf.Sessions = sf.Sessions[:maxRecords]
+	}
+	b, err := json.MarshalIndent(sf, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(s.dir, "sessions-*.tmp")
+	if err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), s.path())
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("session store: %w", err)
+	}
+	return nil
+}
+
+// update reads, changes and writes the store under its lock.
+func (s *store) update(fn func(*storeFile) error) error {
+	return s.locked(func() error {
+		sf, err := s.read()
+		if err != nil {
+			return err
+		}
+		if err := fn(&sf); err != nil {
+			return err
+		}
+		return s.write(sf)
+	})
+}
+
+// list returns the records, most recently used first.
+func (s *store) list() ([]sessionRecord, error) {
+	var sf storeFile
+	err := s.locked(func() error {
+		var err error
+		sf, err = s.read()
+		return err
+	})
+	sort.SliceStable(sf.Sessions, func(i, j int) bool { return sf.Sessions[i].LastUsed.After(sf.Sessions[j].LastUsed) })
+	return sf.Sessions, err
+}
+
+// put adds r or updates the record of the same conversation (keeping its
+// creation time).
+func (s *store) put(r sessionRecord) error {
+	return s.update(func(sf *storeFile) error {
+		for i, o := range sf.Sessions {
+			if o.same(r) {
+				r.Created = o.Created
+				if r.Title == "" {
+					r.Title = o.Title
+				}
+				sf.Sessions[i] = r
+				return nil
+			}
+		}
+		sf.Sessions = append(sf.Sessions, r)
+		return nil
+	})
+}
+
+// remove deletes the record the id names (see find) and returns it.
+func (s *store) remove(id, cwd string) (sessionRecord, error) {
+	var gone sessionRecord
+	err := s.update(func(sf *storeFile) error {
+		i, err := find(sf.Sessions, id, cwd)
+		if err != nil {
+			return err
+		}
+		gone = sf.Sessions[i]
+		sf.Sessions = append(sf.Sessions[:i], sf.Sessions[i+1:]...)
+		return nil
+	})
+	return gone, err
+}
+
+// find picks a record: "last" is the most recently used one in cwd; else
+// a session id, or a unique prefix of one.
+func find(recs []sessionRecord, id, cwd string) (int, error) {
+	if id == "last" {
+		best := -1
+		for i, r := range recs {
+			if r.Cwd == cwd && (best < 0 || r.LastUsed.After(recs[best].LastUsed)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return -1, fmt.Errorf("no session recorded in %s (acphost sessions lists them all)", cwd)
+		}
+		return best, nil
+	}
+	var hits []int
+	for i, r := range recs {
+		if r.ID == id {
+			return i, nil
+		}
+		if id != "" && strings.HasPrefix(r.ID, id) {
+			hits = append(hits, i)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return -1, fmt.Errorf("no session %q recorded (acphost sessions lists them)", id)
+	case 1:
+		return hits[0], nil
+	}
+	return -1, fmt.Errorf("%q names %d sessions; give more of the id", id, len(hits))
+}
