@@ -314,7 +314,9 @@ func (s *Server) tokenOK(t string) bool {
 // address bar by a redirect once the cookie is set.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Has("token") {
-		http.Redirect(w, r, "./", http.StatusSeeOther)
+		// Relative, so that the page works mounted under any prefix.
+		w.Header().Set("Location", "./")
+		w.WriteHeader(http.StatusSeeOther)
 		return
 	}
 	b, err := assets.ReadFile("assets/index.html")
