@@ -289,7 +289,11 @@ func (s *Server) emit(turn int, ev acphost.StreamEvent) {
 	case acphost.EventRestart:
 		s.hub.transcript(msgNote{Type: "note", Turn: turn, Kind: "restart", Text: "agent restarted: " + errText(ev.Err)})
 	case acphost.EventDone:
-		s.hub.transcript(msgEnd{Type: "done", Turn: turn, StopReason: safe(string(ev.StopReason)), Error: errText(ev.Err)})
+		m := msgEnd{Type: "done", Turn: turn, StopReason: safe(string(ev.StopReason)), Error: errText(ev.Err)}
+		if errors.Is(ev.Err, context.Canceled) {
+			m.Error = "" // the stop button's own cancellation: the stop reason says it
+		}
+		s.hub.transcript(m)
 	case acphost.EventError:
 		s.hub.transcript(msgEnd{Type: "error", Turn: turn, Error: errText(ev.Err)})
 	}

@@ -282,6 +282,7 @@ func TestStopCancels(t *testing.T) {
 	assert.Contains(t, r.post("/api/stop", struct{}{}, http.StatusOK), `"stopping":true`)
 	_, done := tb.textUntil("done")
 	assert.Equal(t, "cancelled", done.str("stopReason"))
+	assert.Empty(t, done.str("error"))
 	r.received(`"method":"session/cancel"`)
 	tb.next("idle state", func(m msg) bool { return m.typ() == "state" && m["running"] == false })
 	assert.Contains(t, r.post("/api/stop", struct{}{}, http.StatusOK), `"stopping":false`)
