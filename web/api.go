@@ -94,11 +94,20 @@ func (s *Server) onWriteFile(ctx context.Context, p *acphost.WriteProposal) (str
 	d := s.openDialog("proposal", func(m *msgDialog) { m.Proposal = viewProposal(p) })
 	d.prop = p
 	a, err := s.wait(ctx, d)
-	if err != nil {
-		return "", err
+	note := func(text string) {
+		s.hub.transcript(msgNote{Type: "note", Turn: s.turnID(), Kind: "proposal", Text: text + " " + acphost.SafeText(p.Path)})
 	}
-	if a.deny {
+	switch {
+	case err != nil:
+		note("write not answered:")
+		return "", err
+	case a.deny:
+		note("write denied:")
 		return "", ErrDenied
+	case a.content != p.Proposed:
+		note("amended write applied:")
+	default:
+		note("write applied:")
 	}
 	return a.content, nil
 }

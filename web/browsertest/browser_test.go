@@ -401,6 +401,7 @@ func TestAmendProposal(t *testing.T) {
 		t.Errorf("added line background %q", bg)
 	}
 	amended := "package main\n\n// Reviewed in the browser.\nfunc main() {}\n"
+	r.screenshot(tab, "proposal.png")
 	r.do(tab, chromedp.SetValue(chromedp.CSS(".dialog.proposal textarea.proposed"), amended))
 	r.do(tab, chromedp.Click(chromedp.CSS(".dialog.proposal button.apply")))
 	r.do(tab, chromedp.WaitNotPresent(chromedp.CSS(".dialog")))
