@@ -1,0 +1,530 @@
+package browsertest
+
+// The page in a real browser: headless Chromium (Debian's chromium package)
+// driven over the DevTools protocol by chromedp. Every wait is on the page's
+// own state (a selector, a predicate polled by the browser) with a deadline;
+// nothing sleeps.
+//
+// Without Chromium the tests skip with a loud "SKIPPED, NOT PASSED" unless
+// ACPHOST_REQUIRE_CHROMIUM=1, when they fail. ACPHOST_SCREENSHOTS=DIR writes
+// screenshots of the transcript and of an approval dialog there.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/web"
+	"github.com/chromedp/chromedp"
+)
+
+func TestMain(m *testing.M) {
+	fakeagent.Main()
+	base := runtime.NumGoroutine()
+	code := m.Run()
+	if code == 0 && !goroutinesBackTo(base) {
+		buf := make([]byte, 1<<20)
+		os.Stderr.Write(buf[:runtime.Stack(buf, true)])
+		os.Stderr.WriteString("FAIL: goroutines outlived the tests (stacks above)\n")
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func goroutinesBackTo(base int) bool {
+	http.DefaultClient.CloseIdleConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// step bounds one wait in the browser.
+const step = 20 * time.Second
+
+// chromium finds the browser, or skips (fails with ACPHOST_REQUIRE_CHROMIUM=1).
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("ACPHOST_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "Chromium not found (apt-get install chromium, or set ACPHOST_CHROMIUM)"
+	if os.Getenv("ACPHOST_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal(msg + " and ACPHOST_REQUIRE_CHROMIUM=1")
+	}
+	fmt.Fprintf(os.Stderr, "\n!!! %s: SKIPPED, NOT PASSED: %s !!!\n\n", t.Name(), msg)
+	t.Skip("SKIPPED, NOT PASSED: " + msg)
+	return ""
+}
+
+// browser starts headless Chromium for the test; it is gone when the test
+// ends.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox, // CI runs as root
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1200, 900),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	if err := chromedp.Do(ctx); err != nil { // start it, without a timeout
+		cancel()
+		cancelAlloc()
+		t.Fatal("starting Chromium:", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc() // waits for the browser process to exit
+	})
+	return ctx
+}
+
+// rig is a web.Server on an httptest server, playing a fake agent
+// in-process so the test reads what the agent received.
+type rig struct {
+	t     *testing.T
+	srv   *web.Server
+	hs    *httptest.Server
+	agent *fakeagent.Agent
+
+	mu      sync.Mutex
+	answers []string // "METHOD PATH STATUS ORIGIN" of each request
+}
+
+type closers []io.Closer
+
+func (c closers) Close() error {
+	for _, x := range c {
+		x.Close()
+	}
+	return nil
+}
+
+// statusWriter records the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) { w.code = code; w.ResponseWriter.WriteHeader(code) }
+func (w *statusWriter) Flush()               { w.ResponseWriter.(http.Flusher).Flush() }
+func (w *statusWriter) Unwrap() http.ResponseWriter {
+	return w.ResponseWriter
+}
+
+func newRig(t *testing.T, script fakeagent.Script, mod func(*web.Config)) *rig {
+	t.Helper()
+	a := fakeagent.New(script)
+	toAgentR, toAgentW := io.Pipe()
+	fromAgentR, fromAgentW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		err := a.Serve(context.Background(), toAgentR, fromAgentW)
+		fromAgentW.Close()
+		served <- err
+	}()
+	cfg := web.Config{
+		Agent: acphost.ACPOptions{Dir: t.TempDir()},
+		Start: func(ctx context.Context, opts acphost.ACPOptions) (*acphost.ACPClient, error) {
+			return acphost.Connect(ctx, fromAgentR, toAgentW, closers{toAgentW, fromAgentR}, opts)
+		},
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	srv, err := web.New(context.Background(), cfg)
+	if err != nil {
+		toAgentW.Close()
+		<-served
+		t.Fatal(err)
+	}
+	r := &rig{t: t, srv: srv, agent: a}
+	r.hs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		srv.ServeHTTP(sw, req)
+		r.mu.Lock()
+		r.answers = append(r.answers, fmt.Sprintf("%s %s %d %s", req.Method, req.URL.Path, sw.code, req.Header.Get("Origin")))
+		r.mu.Unlock()
+	}))
+	t.Cleanup(func() {
+		r.hs.CloseClientConnections()
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+		r.hs.Close()
+		select {
+		case <-served:
+		case <-time.After(step):
+			t.Error("the fake agent did not end")
+		}
+	})
+	return r
+}
+
+// url is the address the command would print.
+func (r *rig) url() string { return r.srv.URL(r.hs.URL + "/") }
+
+// tab opens the page in a new tab of the browser.
+func (r *rig) tab(browser context.Context) context.Context {
+	r.t.Helper()
+	ctx, cancel := chromedp.NewContext(browser)
+	r.t.Cleanup(cancel)
+	// Open the tab with no deadline: the tab lives as long as the context
+	// of its first run.
+	if err := chromedp.Do(ctx); err != nil {
+		r.t.Fatal(err)
+	}
+	r.do(ctx, chromedp.Navigate(r.url()), chromedp.WaitVisible(chromedp.CSS("#prompt")))
+	r.poll(ctx, `document.getElementById("conn").textContent === "connected"`)
+	return ctx
+}
+
+// do runs actions with a deadline.
+func (r *rig) do(ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
+	r.t.Helper()
+	c, cancel := context.WithTimeout(ctx, step)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// poll waits for a JavaScript predicate to be true in the page.
+func (r *rig) poll(ctx context.Context, predicate string) {
+	r.t.Helper()
+	c, cancel := context.WithTimeout(ctx, step)
+	defer cancel()
+	if _, err := chromedp.Run(c, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(step))); err != nil {
+		r.t.Fatalf("waiting for %s: %v", predicate, err)
+	}
+}
+
+// eval returns the value of a JavaScript expression in the page.
+func eval[T any](r *rig, ctx context.Context, expr string) T {
+	r.t.Helper()
+	c, cancel := context.WithTimeout(ctx, step)
+	defer cancel()
+	v, err := chromedp.Run(c, chromedp.Evaluate[T](expr))
+	if err != nil {
+		r.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// send types a prompt and presses Enter.
+func (r *rig) send(ctx context.Context, prompt string) {
+	r.t.Helper()
+	r.poll(ctx, `!document.getElementById("send").disabled`)
+	r.do(ctx, chromedp.SendKeys(chromedp.CSS("#prompt"), prompt+"\r"))
+}
+
+// turnEnded waits for the end line of turn n and returns it.
+func (r *rig) turnEnded(ctx context.Context, n int) string {
+	r.t.Helper()
+	sel := fmt.Sprintf(`#transcript .end[data-turn="%d"]`, n)
+	r.poll(ctx, fmt.Sprintf("document.querySelector(%q) !== null", sel))
+	return eval[string](r, ctx, fmt.Sprintf("document.querySelector(%q).textContent", sel))
+}
+
+// received waits for the agent to have received a message containing want.
+func (r *rig) received(want string) {
+	r.t.Helper()
+	deadline := time.Now().Add(step)
+	for {
+		for _, m := range r.agent.Received() {
+			if bytes.Contains(m.Raw, []byte(want)) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("the agent never received %s", want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// screenshot writes the page to ACPHOST_SCREENSHOTS/name, when set.
+func (r *rig) screenshot(ctx context.Context, name string) {
+	dir := os.Getenv("ACPHOST_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	c, cancel := context.WithTimeout(ctx, step)
+	defer cancel()
+	png, err := chromedp.Run(c, chromedp.FullScreenshot(100))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// TestTurnWithApproval: a prompt typed in the page streams the demo turn
+// (thought, tool card, permission, plan, answer); the approval is answered
+// by a click in one tab, closes in the other, reaches the agent, and the
+// turn ends.
+func TestTurnWithApproval(t *testing.T) {
+	b := browser(t)
+	r := newRig(t, fakeagent.Demo(), nil)
+	tab1 := r.tab(b)
+	tab2 := r.tab(b)
+
+	r.send(tab1, "list files")
+	allow := `.dialog.permission button[data-option="allow-always"]`
+	r.do(tab1, chromedp.WaitVisible(chromedp.CSS(allow)))
+	r.do(tab2, chromedp.WaitVisible(chromedp.CSS(allow)))
+	// Streamed so far: the thought, the pending tool card.
+	r.poll(tab1, `document.querySelector("details.thought").textContent.includes("thinking about it")`)
+	r.poll(tab1, `document.querySelector('.card.tool[data-tool="t1"]').dataset.status === "pending"`)
+	buttons := eval[[]string](r, tab1, `[...document.querySelectorAll(".dialog.permission .optbtn")].map(b => b.textContent + "|" + b.dataset.kind)`)
+	want := []string{"Allow|allow_once", "Always allow|allow_always", "Reject|reject_once"}
+	if strings.Join(buttons, ",") != strings.Join(want, ",") {
+		t.Errorf("options %v, want %v", buttons, want)
+	}
+	if h := eval[string](r, tab1, `document.querySelector(".dialog.permission h2").textContent`); h != "ls" {
+		t.Errorf("heading %q", h)
+	}
+	r.screenshot(tab1, "approval.png")
+
+	r.do(tab1, chromedp.Click(chromedp.CSS(allow)))
+	r.do(tab2, chromedp.WaitNotPresent(chromedp.CSS(".dialog")))
+	if end := r.turnEnded(tab1, 1); end != "turn ended: end_turn" {
+		t.Errorf("end %q", end)
+	}
+	r.received(`"optionId":"allow-always"`)
+	for _, tab := range []context.Context{tab1, tab2} {
+		if text := eval[string](r, tab, `[...document.querySelectorAll("#transcript .text")].map(e => e.textContent).join("")`); text != "picked allow-always" {
+			t.Errorf("text %q", text)
+		}
+		r.poll(tab, `document.querySelector('.card.tool[data-tool="t1"]').dataset.status === "completed"`)
+		r.poll(tab, `document.querySelector('.card.tool[data-tool="t1"] pre').textContent === "a.txt"`)
+		if n := eval[int](r, tab, `document.querySelectorAll("#transcript .plan li").length`); n != 2 {
+			t.Errorf("plan entries: %d", n)
+		}
+		if open := eval[bool](r, tab, `document.querySelector("details.thought").open`); open {
+			t.Error("the thought is not collapsed")
+		}
+	}
+	// A tab opened after the turn replays it.
+	tab3 := r.tab(b)
+	if end := r.turnEnded(tab3, 1); end != "turn ended: end_turn" {
+		t.Errorf("replayed end %q", end)
+	}
+	r.screenshot(tab1, "transcript.png")
+}
+
+// TestStopButton: Stop cancels a long turn; the next turn runs on the same
+// agent.
+func TestStopButton(t *testing.T) {
+	b := browser(t)
+	script := fakeagent.Script{Turns: []fakeagent.Turn{
+		{Prompt: "long", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("working")), {WaitCancel: true}}},
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("second turn"))}},
+	}}
+	r := newRig(t, script, nil)
+	tab := r.tab(b)
+	r.send(tab, "long")
+	r.poll(tab, `document.querySelector("#transcript .text") !== null && document.querySelector("#transcript .text").textContent === "working"`)
+	r.poll(tab, `!document.getElementById("stop").disabled`)
+	r.do(tab, chromedp.Click(chromedp.CSS("#stop")))
+	if end := r.turnEnded(tab, 1); end != "turn ended: cancelled" {
+		t.Errorf("end %q", end)
+	}
+	r.received(`"method":"session/cancel"`)
+	r.poll(tab, `document.getElementById("stop").disabled`)
+	r.send(tab, "next")
+	if end := r.turnEnded(tab, 2); end != "turn ended: end_turn" {
+		t.Errorf("second end %q", end)
+	}
+	if text := eval[string](r, tab, `[...document.querySelectorAll("#transcript .text")].pop().textContent`); text != "second turn" {
+		t.Errorf("second text %q", text)
+	}
+}
+
+// TestAmendProposal: a write shows its diff in colour and an editable text
+// area; the amended text, applied, is what lands on disk and what the agent
+// reads back.
+func TestAmendProposal(t *testing.T) {
+	b := browser(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(path, []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write, _ := json.Marshal(map[string]string{"path": path, "content": "package main\n\nfunc main() {}\n"})
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		{Request: &fakeagent.Call{Method: "fs/write_text_file", Params: write}},
+		{Request: &fakeagent.Call{Method: "fs/read_text_file", Params: json.RawMessage(`{"path":` + strconv.Quote(path) + `}`)}},
+		fakeagent.Say(fakeagent.Text("written")),
+	}}}}
+	r := newRig(t, script, func(c *web.Config) {
+		c.Agent.Dir = dir
+		c.Agent.FS = &acphost.FSOptions{Read: true, Write: true}
+	})
+	tab := r.tab(b)
+	r.send(tab, "add main")
+	r.do(tab, chromedp.WaitVisible(chromedp.CSS(".dialog.proposal textarea.proposed")))
+	if added := eval[string](r, tab, `[...document.querySelectorAll(".dialog.proposal pre.diff span.add")].map(s => s.textContent).join("\n")`); !strings.Contains(added, "+func main() {}") {
+		t.Errorf("added lines %q", added)
+	}
+	// The added lines are coloured.
+	if bg := eval[string](r, tab, `getComputedStyle(document.querySelector(".dialog.proposal span.add")).backgroundColor`); bg == "" || bg == "rgba(0, 0, 0, 0)" {
+		t.Errorf("added line background %q", bg)
+	}
+	amended := "package main\n\n// Reviewed in the browser.\nfunc main() {}\n"
+	r.screenshot(tab, "proposal.png")
+	r.do(tab, chromedp.SetValue(chromedp.CSS(".dialog.proposal textarea.proposed"), amended))
+	r.do(tab, chromedp.Click(chromedp.CSS(".dialog.proposal button.apply")))
+	r.do(tab, chromedp.WaitNotPresent(chromedp.CSS(".dialog")))
+	if end := r.turnEnded(tab, 1); end != "turn ended: end_turn" {
+		t.Errorf("end %q", end)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != amended {
+		t.Errorf("on disk %q (%v), want %q", got, err, amended)
+	}
+	q, _ := json.Marshal(amended)
+	r.received(`"content":` + string(q))
+}
+
+// hostile is agent text that would run script or make elements if it were
+// ever parsed as HTML.
+const hostile = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><b>bold</b>&amp;&lt;i&gt;` + "\u202eevil\u200b"
+
+// TestAgentTextInert: markup, entities and bidi controls from the agent,
+// in a message, a thought, a tool card, a plan and an approval dialog,
+// render as text: no element is created, nothing runs, the entity stays
+// literal and the bidi override is gone.
+func TestAgentTextInert(t *testing.T) {
+	b := browser(t)
+	h, _ := json.Marshal(hostile)
+	call := json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"x1","title":` + string(h) + `,"kind":"execute","status":"pending",` +
+		`"content":[{"type":"content","content":{"type":"text","text":` + string(h) + `}}]}`)
+	perm := fakeagent.PermissionParams("x1", hostile, "execute",
+		fakeagent.Option{ID: "ok", Name: hostile, Kind: "allow_once"}, fakeagent.Option{ID: "no", Name: "No", Kind: "reject_once"})
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Say(fakeagent.Thought(hostile)),
+		fakeagent.Say(call),
+		fakeagent.Say(fakeagent.Plan(hostile)),
+		fakeagent.Ask(perm),
+		fakeagent.Say(fakeagent.Text(hostile)),
+	}}}}
+	r := newRig(t, script, nil)
+	tab := r.tab(b)
+	r.send(tab, hostile) // the person's own prompt is shown the same way
+	r.do(tab, chromedp.WaitVisible(chromedp.CSS(`.dialog.permission button[data-option="ok"]`)))
+	check := func(where string) {
+		t.Helper()
+		if n := eval[int](r, tab, `document.querySelectorAll("main script, main img, main b, main i, #dialogs script, #dialogs img, #dialogs b, #dialogs i").length`); n != 0 {
+			t.Errorf("%s: %d elements made from agent text", where, n)
+		}
+		if p := eval[bool](r, tab, `window.__pwned !== undefined`); p {
+			t.Errorf("%s: agent text ran", where)
+		}
+		body := eval[string](r, tab, `document.body.textContent`)
+		if strings.ContainsAny(body, "\u202e\u200b") {
+			t.Errorf("%s: a bidi control or invisible character reached the page", where)
+		}
+	}
+	check("with the dialog open")
+	if name := eval[string](r, tab, `document.querySelector('.dialog.permission button[data-option="ok"]').textContent`); name != "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\"><b>bold</b>&amp;&lt;i&gt;evil" {
+		t.Errorf("option name %q", name)
+	}
+	r.do(tab, chromedp.Click(chromedp.CSS(`.dialog.permission button[data-option="ok"]`)))
+	r.turnEnded(tab, 1)
+	check("after the turn")
+	for _, sel := range []string{"#transcript .user", "#transcript .text", "details.thought > div", ".card.tool .title", ".plan li"} {
+		got := eval[string](r, tab, fmt.Sprintf("document.querySelector(%q).textContent", sel))
+		if !strings.Contains(got, "<script>window.__pwned=1</script>") || !strings.Contains(got, "&amp;&lt;i&gt;evil") {
+			t.Errorf("%s shows %q", sel, got)
+		}
+	}
+}
+
+// TestRefusals: without the token the page is refused; a page of another
+// origin (another port of the same host, so the cookie is same-site) that
+// posts a prompt and opens the event stream is refused by the Origin check,
+// and the agent never sees a prompt.
+func TestRefusals(t *testing.T) {
+	b := browser(t)
+	r := newRig(t, fakeagent.Demo(), nil)
+	tab := r.tab(b) // has the cookie now
+
+	// A fresh browser context has no cookie: the bare address is refused.
+	fresh, cancel := chromedp.NewContext(b, chromedp.WithNewBrowserContext())
+	defer cancel()
+	if err := chromedp.Do(fresh); err != nil {
+		t.Fatal(err)
+	}
+	r.do(fresh, chromedp.Navigate(r.hs.URL+"/"))
+	if body := eval[string](r, fresh, `document.body.textContent`); !strings.Contains(body, "valid token is required") {
+		t.Errorf("without the token: %q", body)
+	}
+
+	target := r.hs.URL + "/"
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><body><script>
+const t = %q;
+Promise.allSettled([
+  fetch(t + "api/prompt", {method: "POST", credentials: "include", headers: {"Content-Type": "application/json"}, body: '{"text":"pwned"}'}),
+  fetch(t + "api/prompt", {method: "POST", credentials: "include", mode: "no-cors", headers: {"Content-Type": "text/plain"}, body: '{"text":"pwned"}'}),
+  new Promise(res => { const es = new EventSource(t + "events", {withCredentials: true}); es.onerror = () => { es.close(); res(); }; es.onmessage = () => { document.title = "leak"; es.close(); res(); }; }),
+]).then(() => { const d = document.createElement("div"); d.id = "done"; document.body.append(d); });
+</script></body>`, target)
+	}))
+	defer evil.Close()
+	r.do(tab, chromedp.Navigate(evil.URL+"/"), chromedp.WaitReady(chromedp.CSS("#done")))
+	if title := eval[string](r, tab, `document.title`); title == "leak" {
+		t.Error("another origin read the event stream")
+	}
+	r.mu.Lock()
+	answers := append([]string(nil), r.answers...)
+	r.mu.Unlock()
+	var refused int
+	for _, a := range answers {
+		if strings.Contains(a, evil.URL) {
+			if !strings.Contains(a, " 403 ") {
+				t.Errorf("a request from another origin was answered: %s", a)
+			}
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Errorf("no request from the other origin arrived: %v", answers)
+	}
+	for _, m := range r.agent.Received() {
+		if m.Method == "session/prompt" {
+			t.Errorf("the agent got a prompt: %s", m.Raw)
+		}
+	}
+}

@@ -1,0 +1,394 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acphost/acphost"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// DefaultMaxLogBytes is the transcript a Server keeps for tabs that connect
+// later when Config.MaxLogBytes is zero.
+const DefaultMaxLogBytes = 32 << 20
+
+// maxBodyBytes bounds a POST body: an amended file of up to
+// acphost.DefaultMaxReadBytes, JSON-escaped.
+const maxBodyBytes = 4*acphost.DefaultMaxReadBytes + 1<<20
+
+// keepAlive is how often an idle event stream gets a comment line, so that
+// proxies and the browser see it alive.
+const keepAlive = 15 * time.Second
+
+// Config configures a Server.
+type Config struct {
+	// Agent is the agent to start and the client's options. Its
+	// OnPermission, OnElicitation and FS.OnWriteFile must be nil: the
+	// server sets them to ask the page (FS.OnWriteFile only when FS.Write
+	// is set). OnUpdate, if set, is called after the server's own.
+	Agent acphost.ACPOptions
+	// Start starts the client from Agent (with the server's hooks set).
+	// Nil: acphost.Start. Set it to reach the agent another way, e.g.
+	// acphost.Connect over pipes to an in-process agent.
+	Start func(ctx context.Context, opts acphost.ACPOptions) (*acphost.ACPClient, error)
+	// Token is the secret every request must carry. Empty: 32 random bytes
+	// from crypto/rand, hex-encoded (see Server.Token).
+	Token string
+	// Hosts are host names (without port) accepted in the Host header
+	// besides IP addresses and "localhost": the names the server is
+	// reached by beyond loopback. A name not listed is refused, which is
+	// what defeats DNS rebinding.
+	Hosts []string
+	// MaxLogBytes bounds the transcript kept for tabs that connect later;
+	// the oldest messages go first. Zero: DefaultMaxLogBytes.
+	MaxLogBytes int
+	// Logger receives the server's diagnostics. Nil: none.
+	Logger *slog.Logger
+}
+
+// Server is an http.Handler serving one agent to a browser; see the package
+// documentation. Create it with New and Close it when done.
+type Server struct {
+	c      *acphost.ACPClient
+	token  string
+	cookie string // the cookie's name, unique to the token
+	hosts  map[string]bool
+	log    *slog.Logger
+	hub    *hub
+	mux    *http.ServeMux
+	ctx    context.Context // ends at Close: turns and hooks
+	stop   context.CancelFunc
+	userUp func(acphost.Update)
+
+	mu      sync.Mutex
+	turn    *runningTurn
+	turns   int // turns started
+	dialogs int // dialogs opened (their ids)
+	closed  bool
+	wg      sync.WaitGroup // turns and the agent watcher
+}
+
+type runningTurn struct {
+	id     int
+	cancel context.CancelFunc
+}
+
+// New starts the agent and returns a Server for it. ctx bounds the start
+// only.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	opts := cfg.Agent
+	if opts.OnPermission != nil || opts.OnElicitation != nil || (opts.FS != nil && opts.FS.OnWriteFile != nil) {
+		return nil, errors.New("web: Agent.OnPermission, OnElicitation and FS.OnWriteFile are the server's: leave them nil")
+	}
+	token := cfg.Token
+	if token == "" {
+		b := make([]byte, 32)
+		rand.Read(b) // never fails (crypto/rand)
+		token = hex.EncodeToString(b)
+	}
+	sum := sha256.Sum256([]byte(token))
+	maxLog := cfg.MaxLogBytes
+	if maxLog <= 0 {
+		maxLog = DefaultMaxLogBytes
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	sctx, stop := context.WithCancel(context.Background())
+	s := &Server{token: token, cookie: "acphost_" + hex.EncodeToString(sum[:6]), hosts: map[string]bool{"localhost": true},
+		log: lg, hub: newHub(maxLog), ctx: sctx, stop: stop, userUp: opts.OnUpdate}
+	for _, h := range cfg.Hosts {
+		s.hosts[strings.ToLower(h)] = true
+	}
+	opts.OnPermission = s.onPermission
+	opts.OnElicitation = s.onElicitation
+	opts.OnUpdate = s.onUpdate
+	if opts.FS != nil && opts.FS.Write {
+		fsOpts := *opts.FS
+		fsOpts.OnWriteFile = s.onWriteFile
+		opts.FS = &fsOpts
+	}
+	start := cfg.Start
+	if start == nil {
+		start = acphost.Start
+	}
+	c, err := start(ctx, opts)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	s.c = c
+	s.routes()
+	s.publishState()
+	s.wg.Add(1)
+	go s.watchAgent()
+	return s, nil
+}
+
+// Token returns the token every request must carry.
+func (s *Server) Token() string { return s.token }
+
+// Client returns the server's client, for calls the page does not make.
+func (s *Server) Client() *acphost.ACPClient { return s.c }
+
+// URL returns base (the address the server is served at, e.g.
+// "http://127.0.0.1:8080/") with the token as its query: the address to
+// open in a browser.
+func (s *Server) URL(base string) string {
+	return base + "?token=" + url.QueryEscape(s.token)
+}
+
+// Close cancels the running turn, ends every event stream, and closes the
+// client (which ends the pending hooks: their requests are answered
+// "cancelled"). It waits for the server's goroutines. Serve no more
+// requests after it: they are answered 503. Close is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	closed := s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if closed {
+		return nil
+	}
+	s.stop()
+	s.hub.shutdown()
+	err := s.c.Close()
+	s.wg.Wait()
+	return err
+}
+
+// watchAgent shows an agent that ended on its own.
+func (s *Server) watchAgent() {
+	defer s.wg.Done()
+	select {
+	case <-s.c.Done():
+		s.publishState()
+	case <-s.ctx.Done():
+	}
+}
+
+func (s *Server) routes() {
+	sub, _ := fs.Sub(assets, "assets")
+	files := http.FileServerFS(sub)
+	m := http.NewServeMux()
+	m.HandleFunc("GET /{$}", s.page)
+	m.HandleFunc("GET /app.js", func(w http.ResponseWriter, r *http.Request) { files.ServeHTTP(w, r) })
+	m.HandleFunc("GET /app.css", func(w http.ResponseWriter, r *http.Request) { files.ServeHTTP(w, r) })
+	m.HandleFunc("GET /events", s.events)
+	m.HandleFunc("POST /api/prompt", s.apiPrompt)
+	m.HandleFunc("POST /api/stop", s.apiStop)
+	m.HandleFunc("POST /api/permission", s.apiPermission)
+	m.HandleFunc("POST /api/proposal", s.apiProposal)
+	m.HandleFunc("POST /api/elicitation", s.apiElicitation)
+	m.HandleFunc("POST /api/planmode", s.apiPlanMode)
+	m.HandleFunc("POST /api/mode", s.apiMode)
+	m.HandleFunc("POST /api/config", s.apiConfig)
+	s.mux = m
+}
+
+// csp allows the page's own script, style and connections, and nothing else.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// ServeHTTP checks every request (Host, Origin, token) before routing it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	if !s.hostAllowed(r.Host) {
+		http.Error(w, "host not allowed", http.StatusForbidden)
+		return
+	}
+	if !sameOrigin(r) {
+		http.Error(w, "cross-origin request refused", http.StatusForbidden)
+		return
+	}
+	if !s.authorized(w, r) {
+		http.Error(w, "a valid token is required: open the URL acphost printed", http.StatusUnauthorized)
+		return
+	}
+	if r.Method == http.MethodPost {
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			http.Error(w, "want Content-Type application/json", http.StatusUnsupportedMediaType)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		http.Error(w, "server closed", http.StatusServiceUnavailable)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// hostAllowed accepts an IP address, localhost and the configured names:
+// a DNS name that an attacker rebound to this address is not among them.
+func (s *Server) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "" {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	return s.hosts[strings.ToLower(host)]
+}
+
+// sameOrigin refuses what a browser marks as coming from another site or
+// origin: an Origin other than this Host (or "null"), or a Sec-Fetch-Site
+// of cross-site or same-site (another port of localhost is same-site).
+// A navigation typed or clicked by the person ("none") and requests
+// without these headers (curl, a Go client) pass; they still need the
+// token.
+func sameOrigin(r *http.Request) bool {
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !strings.EqualFold(u.Host, r.Host) {
+			return false
+		}
+	}
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
+		// A top-level navigation from another site carries no cookie
+		// (SameSite=Strict), so it would need the token in its URL:
+		// refuse it all the same, the person opens the printed URL.
+		return false
+	}
+	return true
+}
+
+// authorized checks the token: the cookie, a bearer header, or on the page
+// itself the ?token= of the printed URL (then the cookie is set).
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if c, err := r.Cookie(s.cookie); err == nil && s.tokenOK(c.Value) {
+		return true
+	}
+	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.tokenOK(b) {
+		return true
+	}
+	if r.Method == http.MethodGet && r.URL.Path == "/" {
+		if t := r.URL.Query().Get("token"); t != "" && s.tokenOK(t) {
+			http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.token, Path: "/", HttpOnly: true,
+				SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) tokenOK(t string) bool {
+	return subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
+}
+
+// page serves the page; the printed URL's token is dropped from the
+// address bar by a redirect once the cookie is set.
+func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("token") {
+		// Relative, so that the page works mounted under any prefix.
+		w.Header().Set("Location", "./")
+		w.WriteHeader(http.StatusSeeOther)
+		return
+	}
+	b, err := assets.ReadFile("assets/index.html")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b)
+}
+
+// events is the event stream (Server-Sent Events): a reset, the transcript
+// kept, the state and the pending dialogs, then every message as it happens.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	info := s.c.AgentInfo()
+	sub, first := s.hub.subscribe(func(dropped int) []byte {
+		return encode(msgReset{Type: "reset", Agent: agentMsg{Name: acphost.SafeText(info.Name), Version: acphost.SafeText(info.Version)}, Dropped: dropped})
+	})
+	if sub == nil {
+		http.Error(w, "server closed", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.hub.unsubscribe(sub)
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	write := func(b []byte) error {
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return err
+		}
+		return nil
+	}
+	for _, b := range first {
+		if write(b) != nil {
+			return
+		}
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case b := <-sub.ch:
+			if write(b) != nil {
+				return
+			}
+			// Write what else is queued before flushing.
+			for more := true; more; {
+				select {
+				case b := <-sub.ch:
+					if write(b) != nil {
+						return
+					}
+				default:
+					more = false
+				}
+			}
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+				return
+			}
+		case <-sub.done:
+			return
+		case <-r.Context().Done():
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+	}
+}

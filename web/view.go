@@ -1,0 +1,383 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/acphost/acphost"
+)
+
+// The messages of the event stream, one JSON object per SSE "data:" line,
+// told apart by Type. Every string that came from the agent has been
+// through acphost.SafeText, except the raw file content of a proposal (which
+// the person edits and which is written as is) and option ids (which are
+// answered byte-exact and never shown).
+
+// Limits on what one message carries of a tool call, so that a huge output
+// does not reach every tab whole.
+const (
+	maxFieldBytes = 64 << 10
+	maxDiffLines  = 4000
+)
+
+type msgReset struct {
+	Type    string   `json:"type"` // "reset"
+	Agent   agentMsg `json:"agent"`
+	Dropped int      `json:"dropped"` // transcript messages no longer kept
+}
+
+type agentMsg struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type msgUser struct {
+	Type string `json:"type"` // "user"
+	Turn int    `json:"turn"`
+	Text string `json:"text"`
+}
+
+type msgDelta struct {
+	Type  string `json:"type"` // "text" or "thought"
+	Turn  int    `json:"turn"`
+	Delta string `json:"delta"`
+}
+
+type msgTool struct {
+	Type string   `json:"type"` // "tool"
+	Turn int      `json:"turn"`
+	Tool toolView `json:"tool"`
+}
+
+type toolView struct {
+	ID        string        `json:"id"`
+	Title     string        `json:"title"`
+	Kind      string        `json:"kind"`
+	Status    string        `json:"status"`
+	Locations []string      `json:"locations"`
+	Content   []contentView `json:"content"`
+	Input     string        `json:"input,omitempty"`
+	Output    string        `json:"output,omitempty"`
+}
+
+type contentView struct {
+	Type string `json:"type"` // "text", "diff", "terminal" or another type, shown as its JSON
+	Text string `json:"text,omitempty"`
+	// Diff is a unified diff (lines starting with ' ', '-', '+', '@'); Path
+	// the file it changes.
+	Diff    string `json:"diff,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Added   int    `json:"added,omitempty"`
+	Removed int    `json:"removed,omitempty"`
+}
+
+type msgPlan struct {
+	Type    string      `json:"type"` // "plan"
+	Turn    int         `json:"turn"`
+	Entries []planEntry `json:"entries"`
+}
+
+type planEntry struct {
+	Content  string `json:"content"`
+	Priority string `json:"priority"`
+	Status   string `json:"status"`
+}
+
+type msgUsage struct {
+	Type     string  `json:"type"` // "usage"
+	Used     uint64  `json:"used"`
+	Size     uint64  `json:"size"`
+	Cost     float64 `json:"cost,omitempty"`
+	Currency string  `json:"currency,omitempty"`
+}
+
+type msgNote struct {
+	Type string `json:"type"` // "note": a line of the transcript (mode change, restart, answer given)
+	Turn int    `json:"turn"`
+	Kind string `json:"kind"` // "mode", "restart", "permission", "answer", "elicitation", "notice"
+	Text string `json:"text"`
+}
+
+type msgEnd struct {
+	Type       string `json:"type"` // "done" or "error"
+	Turn       int    `json:"turn"`
+	StopReason string `json:"stopReason,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+type msgState struct {
+	Type       string       `json:"type"` // "state"
+	Running    bool         `json:"running"`
+	Turn       int          `json:"turn"`
+	PlanMode   bool         `json:"planMode"`
+	Mode       string       `json:"mode"`
+	Modes      []choiceView `json:"modes"`
+	Config     []configView `json:"config"`
+	AgentError string       `json:"agentError,omitempty"`
+}
+
+type choiceView struct {
+	Value       string `json:"value"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+type configView struct {
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	Description string       `json:"description,omitempty"`
+	Type        string       `json:"type"`    // "select" or "boolean"
+	Value       any          `json:"value"`   // a select's value id, or a bool
+	Options     []choiceView `json:"options"` // a select's choices
+}
+
+type msgDialog struct {
+	Type        string           `json:"type"` // "dialog"
+	ID          string           `json:"id"`
+	Kind        string           `json:"kind"` // "permission", "proposal", "elicitation"
+	Permission  *permissionView  `json:"permission,omitempty"`
+	Proposal    *proposalView    `json:"proposal,omitempty"`
+	Elicitation *elicitationView `json:"elicitation,omitempty"`
+}
+
+type msgDialogClose struct {
+	Type string `json:"type"` // "dialog_close"
+	ID   string `json:"id"`
+	How  string `json:"how"` // "answered", or "ended" (withdrawn, cancelled, timed out, closed)
+}
+
+type permissionView struct {
+	Heading string `json:"heading"`
+	// FromPresentation says the heading is the agent's presentation record,
+	// Description its explanation.
+	FromPresentation bool         `json:"fromPresentation"`
+	Description      string       `json:"description,omitempty"`
+	DefaultToNo      bool         `json:"defaultToNo"`
+	Surface          string       `json:"surface"`
+	Command          string       `json:"command,omitempty"`
+	URL              string       `json:"url,omitempty"`
+	Plan             string       `json:"plan,omitempty"`
+	Tool             toolView     `json:"tool"`
+	Options          []optionView `json:"options"`
+}
+
+type optionView struct {
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	Kind        string       `json:"kind"`
+	Description string       `json:"description,omitempty"`
+	Changes     []changeView `json:"changes"`
+}
+
+type changeView struct {
+	Text  string `json:"text"`
+	Known bool   `json:"known"`
+}
+
+type proposalView struct {
+	Path     string `json:"path"`
+	Resolved string `json:"resolved,omitempty"` // when a symlink made it differ from Path
+	Exists   bool   `json:"exists"`
+	Current  string `json:"current"`  // raw
+	Proposed string `json:"proposed"` // raw: the text area's content
+	Diff     string `json:"diff"`
+	Added    int    `json:"added"`
+	Removed  int    `json:"removed"`
+	// Hidden says the proposed content holds characters a reader cannot
+	// see (controls, bidirectional overrides, zero-width characters).
+	Hidden bool `json:"hidden"`
+}
+
+type elicitationView struct {
+	Mode        string      `json:"mode"`
+	Message     string      `json:"message"`
+	URL         string      `json:"url,omitempty"`
+	Title       string      `json:"title,omitempty"`
+	Description string      `json:"description,omitempty"`
+	Fields      []fieldView `json:"fields"`
+}
+
+type fieldView struct {
+	Name        string       `json:"name"`
+	Kind        string       `json:"kind"`
+	Title       string       `json:"title,omitempty"`
+	Description string       `json:"description,omitempty"`
+	Required    bool         `json:"required"`
+	Default     any          `json:"default,omitempty"`
+	Choices     []choiceView `json:"choices"`
+}
+
+// safe is acphost.SafeText capped at maxFieldBytes.
+func safe(s string) string {
+	if len(s) > maxFieldBytes {
+		s = fmt.Sprintf("%s\n… %d more bytes not shown", s[:maxFieldBytes], len(s)-maxFieldBytes)
+	}
+	return acphost.SafeText(s)
+}
+
+// rawText shows raw JSON: a string as its text, anything else indented.
+func rawText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return safe(s)
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, raw, "", "  ") == nil {
+		return safe(buf.String())
+	}
+	return safe(string(raw))
+}
+
+func diffView(d acphost.FileDiff) contentView {
+	text, st := d.Unified(acphost.DiffOptions{MaxLines: maxDiffLines})
+	return contentView{Type: "diff", Path: acphost.SafeText(d.Path), Diff: acphost.SafeText(text), Added: st.Added, Removed: st.Removed}
+}
+
+func viewTool(tc acphost.ToolCall) toolView {
+	v := toolView{ID: tc.ID, Title: safe(tc.Title), Kind: safe(string(tc.Kind)), Status: safe(string(tc.Status)),
+		Locations: []string{}, Content: []contentView{}, Input: rawText(tc.RawInput), Output: rawText(tc.RawOutput)}
+	if v.Title == "" {
+		v.Title = safe(tc.Name)
+	}
+	for _, l := range tc.Locations {
+		loc := acphost.SafeText(l.Path)
+		if l.Line != nil {
+			loc += fmt.Sprintf(":%d", *l.Line)
+		}
+		v.Locations = append(v.Locations, loc)
+	}
+	for _, c := range tc.Content {
+		switch {
+		case c.Diff != nil:
+			v.Content = append(v.Content, diffView(*c.Diff))
+		case c.Content != nil:
+			v.Content = append(v.Content, contentView{Type: "text", Text: blockText(*c.Content)})
+		case c.Type == "terminal":
+			v.Content = append(v.Content, contentView{Type: "terminal", Text: "terminal " + acphost.SafeText(c.TerminalID)})
+		default:
+			v.Content = append(v.Content, contentView{Type: safe(c.Type), Text: rawText(c.Raw)})
+		}
+	}
+	return v
+}
+
+// blockText shows a content block: its text, or what it is.
+func blockText(b acphost.ContentBlock) string {
+	switch {
+	case b.Type == acphost.BlockText:
+		return safe(b.Text)
+	case b.Resource != nil && b.Resource.Text != "":
+		return safe(b.Resource.URI + "\n" + b.Resource.Text)
+	case b.URI != "":
+		return safe(fmt.Sprintf("[%s] %s", b.Type, b.URI))
+	default:
+		return safe(fmt.Sprintf("[%s]", b.Type))
+	}
+}
+
+func viewPermission(req *acphost.PermissionRequest) *permissionView {
+	heading, fromPresentation := req.Heading()
+	v := &permissionView{Heading: safe(heading), FromPresentation: fromPresentation,
+		DefaultToNo: req.Presentation.DefaultToNo, Tool: viewTool(req.ToolCall), Options: []optionView{}}
+	if v.Heading == "" {
+		v.Heading = "Allow this tool call?"
+	}
+	if p := req.Presentation; p.Present() && p.HasDescription {
+		v.Description = safe(p.Description)
+	}
+	cl := acphost.Classify(req)
+	v.Surface = string(cl.Surface)
+	v.Command, v.URL, v.Plan = safe(cl.Command), safe(cl.URL), safe(cl.Plan)
+	if len(v.Tool.Content) == 0 {
+		for _, d := range cl.Changes {
+			v.Tool.Content = append(v.Tool.Content, diffView(d))
+		}
+	}
+	for _, o := range req.Options {
+		ov := optionView{ID: o.ID, Name: safe(o.Name), Kind: safe(string(o.Kind)), Description: safe(o.Meta.Description), Changes: []changeView{}}
+		if ov.Name == "" {
+			ov.Name = ov.Kind
+		}
+		for _, ch := range o.Meta.Changes {
+			ov.Changes = append(ov.Changes, changeView{Text: ch.Describe(), Known: ch.Known()})
+		}
+		v.Options = append(v.Options, ov)
+	}
+	return v
+}
+
+func viewProposal(p *acphost.WriteProposal) *proposalView {
+	d := diffView(p.FileDiff())
+	v := &proposalView{Path: acphost.SafeText(p.Path), Exists: p.Exists, Current: p.Current, Proposed: p.Proposed,
+		Diff: d.Diff, Added: d.Added, Removed: d.Removed}
+	if p.Resolved != "" && p.Resolved != p.Path {
+		v.Resolved = acphost.SafeText(p.Resolved)
+	}
+	lf := strings.ReplaceAll(p.Proposed, "\r\n", "\n")
+	v.Hidden = acphost.SafeText(lf) != lf
+	return v
+}
+
+func viewElicitation(req *acphost.ElicitationRequest) *elicitationView {
+	v := &elicitationView{Mode: safe(string(req.Mode)), Message: safe(req.Message), Fields: []fieldView{}}
+	if req.Mode == acphost.ModeURL {
+		v.URL = safe(req.URL)
+	}
+	if f := req.Form; f != nil {
+		v.Title, v.Description = safe(f.Title), safe(f.Description)
+		for _, fl := range f.Fields {
+			fv := fieldView{Name: fl.Name, Kind: string(fl.Kind), Title: safe(fl.Title), Description: safe(fl.Description),
+				Required: fl.Required, Default: fl.Default, Choices: []choiceView{}}
+			if s, ok := fv.Default.(string); ok {
+				fv.Default = safe(s)
+			}
+			for _, c := range fl.Choices {
+				fv.Choices = append(fv.Choices, choiceView{Value: c.Value, Name: safe(c.Title), Description: safe(c.Description)})
+			}
+			v.Fields = append(v.Fields, fv)
+		}
+	}
+	return v
+}
+
+// viewConfig shows a config option; a select's choices are read from its
+// raw JSON (flat, or in groups).
+func viewConfig(o acphost.ConfigOption) configView {
+	v := configView{ID: o.ID, Name: safe(o.Name), Description: safe(o.Description), Type: safe(o.Type), Options: []choiceView{}}
+	if len(o.CurrentValue) > 0 {
+		var val any
+		if json.Unmarshal(o.CurrentValue, &val) == nil {
+			v.Value = val
+		}
+	}
+	var raw struct {
+		Options []struct {
+			Value       string `json:"value"`
+			Name        string `json:"name"`
+			Description string `json:"description"`
+			Options     []struct {
+				Value       string `json:"value"`
+				Name        string `json:"name"`
+				Description string `json:"description"`
+			} `json:"options"`
+		} `json:"options"`
+	}
+	if json.Unmarshal(o.Raw, &raw) == nil {
+		for _, c := range raw.Options {
+			if len(c.Options) > 0 {
+				for _, g := range c.Options {
+					v.Options = append(v.Options, choiceView{Value: g.Value, Name: safe(c.Name + ": " + g.Name), Description: safe(g.Description)})
+				}
+				continue
+			}
+			v.Options = append(v.Options, choiceView{Value: c.Value, Name: safe(c.Name), Description: safe(c.Description)})
+		}
+	}
+	return v
+}

@@ -1,0 +1,517 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/web"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// long is a turn that streams a word and then works until cancelled.
+var long = fakeagent.Turn{Prompt: "long", Steps: []fakeagent.Step{
+	fakeagent.Say(fakeagent.Text("working")),
+	{WaitCancel: true},
+}}
+
+func TestTokenRequired(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, fakeagent.Demo(), func(c *web.Config) { c.Token = "s3cret" })
+	noToken := map[string]string{"Authorization": ""}
+	for _, path := range []string{"/", "/app.js", "/events", "/?token=wrong"} {
+		resp := r.request(http.MethodGet, path, "", noToken)
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, path)
+	}
+	resp := r.request(http.MethodPost, "/api/prompt", `{"text":"hi"}`, noToken)
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	resp = r.request(http.MethodPost, "/api/prompt", `{"text":"hi"}`, map[string]string{"Authorization": "Bearer wrong"})
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+
+	// The printed URL sets a strict cookie and redirects the token away.
+	client := r.hs.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	req, _ := http.NewRequest(http.MethodGet, r.srv.URL(r.hs.URL+"/"), nil)
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	assert.Equal(t, "./", resp.Header.Get("Location"))
+	cookies := resp.Cookies()
+	require.Len(t, cookies, 1)
+	ck := cookies[0]
+	assert.Equal(t, "s3cret", ck.Value)
+	assert.True(t, ck.HttpOnly)
+	assert.Equal(t, http.SameSiteStrictMode, ck.SameSite)
+
+	req, _ = http.NewRequest(http.MethodGet, r.hs.URL+"/", nil)
+	req.AddCookie(ck)
+	resp, err = client.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), `<script src="app.js"`)
+
+	// The token in a query is taken only on the page.
+	resp = r.request(http.MethodGet, "/events?token=s3cret", "", noToken)
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+}
+
+func TestRandomToken(t *testing.T) {
+	t.Parallel()
+	a := newRig(t, fakeagent.Demo(), nil)
+	b := newRig(t, fakeagent.Demo(), nil)
+	assert.Len(t, a.srv.Token(), 64)
+	assert.NotEqual(t, a.srv.Token(), b.srv.Token())
+	// One server's token does not open the other.
+	resp := b.request(http.MethodGet, "/", "", map[string]string{"Authorization": "Bearer " + a.srv.Token()})
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+}
+
+func TestHostAndOriginChecked(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, fakeagent.Demo(), func(c *web.Config) { c.Hosts = []string{"box.lan"} })
+	port := r.hs.URL[strings.LastIndex(r.hs.URL, ":")+1:]
+	for _, c := range []struct {
+		hdr  map[string]string
+		want int
+	}{
+		{map[string]string{"Host": "evil.example:" + port}, http.StatusForbidden}, // DNS rebinding
+		{map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+		{map[string]string{"Host": "localhost:" + port}, http.StatusOK},
+		{map[string]string{"Host": "127.0.0.1:" + port}, http.StatusOK},
+		{map[string]string{"Host": "[::1]:" + port}, http.StatusOK},
+		{map[string]string{"Host": "box.lan:" + port}, http.StatusOK},
+		{map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+		{map[string]string{"Origin": "http://127.0.0.1:1"}, http.StatusForbidden}, // another local port
+		{map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{map[string]string{"Origin": r.hs.URL}, http.StatusOK},
+		{map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{map[string]string{"Sec-Fetch-Site": "same-site"}, http.StatusForbidden},
+		{map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": r.hs.URL}, http.StatusOK},
+	} {
+		resp := r.request(http.MethodPost, "/api/planmode", `{"on":false}`, c.hdr)
+		assert.Equal(t, c.want, resp.StatusCode, "%v", c.hdr)
+		resp = r.request(http.MethodGet, "/", "", c.hdr)
+		assert.Equal(t, c.want, resp.StatusCode, "GET %v", c.hdr)
+	}
+	// A POST that a form could send is refused.
+	resp := r.request(http.MethodPost, "/api/prompt", `{"text":"hi"}`, map[string]string{"Content-Type": "text/plain"})
+	assert.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode)
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, fakeagent.Demo(), nil)
+	for _, c := range []struct {
+		path  string
+		noTok bool
+		ctype string
+	}{
+		{"/", false, "text/html"},
+		{"/app.js", false, "text/javascript"},
+		{"/app.css", false, "text/css"},
+		{"/", true, ""},
+	} {
+		hdr := map[string]string{}
+		if c.noTok {
+			hdr["Authorization"] = ""
+		}
+		resp := r.request(http.MethodGet, c.path, "", hdr)
+		h := resp.Header
+		csp := h.Get("Content-Security-Policy")
+		assert.Contains(t, csp, "default-src 'none'", c.path)
+		assert.Contains(t, csp, "script-src 'self'", c.path)
+		assert.Contains(t, csp, "frame-ancestors 'none'", c.path)
+		assert.NotContains(t, csp, "unsafe", c.path)
+		assert.Equal(t, "nosniff", h.Get("X-Content-Type-Options"), c.path)
+		assert.Equal(t, "no-referrer", h.Get("Referrer-Policy"), c.path)
+		assert.Empty(t, h.Get("Access-Control-Allow-Origin"), c.path)
+		if c.ctype != "" {
+			assert.True(t, strings.HasPrefix(h.Get("Content-Type"), c.ctype), "%s: %s", c.path, h.Get("Content-Type"))
+		}
+	}
+}
+
+// TestPageInsertsNoHTML: the page's script never parses strings as HTML, and
+// the page has no inline script for the CSP to forbid.
+func TestPageInsertsNoHTML(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, fakeagent.Demo(), nil)
+	js, _ := io.ReadAll(r.request(http.MethodGet, "/app.js", "", nil).Body)
+	for _, line := range strings.Split(string(js), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "//") {
+			continue
+		}
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setAttribute(\"on"} {
+			assert.NotContains(t, line, bad)
+		}
+	}
+	page, _ := io.ReadAll(r.request(http.MethodGet, "/", "", nil).Body)
+	assert.NotContains(t, string(page), "<script>")
+	assert.NotContains(t, string(page), " on") // no inline handlers (onclick=…)
+	assert.NotContains(t, string(page), "style=")
+}
+
+// TestPermissionRoundTrip: the demo turn's permission reaches two tabs as a
+// dialog with the options in order, an answer from one closes it on both,
+// the agent gets the option, and a tab that connects later replays the turn.
+func TestPermissionRoundTrip(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, fakeagent.Demo(), nil)
+	tab1, tab2 := r.tab(), r.tab()
+	st := tab1.next("state", ofType("state"))
+	assert.Equal(t, false, st["running"])
+
+	r.post("/api/prompt", map[string]string{"text": "list files"}, http.StatusOK)
+	r.post("/api/prompt", map[string]string{"text": "again"}, http.StatusConflict)
+	d := tab1.dialog("permission")
+	d2 := tab2.dialog("permission")
+	assert.Equal(t, d["id"], d2["id"])
+	p := d.sub("permission")
+	assert.Equal(t, "ls", p.str("heading"))
+	assert.Equal(t, "t1", p.sub("tool").str("id"))
+	var ids, kinds []string
+	for _, o := range p.list("options") {
+		ids = append(ids, o.str("id"))
+		kinds = append(kinds, o.str("kind"))
+	}
+	assert.Equal(t, []string{"allow", "allow-always", "reject"}, ids)
+	assert.Equal(t, []string{"allow_once", "allow_always", "reject_once"}, kinds)
+
+	r.post("/api/permission", map[string]string{"id": d.str("id"), "option": "nope"}, http.StatusBadRequest)
+	r.post("/api/permission", map[string]string{"id": d.str("id"), "option": "reject"}, http.StatusOK)
+	// The second tab sees the answer: its dialog closes.
+	c := tab2.next("dialog_close", ofType("dialog_close"))
+	assert.Equal(t, d.str("id"), c.str("id"))
+	assert.Equal(t, "answered", c.str("how"))
+	r.post("/api/permission", map[string]string{"id": d.str("id"), "option": "allow"}, http.StatusNotFound)
+
+	text, done := tab1.textUntil("done")
+	assert.Equal(t, "picked reject", text)
+	assert.Equal(t, "end_turn", done.str("stopReason"))
+	tab1.next("idle state", func(m msg) bool { return m.typ() == "state" && m["running"] == false })
+	r.received(`"optionId":"reject"`)
+
+	// A tab that connects now replays the turn and has no dialog.
+	tab3 := r.tab()
+	tab3.next("reset", ofType("reset"))
+	var kindsSeen []string
+	text3, _ := tab3.textUntil("done")
+	for _, m := range tab3.seen {
+		kindsSeen = append(kindsSeen, m.typ())
+	}
+	assert.Equal(t, "picked reject", text3)
+	assert.Contains(t, kindsSeen, "user")
+	assert.Contains(t, kindsSeen, "thought")
+	assert.Contains(t, kindsSeen, "tool")
+	assert.Contains(t, kindsSeen, "plan")
+	tab3.next("state", ofType("state"))
+	select {
+	case m := <-tab3.ch:
+		assert.NotEqual(t, "dialog", m.typ(), "a closed dialog was replayed")
+	default:
+	}
+}
+
+// TestPermissionPresentation: a Codex-shaped request from the shared vectors
+// shows its option's structured change as a sentence; a Claude-shaped one
+// its presentation heading and description.
+func TestPermissionPresentation(t *testing.T) {
+	t.Parallel()
+	load := func(name string) json.RawMessage {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "permission", name))
+		require.NoError(t, err)
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(b, &m))
+		delete(m, "sessionId")
+		out, _ := json.Marshal(m)
+		return out
+	}
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Ask(load("X1.json")),
+		fakeagent.Ask(load("C1.json")),
+		fakeagent.Say(fakeagent.Text("{{answer}}")),
+	}}}}
+	r := newRig(t, script, func(c *web.Config) { c.Agent.PermissionPresentation = true })
+	tb := r.tab()
+	r.post("/api/prompt", map[string]string{"text": "go"}, http.StatusOK)
+
+	p := tb.dialog("permission")
+	perm := p.sub("permission")
+	opts := perm.list("options")
+	require.Len(t, opts, 4)
+	assert.Equal(t, "accept_execpolicy_amendment", opts[2].str("id"))
+	changes := opts[2].list("changes")
+	require.Len(t, changes, 1)
+	assert.Equal(t, "Allow commands starting with `npm install`", changes[0].str("text"))
+	assert.Equal(t, true, changes[0]["known"])
+	r.post("/api/permission", map[string]string{"id": p.str("id"), "option": "allow_once"}, http.StatusOK)
+
+	p = tb.dialog("permission")
+	perm = p.sub("permission")
+	assert.Equal(t, "npm test", perm.str("heading"))
+	assert.Equal(t, true, perm["fromPresentation"])
+	assert.Equal(t, "Reason: Needed to verify the change.", perm.str("description"))
+	assert.Equal(t, "npm test", perm.str("command"))
+	r.post("/api/permission", map[string]string{"id": p.str("id"), "option": "allow-once"}, http.StatusOK)
+	text, _ := tb.textUntil("done")
+	assert.Equal(t, "allow-once", text)
+}
+
+// TestStopCancels: api/stop cancels the running turn (done, cancelled), and
+// the next turn runs on the same agent.
+func TestStopCancels(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Script{Turns: []fakeagent.Turn{long, {Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("second"))}}}}
+	r := newRig(t, script, nil)
+	tb := r.tab()
+	r.post("/api/prompt", map[string]string{"text": "long"}, http.StatusOK)
+	tb.next("running state", func(m msg) bool { return m.typ() == "state" && m["running"] == true })
+	tb.next("text", ofType("text"))
+	assert.Contains(t, r.post("/api/stop", struct{}{}, http.StatusOK), `"stopping":true`)
+	_, done := tb.textUntil("done")
+	assert.Equal(t, "cancelled", done.str("stopReason"))
+	assert.Empty(t, done.str("error"))
+	r.received(`"method":"session/cancel"`)
+	tb.next("idle state", func(m msg) bool { return m.typ() == "state" && m["running"] == false })
+	assert.Contains(t, r.post("/api/stop", struct{}{}, http.StatusOK), `"stopping":false`)
+
+	r.post("/api/prompt", map[string]string{"text": "next"}, http.StatusOK)
+	text, done := tb.textUntil("done")
+	assert.Equal(t, "second", text)
+	assert.Equal(t, "end_turn", done.str("stopReason"))
+}
+
+// TestPendingDialogsEnd: a stop closes the turn's pending permission, and a
+// request the agent withdraws closes its dialog.
+func TestPendingDialogsEnd(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Script{Turns: []fakeagent.Turn{
+		{Prompt: "withdraw", Steps: []fakeagent.Step{
+			{Permission: fakeagent.PermissionParams("w1", "rm -rf /", "execute"), NoWait: true},
+			fakeagent.Ask(fakeagent.PermissionParams("w2", "ls", "execute")),
+			{CancelRequest: true}, // withdraws w1, the one still open
+			fakeagent.Say(fakeagent.Text("withdrawn")),
+		}},
+		{Prompt: "queue", Steps: []fakeagent.Step{
+			{Permission: fakeagent.PermissionParams("q1", "one", "execute"), NoWait: true},
+			{Permission: fakeagent.PermissionParams("q2", "two", "execute"), NoWait: true},
+			{WaitCancel: true},
+		}},
+	}}
+	r := newRig(t, script, nil)
+	tb := r.tab()
+	r.post("/api/prompt", map[string]string{"text": "withdraw"}, http.StatusOK)
+	d, dw2 := tb.dialog("permission"), tb.dialog("permission")
+	if d.sub("permission").sub("tool").str("id") != "w1" {
+		d, dw2 = dw2, d
+	}
+	r.post("/api/permission", map[string]string{"id": dw2.str("id"), "option": "allow"}, http.StatusOK)
+	tb.next("w2 closed", func(m msg) bool { return m.typ() == "dialog_close" && m.str("id") == dw2.str("id") })
+	c := tb.next("dialog_close", ofType("dialog_close"))
+	assert.Equal(t, d.str("id"), c.str("id"))
+	assert.Equal(t, "ended", c.str("how"))
+	text, _ := tb.textUntil("done")
+	assert.Equal(t, "withdrawn", text)
+	tb.next("idle", func(m msg) bool { return m.typ() == "state" && m["running"] == false })
+
+	// Two requests queue; a stop closes both.
+	r.post("/api/prompt", map[string]string{"text": "queue"}, http.StatusOK)
+	d1, d2 := tb.dialog("permission"), tb.dialog("permission")
+	assert.NotEqual(t, d1.str("id"), d2.str("id"))
+	later := r.tab() // a tab opened now shows both, in order
+	assert.Equal(t, d1.str("id"), later.dialog("permission").str("id"))
+	assert.Equal(t, d2.str("id"), later.dialog("permission").str("id"))
+	r.post("/api/stop", struct{}{}, http.StatusOK)
+	closed := map[string]bool{}
+	for len(closed) < 2 {
+		c := tb.next("dialog_close", ofType("dialog_close"))
+		closed[c.str("id")] = true
+	}
+	assert.True(t, closed[d1.str("id")] && closed[d2.str("id")])
+	_, done := tb.textUntil("done")
+	assert.Equal(t, "cancelled", done.str("stopReason"))
+}
+
+// writeThenRead is a turn that proposes a write of path and reads it back.
+func writeThenRead(path, content string) fakeagent.Script {
+	q := strconv.Quote(path)
+	write, _ := json.Marshal(map[string]string{"path": path, "content": content})
+	return fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		{Request: &fakeagent.Call{Method: "fs/write_text_file", Params: write}},
+		{Request: &fakeagent.Call{Method: "fs/read_text_file", Params: json.RawMessage(`{"path":` + q + `}`)}},
+		fakeagent.Say(fakeagent.Text("done writing")),
+	}}}}
+}
+
+// TestProposalAmended: an amended proposal lands amended on disk and the
+// agent reads the amendment back; a CRLF file keeps its line ends.
+func TestProposalAmended(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "main.go")
+	require.NoError(t, os.WriteFile(path, []byte("package main\r\n"), 0o644))
+	proposed := "package main\r\n\r\nfunc main() {}\r\n"
+	r := newRig(t, writeThenRead(path, proposed), func(c *web.Config) {
+		c.Agent.Dir = dir
+		c.Agent.FS = &acphost.FSOptions{Read: true, Write: true}
+	})
+	tb := r.tab()
+	r.post("/api/prompt", map[string]string{"text": "write"}, http.StatusOK)
+	d := tb.dialog("proposal")
+	p := d.sub("proposal")
+	assert.Equal(t, path, p.str("path"))
+	assert.Equal(t, true, p["exists"])
+	assert.Equal(t, "package main\r\n", p.str("current"))
+	assert.Equal(t, proposed, p.str("proposed"))
+	assert.Contains(t, p.str("diff"), "+func main() {}")
+	assert.Equal(t, false, p["hidden"])
+
+	// As a text area sends it: "\n" line ends, the person's edit.
+	amended := "package main\n\n// Reviewed.\nfunc main() {}\n"
+	r.post("/api/proposal", map[string]any{"id": d.str("id"), "action": "apply", "content": amended, "edited": true}, http.StatusOK)
+	text, _ := tb.textUntil("done")
+	assert.Equal(t, "done writing", text)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	want := "package main\r\n\r\n// Reviewed.\r\nfunc main() {}\r\n"
+	assert.Equal(t, want, string(got))
+	wantJSON, _ := json.Marshal(want)
+	r.received(`"content":` + string(wantJSON)) // the agent read the amendment back
+}
+
+// TestProposalDenied: a denied write leaves the file alone and the agent
+// gets an error.
+func TestProposalDenied(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "new.txt")
+	r := newRig(t, writeThenRead(path, "hello\u202e\n"), func(c *web.Config) {
+		c.Agent.Dir = dir
+		c.Agent.FS = &acphost.FSOptions{Read: true, Write: true}
+	})
+	tb := r.tab()
+	r.post("/api/prompt", map[string]string{"text": "write"}, http.StatusOK)
+	d := tb.dialog("proposal")
+	p := d.sub("proposal")
+	assert.Equal(t, false, p["exists"])
+	assert.Equal(t, true, p["hidden"], "the bidi override is flagged")
+	assert.NotContains(t, p.str("diff"), "\u202e")
+	r.post("/api/proposal", map[string]any{"id": d.str("id"), "action": "deny"}, http.StatusOK)
+	tb.textUntil("done")
+	_, err := os.Stat(path)
+	assert.True(t, os.IsNotExist(err))
+	r.received(`"error"`)
+}
+
+// TestElicitationForm: content that does not fit the form is refused and
+// the dialog stays; content that fits reaches the agent typed.
+func TestElicitationForm(t *testing.T) {
+	t.Parallel()
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"name":{"type":"string","title":"Name","minLength":2},
+		"count":{"type":"integer","minimum":1},
+		"color":{"type":"string","enum":["red","blue"]},
+		"ok":{"type":"boolean"}},"required":["name"]}`)
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Elicit(fakeagent.FormElicitation("Who are you?", schema)),
+		fakeagent.Say(fakeagent.Text("thanks")),
+	}}}}
+	r := newRig(t, script, nil)
+	tb := r.tab()
+	r.post("/api/prompt", map[string]string{"text": "ask"}, http.StatusOK)
+	d := tb.dialog("elicitation")
+	e := d.sub("elicitation")
+	assert.Equal(t, "Who are you?", e.str("message"))
+	fields := e.list("fields")
+	require.Len(t, fields, 4)
+	assert.Equal(t, "name", fields[0].str("name"))
+	assert.Equal(t, "enum", fields[2].str("kind"))
+
+	r.post("/api/elicitation", map[string]any{"id": d.str("id"), "action": "accept", "content": map[string]any{"name": "x"}}, http.StatusBadRequest)
+	r.post("/api/elicitation", map[string]any{"id": d.str("id"), "action": "accept",
+		"content": map[string]any{"name": "Ada", "count": 3, "color": "blue", "ok": true}}, http.StatusOK)
+	text, _ := tb.textUntil("done")
+	assert.Equal(t, "thanks", text)
+	r.received(`"action":"accept"`)
+	r.received(`"count":3`)
+}
+
+// TestControls: plan mode, modes and config options, as state to every tab.
+func TestControls(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Script{NewSessionResult: json.RawMessage(`{
+		"modes":{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask"},{"id":"code","name":"Code"}]},
+		"configOptions":[{"id":"model","name":"Model","type":"select","currentValue":"fast",
+			"options":[{"value":"fast","name":"Fast"},{"value":"deep","name":"Deep"}]}]}`)}
+	r := newRig(t, script, nil)
+	tb := r.tab()
+	st := tb.next("state", ofType("state"))
+	assert.Equal(t, "ask", st.str("mode"))
+	require.Len(t, st.list("modes"), 2)
+	cfg := st.list("config")
+	require.Len(t, cfg, 1)
+	assert.Equal(t, "fast", cfg[0].str("value"))
+	assert.Len(t, cfg[0].list("options"), 2)
+
+	r.post("/api/planmode", map[string]bool{"on": true}, http.StatusOK)
+	tb.next("plan mode", func(m msg) bool { return m.typ() == "state" && m["planMode"] == true })
+	assert.True(t, r.srv.Client().PlanMode())
+	r.post("/api/mode", map[string]string{"id": "code"}, http.StatusOK)
+	tb.next("mode code", func(m msg) bool { return m.typ() == "state" && m.str("mode") == "code" })
+	r.post("/api/config", map[string]any{"id": "model", "value": 3}, http.StatusBadRequest)
+	r.post("/api/config", map[string]any{"id": "model", "value": "deep"}, http.StatusOK)
+	r.received(`"method":"session/set_config_option"`)
+}
+
+// TestAgentTextSafe: what the agent says reaches the page through SafeText
+// (the browser test checks that it renders as text).
+func TestAgentTextSafe(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Say(fakeagent.Text("<script>x</script>&amp;\u202eevil\x1b[31m")),
+	}}}}
+	r := newRig(t, script, nil)
+	tb := r.tab()
+	r.post("/api/prompt", map[string]string{"text": "hi"}, http.StatusOK)
+	text, _ := tb.textUntil("done")
+	assert.Equal(t, "<script>x</script>&amp;evil", text)
+}
+
+// TestSubprocessAgent: the default Start, on a fakeagent subprocess; Close
+// with a permission pending and a tab connected ends both.
+func TestSubprocessAgent(t *testing.T) {
+	t.Parallel()
+	path, args, env, err := fakeagent.Command(fakeagent.Demo())
+	require.NoError(t, err)
+	srv, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: path, Args: args, Env: env}})
+	require.NoError(t, err)
+	r := &rig{t: t, srv: srv}
+	r.hs = newHTTPServer(t, srv)
+	tb := r.tab()
+	r.post("/api/prompt", map[string]string{"text": "go"}, http.StatusOK)
+	tb.dialog("permission")
+	require.NoError(t, srv.Close())
+	for range tb.ch { // the stream ends
+	}
+	require.NoError(t, srv.Close())
+	resp := r.request(http.MethodPost, "/api/prompt", `{"text":"hi"}`, nil)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+}
+
+func TestHooksAreTheServers(t *testing.T) {
+	t.Parallel()
+	_, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: "x", OnPermission: acphost.AllowAll()}})
+	assert.Error(t, err)
+}
