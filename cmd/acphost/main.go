@@ -293,6 +293,8 @@ func run(args []string) int {
 		switch args[0] {
 		case "serve":
 			return serve(args[1:], os.Stdout, os.Stderr)
+		case "web":
+			return webMain(args[1:], os.Stdout, os.Stderr)
 		case "version":
 			printVersion(os.Stdout)
 			return exitOK
