@@ -3,7 +3,7 @@
 // Usage:
 //
 //	acphost [flags] [--agent NAME | -- AGENT [ARGS...]]
-//	acphost agents | sessions [--json | rm ID] | serve ... | version
+//	acphost agents | sessions [--json | rm ID] | serve ... | web ... | version
 //
 // With no agent it runs a built-in fake agent whose every turn shows a
 // thought, a tool call, a permission request, a plan and an answer:
@@ -115,6 +115,12 @@
 //	                       makes for it. List the agent's state directories
 //	                       (e.g. ~/.claude) and a temporary directory.
 //
+// acphost web [--listen ADDR] [--public] [--cwd DIR] [--fs] [-- AGENT [ARGS...]]
+// serves the agent to a browser (package web): a live transcript,
+// approval dialogs, write proposals to amend before they land, a stop
+// button, plan mode, the agent's modes and options. It prints a URL with a
+// one-time token; loopback only unless --public.
+//
 // acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
 // serves AGENT over WebSocket at ws://ADDR/acp, starting one AGENT process
 // per connection and stopping it when the connection ends. It prints the
@@ -198,7 +204,7 @@ type config struct {
 const defaultStartTimeout = 2 * time.Minute
 
 const usageText = `Usage: acphost [flags] [--agent NAME | -- AGENT [ARGS...]]
-       acphost agents | sessions [rm ID] | serve ... | version
+       acphost agents | sessions [rm ID] | serve ... | web ... | version
 
 Hosts an Agent Client Protocol agent in the terminal. --agent NAME runs a
 named agent (acphost agents lists them: claude, codex, gemini, opencode …);
@@ -263,6 +269,9 @@ acphost sessions [--json] | sessions rm ID
 acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
   serves AGENT over WebSocket, one process per connection, on ADDR (default
   127.0.0.1:0; the URL is printed); beyond loopback a token is required
+acphost web [--listen ADDR] [--public] [--cwd DIR] [--fs] [-- AGENT [ARGS...]]
+  the agent in the browser: live transcript, approvals, editable proposals
+  (--fs), a stop button; prints a URL with a one-time token
 
 The config file ($XDG_CONFIG_HOME/acphost/config.json, or $ACPHOST_CONFIG)
 adds or overrides agents and sets defaults; flags win over it:
