@@ -197,7 +197,7 @@ func TestSSHCutLinkFailsAtOnceAndRecovers(t *testing.T) {
 	for {
 		left := 0
 		for _, pid := range first {
-			if alive(pid) {
+			if sshtest.Running(pid) {
 				left++
 			}
 		}
@@ -344,30 +344,6 @@ func TestSSHPoolSpansHostsAndSurvivesOneGoingAway(t *testing.T) {
 	noneLeft(t, markB, 15*time.Second)
 }
 
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
-}
-
-func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + formatInt(n)) }
-
-func formatInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
-}
-
 func json(s string) []byte { return []byte(s) }
 
 // freezingProxy forwards TCP to target until freeze, after which it
@@ -456,12 +432,7 @@ func (b *syncBuffer) String() string {
 var _ io.Writer = (*syncBuffer)(nil)
 
 // strangerKey is a private key the server does not know.
-func strangerKey(t *testing.T) string {
-	dir := t.TempDir()
-	srv := &sshtest.Server{Dir: dir}
-	_ = srv
-	return string(sshtest.PrivateKeyPEM(t))
-}
+func strangerKey(t *testing.T) string { return string(sshtest.PrivateKeyPEM(t)) }
 
 func TestSSHLoginDir(t *testing.T) {
 	t.Parallel()

@@ -279,17 +279,26 @@ func (a *app) thisAgent(recs []sessionRecord) []sessionRecord {
 	return out
 }
 
-func (a *app) sessionsCmd(sess *acphost.Session) {
+// agentSessions lists this agent's recorded sessions; ok is false (and
+// the reason shown) when there are none to list.
+func (a *app) agentSessions() (recs []sessionRecord, ok bool) {
 	if a.store == nil {
 		a.note(styleDim, "sessions are not recorded (--no-store)")
-		return
+		return nil, false
 	}
 	recs, err := a.store.list()
 	if err != nil {
 		a.diag(styleRed, "%v", err)
+		return nil, false
+	}
+	return a.thisAgent(recs), true
+}
+
+func (a *app) sessionsCmd(sess *acphost.Session) {
+	recs, ok := a.agentSessions()
+	if !ok {
 		return
 	}
-	recs = a.thisAgent(recs)
 	if len(recs) == 0 {
 		a.note(styleDim, "no sessions recorded for this agent")
 		return
@@ -304,16 +313,10 @@ func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 		a.note(styleYellow, "/resume ID (/sessions lists them)")
 		return
 	}
-	if a.store == nil {
-		a.note(styleDim, "sessions are not recorded (--no-store)")
+	recs, ok := a.agentSessions()
+	if !ok {
 		return
 	}
-	recs, err := a.store.list()
-	if err != nil {
-		a.diag(styleRed, "%v", err)
-		return
-	}
-	recs = a.thisAgent(recs)
 	i, err := find(recs, args[0], a.cwd)
 	if err != nil {
 		a.diag(styleRed, "/resume: %v", err)

@@ -232,6 +232,12 @@ func comm(pid int) string {
 	return strings.TrimSpace(string(b))
 }
 
+// Running reports whether pid exists and is not a zombie.
+func Running(pid int) bool {
+	f := stat(pid)
+	return len(f) > 0 && f[0] != "Z"
+}
+
 // WithEnv lists the running processes (not zombies) whose environment
 // has entry ("KEY=value"): how a test finds what it started on the
 // "remote" host, wherever it was reparented.
@@ -247,7 +253,7 @@ func WithEnv(entry string) []int {
 		if err != nil {
 			continue
 		}
-		if f := stat(p); len(f) > 0 && f[0] == "Z" {
+		if !Running(p) {
 			continue
 		}
 		for _, kv := range strings.Split(string(env), "\x00") {
