@@ -36,9 +36,17 @@ type PoolOptions struct {
 	// dialled again (session/load on another host would need the agent's
 	// state shared between hosts, which the pool cannot know).
 	Transports []Transport
-	// HostRetry is how long a host whose dial failed is skipped. Default
-	// 10s.
+	// HostRetry is how long a host whose dial failed is skipped, and how
+	// long refilling Spare waits after a start failed. Default 10s.
 	HostRetry time.Duration
+	// Spare processes are kept warm beyond those holding sessions (within
+	// Max), each with its session already open: as a session takes one,
+	// another is started in the background, so a new conversation does not
+	// wait for an agent to start (opencode takes ~6 s, Gemini ~2 s). Each
+	// is a whole idle agent process — hundreds of MB for a real adapter —
+	// so keep it small. IdleTimeout never closes the last Spare idle ones.
+	// Zero: none beyond Min.
+	Spare int
 }
 
 // Pool keeps several agent processes warm and hands out sessions pinned to
@@ -55,6 +63,11 @@ type Pool struct {
 	done    chan struct{}
 	wg      sync.WaitGroup
 	down    []time.Time // per host: skipped until then
+
+	refillAfter time.Time // a spare's start failed: no refill before then
+
+	life    context.Context // ends with Close: bounds the spares' starts
+	endLife context.CancelFunc
 }
 
 type poolMember struct {
@@ -84,6 +97,7 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	}
 	p := &Pool{opts: opts, done: make(chan struct{}), down: make([]time.Time, max(len(opts.Transports), 1))}
 	p.cond.L = &p.mu
+	p.life, p.endLife = context.WithCancel(context.Background())
 	members := make([]*poolMember, opts.Min)
 	errs := make([]error, opts.Min)
 	var wg sync.WaitGroup
@@ -98,6 +112,7 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 				m.c.Close()
 			}
 		}
+		p.endLife()
 		return nil, err
 	}
 	now := time.Now()
@@ -108,7 +123,45 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	if opts.IdleTimeout > 0 {
 		p.wg.Go(p.reapIdle)
 	}
+	p.refill()
 	return p, nil
+}
+
+// refill starts spare processes in the background until Spare are idle
+// (counting those starting) or Max is reached.
+func (p *Pool) refill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if p.closed || p.opts.Spare <= 0 || now.Before(p.refillAfter) {
+		return
+	}
+	idle := 0
+	for _, m := range p.members {
+		if m.sessions == 0 {
+			idle++
+		}
+	}
+	for ; idle < p.opts.Spare && len(p.members) < p.opts.Max; idle++ {
+		m := &poolMember{host: p.pickHost(now)}
+		p.members = append(p.members, m) // holds the slot while it starts
+		p.wg.Go(func() { p.startSpare(m) })
+	}
+}
+
+// startSpare starts m's agent; the pool's Close ends the start and closes
+// what it made.
+func (p *Pool) startSpare(m *poolMember) {
+	err := p.start(p.life, m)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.remove(m)
+		p.refillAfter = time.Now().Add(p.opts.HostRetry)
+	} else {
+		m.idleFrom = time.Now()
+	}
+	p.cond.Broadcast()
 }
 
 // NewSession returns a session on the least loaded process, starting a new
@@ -124,6 +177,7 @@ func (p *Pool) NewSession(ctx context.Context, opts SessionOptions) (*Session, e
 		p.release(m)
 		return nil, err
 	}
+	p.refill()
 	return s, nil
 }
 
@@ -219,7 +273,9 @@ func (p *Pool) start(ctx context.Context, m *poolMember) error {
 		}
 		c, err := Start(ctx, opts)
 		if err == nil {
-			m.c = c
+			p.mu.Lock()
+			m.c = c // under the lock: the member is listed while it starts
+			p.mu.Unlock()
 			return nil
 		}
 		errs = append(errs, err)
@@ -331,9 +387,16 @@ func (p *Pool) takeIdle(now time.Time) []*ACPClient {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []*ACPClient
-	for i := 0; i < len(p.members) && len(p.members) > p.opts.Min; {
+	idle := 0
+	for _, m := range p.members {
+		if m.sessions == 0 {
+			idle++
+		}
+	}
+	for i := 0; i < len(p.members) && len(p.members) > p.opts.Min && idle > p.opts.Spare; {
 		m := p.members[i]
 		if m.c != nil && m.sessions == 0 && now.Sub(m.idleFrom) >= p.opts.IdleTimeout {
+			idle--
 			out = append(out, m.c)
 			p.members = append(p.members[:i:i], p.members[i+1:]...)
 			continue
@@ -361,6 +424,9 @@ func (p *Pool) Close() error {
 	members := p.members
 	p.members = nil
 	close(p.done)
+	if p.endLife != nil {
+		p.endLife() // spares still starting give up
+	}
 	p.cond.Broadcast()
 	p.mu.Unlock()
 	p.wg.Wait()
@@ -373,4 +439,17 @@ func (p *Pool) Close() error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// idleReady counts the started processes holding no session.
+func (p *Pool) idleReady() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, m := range p.members {
+		if m.c != nil && m.sessions == 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -85,6 +85,24 @@ func TestPoolClosesIdleProcesses(t *testing.T) {
 	})
 }
 
+func TestPoolIdleTimeoutKeepsTheSpares(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &Pool{opts: PoolOptions{Min: 1, Max: 4, SessionsPerProcess: 1, IdleTimeout: time.Minute, Spare: 1}, done: make(chan struct{})}
+		p.cond.L = &p.mu
+		for range 4 {
+			c, _ := connectFake(t, fakeagent.Script{}, ACPOptions{})
+			p.members = append(p.members, &poolMember{c: c, idleFrom: time.Now()})
+		}
+		p.members[0].sessions = 1
+		p.wg.Go(p.reapIdle)
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		assert.Equal(t, 2, p.Processes(), "the busy one and one spare stay")
+		assert.Equal(t, 1, p.idleReady())
+		require.NoError(t, p.Close())
+	})
+}
+
 // BenchmarkPoolParallelTurns runs N concurrent turns (1s of agent work each)
 // on an N-process pool: the wall time should be about one turn's.
 func BenchmarkPoolParallelTurns(b *testing.B) {
@@ -109,4 +127,25 @@ func BenchmarkPoolParallelTurns(b *testing.B) {
 		wg.Wait()
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/round")
+}
+
+// A spare process is started in the background as a session takes one, so
+// the next conversation finds an agent already warm, its session open.
+func TestPoolKeepsSpareProcessesWarm(t *testing.T) {
+	t.Parallel()
+	p := poolOf(t, PoolOptions{Min: 1, Max: 3, Spare: 1, IdleTimeout: time.Hour})
+	assert.Equal(t, 1, p.Processes(), "Min is idle already: it is the spare")
+	s1, err := p.NewSession(context.Background(), SessionOptions{})
+	require.NoError(t, err)
+	eventually(t, "a spare started behind the first session", func() bool { return p.Processes() == 2 && p.idleReady() == 1 })
+	s2, err := p.NewSession(context.Background(), SessionOptions{})
+	require.NoError(t, err)
+	assert.NotEqual(t, s1.c.PID(), s2.c.PID())
+	eventually(t, "and another, up to Max", func() bool { return p.Processes() == 3 && p.idleReady() == 1 })
+	s3, err := p.NewSession(context.Background(), SessionOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, p.Processes(), "Max bounds the spares")
+	for _, s := range []*Session{s1, s2, s3} {
+		require.NoError(t, s.Close(context.Background()))
+	}
 }
