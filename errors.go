@@ -245,3 +245,23 @@ func (e *CrashLoopError) Error() string {
 
 // Unwrap returns the last crash.
 func (e *CrashLoopError) Unwrap() error { return e.Last }
+
+// opError says which step failed around an error that may already carry
+// the "acphost: " prefix and the step's name (an *RPCError names its
+// method): each is said once, and errors.Is and As see err.
+type opError struct {
+	op  string
+	err error
+}
+
+func wrapOp(op string, err error) error { return &opError{op: op, err: err} }
+
+func (e *opError) Error() string {
+	msg := strings.TrimPrefix(e.err.Error(), "acphost: ")
+	if msg == e.op || strings.HasPrefix(msg, e.op+": ") {
+		return "acphost: " + msg
+	}
+	return "acphost: " + e.op + ": " + msg
+}
+
+func (e *opError) Unwrap() error { return e.err }

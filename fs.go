@@ -287,7 +287,7 @@ func newWritable(opts *ACPOptions) (*sandbox.Roots, error) {
 	}
 	r, err := sandbox.New(opts.Confine.Writable...)
 	if err != nil {
-		return nil, fmt.Errorf("acphost: confinement: %w", err)
+		return nil, wrapOp("confinement", err)
 	}
 	return r, nil
 }
@@ -304,7 +304,7 @@ func newRoots(opts *ACPOptions) (*sandbox.Roots, error) {
 	}
 	r, err := sandbox.New(append([]string{opts.Dir}, extra...)...)
 	if err != nil {
-		return nil, fmt.Errorf("acphost: session roots: %w", err)
+		return nil, wrapOp("session roots", err)
 	}
 	return r, nil
 }

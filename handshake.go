@@ -43,7 +43,7 @@ type initResult struct {
 // handshake runs initialize and, when configured, authenticate.
 func (a *agent) handshake(ctx context.Context) error {
 	if err := a.call(ctx, "initialize", a.initializeParams(), &a.init); err != nil {
-		return fmt.Errorf("acphost: initialize: %w", err)
+		return wrapOp("initialize", err)
 	}
 	if a.init.ProtocolVersion != ProtocolVersion {
 		return &ProtocolError{Msg: fmt.Sprintf("agent speaks protocol version %d; acphost speaks %d", a.init.ProtocolVersion, ProtocolVersion)}
@@ -59,7 +59,7 @@ func (a *agent) handshake(ctx context.Context) error {
 
 func (a *agent) authenticate(ctx context.Context, method string) error {
 	if err := a.call(ctx, "authenticate", map[string]string{"methodId": method}, nil); err != nil {
-		return fmt.Errorf("acphost: authenticate %q: %w", method, err)
+		return wrapOp(fmt.Sprintf("authenticate %q", method), err)
 	}
 	return nil
 }

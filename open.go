@@ -67,7 +67,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("acphost: %s: %w", method, err)
+		return wrapOp(method, err)
 	}
 	if how == openNew {
 		if res.SessionID == "" {
@@ -83,7 +83,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	s.setState(res.Modes, decodeConfigOptions(res.ConfigOptions))
 	if h.opts.Mode != "" {
 		if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": h.ID(), "modeId": h.opts.Mode}, nil); err != nil {
-			return fmt.Errorf("acphost: setting mode %q: %w", h.opts.Mode, err)
+			return wrapOp(fmt.Sprintf("setting mode %q", h.opts.Mode), err)
 		}
 	}
 	return nil

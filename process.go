@@ -2,7 +2,6 @@ package acphost
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -24,7 +23,7 @@ func processDialer(opts *ACPOptions) dialer {
 	return func(context.Context) (link, error) {
 		l, err := startProcess(opts)
 		if err != nil {
-			return nil, fmt.Errorf("acphost: starting %s: %w", opts.Command, err)
+			return nil, wrapOp("starting "+opts.Command, err)
 		}
 		return l, nil
 	}

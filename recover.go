@@ -3,7 +3,6 @@ package acphost
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -117,7 +116,7 @@ func (c *ACPClient) restart(ctx context.Context, a *agent, reason error) (*agent
 	defer context.AfterFunc(c.life, cancel)()
 	next, err := c.dial(ctx)
 	if err != nil {
-		return nil, c.restartError(fmt.Errorf("acphost: restarting the agent: %w", err))
+		return nil, c.restartError(wrapOp("restarting the agent", err))
 	}
 	c.mu.Lock()
 	handles := append([]*Session(nil), c.handles...)
@@ -125,7 +124,7 @@ func (c *ACPClient) restart(ctx context.Context, a *agent, reason error) (*agent
 	for _, h := range handles {
 		if err := next.reattach(ctx, h, reason); err != nil {
 			next.shutdown(err)
-			return nil, c.restartError(fmt.Errorf("acphost: re-attaching session %s: %w", h.ID(), err))
+			return nil, c.restartError(wrapOp("re-attaching session "+h.ID(), err))
 		}
 	}
 	c.mu.Lock()

@@ -1,0 +1,29 @@
+package acphost
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acphost/acphost/fakeagent"
+)
+
+// Each part of an error is said once: a step wrapping an *RPCError that
+// names the same method, or any error with the package's prefix.
+func TestErrorsSayEachPartOnce(t *testing.T) {
+	t.Parallel()
+	_, _, err := tryConnectFake(t, fakeagent.Script{SetModeFails: true}, ACPOptions{Mode: "code"})
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Equal(t, 1, strings.Count(msg, "acphost:"), msg)
+	var rpc *RPCError
+	assert.True(t, errors.As(err, &rpc), "the chain is kept")
+
+	wrapped := wrapOp("initialize", &RPCError{Method: "initialize", Code: -32601, Message: "Method not found"})
+	assert.Equal(t, "acphost: initialize: agent error -32601: Method not found", wrapped.Error())
+	assert.Equal(t, "acphost: restarting the agent: context canceled", wrapOp("restarting the agent", context.Canceled).Error())
+}
