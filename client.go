@@ -165,6 +165,12 @@ type ACPOptions struct {
 	AuthMethod string
 	// Mode, if set, is the session mode set right after session/new.
 	Mode string
+	// SessionID, if set, is a stored session Start re-attaches as the
+	// default session instead of opening a new one: by session/load (its
+	// history replayed to OnUpdate, Replay true) when the agent offers it,
+	// else session/resume. Start fails with ErrUnsupported when the agent
+	// offers neither, and with the agent's answer when it refuses.
+	SessionID string
 	// MCPServers are passed to session/new (raw JSON objects per the spec).
 	MCPServers []json.RawMessage
 	// PlanMode starts the client in plan mode (see SetPlanMode).
@@ -373,7 +379,7 @@ func newClient(ctx context.Context, opts ACPOptions, newDialer func(*ACPClient) 
 		return nil, err
 	}
 	c.def = c.newHandle(SessionOptions{Mode: opts.Mode})
-	if err := ag.open(ctx, c.def, openNew); err != nil {
+	if err := ag.openDefault(ctx, c.def, opts.SessionID); err != nil {
 		ag.shutdown(err)
 		c.closeRoots()
 		return nil, ag.startError(err)

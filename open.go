@@ -28,6 +28,21 @@ const (
 
 var openMethods = [...]string{openNew: "session/new", openLoad: "session/load", openResume: "session/resume"}
 
+// openDefault opens the client's default session at Start: a new one, or
+// the stored session id re-attached by load, else resume.
+func (a *agent) openDefault(ctx context.Context, h *Session, id string) error {
+	if id == "" {
+		return a.open(ctx, h, openNew)
+	}
+	h.id = id
+	for _, how := range []openKind{openLoad, openResume} {
+		if a.supports(how) {
+			return a.open(ctx, h, how)
+		}
+	}
+	return fmt.Errorf("acphost: re-attaching session %s at start: the agent offers neither session/load nor session/resume: %w", id, ErrUnsupported)
+}
+
 // open opens h's session on this agent (new, load or resume), binds the
 // agent-side record to h and sets h's initial mode.
 func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) {

@@ -342,3 +342,28 @@ func TestRecoveryFallsBackWhenTheAgentRefusesToLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ok", resp.Text)
 }
+
+// Start can continue a stored session instead of opening a new one.
+func TestStartReattachesAStoredSession(t *testing.T) {
+	t.Parallel()
+	history := filepath.Join(t.TempDir(), "history.ndjson")
+	script := fakeagent.Script{AgentCapabilities: raw(sessionCaps), HistoryFile: history, Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("first answer"))}}}}
+	c, err := startFake(t, script, ACPOptions{})
+	require.NoError(t, err)
+	_, err = c.Generate(Request{Prompt: "hello"})
+	require.NoError(t, err)
+	sid := c.SessionID()
+	require.NoError(t, c.Close())
+
+	rec := &recorder{}
+	c, err = startFake(t, script, ACPOptions{SessionID: sid, OnUpdate: rec.onUpdate})
+	require.NoError(t, err)
+	assert.Equal(t, sid, c.SessionID(), "the stored session is the default one")
+	rec.mu.Lock()
+	replayed := len(rec.updates) > 0 && rec.updates[0].Replay()
+	rec.mu.Unlock()
+	assert.True(t, replayed, "its history was replayed by session/load")
+
+	_, err = startFake(t, fakeagent.Script{}, ACPOptions{SessionID: sid})
+	require.ErrorIs(t, err, ErrUnsupported, "an agent that can neither load nor resume")
+}
