@@ -27,3 +27,14 @@ func TestErrorsSayEachPartOnce(t *testing.T) {
 	assert.Equal(t, "acphost: initialize: agent error -32601: Method not found", wrapped.Error())
 	assert.Equal(t, "acphost: restarting the agent: context canceled", wrapOp("restarting the agent", context.Canceled).Error())
 }
+
+func TestARefusedModeNamesTheAgentsModes(t *testing.T) {
+	t.Parallel()
+	modes := raw(`{"modes":{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask"},{"id":"code","name":"Code"}]}}`)
+	c, _ := connectFake(t, fakeagent.Script{NewSessionResult: modes, SetModeFails: true}, ACPOptions{})
+	err := c.SetMode(context.Background(), "bogus")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the agent's modes: ask, code")
+	var rpc *RPCError
+	assert.True(t, errors.As(err, &rpc))
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 type openResult struct {
@@ -27,6 +28,20 @@ const (
 )
 
 var openMethods = [...]string{openNew: "session/new", openLoad: "session/load", openResume: "session/resume"}
+
+// withModes adds the session's modes to the agent's refusal of a mode, so
+// that a person who asked for one that does not exist learns which do.
+func withModes(err error, m SessionModes) error {
+	var rpc *RPCError
+	if !errors.As(err, &rpc) || len(m.AvailableModes) == 0 {
+		return err
+	}
+	ids := make([]string, len(m.AvailableModes))
+	for i, mode := range m.AvailableModes {
+		ids[i] = mode.ID
+	}
+	return fmt.Errorf("%w (the agent's modes: %s)", err, strings.Join(ids, ", "))
+}
 
 // openDefault opens the client's default session at Start: a new one, or
 // the stored session id re-attached by load, else resume.
@@ -98,7 +113,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	s.setState(res.Modes, decodeConfigOptions(res.ConfigOptions))
 	if h.opts.Mode != "" {
 		if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": h.ID(), "modeId": h.opts.Mode}, nil); err != nil {
-			return wrapOp(fmt.Sprintf("setting mode %q", h.opts.Mode), err)
+			return wrapOp(fmt.Sprintf("setting mode %q", h.opts.Mode), withModes(err, s.modes()))
 		}
 	}
 	return nil

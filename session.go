@@ -135,7 +135,11 @@ type ContextUsage struct {
 // confirms with a CurrentModeUpdate, which Modes reflects: a mode the agent
 // did not confirm is not assumed.
 func (s *Session) SetMode(ctx context.Context, id string) error {
-	return s.c.agent().call(ctx, "session/set_mode", map[string]string{"sessionId": s.ID(), "modeId": id}, nil)
+	err := s.c.agent().call(ctx, "session/set_mode", map[string]string{"sessionId": s.ID(), "modeId": id}, nil)
+	if err != nil {
+		return withModes(err, s.Modes())
+	}
+	return nil
 }
 
 // SetConfigOption sets a config option (value is a select option's value
