@@ -259,27 +259,100 @@ type SessionModes struct {
 
 // ConfigOption is one session configuration option (a model picker, a
 // thought level …). Type is "select", "boolean" or unknown; Raw keeps the
-// whole option.
+// whole option. For a select, Choices lists the values in the agent's
+// order (grouped ones flattened, each with its Group) and CurrentValue is
+// the chosen value's JSON string; for a boolean, CurrentValue is true or
+// false.
 type ConfigOption struct {
 	ID           string          `json:"id"`
 	Name         string          `json:"name"`
 	Description  string          `json:"description,omitempty"`
-	Category     string          `json:"category,omitempty"`
+	Category     ConfigCategory  `json:"category,omitempty"`
 	Type         string          `json:"type"`
 	CurrentValue json.RawMessage `json:"currentValue,omitempty"`
+	Choices      []ConfigChoice  `json:"-"`
 	Raw          json.RawMessage `json:"-"`
+}
+
+// ConfigCategory says what a config option is for, so that a UI can put
+// the model and the thought level in pickers of their own. The set is
+// open; "" when the agent gives none.
+type ConfigCategory string
+
+// The categories of the schema.
+const (
+	CategoryMode         ConfigCategory = "mode"
+	CategoryModel        ConfigCategory = "model"
+	CategoryModelConfig  ConfigCategory = "model_config"
+	CategoryThoughtLevel ConfigCategory = "thought_level"
+)
+
+// ConfigChoice is one value of a select option: Value is what
+// SetConfigOption takes; Group and GroupName name the group it was listed
+// in, when the agent grouped them.
+type ConfigChoice struct {
+	Value       string
+	Name        string
+	Description string
+	Group       string
+	GroupName   string
+}
+
+// Current returns the select's current value ("" for other types).
+func (o *ConfigOption) Current() string {
+	var v string
+	if json.Unmarshal(o.CurrentValue, &v) != nil {
+		return ""
+	}
+	return v
 }
 
 // UnmarshalJSON decodes an option and keeps its raw JSON.
 func (o *ConfigOption) UnmarshalJSON(data []byte) error {
 	type plain ConfigOption
-	var p plain
+	var p struct {
+		plain
+		Options json.RawMessage `json:"options"`
+	}
 	if err := json.Unmarshal(data, &p); err != nil {
 		return err
 	}
-	*o = ConfigOption(p)
+	*o = ConfigOption(p.plain)
+	o.Choices = decodeChoices(p.Options)
 	o.Raw = data
 	return nil
+}
+
+// decodeChoices flattens a select's options, grouped or not; items that
+// do not decode are skipped.
+func decodeChoices(raw json.RawMessage) []ConfigChoice {
+	var items []struct {
+		Value       *string `json:"value"`
+		Name        string  `json:"name"`
+		Description string  `json:"description"`
+		Group       string  `json:"group"`
+		Options     []struct {
+			Value       *string `json:"value"`
+			Name        string  `json:"name"`
+			Description string  `json:"description"`
+		} `json:"options"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	var out []ConfigChoice
+	for _, it := range items {
+		if it.Value != nil {
+			out = append(out, ConfigChoice{Value: *it.Value, Name: it.Name, Description: it.Description})
+			continue
+		}
+		for _, c := range it.Options {
+			if c.Value != nil {
+				out = append(out, ConfigChoice{Value: *c.Value, Name: c.Name, Description: c.Description, Group: it.Group, GroupName: it.Name})
+			}
+		}
+	}
+	return out
 }
 
 // Implementation names a program: the agent's agentInfo.

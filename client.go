@@ -214,6 +214,13 @@ type ACPOptions struct {
 	// when you can run that command interactively.
 	TerminalAuth bool
 
+	// Unstable turns on the parts of the protocol the schema marks
+	// unstable that this version serves — ACPClient.ForkSession
+	// (session/fork) and Session.SetTitle (session/set_title) — which may
+	// change with the spec before they are stable. False: they fail with
+	// ErrUnsupported, as for an agent that does not offer them.
+	Unstable bool
+
 	// PermissionPresentation declares clientCapabilities._meta.jetbrains.air
 	// so that current Claude and Codex adapters attach their permission
 	// presentation record. It opts into the whole AIR contract; see SPEC.md.
@@ -626,6 +633,25 @@ func (c *ACPClient) NewSession(ctx context.Context, opts SessionOptions) (*Sessi
 // advertised loadSession.
 func (c *ACPClient) LoadSession(ctx context.Context, id string, opts SessionOptions) (*Session, error) {
 	return c.openHandle(ctx, opts, openLoad, id)
+}
+
+// ForkSession opens a new session that starts from the conversation of
+// session id (session/fork, unstable: it needs ACPOptions.Unstable and
+// the agent's sessionCapabilities.fork; otherwise it fails with
+// ErrUnsupported without calling). The new session is the returned one;
+// id's session is left as it is.
+func (c *ACPClient) ForkSession(ctx context.Context, id string, opts SessionOptions) (*Session, error) {
+	a, err := c.readyAgent(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := c.newHandle(opts)
+	h.forkOf = id
+	if err := a.open(ctx, h, openFork); err != nil {
+		return nil, err
+	}
+	c.remember(h)
+	return h, nil
 }
 
 // ResumeSession reopens a stored session without a replay. It fails with

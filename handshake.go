@@ -27,6 +27,8 @@ type agentCaps struct {
 		Close                 presence `json:"close"`
 		Delete                presence `json:"delete"`
 		AdditionalDirectories presence `json:"additionalDirectories"`
+		Fork                  presence `json:"fork"`  // unstable
+		Title                 presence `json:"title"` // unstable
 	} `json:"sessionCapabilities"`
 	Auth struct {
 		Logout presence `json:"logout"`

@@ -25,9 +25,13 @@ const (
 	openNew openKind = iota
 	openLoad
 	openResume
+	openFork // unstable: a new session from an existing one
 )
 
-var openMethods = [...]string{openNew: "session/new", openLoad: "session/load", openResume: "session/resume"}
+var openMethods = [...]string{openNew: "session/new", openLoad: "session/load", openResume: "session/resume", openFork: "session/fork"}
+
+// opensNew reports whether the agent answers how with a new session id.
+func opensNew(how openKind) bool { return how == openNew || how == openFork }
 
 // withModes adds the session's modes to the agent's refusal of a mode, so
 // that a person who asked for one that does not exist learns which do.
@@ -63,6 +67,9 @@ func (a *agent) openDefault(ctx context.Context, h *Session, id string) error {
 func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) {
 	method := openMethods[how]
 	if !a.supports(how) {
+		if how == openFork && !a.opts.Unstable {
+			return fmt.Errorf("acphost: session/fork is unstable: it needs ACPOptions.Unstable: %w", ErrUnsupported)
+		}
 		return fmt.Errorf("acphost: the agent does not support %s: %w", method, ErrUnsupported)
 	}
 	params := map[string]any{"cwd": h.opts.Dir, "mcpServers": h.opts.MCPServers}
@@ -72,7 +79,10 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 		}
 		params["additionalDirectories"] = dirs
 	}
-	if how != openNew {
+	if how == openFork {
+		params["sessionId"] = h.forkOf
+	}
+	if !opensNew(how) {
 		params["sessionId"] = h.ID()
 		known := a.known(h.ID()) != nil
 		s := a.session(h.ID())
@@ -99,12 +109,12 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	if err != nil {
 		return wrapOp(method, err)
 	}
-	if how == openNew {
+	if opensNew(how) {
 		if res.SessionID == "" {
-			return &ProtocolError{Msg: "session/new answered without a sessionId"}
+			return &ProtocolError{Msg: method + " answered without a sessionId"}
 		}
 		if s := a.known(res.SessionID); s == nil || s.pub.Load() != h {
-			return &ProtocolError{Msg: fmt.Sprintf("session/new answered with the id of a session already open on this connection (%q)", res.SessionID)}
+			return &ProtocolError{Msg: fmt.Sprintf("%s answered with the id of a session already open on this connection (%q)", method, res.SessionID)}
 		}
 		h.setID(res.SessionID)
 	}
@@ -139,6 +149,8 @@ func (a *agent) supports(how openKind) bool {
 		return a.caps.LoadSession
 	case openResume:
 		return a.caps.SessionCapabilities.Resume.present()
+	case openFork:
+		return a.opts.Unstable && a.caps.SessionCapabilities.Fork.present()
 	}
 	return true
 }
@@ -149,8 +161,8 @@ func (a *agent) openCall(ctx context.Context, how openKind, params map[string]an
 	id := h.ID()
 	var res openResult
 	switch how {
-	case openNew:
-		return res, a.callOpening(ctx, params, &res, h)
+	case openNew, openFork:
+		return res, a.callOpening(ctx, openMethods[how], params, &res, h)
 	case openResume:
 		return res, a.call(ctx, openMethods[how], params, &res)
 	}
@@ -183,7 +195,7 @@ type newCall struct{ h *Session }
 // updates for a session not known yet are held back (see park), and the
 // new session's record is made on the read loop as the answer is read,
 // so what the agent sends after its answer finds it.
-func (a *agent) callOpening(ctx context.Context, params map[string]any, res *openResult, h *Session) error {
+func (a *agent) callOpening(ctx context.Context, method string, params map[string]any, res *openResult, h *Session) error {
 	nc := &newCall{h: h}
 	a.mu.Lock()
 	a.opening[nc] = struct{}{}
@@ -191,7 +203,7 @@ func (a *agent) callOpening(ctx context.Context, params map[string]any, res *ope
 	defer a.opened(nc, nil) // unanswered: hold nothing back for it any more
 	a.lift(1)
 	defer a.lift(-1)
-	return a.callError("session/new", a.guardedCall(ctx, "session/new", params, res, func(result json.RawMessage) { a.opened(nc, result) }))
+	return a.callError(method, a.guardedCall(ctx, method, params, res, func(result json.RawMessage) { a.opened(nc, result) }))
 }
 
 // opened ends the wait of session/new call nc, making the record of the

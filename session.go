@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"sync"
 )
@@ -30,6 +31,7 @@ type Session struct {
 	stopAsked bool          // Cancel came while holding: stop the turn once it runs
 	restarted *RestartError // reported by the next turn
 	closed    bool
+	forkOf    string // ForkSession: the session it is made from
 	onClose   func() // set by a Pool: returns the session's slot
 }
 
@@ -162,6 +164,28 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value an
 		st.setState(nil, opts)
 	}
 	return opts, nil
+}
+
+// SetTitle asks the agent to store title as the session's title
+// (session/set_title, unstable: it needs ACPOptions.Unstable and the
+// agent's sessionCapabilities.title) and returns the title the agent
+// stored, which may differ (trimmed, shortened). Without them it returns
+// an error matching ErrUnsupported without calling.
+func (s *Session) SetTitle(ctx context.Context, title string) (string, error) {
+	a := s.c.agent()
+	if !a.opts.Unstable || !a.caps.SessionCapabilities.Title.present() {
+		return "", fmt.Errorf("acphost: session/set_title needs ACPOptions.Unstable and the agent's sessionCapabilities.title: %w", ErrUnsupported)
+	}
+	var res struct {
+		Title *string `json:"title"`
+	}
+	if err := a.call(ctx, "session/set_title", map[string]string{"sessionId": s.ID(), "title": title}, &res); err != nil {
+		return "", err
+	}
+	if res.Title != nil {
+		return *res.Title, nil
+	}
+	return title, nil
 }
 
 // Generate runs one turn on this session with no cancellation.

@@ -55,7 +55,7 @@ func (s *sessionState) setState(modes *SessionModes, options []ConfigOption) {
 func (s *sessionState) syncModeFromOptions() {
 	for _, o := range s.options {
 		var v string
-		if o.Category == "mode" && json.Unmarshal(o.CurrentValue, &v) == nil && v != "" {
+		if o.Category == CategoryMode && json.Unmarshal(o.CurrentValue, &v) == nil && v != "" {
 			s.modeState.CurrentModeID = v
 		}
 	}

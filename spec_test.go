@@ -102,3 +102,61 @@ func TestTerminalAuthCommand(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnsupported, "an agent method is not run in a terminal")
 	assert.Equal(t, "browser", c.AuthMethods()[0].ID)
 }
+
+func TestUnstableForkAndTitleOnlyWhenOptedIn(t *testing.T) {
+	t.Parallel()
+	caps := raw(`{"loadSession":true,"sessionCapabilities":{"fork":{},"title":{}}}`)
+	script := fakeagent.Script{AgentCapabilities: caps, Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("remembered"))}}}}
+
+	c, a := connectFake(t, script, ACPOptions{})
+	_, err := c.ForkSession(context.Background(), c.SessionID(), SessionOptions{})
+	require.ErrorIs(t, err, ErrUnsupported, "unstable: not without the opt-in")
+	_, err = c.Session().SetTitle(context.Background(), "x")
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.Empty(t, received(a.Agent, "session/fork"))
+	assert.Empty(t, received(a.Agent, "session/set_title"))
+
+	rec := &recorder{}
+	c, a = connectFake(t, script, ACPOptions{Unstable: true, OnUpdate: rec.onUpdate})
+	_, err = c.Generate(Request{Prompt: "hello"})
+	require.NoError(t, err)
+	fork, err := c.ForkSession(context.Background(), c.SessionID(), SessionOptions{})
+	require.NoError(t, err)
+	assert.NotEqual(t, c.SessionID(), fork.ID(), "a new session")
+	resp, err := fork.Generate(Request{Prompt: "and now?"})
+	require.NoError(t, err, "the fork runs turns of its own")
+	assert.Equal(t, "remembered", resp.Text)
+	forks := received(a.Agent, "session/fork")
+	require.Len(t, forks, 1)
+	assert.Contains(t, string(forks[0]), `"sessionId":"`+c.SessionID()+`"`, "made from the source session")
+
+	got, err := fork.SetTitle(context.Background(), "  Fix the build  ")
+	require.NoError(t, err)
+	assert.Equal(t, "Fix the build", got, "the title the agent stored")
+}
+
+func TestConfigOptionsAreTypedForPickers(t *testing.T) {
+	t.Parallel()
+	var opts []ConfigOption
+	require.NoError(t, json.Unmarshal([]byte(`[
+		{"id":"model","name":"Model","category":"model","type":"select","currentValue":"sonnet","options":[
+			{"group":"anthropic","name":"Anthropic","options":[{"value":"sonnet","name":"Sonnet"},{"value":"opus","name":"Opus","description":"slow"}]},
+			{"group":"other","name":"Other","options":[{"value":"x","name":"X"},{"name":"no value"}]}]},
+		{"id":"effort","name":"Effort","category":"thought_level","type":"select","currentValue":"high","options":[{"value":"low","name":"Low"},{"value":"high","name":"High"}]},
+		{"id":"fast","name":"Fast mode","type":"boolean","currentValue":true},
+		{"id":"odd","name":"Odd","category":"vendor_thing","type":"slider"}]`), &opts))
+	require.Len(t, opts, 4)
+	assert.Equal(t, CategoryModel, opts[0].Category)
+	assert.Equal(t, "sonnet", opts[0].Current())
+	assert.Equal(t, []ConfigChoice{
+		{Value: "sonnet", Name: "Sonnet", Group: "anthropic", GroupName: "Anthropic"},
+		{Value: "opus", Name: "Opus", Description: "slow", Group: "anthropic", GroupName: "Anthropic"},
+		{Value: "x", Name: "X", Group: "other", GroupName: "Other"},
+	}, opts[0].Choices, "grouped choices flattened in order; one without a value skipped")
+	assert.Equal(t, CategoryThoughtLevel, opts[1].Category)
+	assert.Equal(t, []ConfigChoice{{Value: "low", Name: "Low"}, {Value: "high", Name: "High"}}, opts[1].Choices)
+	assert.Equal(t, "true", string(opts[2].CurrentValue))
+	assert.Empty(t, opts[2].Choices)
+	assert.Equal(t, ConfigCategory("vendor_thing"), opts[3].Category, "an unknown category is kept")
+	assert.NotEmpty(t, opts[3].Raw)
+}

@@ -49,6 +49,10 @@ func (a *Agent) handleRequest(m Message) {
 		a.sessionClose(m)
 	case "session/delete":
 		a.sessionDelete(m)
+	case "session/fork":
+		a.sessionFork(m)
+	case "session/set_title":
+		a.setTitle(m)
 	case "session/set_mode":
 		a.setMode(m)
 	case "session/set_config_option":
@@ -294,4 +298,42 @@ func sessionOf(params json.RawMessage) string {
 	}
 	_ = json.Unmarshal(params, &p)
 	return p.SessionID
+}
+
+// sessionFork opens a new session whose history starts as the source's
+// (unstable session/fork, served when the script advertises it).
+func (a *Agent) sessionFork(m Message) {
+	if !isSet(a.caps.SessionCapabilities.Fork) {
+		a.replyError(m.ID, codeMethodNotFound, "Method not found")
+		return
+	}
+	src := sessionOf(m.Params)
+	a.mu.Lock()
+	known := a.sessions[src]
+	a.mu.Unlock()
+	if !known {
+		a.replyError(m.ID, codeInvalidParams, "Invalid params: unknown session "+src)
+		return
+	}
+	sid := a.newSessionID()
+	a.history.add(historyEntry{SessionID: sid, Cwd: cwdOf(m.Params), Dirs: dirsOf(m.Params)})
+	for _, u := range a.history.updates(src) {
+		a.history.add(historyEntry{SessionID: sid, Update: u})
+	}
+	a.reply(m.ID, a.sessionResult(sid))
+}
+
+// setTitle stores a session's title, trimmed (unstable session/set_title).
+func (a *Agent) setTitle(m Message) {
+	if !isSet(a.caps.SessionCapabilities.Title) {
+		a.replyError(m.ID, codeMethodNotFound, "Method not found")
+		return
+	}
+	var p struct {
+		Title string `json:"title"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	a.reply(m.ID, mustJSON(struct {
+		Title string `json:"title"`
+	}{strings.TrimSpace(p.Title)}))
 }

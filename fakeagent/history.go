@@ -119,6 +119,8 @@ type sessionCaps struct {
 		List   json.RawMessage `json:"list"`
 		Close  json.RawMessage `json:"close"`
 		Delete json.RawMessage `json:"delete"`
+		Fork   json.RawMessage `json:"fork"`  // unstable
+		Title  json.RawMessage `json:"title"` // unstable
 	} `json:"sessionCapabilities"`
 	Auth struct {
 		Logout json.RawMessage `json:"logout"`
