@@ -91,6 +91,7 @@ func FuzzDecodeUpdate(f *testing.F) {
 		`{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"warning","title":"Rate limited","description":null}}`,
 		`{"sessionId":"s","update":{"sessionUpdate":"compaction_update","compactionId":"c1","status":"completed","summary":[{"type":"text","text":"so far"},7],"error":null}}`,
 		`{"sessionId":"s","update":{"sessionUpdate":"compaction_summary_chunk","compactionId":"c1","content":{"type":"text","text":"more"}}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"config_option_update","configOptions":[{"id":"m","name":"M","category":"model","type":"select","currentValue":"a","options":[{"group":"g","name":"G","options":[{"value":"a","name":"A"}]},{"value":"b","name":"B"}]}]}}`,
 		`[]`, `null`, `{"update":1}`,
 	} {
 		f.Add([]byte(s))
