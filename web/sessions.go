@@ -185,13 +185,7 @@ func (s *Server) open(ctx context.Context, id string) (string, error) {
 			}
 		}
 		how = "session " + safe(id) + " loaded: its history is shown dimmed above"
-		if def := s.c.Session(); id == def.ID() {
-			// The client's first session never closed: back to it, without
-			// a second handle on the same id.
-			sess, how = def, "back to session "+safe(id)+" (still open: its history is not replayed)"
-		} else {
-			sess, err = s.c.LoadSession(ctx, id, opts)
-		}
+		sess, err = s.c.LoadSession(ctx, id, opts)
 		if errors.Is(err, acphost.ErrUnsupported) {
 			how = "session " + safe(id) + " resumed (the agent does not replay its history)"
 			sess, err = s.c.ResumeSession(ctx, id, opts)
