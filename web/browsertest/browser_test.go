@@ -10,6 +10,7 @@ package browsertest
 // screenshots of the transcript and of an approval dialog there.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -673,5 +674,134 @@ func TestSessions(t *testing.T) {
 	r.turnEnded(tab1, 2)
 	if text := eval[string](r, tab1, `[...document.querySelectorAll("#transcript .text:not(.replay)")].map(e => e.textContent).join("")`); text != "second answer" {
 		t.Errorf("after the resume: %q", text)
+	}
+}
+
+// TestCommandSharesSessions: the acphost command itself. A terminal run
+// (acphost -p) records its session; acphost web, in the same directory and
+// with the same store, lists it in the page, loads it (the terminal turn's
+// answer replayed, dimmed), runs a turn in it, and records that use.
+func TestCommandSharesSessions(t *testing.T) {
+	b := browser(t)
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "acphost")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	build := exec.Command("go", "build", "-o", bin, "./cmd/acphost")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	work := filepath.Join(tmp, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script, _ := json.Marshal(fakeagent.Script{
+		AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile:       filepath.Join(tmp, "history.jsonl"), // the agent's own memory, across its processes
+		Turns: []fakeagent.Turn{
+			{Prompt: "from the terminal", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answered in the *terminal*"))}},
+			{Prompt: "from the browser", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answered in the browser"))}},
+		},
+	})
+	env := append(os.Environ(), "ACPHOST_STATE_DIR="+filepath.Join(tmp, "state"), "ACPHOST_CONFIG="+filepath.Join(tmp, "none.json"),
+		"ACPHOST_DEMO_SCRIPT="+string(script), "NO_COLOR=1")
+	cli := exec.Command(bin, "--cwd", work, "-p", "from the terminal")
+	cli.Env = env
+	if out, err := cli.CombinedOutput(); err != nil || !strings.Contains(string(out), "answered in the *terminal*") {
+		t.Fatalf("acphost -p: %v\n%s", err, out)
+	}
+	sessions := func() []map[string]any {
+		t.Helper()
+		c := exec.Command(bin, "sessions", "--json")
+		c.Env = env
+		out, err := c.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []map[string]any
+		if err := json.Unmarshal(out, &recs); err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	recs := sessions()
+	if len(recs) != 1 {
+		t.Fatalf("records after the terminal run: %v", recs)
+	}
+	id, _ := recs[0]["id"].(string)
+	used, _ := recs[0]["lastUsed"].(string)
+
+	srv := exec.Command(bin, "web", "--cwd", work)
+	srv.Env = env
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		srv.Process.Signal(os.Interrupt)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("acphost web: %v\n%s", err, stderr.String())
+			}
+		case <-time.After(step):
+			srv.Process.Kill()
+			t.Errorf("acphost web did not exit on SIGINT\n%s", stderr.String())
+		}
+	}
+	defer stop()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the URL: %v\n%s", err, stderr.String())
+	}
+	url := strings.TrimSpace(line)
+	if !strings.Contains(url, "?token=") {
+		t.Fatalf("printed %q", url)
+	}
+
+	r := &rig{t: t}
+	tab, cancel := chromedp.NewContext(b)
+	defer cancel()
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatal(err)
+	}
+	r.do(tab, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#prompt")))
+	r.poll(tab, `document.getElementById("conn").textContent === "connected"`)
+	r.do(tab, chromedp.Click(chromedp.CSS("#sessionsbtn")))
+	resume := fmt.Sprintf(`#sessionlist button[data-session=%q]`, id)
+	r.poll(tab, fmt.Sprintf(`document.querySelector(%q) !== null`, resume))
+	// The fake agent numbers its sessions per process, so the page's first
+	// session has the recorded one's id: leave it for a new one first.
+	r.do(tab, chromedp.Click(chromedp.CSS("#newsession")))
+	r.poll(tab, fmt.Sprintf(`document.getElementById("session").textContent !== %q`, id))
+	r.poll(tab, fmt.Sprintf(`document.querySelector(%q) !== null && !document.querySelector(%q).disabled`, resume, resume))
+	r.do(tab, chromedp.Click(chromedp.CSS(resume)))
+	r.poll(tab, `document.querySelector("#transcript .text.replay em") !== null`)
+	if got := eval[string](r, tab, `document.querySelector("#transcript .text.replay").textContent`); got != "answered in the terminal" {
+		t.Errorf("replayed %q", got)
+	}
+	r.send(tab, "from the browser")
+	r.turnEnded(tab, 1)
+	if got := eval[string](r, tab, `[...document.querySelectorAll("#transcript .text:not(.replay)")].map(e => e.textContent).join("")`); got != "answered in the browser" {
+		t.Errorf("answer %q", got)
+	}
+	stop()
+	recs = sessions()
+	if len(recs) != 1 || recs[0]["id"] != id || recs[0]["lastUsed"] == used || recs[0]["agent"] != "demo" {
+		t.Errorf("records after the browser turn (one, %s, used later than %s, agent demo): %v", id, used, recs)
 	}
 }
