@@ -122,21 +122,38 @@ func (s *Server) onElicitation(ctx context.Context, req *acphost.ElicitationRequ
 	return a.elicit, nil
 }
 
-// onUpdate follows mode and config changes (a turn's or not) and passes
-// every update on to Config.Agent.OnUpdate.
+// onUpdate follows mode, config and title changes of the current session,
+// gathers the history a session being loaded replays, and passes every
+// update on to Config.Agent.OnUpdate.
 func (s *Server) onUpdate(u acphost.Update) {
+	if s.userUp != nil {
+		defer s.userUp(u)
+	}
+	if u.Replay() {
+		s.mu.Lock()
+		if rb := s.replay; rb != nil && rb.id == u.SessionID() {
+			rb.add(u)
+		}
+		s.mu.Unlock()
+		return
+	}
+	if u.SessionID() != s.session().ID() {
+		return // a session the page has left
+	}
 	switch u := u.(type) {
 	case *acphost.CurrentModeUpdate:
-		if !u.Replay() {
-			s.hub.transcript(msgNote{Type: "note", Turn: s.turnID(), Kind: "mode", Text: "mode: " + acphost.SafeText(u.ModeID)})
-			s.publishState()
-		}
-	case *acphost.ConfigOptionUpdate:
+		s.hub.transcript(msgNote{Type: "note", Turn: s.turnID(), Kind: "mode", Text: "mode: " + acphost.SafeText(u.ModeID)})
+		s.publishState()
+	case *acphost.ConfigOptionUpdate, *acphost.SessionInfoUpdate:
 		s.publishState()
 	}
-	if s.userUp != nil {
-		s.userUp(u)
-	}
+}
+
+// session returns the session prompts go to.
+func (s *Server) session() *acphost.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sess
 }
 
 func (s *Server) turnID() int {
@@ -151,15 +168,18 @@ func (s *Server) turnID() int {
 // publishState sends the controls' state to every tab.
 func (s *Server) publishState() {
 	s.mu.Lock()
-	st := msgState{Type: "state", Turn: s.turns, Running: s.turn != nil, Modes: []choiceView{}, Config: []configView{}}
+	st := msgState{Type: "state", Turn: s.turns, Running: s.turn != nil, Switching: s.switching, Modes: []choiceView{}, Config: []configView{},
+		Permission: safe(s.cfg.PermissionLabel), Recording: s.cfg.Sessions != nil}
+	sess := s.sess
 	s.mu.Unlock()
+	st.Session = sessionView{ID: safe(sess.ID()), Title: safe(sess.Details().Title)}
 	st.PlanMode = s.c.PlanMode()
-	modes := s.c.Modes()
+	modes := sess.Modes()
 	st.Mode = modes.CurrentModeID
 	for _, m := range modes.AvailableModes {
 		st.Modes = append(st.Modes, choiceView{Value: m.ID, Name: safe(m.Name), Description: safe(m.Description)})
 	}
-	for _, o := range s.c.ConfigOptions() {
+	for _, o := range sess.ConfigOptions() {
 		st.Config = append(st.Config, viewConfig(o))
 	}
 	if err := s.c.Err(); err != nil {
@@ -203,29 +223,32 @@ func (s *Server) apiPrompt(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "server closed", http.StatusServiceUnavailable)
 		return
 	}
-	if s.turn != nil {
+	if s.turn != nil || s.switching {
 		s.mu.Unlock()
-		http.Error(w, "a turn is running: stop it or wait", http.StatusConflict)
+		http.Error(w, "a turn is running (or a session opening): stop it or wait", http.StatusConflict)
 		return
 	}
 	s.turns++
 	id := s.turns
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.turn = &runningTurn{id: id, cancel: cancel}
+	sess := s.sess
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.hub.transcript(msgUser{Type: "user", Turn: id, Text: acphost.SafeText(req.Text)})
 	s.publishState()
-	go s.runTurn(ctx, cancel, id, req.Text)
+	go s.runTurn(ctx, cancel, sess, id, req.Text)
 	writeJSON(w, map[string]int{"turn": id})
 }
 
 // runTurn runs one turn, streaming its events to the tabs.
-func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, id int, text string) {
+func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, sess *acphost.Session, id int, text string) {
 	defer s.wg.Done()
 	defer cancel()
+	s.record(sess)
+	defer s.record(sess)
 	ended := false
-	_, err := s.c.GenerateStream(ctx, acphost.Request{Prompt: text, Discard: true}, func(ev acphost.StreamEvent) {
+	_, err := sess.GenerateStream(ctx, acphost.Request{Prompt: text, Discard: true}, func(ev acphost.StreamEvent) {
 		if ev.Type == acphost.EventDone || ev.Type == acphost.EventError {
 			ended = true
 		}
@@ -264,7 +287,7 @@ func (s *Server) emit(turn int, ev acphost.StreamEvent) {
 		s.hub.transcript(m)
 	case acphost.EventUsage:
 		if u := ev.Usage; u != nil {
-			m := msgUsage{Type: "usage", Used: u.Used, Size: u.Size}
+			m := msgUsage{Type: "usage", Turn: turn, Used: u.Used, Size: u.Size}
 			if u.Cost != nil {
 				m.Cost, m.Currency = u.Cost.Amount, safe(u.Cost.Currency)
 			}
@@ -503,7 +526,7 @@ func (s *Server) apiMode(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	if err := s.c.SetMode(r.Context(), req.ID); err != nil {
+	if err := s.session().SetMode(r.Context(), req.ID); err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
@@ -526,7 +549,7 @@ func (s *Server) apiConfig(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "value: want a string or a bool", http.StatusBadRequest)
 		return
 	}
-	if _, err := s.c.Session().SetConfigOption(r.Context(), req.ID, req.Value); err != nil {
+	if _, err := s.session().SetConfigOption(r.Context(), req.ID, req.Value); err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}

@@ -54,6 +54,13 @@ func (h *hub) transcript(v any) {
 	if h.closed {
 		return
 	}
+	h.appendLocked(b)
+	h.sendLocked(b)
+}
+
+// appendLocked keeps b in the transcript, dropping the oldest messages
+// beyond maxBytes.
+func (h *hub) appendLocked(b []byte) {
 	h.log = append(h.log, b)
 	h.logBytes += len(b)
 	for h.logBytes > h.maxBytes && len(h.log) > 1 {
@@ -62,7 +69,23 @@ func (h *hub) transcript(v any) {
 		h.log = h.log[1:]
 		h.dropped++
 	}
-	h.sendLocked(b)
+}
+
+// restart starts the transcript again (another session): every tab gets
+// reset and then msgs, which become the transcript kept.
+func (h *hub) restart(reset []byte, msgs [][]byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	clear(h.log)
+	h.log, h.logBytes, h.dropped = nil, 0, 0
+	h.sendLocked(reset)
+	for _, b := range msgs {
+		h.appendLocked(b)
+		h.sendLocked(b)
+	}
 }
 
 // setState replaces the state and sends it to every tab.

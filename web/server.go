@@ -61,6 +61,43 @@ type Config struct {
 	MaxLogBytes int
 	// Logger receives the server's diagnostics. Nil: none.
 	Logger *slog.Logger
+	// Permission, if set, answers permission requests in place of the
+	// page: it is handed the page's own function (which opens a dialog on
+	// every tab and waits for an answer) to wrap or to ignore, e.g.
+	// acphost.Remember(page), or acphost.AllowAll(). Nil: the page asks
+	// every time.
+	Permission func(page acphost.PermissionFunc) acphost.PermissionFunc
+	// PermissionLabel names the policy in the page's header ("ask",
+	// "allow", ...). Empty: none shown.
+	PermissionLabel string
+	// Mode, if set, is the session mode asked for on every session the
+	// server opens, its first one included. An agent that refuses it is
+	// noted in the transcript; the session stays in the agent's mode.
+	Mode string
+	// Sessions, if set, records the sessions the page uses and lists the
+	// recorded ones the page can continue (acphost web fills it from the
+	// command line's session store). Nil: the page offers a new session
+	// only.
+	Sessions SessionStore
+}
+
+// SessionStore keeps the sessions a Server used, so that the page (and
+// other hosts sharing the store) can continue them later.
+type SessionStore interface {
+	// List returns the recorded sessions of this server's agent, most
+	// recently used first.
+	List() ([]SessionRecord, error)
+	// Put records a session: new, or its last use, title and mode.
+	Put(SessionRecord) error
+}
+
+// SessionRecord is one recorded session.
+type SessionRecord struct {
+	ID       string    // the agent's session id
+	Cwd      string    // its working directory
+	Title    string    // what the agent called it, if anything
+	Mode     string    // its mode when last used
+	LastUsed time.Time // when a turn last ran in it
 }
 
 // Server is an http.Handler serving one agent to a browser; see the package
@@ -76,13 +113,17 @@ type Server struct {
 	ctx    context.Context // ends at Close: turns and hooks
 	stop   context.CancelFunc
 	userUp func(acphost.Update)
+	cfg    Config
 
-	mu      sync.Mutex
-	turn    *runningTurn
-	turns   int // turns started
-	dialogs int // dialogs opened (their ids)
-	closed  bool
-	wg      sync.WaitGroup // turns and the agent watcher
+	mu        sync.Mutex
+	sess      *acphost.Session // the session prompts go to
+	switching bool             // a session is being opened: no prompt meanwhile
+	replay    *replayBuf       // the history of the session being loaded
+	turn      *runningTurn
+	turns     int // turns started
+	dialogs   int // dialogs opened (their ids)
+	closed    bool
+	wg        sync.WaitGroup // turns and the agent watcher
 }
 
 type runningTurn struct {
@@ -114,11 +155,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	sctx, stop := context.WithCancel(context.Background())
 	s := &Server{token: token, cookie: "acphost_" + hex.EncodeToString(sum[:6]), hosts: map[string]bool{"localhost": true},
-		log: lg, hub: newHub(maxLog), ctx: sctx, stop: stop, userUp: opts.OnUpdate}
+		log: lg, hub: newHub(maxLog), ctx: sctx, stop: stop, userUp: opts.OnUpdate, cfg: cfg}
 	for _, h := range cfg.Hosts {
 		s.hosts[strings.ToLower(h)] = true
 	}
 	opts.OnPermission = s.onPermission
+	if cfg.Permission != nil {
+		opts.OnPermission = cfg.Permission(s.onPermission)
+	}
 	opts.OnElicitation = s.onElicitation
 	opts.OnUpdate = s.onUpdate
 	if opts.FS != nil && opts.FS.Write {
@@ -136,7 +180,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.c = c
+	s.sess = c.Session()
 	s.routes()
+	s.setMode(ctx, s.sess, cfg.Mode)
 	s.publishState()
 	s.wg.Add(1)
 	go s.watchAgent()
@@ -201,6 +247,9 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/planmode", s.apiPlanMode)
 	m.HandleFunc("POST /api/mode", s.apiMode)
 	m.HandleFunc("POST /api/config", s.apiConfig)
+	m.HandleFunc("GET /api/sessions", s.apiSessions)
+	m.HandleFunc("POST /api/session/new", s.apiNewSession)
+	m.HandleFunc("POST /api/session/resume", s.apiResume)
 	s.mux = m
 }
 
@@ -331,10 +380,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 // events is the event stream (Server-Sent Events): a reset, the transcript
 // kept, the state and the pending dialogs, then every message as it happens.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	info := s.c.AgentInfo()
-	sub, first := s.hub.subscribe(func(dropped int) []byte {
-		return encode(msgReset{Type: "reset", Agent: agentMsg{Name: acphost.SafeText(info.Name), Version: acphost.SafeText(info.Version)}, Dropped: dropped})
-	})
+	sub, first := s.hub.subscribe(s.resetMsg)
 	if sub == nil {
 		http.Error(w, "server closed", http.StatusServiceUnavailable)
 		return

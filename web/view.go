@@ -23,9 +23,15 @@ const (
 )
 
 type msgReset struct {
-	Type    string   `json:"type"` // "reset"
-	Agent   agentMsg `json:"agent"`
-	Dropped int      `json:"dropped"` // transcript messages no longer kept
+	Type    string      `json:"type"` // "reset": the transcript starts again (a tab connected, or another session)
+	Agent   agentMsg    `json:"agent"`
+	Session sessionView `json:"session"`
+	Dropped int         `json:"dropped"` // transcript messages no longer kept
+}
+
+type sessionView struct {
+	ID    string `json:"id"`
+	Title string `json:"title,omitempty"`
 }
 
 type agentMsg struct {
@@ -33,22 +39,28 @@ type agentMsg struct {
 	Version string `json:"version"`
 }
 
+// Replay, on a transcript message, says it is history a loaded session
+// replayed (shown dimmed), not this page's activity.
+
 type msgUser struct {
-	Type string `json:"type"` // "user"
-	Turn int    `json:"turn"`
-	Text string `json:"text"`
+	Type   string `json:"type"` // "user"
+	Turn   int    `json:"turn"`
+	Text   string `json:"text"`
+	Replay bool   `json:"replay,omitempty"`
 }
 
 type msgDelta struct {
-	Type  string `json:"type"` // "text" or "thought"
-	Turn  int    `json:"turn"`
-	Delta string `json:"delta"`
+	Type   string `json:"type"` // "text" or "thought"
+	Turn   int    `json:"turn"`
+	Delta  string `json:"delta"`
+	Replay bool   `json:"replay,omitempty"`
 }
 
 type msgTool struct {
-	Type string   `json:"type"` // "tool"
-	Turn int      `json:"turn"`
-	Tool toolView `json:"tool"`
+	Type   string   `json:"type"` // "tool"
+	Turn   int      `json:"turn"`
+	Tool   toolView `json:"tool"`
+	Replay bool     `json:"replay,omitempty"`
 }
 
 type toolView struct {
@@ -77,6 +89,7 @@ type msgPlan struct {
 	Type    string      `json:"type"` // "plan"
 	Turn    int         `json:"turn"`
 	Entries []planEntry `json:"entries"`
+	Replay  bool        `json:"replay,omitempty"`
 }
 
 type planEntry struct {
@@ -87,6 +100,7 @@ type planEntry struct {
 
 type msgUsage struct {
 	Type     string  `json:"type"` // "usage"
+	Turn     int     `json:"turn"`
 	Used     uint64  `json:"used"`
 	Size     uint64  `json:"size"`
 	Cost     float64 `json:"cost,omitempty"`
@@ -110,6 +124,10 @@ type msgEnd struct {
 type msgState struct {
 	Type       string       `json:"type"` // "state"
 	Running    bool         `json:"running"`
+	Switching  bool         `json:"switching"` // a session is opening
+	Session    sessionView  `json:"session"`
+	Permission string       `json:"permission,omitempty"` // the policy's name, when not the page alone
+	Recording  bool         `json:"recording"`            // sessions are recorded (Config.Sessions)
 	Turn       int          `json:"turn"`
 	PlanMode   bool         `json:"planMode"`
 	Mode       string       `json:"mode"`

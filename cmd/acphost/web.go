@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,52 +12,86 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/acphost/acphost"
-	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/web"
 )
 
-const webUsage = `Usage: acphost web [--listen ADDR] [--public] [--cwd DIR] [--fs] [-- AGENT [ARGS...]]
+const webUsage = `Usage: acphost web [flags] [--agent NAME | -- AGENT [ARGS...]]
 
-Serves a browser UI for AGENT (default: the built-in demo agent): a live
-transcript, approval dialogs, editable write proposals (with --fs), a stop
-button, plan mode, the agent's modes and config options. It prints the URL
-to open, with its token, and serves until SIGINT or SIGTERM.
+Serves a browser UI for AGENT (default: the config file's default agent,
+else the built-in demo agent): a live transcript, approval dialogs, editable
+write proposals (with --fs), a stop button, plan mode, the agent's modes and
+config options, and the sessions of the session store this command shares
+with the terminal host (new, list, resume). It prints the URL to open, with
+its token, and serves until SIGINT or SIGTERM.
 
 Flags:
 `
 
-// webMain is "acphost web": one agent served to a browser until SIGINT or
-// SIGTERM. Exit status: 0 after a signal, 1 when the agent or the listener
-// failed, 2 on bad usage.
-func webMain(args []string, stdout, stderr io.Writer) int {
-	const ok, failed, usage = 0, 1, 2
+// webFlags is the parsed command line of acphost web: the terminal host's
+// config (agent, cwd, mode, timeouts, confinement) and the server's own.
+type webFlags struct {
+	cfg    config
+	listen string
+	public bool
+	hosts  []string
+}
+
+// errFlagParse wraps the flag package's errors, which it has printed.
+var errFlagParse = errors.New("bad flags")
+
+// parseWebArgs parses acphost web's command line, with the config file's
+// defaults and named agents, as parseArgs does for the terminal host.
+func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
+	var wf webFlags
+	cfg := &wf.cfg
+	var writable repeated
 	fl := flag.NewFlagSet("acphost web", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	listen := fl.String("listen", "127.0.0.1:0", "the `address` to listen on (loopback unless --public)")
-	public := fl.Bool("public", false, "allow a --listen address beyond loopback (the token is still required: serve it behind TLS)")
-	cwd := fl.String("cwd", "", "the session's working `directory` (default: the current one)")
-	serveFS := fl.Bool("fs", false, "serve file reads and writes inside --cwd; each write is a proposal to apply, amend or deny in the page")
-	presentation := fl.Bool("presentation", false, "ask agents to attach their permission prompt text")
-	var hosts []string
+	fl.StringVar(&wf.listen, "listen", "127.0.0.1:0", "the `address` to listen on (loopback unless --public)")
+	fl.BoolVar(&wf.public, "public", false, "allow a --listen address beyond loopback (the token is still required: serve it behind TLS)")
 	fl.Func("host", "a host `name` the page is reached by beyond loopback (repeatable; IP addresses and localhost are always accepted)", func(s string) error {
-		hosts = append(hosts, s)
+		wf.hosts = append(wf.hosts, s)
 		return nil
 	})
+	fl.StringVar(&cfg.agentName, "agent", "", "the named `agent` to run (acphost agents lists them)")
+	fl.StringVar(&cfg.cwd, "cwd", "", "the session's working `directory` (default: the current one)")
+	fl.BoolVar(&cfg.fs, "fs", false, "serve file reads and writes inside --cwd; each write is a proposal to apply, amend or deny in the page")
+	fl.BoolVar(&cfg.presentation, "presentation", false, "ask agents to attach their permission prompt text")
+	fl.StringVar(&cfg.permission, "permission", "", "permission `policy`: ask (a dialog in the page; \"always\" answers remembered), allow, reject or plan (default: ask)")
+	fl.StringVar(&cfg.mode, "mode", "", "session mode `id` to ask for on each session opened")
+	fl.DurationVar(&cfg.timeout, "timeout", 0, "cancel a turn that runs longer than this `duration` (0: no limit)")
+	fl.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
+	fl.StringVar(&cfg.stderrPath, "stderr", "", "write the agent's stderr to `file` (\"-\": to acphost's stderr)")
+	fl.Var(&writable, "writable", "confine the agent (Linux): it may change files only beneath `dir` (repeatable)")
+	fl.StringVar(&cfg.resume, "resume", "", "open a recorded session at start: its `id` (or a unique prefix), or last (the page lists the others)")
+	fl.BoolVar(&cfg.noStore, "no-store", false, "do not record sessions in the session store, nor list them")
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), webUsage)
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ok
-		}
-		return usage
+		return wf, fmt.Errorf("%w: %w", errFlagParse, err)
 	}
-	dir := *cwd
+	if fl.NArg() > 0 {
+		cfg.agent = fl.Args()
+		if cfg.agent[0] == "" {
+			return wf, errors.New("the agent command is empty")
+		}
+	}
+	for _, dir := range writable {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return wf, fmt.Errorf("--writable: %w", err)
+		}
+		cfg.writable = append(cfg.writable, abs)
+	}
+	dir := cfg.cwd
 	if dir == "" {
 		dir = "."
 	}
@@ -70,46 +103,196 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "acphost web: --cwd:", err)
+		return wf, fmt.Errorf("--cwd: %w", err)
+	}
+	cfg.cwd = dir
+
+	file, err := loadConfig()
+	if err != nil {
+		return wf, err
+	}
+	set := map[string]bool{}
+	fl.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := applyFileDefaults(cfg, file, set); err != nil {
+		return wf, err
+	}
+	if cfg.resume != "" && cfg.agentName == "" && len(cfg.agent) == 0 {
+		if err := resumeAgent(cfg, file); err != nil {
+			return wf, err
+		}
+	}
+	if err := resolveAgent(cfg, file); err != nil {
+		return wf, err
+	}
+	switch cfg.permission {
+	case "":
+		cfg.permission = permAsk
+	case permAsk, permAllow, permReject, permPlan:
+	default:
+		return wf, fmt.Errorf("--permission %q: want ask, allow, reject or plan", cfg.permission)
+	}
+	if cfg.timeout < 0 {
+		return wf, fmt.Errorf("--timeout %v: must not be negative", cfg.timeout)
+	}
+	if cfg.startTimeout <= 0 {
+		return wf, fmt.Errorf("--start-timeout %v: must be positive", cfg.startTimeout)
+	}
+	if cfg.resume != "" && cfg.noStore {
+		return wf, errors.New("--resume needs the session store, which --no-store turns off")
+	}
+	return wf, nil
+}
+
+// resumeAgent takes the agent of the session --resume names, as the
+// terminal host does, when no agent was given.
+func resumeAgent(cfg *config, file fileConfig) error {
+	st, err := openStore()
+	if err != nil {
+		return err
+	}
+	recs, err := st.list()
+	if err != nil {
+		return err
+	}
+	i, err := find(recs, cfg.resume, cfg.cwd)
+	if err != nil {
+		return fmt.Errorf("--resume %s: %w", cfg.resume, err)
+	}
+	r := recs[i]
+	switch r.Agent {
+	case "":
+		cfg.agent = r.Command
+	case demoAgent:
+	default:
+		if _, err := file.lookupAgent(r.Agent); err != nil {
+			return fmt.Errorf("--resume %s: %w", cfg.resume, err)
+		}
+		cfg.agentName = r.Agent
+	}
+	cfg.resume = r.ID
+	return nil
+}
+
+// webStore is the session store as package web sees it: the records of
+// this agent in this directory (the server's files and confinement are
+// those of --cwd), written as the terminal host writes them.
+type webStore struct {
+	st      *store
+	agent   string   // as sessionRecord.Agent
+	command []string // as sessionRecord.Command
+	cwd     string
+}
+
+func newWebStore(st *store, cfg config) webStore {
+	w := webStore{st: st, agent: cfg.agentName, command: cfg.agent, cwd: cfg.cwd}
+	if w.agent == "" && len(cfg.agent) == 0 {
+		w.agent = demoAgent
+	}
+	if w.agent == demoAgent {
+		w.command = nil
+	}
+	return w
+}
+
+func (w webStore) mine(r sessionRecord) bool {
+	if r.Cwd != w.cwd {
+		return false
+	}
+	if w.agent != "" {
+		return r.Agent == w.agent
+	}
+	return r.Agent == "" && slices.Equal(r.Command, w.command)
+}
+
+func (w webStore) List() ([]web.SessionRecord, error) {
+	recs, err := w.st.list()
+	var out []web.SessionRecord
+	for _, r := range recs {
+		if w.mine(r) {
+			out = append(out, web.SessionRecord{ID: r.ID, Cwd: r.Cwd, Title: r.Title, Mode: r.Mode, LastUsed: r.LastUsed})
+		}
+	}
+	return out, err
+}
+
+func (w webStore) Put(r web.SessionRecord) error {
+	return w.st.put(sessionRecord{ID: r.ID, Agent: w.agent, Command: w.command, Cwd: w.cwd, Title: r.Title, Mode: r.Mode,
+		Created: r.LastUsed, LastUsed: r.LastUsed})
+}
+
+// webMain is "acphost web": one agent served to a browser until SIGINT or
+// SIGTERM. Exit status: 0 after a signal, 1 when the agent or the listener
+// failed, 2 on bad usage.
+func webMain(args []string, stdout, stderr io.Writer) int {
+	const ok, failed, usage = 0, 1, 2
+	wf, err := parseWebArgs(args, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return ok
+	case err != nil:
+		if !errors.Is(err, errFlagParse) { // the flag package printed its own
+			fmt.Fprintln(stderr, "acphost web:", err)
+		}
 		return usage
 	}
-	opts := acphost.ACPOptions{Dir: dir, PermissionPresentation: *presentation}
-	if *serveFS {
+	cfg := wf.cfg
+	path, agentArgs, env, err := agentCommand(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost web:", err)
+		return usage
+	}
+	opts := acphost.ACPOptions{Command: path, Args: agentArgs, Env: env, Dir: cfg.cwd,
+		PermissionPresentation: cfg.presentation, TurnTimeout: cfg.timeout, Notices: true}
+	if cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
-	if fl.NArg() > 0 {
-		if fl.Arg(0) == "" {
-			fmt.Fprintln(stderr, "acphost web: the agent command is empty")
+	if len(cfg.writable) > 0 {
+		opts.Confine = &acphost.Confinement{Writable: cfg.writable}
+	}
+	switch cfg.stderrPath {
+	case "":
+	case "-":
+		opts.Stderr = stderr
+	default:
+		f, err := os.Create(cfg.stderrPath)
+		if err != nil {
+			fmt.Fprintln(stderr, "acphost web: --stderr:", err)
 			return usage
 		}
-		opts.Command, opts.Args = fl.Arg(0), fl.Args()[1:]
-	} else {
-		// The built-in demo agent is this executable, re-executed
-		// (main calls fakeagent.Main first); ACPHOST_DEMO_SCRIPT, as for
-		// the terminal host, replaces its script.
-		script := fakeagent.Demo()
-		if s := os.Getenv("ACPHOST_DEMO_SCRIPT"); s != "" {
-			script = fakeagent.Script{}
-			if err := json.Unmarshal([]byte(s), &script); err != nil {
-				fmt.Fprintln(stderr, "acphost web: ACPHOST_DEMO_SCRIPT:", err)
-				return usage
-			}
-		}
-		if opts.Command, opts.Args, opts.Env, err = fakeagent.Command(script); err != nil {
-			fmt.Fprintln(stderr, "acphost web:", err)
-			return failed
+		defer f.Close()
+		opts.Stderr = f
+	}
+	wcfg := web.Config{Hosts: wf.hosts, Mode: cfg.mode, PermissionLabel: cfg.permission}
+	switch cfg.permission {
+	case permAsk:
+		// As in the terminal: an "always" answer holds for the same tool
+		// kind and title for the rest of the session.
+		wcfg.Permission = func(page acphost.PermissionFunc) acphost.PermissionFunc { return acphost.Remember(page) }
+		wcfg.PermissionLabel = ""
+	case permAllow:
+		wcfg.Permission = func(acphost.PermissionFunc) acphost.PermissionFunc { return acphost.AllowAll() }
+	case permReject:
+		wcfg.Permission = func(acphost.PermissionFunc) acphost.PermissionFunc { return acphost.RejectAll() }
+	case permPlan:
+		opts.PlanMode = true // reads are still asked in the page
+	}
+	if !cfg.noStore {
+		if st, err := openStore(); err == nil {
+			wcfg.Sessions = newWebStore(st, cfg)
+		} else {
+			fmt.Fprintf(stderr, "acphost web: %v; sessions are not recorded\n", err)
 		}
 	}
 
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", wf.listen)
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost web:", err)
 		return failed
 	}
 	tcp, _ := ln.Addr().(*net.TCPAddr)
-	if tcp == nil || (!tcp.IP.IsLoopback() && !*public) {
+	if tcp == nil || (!tcp.IP.IsLoopback() && !wf.public) {
 		ln.Close()
-		fmt.Fprintf(stderr, "acphost web: %s is beyond loopback: add --public to serve it there (the token is still required)\n", *listen)
+		fmt.Fprintf(stderr, "acphost web: %s is beyond loopback: add --public to serve it there (the token is still required)\n", wf.listen)
 		return usage
 	}
 
@@ -117,10 +300,34 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts.Logger = logger
-	srv, err := web.New(ctx, web.Config{Agent: opts, Hosts: hosts, Logger: logger})
+	wcfg.Agent, wcfg.Logger = opts, logger
+	if len(cfg.agent) > 0 && filepath.Base(cfg.agent[0]) == "npx" {
+		fmt.Fprintf(stderr, "acphost web: starting agent %s (npx %s; the first run downloads it)…\n", agentName(cfg), strings.Join(cfg.agent[1:], " "))
+	}
+	startCtx, cancelStart := context.WithTimeout(ctx, cfg.startTimeout)
+	srv, err := web.New(startCtx, wcfg)
+	if err == nil && cfg.mode != "" && !cfg.modeSoft {
+		if modes := srv.Client().Modes(); !slices.ContainsFunc(modes.AvailableModes, func(m acphost.SessionMode) bool { return m.ID == cfg.mode }) {
+			err = fmt.Errorf("--mode %s: the agent has no such mode; its modes: %s", acphost.SafeText(cfg.mode), modeList(modes))
+			srv.Close()
+			srv = nil
+		}
+	}
+	if err == nil && cfg.resume != "" {
+		if err = srv.ResumeSession(startCtx, cfg.resume); err != nil {
+			err = fmt.Errorf("--resume %s: %w", acphost.SafeText(cfg.resume), err)
+			srv.Close()
+			srv = nil
+		}
+	}
+	cancelStart()
 	if err != nil {
 		ln.Close()
-		fmt.Fprintln(stderr, "acphost web:", err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			fmt.Fprintf(stderr, "acphost web: the agent did not start within %v (--start-timeout)\n", cfg.startTimeout)
+		} else {
+			fmt.Fprintln(stderr, "acphost web:", errMsg(err))
+		}
 		return failed
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
@@ -152,4 +359,15 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	hs.Shutdown(shut)
 	return code
+}
+
+// agentName names the agent for messages.
+func agentName(cfg config) string {
+	if cfg.agentName != "" {
+		return cfg.agentName
+	}
+	if len(cfg.agent) > 0 {
+		return filepath.Base(cfg.agent[0])
+	}
+	return demoAgent
 }

@@ -1,9 +1,13 @@
 // acphost web: the page. Plain JavaScript, no dependency, no build step.
 //
-// Everything the agent sends is inserted with textContent (or as a form
+// Everything the agent sends is inserted as text nodes (or as a form
 // control's value), never as HTML: the server has already passed it through
 // acphost.SafeText, and this file never touches innerHTML, outerHTML,
-// insertAdjacentHTML, document.write or eval. Keep it that way.
+// insertAdjacentHTML, document.write or eval. Keep it that way. The agent's
+// messages are Markdown, rendered by the small renderer below, which builds
+// elements one by one (paragraphs, headings, emphasis, code, lists, quotes,
+// links) and puts every character of the agent's into a text node; a link
+// is made only for an absolute http or https address.
 "use strict";
 
 (function () {
@@ -63,22 +67,271 @@
     }
   }
 
+
+  // --- Markdown ---
+  //
+  // The subset agents write: paragraphs, ATX headings, emphasis (*, _, **,
+  // __, ~~), code spans, fenced code blocks, lists (nested by indentation),
+  // block quotes, rules, links [text](url), <url> and bare http(s) URLs.
+  // HTML in the text stays text; a link whose target is not an absolute
+  // http: or https: URL (javascript:, data:, a relative path to this
+  // server's API) is left as the text it was written as. Images are never
+  // loaded. Nesting is bounded, and a delimiter with no closer is not
+  // searched for again, so that no input is slow to render.
+
+  const mdDepth = 8;
+
+  function safeHref(raw) {
+    let u;
+    try { u = new URL(raw); } catch (_) { return null; }
+    return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
+  }
+
+  function link(href, children) {
+    const a = el("a", { href, rel: "noopener noreferrer", target: "_blank", title: href }, ...children);
+    return a;
+  }
+
+  const isSpace = (c) => c === undefined || /\s/.test(c);
+  const isWord = (c) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
+
+  // closer finds the delimiter d closing an emphasis opened before from.
+  function closer(s, d, from) {
+    const c = d[0];
+    for (let k = s.indexOf(d, from + 1); k >= 0; k = s.indexOf(d, k + 1)) {
+      if (isSpace(s[k - 1])) continue;
+      if (d.length === 1 && (s[k + 1] === c || s[k - 1] === c)) continue;
+      if (c === "_" && isWord(s[k + d.length])) continue;
+      return k;
+    }
+    return -1;
+  }
+
+  // codeRun finds a run of exactly n backticks from i.
+  function codeRun(s, n, i) {
+    const ticks = "`".repeat(n);
+    for (let k = s.indexOf(ticks, i); k >= 0; k = s.indexOf(ticks, k + 1)) {
+      let e = k + n;
+      if (s[e] !== "`" && s[k - 1] !== "`") return k;
+      while (s[e] === "`") e++;
+      k = e - 1;
+    }
+    return -1;
+  }
+
+  function mdInline(s, depth) {
+    const out = [];
+    let text = "";
+    const push = (node) => {
+      if (text) { out.push(document.createTextNode(text)); text = ""; }
+      out.push(node);
+    };
+    const none = new Set(); // delimiters with no closer further on
+    let i = 0;
+    while (i < s.length) {
+      const c = s[i];
+      if (c === "\\" && i + 1 < s.length && /[!-/:-@[-`{-~]/.test(s[i + 1])) {
+        text += s[i + 1];
+        i += 2;
+        continue;
+      }
+      if (c === "`") {
+        let n = 1;
+        while (s[i + n] === "`") n++;
+        const key = "`" + n;
+        const j = none.has(key) ? -1 : codeRun(s, n, i + n);
+        if (j < 0) {
+          none.add(key);
+          text += "`".repeat(n);
+          i += n;
+          continue;
+        }
+        let code = s.slice(i + n, j).replace(/\n/g, " ");
+        if (code.length > 2 && code[0] === " " && code[code.length - 1] === " ") code = code.slice(1, -1);
+        push(el("code", {}, code));
+        i = j + n;
+        continue;
+      }
+      if ((c === "*" || c === "_" || c === "~") && depth < mdDepth) {
+        const d = s[i + 1] === c ? c + c : c;
+        const open = i + d.length;
+        if ((c === "~" && d.length === 1) || isSpace(s[open]) || (c === "_" && isWord(s[i - 1])) || none.has(d)) {
+          text += d;
+          i += d.length;
+          continue;
+        }
+        const j = closer(s, d, open);
+        if (j < 0) {
+          none.add(d);
+          text += d;
+          i += d.length;
+          continue;
+        }
+        const tag = d.length === 1 ? "em" : c === "~" ? "del" : "strong";
+        push(el(tag, {}, ...mdInline(s.slice(open, j), depth + 1)));
+        i = j + d.length;
+        continue;
+      }
+      if (c === "[" && depth < mdDepth && !none.has("]")) {
+        const close = s.indexOf("]", i + 1);
+        if (close < 0) none.add("]");
+        const end = close > 0 && s[close + 1] === "(" ? s.indexOf(")", close + 2) : -1;
+        if (end > 0) {
+          let target = s.slice(close + 2, end).trim();
+          const sp = target.search(/\s/);
+          if (sp > 0) target = target.slice(0, sp); // a "title" after the address
+          if (target.startsWith("<") && target.endsWith(">")) target = target.slice(1, -1);
+          const href = s[i - 1] === "!" ? null : safeHref(target); // ![image](…) stays text
+          if (href) push(link(href, mdInline(s.slice(i + 1, close), depth + 1)));
+          else text += s.slice(i, end + 1); // not a link: as written, inert
+          i = end + 1;
+          continue;
+        }
+      }
+      if (c === "<" || (c === "h" && !isWord(s[i - 1]) && (s.startsWith("http://", i) || s.startsWith("https://", i)))) {
+        const m = c === "<" ? /^<(https?:\/\/[^\s<>]+)>/.exec(s.slice(i, i + 2048))
+          : /^https?:\/\/[^\s<>]*[^\s<>.,;:!?'")\]*_~]/.exec(s.slice(i, i + 2048));
+        const href = m && safeHref(c === "<" ? m[1] : m[0]);
+        if (href) {
+          push(link(href, [c === "<" ? m[1] : m[0]]));
+          i += m[0].length;
+          continue;
+        }
+      }
+      text += c;
+      i++;
+    }
+    if (text) out.push(document.createTextNode(text));
+    return out;
+  }
+
+  const listItem = (line) => /^( {0,3})([-*+]|\d{1,9}[.)])(?:\s+(.*))?$/.exec(line);
+  const fenceOpen = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
+
+  function mdList(lines, i, depth) {
+    const first = listItem(lines[i]);
+    const base = first[1].length; // the items' indentation
+    const ordered = /\d/.test(first[2]);
+    const list = el(ordered ? "ol" : "ul");
+    if (ordered && parseInt(first[2], 10) !== 1) list.start = parseInt(first[2], 10);
+    const inside = (l) => l.length - l.trimStart().length > base + 1;
+    for (let m = first; m; m = i < lines.length ? listItem(lines[i]) : null) {
+      if (m !== first && (inside(lines[i]) || /\d/.test(m[2]) !== ordered)) break;
+      const body = [m[3] || ""];
+      i++; // always: the item's own line
+      while (i < lines.length) {
+        const l = lines[i];
+        if (/^\s*$/.test(l)) {
+          if (i + 1 < lines.length && inside(lines[i + 1])) { body.push(""); i++; continue; }
+          break;
+        }
+        if (!inside(l) && (listItem(l) || fenceOpen.test(l) || /^ {0,3}(#|>)/.test(l))) break;
+        body.push(l.slice(Math.min(l.length - l.trimStart().length, base + 2)));
+        i++;
+      }
+      const blocks = depth < mdDepth ? mdBlocks(body.join("\n"), depth + 1) : [document.createTextNode(body.join("\n"))];
+      if (blocks.length && blocks[0].tagName === "P") blocks.splice(0, 1, ...blocks[0].childNodes); // a tight item
+      list.append(el("li", {}, ...blocks));
+    }
+    return [list, i];
+  }
+
+  function mdBlocks(text, depth) {
+    const lines = text.replace(/\r\n?/g, "\n").split("\n");
+    const out = [];
+    let para = [];
+    const flush = () => {
+      if (para.length) out.push(el("p", {}, ...mdInline(para.join("\n"), depth)));
+      para = [];
+    };
+    let i = 0;
+    while (i < lines.length) {
+      const line = lines[i];
+      let m;
+      if ((m = fenceOpen.exec(line))) {
+        flush();
+        const fence = m[1];
+        const body = [];
+        for (i++; i < lines.length; i++) {
+          const t = lines[i].trim();
+          if (t.length >= fence.length && t === fence[0].repeat(t.length)) { i++; break; }
+          body.push(lines[i]);
+        }
+        const code = el("code", {}, body.join("\n"));
+        if (m[2]) code.dataset.lang = m[2];
+        out.push(el("pre", { class: "code" }, code));
+        continue;
+      }
+      if (/^\s*$/.test(line)) { flush(); i++; continue; }
+      if ((m = /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/.exec(line))) {
+        flush();
+        out.push(el("h" + Math.min(6, m[1].length + 2), {}, ...mdInline(m[2], depth)));
+        i++;
+        continue;
+      }
+      if (/^ {0,3}([-*_])(?:\s*\1){2,}\s*$/.test(line)) { flush(); out.push(el("hr")); i++; continue; }
+      if (/^ {0,3}>/.test(line)) {
+        flush();
+        const q = [];
+        while (i < lines.length && (m = /^ {0,3}> ?(.*)$/.exec(lines[i]))) { q.push(m[1]); i++; }
+        out.push(el("blockquote", {}, ...(depth < mdDepth ? mdBlocks(q.join("\n"), depth + 1) : [q.join("\n")])));
+        continue;
+      }
+      if ((m = listItem(line)) && m[3] !== undefined && (para.length === 0 || !/\d/.test(m[2]) || m[2].startsWith("1"))) {
+        flush();
+        const [list, next] = mdList(lines, i, depth);
+        out.push(list);
+        i = next;
+        continue;
+      }
+      para.push(line);
+      i++;
+    }
+    flush();
+    return out;
+  }
+
+  // Agent messages stream in pieces: a block is rendered again (whole)
+  // shortly after its last piece, and at once before anything else is shown.
+  const dirty = new Set();
+  let renderTimer = 0;
+  function renderDirty() {
+    clearTimeout(renderTimer);
+    renderTimer = 0;
+    const stick = atBottom();
+    for (const b of dirty) b.node.replaceChildren(...mdBlocks(b.raw, 0));
+    dirty.clear();
+    if (stick) transcript.scrollTop = transcript.scrollHeight;
+  }
+
   // --- transcript ---
+
+  // replayed marks history a loaded session replayed: shown dimmed.
+  function replayed(node, m) {
+    if (m.replay) node.classList.add("replay");
+    return node;
+  }
 
   function delta(m) {
     if (!current || current.turn !== m.turn || current.kind !== m.type) {
       if (m.type === "thought") {
         const body = el("div");
         const d = el("details", { class: "thought" }, el("summary", {}, "thinking"), body);
-        append(d);
+        append(replayed(d, m));
         current = { turn: m.turn, kind: m.type, node: body };
       } else {
-        current = { turn: m.turn, kind: m.type, node: append(el("div", { class: "text" })) };
+        current = { turn: m.turn, kind: m.type, node: append(replayed(el("div", { class: "text md" }), m)), raw: "" };
       }
     }
-    const stick = atBottom();
-    current.node.append(document.createTextNode(m.delta));
-    if (stick) transcript.scrollTop = transcript.scrollHeight;
+    if (m.type === "thought") {
+      const stick = atBottom();
+      current.node.append(document.createTextNode(m.delta));
+      if (stick) transcript.scrollTop = transcript.scrollHeight;
+      return;
+    }
+    current.raw += m.delta;
+    dirty.add(current);
+    if (!renderTimer) renderTimer = setTimeout(renderDirty, 30);
   }
 
   function diffBlock(c) {
@@ -117,7 +370,7 @@
     const key = m.turn + "/" + m.tool.id;
     let card = tools.get(key);
     if (!card) {
-      card = append(el("div", { class: "card tool" }));
+      card = append(replayed(el("div", { class: "card tool" }), m));
       card.dataset.tool = m.tool.id;
       tools.set(key, card);
     }
@@ -129,29 +382,42 @@
   function plan(m) {
     const ul = el("ul", { class: "plan" });
     for (const e of m.entries) ul.append(el("li", { class: e.status }, e.content));
-    append(el("div", { class: "card planbox" }, el("div", { class: "kind" }, "plan"), ul));
+    append(replayed(el("div", { class: "card planbox" }, el("div", { class: "kind" }, "plan"), ul), m));
     current = null;
   }
 
   const handlers = {
     reset(m) {
+      dirty.clear();
       transcript.replaceChildren();
+      $("usage").textContent = "";
       dialogs.replaceChildren();
       open.clear();
       tools = new Map();
       current = null;
       $("agent").textContent = [m.agent.name, m.agent.version].filter(Boolean).join(" ");
       if (m.dropped) append(el("div", { class: "note" }, m.dropped + " earlier messages are no longer kept"));
+      if (!$("sessions").hidden) loadSessions();
     },
-    user(m) { append(el("div", { class: "user" }, m.text)); current = null; },
+    user(m) {
+      const last = transcript.lastElementChild;
+      if (m.replay && current && current.kind === "user" && current.turn === m.turn && last === current.node) {
+        last.append(document.createTextNode(m.text)); // the next piece of a replayed prompt
+        return;
+      }
+      current = { turn: m.turn, kind: "user", node: append(replayed(el("div", { class: "user" }, m.text), m)) };
+    },
     text: delta,
     thought: delta,
     tool,
     plan,
     usage(m) {
-      let s = "context " + m.used + " / " + m.size;
-      if (m.currency) s += " · " + m.cost.toFixed(4) + " " + m.currency;
-      $("usage").textContent = s;
+      const u = $("usage");
+      let s = "context " + tokens(m.used) + " / " + tokens(m.size) + " tokens";
+      if (m.size > 0) s += " (" + Math.round((100 * m.used) / m.size) + "%)";
+      if (m.currency) s += " · " + money(m.cost, m.currency);
+      u.textContent = s;
+      u.title = m.used + " of " + m.size + " tokens of the context window used" + (m.currency ? "; cost so far " + m.cost + " " + m.currency : "");
     },
     note(m) { append(el("div", { class: "note " + m.kind }, m.text)); current = null; },
     done(m) {
@@ -168,13 +434,33 @@
     dialog_close(m) { closeDialog(m.id); },
   };
 
+  // tokens shortens a count: 1234 → 1.2k.
+  function tokens(n) {
+    if (n >= 1e6) return (n / 1e6).toFixed(1).replace(/\.0$/, "") + "M";
+    if (n >= 1e3) return (n / 1e3).toFixed(1).replace(/\.0$/, "") + "k";
+    return String(n);
+  }
+
+  function money(amount, currency) {
+    try {
+      return new Intl.NumberFormat(undefined, { style: "currency", currency, maximumFractionDigits: 4 }).format(amount);
+    } catch (_) {
+      return amount.toFixed(4) + " " + currency; // not an ISO 4217 code
+    }
+  }
+
   function setState(m) {
     state = m;
+    $("session").textContent = m.session.title || m.session.id;
+    $("session").title = "session " + m.session.id;
+    $("policy").textContent = m.permission ? "permission: " + m.permission : "";
+    $("newsession").disabled = m.running || m.switching;
     const st = $("status");
     st.textContent = m.running ? "running" : "idle";
     st.className = "badge" + (m.running ? " running" : "");
     $("stop").disabled = !m.running;
-    $("send").disabled = m.running;
+    $("send").disabled = m.running || m.switching;
+    for (const b of document.querySelectorAll("#sessionlist button")) b.disabled = m.running || m.switching || b.dataset.current === "1";
     $("planmode").checked = m.planMode;
     const ae = $("agenterror");
     ae.hidden = !m.agentError;
@@ -379,6 +665,56 @@
     if (e.key === "Escape" && state.running && !e.target.closest(".dialog")) post("api/stop", {});
   });
 
+
+  // --- sessions ---
+
+  async function get(path) {
+    try {
+      const r = await fetch(path, { credentials: "same-origin" });
+      if (!r.ok) { showError(path + ": " + (await r.text()).trim()); return null; }
+      return await r.json();
+    } catch (e) {
+      showError(path + ": " + e);
+      return null;
+    }
+  }
+
+  function when(t) {
+    const d = new Date(t);
+    return isNaN(d) ? "" : d.toLocaleString();
+  }
+
+  async function loadSessions() {
+    const l = await get("api/sessions");
+    if (!l) return;
+    const list = $("sessionlist");
+    const note = $("sessionnote");
+    if (!l.recording) note.textContent = "Sessions are not recorded here.";
+    else if (!l.canLoad && !l.canResume) note.textContent = "This agent can neither load nor resume a session.";
+    else if (l.sessions.length === 0) note.textContent = "No session of this agent recorded in this directory yet.";
+    else note.textContent = l.error || "";
+    list.replaceChildren(...l.sessions.map((x) => {
+      const b = el("button", { type: "button", class: "resume", "data-session": x.id, "data-current": x.current ? "1" : "0" }, x.current ? "current" : "Resume");
+      b.disabled = x.current || state.running || state.switching || (!l.canLoad && !l.canResume);
+      b.addEventListener("click", async () => {
+        b.disabled = true;
+        b.textContent = "opening…";
+        if (!(await post("api/session/resume", { id: x.id }))) b.textContent = "Resume";
+      });
+      return el("li", { class: x.current ? "current" : "" }, b,
+        el("span", { class: "stitle" }, x.title || x.label),
+        el("span", { class: "muted" }, [x.title ? x.label : "", x.mode ? "mode " + x.mode : "", when(x.lastUsed)].filter(Boolean).join(" · ")));
+    }));
+  }
+
+  $("sessionsbtn").addEventListener("click", () => {
+    const p = $("sessions");
+    p.hidden = !p.hidden;
+    $("sessionsbtn").setAttribute("aria-expanded", String(!p.hidden));
+    if (!p.hidden) loadSessions();
+  });
+  $("newsession").addEventListener("click", () => post("api/session/new", {}));
+
   // --- the event stream ---
 
   function connect() {
@@ -389,6 +725,7 @@
     es.onmessage = (e) => {
       let m;
       try { m = JSON.parse(e.data); } catch (_) { return; }
+      if (m.type !== "text" && dirty.size) renderDirty();
       const h = handlers[m.type];
       if (h) h(m);
     };

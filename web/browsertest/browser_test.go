@@ -10,6 +10,7 @@ package browsertest
 // screenshots of the transcript and of an approval dialog there.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -526,5 +528,280 @@ Promise.allSettled([
 		if m.Method == "session/prompt" {
 			t.Errorf("the agent got a prompt: %s", m.Raw)
 		}
+	}
+}
+
+// markdown is an agent message using the Markdown agents write, with hostile
+// parts: HTML, a javascript: link, a data: link, a link to the server's own
+// API, an image.
+const markdown = "## Plan\n\nSome *emphasis*, **strong**, `a <b>code</b> span` and snake_case_name.\n\n" +
+	"- first item\n- second with [a link](https://example.com/x?a=1)\n  - nested\n\n" +
+	"1. one\n2. two\n\n" +
+	"```go\nfunc main() { fmt.Println(\"<script>\") }\n```\n\n" +
+	"> quoted\n\n" +
+	"Bad: [click](javascript:window.__pwned=3) [data](data:text/html,<script>window.__pwned=4</script>) " +
+	"[api](api/stop) [spaced]( JAVASCRIPT:window.__pwned=5 ) ![img](https://example.com/i.png) " +
+	"<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\"> and <https://example.org/auto>."
+
+// TestMarkdown: an agent message renders as Markdown (heading, emphasis,
+// code span and block, nested list, ordered list, quote, links with
+// rel=noopener noreferrer), built as elements: the HTML in it stays text,
+// nothing runs, and only absolute http(s) addresses become links.
+func TestMarkdown(t *testing.T) {
+	b := browser(t)
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		// In pieces, as agents stream it.
+		fakeagent.Say(fakeagent.Text(markdown[:40])),
+		fakeagent.Say(fakeagent.Text(markdown[40:200])),
+		fakeagent.Say(fakeagent.Text(markdown[200:])),
+	}}}}
+	r := newRig(t, script, nil)
+	tab := r.tab(b)
+	r.send(tab, "explain")
+	r.turnEnded(tab, 1)
+	md := `document.querySelector("#transcript .text")`
+	for sel, want := range map[string]string{
+		"h4":                   "Plan",
+		"p em":                 "emphasis",
+		"p strong":             "strong",
+		"p code":               "a <b>code</b> span",
+		"ul > li:first-child":  "first item",
+		"ul ul > li":           "nested",
+		"ol > li:nth-child(2)": "two",
+		"pre.code code":        "func main() { fmt.Println(\"<script>\") }",
+		"blockquote":           "quoted",
+	} {
+		if got := eval[string](r, tab, fmt.Sprintf("(%s.querySelector(%q) || {}).textContent", md, sel)); got != want {
+			t.Errorf("%s: %q, want %q", sel, got, want)
+		}
+	}
+	if lang := eval[string](r, tab, md+`.querySelector("pre.code code").dataset.lang`); lang != "go" {
+		t.Errorf("code block language %q", lang)
+	}
+	links := eval[[]string](r, tab, `[...`+md+`.querySelectorAll("a")].map(a => a.getAttribute("href") + "|" + a.rel + "|" + a.target + "|" + a.textContent)`)
+	want := []string{"https://example.com/x?a=1|noopener noreferrer|_blank|a link", "https://example.org/auto|noopener noreferrer|_blank|https://example.org/auto"}
+	if strings.Join(links, "\n") != strings.Join(want, "\n") {
+		t.Errorf("links:\n%s\nwant:\n%s", strings.Join(links, "\n"), strings.Join(want, "\n"))
+	}
+	if n := eval[int](r, tab, `document.querySelectorAll("main script, main img, main b, main iframe, main [onerror]").length`); n != 0 {
+		t.Errorf("%d elements made from the message's HTML", n)
+	}
+	if p := eval[bool](r, tab, `window.__pwned !== undefined`); p {
+		t.Error("the message's script ran")
+	}
+	text := eval[string](r, tab, md+".textContent")
+	for _, lit := range []string{"snake_case_name", "[click](javascript:window.__pwned=3)", "[api](api/stop)", "![img](https://example.com/i.png)",
+		`<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`} {
+		if !strings.Contains(text, lit) {
+			t.Errorf("%q is not shown as written in %q", lit, text)
+		}
+	}
+	r.screenshot(tab, "markdown.png")
+}
+
+// memStore is a web.SessionStore in memory.
+type memStore struct {
+	mu   sync.Mutex
+	recs []web.SessionRecord
+}
+
+func (m *memStore) List() ([]web.SessionRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := append([]web.SessionRecord(nil), m.recs...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].LastUsed.After(out[j].LastUsed) })
+	return out, nil
+}
+
+func (m *memStore) Put(r web.SessionRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, o := range m.recs {
+		if o.ID == r.ID {
+			m.recs[i] = r
+			return nil
+		}
+	}
+	m.recs = append(m.recs, r)
+	return nil
+}
+
+// TestSessions: a turn, then "New session" empties the transcript on both
+// tabs; the session list shows the first session, and Resume loads it: its
+// history replayed, dimmed, and the next prompt answered in it.
+func TestSessions(t *testing.T) {
+	b := browser(t)
+	script := fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`), Turns: []fakeagent.Turn{
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("the **first** answer")), fakeagent.Say(fakeagent.ToolCall("c1", "read a.txt", "read"))}},
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("second answer"))}},
+	}}
+	st := &memStore{}
+	r := newRig(t, script, func(c *web.Config) { c.Sessions = st })
+	tab1, tab2 := r.tab(b), r.tab(b)
+	first := eval[string](r, tab1, `document.getElementById("session").textContent`)
+	r.send(tab1, "hello")
+	r.turnEnded(tab1, 1)
+
+	r.do(tab1, chromedp.Click(chromedp.CSS("#sessionsbtn")))
+	r.poll(tab1, `document.querySelectorAll("#sessionlist li").length === 1`)
+	if cur := eval[string](r, tab1, `document.querySelector("#sessionlist button").textContent`); cur != "current" {
+		t.Errorf("the current session's button says %q", cur)
+	}
+	r.do(tab1, chromedp.Click(chromedp.CSS("#newsession")))
+	for _, tab := range []context.Context{tab1, tab2} {
+		r.poll(tab, `document.querySelector("#transcript .note.session") !== null && document.querySelector("#transcript .text") === null`)
+		r.poll(tab, fmt.Sprintf(`document.getElementById("session").textContent !== %q`, first))
+	}
+	resume := fmt.Sprintf(`#sessionlist button[data-session=%q]`, first)
+	r.poll(tab1, fmt.Sprintf(`document.querySelector(%q) !== null && !document.querySelector(%q).disabled`, resume, resume))
+	r.do(tab1, chromedp.Click(chromedp.CSS(resume)))
+	for _, tab := range []context.Context{tab1, tab2} {
+		r.poll(tab, `document.querySelector("#transcript .text.replay strong") !== null`)
+		r.poll(tab, fmt.Sprintf(`document.getElementById("session").textContent === %q`, first))
+		if got := eval[string](r, tab, `document.querySelector("#transcript .text.replay").textContent`); got != "the first answer" {
+			t.Errorf("replayed text %q", got)
+		}
+		if !eval[bool](r, tab, `document.querySelector('#transcript .card.tool.replay') !== null`) {
+			t.Error("the replayed tool call is not shown as replayed")
+		}
+		if op := eval[string](r, tab, `getComputedStyle(document.querySelector("#transcript .text.replay")).opacity`); op == "1" {
+			t.Errorf("replayed text not dimmed (opacity %s)", op)
+		}
+	}
+	r.received(`"method":"session/load"`)
+	r.screenshot(tab1, "sessions.png")
+	r.send(tab1, "again")
+	r.turnEnded(tab1, 2)
+	if text := eval[string](r, tab1, `[...document.querySelectorAll("#transcript .text:not(.replay)")].map(e => e.textContent).join("")`); text != "second answer" {
+		t.Errorf("after the resume: %q", text)
+	}
+}
+
+// TestCommandSharesSessions: the acphost command itself. A terminal run
+// (acphost -p) records its session; acphost web, in the same directory and
+// with the same store, lists it in the page, loads it (the terminal turn's
+// answer replayed, dimmed), runs a turn in it, and records that use.
+func TestCommandSharesSessions(t *testing.T) {
+	b := browser(t)
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "acphost")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	build := exec.Command("go", "build", "-o", bin, "./cmd/acphost")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	work := filepath.Join(tmp, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script, _ := json.Marshal(fakeagent.Script{
+		AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile:       filepath.Join(tmp, "history.jsonl"), // the agent's own memory, across its processes
+		Turns: []fakeagent.Turn{
+			{Prompt: "from the terminal", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answered in the *terminal*"))}},
+			{Prompt: "from the browser", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answered in the browser"))}},
+		},
+	})
+	env := append(os.Environ(), "ACPHOST_STATE_DIR="+filepath.Join(tmp, "state"), "ACPHOST_CONFIG="+filepath.Join(tmp, "none.json"),
+		"ACPHOST_DEMO_SCRIPT="+string(script), "NO_COLOR=1")
+	cli := exec.Command(bin, "--cwd", work, "-p", "from the terminal")
+	cli.Env = env
+	if out, err := cli.CombinedOutput(); err != nil || !strings.Contains(string(out), "answered in the *terminal*") {
+		t.Fatalf("acphost -p: %v\n%s", err, out)
+	}
+	sessions := func() []map[string]any {
+		t.Helper()
+		c := exec.Command(bin, "sessions", "--json")
+		c.Env = env
+		out, err := c.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []map[string]any
+		if err := json.Unmarshal(out, &recs); err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	recs := sessions()
+	if len(recs) != 1 {
+		t.Fatalf("records after the terminal run: %v", recs)
+	}
+	id, _ := recs[0]["id"].(string)
+	used, _ := recs[0]["lastUsed"].(string)
+
+	srv := exec.Command(bin, "web", "--cwd", work)
+	srv.Env = env
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		srv.Process.Signal(os.Interrupt)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("acphost web: %v\n%s", err, stderr.String())
+			}
+		case <-time.After(step):
+			srv.Process.Kill()
+			t.Errorf("acphost web did not exit on SIGINT\n%s", stderr.String())
+		}
+	}
+	defer stop()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the URL: %v\n%s", err, stderr.String())
+	}
+	url := strings.TrimSpace(line)
+	if !strings.Contains(url, "?token=") {
+		t.Fatalf("printed %q", url)
+	}
+
+	r := &rig{t: t}
+	tab, cancel := chromedp.NewContext(b)
+	defer cancel()
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatal(err)
+	}
+	r.do(tab, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#prompt")))
+	r.poll(tab, `document.getElementById("conn").textContent === "connected"`)
+	r.do(tab, chromedp.Click(chromedp.CSS("#sessionsbtn")))
+	resume := fmt.Sprintf(`#sessionlist button[data-session=%q]`, id)
+	r.poll(tab, fmt.Sprintf(`document.querySelector(%q) !== null`, resume))
+	// The fake agent numbers its sessions per process, so the page's first
+	// session has the recorded one's id: leave it for a new one first.
+	r.do(tab, chromedp.Click(chromedp.CSS("#newsession")))
+	r.poll(tab, fmt.Sprintf(`document.getElementById("session").textContent !== %q`, id))
+	r.poll(tab, fmt.Sprintf(`document.querySelector(%q) !== null && !document.querySelector(%q).disabled`, resume, resume))
+	r.do(tab, chromedp.Click(chromedp.CSS(resume)))
+	r.poll(tab, `document.querySelector("#transcript .text.replay em") !== null`)
+	if got := eval[string](r, tab, `document.querySelector("#transcript .text.replay").textContent`); got != "answered in the terminal" {
+		t.Errorf("replayed %q", got)
+	}
+	r.send(tab, "from the browser")
+	r.turnEnded(tab, 1)
+	if got := eval[string](r, tab, `[...document.querySelectorAll("#transcript .text:not(.replay)")].map(e => e.textContent).join("")`); got != "answered in the browser" {
+		t.Errorf("answer %q", got)
+	}
+	stop()
+	recs = sessions()
+	if len(recs) != 1 || recs[0]["id"] != id || recs[0]["lastUsed"] == used || recs[0]["agent"] != "demo" {
+		t.Errorf("records after the browser turn (one, %s, used later than %s, agent demo): %v", id, used, recs)
 	}
 }

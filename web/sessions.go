@@ -1,0 +1,305 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/acphost/acphost"
+)
+
+// errBusy refuses a session switch while a turn runs or another switch is
+// under way.
+var errBusy = errors.New("a turn is running (or a session opening): stop it or wait")
+
+// openTimeout bounds opening a session from the page: a load replays a
+// whole conversation.
+const openTimeout = 2 * time.Minute
+
+// replayBuf gathers the transcript a session being loaded replays, shown
+// once the load succeeds (a failed load leaves the page as it was).
+type replayBuf struct {
+	id       string // the session being loaded
+	turn     int    // replayed turns are numbered -1, -2, … (live ones from 1)
+	lastUser bool   // the last message was the person's
+	msgs     [][]byte
+}
+
+// add turns one replayed update into a transcript message.
+func (rb *replayBuf) add(u acphost.Update) {
+	if rb.turn == 0 {
+		rb.turn = -1
+	}
+	var m any
+	switch u := u.(type) {
+	case *acphost.MessageChunk:
+		text := blockText(u.Content)
+		switch u.Kind() {
+		case acphost.KindUserMessageChunk:
+			if !rb.lastUser && len(rb.msgs) > 0 {
+				rb.turn-- // a new turn of the history
+			}
+			rb.lastUser = true
+			rb.msgs = append(rb.msgs, encode(msgUser{Type: "user", Turn: rb.turn, Text: text, Replay: true}))
+			return
+		case acphost.KindAgentThoughtChunk:
+			m = msgDelta{Type: "thought", Turn: rb.turn, Delta: text, Replay: true}
+		default:
+			m = msgDelta{Type: "text", Turn: rb.turn, Delta: text, Replay: true}
+		}
+	case *acphost.ToolCallUpdate:
+		if u.State.ID == "" {
+			return
+		}
+		m = msgTool{Type: "tool", Turn: rb.turn, Tool: viewTool(u.State), Replay: true}
+	case *acphost.PlanUpdate:
+		p := msgPlan{Type: "plan", Turn: rb.turn, Entries: []planEntry{}, Replay: true}
+		for _, e := range u.Entries {
+			p.Entries = append(p.Entries, planEntry{Content: safe(e.Content), Priority: safe(e.Priority), Status: safe(e.Status)})
+		}
+		m = p
+	default:
+		return
+	}
+	rb.lastUser = false
+	rb.msgs = append(rb.msgs, encode(m))
+}
+
+// resetMsg starts a tab's transcript: the agent, the current session.
+func (s *Server) resetMsg(dropped int) []byte {
+	info := s.c.AgentInfo()
+	sess := s.session()
+	return encode(msgReset{Type: "reset", Agent: agentMsg{Name: acphost.SafeText(info.Name), Version: acphost.SafeText(info.Version)},
+		Session: sessionView{ID: safe(sess.ID()), Title: safe(sess.Details().Title)}, Dropped: dropped})
+}
+
+// setMode asks for Config.Mode on sess, noting a refusal in the transcript.
+func (s *Server) setMode(ctx context.Context, sess *acphost.Session, mode string) {
+	if mode == "" || sess.Modes().CurrentModeID == mode {
+		return
+	}
+	if err := sess.SetMode(ctx, mode); err != nil {
+		s.log.Warn("web: setting the session mode", "mode", mode, "err", err)
+		s.hub.transcript(msgNote{Type: "note", Turn: s.turnID(), Kind: "mode", Text: "mode " + safe(mode) + " not set: " + errText(err)})
+	}
+}
+
+// record writes sess's record to Config.Sessions: it is in use now.
+func (s *Server) record(sess *acphost.Session) {
+	st := s.cfg.Sessions
+	if st == nil {
+		return
+	}
+	r := SessionRecord{ID: sess.ID(), Cwd: s.cfg.Agent.Dir, Title: sess.Details().Title, Mode: sess.Modes().CurrentModeID, LastUsed: time.Now()}
+	if r.ID == "" {
+		return
+	}
+	if err := st.Put(r); err != nil {
+		s.log.Warn("web: recording the session", "session", r.ID, "err", err)
+	}
+}
+
+// capabilities reads which ways of continuing a session the agent offers.
+func (s *Server) capabilities() (load, resume bool) {
+	var caps struct {
+		LoadSession         bool `json:"loadSession"`
+		SessionCapabilities struct {
+			Resume json.RawMessage `json:"resume"`
+		} `json:"sessionCapabilities"`
+	}
+	if json.Unmarshal(s.c.AgentCapabilities(), &caps) != nil {
+		return false, false
+	}
+	r := caps.SessionCapabilities.Resume
+	return caps.LoadSession, len(r) > 0 && string(r) != "null"
+}
+
+// NewSession opens a new session on the agent and makes it the one the
+// page prompts; the transcript starts again on every tab. It fails while
+// a turn runs.
+func (s *Server) NewSession(ctx context.Context) error {
+	_, err := s.open(ctx, "")
+	return err
+}
+
+// ResumeSession continues a stored session of the agent, by id, and makes
+// it the one the page prompts: through session/load when the agent offers
+// it (the replayed history is shown dimmed), else session/resume. Config.Mode,
+// else the mode recorded in Config.Sessions, is asked for afterwards. It
+// fails while a turn runs.
+func (s *Server) ResumeSession(ctx context.Context, id string) error {
+	if id == "" {
+		return errors.New("web: no session id")
+	}
+	_, err := s.open(ctx, id)
+	return err
+}
+
+// open opens a new session (id "") or continues one, and switches to it.
+// It returns how, for the transcript's note.
+func (s *Server) open(ctx context.Context, id string) (string, error) {
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return "", acphost.ErrClosed
+	case s.turn != nil || s.switching:
+		s.mu.Unlock()
+		return "", errBusy
+	}
+	s.switching = true
+	rb := &replayBuf{id: id}
+	if id != "" {
+		s.replay = rb
+	}
+	s.mu.Unlock()
+	s.publishState()
+	defer func() {
+		s.mu.Lock()
+		s.switching, s.replay = false, nil
+		s.mu.Unlock()
+		s.publishState()
+	}()
+
+	ctx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	stop := context.AfterFunc(s.ctx, cancel) // Close ends the open
+	defer stop()
+	opts := acphost.SessionOptions{Dir: s.cfg.Agent.Dir}
+	var sess *acphost.Session
+	var err error
+	how := "new session"
+	mode := s.cfg.Mode
+	if id == "" {
+		sess, err = s.c.NewSession(ctx, opts)
+	} else {
+		if mode == "" && s.cfg.Sessions != nil {
+			if recs, lerr := s.cfg.Sessions.List(); lerr == nil {
+				for _, r := range recs {
+					if r.ID == id {
+						mode = r.Mode
+					}
+				}
+			}
+		}
+		how = "session " + safe(id) + " loaded: its history is shown dimmed above"
+		sess, err = s.c.LoadSession(ctx, id, opts)
+		if errors.Is(err, acphost.ErrUnsupported) {
+			how = "session " + safe(id) + " resumed (the agent does not replay its history)"
+			sess, err = s.c.ResumeSession(ctx, id, opts)
+			if errors.Is(err, acphost.ErrUnsupported) {
+				err = errors.New("the agent offers neither session/load nor session/resume")
+			}
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	old := s.sess
+	s.sess = sess
+	msgs := rb.msgs
+	s.replay = nil
+	s.mu.Unlock()
+	if old != s.c.Session() && old != sess {
+		if err := old.Close(ctx); err != nil {
+			s.log.Warn("web: closing the session left", "session", old.ID(), "err", err)
+		}
+	}
+	msgs = append(msgs, encode(msgNote{Type: "note", Turn: s.turnID(), Kind: "session", Text: how}))
+	s.hub.restart(s.resetMsg(0), msgs)
+	s.setMode(ctx, sess, mode)
+	if id != "" {
+		s.record(sess)
+	}
+	return how, nil
+}
+
+// apiSessions lists the recorded sessions: {"current", "sessions": [{id,
+// title, cwd, mode, lastUsed, current}], "recording", "canLoad",
+// "canResume"}.
+func (s *Server) apiSessions(w http.ResponseWriter, r *http.Request) {
+	type item struct {
+		ID       string    `json:"id"`    // raw: posted back to resume it
+		Label    string    `json:"label"` // the id, safe to show
+		Title    string    `json:"title,omitempty"`
+		Cwd      string    `json:"cwd,omitempty"`
+		Mode     string    `json:"mode,omitempty"`
+		LastUsed time.Time `json:"lastUsed"`
+		Current  bool      `json:"current"`
+	}
+	load, resume := s.capabilities()
+	cur := s.session().ID()
+	out := struct {
+		Current   string `json:"current"`
+		Sessions  []item `json:"sessions"`
+		Recording bool   `json:"recording"`
+		CanLoad   bool   `json:"canLoad"`
+		CanResume bool   `json:"canResume"`
+		Error     string `json:"error,omitempty"`
+	}{Current: safe(cur), Sessions: []item{}, Recording: s.cfg.Sessions != nil, CanLoad: load, CanResume: resume}
+	if st := s.cfg.Sessions; st != nil {
+		recs, err := st.List()
+		if err != nil {
+			out.Error = errText(err)
+		}
+		for _, rec := range recs {
+			out.Sessions = append(out.Sessions, item{ID: rec.ID, Label: safe(rec.ID), Title: safe(rec.Title), Cwd: safe(rec.Cwd), Mode: safe(rec.Mode),
+				LastUsed: rec.LastUsed, Current: rec.ID == cur})
+		}
+	}
+	writeJSON(w, out)
+}
+
+// sessionError answers a failed open: 409 while busy, else 502 (the
+// agent refused).
+func sessionError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errBusy) {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	http.Error(w, errText(err), http.StatusBadGateway)
+}
+
+// apiNewSession opens a new session: {}.
+func (s *Server) apiNewSession(w http.ResponseWriter, r *http.Request) {
+	var req struct{}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if err := s.NewSession(r.Context()); err != nil {
+		sessionError(w, err)
+		return
+	}
+	writeJSON(w, map[string]string{"session": safe(s.session().ID())})
+}
+
+// apiResume continues a recorded session: {"id": "..."}; an id the store
+// does not hold is refused (404).
+func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ID string `json:"id"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	known := false
+	if st := s.cfg.Sessions; st != nil && req.ID != "" {
+		if recs, err := st.List(); err == nil {
+			for _, rec := range recs {
+				known = known || rec.ID == req.ID
+			}
+		}
+	}
+	if !known {
+		http.Error(w, "no such recorded session", http.StatusNotFound)
+		return
+	}
+	if err := s.ResumeSession(r.Context(), req.ID); err != nil {
+		sessionError(w, err)
+		return
+	}
+	writeJSON(w, map[string]string{"session": safe(s.session().ID())})
+}

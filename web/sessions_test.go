@@ -1,0 +1,194 @@
+package web_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/web"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// memStore is a SessionStore in memory.
+type memStore struct {
+	mu   sync.Mutex
+	recs []web.SessionRecord
+	puts int
+}
+
+func (m *memStore) List() ([]web.SessionRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := slices.Clone(m.recs)
+	slices.SortStableFunc(out, func(a, b web.SessionRecord) int { return b.LastUsed.Compare(a.LastUsed) })
+	return out, nil
+}
+
+func (m *memStore) Put(r web.SessionRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.puts++
+	for i, o := range m.recs {
+		if o.ID == r.ID {
+			m.recs[i] = r
+			return nil
+		}
+	}
+	m.recs = append(m.recs, r)
+	return nil
+}
+
+func (m *memStore) ids() []string {
+	recs, _ := m.List()
+	var ids []string
+	for _, r := range recs {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// twoTurns answers "one", then "two", then "three", prompt by prompt.
+func twoTurns(caps string) fakeagent.Script {
+	return fakeagent.Script{AgentCapabilities: json.RawMessage(caps), Turns: []fakeagent.Turn{
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Thought("hmm")), fakeagent.Say(fakeagent.Text("one"))}},
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("two"))}},
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("three"))}},
+	}}
+}
+
+// TestSessionsNewAndLoad: a turn records its session; a new session starts
+// the transcript again on every tab; loading the first one replays its
+// history, marked as replayed, and the next prompt goes to it.
+func TestSessionsNewAndLoad(t *testing.T) {
+	t.Parallel()
+	st := &memStore{}
+	r := newRig(t, twoTurns(`{"loadSession":true}`), func(c *web.Config) { c.Sessions = st })
+	tb := r.tab()
+	first := tb.next("reset", ofType("reset")).sub("session").str("id")
+	require.NotEmpty(t, first)
+	assert.Empty(t, st.ids(), "a session is recorded at its first turn, not before")
+
+	r.post("/api/prompt", map[string]string{"text": "hi"}, http.StatusOK)
+	text, _ := tb.textUntil("done")
+	assert.Equal(t, "one", text)
+	tb.next("idle", func(m msg) bool { return m.typ() == "state" && m["running"] == false })
+	assert.Equal(t, []string{first}, st.ids())
+
+	var list struct {
+		Current   string `json:"current"`
+		Recording bool   `json:"recording"`
+		CanLoad   bool   `json:"canLoad"`
+		Sessions  []struct {
+			ID      string `json:"id"`
+			Current bool   `json:"current"`
+		} `json:"sessions"`
+	}
+	resp := r.request(http.MethodGet, "/api/sessions", "", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+	assert.Equal(t, first, list.Current)
+	assert.True(t, list.Recording)
+	assert.True(t, list.CanLoad)
+	require.Len(t, list.Sessions, 1)
+	assert.True(t, list.Sessions[0].Current)
+
+	r.post("/api/session/new", struct{}{}, http.StatusOK)
+	reset := tb.next("reset", ofType("reset"))
+	second := reset.sub("session").str("id")
+	assert.NotEqual(t, first, second)
+	note := tb.next("note", ofType("note"))
+	assert.Equal(t, "new session", note.str("text"))
+	r.received(`"method":"session/new"`)
+
+	r.post("/api/session/resume", map[string]string{"id": "nope"}, http.StatusNotFound)
+	r.post("/api/session/resume", map[string]string{"id": first}, http.StatusOK)
+	reset = tb.next("reset", ofType("reset"))
+	assert.Equal(t, first, reset.sub("session").str("id"))
+	var replayed []string
+	note = tb.next("load note", func(m msg) bool {
+		if m["replay"] == true {
+			replayed = append(replayed, m.typ()+":"+m.str("delta"))
+		}
+		return m.typ() == "note"
+	})
+	assert.Equal(t, []string{"thought:hmm", "text:one"}, replayed)
+	assert.Contains(t, note.str("text"), "loaded")
+	r.received(`"method":"session/load"`)
+
+	// A tab that connects now sees the loaded session's history, once.
+	late := r.tab()
+	assert.Equal(t, first, late.next("reset", ofType("reset")).sub("session").str("id"))
+	late.next("replayed text", func(m msg) bool { return m.typ() == "text" && m["replay"] == true })
+
+	r.post("/api/prompt", map[string]string{"text": "more"}, http.StatusOK)
+	text, _ = tb.textUntil("done")
+	assert.Equal(t, "two", text)
+	var prompts []string
+	for _, m := range r.agent.Received() {
+		if m.Method == "session/prompt" {
+			var p struct {
+				SessionID string `json:"sessionId"`
+			}
+			require.NoError(t, json.Unmarshal(m.Params, &p))
+			prompts = append(prompts, p.SessionID)
+		}
+	}
+	assert.Equal(t, []string{first, first}, prompts)
+}
+
+// TestSessionsResumeWithoutReplay: an agent with session/resume and no
+// session/load is resumed, without history; a switch while a turn runs is
+// refused.
+func TestSessionsResumeWithoutReplay(t *testing.T) {
+	t.Parallel()
+	st := &memStore{}
+	st.Put(web.SessionRecord{ID: "old-1", LastUsed: time.Now().Add(-time.Hour)})
+	script := fakeagent.Script{AgentCapabilities: json.RawMessage(`{"sessionCapabilities":{"resume":{}}}`), Turns: []fakeagent.Turn{
+		{Prompt: "long", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("working")), {WaitCancel: true}}},
+	}}
+	r := newRig(t, script, func(c *web.Config) { c.Sessions = st })
+	tb := r.tab()
+	r.post("/api/prompt", map[string]string{"text": "long"}, http.StatusOK)
+	tb.next("text", ofType("text"))
+	r.post("/api/session/resume", map[string]string{"id": "old-1"}, http.StatusConflict)
+	r.post("/api/session/new", struct{}{}, http.StatusConflict)
+	r.post("/api/stop", struct{}{}, http.StatusOK)
+	tb.next("done", ofType("done"))
+	tb.next("idle", func(m msg) bool { return m.typ() == "state" && m["running"] == false })
+
+	r.post("/api/session/resume", map[string]string{"id": "old-1"}, http.StatusOK)
+	note := tb.next("note", func(m msg) bool { return m.typ() == "note" && m.str("kind") == "session" })
+	assert.Contains(t, note.str("text"), "resumed")
+	r.received(`"method":"session/resume"`)
+	recs, _ := st.List()
+	assert.Equal(t, "old-1", recs[0].ID, "the resumed session is the most recently used")
+}
+
+// TestPermissionPolicy: Config.Permission answers in place of the page;
+// Config.Mode is asked for on the first session.
+func TestPermissionPolicy(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Demo()
+	script.NewSessionResult = json.RawMessage(`{"modes":{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask"},{"id":"code","name":"Code"}]}}`)
+	r := newRig(t, script, func(c *web.Config) {
+		c.Permission = func(acphost.PermissionFunc) acphost.PermissionFunc { return acphost.AllowAll() }
+		c.PermissionLabel = "allow"
+		c.Mode = "code"
+	})
+	r.received(`"method":"session/set_mode"`)
+	tb := r.tab()
+	st := tb.next("state", ofType("state"))
+	assert.Equal(t, "allow", st.str("permission"))
+	r.post("/api/prompt", map[string]string{"text": "go"}, http.StatusOK)
+	text, _ := tb.textUntil("done")
+	assert.Equal(t, "picked allow", text)
+	for _, m := range tb.seen {
+		assert.NotEqual(t, "dialog", m.typ())
+	}
+}
