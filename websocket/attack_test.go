@@ -330,8 +330,10 @@ func TestBridgeRefuses(t *testing.T) {
 
 func TestNoTokenMeansLoopbackOnly(t *testing.T) {
 	t.Parallel()
-	b := &Bridge{Command: "true"}
-	err := ListenAndServe(context.Background(), ":0", b)
+	err := ListenAndServe(context.Background(), "127.0.0.1:0", &Bridge{Command: "true"})
+	require.ErrorIs(t, err, ErrNoToken, "a token is required unless AllowNoToken")
+	b := &Bridge{Command: "true", AllowNoToken: true}
+	err = ListenAndServe(context.Background(), ":0", b)
 	require.ErrorIs(t, err, ErrNoToken)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

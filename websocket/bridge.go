@@ -67,9 +67,20 @@ type Bridge struct {
 	// Token is the bearer token a client must send: "Authorization:
 	// Bearer <Token>", or a "token" query parameter for clients that
 	// cannot set headers (the Rust SDK's WebSocket client) — a URL ends up
-	// in logs, so prefer the header. Compared in constant time. "" serves
-	// loopback connections only, without a token.
+	// in logs, so prefer the header. Compared in constant time. Required:
+	// without one every request is refused, unless AllowNoToken.
 	Token string
+	// AllowNoToken lets a Bridge without a Token serve loopback and Unix
+	// socket connections with no credential at all. Loopback is shared by
+	// every user of the machine, so any of them can then drive the agent
+	// as you: use it only on a machine of your own, or behind a Unix
+	// socket whose file permissions do the checking.
+	AllowNoToken bool
+	// Hosts are the names a request's Host may carry besides IP addresses
+	// and "localhost" (a DNS name you serve the bridge under). Any other
+	// Host is refused 403: a page whose name an attacker points at your
+	// address (DNS rebinding) never reaches the agent.
+	Hosts []string
 	// Path is the endpoint; "" means DefaultPath ("/acp"). Other paths
 	// get 404.
 	Path string
@@ -143,11 +154,17 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // refuse says why r may not connect: a status and a message, or 0.
 func (b *Bridge) refuse(r *http.Request) (int, string) {
+	if !b.hostAllowed(r.Host) {
+		return http.StatusForbidden, "host not allowed"
+	}
 	if !b.originAllowed(r) {
 		return http.StatusForbidden, "origin not allowed"
 	}
 	if b.Token == "" {
-		if !loopbackRequest(r) {
+		switch {
+		case !b.AllowNoToken:
+			return http.StatusUnauthorized, "this bridge has no token to check"
+		case !loopbackRequest(r):
 			return http.StatusForbidden, "a bridge without a token serves loopback only"
 		}
 		return 0, ""
@@ -176,6 +193,23 @@ func bearer(h string) (string, bool) {
 	}
 	tok = strings.TrimSpace(tok)
 	return tok, tok != ""
+}
+
+// hostAllowed: an IP address, localhost, or one of Hosts (port aside).
+func (b *Bridge) hostAllowed(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if net.ParseIP(host) != nil || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	for _, h := range b.Hosts {
+		if strings.EqualFold(h, host) {
+			return true
+		}
+	}
+	return false
 }
 
 // originAllowed: no Origin, the request's own host, or AllowedOrigins.

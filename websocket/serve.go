@@ -10,18 +10,18 @@ import (
 	"time"
 )
 
-// ErrNoToken is Serve's error for a listener beyond loopback and a
-// Bridge without a Token.
-var ErrNoToken = errors.New("websocket: a Bridge without a Token may listen on loopback only")
+// ErrNoToken is Serve's error for a Bridge without a Token (unless
+// AllowNoToken, and then for a listener beyond loopback).
+var ErrNoToken = errors.New("websocket: a Bridge needs a Token (AllowNoToken serves loopback without one)")
 
 // Serve serves b on ln until ctx ends, then stops accepting, closes b
 // (every connection ended, every agent stopped) and returns nil; if the
 // server fails first it closes b and returns the error. It refuses (with
-// ErrNoToken, before serving) a listener that is not loopback or a Unix
-// socket when b has no Token. ln is closed when Serve returns; b cannot
-// be served again.
+// ErrNoToken, before serving) a b without a Token — unless AllowNoToken,
+// and then a listener that is not loopback or a Unix socket. ln is
+// closed when Serve returns; b cannot be served again.
 func Serve(ctx context.Context, ln net.Listener, b *Bridge) error {
-	if b.Token == "" && !localAddr(ln.Addr()) {
+	if b.Token == "" && (!b.AllowNoToken || !localAddr(ln.Addr())) {
 		ln.Close()
 		return fmt.Errorf("%w (listening on %s)", ErrNoToken, ln.Addr())
 	}

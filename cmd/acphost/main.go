@@ -124,8 +124,10 @@
 // acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
 // serves AGENT over WebSocket at ws://ADDR/acp, starting one AGENT process
 // per connection and stopping it when the connection ends. It prints the
-// URL on stdout and serves until SIGINT or SIGTERM. A non-loopback ADDR
-// needs a token (--token or ACPHOST_TOKEN).
+// URL on stdout and serves until SIGINT or SIGTERM. It never serves
+// without a token: with none given it makes one up and prints it in the
+// URL (?token=…, which `acphost --url` takes as it is); a non-loopback
+// ADDR needs one given (--token or ACPHOST_TOKEN).
 //
 // Ctrl-C during a turn cancels that turn and goes on with the next prompt
 // on the same agent; a second Ctrl-C in the same turn, or one between turns,
@@ -268,7 +270,8 @@ acphost sessions [--json] | sessions rm ID
                          the recorded sessions ($XDG_STATE_HOME/acphost)
 acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
   serves AGENT over WebSocket, one process per connection, on ADDR (default
-  127.0.0.1:0; the URL is printed); beyond loopback a token is required
+  127.0.0.1:0); never without a token: one is made up and printed in the
+  URL unless --token (or ACPHOST_TOKEN) gives it; beyond loopback, give it
 acphost web [--listen ADDR] [--public] [--cwd DIR] [--fs] [-- AGENT [ARGS...]]
   the agent in the browser: live transcript, approvals, editable proposals
   (--fs), a stop button; prints a URL with a one-time token

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,7 +24,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("acphost serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:0", "the `address` to listen on")
-	token := fs.String("token", "", "the bearer `token` clients must send (default: $ACPHOST_TOKEN; required beyond loopback)")
+	token := fs.String("token", "", "the bearer `token` clients must send (default: $ACPHOST_TOKEN, else a random one, printed in the URL)")
 	cwd := fs.String("cwd", "", "the `directory` each agent process starts in (default: the current one)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]\n\n")
@@ -41,6 +43,13 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if *token == "" {
 		*token = os.Getenv(envToken)
 	}
+	printToken := false
+	if *token == "" {
+		// Never tokenless: loopback is shared by every user of the machine.
+		b := make([]byte, 16)
+		rand.Read(b)
+		*token, printToken = hex.EncodeToString(b), true
+	}
 	dir := *cwd
 	if dir != "" {
 		abs, err := filepath.Abs(dir)
@@ -55,16 +64,22 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "acphost serve:", err)
 		return exitFailed
 	}
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && *token == "" && !tcp.IP.IsLoopback() {
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && printToken && !tcp.IP.IsLoopback() {
 		ln.Close()
-		fmt.Fprintf(stderr, "acphost serve: %s is beyond loopback: give a --token (or ACPHOST_TOKEN)\n", *listen)
+		fmt.Fprintf(stderr, "acphost serve: %s is beyond loopback: give the token clients will use (--token or ACPHOST_TOKEN)\n", *listen)
 		return exitUsage
 	}
 	b := &websocket.Bridge{Command: fs.Arg(0), Args: fs.Args()[1:], Dir: dir, Token: *token, Stderr: stderr,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(stdout, "ws://%s%s\n", ln.Addr(), websocket.DefaultPath)
+	if printToken {
+		// The token rides in the URL (a Bridge accepts ?token=), so that
+		// `acphost --url URL` works as printed.
+		fmt.Fprintf(stdout, "ws://%s%s?token=%s\n", ln.Addr(), websocket.DefaultPath, *token)
+	} else {
+		fmt.Fprintf(stdout, "ws://%s%s\n", ln.Addr(), websocket.DefaultPath)
+	}
 	if err := websocket.Serve(ctx, ln, b); err != nil {
 		fmt.Fprintln(stderr, "acphost serve:", err)
 		if errors.Is(err, websocket.ErrNoToken) {
