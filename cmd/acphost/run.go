@@ -54,6 +54,8 @@ type app struct {
 	quitDone    chan struct{}      // closed once that signal has closed the agent
 	quitCode    int
 
+	ed *editor // the line editor at an interactive prompt, nil without one
+
 	failed  bool // a turn failed: exit status 1
 	modeSet bool // cfg.mode was set (the agent accepted session/set_mode)
 }
@@ -83,6 +85,9 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
 		in: a.in, scr: scr, errs: a.errs, echo: !a.stdinTTY, asking: seat}
 	a.in.onQueued = a.onQueued
+	if a.stdinTTY && a.out != nil && a.out.live && isTerminal(stdout) {
+		a.useEditor(stdin, stdout, stderr)
+	}
 	if !cfg.noStore && !cfg.remote.remote() {
 		if st, err := openStore(); err == nil {
 			a.store = st
@@ -273,6 +278,7 @@ func (a *app) resolveResume() (sessionRecord, error) {
 }
 
 func (a *app) run() int {
+	defer a.closeEditor()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -581,7 +587,11 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	parts = append(parts, "permission: "+a.permissionLabel(client))
 	a.out.line(styleDim, strings.Join(parts, " · "))
 	if a.stdinTTY && len(a.cfg.prompts) == 0 {
-		a.out.line(styleDim, "/help lists the commands; a prompt typed while a turn runs is queued; Ctrl-C stops a turn")
+		hint := "/help lists the commands; a prompt typed while a turn runs is queued; Ctrl-C stops a turn"
+		if a.ed != nil {
+			hint += "; Tab completes, Up recalls"
+		}
+		a.out.line(styleDim, hint)
 	}
 }
 
@@ -623,7 +633,7 @@ func (a *app) chat(client *acphost.ACPClient) {
 		}
 		fromQueue := a.in.queued() > 0
 		if scr != nil && a.stdinTTY && !fromQueue {
-			scr.prompt(scr.style(styleBold, ">"))
+			scr.chatPrompt()
 		}
 		line, ok, failed := a.nextLine(client)
 		if failed {
