@@ -311,6 +311,8 @@ func run(args []string) int {
 			return listAgents(args[1:], os.Stdout, os.Stderr)
 		case "sessions":
 			return sessionsCmd(args[1:], os.Stdout, os.Stderr)
+		case "cancel":
+			return cancelCmd(args[1:], os.Stdout, os.Stderr)
 		}
 	}
 	cfg, err := parseArgs(args, os.Stderr, isTerminal(os.Stdin))

@@ -55,6 +55,11 @@ type app struct {
 	quitCode    int
 
 	ed *editor // the line editor at an interactive prompt, nil without one
+	// turnSince is when the running turn started (zero between turns),
+	// and released that the process let go of its session: both go in
+	// the session's record, for acphost sessions and acphost cancel.
+	turnSince time.Time
+	released  bool
 
 	failed  bool // a turn failed: exit status 1
 	modeSet bool // cfg.mode was set (the agent accepted session/set_mode)
@@ -368,6 +373,7 @@ func (a *app) run() int {
 		a.chat(client)
 	}
 	a.closeClient(client)
+	a.release()
 	switch {
 	case a.quitting():
 		return a.quitCode
@@ -527,6 +533,12 @@ func (a *app) record() {
 		r.Command = nil
 	}
 	r.Cwd, r.LastUsed = a.cwd, now
+	a.mu.Lock()
+	r.PID, r.TurnSince = os.Getpid(), a.turnSince
+	if a.released {
+		r.PID, r.TurnSince = 0, time.Time{}
+	}
+	a.mu.Unlock()
 	if t := sess.Details().Title; t != "" {
 		r.Title = t
 	}
@@ -542,6 +554,14 @@ func (a *app) record() {
 		a.rec, a.created = r, true
 	}
 	a.mu.Unlock()
+}
+
+// release records that this process no longer has its session open.
+func (a *app) release() {
+	a.mu.Lock()
+	a.released, a.turnSince = true, time.Time{}
+	a.mu.Unlock()
+	a.record()
 }
 
 // closeClient closes the agent. An agent that had died after its last
@@ -716,7 +736,9 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	defer cancel()
 	a.mu.Lock()
 	a.turnCancel, a.interrupted = cancel, false
+	a.turnSince = time.Now()
 	a.mu.Unlock()
+	a.record()
 	a.humanWait.Store(0)
 	if a.stdinTTY {
 		a.in.setQueueing(true)
@@ -732,6 +754,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 
 	a.mu.Lock()
 	a.turnCancel = nil
+	a.turnSince = time.Time{}
 	interrupted := a.interrupted
 	a.mu.Unlock()
 
