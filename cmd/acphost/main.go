@@ -155,6 +155,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -197,6 +198,7 @@ type config struct {
 	startTimeout time.Duration // --start-timeout
 	resume       string        // --resume ID|last
 	noStore      bool          // --no-store
+	toolOutput   int           // --tool-output: lines of a tool's output shown (negative: all)
 }
 
 // defaultStartTimeout bounds the agent's start: generous, for a first npx
@@ -406,6 +408,8 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
 	fs.StringVar(&cfg.resume, "resume", "", "continue a recorded session: its `id` (or a unique prefix), or last")
 	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the session in the session store")
+	toolOutput := fmt.Sprint(defaultToolOutput)
+	fs.StringVar(&toolOutput, "tool-output", toolOutput, "how many last `lines` of a tool's output to show (0: none, all: every line)")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -415,6 +419,13 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	}
 	if version {
 		return cfg, errVersion
+	}
+	if toolOutput == "all" {
+		cfg.toolOutput = -1
+	} else if n, err := strconv.Atoi(toolOutput); err == nil && n >= 0 {
+		cfg.toolOutput = n
+	} else {
+		return cfg, fmt.Errorf("--tool-output %q: want a number of lines, or all", toolOutput)
 	}
 	cfg.prompts = prompts
 	cfg.remote.sshIdentity = identities

@@ -76,6 +76,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		a.out = newScreen(stdout, colorAllowed(stdout), live)
 		a.human = newHuman(a.out, cfg.permission, cfg.elicit)
 		a.human.remembered = a.wasRemembered
+		a.human.toolOutput = cfg.toolOutput
 		a.human.humanWait = func() time.Duration { return time.Duration(a.humanWait.Load()) }
 		a.sink = a.human
 	}
