@@ -67,7 +67,7 @@ func (ap *approver) decide(ctx context.Context, req *acphost.PermissionRequest) 
 		switch {
 		case err != nil:
 			// Cancelled, withdrawn or closed: the client has answered already.
-			ap.scr.breakLine()
+			ap.scr.unprompt()
 			return "", err
 		case !ok:
 			ap.scr.breakLine()

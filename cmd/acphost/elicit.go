@@ -148,7 +148,7 @@ func (e *elicitor) askField(ctx context.Context, f *acphost.FormField) (v any, s
 		line, ok, err := e.in.ask(ctx)
 		switch {
 		case err != nil: // cancelled, withdrawn or closed: answered already
-			e.scr.breakLine()
+			e.scr.unprompt()
 			return nil, false, "", err
 		case !ok:
 			e.scr.breakLine()
@@ -193,7 +193,7 @@ func (e *elicitor) askURL(ctx context.Context) (acphost.ElicitationAnswer, error
 		line, ok, err := e.in.ask(ctx)
 		switch {
 		case err != nil:
-			e.scr.breakLine()
+			e.scr.unprompt()
 			return acphost.ElicitationAnswer{}, err
 		case !ok:
 			e.scr.breakLine()

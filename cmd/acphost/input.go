@@ -30,6 +30,9 @@ type inbox struct {
 	// each line about to be queued and its place in the queue; it returns
 	// whether to queue it (false: it was a command, acted on at once).
 	onQueued func(line string, n int) bool
+	// source, if set, reads the lines instead of read (the line editor);
+	// it calls put for each and end at the end.
+	source func(in *inbox)
 }
 
 func newInbox(r io.Reader) *inbox {
@@ -38,7 +41,15 @@ func newInbox(r io.Reader) *inbox {
 	return in
 }
 
-func (in *inbox) start() { in.once.Do(func() { go in.read() }) }
+func (in *inbox) start() {
+	in.once.Do(func() {
+		if in.source != nil {
+			go in.source(in)
+			return
+		}
+		go in.read()
+	})
+}
 
 func (in *inbox) read() {
 	br := bufio.NewReader(in.r)
@@ -48,13 +59,25 @@ func (in *inbox) read() {
 			in.put(strings.TrimRight(s, "\r\n"))
 		}
 		if err != nil {
-			in.mu.Lock()
-			in.eof = true
-			in.cond.Broadcast()
-			in.mu.Unlock()
+			in.end()
 			return
 		}
 	}
+}
+
+// end marks the end of input.
+func (in *inbox) end() {
+	in.mu.Lock()
+	in.eof = true
+	in.cond.Broadcast()
+	in.mu.Unlock()
+}
+
+// busy reports whether a turn runs (lines typed are queued).
+func (in *inbox) busy() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.queueing
 }
 
 // put offers one line and returns once it was taken or queued.

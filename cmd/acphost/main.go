@@ -3,7 +3,7 @@
 // Usage:
 //
 //	acphost [flags] [--agent NAME | -- AGENT [ARGS...]]
-//	acphost agents | sessions [--json | rm ID] | serve ... | web ... | version
+//	acphost agents | sessions [--json | rm ID] | cancel [ID] | serve ... | web ... | version
 //
 // With no agent it runs a built-in fake agent whose every turn shows a
 // thought, a tool call, a permission request, a plan and an answer:
@@ -25,7 +25,16 @@
 // /plan on|off, /sessions, /new, /resume ID, /cancel, /quit, /help; any
 // other /word is the agent's own command, sent as the prompt ("//x" sends
 // "/x"). On a terminal, a line typed while a turn runs is queued and runs
-// after it (/cancel and /quit act at once).
+// after it (/cancel and /quit act at once). There the prompt is a line
+// editor (golang.org/x/term's Terminal): Up/Down recall earlier prompts,
+// kept per agent in history/AGENT under the state directory (the last 500;
+// in memory only with --no-store), and Tab completes the commands, the
+// agent's own, mode ids after /mode and session ids after /resume. Output
+// goes above the line being typed. Ctrl-D at an empty prompt quits.
+//
+// acphost sessions shows which sessions an acphost process has open, and
+// whether a turn runs there; acphost cancel [ID|last] sends that process
+// SIGINT, stopping the turn from another shell (Unix).
 //
 // Every session is recorded in the session store, sessions.json under
 // $XDG_STATE_HOME/acphost (~/.local/state/acphost; %LocalAppData% on
@@ -47,7 +56,10 @@
 //	                       the current directory); its agent and directory
 //	                       unless given
 //	--start-timeout D      give up on an agent not started within D (2m)
-//	--no-store             do not record the session
+//	--no-store             do not record the session (nor the prompt history)
+//	--tool-output N        show the last N lines of each finished tool's
+//	                       output (default 3; all; 0 none); a failed tool's
+//	                       line says why (its output's last line)
 //	--version              print the version
 //	--permission POLICY    ask: show each request and read the choice (a number,
 //	                       y or n) from standard input, remembering "always"
@@ -157,6 +169,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -199,6 +212,7 @@ type config struct {
 	startTimeout time.Duration // --start-timeout
 	resume       string        // --resume ID|last
 	noStore      bool          // --no-store
+	toolOutput   int           // --tool-output: lines of a tool's output shown (negative: all)
 }
 
 // defaultStartTimeout bounds the agent's start: generous, for a first npx
@@ -206,7 +220,7 @@ type config struct {
 const defaultStartTimeout = 2 * time.Minute
 
 const usageText = `Usage: acphost [flags] [--agent NAME | -- AGENT [ARGS...]]
-       acphost agents | sessions [rm ID] | serve ... | web ... | version
+       acphost agents | sessions [rm ID] | cancel [ID] | serve ... | web ... | version
 
 Hosts an Agent Client Protocol agent in the terminal. --agent NAME runs a
 named agent (acphost agents lists them: claude, codex, gemini, opencode …);
@@ -245,7 +259,10 @@ Flags:
   --writable DIR         confine the agent and all it runs (Linux, Landlock) to
                          changing files beneath DIR (repeatable); the rest,
                          --cwd included unless listed, is read-only to it
-  --no-store             do not record the session in the session store
+  --no-store             do not record the session in the session store (nor
+                         the prompt history)
+  --tool-output N        the last N lines of a finished tool's output (default
+                         3; all; 0: none); a failed tool's line says why
   --ssh [USER@]HOST[:PORT]
                          run AGENT on HOST over SSH (--cwd is then a remote
                          directory, by default the login one); Close and a
@@ -263,11 +280,17 @@ Flags:
 
 In the chat: /mode [ID], /config [KEY VALUE], /plan on|off, /sessions, /new,
 /resume ID, /cancel, /quit, /help, and the agent's own /commands. A prompt
-typed while a turn runs is queued and runs after it.
+typed while a turn runs is queued and runs after it. On a terminal, Up/Down
+recall earlier prompts (kept per agent) and Tab completes commands, modes and
+session ids; Ctrl-D at an empty prompt quits.
 
 acphost agents           the named agents and the command each runs
 acphost sessions [--json] | sessions rm ID
-                         the recorded sessions ($XDG_STATE_HOME/acphost)
+                         the recorded sessions ($XDG_STATE_HOME/acphost), and
+                         which an acphost has open with a turn running
+acphost cancel [ID|last] stop the turn running in that session, from another
+                         shell (SIGINT to its acphost); there is no --no-wait:
+                         run acphost in the background (&) instead
 acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
   serves AGENT over WebSocket, one process per connection, on ADDR (default
   127.0.0.1:0); never without a token: one is made up and printed in the
@@ -314,6 +337,8 @@ func run(args []string) int {
 			return listAgents(args[1:], os.Stdout, os.Stderr)
 		case "sessions":
 			return sessionsCmd(args[1:], os.Stdout, os.Stderr)
+		case "cancel":
+			return cancelCmd(args[1:], os.Stdout, os.Stderr)
 		}
 	}
 	cfg, err := parseArgs(args, os.Stderr, isTerminal(os.Stdin))
@@ -407,6 +432,8 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
 	fs.StringVar(&cfg.resume, "resume", "", "continue a recorded session: its `id` (or a unique prefix), or last")
 	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the session in the session store")
+	toolOutput := fmt.Sprint(defaultToolOutput)
+	fs.StringVar(&toolOutput, "tool-output", toolOutput, "how many last `lines` of a tool's output to show (0: none, all: every line)")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -416,6 +443,13 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	}
 	if version {
 		return cfg, errVersion
+	}
+	if toolOutput == "all" {
+		cfg.toolOutput = -1
+	} else if n, err := strconv.Atoi(toolOutput); err == nil && n >= 0 {
+		cfg.toolOutput = n
+	} else {
+		return cfg, fmt.Errorf("--tool-output %q: want a number of lines, or all", toolOutput)
 	}
 	cfg.prompts = prompts
 	cfg.remote.sshIdentity = identities

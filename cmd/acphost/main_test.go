@@ -868,6 +868,18 @@ func TestOptionsReachAgent(t *testing.T) {
 	}
 }
 
+func TestParseToolOutput(t *testing.T) {
+	for arg, want := range map[string]int{"all": -1, "0": 0, "12": 12} {
+		got, err := parseArgs([]string{"--tool-output", arg}, io.Discard, false)
+		if err != nil || got.toolOutput != want {
+			t.Errorf("--tool-output %s: %d %v", arg, got.toolOutput, err)
+		}
+	}
+	if _, err := parseArgs([]string{"--tool-output", "-2"}, io.Discard, false); err == nil || !strings.Contains(err.Error(), "want a number of lines, or all") {
+		t.Errorf("--tool-output -2: %v", err)
+	}
+}
+
 func TestParseArgs(t *testing.T) {
 	for _, tc := range []struct {
 		args     []string
@@ -887,6 +899,7 @@ func TestParseArgs(t *testing.T) {
 			t.Errorf("%q: %v", tc.args, err)
 			continue
 		}
+		tc.want.toolOutput = defaultToolOutput
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q (terminal %v):\n got %+v\nwant %+v", tc.args, tc.terminal, got, tc.want)
 		}

@@ -48,6 +48,9 @@ type human struct {
 	remembered func(toolCallID string) bool
 	// humanWait is the time the turn spent waiting for the person.
 	humanWait func() time.Duration
+	// toolOutput is how many of a finished tool's last output lines are
+	// shown (--tool-output; 0 none, negative all).
+	toolOutput int
 
 	mu        sync.Mutex        // guards the fields below (ticker vs. events)
 	block     acphost.EventType // EventText or EventThought while a stream of chunks runs
@@ -63,7 +66,7 @@ type human struct {
 }
 
 func newHuman(s *screen, policy, elicit string) *human {
-	return &human{s: s, policy: policy, elicit: elicit, urlHosts: map[string]string{}}
+	return &human{s: s, policy: policy, elicit: elicit, urlHosts: map[string]string{}, toolOutput: defaultToolOutput}
 }
 
 // maxURLHosts bounds the URL elicitations remembered for their completion.
@@ -132,6 +135,9 @@ func (h *human) event(ev acphost.StreamEvent) {
 		styled, plain := h.toolLine(ev)
 		if !s.toolLine(ev.ID, styled, plain, true) {
 			s.toolLine(ev.ID, styled, plain, false)
+		}
+		if out := h.formatOutput(ev); out != "" {
+			s.block(out)
 		}
 	case acphost.EventPlan:
 		s.block(h.formatPlan(ev.Plan))
@@ -234,6 +240,9 @@ func (h *human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
 	why := ""
 	if ev.Status == acphost.StatusFailed {
 		why = " (failed)"
+		if lines := toolOutputLines(ev); len(lines) > 0 {
+			why = " (failed: " + oneLine(lines[len(lines)-1], 100) + ")"
+		}
 	}
 	if r, ok := h.refused[ev.ID]; ok && ev.Status.Finished() {
 		// The agent may report the call completed all the same (the
@@ -408,4 +417,88 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// defaultToolOutput is how many last lines of a tool's output are shown.
+const defaultToolOutput = 3
+
+// maxOutputRunes cuts a long output line.
+const maxOutputRunes = 200
+
+// formatOutput is a finished tool's output, collapsed to its last lines:
+// "    │ line", after a count of the lines left out.
+func (h *human) formatOutput(ev acphost.StreamEvent) string {
+	if h.toolOutput == 0 {
+		return ""
+	}
+	lines := toolOutputLines(ev)
+	if len(lines) == 0 || len(lines) == 1 && ev.Status == acphost.StatusFailed {
+		return "" // none, or the one line the failed mark shows
+	}
+	s := h.s
+	var b strings.Builder
+	if h.toolOutput > 0 && len(lines) > h.toolOutput {
+		fmt.Fprintf(&b, "    %s\n", s.style(styleDim, fmt.Sprintf("┆ %d more lines above (--tool-output all shows them)", len(lines)-h.toolOutput)))
+		lines = lines[len(lines)-h.toolOutput:]
+	}
+	for _, l := range lines {
+		if r := []rune(l); len(r) > maxOutputRunes {
+			l = string(r[:maxOutputRunes-1]) + "…"
+		}
+		b.WriteString("    " + s.style(styleDim, "│ "+l) + "\n")
+	}
+	return b.String()
+}
+
+// toolOutputLines is a tool call's output, safe to print, as lines
+// without the blank ones at either end: the text of its content, or else
+// its raw output (a string, the usual output fields of an object, or the
+// JSON). Markdown code fences around it go.
+func toolOutputLines(ev acphost.StreamEvent) []string {
+	var parts []string
+	if tc := ev.ToolCall; tc != nil {
+		for _, c := range tc.Content {
+			if c.Type == "content" && c.Content != nil && c.Content.Type == acphost.BlockText && c.Content.Text != "" {
+				parts = append(parts, c.Content.Text)
+			}
+		}
+	}
+	raw := ev.Output
+	if len(raw) == 0 && ev.ToolCall != nil {
+		raw = ev.ToolCall.RawOutput
+	}
+	if len(parts) == 0 && len(raw) > 0 && string(raw) != "null" {
+		var str string
+		var obj map[string]json.RawMessage
+		switch {
+		case json.Unmarshal(raw, &str) == nil:
+			parts = append(parts, str)
+		case json.Unmarshal(raw, &obj) == nil:
+			for _, k := range []string{"output", "stdout", "stderr", "error", "message", "content"} {
+				if json.Unmarshal(obj[k], &str) == nil && str != "" {
+					parts = append(parts, str)
+				}
+			}
+			if len(parts) == 0 && len(obj) > 0 {
+				parts = append(parts, compactJSON(raw))
+			}
+		default:
+			parts = append(parts, compactJSON(raw))
+		}
+	}
+	var lines []string
+	for _, l := range strings.Split(acphost.SafeText(strings.Join(parts, "\n")), "\n") {
+		l = strings.TrimRight(l, " \t\r")
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			continue
+		}
+		lines = append(lines, strings.ReplaceAll(l, "\t", "    "))
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
 }

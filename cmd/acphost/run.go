@@ -54,6 +54,13 @@ type app struct {
 	quitDone    chan struct{}      // closed once that signal has closed the agent
 	quitCode    int
 
+	ed *editor // the line editor at an interactive prompt, nil without one
+	// turnSince is when the running turn started (zero between turns),
+	// and released that the process let go of its session: both go in
+	// the session's record, for acphost sessions and acphost cancel.
+	turnSince time.Time
+	released  bool
+
 	failed  bool // a turn failed: exit status 1
 	modeSet bool // cfg.mode was set (the agent accepted session/set_mode)
 }
@@ -69,6 +76,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		a.out = newScreen(stdout, colorAllowed(stdout), live)
 		a.human = newHuman(a.out, cfg.permission, cfg.elicit)
 		a.human.remembered = a.wasRemembered
+		a.human.toolOutput = cfg.toolOutput
 		a.human.humanWait = func() time.Duration { return time.Duration(a.humanWait.Load()) }
 		a.sink = a.human
 	}
@@ -83,6 +91,9 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
 		in: a.in, scr: scr, errs: a.errs, echo: !a.stdinTTY, asking: seat}
 	a.in.onQueued = a.onQueued
+	if a.stdinTTY && a.out != nil && a.out.live && isTerminal(stdout) {
+		a.useEditor(stdin, stdout, stderr)
+	}
 	if !cfg.noStore && !cfg.remote.remote() {
 		if st, err := openStore(); err == nil {
 			a.store = st
@@ -273,6 +284,7 @@ func (a *app) resolveResume() (sessionRecord, error) {
 }
 
 func (a *app) run() int {
+	defer a.closeEditor()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -362,6 +374,7 @@ func (a *app) run() int {
 		a.chat(client)
 	}
 	a.closeClient(client)
+	a.release()
 	switch {
 	case a.quitting():
 		return a.quitCode
@@ -521,6 +534,12 @@ func (a *app) record() {
 		r.Command = nil
 	}
 	r.Cwd, r.LastUsed = a.cwd, now
+	a.mu.Lock()
+	r.PID, r.TurnSince = os.Getpid(), a.turnSince
+	if a.released {
+		r.PID, r.TurnSince = 0, time.Time{}
+	}
+	a.mu.Unlock()
 	if t := sess.Details().Title; t != "" {
 		r.Title = t
 	}
@@ -536,6 +555,14 @@ func (a *app) record() {
 		a.rec, a.created = r, true
 	}
 	a.mu.Unlock()
+}
+
+// release records that this process no longer has its session open.
+func (a *app) release() {
+	a.mu.Lock()
+	a.released, a.turnSince = true, time.Time{}
+	a.mu.Unlock()
+	a.record()
 }
 
 // closeClient closes the agent. An agent that had died after its last
@@ -581,7 +608,11 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	parts = append(parts, "permission: "+a.permissionLabel(client))
 	a.out.line(styleDim, strings.Join(parts, " · "))
 	if a.stdinTTY && len(a.cfg.prompts) == 0 {
-		a.out.line(styleDim, "/help lists the commands; a prompt typed while a turn runs is queued; Ctrl-C stops a turn")
+		hint := "/help lists the commands; a prompt typed while a turn runs is queued; Ctrl-C stops a turn"
+		if a.ed != nil {
+			hint += "; Tab completes, Up recalls"
+		}
+		a.out.line(styleDim, hint)
 	}
 }
 
@@ -623,7 +654,7 @@ func (a *app) chat(client *acphost.ACPClient) {
 		}
 		fromQueue := a.in.queued() > 0
 		if scr != nil && a.stdinTTY && !fromQueue {
-			scr.prompt(scr.style(styleBold, ">"))
+			scr.chatPrompt()
 		}
 		line, ok, failed := a.nextLine(client)
 		if failed {
@@ -706,7 +737,9 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	defer cancel()
 	a.mu.Lock()
 	a.turnCancel, a.interrupted = cancel, false
+	a.turnSince = time.Now()
 	a.mu.Unlock()
+	a.record()
 	a.humanWait.Store(0)
 	if a.stdinTTY {
 		a.in.setQueueing(true)
@@ -722,6 +755,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 
 	a.mu.Lock()
 	a.turnCancel = nil
+	a.turnSince = time.Time{}
 	interrupted := a.interrupted
 	a.mu.Unlock()
 

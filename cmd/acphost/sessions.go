@@ -13,6 +13,11 @@ import (
 
 const sessionsUsage = `Usage: acphost sessions [--json]     list the recorded sessions, most recent first
        acphost sessions rm ID|last   forget one (the agent keeps its own copy)
+       acphost cancel [ID|last]      stop the turn running in a session (default:
+                                     last), as Ctrl-C in its acphost would
+
+STATE says whether an acphost process has the session open, and whether a
+turn runs in it.
 
 acphost --resume ID|last continues one; "last" is the most recent in the
 current directory, and an id may be shortened to a unique prefix.
@@ -67,14 +72,18 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 // printSessions writes a table of records, marking the current one.
 func printSessions(w io.Writer, recs []sessionRecord, current string) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ID\tAGENT\tLAST USED\tDIRECTORY\tTITLE")
+	fmt.Fprintln(tw, "  ID\tAGENT\tLAST USED\tSTATE\tDIRECTORY\tTITLE")
 	for _, r := range recs {
 		mark := " "
 		if r.ID == current {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\n", mark, oneLine(acphost.SafeText(r.ID), 40), r.agentLabel(),
-			ago(r.LastUsed), r.Cwd, oneLine(acphost.SafeText(r.Title), 50))
+		st := r.state()
+		if st == "" {
+			st = "-"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, oneLine(acphost.SafeText(r.ID), 40), r.agentLabel(),
+			ago(r.LastUsed), st, r.Cwd, oneLine(acphost.SafeText(r.Title), 50))
 	}
 	tw.Flush()
 }
@@ -91,4 +100,60 @@ func ago(t time.Time) string {
 		return fmt.Sprintf("%dh ago", int(d/time.Hour))
 	}
 	return t.Local().Format("2006-01-02 15:04")
+}
+
+const cancelUsage = `Usage: acphost cancel [ID|last]
+
+Stops the turn running in a recorded session, from another shell: the
+acphost process that runs it (its pid is in the session store) gets
+SIGINT, as if Ctrl-C had been pressed in it: the turn is cancelled, the
+agent stays, and that acphost goes on with its next prompt. ID defaults to
+last, the most recently used session in the current directory.
+`
+
+// cancelCmd is "acphost cancel [ID|last]".
+func cancelCmd(args []string, stdout, stderr io.Writer) int {
+	id := "last"
+	switch {
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
+		fmt.Fprint(stdout, cancelUsage)
+		return exitOK
+	case len(args) == 1:
+		id = args[0]
+	case len(args) > 1:
+		fmt.Fprint(stderr, cancelUsage)
+		return exitUsage
+	}
+	st, err := openStore()
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost:", err)
+		return exitFailed
+	}
+	recs, err := st.list()
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost:", err)
+		return exitFailed
+	}
+	cwd, _ := os.Getwd()
+	i, err := find(recs, id, cwd)
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost: cancel:", err)
+		return exitFailed
+	}
+	r := recs[i]
+	sid := acphost.SafeText(r.ID)
+	switch {
+	case r.PID == 0 || !processAlive(r.PID):
+		fmt.Fprintf(stderr, "acphost: cancel: no acphost process has session %s open\n", sid)
+		return exitFailed
+	case r.TurnSince.IsZero():
+		fmt.Fprintf(stderr, "acphost: cancel: no turn is running in session %s (acphost pid %d has it open)\n", sid, r.PID)
+		return exitFailed
+	}
+	if err := interruptProcess(r.PID); err != nil {
+		fmt.Fprintf(stderr, "acphost: cancel: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintf(stdout, "cancelling the turn of session %s (sent SIGINT to acphost pid %d)\n", sid, r.PID)
+	return exitOK
 }

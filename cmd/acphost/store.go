@@ -26,6 +26,23 @@ type sessionRecord struct {
 	Mode     string    `json:"mode,omitempty"`
 	Created  time.Time `json:"created"`
 	LastUsed time.Time `json:"lastUsed"`
+	// PID is the acphost process that has the session open, 0 once it
+	// let go; TurnSince is when the turn it runs started (zero between
+	// turns). acphost cancel interrupts that process.
+	PID       int       `json:"pid,omitempty"`
+	TurnSince time.Time `json:"turnSince,omitzero"`
+}
+
+// state says whether a live acphost process holds the session and runs a
+// turn in it ("" for neither).
+func (r sessionRecord) state() string {
+	if r.PID == 0 || !processAlive(r.PID) {
+		return ""
+	}
+	if !r.TurnSince.IsZero() {
+		return fmt.Sprintf("turn running %s (pid %d)", fmtDuration(time.Since(r.TurnSince)), r.PID)
+	}
+	return fmt.Sprintf("open (pid %d)", r.PID)
 }
 
 // same reports whether r and o are the same conversation: the same agent

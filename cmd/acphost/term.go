@@ -50,6 +50,18 @@ type screen struct {
 	status   bool   // the transient status line is showing
 	paused   bool   // no status line (a prompt is waiting for the user)
 	lastTool string // id of the tool line printed last, while it can be rewritten in place
+
+	// The line editor, when there is one (see editor): output goes
+	// through its Terminal.Write.
+	ed          *editor
+	editing     bool   // a line is being edited: it is drawn below the output
+	editAsk     bool   // and it answers a question
+	held        string // while editing: the end of an output line not shown yet
+	want        string // the prompt of the line wanted next, "" for none
+	wantHistory bool   // that line goes to the history (a prompt, not an answer)
+	// marker is the prompt of a line the person starts typing unasked
+	// (while a turn runs, a prompt to queue).
+	marker func() string
 }
 
 func newScreen(w io.Writer, color, live bool) *screen {
@@ -64,15 +76,117 @@ func (s *screen) style(code, text string) string {
 	return "\x1b[" + code + "m" + text + "\x1b[0m"
 }
 
+// out writes b to the terminal: through the line editor when there is
+// one. Caller holds mu.
+func (s *screen) out(b string) {
+	if s.ed != nil {
+		_, _ = s.ed.t.Write([]byte(b))
+		return
+	}
+	_, _ = io.WriteString(s.w, b)
+}
+
 // putLocked writes text whose unstyled form is plain. Caller holds mu.
 func (s *screen) putLocked(styled, plain string) {
 	if styled == "" {
 		return
 	}
 	s.clearStatusLocked()
-	_, _ = io.WriteString(s.w, styled)
 	s.col0 = strings.HasSuffix(plain, "\n")
+	if s.editing {
+		if s.showHeldLocked(styled) {
+			s.col0 = true
+		}
+	} else {
+		s.out(styled)
+	}
 	s.lastTool = ""
+}
+
+// showHeldLocked writes text above the line being edited: whole lines,
+// and rows as wide as the terminal (which look the same as the terminal's
+// own wrapping); the rest of a line waits in held. It reports whether
+// nothing is held (the cursor is at the start of a row).
+func (s *screen) showHeldLocked(text string) bool {
+	text = s.held + text
+	var show string
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		show, text = cutStyled(text, i+1)
+	}
+	wrapped := false
+	for w := s.ed.width(); w > 0; {
+		i := visibleCut(text, w)
+		if i < 0 {
+			break
+		}
+		var row string
+		row, text = cutStyled(text, i)
+		show += row + "\n"
+		wrapped = true
+	}
+	s.held = text
+	if show != "" {
+		s.out(show)
+	}
+	return wrapped && visibleCut(text, 1) < 0
+}
+
+// cutStyled splits s at byte i; an SGR style still on at the cut is
+// turned off before it and on again after it.
+func cutStyled(s string, i int) (head, tail string) {
+	head, tail = s[:i], s[i:]
+	open := ""
+	for j := 0; j < len(head); j++ {
+		if head[j] != 0x1b || j+1 >= len(head) || head[j+1] != '[' {
+			continue
+		}
+		k := j + 2
+		for k < len(head) && (head[k] == ';' || head[k] >= '0' && head[k] <= '9') {
+			k++
+		}
+		if k < len(head) && head[k] == 'm' {
+			if seq := head[j : k+1]; seq == "\x1b[0m" || seq == "\x1b[m" {
+				open = ""
+			} else {
+				open = seq
+			}
+		}
+		j = k
+	}
+	if open != "" {
+		head += "\x1b[0m"
+		tail = open + tail
+	}
+	return head, tail
+}
+
+// visibleCut is the byte index in s after its first n visible runes
+// (escape sequences take no room), or -1 when s has fewer than n.
+func visibleCut(s string, n int) int {
+	seen := 0
+	for i := 0; i < len(s); {
+		if seen == n {
+			return i
+		}
+		if s[i] == 0x1b {
+			j := i + 1
+			if j < len(s) && s[j] == '[' {
+				j++
+				for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+					j++
+				}
+			}
+			i = j + 1
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		seen++
+	}
+	if seen == n {
+		return len(s)
+	}
+	return -1
 }
 
 func (s *screen) breakLineLocked() {
@@ -83,7 +197,7 @@ func (s *screen) breakLineLocked() {
 
 func (s *screen) clearStatusLocked() {
 	if s.status {
-		_, _ = io.WriteString(s.w, "\r\x1b[2K")
+		s.out("\r\x1b[2K")
 		s.status = false
 	}
 }
@@ -122,12 +236,150 @@ func (s *screen) block(text string) {
 func (s *screen) line(code, text string) { s.block(s.style(code, text)) }
 
 // prompt prints a question on a line of its own and leaves the cursor
-// after it (and a space).
+// after it (and a space). With the line editor, the question is the
+// prompt of the line the answer is edited on.
 func (s *screen) prompt(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.breakLineLocked()
+	if s.ed != nil {
+		s.editPromptLocked(text+" ", true)
+		return
+	}
 	s.putLocked(text+" ", " ")
+}
+
+// chatPrompt is the chat's prompt: "> ".
+func (s *screen) chatPrompt() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.breakLineLocked()
+	if s.ed != nil {
+		s.editPromptLocked(s.style(styleBold, ">")+" ", false)
+		return
+	}
+	s.putLocked(s.style(styleBold, ">")+" ", " ")
+}
+
+// editPromptLocked wants a line edited after prompt p: the line being
+// edited gets it at once, else the next ReadLine starts with it.
+func (s *screen) editPromptLocked(p string, ask bool) {
+	if s.editing {
+		s.editAsk = ask
+		s.ed.setPrompt(p, !ask)
+		return
+	}
+	s.want, s.wantHistory = p, !ask
+	s.ed.wake()
+}
+
+// unprompt withdraws a question that got no answer (it was cancelled):
+// a line being edited for it gets the prompt of an unasked line.
+func (s *screen) unprompt() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ed != nil {
+		if s.editing && s.editAsk {
+			s.editAsk = false
+			s.ed.setPrompt(s.marker(), true)
+		} else if !s.wantHistory {
+			s.want = ""
+		}
+	}
+	s.clearStatusLocked()
+	s.breakLineLocked()
+}
+
+// wantsLine reports whether a line is wanted (a prompt waits for one).
+func (s *screen) wantsLine() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.want != ""
+}
+
+// beginEdit readies the screen for a ReadLine: the status line goes, the
+// line being written ends (its rest will follow on a row of its own), and
+// the prompt is the one wanted or, for a line typed unasked, the marker.
+func (s *screen) beginEdit(e *editor) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clearStatusLocked()
+	if !s.col0 {
+		s.out("\n")
+		s.col0 = true
+	}
+	s.lastTool = ""
+	s.editing = true
+	e.size()
+	p, hist := s.want, s.wantHistory
+	if p == "" {
+		p, hist = s.marker(), true
+	}
+	s.want = ""
+	s.editAsk = !hist
+	e.skipHistory.Store(!hist)
+	e.t.SetPrompt(p)
+}
+
+// endEdit: the line was entered (the cursor is at the start of the row
+// below it) or input ended; what was held is shown.
+func (s *screen) endEdit(eof bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.editing, s.editAsk = false, false
+	if eof {
+		// The Terminal still counts its prompt as drawn: leave it.
+		s.ed = nil
+		_, _ = io.WriteString(s.w, "\r\n")
+	}
+	if s.held != "" {
+		s.out(s.held)
+		s.held = ""
+	}
+}
+
+// noEditor: the editor could not start; output goes straight out.
+func (s *screen) noEditor() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ed = nil
+}
+
+// closeEditor leaves the terminal to whoever comes next: the edited line
+// is left behind on a row of its own.
+func (s *screen) closeEditor() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ed == nil {
+		return
+	}
+	if s.editing {
+		s.ed.t.SetPrompt("")
+		_, _ = s.ed.t.Write(nil)
+		_, _ = io.WriteString(s.w, "\r\n")
+	}
+	if s.held != "" {
+		_, _ = io.WriteString(s.w, s.held)
+		s.held = ""
+	}
+	s.ed = nil
+	s.editing = false
+}
+
+// viaEditor is a writer for another stream on the same terminal (stderr):
+// its lines go above the line being edited.
+type viaEditor struct {
+	s *screen
+	w io.Writer
+}
+
+func (v viaEditor) Write(p []byte) (int, error) {
+	v.s.mu.Lock()
+	defer v.s.mu.Unlock()
+	if v.s.ed != nil {
+		return v.s.ed.t.Write(p)
+	}
+	return v.w.Write(p)
 }
 
 // answered records that the user answered a prompt: a terminal echoed the
@@ -165,9 +417,9 @@ const maxRewritable = 72
 func (s *screen) toolLine(id, styled, plain string, rewrite bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rewrite && s.live && s.lastTool == id && s.col0 {
+	if rewrite && s.live && s.lastTool == id && s.col0 && !s.editing {
 		s.clearStatusLocked()
-		_, _ = io.WriteString(s.w, "\x1b[1A\r\x1b[2K"+styled+"\n")
+		s.out("\x1b[1A\r\x1b[2K" + styled + "\n")
 		return true
 	}
 	if rewrite {
@@ -186,10 +438,10 @@ func (s *screen) toolLine(id, styled, plain string, rewrite bool) bool {
 func (s *screen) showStatus(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.live || !s.col0 || s.paused {
+	if !s.live || !s.col0 || s.paused || s.editing {
 		return
 	}
-	_, _ = io.WriteString(s.w, "\r\x1b[2K"+s.style(styleDim, text))
+	s.out("\r\x1b[2K" + s.style(styleDim, text))
 	s.status = true
 }
 

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/term"
+)
+
+// editor is the line editor at an interactive prompt: golang.org/x/term's
+// Terminal (line editing, history, Tab completion), fed from standard input
+// in the terminal mode rawMode sets, drawing on standard output.
+//
+// The Terminal draws its prompt when ReadLine starts, and cannot draw one
+// later on an empty line; so a ReadLine starts only when a line is wanted
+// (the chat's prompt, a question) or when the person starts typing (while a
+// turn runs: a prompt to queue). All output goes through the screen, which
+// writes it through Terminal.Write while a line is being edited: the edited
+// line is erased, the output written above it and the line redrawn. Output
+// that ends mid-line is held until its line ends (or fills a row), so that
+// the edited line always starts a row of its own.
+type editor struct {
+	t     *term.Terminal
+	fd    int // standard input
+	outFd int // standard output, for its size
+	in    *os.File
+	out   *os.File
+	// interrupt is Ctrl-C read as a key (where the terminal mode cannot
+	// keep it a signal): it acts as SIGINT would.
+	interrupt func()
+
+	kick   chan struct{} // a line is wanted: start a ReadLine
+	chunks chan []byte   // read from standard input, not yet given to the Terminal
+	stash  []byte        // taken from chunks, not yet read by the Terminal
+	eof    bool
+
+	// skipHistory: the line being edited answers a question (a
+	// permission, a form field) and is not history.
+	skipHistory atomic.Bool
+	hist        *history
+
+	mu      sync.Mutex
+	restore func() error // undoes rawMode; nil once done
+}
+
+func newEditor(in, out *os.File, hist *history, interrupt func()) *editor {
+	e := &editor{fd: int(in.Fd()), outFd: int(out.Fd()), in: in, out: out, interrupt: interrupt,
+		kick: make(chan struct{}, 1), chunks: make(chan []byte), hist: hist}
+	e.t = term.NewTerminal(e, "")
+	e.t.History = e
+	e.size()
+	return e
+}
+
+// size tells the Terminal the terminal's width.
+func (e *editor) size() int {
+	w, h, err := term.GetSize(e.outFd)
+	if err != nil || w <= 0 {
+		return 80
+	}
+	_ = e.t.SetSize(w, h)
+	return w
+}
+
+// width is the terminal's width, for output held while a line is edited.
+func (e *editor) width() int {
+	w, _, err := term.GetSize(e.outFd)
+	if err != nil || w <= 0 {
+		return 80
+	}
+	return w
+}
+
+// start puts the terminal in the editor's mode and reads standard input.
+func (e *editor) start() error {
+	restore, err := rawMode(e.fd)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.restore = restore
+	e.mu.Unlock()
+	go e.pump()
+	return nil
+}
+
+// close restores the terminal's mode.
+func (e *editor) close() {
+	e.mu.Lock()
+	restore := e.restore
+	e.restore = nil
+	e.mu.Unlock()
+	if restore != nil {
+		_ = restore()
+	}
+}
+
+// pump reads standard input. Ctrl-C read as a key is taken out and acts
+// as an interrupt.
+func (e *editor) pump() {
+	defer close(e.chunks)
+	buf := make([]byte, 4096)
+	for {
+		n, err := e.in.Read(buf)
+		if n > 0 {
+			b := make([]byte, 0, n)
+			for _, c := range buf[:n] {
+				if c == 3 { // Ctrl-C
+					if e.interrupt != nil {
+						e.interrupt()
+					}
+					continue
+				}
+				b = append(b, c)
+			}
+			if len(b) > 0 {
+				e.chunks <- b
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Read is the Terminal's input.
+func (e *editor) Read(p []byte) (int, error) {
+	if len(e.stash) == 0 {
+		if e.eof {
+			return 0, io.EOF
+		}
+		b, ok := <-e.chunks
+		if !ok {
+			e.eof = true
+			return 0, io.EOF
+		}
+		e.stash = b
+	}
+	n := copy(p, e.stash)
+	e.stash = e.stash[n:]
+	return n, nil
+}
+
+// Write is the Terminal's output: the edited line, as the Terminal draws
+// it. It must not take the screen's lock (the Terminal holds its own).
+func (e *editor) Write(p []byte) (int, error) { return e.out.Write(p) }
+
+// wake asks for a ReadLine: a line is wanted.
+func (e *editor) wake() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run edits lines for in until standard input ends: each ReadLine starts
+// when the screen wants a line or a key arrives.
+func (e *editor) run(in *inbox, s *screen) {
+	if err := e.start(); err != nil {
+		s.noEditor()
+		in.read() // the plain line reader
+		return
+	}
+	for {
+		if len(e.stash) == 0 && !e.eof {
+			select {
+			case <-e.kick:
+				if !s.wantsLine() {
+					continue
+				}
+			case b, ok := <-e.chunks:
+				if !ok {
+					e.eof = true
+				} else {
+					e.stash = b
+				}
+			}
+		}
+		s.beginEdit(e)
+		line, err := e.t.ReadLine()
+		if err == term.ErrPasteIndicator {
+			err = nil
+		}
+		s.endEdit(err != nil)
+		if err != nil {
+			in.end()
+			return
+		}
+		in.put(line)
+	}
+}
+
+// setPrompt changes the prompt of the line being edited and redraws it.
+// The caller holds the screen's lock.
+func (e *editor) setPrompt(p string, history bool) {
+	e.skipHistory.Store(!history)
+	e.t.SetPrompt(p)
+	_, _ = e.t.Write(nil)
+}
+
+// Add, Len and At are the Terminal's History: the person's prompts, not
+// their answers to questions.
+func (e *editor) Add(line string) {
+	if e.skipHistory.Load() || e.hist == nil {
+		return
+	}
+	e.hist.add(line)
+}
+
+func (e *editor) Len() int {
+	if e.hist == nil {
+		return 0
+	}
+	return e.hist.len()
+}
+
+func (e *editor) At(i int) string { return e.hist.at(i) }

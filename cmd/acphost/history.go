@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// maxHistory bounds the prompts kept per agent; the file is cut back to
+// it when it has grown to twice as many lines.
+const maxHistory = 500
+
+// history is the prompts typed to one agent, most recent last: in memory
+// for the line editor, and in a file under the state directory
+// (acphost/history/AGENT, mode 0600) so they outlive the process. Every
+// line is appended with the file locked, so acphost processes running at
+// once keep each other's lines; none is lost when the file is cut back.
+type history struct {
+	mu    sync.Mutex
+	lines []string
+	path  string // "" : in memory only (--no-store)
+}
+
+// historyKey names an agent's history file: its name, or for a command a
+// readable part of it and a hash of the whole.
+func historyKey(agentName string, command []string) string {
+	if agentName != "" {
+		return safeFileName(agentName)
+	}
+	if len(command) == 0 {
+		return demoAgent
+	}
+	sum := sha256.Sum256([]byte(strings.Join(command, "\x00")))
+	return safeFileName(filepath.Base(command[0])) + "-" + hex.EncodeToString(sum[:4])
+}
+
+func safeFileName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 || strings.Trim(b.String(), ".") == "" {
+		return "agent"
+	}
+	return b.String()
+}
+
+// openHistory loads the history in dir/history/key ("" dir: in memory).
+func openHistory(dir, key string) (*history, error) {
+	h := &history{}
+	if dir == "" {
+		return h, nil
+	}
+	h.path = filepath.Join(dir, "history", key)
+	err := h.locked(func() error {
+		lines, err := readLines(h.path)
+		if err != nil {
+			return err
+		}
+		if len(lines) > 2*maxHistory {
+			lines = lines[len(lines)-maxHistory:]
+			if err := writeLines(h.path, lines); err != nil {
+				return err
+			}
+		}
+		if len(lines) > maxHistory {
+			lines = lines[len(lines)-maxHistory:]
+		}
+		h.lines = lines
+		return nil
+	})
+	return h, err
+}
+
+func (h *history) locked(fn func() error) error {
+	if err := os.MkdirAll(filepath.Dir(h.path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(h.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		return err
+	}
+	defer unlockFile(f)
+	return fn()
+}
+
+func readLines(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		if l := sc.Text(); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines, sc.Err()
+}
+
+// writeLines replaces the file atomically.
+func writeLines(path string, lines []string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".history-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.WriteString(strings.Join(lines, "\n") + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o600)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// add records a line: not a blank one, nor the one just before again.
+func (h *history) add(line string) {
+	if strings.TrimSpace(line) == "" || strings.ContainsAny(line, "\r\n") {
+		return
+	}
+	h.mu.Lock()
+	if n := len(h.lines); n > 0 && h.lines[n-1] == line {
+		h.mu.Unlock()
+		return
+	}
+	h.lines = append(h.lines, line)
+	if len(h.lines) > maxHistory {
+		h.lines = h.lines[len(h.lines)-maxHistory:]
+	}
+	h.mu.Unlock()
+	if h.path == "" {
+		return
+	}
+	_ = h.locked(func() error {
+		f, err := os.OpenFile(h.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString(line + "\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+func (h *history) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.lines)
+}
+
+// at is the i-th most recent line (0: the last).
+func (h *history) at(i int) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lines[len(h.lines)-1-i]
+}

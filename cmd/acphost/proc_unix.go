@@ -1,0 +1,17 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"syscall"
+)
+
+// processAlive reports whether process pid exists.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// interruptProcess sends SIGINT to process pid.
+func interruptProcess(pid int) error { return syscall.Kill(pid, syscall.SIGINT) }

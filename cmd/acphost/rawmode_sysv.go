@@ -1,0 +1,10 @@
+//go:build aix || linux || solaris || zos
+
+package main
+
+import "golang.org/x/sys/unix"
+
+const (
+	ioctlReadTermios  = unix.TCGETS
+	ioctlWriteTermios = unix.TCSETS
+)
