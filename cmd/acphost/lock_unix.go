@@ -3,9 +3,32 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"syscall"
 )
+
+// oNoFollow makes opening a symbolic link fail.
+const oNoFollow = syscall.O_NOFOLLOW
+
+// checkPrivateDir refuses a directory that is a symbolic link, is not the
+// user's, or that group or others may write.
+func checkPrivateDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir():
+		return fmt.Errorf("%s is not a directory of its own (a symbolic link?): refusing to trust it", dir)
+	case ok && int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%s belongs to another user: refusing to trust it", dir)
+	case fi.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("%s may be written by others (mode %o): refusing to trust it; chmod go-w it", dir, fi.Mode().Perm())
+	}
+	return nil
+}
 
 // lockFile takes an exclusive flock on f, waiting for it.
 func lockFile(f *os.File) error {

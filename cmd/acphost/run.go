@@ -266,10 +266,13 @@ func (a *app) resolveResume() (sessionRecord, error) {
 			if err != nil {
 				return r, err
 			}
-			if def, err := file.lookupAgent(r.Agent); err == nil {
-				a.cfg.agentEnv = def.envList()
+			def, err := file.lookupAgent(r.Agent)
+			if err != nil {
+				return r, fmt.Errorf("--resume %s: its agent %q: %w", a.cfg.resume, r.Agent, err)
 			}
-			a.cfg.agent = r.Command
+			// The command a named agent runs is the configuration's, never
+			// the one a record holds.
+			a.cfg.agentEnv, a.cfg.agent = def.envList(), def.Command
 		} else if r.Agent == "" {
 			a.cfg.agent = r.Command
 		}

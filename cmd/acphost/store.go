@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // sessionRecord is one conversation acphost had, enough to continue it
@@ -123,12 +125,24 @@ func openStore() (*store, error) {
 
 func (s *store) path() string { return filepath.Join(s.dir, "sessions.json") }
 
-// locked runs fn with the store's lock held.
+// Bounds on what the store keeps: a record's agent-chosen text and the
+// file as a whole (maxRecords of records at their bounds fit well within).
+const (
+	maxTitleBytes = 256
+	maxStoreBytes = 16 << 20
+)
+
+// locked runs fn with the store's lock held. The directory must be the
+// user's own and writable by nobody else — --resume runs what a record
+// names — and neither it nor the lock may be a symbolic link.
 func (s *store) locked(fn func() error) error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, "sessions.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err := checkPrivateDir(s.dir); err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, "sessions.lock"), os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
@@ -143,12 +157,20 @@ func (s *store) locked(fn func() error) error {
 // read reads the file; a missing one is empty.
 func (s *store) read() (storeFile, error) {
 	var sf storeFile
-	b, err := os.ReadFile(s.path())
+	f, err := os.OpenFile(s.path(), os.O_RDONLY|oNoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return storeFile{Version: 1}, nil
 	}
 	if err != nil {
 		return sf, fmt.Errorf("session store: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxStoreBytes+1))
+	if err != nil {
+		return sf, fmt.Errorf("session store: %w", err)
+	}
+	if len(b) > maxStoreBytes {
+		return sf, fmt.Errorf("session store: %s is over %d MiB: not read", s.path(), maxStoreBytes>>20)
 	}
 	if err := json.Unmarshal(b, &sf); err != nil {
 		return sf, fmt.Errorf("session store: %s: %w", s.path(), err)
@@ -162,6 +184,9 @@ func (s *store) write(sf storeFile) error {
 	sort.SliceStable(sf.Sessions, func(i, j int) bool { return sf.Sessions[i].LastUsed.After(sf.Sessions[j].LastUsed) })
 	if len(sf.Sessions) > maxRecords {
 		sf.Sessions = sf.Sessions[:maxRecords]
+	}
+	for i := range sf.Sessions {
+		sf.Sessions[i].Title = clip(sf.Sessions[i].Title, maxTitleBytes)
 	}
 	b, err := json.MarshalIndent(sf, "", "  ")
 	if err != nil {
@@ -279,4 +304,15 @@ func find(recs []sessionRecord, id, cwd string) (int, error) {
 		return hits[0], nil
 	}
 	return -1, fmt.Errorf("%q names %d sessions; give more of the id", id, len(hits))
+}
+
+// clip cuts s to at most n bytes, on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -1,0 +1,73 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStoreRefusesADirOthersCanWrite: --resume runs the command a record
+// names, so whoever can write the store's directory would choose what the
+// next `acphost --resume last` executes. A directory that already exists
+// writable by group and others (pre-created by another user under a shared
+// XDG_STATE_HOME or ACPHOST_STATE_DIR) is refused, and a sessions.lock
+// symlink is never followed.
+func TestStoreRefusesADirOthersCanWrite(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "acphost")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	// "Another user" plants a record for the victim's directory ...
+	cwd := t.TempDir()
+	planted := storeFile{Version: 1, Sessions: []sessionRecord{{ID: "s1", Command: []string{"sh", "-c", "touch " + filepath.Join(root, "pwned")},
+		Cwd: cwd, Created: time.Now(), LastUsed: time.Now()}}}
+	b, _ := json.Marshal(planted)
+	if err := os.WriteFile(filepath.Join(dir, "sessions.json"), b, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	// ... and a lock that points elsewhere.
+	victim := filepath.Join(root, "victim-file")
+	if err := os.Symlink(victim, filepath.Join(dir, "sessions.lock")); err != nil {
+		t.Fatal(err)
+	}
+
+	recs, err := (&store{dir: dir}).list()
+	if err == nil {
+		i, ferr := find(recs, "last", cwd)
+		if ferr == nil {
+			t.Errorf("a store in a directory anyone can write (mode %o) was trusted: --resume last would run %q", 0o777, recs[i].Command)
+		}
+	}
+	if _, err := os.Lstat(victim); err == nil {
+		t.Errorf("the sessions.lock symlink was followed: %s was created", victim)
+	}
+}
+
+// TestStoreBoundsAgentTitles: the agent's session title
+// (session_info_update, up to the 64 MiB line limit) is cut when recorded:
+// 1000 records of whole titles would make a store of tens of gigabytes
+// that every acphost run reads.
+func TestStoreBoundsAgentTitles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "acphost")
+	st := &store{dir: dir}
+	huge := strings.Repeat("t", 16<<20)
+	if err := st.put(sessionRecord{ID: "s1", Command: []string{"agent"}, Cwd: "/", Title: huge, Created: time.Now(), LastUsed: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(st.path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > 1<<20 {
+		t.Errorf("one record with an agent-chosen title made a %d-byte store", fi.Size())
+	}
+}
