@@ -177,7 +177,7 @@ func (s *Server) publishState() {
 	modes := sess.Modes()
 	st.Mode = modes.CurrentModeID
 	for _, m := range modes.AvailableModes {
-		st.Modes = append(st.Modes, choiceView{Value: m.ID, Name: safe(m.Name), Description: safe(m.Description)})
+		st.Modes = append(st.Modes, choiceView{Value: m.ID, Name: label(m.Name, m.ID), Description: safe(m.Description)})
 	}
 	for _, o := range sess.ConfigOptions() {
 		st.Config = append(st.Config, viewConfig(o))

@@ -35,17 +35,33 @@
 //
 // # Security
 //
-// Every request must carry the server's token: the printed URL's ?token=
-// (the page then sets a SameSite=Strict, HttpOnly cookie and redirects to
-// drop it from the address bar), that cookie, or an "Authorization: Bearer"
-// header. The Host header must be an IP address, "localhost" or one of
+// The page shell (index.html, app.js, app.css: nothing secret) is served
+// to any request that passes the Host and Origin checks; every other
+// request (the API, the event stream) must carry the server's token in an
+// "Authorization: Bearer" header, compared in constant time. There is no
+// cookie: a browser sends a cookie to every port of its host, so any other
+// server on localhost would learn it. The printed URL (Server.URL) holds
+// the token in its fragment, "#token=…", which never reaches a server or a
+// log; the page's script reads it (or a ?token= query), keeps it in
+// sessionStorage (per tab, per origin and port) so that a reload goes on
+// working, removes it from the address bar and sends it with every
+// request, the event stream included (read with fetch, not EventSource,
+// so that it carries the header too).
+//
+// The Host header must be an IP address, "localhost" or one of
 // Config.Hosts, so that a page whose DNS name was rebound to this address
 // is refused; a request whose Origin is not this server's, or that a
-// browser marks cross-site, is refused; a POST must be application/json.
-// Every response carries a Content-Security-Policy of 'self' only (no inline
-// script, no eval, no frames), X-Content-Type-Options nosniff, no-referrer
-// and no-store. The page inserts agent text with textContent only, after
-// [acphost.SafeText] on the server, so markup, entities and bidirectional
-// controls stay inert. Listening address and TLS are the caller's: serve
-// it on loopback unless a person asked otherwise.
+// browser marks cross-site or same-site (another port), is refused; a POST
+// must be application/json. Every response carries a
+// Content-Security-Policy of 'self' only (no inline script, no eval, no
+// frames), X-Content-Type-Options nosniff, no-referrer and no-store. The
+// page inserts agent text with textContent only, after [acphost.SafeText]
+// on the server, so markup, entities and bidirectional controls stay
+// inert; the server sends a display string, through SafeText, for every
+// name or id the page shows, and raw values only for answering. A dialog
+// never takes the keyboard focus from the prompt the person is typing in,
+// and its buttons ignore clicks for a moment after it appears and
+// keystrokes that began before it did, so that typing on, or a click meant
+// for what was there before, answers nothing. Listening address and TLS
+// are the caller's: serve it on loopback unless a person asked otherwise.
 package web

@@ -193,7 +193,10 @@ func (r *rig) tab() *tab {
 			}
 			var m msg
 			if json.Unmarshal([]byte(data), &m) != nil {
-				r.t.Errorf("undecodable message %q", data)
+				if ctx.Err() != nil {
+					return // the test is over: the stream was cut in a message
+				}
+				r.t.Errorf("undecodable message (%d bytes) ending %q", len(data), data[max(0, len(data)-100):])
 				continue
 			}
 			tb.ch <- m

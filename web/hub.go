@@ -1,17 +1,25 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"sync"
+	"unicode/utf8"
 )
 
 // subscriberBuffer is how many messages a tab may fall behind before it is
 // dropped; its EventSource then reconnects and replays from the start.
 const subscriberBuffer = 4096
 
+// maxPieceBytes is the most one transcript message takes: a longer text is
+// sent (and kept) in pieces of about this size.
+const maxPieceBytes = 256 << 10
+
 // hub fans messages out to the connected tabs and keeps what a tab that
 // connects later needs: the transcript (bounded by maxBytes, oldest first
-// out), the latest state and the pending dialogs. Everything happens under
+// out, no message larger than the bound kept), the latest state and the
+// pending dialogs. Everything happens under
 // mu, so a tab sees each message once, in order, after its replay.
 type hub struct {
 	maxBytes int
@@ -37,33 +45,120 @@ func newHub(maxBytes int) *hub {
 }
 
 // encode marshals a message; every message type is this package's own, so
-// it cannot fail.
+// it cannot fail. '<', '>' and '&' stay as they are (the page inserts text
+// with textContent): HTML escaping would make them six bytes each.
 func encode(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		panic("web: " + err.Error())
 	}
-	return b
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // transcript appends a transcript message and sends it to every tab.
 func (h *hub) transcript(v any) {
-	b := encode(v)
+	live, kept := h.fit(v)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return
 	}
-	h.appendLocked(b)
-	h.sendLocked(b)
+	for _, b := range kept {
+		h.appendLocked(b)
+	}
+	for _, b := range live {
+		h.sendLocked(b)
+	}
+}
+
+// fit encodes a transcript message: what the tabs get now, and what is
+// kept for later ones. A text (the agent's, the person's) too long for one
+// piece is cut into several, each sent and kept; another message longer
+// than maxBytes is sent whole and kept as a note that it is not.
+func (h *hub) fit(v any) (live, kept [][]byte) {
+	b := encode(v)
+	max := min(h.maxBytes, maxPieceBytes)
+	if len(b) <= max {
+		return [][]byte{b}, [][]byte{b}
+	}
+	var pieces [][]byte
+	switch m := v.(type) {
+	case msgDelta:
+		text := m.Delta
+		m.Delta = ""
+		for _, t := range splitText(text, max-len(encode(m))) {
+			m.Delta = t
+			pieces = append(pieces, encode(m))
+		}
+	case msgUser:
+		text := m.Text
+		m.Text = ""
+		for _, t := range splitText(text, max-len(encode(m))) {
+			m.Text = t
+			pieces = append(pieces, encode(m))
+		}
+	default:
+		if len(b) <= h.maxBytes {
+			return [][]byte{b}, [][]byte{b}
+		}
+		var head struct {
+			Type string `json:"type"`
+			Turn int    `json:"turn"`
+		}
+		json.Unmarshal(b, &head)
+		note := encode(msgNote{Type: "note", Turn: head.Turn, Kind: "dropped",
+			Text: fmt.Sprintf("a %s message of %d bytes was shown here, too large to keep for tabs opened later", head.Type, len(b))})
+		return [][]byte{b}, [][]byte{note}
+	}
+	return pieces, pieces
+}
+
+// splitText cuts s, at rune boundaries, into pieces whose JSON encoding
+// (quotes aside) takes at most n bytes each.
+func splitText(s string, n int) []string {
+	n = max(n, 6) // one rune, however escaped
+	var out []string
+	start, size := 0, 0
+	for i, r := range s {
+		w := jsonRuneLen(r)
+		if size+w > n && i > start {
+			out = append(out, s[start:i])
+			start, size = i, 0
+		}
+		size += w
+	}
+	return append(out, s[start:])
+}
+
+// jsonRuneLen is the most bytes r takes in a JSON string (encoding/json,
+// without HTML escaping).
+func jsonRuneLen(r rune) int {
+	switch {
+	case r == '"' || r == '\\':
+		return 2
+	case r < 0x20 || r == utf8.RuneError || r == '\u2028' || r == '\u2029':
+		return 6
+	default:
+		return utf8.RuneLen(r)
+	}
 }
 
 // appendLocked keeps b in the transcript, dropping the oldest messages
-// beyond maxBytes.
+// beyond maxBytes. A message larger than maxBytes on its own (only with a
+// tiny bound: fit cuts texts and notes the rest) is not kept, nor is
+// anything before it.
 func (h *hub) appendLocked(b []byte) {
+	if len(b) > h.maxBytes {
+		h.dropped += len(h.log) + 1
+		clear(h.log)
+		h.log, h.logBytes = nil, 0
+		return
+	}
 	h.log = append(h.log, b)
 	h.logBytes += len(b)
-	for h.logBytes > h.maxBytes && len(h.log) > 1 {
+	for h.logBytes > h.maxBytes && len(h.log) > 0 {
 		h.logBytes -= len(h.log[0])
 		h.log[0] = nil
 		h.log = h.log[1:]
@@ -72,20 +167,38 @@ func (h *hub) appendLocked(b []byte) {
 }
 
 // restart starts the transcript again (another session): every tab gets
-// reset and then msgs, which become the transcript kept.
-func (h *hub) restart(reset []byte, msgs [][]byte) {
+// reset, then kept (messages already fitted, from a snapshot) and msgs;
+// they become the transcript kept, with dropped messages before them.
+func (h *hub) restart(reset []byte, dropped int, kept [][]byte, msgs []any) {
+	live := append([][]byte(nil), kept...)
+	kept = append([][]byte(nil), kept...)
+	for _, v := range msgs {
+		l, k := h.fit(v)
+		live = append(live, l...)
+		kept = append(kept, k...)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return
 	}
 	clear(h.log)
-	h.log, h.logBytes, h.dropped = nil, 0, 0
-	h.sendLocked(reset)
-	for _, b := range msgs {
+	h.log, h.logBytes, h.dropped = nil, 0, dropped
+	for _, b := range kept {
 		h.appendLocked(b)
+	}
+	h.sendLocked(reset)
+	for _, b := range live {
 		h.sendLocked(b)
 	}
+}
+
+// snapshot returns the transcript kept and how many messages were dropped
+// before it.
+func (h *hub) snapshot() ([][]byte, int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([][]byte(nil), h.log...), h.dropped
 }
 
 // setState replaces the state and sends it to every tab.

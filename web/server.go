@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
@@ -56,8 +55,12 @@ type Config struct {
 	// reached by beyond loopback. A name not listed is refused, which is
 	// what defeats DNS rebinding.
 	Hosts []string
-	// MaxLogBytes bounds the transcript kept for tabs that connect later;
-	// the oldest messages go first. Zero: DefaultMaxLogBytes.
+	// MaxLogBytes bounds the transcript kept for tabs that connect later
+	// (the bytes of its messages as sent): the oldest messages go first.
+	// A text message larger than a piece of it is split into several, so
+	// that the bound holds; another message too large to keep (a huge tool
+	// call) reaches the tabs connected then, and is kept as a note saying
+	// so. Zero: DefaultMaxLogBytes.
 	MaxLogBytes int
 	// Logger receives the server's diagnostics. Nil: none.
 	Logger *slog.Logger
@@ -105,7 +108,6 @@ type SessionRecord struct {
 type Server struct {
 	c      *acphost.ACPClient
 	token  string
-	cookie string // the cookie's name, unique to the token
 	hosts  map[string]bool
 	log    *slog.Logger
 	hub    *hub
@@ -124,6 +126,11 @@ type Server struct {
 	dialogs   int // dialogs opened (their ids)
 	closed    bool
 	wg        sync.WaitGroup // turns and the agent watcher
+
+	// left is the transcript of the client's first session, kept when the
+	// page left it (marked as history), for coming back to it.
+	left        [][]byte
+	leftDropped int
 }
 
 type runningTurn struct {
@@ -144,7 +151,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		rand.Read(b) // never fails (crypto/rand)
 		token = hex.EncodeToString(b)
 	}
-	sum := sha256.Sum256([]byte(token))
 	maxLog := cfg.MaxLogBytes
 	if maxLog <= 0 {
 		maxLog = DefaultMaxLogBytes
@@ -154,7 +160,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	sctx, stop := context.WithCancel(context.Background())
-	s := &Server{token: token, cookie: "acphost_" + hex.EncodeToString(sum[:6]), hosts: map[string]bool{"localhost": true},
+	s := &Server{token: token, hosts: map[string]bool{"localhost": true},
 		log: lg, hub: newHub(maxLog), ctx: sctx, stop: stop, userUp: opts.OnUpdate, cfg: cfg}
 	for _, h := range cfg.Hosts {
 		s.hosts[strings.ToLower(h)] = true
@@ -196,10 +202,12 @@ func (s *Server) Token() string { return s.token }
 func (s *Server) Client() *acphost.ACPClient { return s.c }
 
 // URL returns base (the address the server is served at, e.g.
-// "http://127.0.0.1:8080/") with the token as its query: the address to
-// open in a browser.
+// "http://127.0.0.1:8080/") with the token in its fragment
+// ("#token=..."): the address to open in a browser. A fragment never
+// reaches a server, a proxy or a log; the page's script reads it, keeps it
+// in the tab's sessionStorage and removes it from the address bar.
 func (s *Server) URL(base string) string {
-	return base + "?token=" + url.QueryEscape(s.token)
+	return base + "#token=" + url.QueryEscape(s.token)
 }
 
 // Close cancels the running turn, ends every event stream, and closes the
@@ -257,6 +265,11 @@ func (s *Server) routes() {
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
+// shell is the page itself: nothing secret in it, served without the
+// token (which its script holds and sends with every other request). The
+// favicon a browser asks for is not found, rather than refused.
+var shell = map[string]bool{"/": true, "/app.js": true, "/app.css": true, "/favicon.ico": true}
+
 // ServeHTTP checks every request (Host, Origin, token) before routing it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
@@ -275,7 +288,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
-	if !s.authorized(w, r) {
+	if !(r.Method == http.MethodGet && shell[r.URL.Path]) && !s.authorized(r) {
 		http.Error(w, "a valid token is required: open the URL acphost printed", http.StatusUnauthorized)
 		return
 	}
@@ -317,8 +330,8 @@ func (s *Server) hostAllowed(hostport string) bool {
 // origin: an Origin other than this Host (or "null"), or a Sec-Fetch-Site
 // of cross-site or same-site (another port of localhost is same-site).
 // A navigation typed or clicked by the person ("none") and requests
-// without these headers (curl, a Go client) pass; they still need the
-// token.
+// without these headers (curl, a Go client) pass; beyond the page shell
+// they still need the token.
 func sameOrigin(r *http.Request) bool {
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
@@ -328,46 +341,28 @@ func sameOrigin(r *http.Request) bool {
 	}
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "cross-site", "same-site":
-		// A top-level navigation from another site carries no cookie
-		// (SameSite=Strict), so it would need the token in its URL:
-		// refuse it all the same, the person opens the printed URL.
+		// Even the page shell: the person opens the printed URL, not a
+		// link from another site.
 		return false
 	}
 	return true
 }
 
-// authorized checks the token: the cookie, a bearer header, or on the page
-// itself the ?token= of the printed URL (then the cookie is set).
-func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
-	if c, err := r.Cookie(s.cookie); err == nil && s.tokenOK(c.Value) {
-		return true
-	}
-	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.tokenOK(b) {
-		return true
-	}
-	if r.Method == http.MethodGet && r.URL.Path == "/" {
-		if t := r.URL.Query().Get("token"); t != "" && s.tokenOK(t) {
-			http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.token, Path: "/", HttpOnly: true,
-				SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-			return true
-		}
-	}
-	return false
+// authorized checks the token: an "Authorization: Bearer" header, the only
+// way it is taken (no cookie: a browser sends a cookie to every port of
+// the host; no query: a URL ends up in logs and history).
+func (s *Server) authorized(r *http.Request) bool {
+	b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && s.tokenOK(b)
 }
 
 func (s *Server) tokenOK(t string) bool {
 	return subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
 }
 
-// page serves the page; the printed URL's token is dropped from the
-// address bar by a redirect once the cookie is set.
+// page serves the page shell. The token in the printed URL's fragment
+// (or a query, from an older URL) is the script's to read and drop.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Query().Has("token") {
-		// Relative, so that the page works mounted under any prefix.
-		w.Header().Set("Location", "./")
-		w.WriteHeader(http.StatusSeeOther)
-		return
-	}
 	b, err := assets.ReadFile("assets/index.html")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

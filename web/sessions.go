@@ -24,7 +24,7 @@ type replayBuf struct {
 	id       string // the session being loaded
 	turn     int    // replayed turns are numbered -1, -2, … (live ones from 1)
 	lastUser bool   // the last message was the person's
-	msgs     [][]byte
+	msgs     []any
 }
 
 // add turns one replayed update into a transcript message.
@@ -42,7 +42,7 @@ func (rb *replayBuf) add(u acphost.Update) {
 				rb.turn-- // a new turn of the history
 			}
 			rb.lastUser = true
-			rb.msgs = append(rb.msgs, encode(msgUser{Type: "user", Turn: rb.turn, Text: text, Replay: true}))
+			rb.msgs = append(rb.msgs, msgUser{Type: "user", Turn: rb.turn, Text: text, Replay: true})
 			return
 		case acphost.KindAgentThoughtChunk:
 			m = msgDelta{Type: "thought", Turn: rb.turn, Delta: text, Replay: true}
@@ -64,7 +64,7 @@ func (rb *replayBuf) add(u acphost.Update) {
 		return
 	}
 	rb.lastUser = false
-	rb.msgs = append(rb.msgs, encode(m))
+	rb.msgs = append(rb.msgs, m)
 }
 
 // resetMsg starts a tab's transcript: the agent, the current session.
@@ -126,9 +126,12 @@ func (s *Server) NewSession(ctx context.Context) error {
 
 // ResumeSession continues a stored session of the agent, by id, and makes
 // it the one the page prompts: through session/load when the agent offers
-// it (the replayed history is shown dimmed), else session/resume. Config.Mode,
-// else the mode recorded in Config.Sessions, is asked for afterwards. It
-// fails while a turn runs.
+// it (the replayed history is shown dimmed), else session/resume. The
+// client's first session, which stays open when the page leaves it, is
+// taken back as it is, not opened a second time: the transcript the page
+// kept of it is shown dimmed. The current session stays as it is.
+// Config.Mode, else the mode recorded in Config.Sessions, is asked for
+// afterwards. It fails while a turn runs.
 func (s *Server) ResumeSession(ctx context.Context, id string) error {
 	if id == "" {
 		return errors.New("web: no session id")
@@ -172,18 +175,28 @@ func (s *Server) open(ctx context.Context, id string) (string, error) {
 	var err error
 	how := "new session"
 	mode := s.cfg.Mode
-	if id == "" {
-		sess, err = s.c.NewSession(ctx, opts)
-	} else {
-		if mode == "" && s.cfg.Sessions != nil {
-			if recs, lerr := s.cfg.Sessions.List(); lerr == nil {
-				for _, r := range recs {
-					if r.ID == id {
-						mode = r.Mode
-					}
+	def := s.c.Session()
+	if id != "" && mode == "" && s.cfg.Sessions != nil {
+		if recs, lerr := s.cfg.Sessions.List(); lerr == nil {
+			for _, r := range recs {
+				if r.ID == id {
+					mode = r.Mode
 				}
 			}
 		}
+	}
+	switch {
+	case id == "":
+		sess, err = s.c.NewSession(ctx, opts)
+	case id == s.session().ID():
+		return "session " + safe(id) + " is the current one", nil
+	case id == def.ID():
+		// The client's first session never closes: back to it, without a
+		// second handle on the same id (and without the agent replaying
+		// what the page kept).
+		sess = def
+		how = "back to session " + safe(id) + ": still open, its transcript as this page kept it is shown dimmed above"
+	default:
 		how = "session " + safe(id) + " loaded: its history is shown dimmed above"
 		sess, err = s.c.LoadSession(ctx, id, opts)
 		if errors.Is(err, acphost.ErrUnsupported) {
@@ -197,24 +210,50 @@ func (s *Server) open(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	var kept [][]byte
+	dropped := 0
 	s.mu.Lock()
 	old := s.sess
 	s.sess = sess
 	msgs := rb.msgs
 	s.replay = nil
+	if sess == def {
+		kept, dropped, s.left, s.leftDropped = s.left, s.leftDropped, nil, 0
+	}
 	s.mu.Unlock()
-	if old != s.c.Session() && old != sess {
+	if old == def && sess != def {
+		// Kept for coming back to it (the page's transcript of it), as
+		// history.
+		log, n := s.hub.snapshot()
+		for i, b := range log {
+			log[i] = markReplay(b)
+		}
+		s.mu.Lock()
+		s.left, s.leftDropped = log, n
+		s.mu.Unlock()
+	}
+	if old != def && old != sess {
 		if err := old.Close(ctx); err != nil {
 			s.log.Warn("web: closing the session left", "session", old.ID(), "err", err)
 		}
 	}
-	msgs = append(msgs, encode(msgNote{Type: "note", Turn: s.turnID(), Kind: "session", Text: how}))
-	s.hub.restart(s.resetMsg(0), msgs)
+	msgs = append(msgs, msgNote{Type: "note", Turn: s.turnID(), Kind: "session", Text: how})
+	s.hub.restart(s.resetMsg(dropped), dropped, kept, msgs)
 	s.setMode(ctx, sess, mode)
 	if id != "" {
 		s.record(sess)
 	}
 	return how, nil
+}
+
+// markReplay marks a kept transcript message as history: shown dimmed.
+func markReplay(b []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return b
+	}
+	m["replay"] = json.RawMessage("true")
+	return encode(m)
 }
 
 // apiSessions lists the recorded sessions: {"current", "sessions": [{id,

@@ -63,8 +63,11 @@ func twoTurns(caps string) fakeagent.Script {
 }
 
 // TestSessionsNewAndLoad: a turn records its session; a new session starts
-// the transcript again on every tab; loading the first one replays its
-// history, marked as replayed, and the next prompt goes to it.
+// the transcript again on every tab; going back to the first session (the
+// client's, still open) takes it back as it is, without loading it a
+// second time, and shows the page's transcript of it as history; a session
+// the page left (closed) is loaded, its history replayed, marked as
+// replayed, and the next prompt goes to it.
 func TestSessionsNewAndLoad(t *testing.T) {
 	t.Parallel()
 	st := &memStore{}
@@ -105,30 +108,54 @@ func TestSessionsNewAndLoad(t *testing.T) {
 	note := tb.next("note", ofType("note"))
 	assert.Equal(t, "new session", note.str("text"))
 	r.received(`"method":"session/new"`)
+	r.post("/api/prompt", map[string]string{"text": "more"}, http.StatusOK)
+	text, _ = tb.textUntil("done")
+	assert.Equal(t, "two", text)
+	tb.next("idle", func(m msg) bool { return m.typ() == "state" && m["running"] == false })
 
+	// Back to the first: the same session, not loaded again.
 	r.post("/api/session/resume", map[string]string{"id": "nope"}, http.StatusNotFound)
 	r.post("/api/session/resume", map[string]string{"id": first}, http.StatusOK)
 	reset = tb.next("reset", ofType("reset"))
 	assert.Equal(t, first, reset.sub("session").str("id"))
 	var replayed []string
+	note = tb.next("back note", func(m msg) bool {
+		if m["replay"] == true {
+			replayed = append(replayed, m.typ()+":"+m.str("delta")+m.str("text"))
+		}
+		return m.typ() == "note" && m.str("kind") == "session" && m["replay"] != true
+	})
+	assert.Equal(t, []string{"user:hi", "thought:hmm", "text:one", "done:"}, replayed)
+	assert.Contains(t, note.str("text"), "back to session")
+	for _, m := range r.agent.Received() {
+		assert.NotEqual(t, "session/load", m.Method, "the first session, still open, was loaded a second time")
+	}
+	// The current session is not opened again either.
+	r.post("/api/session/resume", map[string]string{"id": first}, http.StatusOK)
+
+	// The second, closed when the page left it, is loaded.
+	r.post("/api/session/resume", map[string]string{"id": second}, http.StatusOK)
+	reset = tb.next("reset", ofType("reset"))
+	assert.Equal(t, second, reset.sub("session").str("id"))
+	replayed = nil
 	note = tb.next("load note", func(m msg) bool {
 		if m["replay"] == true {
 			replayed = append(replayed, m.typ()+":"+m.str("delta"))
 		}
 		return m.typ() == "note"
 	})
-	assert.Equal(t, []string{"thought:hmm", "text:one"}, replayed)
+	assert.Equal(t, []string{"text:two"}, replayed)
 	assert.Contains(t, note.str("text"), "loaded")
 	r.received(`"method":"session/load"`)
 
 	// A tab that connects now sees the loaded session's history, once.
 	late := r.tab()
-	assert.Equal(t, first, late.next("reset", ofType("reset")).sub("session").str("id"))
+	assert.Equal(t, second, late.next("reset", ofType("reset")).sub("session").str("id"))
 	late.next("replayed text", func(m msg) bool { return m.typ() == "text" && m["replay"] == true })
 
-	r.post("/api/prompt", map[string]string{"text": "more"}, http.StatusOK)
+	r.post("/api/prompt", map[string]string{"text": "again"}, http.StatusOK)
 	text, _ = tb.textUntil("done")
-	assert.Equal(t, "two", text)
+	assert.Equal(t, "three", text)
 	var prompts []string
 	for _, m := range r.agent.Received() {
 		if m.Method == "session/prompt" {
@@ -139,7 +166,7 @@ func TestSessionsNewAndLoad(t *testing.T) {
 			prompts = append(prompts, p.SessionID)
 		}
 	}
-	assert.Equal(t, []string{first, first}, prompts)
+	assert.Equal(t, []string{first, second, second}, prompts)
 }
 
 // TestSessionsResumeWithoutReplay: an agent with session/resume and no

@@ -12,8 +12,10 @@ import (
 // The messages of the event stream, one JSON object per SSE "data:" line,
 // told apart by Type. Every string that came from the agent has been
 // through acphost.SafeText, except the raw file content of a proposal (which
-// the person edits and which is written as is) and option ids (which are
-// answered byte-exact and never shown).
+// the person edits and which is written as is) and the ids and values that
+// are answered byte-exact (option, mode, config, field and choice ids):
+// those are never shown, each comes with a display string (Name, Label)
+// that went through SafeText, the id itself when the agent gave no name.
 
 // Limits on what one message carries of a tool call, so that a huge output
 // does not reach every tab whole.
@@ -137,8 +139,8 @@ type msgState struct {
 }
 
 type choiceView struct {
-	Value       string `json:"value"`
-	Name        string `json:"name"`
+	Value       string `json:"value"` // raw: answered, never shown
+	Name        string `json:"name"`  // shown: the name, else the value, safe
 	Description string `json:"description,omitempty"`
 }
 
@@ -218,13 +220,23 @@ type elicitationView struct {
 }
 
 type fieldView struct {
-	Name        string       `json:"name"`
+	Name        string       `json:"name"`  // raw: the answer's key, never shown
+	Label       string       `json:"label"` // shown: the title, else the name, safe
 	Kind        string       `json:"kind"`
 	Title       string       `json:"title,omitempty"`
 	Description string       `json:"description,omitempty"`
 	Required    bool         `json:"required"`
 	Default     any          `json:"default,omitempty"`
 	Choices     []choiceView `json:"choices"`
+}
+
+// label is what the page shows for something the agent named, or else only
+// identified: its name, else its id, both safe.
+func label(name, id string) string {
+	if n := safe(name); n != "" {
+		return n
+	}
+	return safe(id)
 }
 
 // safe is acphost.SafeText capped at maxFieldBytes.
@@ -318,12 +330,9 @@ func viewPermission(req *acphost.PermissionRequest) *permissionView {
 		}
 	}
 	for _, o := range req.Options {
-		ov := optionView{ID: o.ID, Name: safe(o.Name), Kind: safe(string(o.Kind)), Description: safe(o.Meta.Description), Changes: []changeView{}}
-		if ov.Name == "" {
-			ov.Name = ov.Kind
-		}
+		ov := optionView{ID: o.ID, Name: label(o.Name, string(o.Kind)), Kind: safe(string(o.Kind)), Description: safe(o.Meta.Description), Changes: []changeView{}}
 		for _, ch := range o.Meta.Changes {
-			ov.Changes = append(ov.Changes, changeView{Text: ch.Describe(), Known: ch.Known()})
+			ov.Changes = append(ov.Changes, changeView{Text: safe(ch.Describe()), Known: ch.Known()})
 		}
 		v.Options = append(v.Options, ov)
 	}
@@ -350,13 +359,13 @@ func viewElicitation(req *acphost.ElicitationRequest) *elicitationView {
 	if f := req.Form; f != nil {
 		v.Title, v.Description = safe(f.Title), safe(f.Description)
 		for _, fl := range f.Fields {
-			fv := fieldView{Name: fl.Name, Kind: string(fl.Kind), Title: safe(fl.Title), Description: safe(fl.Description),
+			fv := fieldView{Name: fl.Name, Label: label(fl.Title, fl.Name), Kind: string(fl.Kind), Title: safe(fl.Title), Description: safe(fl.Description),
 				Required: fl.Required, Default: fl.Default, Choices: []choiceView{}}
 			if s, ok := fv.Default.(string); ok {
 				fv.Default = safe(s)
 			}
 			for _, c := range fl.Choices {
-				fv.Choices = append(fv.Choices, choiceView{Value: c.Value, Name: safe(c.Title), Description: safe(c.Description)})
+				fv.Choices = append(fv.Choices, choiceView{Value: c.Value, Name: label(c.Title, c.Value), Description: safe(c.Description)})
 			}
 			v.Fields = append(v.Fields, fv)
 		}
@@ -367,7 +376,7 @@ func viewElicitation(req *acphost.ElicitationRequest) *elicitationView {
 // viewConfig shows a config option; a select's choices are read from its
 // raw JSON (flat, or in groups).
 func viewConfig(o acphost.ConfigOption) configView {
-	v := configView{ID: o.ID, Name: safe(o.Name), Description: safe(o.Description), Type: safe(o.Type), Options: []choiceView{}}
+	v := configView{ID: o.ID, Name: label(o.Name, o.ID), Description: safe(o.Description), Type: safe(o.Type), Options: []choiceView{}}
 	if len(o.CurrentValue) > 0 {
 		var val any
 		if json.Unmarshal(o.CurrentValue, &val) == nil {
@@ -390,11 +399,11 @@ func viewConfig(o acphost.ConfigOption) configView {
 		for _, c := range raw.Options {
 			if len(c.Options) > 0 {
 				for _, g := range c.Options {
-					v.Options = append(v.Options, choiceView{Value: g.Value, Name: safe(c.Name + ": " + g.Name), Description: safe(g.Description)})
+					v.Options = append(v.Options, choiceView{Value: g.Value, Name: safe(c.Name + ": " + label(g.Name, g.Value)), Description: safe(g.Description)})
 				}
 				continue
 			}
-			v.Options = append(v.Options, choiceView{Value: c.Value, Name: safe(c.Name), Description: safe(c.Description)})
+			v.Options = append(v.Options, choiceView{Value: c.Value, Name: label(c.Name, c.Value), Description: safe(c.Description)})
 		}
 	}
 	return v

@@ -28,43 +28,39 @@ func TestTokenRequired(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, fakeagent.Demo(), func(c *web.Config) { c.Token = "s3cret" })
 	noToken := map[string]string{"Authorization": ""}
-	for _, path := range []string{"/", "/app.js", "/events", "/?token=wrong"} {
+	// The page shell holds nothing secret: served without the token.
+	for _, path := range []string{"/", "/app.js", "/app.css", "/?token=wrong"} {
+		resp := r.request(http.MethodGet, path, "", noToken)
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.Empty(t, resp.Cookies(), path)
+	}
+	// Everything else needs it, as a bearer header only.
+	for _, path := range []string{"/events", "/api/sessions", "/events?token=s3cret", "/app.js/../events"} {
 		resp := r.request(http.MethodGet, path, "", noToken)
 		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, path)
 	}
-	resp := r.request(http.MethodPost, "/api/prompt", `{"text":"hi"}`, noToken)
+	for _, hdr := range []map[string]string{
+		noToken,
+		{"Authorization": "Bearer wrong"},
+		{"Authorization": "Bearer s3cre"},
+		{"Authorization": "s3cret"},
+		{"Authorization": "", "Cookie": "token=s3cret"},
+	} {
+		resp := r.request(http.MethodPost, "/api/prompt", `{"text":"hi"}`, hdr)
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%v", hdr)
+	}
+	resp := r.request(http.MethodPost, "/api/prompt?token=s3cret", `{"text":"hi"}`, noToken)
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	resp = r.request(http.MethodPost, "/api/prompt", `{"text":"hi"}`, map[string]string{"Authorization": "Bearer wrong"})
-	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	for _, m := range r.agent.Received() {
+		assert.NotEqual(t, "session/prompt", m.Method)
+	}
 
-	// The printed URL sets a strict cookie and redirects the token away.
-	client := r.hs.Client()
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	req, _ := http.NewRequest(http.MethodGet, r.srv.URL(r.hs.URL+"/"), nil)
-	resp, err := client.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	assert.Equal(t, "./", resp.Header.Get("Location"))
-	cookies := resp.Cookies()
-	require.Len(t, cookies, 1)
-	ck := cookies[0]
-	assert.Equal(t, "s3cret", ck.Value)
-	assert.True(t, ck.HttpOnly)
-	assert.Equal(t, http.SameSiteStrictMode, ck.SameSite)
-
-	req, _ = http.NewRequest(http.MethodGet, r.hs.URL+"/", nil)
-	req.AddCookie(ck)
-	resp, err = client.Do(req)
-	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	// The printed URL carries the token in its fragment, which no request
+	// sends: the page's script reads it.
+	u := r.srv.URL(r.hs.URL + "/")
+	assert.Equal(t, r.hs.URL+"/#token=s3cret", u)
+	resp = r.request(http.MethodGet, "/api/sessions", "", map[string]string{"Authorization": "Bearer s3cret"})
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, string(body), `<script src="app.js"`)
-
-	// The token in a query is taken only on the page.
-	resp = r.request(http.MethodGet, "/events?token=s3cret", "", noToken)
-	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 }
 
 func TestRandomToken(t *testing.T) {
@@ -74,7 +70,7 @@ func TestRandomToken(t *testing.T) {
 	assert.Len(t, a.srv.Token(), 64)
 	assert.NotEqual(t, a.srv.Token(), b.srv.Token())
 	// One server's token does not open the other.
-	resp := b.request(http.MethodGet, "/", "", map[string]string{"Authorization": "Bearer " + a.srv.Token()})
+	resp := b.request(http.MethodGet, "/events", "", map[string]string{"Authorization": "Bearer " + a.srv.Token()})
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 }
 
@@ -121,7 +117,7 @@ func TestSecurityHeaders(t *testing.T) {
 		{"/", false, "text/html"},
 		{"/app.js", false, "text/javascript"},
 		{"/app.css", false, "text/css"},
-		{"/", true, ""},
+		{"/events", true, ""},
 	} {
 		hdr := map[string]string{}
 		if c.noTok {

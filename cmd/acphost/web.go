@@ -27,8 +27,10 @@ Serves a browser UI for AGENT (default: the config file's default agent,
 else the built-in demo agent): a live transcript, approval dialogs, editable
 write proposals (with --fs), a stop button, plan mode, the agent's modes and
 config options, and the sessions of the session store this command shares
-with the terminal host (new, list, resume). It prints the URL to open, with
-its token, and serves until SIGINT or SIGTERM.
+with the terminal host (new, list, resume). It prints the URL to open, its
+token in the fragment (http://127.0.0.1:PORT/#token=…: no server or log
+sees it; the page keeps it for the tab), and serves until SIGINT or
+SIGTERM.
 
 Flags:
 `

@@ -8,10 +8,30 @@
 // elements one by one (paragraphs, headings, emphasis, code, lists, quotes,
 // links) and puts every character of the agent's into a text node; a link
 // is made only for an absolute http or https address.
+//
+// The token: the printed URL carries it in its fragment (#token=…, which
+// no server sees), or in a ?token= query. The script reads it, keeps it in
+// sessionStorage (this tab, this origin and port only: a reload goes on
+// working) and removes it from the address bar; it is sent in an
+// Authorization header with every request, the event stream included
+// (read with fetch: an EventSource cannot send a header). No cookie.
 "use strict";
 
 (function () {
   const $ = (id) => document.getElementById(id);
+
+  const tokenKey = "acphost-token";
+  const token = (() => {
+    const fromURL = new URLSearchParams(location.hash.slice(1)).get("token") || new URLSearchParams(location.search).get("token");
+    if (fromURL) {
+      try { sessionStorage.setItem(tokenKey, fromURL); } catch (_) { /* storage off: this load only */ }
+      history.replaceState(history.state, "", location.pathname);
+      return fromURL;
+    }
+    try { return sessionStorage.getItem(tokenKey) || ""; } catch (_) { return ""; }
+  })();
+  const auth = (headers) => Object.assign({ Authorization: "Bearer " + token }, headers || {});
+  const noToken = "This page needs the token: open the URL acphost printed (the whole of it, with its #token=…).";
 
   // el builds an element: el("div", {class: "x"}, "text", child, …).
   // Attributes are set with setAttribute; strings become text nodes.
@@ -51,9 +71,9 @@
     try {
       const r = await fetch(path, {
         method: "POST",
-        headers: { "Content-Type": "application/json" },
+        headers: auth({ "Content-Type": "application/json" }),
         body: JSON.stringify(body || {}),
-        credentials: "same-origin",
+        credentials: "omit",
       });
       if (!r.ok) {
         showError(path + ": " + (await r.text()).trim());
@@ -401,8 +421,8 @@
     },
     user(m) {
       const last = transcript.lastElementChild;
-      if (m.replay && current && current.kind === "user" && current.turn === m.turn && last === current.node) {
-        last.append(document.createTextNode(m.text)); // the next piece of a replayed prompt
+      if (current && current.kind === "user" && current.turn === m.turn && last === current.node) {
+        last.append(document.createTextNode(m.text)); // the next piece of the prompt
         return;
       }
       current = { turn: m.turn, kind: "user", node: append(replayed(el("div", { class: "user" }, m.text), m)) };
@@ -469,7 +489,7 @@
     const sel = $("mode");
     $("modewrap").hidden = m.modes.length === 0;
     sel.replaceChildren(...m.modes.map((o) => {
-      const opt = el("option", { title: o.description }, o.name || o.value);
+      const opt = el("option", { title: o.description }, o.name);
       opt.value = o.value;
       return opt;
     }));
@@ -485,7 +505,7 @@
       }
       const s = el("select");
       for (const o of c.options) {
-        const opt = el("option", { title: o.description }, o.name || o.value);
+        const opt = el("option", { title: o.description }, o.name);
         opt.value = o.value;
         s.append(opt);
       }
@@ -506,6 +526,26 @@
     });
   }
 
+  // A dialog must not be answered by what was meant for something else: it
+  // never takes the keyboard focus from where the person types (no button
+  // of it is focused by default), its buttons ignore clicks for inertMs
+  // after it appears (a click aimed at what was there before), and a click
+  // made with the keyboard counts only if its key went down after the
+  // dialog appeared (a key held or pressed before it, in the prompt).
+  const inertMs = 500;
+  const shownAt = new WeakMap(); // dialog element -> performance.now() when shown
+  let keyBegan = -Infinity; // when the latest key press began (auto-repeats aside)
+  document.addEventListener("keydown", (e) => { if (!e.repeat) keyBegan = performance.now(); }, true);
+  dialogs.addEventListener("click", (e) => {
+    const d = e.target.closest(".dialog");
+    if (!d || !e.target.closest("button")) return;
+    const shown = shownAt.has(d) ? shownAt.get(d) : -Infinity;
+    if (performance.now() - shown < inertMs || (e.detail === 0 && keyBegan < shown)) {
+      e.preventDefault();
+      e.stopImmediatePropagation(); // before the button's own handler
+    }
+  }, true);
+
   function openDialog(m) {
     if (open.has(m.id)) return;
     let body;
@@ -513,14 +553,23 @@
     else if (m.kind === "proposal") body = proposalDialog(m);
     else if (m.kind === "elicitation") body = elicitationDialog(m);
     else return;
-    const d = el("div", { class: "dialog " + m.kind, role: "dialog", "data-dialog": m.id }, el("span", { class: "queue" }), ...body);
+    const d = el("div", { class: "dialog inert " + m.kind, role: "dialog", tabindex: "-1", "data-dialog": m.id }, el("span", { class: "queue" }), ...body);
     open.set(m.id, d);
+    const shown = performance.now();
+    shownAt.set(d, shown);
     dialogs.append(d);
     renumber();
-    if (dialogs.children.length === 1) {
-      const f = d.querySelector("button.default") || d.querySelector("button");
-      if (f) f.focus({ preventScroll: true });
-    }
+    // The look of it only: the click handler above decides, by the clock.
+    const arm = () => {
+      const left = inertMs - (performance.now() - shown);
+      if (left > 0) setTimeout(arm, left + 1);
+      else d.classList.remove("inert");
+    };
+    setTimeout(arm, inertMs);
+    // Only when nothing has the focus: the dialog itself (not a button), so
+    // that a screen reader announces it and no key answers it.
+    const a = document.activeElement;
+    if (dialogs.children.length === 1 && (!a || a === document.body)) d.focus({ preventScroll: true });
   }
 
   function closeDialog(id) {
@@ -603,11 +652,11 @@
       if (f.kind === "enum") {
         input = el("select");
         if (!f.required) input.append(el("option", { value: "" }, "—"));
-        for (const c of f.choices) { const o = el("option", {}, c.name || c.value); o.value = c.value; input.append(o); }
+        for (const c of f.choices) { const o = el("option", {}, c.name); o.value = c.value; input.append(o); }
         if (f.default !== undefined) input.value = f.default;
       } else if (f.kind === "multi_select") {
         input = el("select", { multiple: true });
-        for (const c of f.choices) { const o = el("option", {}, c.name || c.value); o.value = c.value; input.append(o); }
+        for (const c of f.choices) { const o = el("option", {}, c.name); o.value = c.value; input.append(o); }
         if (Array.isArray(f.default)) for (const o of input.options) o.selected = f.default.includes(o.value);
       } else if (f.kind === "boolean") {
         input = el("input", { type: "checkbox" });
@@ -619,7 +668,7 @@
       }
       input.name = f.name;
       inputs.push([f, input]);
-      parts.push(el("label", { class: "field" }, (f.title || f.name) + (f.required ? " *" : ""), input,
+      parts.push(el("label", { class: "field" }, f.label + (f.required ? " *" : ""), input,
         f.description ? el("span", { class: "hint" }, f.description) : null));
     }
     const collect = () => {
@@ -647,15 +696,26 @@
 
   $("promptform").addEventListener("submit", async (e) => {
     e.preventDefault();
-    const text = $("prompt").value;
+    const p = $("prompt");
+    const text = p.value;
     if (!text.trim() || state.running) return;
-    if (await post("api/prompt", { text })) $("prompt").value = "";
+    p.value = ""; // now: what the person types next is the next prompt
+    if (!(await post("api/prompt", { text })) && p.value === "") p.value = text;
   });
+  // The Enter that sends: its line break is not typed into the prompt
+  // emptied for the next one (a browser driven over DevTools types it even
+  // though the keydown was cancelled).
+  let sending = false;
   $("prompt").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
+      sending = true;
       $("promptform").requestSubmit();
     }
+  });
+  $("prompt").addEventListener("keyup", (e) => { if (e.key === "Enter") sending = false; });
+  $("prompt").addEventListener("beforeinput", (e) => {
+    if (sending && (e.inputType === "insertLineBreak" || e.inputType === "insertParagraph")) e.preventDefault();
   });
   $("stop").addEventListener("click", () => post("api/stop", {}));
   $("planmode").addEventListener("change", (e) => post("api/planmode", { on: e.target.checked }));
@@ -670,7 +730,7 @@
 
   async function get(path) {
     try {
-      const r = await fetch(path, { credentials: "same-origin" });
+      const r = await fetch(path, { headers: auth(), credentials: "omit" });
       if (!r.ok) { showError(path + ": " + (await r.text()).trim()); return null; }
       return await r.json();
     } catch (e) {
@@ -716,19 +776,58 @@
   $("newsession").addEventListener("click", () => post("api/session/new", {}));
 
   // --- the event stream ---
+  //
+  // Server-Sent Events read with fetch, so that the request carries the
+  // token's header; on an error or the end of the stream it connects
+  // again (the server replays the transcript from a reset).
 
-  function connect() {
-    const es = new EventSource("events");
+  function dispatch(data) {
+    let m;
+    try { m = JSON.parse(data); } catch (_) { return; }
+    if (m.type !== "text" && dirty.size) renderDirty();
+    const h = handlers[m.type];
+    if (h) h(m);
+  }
+
+  async function connect() {
     const conn = $("conn");
-    es.onopen = () => { conn.textContent = "connected"; conn.className = "badge"; };
-    es.onerror = () => { conn.textContent = "reconnecting…"; conn.className = "badge off"; };
-    es.onmessage = (e) => {
-      let m;
-      try { m = JSON.parse(e.data); } catch (_) { return; }
-      if (m.type !== "text" && dirty.size) renderDirty();
-      const h = handlers[m.type];
-      if (h) h(m);
-    };
+    const down = (text) => { conn.textContent = text; conn.className = "badge off"; };
+    if (!token) { down("no token"); showError(noToken); return; }
+    for (let failures = 0; ; failures++) {
+      try {
+        const r = await fetch("events", { headers: auth({ Accept: "text/event-stream" }), cache: "no-store", credentials: "omit" });
+        if (r.status === 401) { down("not authorized"); showError(noToken); return; }
+        if (!r.ok || !r.body) throw new Error("events: " + r.status);
+        conn.textContent = "connected";
+        conn.className = "badge";
+        failures = 0;
+        const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buf = "", from = 0, data = [];
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += value;
+          let nl;
+          while ((nl = buf.indexOf("\n", from)) >= 0) {
+            let line = buf.slice(0, nl);
+            buf = buf.slice(nl + 1);
+            from = 0;
+            if (line.endsWith("\r")) line = line.slice(0, -1);
+            if (line === "") {
+              if (data.length) dispatch(data.join("\n"));
+              data = [];
+            } else if (line.startsWith("data:")) {
+              data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
+            } // a comment (keepalive) or another field: nothing to do
+          }
+          from = buf.length;
+        }
+      } catch (_) {
+        // connect again below
+      }
+      down("reconnecting…");
+      await new Promise((res) => setTimeout(res, Math.min(5000, 250 * 2 ** Math.min(failures, 5))));
+    }
   }
   connect();
 })();

@@ -118,7 +118,7 @@ type rig struct {
 	agent *fakeagent.Agent
 
 	mu      sync.Mutex
-	answers []string // "METHOD PATH STATUS ORIGIN" of each request
+	answers []string // "METHOD REQUEST-URI STATUS ORIGIN" of each request
 }
 
 type closers []io.Closer
@@ -173,7 +173,7 @@ func newRig(t *testing.T, script fakeagent.Script, mod func(*web.Config)) *rig {
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 		srv.ServeHTTP(sw, req)
 		r.mu.Lock()
-		r.answers = append(r.answers, fmt.Sprintf("%s %s %d %s", req.Method, req.URL.Path, sw.code, req.Header.Get("Origin")))
+		r.answers = append(r.answers, fmt.Sprintf("%s %s %d %s", req.Method, req.RequestURI, sw.code, req.Header.Get("Origin")))
 		r.mu.Unlock()
 	}))
 	t.Cleanup(func() {
@@ -239,6 +239,14 @@ func eval[T any](r *rig, ctx context.Context, expr string) T {
 		r.t.Fatalf("%s: %v", expr, err)
 	}
 	return v
+}
+
+// answer clicks a dialog's button once the dialog takes clicks (a dialog
+// just shown ignores them for a moment).
+func (r *rig) answer(ctx context.Context, sel string) {
+	r.t.Helper()
+	r.poll(ctx, fmt.Sprintf(`document.querySelector(%q) !== null && !document.querySelector(%q).closest(".dialog").classList.contains("inert")`, sel, sel))
+	r.do(ctx, chromedp.Click(chromedp.CSS(sel)))
 }
 
 // send types a prompt and presses Enter.
@@ -317,7 +325,7 @@ func TestTurnWithApproval(t *testing.T) {
 	}
 	r.screenshot(tab1, "approval.png")
 
-	r.do(tab1, chromedp.Click(chromedp.CSS(allow)))
+	r.answer(tab1, allow)
 	r.do(tab2, chromedp.WaitNotPresent(chromedp.CSS(".dialog")))
 	if end := r.turnEnded(tab1, 1); end != "turn ended: end_turn" {
 		t.Errorf("end %q", end)
@@ -405,7 +413,7 @@ func TestAmendProposal(t *testing.T) {
 	amended := "package main\n\n// Reviewed in the browser.\nfunc main() {}\n"
 	r.screenshot(tab, "proposal.png")
 	r.do(tab, chromedp.SetValue(chromedp.CSS(".dialog.proposal textarea.proposed"), amended))
-	r.do(tab, chromedp.Click(chromedp.CSS(".dialog.proposal button.apply")))
+	r.answer(tab, ".dialog.proposal button.apply")
 	r.do(tab, chromedp.WaitNotPresent(chromedp.CSS(".dialog")))
 	if end := r.turnEnded(tab, 1); end != "turn ended: end_turn" {
 		t.Errorf("end %q", end)
@@ -461,7 +469,7 @@ func TestAgentTextInert(t *testing.T) {
 	if name := eval[string](r, tab, `document.querySelector('.dialog.permission button[data-option="ok"]').textContent`); name != "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\"><b>bold</b>&amp;&lt;i&gt;evil" {
 		t.Errorf("option name %q", name)
 	}
-	r.do(tab, chromedp.Click(chromedp.CSS(`.dialog.permission button[data-option="ok"]`)))
+	r.answer(tab, `.dialog.permission button[data-option="ok"]`)
 	r.turnEnded(tab, 1)
 	check("after the turn")
 	for _, sel := range []string{"#transcript .user", "#transcript .text", "details.thought > div", ".card.tool .title", ".plan li"} {
@@ -472,25 +480,39 @@ func TestAgentTextInert(t *testing.T) {
 	}
 }
 
-// TestRefusals: without the token the page is refused; a page of another
-// origin (another port of the same host, so the cookie is same-site) that
-// posts a prompt and opens the event stream is refused by the Origin check,
-// and the agent never sees a prompt.
+// TestRefusals: the page shell opens without the token but an API call
+// or the event stream without it is refused (the page says to open the
+// printed URL); a page of another origin (another port of the same host)
+// that posts a prompt and opens the event stream is refused by the Origin
+// check, and the agent never sees a prompt.
 func TestRefusals(t *testing.T) {
 	b := browser(t)
 	r := newRig(t, fakeagent.Demo(), nil)
-	tab := r.tab(b) // has the cookie now
+	tab := r.tab(b)
 
-	// A fresh browser context has no cookie: the bare address is refused.
+	// A fresh browser context, the bare address: no token anywhere.
 	fresh, cancel := chromedp.NewContext(b, chromedp.WithNewBrowserContext())
 	defer cancel()
 	if err := chromedp.Do(fresh); err != nil {
 		t.Fatal(err)
 	}
-	r.do(fresh, chromedp.Navigate(r.hs.URL+"/"))
-	if body := eval[string](r, fresh, `document.body.textContent`); !strings.Contains(body, "valid token is required") {
-		t.Errorf("without the token: %q", body)
+	r.do(fresh, chromedp.Navigate(r.hs.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#prompt")))
+	r.poll(fresh, `document.getElementById("error").textContent.includes("open the URL acphost printed")`)
+	if c := eval[string](r, fresh, `document.getElementById("conn").textContent`); c != "no token" {
+		t.Errorf("connection badge without the token: %q", c)
 	}
+	c, cancelEval := context.WithTimeout(fresh, step)
+	defer cancelEval()
+	status, err := chromedp.Run(c, chromedp.Evaluate[int](`fetch("api/prompt", {method: "POST", headers: {"Content-Type": "application/json"}, body: '{"text":"no token"}'}).then(r => r.status)`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != http.StatusUnauthorized {
+		t.Errorf("an API call without the token: %d", status)
+	}
+	// A wrong token in the URL: refused, and said so.
+	r.do(fresh, chromedp.Navigate(r.hs.URL+"/?again#token=wrong"), chromedp.WaitVisible(chromedp.CSS("#prompt")))
+	r.poll(fresh, `document.getElementById("conn").textContent === "not authorized"`)
 
 	target := r.hs.URL + "/"
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -627,8 +649,9 @@ func (m *memStore) Put(r web.SessionRecord) error {
 }
 
 // TestSessions: a turn, then "New session" empties the transcript on both
-// tabs; the session list shows the first session, and Resume loads it: its
-// history replayed, dimmed, and the next prompt answered in it.
+// tabs; the session list shows the first session, and Resume goes back to
+// it (still open: not loaded again): the page's transcript of it shown
+// dimmed, and the next prompt answered in it.
 func TestSessions(t *testing.T) {
 	b := browser(t)
 	script := fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`), Turns: []fakeagent.Turn{
@@ -668,7 +691,11 @@ func TestSessions(t *testing.T) {
 			t.Errorf("replayed text not dimmed (opacity %s)", op)
 		}
 	}
-	r.received(`"method":"session/load"`)
+	for _, m := range r.agent.Received() {
+		if m.Method == "session/load" {
+			t.Errorf("the first session, still open, was loaded a second time: %s", m.Raw)
+		}
+	}
 	r.screenshot(tab1, "sessions.png")
 	r.send(tab1, "again")
 	r.turnEnded(tab1, 2)
@@ -769,7 +796,7 @@ func TestCommandSharesSessions(t *testing.T) {
 		t.Fatalf("reading the URL: %v\n%s", err, stderr.String())
 	}
 	url := strings.TrimSpace(line)
-	if !strings.Contains(url, "?token=") {
+	if !strings.Contains(url, "/#token=") {
 		t.Fatalf("printed %q", url)
 	}
 
