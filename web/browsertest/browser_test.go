@@ -249,6 +249,15 @@ func (r *rig) answer(ctx context.Context, sel string) {
 	r.do(ctx, chromedp.Click(chromedp.CSS(sel)))
 }
 
+// click clicks the element sel names once it is there and enabled, from
+// the page's own script: a list the page re-renders meanwhile cannot make
+// it miss the node (chromedp's Click resolves the node first, then
+// clicks it, and fails when it was replaced between the two).
+func (r *rig) click(ctx context.Context, sel string) {
+	r.t.Helper()
+	r.poll(ctx, fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e || e.disabled) return false; e.click(); return true })()`, sel))
+}
+
 // send types a prompt and presses Enter.
 func (r *rig) send(ctx context.Context, prompt string) {
 	r.t.Helper()
@@ -365,7 +374,7 @@ func TestStopButton(t *testing.T) {
 	r.send(tab, "long")
 	r.poll(tab, `document.querySelector("#transcript .text") !== null && document.querySelector("#transcript .text").textContent === "working"`)
 	r.poll(tab, `!document.getElementById("stop").disabled`)
-	r.do(tab, chromedp.Click(chromedp.CSS("#stop")))
+	r.click(tab, "#stop")
 	if end := r.turnEnded(tab, 1); end != "turn ended: cancelled" {
 		t.Errorf("end %q", end)
 	}
@@ -665,19 +674,19 @@ func TestSessions(t *testing.T) {
 	r.send(tab1, "hello")
 	r.turnEnded(tab1, 1)
 
-	r.do(tab1, chromedp.Click(chromedp.CSS("#sessionsbtn")))
+	r.click(tab1, "#sessionsbtn")
 	r.poll(tab1, `document.querySelectorAll("#sessionlist li").length === 1`)
 	if cur := eval[string](r, tab1, `document.querySelector("#sessionlist button").textContent`); cur != "current" {
 		t.Errorf("the current session's button says %q", cur)
 	}
-	r.do(tab1, chromedp.Click(chromedp.CSS("#newsession")))
+	r.click(tab1, "#newsession")
 	for _, tab := range []context.Context{tab1, tab2} {
 		r.poll(tab, `document.querySelector("#transcript .note.session") !== null && document.querySelector("#transcript .text") === null`)
 		r.poll(tab, fmt.Sprintf(`document.getElementById("session").textContent !== %q`, first))
 	}
 	resume := fmt.Sprintf(`#sessionlist button[data-session=%q]`, first)
 	r.poll(tab1, fmt.Sprintf(`document.querySelector(%q) !== null && !document.querySelector(%q).disabled`, resume, resume))
-	r.do(tab1, chromedp.Click(chromedp.CSS(resume)))
+	r.click(tab1, resume)
 	for _, tab := range []context.Context{tab1, tab2} {
 		r.poll(tab, `document.querySelector("#transcript .text.replay strong") !== null`)
 		r.poll(tab, fmt.Sprintf(`document.getElementById("session").textContent === %q`, first))
@@ -808,15 +817,15 @@ func TestCommandSharesSessions(t *testing.T) {
 	}
 	r.do(tab, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#prompt")))
 	r.poll(tab, `document.getElementById("conn").textContent === "connected"`)
-	r.do(tab, chromedp.Click(chromedp.CSS("#sessionsbtn")))
+	r.click(tab, "#sessionsbtn")
 	resume := fmt.Sprintf(`#sessionlist button[data-session=%q]`, id)
 	r.poll(tab, fmt.Sprintf(`document.querySelector(%q) !== null`, resume))
 	// The fake agent numbers its sessions per process, so the page's first
 	// session has the recorded one's id: leave it for a new one first.
-	r.do(tab, chromedp.Click(chromedp.CSS("#newsession")))
+	r.click(tab, "#newsession")
 	r.poll(tab, fmt.Sprintf(`document.getElementById("session").textContent !== %q`, id))
 	r.poll(tab, fmt.Sprintf(`document.querySelector(%q) !== null && !document.querySelector(%q).disabled`, resume, resume))
-	r.do(tab, chromedp.Click(chromedp.CSS(resume)))
+	r.click(tab, resume)
 	r.poll(tab, `document.querySelector("#transcript .text.replay em") !== null`)
 	if got := eval[string](r, tab, `document.querySelector("#transcript .text.replay").textContent`); got != "answered in the terminal" {
 		t.Errorf("replayed %q", got)
