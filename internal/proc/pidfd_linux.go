@@ -39,3 +39,13 @@ func awaitExit(fd int) {
 		return done
 	})
 }
+
+// watchExitAsync has f run once the process of pidfd fd has exited,
+// without a goroutine of its own meanwhile (see exitWatcher), closing fd
+// first. false: it cannot be, and f never runs (fd is left open).
+func watchExitAsync(fd int, f func()) bool {
+	return fd >= 0 && exits.watch(fd, func() {
+		syscall.Close(fd)
+		f()
+	})
+}
