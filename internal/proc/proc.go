@@ -71,7 +71,7 @@ type Process struct {
 	onExit func() // what OnExit asked to run at the exit
 
 	locked   bool          // startAndWait's thread is locked for the parent-death signal
-	pidfd    int           // the agent's pidfd, for awaitExit; -1: none
+	pidfd    int           // the agent's pidfd, for the exit watcher; -1: none
 	group    *cgroup.Group // nil: held by the process group only
 	unused   *cgroup.Group // the group a retried start left empty
 	fallback error         // why a start was retried without the group
@@ -150,13 +150,18 @@ func (p *Process) startAndWait(started chan<- error) {
 		started <- err
 		return
 	}
-	if !p.locked && watchExitAsync(p.pidfd, p.reap) {
-		started <- nil
+	started <- nil
+	if p.locked { // the thread must live until the agent is reaped
+		exited := make(chan struct{})
+		if watchExitAsync(p.pidfd, func() { close(exited) }) {
+			<-exited
+		}
+		p.reap()
 		return
 	}
-	started <- nil
-	awaitExit(p.pidfd)
-	p.reap()
+	if !watchExitAsync(p.pidfd, p.reap) {
+		p.reap() // no pidfd: Wait blocks, holding a thread
+	}
 }
 
 // reap waits for the exited agent (at once: it is a zombie, unless no
