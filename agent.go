@@ -97,19 +97,19 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		stream: a.stream, ctx: a.ctx, grace: c.opts.CancelGrace, timeout: c.opts.WriteTimeout,
 		lift: a.lift, poison: a.poison, stop: a.stop, deathCause: a.deathCause,
 	}
-	a.conn = wire.NewConn(a.stream, a.inbound)
+	a.conn = wire.NewConn(a.stream, a.inbound, a.readEnded)
 	a.perms = &broker{
 		ctx: a.ctx, wg: &a.wg, cb: &a.cb, conn: a.conn, q: a.dispatcher.q, log: c.opts.Logger,
 		timeout: c.opts.PermissionTimeout, planMode: c.PlanMode, poisoned: a.poisoned.Load,
 		idle: make(chan *pendingPermission),
 	}
 	l.pump(&a.wg, a.stderrSink())
-	a.wg.Add(2)
+	l.watch(&a.wg, a.ctx.Done(), a.linkEnded)
+	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		a.dispatcher.run()
 	}()
-	go a.supervise()
 	if c.opts.WriteTimeout > 0 {
 		a.wg.Add(1)
 		go func() {
@@ -137,25 +137,34 @@ func (a *agent) startError(err error) error {
 	return err
 }
 
-// supervise turns the end of the process or of the connection into the
-// agent's death cause, failing every pending call with it at once.
-func (a *agent) supervise() {
-	defer a.wg.Done()
-	select {
-	case <-a.link.exited():
-		// Let the reader take what the agent wrote before it died (bounded: a
-		// grandchild may hold stdout open).
-		drain := time.NewTimer(250 * time.Millisecond)
-		select {
-		case <-a.stream.ReadDone():
-		case <-drain.C:
-		}
-		drain.Stop()
-		a.die(a.link.end(a.turnRunning()))
-	case <-a.conn.Done():
-		a.die(a.connectionError())
-	case <-a.ctx.Done():
+// The end of the process (or link) and the end of the connection become
+// the agent's death cause, failing every pending call with it at once.
+// No goroutine waits for either: linkEnded runs once the agent has exited
+// (on the goroutine that saw it), readEnded when the read loop ends (on
+// it). Each does nothing once the agent is shut down or dead.
+
+// linkEnded reports the agent's exit, or the loss of its link.
+func (a *agent) linkEnded() {
+	if a.ctx.Err() != nil {
+		return
 	}
+	// Let the reader take what the agent wrote before it died (bounded: a
+	// grandchild may hold stdout open).
+	drain := time.NewTimer(250 * time.Millisecond)
+	select {
+	case <-a.stream.ReadDone():
+	case <-drain.C:
+	}
+	drain.Stop()
+	a.die(a.link.end(a.turnRunning()))
+}
+
+// readEnded reports the end of the connection.
+func (a *agent) readEnded() {
+	if a.ctx.Err() != nil {
+		return
+	}
+	a.die(a.connectionError())
 }
 
 // connectionError explains why the connection ended: a protocol failure, or
@@ -218,9 +227,9 @@ func (a *agent) stop(cause error) {
 	})
 }
 
-// join waits for the reader and every goroutine of the agent to end.
+// join waits for the read loop and every goroutine of the agent to end.
 func (a *agent) join() {
-	<-a.stream.ReadDone()
+	<-a.conn.Done()
 	a.wg.Wait()
 }
 

@@ -208,7 +208,7 @@ func (d *dispatcher) dispatchUpdate(it item) {
 	if d.last != nil {
 		hint = d.last.id
 	}
-	u := decodeUpdate(it.params, hint)
+	u := decodeUpdate(it.params, hint, true) // it.params: the stream's copy, kept only by the update
 	s := d.last
 	if s == nil || s.id != u.SessionID() || s.dropped.Load() {
 		s = d.known(u.SessionID())

@@ -60,9 +60,18 @@ func (l *processLink) stream() (io.Reader, io.Writer) { return l.p.Stdout(), l.p
 
 func (l *processLink) pump(wg *sync.WaitGroup, forward io.Writer) { l.p.Pump(wg, forward) }
 func (l *processLink) stderrTail() string                         { return l.p.Tail() }
-func (l *processLink) exited() <-chan struct{}                    { return l.p.Exited() }
 func (l *processLink) waitExit(d time.Duration) bool              { return l.p.WaitExit(d) }
 func (l *processLink) stop(grace time.Duration)                   { l.p.Stop(grace) }
+
+// watch runs ended when the process has exited: no goroutine waits for it
+// meanwhile (quit is not needed: Stop always ends the process).
+func (l *processLink) watch(wg *sync.WaitGroup, _ <-chan struct{}, ended func()) {
+	wg.Add(1)
+	l.p.OnExit(func() {
+		defer wg.Done()
+		ended()
+	})
+}
 
 func (l *processLink) promises() Promises {
 	return Promises{Transport: "process", Stderr: true, ExitStatus: true, GroupKill: proc.Groups, Redial: true, HostFiles: true}

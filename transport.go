@@ -145,14 +145,17 @@ type link interface {
 	// stderrTail is the end of the agent's stderr so far ("" without
 	// promises.Stderr).
 	stderrTail() string
-	// exited is closed once the agent or the link has ended; nil (never)
-	// without promises.ExitStatus.
-	exited() <-chan struct{}
-	// waitExit reports whether exited closes within d; false at once
-	// without promises.ExitStatus.
+	// watch has ended run once the agent or the link has ended (never
+	// without promises.ExitStatus), on a goroutine counted in wg that ends
+	// with it. A local process has no goroutine waiting meanwhile (see
+	// proc.Process.OnExit); a Link's Done is waited for on one, which
+	// gives up (ended not run) once quit is closed.
+	watch(wg *sync.WaitGroup, quit <-chan struct{}, ended func())
+	// waitExit reports whether the agent or the link ends within d; false
+	// at once without promises.ExitStatus.
 	waitExit(d time.Duration) bool
 	// end describes the end (an *ExitError or a *LinkError); call it only
-	// after exited is closed.
+	// once it has come (watch, waitExit).
 	end(duringTurn bool) error
 	// stop is Link.Stop.
 	stop(grace time.Duration)
@@ -189,7 +192,6 @@ type transportLink struct {
 
 func (t *transportLink) stream() (io.Reader, io.Writer) { return t.l, linkWriter{t} }
 func (t *transportLink) stderrTail() string             { return t.tail.String() }
-func (t *transportLink) exited() <-chan struct{}        { return t.l.Done() }
 func (t *transportLink) promises() Promises             { return t.p }
 
 // stop stops the link once, however many ask, and waits (a second at
@@ -232,6 +234,22 @@ func (t *transportLink) pump(_ *sync.WaitGroup, forward io.Writer) {
 	go func() {
 		defer close(t.stderrDone)
 		proc.Drain(r, &t.tail, forward)
+	}()
+}
+
+func (t *transportLink) watch(wg *sync.WaitGroup, quit <-chan struct{}, ended func()) {
+	done := t.l.Done()
+	if done == nil {
+		return
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-done:
+			ended()
+		case <-quit:
+		}
 	}()
 }
 
@@ -299,12 +317,12 @@ func streamDialer(r io.Reader, w io.Writer, closer io.Closer) dialer {
 	}
 }
 
-func (l *streamLink) stream() (io.Reader, io.Writer)  { return l.r, l.w }
-func (l *streamLink) pump(*sync.WaitGroup, io.Writer) {}
-func (l *streamLink) stderrTail() string              { return "" }
-func (l *streamLink) exited() <-chan struct{}         { return nil }
-func (l *streamLink) waitExit(time.Duration) bool     { return false }
-func (l *streamLink) end(bool) error                  { return nil }
+func (l *streamLink) stream() (io.Reader, io.Writer)                 { return l.r, l.w }
+func (l *streamLink) pump(*sync.WaitGroup, io.Writer)                {}
+func (l *streamLink) stderrTail() string                             { return "" }
+func (l *streamLink) watch(*sync.WaitGroup, <-chan struct{}, func()) {}
+func (l *streamLink) waitExit(time.Duration) bool                    { return false }
+func (l *streamLink) end(bool) error                                 { return nil }
 
 // promises: a connected stream is the host's own business; its files are
 // taken to be the host's (an in-process agent), as before transports.

@@ -432,13 +432,14 @@ type wireUpdate struct {
 // never fails: an unknown kind, or a known kind whose body does not decode,
 // yields an *UnknownUpdate keeping the raw params.
 func DecodeUpdate(params json.RawMessage) Update {
-	return decodeUpdate(params, "")
+	return decodeUpdate(params, "", false)
 }
 
 // decodeUpdate is DecodeUpdate with a session id to reuse (see
-// decodeUpdateFast).
-func decodeUpdate(params json.RawMessage, hint string) Update {
-	if u, ok := decodeUpdateFast(params, hint); ok {
+// decodeUpdateFast); shared says params is the client's own copy, which
+// strings may point into (see decodeFast).
+func decodeUpdate(params json.RawMessage, hint string, shared bool) Update {
+	if u, ok := decodeFast(params, hint, shared); ok {
 		return u
 	}
 	return decodeUpdateSlow(params)

@@ -3,6 +3,7 @@ package acphost
 import (
 	"bytes"
 	"encoding/json"
+	"unsafe"
 
 	"github.com/acphost/acphost/internal/fastjson"
 )
@@ -15,6 +16,14 @@ import (
 // every input this one accepts (FuzzDecodeUpdate checks that). hint is a
 // session id to reuse instead of allocating a new string when equal.
 func decodeUpdateFast(params json.RawMessage, hint string) (Update, bool) {
+	return decodeFast(params, hint, false)
+}
+
+// decodeFast is decodeUpdateFast; with shared, params is the client's own
+// copy of what it read, never written again (Raw must not be modified),
+// and a chunk's text is a string of its bytes rather than a copy when it
+// has no escapes: one allocation and its size saved per chunk.
+func decodeFast(params json.RawMessage, hint string, shared bool) (Update, bool) {
 	c := fastjson.Cursor{B: params}
 	var f fastUpdate // on the stack until the shape is known
 	var session string
@@ -43,7 +52,7 @@ func decodeUpdateFast(params json.RawMessage, hint string) (Update, bool) {
 	switch f.kind {
 	case KindAgentMessageChunk, KindAgentThoughtChunk:
 		var block ContentBlock
-		if !textBlock(f.tool.Content, &block) {
+		if !textBlock(f.tool.Content, &block, shared) {
 			return nil, false
 		}
 		return &MessageChunk{updateHeader: h, MessageID: f.messageID, Content: block}, true
@@ -182,7 +191,7 @@ func fastRawCopy(c *fastjson.Cursor, dst *json.RawMessage) bool {
 }
 
 // textBlock decodes {"type":"text","text":…} and nothing else.
-func textBlock(raw json.RawMessage, b *ContentBlock) bool {
+func textBlock(raw json.RawMessage, b *ContentBlock, shared bool) bool {
 	c := fastjson.Cursor{B: raw}
 	ok := c.Object(func(key []byte) bool {
 		switch string(key) {
@@ -191,6 +200,9 @@ func textBlock(raw json.RawMessage, b *ContentBlock) bool {
 			b.Type = BlockText
 			return ok && string(s) == "text"
 		case "text":
+			if shared {
+				return sharedStr(&c, &b.Text)
+			}
 			s, ok := c.Str()
 			b.Text = s
 			return ok
@@ -199,4 +211,24 @@ func textBlock(raw json.RawMessage, b *ContentBlock) bool {
 	})
 	b.Raw = raw
 	return ok && b.Type == BlockText && c.End()
+}
+
+// sharedStr reads a string member into dst: when it has no escapes, as a
+// string of the cursor's own bytes, else as the unescaped copy. Only for
+// bytes that are never written again.
+func sharedStr(c *fastjson.Cursor, dst *string) bool {
+	c.WS()
+	if c.I >= len(c.B) || c.B[c.I] != '"' {
+		return false
+	}
+	if q := bytes.IndexAny(c.B[c.I+1:], `"\`); q >= 0 && c.B[c.I+1+q] == '"' {
+		raw, ok := c.StrBytes() // validated as Str validates; no escapes: of c.B
+		if ok && len(raw) > 0 {
+			*dst = unsafe.String(&raw[0], len(raw))
+		}
+		return ok
+	}
+	s, ok := c.Str()
+	*dst = s
+	return ok
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -207,4 +208,28 @@ func FuzzDecodeToolCall(f *testing.F) {
 			t.Fatalf("%q: fast %#v (%v), encoding/json %#v (%v)", data, fast, fastSet, slow, slowSet)
 		}
 	})
+}
+
+// DecodeUpdate copies what it keeps of the caller's bytes, whose buffer may
+// be reused; the client's own decode lets a chunk's text share the params
+// copy it owns (one allocation fewer per chunk), escaped text excepted.
+func TestChunkTextSharesOnlyTheClientsOwnParams(t *testing.T) {
+	params := []byte(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}}`)
+	u := DecodeUpdate(params)
+	params[len(params)-5] = 'J' // "hello" → "hellJ" in the caller's buffer
+	if got := u.(*MessageChunk).Content.Text; got != "hello" {
+		t.Fatalf("DecodeUpdate's text changed with the caller's buffer: %q", got)
+	}
+	own := []byte(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}}`)
+	m := decodeUpdate(own, "s", true).(*MessageChunk)
+	if m.Content.Text != "hello" || unsafe.StringData(m.Content.Text) != &own[len(own)-9] {
+		t.Fatalf("the client's own decode copied the text %q", m.Content.Text)
+	}
+	esc := []byte(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\nb"}}}`)
+	if m := decodeUpdate(esc, "s", true).(*MessageChunk); m.Content.Text != "a\nb" {
+		t.Fatalf("escaped text: %q", m.Content.Text)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = decodeUpdate(own, "s", true) }); n != 1 {
+		t.Errorf("%v allocations per shared chunk, want 1 (the *MessageChunk)", n)
+	}
 }

@@ -6,4 +6,5 @@ import "syscall"
 
 func watchExit(_ *syscall.SysProcAttr, fd *int) { *fd = -1 }
 
-func awaitExit(int) {}
+// watchExitAsync reports false: the exit is waited for in Wait.
+func watchExitAsync(int, func()) bool { return false }

@@ -66,8 +66,12 @@ type Process struct {
 	exited     chan struct{} // closed once cmd.Wait returned
 	exitErr    error
 
+	exitMu sync.Mutex
+	reaped bool   // exited is closed
+	onExit func() // what OnExit asked to run at the exit
+
 	locked   bool          // startAndWait's thread is locked for the parent-death signal
-	pidfd    int           // the agent's pidfd, for awaitExit; -1: none
+	pidfd    int           // the agent's pidfd, for the exit watcher; -1: none
 	group    *cgroup.Group // nil: held by the process group only
 	unused   *cgroup.Group // the group a retried start left empty
 	fallback error         // why a start was retried without the group
@@ -130,23 +134,64 @@ func closeAll(files ...*os.File) {
 	}
 }
 
-// startAndWait starts the agent and waits for its exit, closing exited.
-// Only an agent with a parent-death signal needs this goroutine's OS
-// thread locked while it runs (the signal follows the thread that started
-// it): one neither confined (StartRestricted starts it from a thread that
-// ends before it runs) nor in a watched cgroup (the host's watcher kills
-// it with the host). So warm agents cost no OS thread each where cgroups
-// are had.
+// startAndWait starts the agent and has its exit waited for, closing
+// exited once it is reaped. Only an agent with a parent-death signal needs
+// this goroutine's OS thread locked while it runs (the signal follows the
+// thread that started it), and this goroutine then waits for the exit: one
+// neither confined (StartRestricted starts it from a thread that ends
+// before it runs) nor in a watched cgroup (the host's watcher kills it
+// with the host). Any other agent's exit is waited for by the host's one
+// exit watcher where there is one (Linux: see exitWatcher), so warm agents
+// cost neither an OS thread nor a goroutine each for their exit.
 func (p *Process) startAndWait(started chan<- error) {
-	defer close(p.exited)
-	defer p.unlock()
 	if err := p.start(); err != nil {
+		p.unlock()
+		close(p.exited)
 		started <- err
 		return
 	}
 	started <- nil
-	awaitExit(p.pidfd)
+	if p.locked { // the thread must live until the agent is reaped
+		exited := make(chan struct{})
+		if watchExitAsync(p.pidfd, func() { close(exited) }) {
+			<-exited
+		}
+		p.reap()
+		return
+	}
+	if !watchExitAsync(p.pidfd, p.reap) {
+		p.reap() // no pidfd: Wait blocks, holding a thread
+	}
+}
+
+// reap waits for the exited agent (at once: it is a zombie, unless no
+// pidfd told of the exit), unlocks the thread that started it, closes
+// exited and runs what OnExit asked for.
+func (p *Process) reap() {
 	p.exitErr = p.cmd.Wait()
+	p.unlock()
+	p.exitMu.Lock()
+	p.reaped = true
+	f := p.onExit
+	p.exitMu.Unlock()
+	close(p.exited)
+	if f != nil {
+		f()
+	}
+}
+
+// OnExit has f run once the agent has exited and been reaped (after
+// Exited is closed), on a goroutine that ends with f; at once, on a new
+// one, if it already has. Call it at most once.
+func (p *Process) OnExit(f func()) {
+	p.exitMu.Lock()
+	if !p.reaped {
+		p.onExit = f
+		p.exitMu.Unlock()
+		return
+	}
+	p.exitMu.Unlock()
+	go f()
 }
 
 // parentDeath reports whether cmd is to get a parent-death signal, and

@@ -63,18 +63,20 @@ var ErrClosed = errors.New("connection closed")
 var ErrMalformedAnswer = errors.New("malformed error in answer")
 
 // NewConn returns a connection over s and starts its read loop: inbound
-// gets every request and notification (see Stream.Inbound). The stream's
-// Inbound and Response hooks belong to the connection; set its other hooks
-// (Skipped, Trace) before.
-func NewConn(s *Stream, inbound func(Message)) *Conn {
+// gets every request and notification (see Stream.Inbound). ended, if not
+// nil, runs on the read loop once reading has ended (new calls then fail
+// with ErrClosed), before Done is closed: what watches the connection
+// needs no goroutine of its own. The stream's Inbound and Response hooks
+// belong to the connection; set its other hooks (Skipped, Trace) before.
+func NewConn(s *Stream, inbound func(Message), ended func()) *Conn {
 	c := &Conn{s: s, calls: map[uint64]Pending{}, handled: map[string]Handled{}, done: make(chan struct{})}
 	s.Inbound = inbound
 	s.Response = c.answer
-	go c.read()
+	go c.read(ended)
 	return c
 }
 
-func (c *Conn) read() {
+func (c *Conn) read(ended func()) {
 	defer close(c.done)
 	for c.s.ReadObject(nil) == nil {
 	}
@@ -83,9 +85,12 @@ func (c *Conn) read() {
 		c.refuse = ErrClosed
 	}
 	c.mu.Unlock()
+	if ended != nil {
+		ended()
+	}
 }
 
-// Done is closed when the read loop has ended.
+// Done is closed when the read loop has ended (and its ended has returned).
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // answer hands a response to its call; it runs on the read loop. A

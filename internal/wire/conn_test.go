@@ -24,7 +24,7 @@ func newConnPair(t *testing.T, inbound func(Message)) (*Conn, *peer) {
 	hostR, peerW := io.Pipe()
 	peerR, hostW := io.Pipe()
 	s := New(hostR, hostW, 0)
-	c := NewConn(s, inbound)
+	c := NewConn(s, inbound, nil)
 	p := &peer{lines: make(chan map[string]json.RawMessage, 16), w: peerW}
 	go func() {
 		defer close(p.lines)
@@ -226,7 +226,7 @@ func TestConnUnmatchedResponses(t *testing.T) {
 	s := New(hostR, io.Discard, 0)
 	var skipped []string
 	s.Skipped = func(line []byte) { skipped = append(skipped, string(line)) }
-	c := NewConn(s, func(Message) {})
+	c := NewConn(s, func(Message) {}, nil)
 	for _, id := range []string{`99`, `"x"`, `null`, `-1`, `1.5`, `true`} {
 		_, err := peerW.Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n"))
 		require.NoError(t, err)
