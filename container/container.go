@@ -95,6 +95,12 @@ func (t *Transport) Dial(context.Context) (acphost.Link, error) {
 		if l.watchdog, err = proc.Start(proc.Spec{Command: l.engine, Args: t.execArgv(remote.WatchdogArgv(mark, remoteGrace))[1:], Env: os.Environ()}); err != nil {
 			return nil, dialError(err)
 		}
+		l.watchdog.Pump(&l.wg, nil) // its stderr: the engine's word when it fails
+		// The agent starts only once its watchdog waits in the container:
+		// an engine client killed before its exec ran would leave none.
+		if err := remote.AwaitReady(l.watchdog.Stdout(), watchdogStart); err != nil {
+			return nil, l.watchdogFailed(err)
+		}
 	}
 	if l.p, err = proc.Start(proc.Spec{Command: argv[0], Args: argv[1:], Env: os.Environ()}); err != nil {
 		l.stopWatchdog(0)
@@ -110,6 +116,9 @@ func (t *Transport) Dial(context.Context) (acphost.Link, error) {
 func dialError(err error) error {
 	return &acphost.LinkError{Transport: "exec", Op: "dial", Err: err}
 }
+
+// watchdogStart bounds the wait for the watchdog's exec to run.
+const watchdogStart = 30 * time.Second
 
 // remoteGrace is the watchdog's wait between SIGTERM and SIGKILL.
 const remoteGrace = 2 * time.Second
@@ -186,6 +195,7 @@ type link struct {
 	engineArgs []string
 	name       string // the container Run created, removed by Stop
 	stopOnce   sync.Once
+	wg         sync.WaitGroup // the watchdog's stderr pump
 }
 
 func (l *link) Read(b []byte) (int, error)  { return l.p.Stdout().Read(b) }
@@ -226,6 +236,18 @@ func (l *link) Stop(grace time.Duration) {
 	})
 }
 
+// watchdogFailed stops the watchdog that did not get ready and says why:
+// the engine's exit and message (no such container …) when it ended.
+func (l *link) watchdogFailed(err error) error {
+	ended := l.watchdog.WaitExit(5 * time.Second)
+	l.stopWatchdog(0)
+	if !ended {
+		return dialError(err)
+	}
+	exit, werr, tail := l.watchdog.Outcome()
+	return &acphost.ExitError{ExitCode: exit.Code, Stderr: tail, Err: errors.Join(err, werr)}
+}
+
 // stopWatchdog closes the watchdog's stdin and gives it up to d to finish.
 func (l *link) stopWatchdog(d time.Duration) {
 	if l.watchdog == nil {
@@ -234,6 +256,7 @@ func (l *link) stopWatchdog(d time.Duration) {
 	l.watchdog.Stdin().Close()
 	l.watchdog.WaitExit(d)
 	l.watchdog.Stop(0)
+	l.wg.Wait()
 }
 
 // remove force-removes the container Run made, bounded: it may be gone.

@@ -385,8 +385,17 @@ func start(client *ssh.Client, agentCmd, watchdogCmd string, header []byte) (*li
 	if err != nil {
 		return nil, err
 	}
+	watchOut, err := watchdog.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := watchdog.Start(watchdogCmd); err != nil {
 		return nil, fmt.Errorf("starting the watchdog: %w", err)
+	}
+	// The agent starts only once its watchdog waits (the dial's ctx bounds
+	// this too: it closes the connection).
+	if err := remote.AwaitReady(watchOut, time.Minute); err != nil {
+		return nil, err
 	}
 	sess, err := client.NewSession()
 	if err != nil {

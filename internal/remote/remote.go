@@ -24,9 +24,12 @@
 package remote
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -42,8 +45,11 @@ if [ -n "$1" ]; then cd "$1" || exit 126; fi
 shift
 exec "$@"`
 
-// watchdogScript: $1 the mark, $2 the grace in whole seconds.
+// watchdogScript: $1 the mark, $2 the grace in whole seconds. It says
+// Ready on stdout before it waits, so that the host starts the agent only
+// once something will end it.
 const watchdogScript = `m=$1 g=$2
+echo acphost-watchdog-ready
 IFS= read -r _ || :
 k() {
 	n=0
@@ -58,6 +64,34 @@ k() {
 k TERM
 if [ "$n" -gt 0 ]; then sleep "$g"; k KILL; fi
 k KILL`
+
+// Ready is the line the watchdog prints once it waits.
+const Ready = "acphost-watchdog-ready"
+
+// AwaitReady reads r (the watchdog's stdout) until Ready, or fails when r
+// ends first or within d.
+func AwaitReady(r io.Reader, d time.Duration) error {
+	got := make(chan error, 1)
+	go func() {
+		line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+		switch {
+		case strings.TrimSpace(line) == Ready:
+			got <- nil
+		case err != nil:
+			got <- fmt.Errorf("the watchdog ended before it was ready: %w", err)
+		default:
+			got <- fmt.Errorf("the watchdog printed %q", strings.TrimSpace(line))
+		}
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-got:
+		return err
+	case <-t.C:
+		return fmt.Errorf("the watchdog was not ready within %v", d)
+	}
+}
 
 // MarkKey is the environment variable of the mark.
 const MarkKey = "ACPHOST_LINK"
