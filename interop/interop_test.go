@@ -432,6 +432,7 @@ func TestAgents(t *testing.T) {
 			t.Run("ssh", func(t *testing.T) { testOverSSH(t, a) })
 			t.Run("websocket", func(t *testing.T) { testOverWebSocket(t, a) })
 			t.Run("spare", func(t *testing.T) { testSpare(t, a) })
+			t.Run("web", func(t *testing.T) { testWeb(t, a) })
 		})
 	}
 }
