@@ -213,6 +213,13 @@ type config struct {
 	resume       string        // --resume ID|last
 	noStore      bool          // --no-store
 	toolOutput   int           // --tool-output: lines of a tool's output shown (negative: all)
+
+	nonInteractive string            // --non-interactive-permissions: deny or fail
+	noOneToAsk     bool              // permission defaulted to reject: nobody can be asked
+	policyPath     string            // --permission-policy, or the config file's
+	policy         *permPolicy       // the parsed policy file, nil without one
+	mcpServers     []json.RawMessage // the config file's mcpServers (defaults, then the agent's)
+	quiet          bool              // --quiet: only the agent's final answer on stdout
 }
 
 // defaultStartTimeout bounds the agent's start: generous, for a first npx
@@ -412,6 +419,9 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.Var(&prompts, "p", "a turn's `prompt` (repeatable; short for --prompt)")
 	fs.Var(&prompts, "prompt", "a turn's `prompt` (repeatable); without one, prompts are read from stdin")
 	fs.StringVar(&cfg.permission, "permission", "", "permission `policy`: ask, allow, reject or plan (default: ask on a terminal, else reject)")
+	fs.StringVar(&cfg.nonInteractive, "non-interactive-permissions", "", "with nobody to ask (stdin not a terminal, or --json): `deny` (reject-kind answer) or fail (end the turn, exit 1)")
+	fs.StringVar(&cfg.policyPath, "permission-policy", "", "a JSON `file` of permission rules (first match wins; unmatched requests follow --permission)")
+	fs.BoolVar(&cfg.quiet, "quiet", false, "only the agent's final answer text of each turn on stdout")
 	fs.StringVar(&cfg.elicit, "elicit", "", "elicitation `policy`: ask, accept, decline or cancel (default: ask on a terminal without --json, else decline)")
 	fs.Var(&elicitValues, "elicit-value", "with --elicit accept, the `name=value` of a form field (repeatable)")
 	fs.BoolVar(&cfg.json, "json", false, "one JSON object per line per event on stdout, then a result line per turn")
@@ -477,15 +487,34 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		return cfg, err
 	}
 
+	switch cfg.nonInteractive {
+	case "":
+		cfg.nonInteractive = nonInteractiveDeny
+	case nonInteractiveDeny, nonInteractiveFail:
+	default:
+		return cfg, fmt.Errorf("--non-interactive-permissions %q: want deny or fail", cfg.nonInteractive)
+	}
+	if cfg.quiet && cfg.json {
+		return cfg, errors.New("--quiet and --json both choose what stdout shows; give one")
+	}
 	switch cfg.permission {
 	case "":
-		cfg.permission = permReject
-		if stdinTerminal {
-			cfg.permission = permAsk
+		// Nobody can be asked when stdin is not a terminal, or stdout is
+		// JSON for a program.
+		cfg.permission, cfg.noOneToAsk = permReject, true
+		if stdinTerminal && !cfg.json {
+			cfg.permission, cfg.noOneToAsk = permAsk, false
 		}
 	case permAsk, permAllow, permReject, permPlan:
 	default:
 		return cfg, fmt.Errorf("--permission %q: want ask, allow, reject or plan", cfg.permission)
+	}
+	if cfg.policyPath != "" {
+		p, err := loadPolicy(cfg.policyPath)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.policy = p
 	}
 	if err := parseElicit(&cfg, elicitValues, stdinTerminal); err != nil {
 		return cfg, err
@@ -535,6 +564,16 @@ func applyFileDefaults(cfg *config, file fileConfig, set map[string]bool) error 
 	if cfg.elicit == "" {
 		cfg.elicit = d.Elicit
 	}
+	if cfg.nonInteractive == "" {
+		cfg.nonInteractive = d.NonInteractivePermissions
+	}
+	if cfg.policyPath == "" && d.PermissionPolicy != "" {
+		cfg.policyPath = d.PermissionPolicy
+		if !filepath.IsAbs(cfg.policyPath) && file.path != "" {
+			cfg.policyPath = filepath.Join(filepath.Dir(file.path), cfg.policyPath)
+		}
+	}
+	cfg.mcpServers = append(cfg.mcpServers, d.MCPServers...)
 	if !set["timeout"] && d.Timeout != "" {
 		cfg.timeout, _ = time.ParseDuration(d.Timeout) // checked by loadConfig
 	}
@@ -564,6 +603,7 @@ func resolveAgent(cfg *config, file fileConfig) error {
 		return err
 	}
 	cfg.agent, cfg.agentEnv = def.Command, def.envList()
+	cfg.mcpServers = mergeMCP(cfg.mcpServers, def.MCPServers)
 	if cfg.mode == "" && def.Mode != "" {
 		cfg.mode, cfg.modeSoft = def.Mode, true
 	}
