@@ -46,7 +46,10 @@
 // The config file, acphost/config.json under os.UserConfigDir
 // ($XDG_CONFIG_HOME or ~/.config on Linux; $ACPHOST_CONFIG overrides), adds
 // or overrides named agents and sets defaults (agent, permission, elicit,
-// timeout, startTimeout, presentation); flags win over it.
+// timeout, startTimeout, presentation, nonInteractivePermissions,
+// permissionPolicy, mcpServers); an agent may list its own mcpServers
+// (ACP McpServer objects, sent as written after the defaults' ones);
+// flags win over it.
 //
 // Flags:
 //
@@ -68,7 +71,23 @@
 //	                       kind; plan: plan mode (anything that can change
 //	                       something is rejected, reads are allowed).
 //	                       Default: ask when standard input is a terminal
-//	                       (not /dev/null), else reject.
+//	                       (not /dev/null) and --json is not set; else
+//	                       nobody can be asked, and
+//	                       --non-interactive-permissions says what happens.
+//	--non-interactive-permissions deny|fail
+//	                       with nobody to ask and no --permission (or for an
+//	                       ask rule of the policy file): deny answers with a
+//	                       reject-kind option (default); fail cancels the
+//	                       turn, names the request on stderr, runs no later
+//	                       prompt, and the exit status is 1
+//	--permission-policy FILE
+//	                       a JSON list of rules, first match wins, each
+//	                       matching the tool kind, a title or command glob
+//	                       and/or a path glob, answering allow, reject or
+//	                       ask; unmatched requests follow --permission (see
+//	                       permPolicy); a malformed file stops acphost at
+//	                       start, naming its line
+//	--quiet                only each turn's final answer text on stdout
 //	--elicit POLICY        how to answer the agent's questions (elicitations:
 //	                       a form to fill in, or a URL to open). ask: show the
 //	                       form and read it one field at a time from standard
@@ -240,9 +259,21 @@ Flags:
   --resume ID|last       continue a recorded session (acphost sessions lists
                          them; last: the latest in this directory)
   --permission POLICY    ask, allow, reject or plan (default: ask when stdin
-                         is a terminal, else reject); with ask, "always"
-                         answers are remembered for the same tool kind and
-                         title in the session
+                         is a terminal and no --json, else what
+                         --non-interactive-permissions says); with ask,
+                         "always" answers are remembered for the same tool
+                         kind and title in the session
+  --non-interactive-permissions deny|fail
+                         with nobody to ask (stdin not a terminal, or --json)
+                         and no --permission: deny answers with a reject-kind
+                         option (default); fail cancels the turn, names the
+                         request, runs no later prompt and exits 1
+  --permission-policy FILE
+                         JSON rules, first match wins: {"rules": [{"kind":
+                         "execute", "command": "go test *", "answer":
+                         "allow"}, {"path": "src/**", "answer": "ask"}]};
+                         kind, title/command globs, path glob; answer
+                         allow, reject or ask; unmatched: --permission
   --elicit POLICY        the agent's questions (forms, URLs): ask, accept,
                          decline or cancel (default: ask when stdin is a
                          terminal and no --json, else decline). ask: one field
@@ -252,6 +283,7 @@ Flags:
   --elicit-value N=V     with --elicit accept: field N's answer (repeatable);
                          other fields get their defaults
   --json                 JSON lines on stdout: one per event, a result per turn
+  --quiet                only each turn's final answer text on stdout
   --cwd DIR              the session's working directory
   --mode ID              the session mode to set after the session opens
                          (/mode lists them)
@@ -308,8 +340,13 @@ acphost web [--listen ADDR] [--public] [--cwd DIR] [--fs] [-- AGENT [ARGS...]]
 
 The config file ($XDG_CONFIG_HOME/acphost/config.json, or $ACPHOST_CONFIG)
 adds or overrides agents and sets defaults; flags win over it:
-  {"defaults": {"agent": "claude", "permission": "ask", "startTimeout": "5m"},
-   "agents": {"mine": {"command": ["my-agent", "--acp"], "env": {"K": "v"}}}}
+  {"defaults": {"agent": "claude", "permission": "ask", "startTimeout": "5m",
+                "permissionPolicy": "policy.json", "nonInteractivePermissions": "fail",
+                "mcpServers": [{"name": "git", "command": "git-mcp", "args": [], "env": []}]},
+   "agents": {"mine": {"command": ["my-agent", "--acp"], "env": {"K": "v"},
+                       "mcpServers": [...]}}}
+mcpServers (ACP McpServer objects, sent as written) come from the defaults,
+then the agent; permissionPolicy is relative to the config file.
 
 Ctrl-C cancels the running turn; a second one, or one between turns, quits.
 Exit status: 0 every turn ended, 1 the agent failed or a turn timed out,

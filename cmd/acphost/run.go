@@ -95,7 +95,9 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		scr = a.errs
 	}
 	seat := make(chan struct{}, 1) // one question at a time reads stdin
-	if cfg.permission == permAsk {
+	// The person answers --permission ask, and a policy file's ask rules
+	// when there is a terminal to ask at.
+	if cfg.permission == permAsk || cfg.policy != nil && a.stdinTTY && !cfg.json {
 		a.approver = newApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
 	}
 	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
@@ -247,9 +249,11 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		noOne = a.failPermission
 	}
 	ask := noOne
+	if a.approver != nil {
+		ask = a.askPermission()
+	}
 	switch a.cfg.permission {
 	case permAsk:
-		ask = a.askPermission()
 		opts.OnPermission = ask
 	case permAllow:
 		opts.OnPermission = acphost.AllowAll()
