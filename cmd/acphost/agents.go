@@ -22,6 +22,9 @@ type agentDef struct {
 	Env         map[string]string `json:"env,omitempty"`
 	Mode        string            `json:"mode,omitempty"`
 	Description string            `json:"description,omitempty"`
+	// MCPServers are ACP McpServer objects, passed as they are to
+	// session/new (and load, resume), after the defaults' ones.
+	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
 
 	source string // "built-in", or the config file that defines it
 }
@@ -85,6 +88,13 @@ type fileDefaults struct {
 	Timeout      string `json:"timeout,omitempty"`
 	StartTimeout string `json:"startTimeout,omitempty"`
 	Presentation *bool  `json:"presentation,omitempty"`
+	// NonInteractivePermissions is --non-interactive-permissions.
+	NonInteractivePermissions string `json:"nonInteractivePermissions,omitempty"`
+	// PermissionPolicy is --permission-policy (relative: to the config
+	// file's directory).
+	PermissionPolicy string `json:"permissionPolicy,omitempty"`
+	// MCPServers go to every agent's sessions.
+	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
 }
 
 // envConfig names the config file instead of the default place.
@@ -125,6 +135,14 @@ func loadConfig() (fileConfig, error) {
 	for name, d := range cfg.Agents {
 		if name == "" || name == demoAgent || len(d.Command) == 0 || d.Command[0] == "" {
 			return cfg, fmt.Errorf("%s: agent %q: want a name other than %q and a command", path, name, demoAgent)
+		}
+	}
+	if err := checkMCP("defaults.mcpServers", cfg.Defaults.MCPServers); err != nil {
+		return cfg, fmt.Errorf("%s: %w", path, err)
+	}
+	for name, d := range cfg.Agents {
+		if err := checkMCP("agents."+name+".mcpServers", d.MCPServers); err != nil {
+			return cfg, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	for _, v := range []struct{ name, s string }{{"timeout", cfg.Defaults.Timeout}, {"startTimeout", cfg.Defaults.StartTimeout}} {
@@ -223,4 +241,46 @@ func listAgents(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "default agent: %s\n", cfg.Defaults.Agent)
 	}
 	return exitOK
+}
+
+// checkMCP checks MCP server entries: each a JSON object with a name.
+func checkMCP(where string, servers []json.RawMessage) error {
+	for i, raw := range servers {
+		var s struct {
+			Name    *string `json:"name"`
+			Command string  `json:"command"`
+			URL     string  `json:"url"`
+		}
+		if err := json.Unmarshal(raw, &s); err != nil || s.Name == nil || *s.Name == "" {
+			return fmt.Errorf("%s[%d]: want an object with a \"name\" (and a \"command\", or a \"type\" and \"url\")", where, i)
+		}
+		if s.Command == "" && s.URL == "" {
+			return fmt.Errorf("%s[%d] %q: want a \"command\" (stdio) or a \"url\" (http, sse)", where, i, *s.Name)
+		}
+	}
+	return nil
+}
+
+// mcpName is an MCP server entry's name.
+func mcpName(raw json.RawMessage) string {
+	var s struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(raw, &s)
+	return s.Name
+}
+
+// mergeMCP is base with more appended, an entry of more replacing base's
+// entry of the same name.
+func mergeMCP(base, more []json.RawMessage) []json.RawMessage {
+	out := slices.Clone(base)
+	for _, m := range more {
+		name := mcpName(m)
+		if i := slices.IndexFunc(out, func(b json.RawMessage) bool { return mcpName(b) == name }); i >= 0 {
+			out[i] = m
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }

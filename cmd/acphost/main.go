@@ -46,7 +46,10 @@
 // The config file, acphost/config.json under os.UserConfigDir
 // ($XDG_CONFIG_HOME or ~/.config on Linux; $ACPHOST_CONFIG overrides), adds
 // or overrides named agents and sets defaults (agent, permission, elicit,
-// timeout, startTimeout, presentation); flags win over it.
+// timeout, startTimeout, presentation, nonInteractivePermissions,
+// permissionPolicy, mcpServers); an agent may list its own mcpServers
+// (ACP McpServer objects, sent as written after the defaults' ones);
+// flags win over it.
 //
 // Flags:
 //
@@ -68,7 +71,23 @@
 //	                       kind; plan: plan mode (anything that can change
 //	                       something is rejected, reads are allowed).
 //	                       Default: ask when standard input is a terminal
-//	                       (not /dev/null), else reject.
+//	                       (not /dev/null) and --json is not set; else
+//	                       nobody can be asked, and
+//	                       --non-interactive-permissions says what happens.
+//	--non-interactive-permissions deny|fail
+//	                       with nobody to ask and no --permission (or for an
+//	                       ask rule of the policy file): deny answers with a
+//	                       reject-kind option (default); fail cancels the
+//	                       turn, names the request on stderr, runs no later
+//	                       prompt, and the exit status is 1
+//	--permission-policy FILE
+//	                       a JSON list of rules, first match wins, each
+//	                       matching the tool kind, a title or command glob
+//	                       and/or a path glob, answering allow, reject or
+//	                       ask; unmatched requests follow --permission (see
+//	                       permPolicy); a malformed file stops acphost at
+//	                       start, naming its line
+//	--quiet                only each turn's final answer text on stdout
 //	--elicit POLICY        how to answer the agent's questions (elicitations:
 //	                       a form to fill in, or a URL to open). ask: show the
 //	                       form and read it one field at a time from standard
@@ -213,6 +232,13 @@ type config struct {
 	resume       string        // --resume ID|last
 	noStore      bool          // --no-store
 	toolOutput   int           // --tool-output: lines of a tool's output shown (negative: all)
+
+	nonInteractive string            // --non-interactive-permissions: deny or fail
+	noOneToAsk     bool              // permission defaulted to reject: nobody can be asked
+	policyPath     string            // --permission-policy, or the config file's
+	policy         *permPolicy       // the parsed policy file, nil without one
+	mcpServers     []json.RawMessage // the config file's mcpServers (defaults, then the agent's)
+	quiet          bool              // --quiet: only the agent's final answer on stdout
 }
 
 // defaultStartTimeout bounds the agent's start: generous, for a first npx
@@ -233,9 +259,21 @@ Flags:
   --resume ID|last       continue a recorded session (acphost sessions lists
                          them; last: the latest in this directory)
   --permission POLICY    ask, allow, reject or plan (default: ask when stdin
-                         is a terminal, else reject); with ask, "always"
-                         answers are remembered for the same tool kind and
-                         title in the session
+                         is a terminal and no --json, else what
+                         --non-interactive-permissions says); with ask,
+                         "always" answers are remembered for the same tool
+                         kind and title in the session
+  --non-interactive-permissions deny|fail
+                         with nobody to ask (stdin not a terminal, or --json)
+                         and no --permission: deny answers with a reject-kind
+                         option (default); fail cancels the turn, names the
+                         request, runs no later prompt and exits 1
+  --permission-policy FILE
+                         JSON rules, first match wins: {"rules": [{"kind":
+                         "execute", "command": "go test *", "answer":
+                         "allow"}, {"path": "src/**", "answer": "ask"}]};
+                         kind, title/command globs, path glob; answer
+                         allow, reject or ask; unmatched: --permission
   --elicit POLICY        the agent's questions (forms, URLs): ask, accept,
                          decline or cancel (default: ask when stdin is a
                          terminal and no --json, else decline). ask: one field
@@ -245,6 +283,7 @@ Flags:
   --elicit-value N=V     with --elicit accept: field N's answer (repeatable);
                          other fields get their defaults
   --json                 JSON lines on stdout: one per event, a result per turn
+  --quiet                only each turn's final answer text on stdout
   --cwd DIR              the session's working directory
   --mode ID              the session mode to set after the session opens
                          (/mode lists them)
@@ -301,8 +340,13 @@ acphost web [--listen ADDR] [--public] [--cwd DIR] [--fs] [-- AGENT [ARGS...]]
 
 The config file ($XDG_CONFIG_HOME/acphost/config.json, or $ACPHOST_CONFIG)
 adds or overrides agents and sets defaults; flags win over it:
-  {"defaults": {"agent": "claude", "permission": "ask", "startTimeout": "5m"},
-   "agents": {"mine": {"command": ["my-agent", "--acp"], "env": {"K": "v"}}}}
+  {"defaults": {"agent": "claude", "permission": "ask", "startTimeout": "5m",
+                "permissionPolicy": "policy.json", "nonInteractivePermissions": "fail",
+                "mcpServers": [{"name": "git", "command": "git-mcp", "args": [], "env": []}]},
+   "agents": {"mine": {"command": ["my-agent", "--acp"], "env": {"K": "v"},
+                       "mcpServers": [...]}}}
+mcpServers (ACP McpServer objects, sent as written) come from the defaults,
+then the agent; permissionPolicy is relative to the config file.
 
 Ctrl-C cancels the running turn; a second one, or one between turns, quits.
 Exit status: 0 every turn ended, 1 the agent failed or a turn timed out,
@@ -412,6 +456,9 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.Var(&prompts, "p", "a turn's `prompt` (repeatable; short for --prompt)")
 	fs.Var(&prompts, "prompt", "a turn's `prompt` (repeatable); without one, prompts are read from stdin")
 	fs.StringVar(&cfg.permission, "permission", "", "permission `policy`: ask, allow, reject or plan (default: ask on a terminal, else reject)")
+	fs.StringVar(&cfg.nonInteractive, "non-interactive-permissions", "", "with nobody to ask (stdin not a terminal, or --json): `deny` (reject-kind answer) or fail (end the turn, exit 1)")
+	fs.StringVar(&cfg.policyPath, "permission-policy", "", "a JSON `file` of permission rules (first match wins; unmatched requests follow --permission)")
+	fs.BoolVar(&cfg.quiet, "quiet", false, "only the agent's final answer text of each turn on stdout")
 	fs.StringVar(&cfg.elicit, "elicit", "", "elicitation `policy`: ask, accept, decline or cancel (default: ask on a terminal without --json, else decline)")
 	fs.Var(&elicitValues, "elicit-value", "with --elicit accept, the `name=value` of a form field (repeatable)")
 	fs.BoolVar(&cfg.json, "json", false, "one JSON object per line per event on stdout, then a result line per turn")
@@ -477,15 +524,34 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		return cfg, err
 	}
 
+	switch cfg.nonInteractive {
+	case "":
+		cfg.nonInteractive = nonInteractiveDeny
+	case nonInteractiveDeny, nonInteractiveFail:
+	default:
+		return cfg, fmt.Errorf("--non-interactive-permissions %q: want deny or fail", cfg.nonInteractive)
+	}
+	if cfg.quiet && cfg.json {
+		return cfg, errors.New("--quiet and --json both choose what stdout shows; give one")
+	}
 	switch cfg.permission {
 	case "":
-		cfg.permission = permReject
-		if stdinTerminal {
-			cfg.permission = permAsk
+		// Nobody can be asked when stdin is not a terminal, or stdout is
+		// JSON for a program.
+		cfg.permission, cfg.noOneToAsk = permReject, true
+		if stdinTerminal && !cfg.json {
+			cfg.permission, cfg.noOneToAsk = permAsk, false
 		}
 	case permAsk, permAllow, permReject, permPlan:
 	default:
 		return cfg, fmt.Errorf("--permission %q: want ask, allow, reject or plan", cfg.permission)
+	}
+	if cfg.policyPath != "" {
+		p, err := loadPolicy(cfg.policyPath)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.policy = p
 	}
 	if err := parseElicit(&cfg, elicitValues, stdinTerminal); err != nil {
 		return cfg, err
@@ -535,6 +601,16 @@ func applyFileDefaults(cfg *config, file fileConfig, set map[string]bool) error 
 	if cfg.elicit == "" {
 		cfg.elicit = d.Elicit
 	}
+	if cfg.nonInteractive == "" {
+		cfg.nonInteractive = d.NonInteractivePermissions
+	}
+	if cfg.policyPath == "" && d.PermissionPolicy != "" {
+		cfg.policyPath = d.PermissionPolicy
+		if !filepath.IsAbs(cfg.policyPath) && file.path != "" {
+			cfg.policyPath = filepath.Join(filepath.Dir(file.path), cfg.policyPath)
+		}
+	}
+	cfg.mcpServers = append(cfg.mcpServers, d.MCPServers...)
 	if !set["timeout"] && d.Timeout != "" {
 		cfg.timeout, _ = time.ParseDuration(d.Timeout) // checked by loadConfig
 	}
@@ -564,6 +640,7 @@ func resolveAgent(cfg *config, file fileConfig) error {
 		return err
 	}
 	cfg.agent, cfg.agentEnv = def.Command, def.envList()
+	cfg.mcpServers = mergeMCP(cfg.mcpServers, def.MCPServers)
 	if cfg.mode == "" && def.Mode != "" {
 		cfg.mode, cfg.modeSoft = def.Mode, true
 	}

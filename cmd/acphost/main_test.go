@@ -887,12 +887,14 @@ func TestParseArgs(t *testing.T) {
 		want     config
 	}{
 		{nil, true, config{permission: "ask", elicit: "ask", startTimeout: defaultStartTimeout}},
-		{nil, false, config{permission: "reject", startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true}},
+		{nil, false, config{permission: "reject", noOneToAsk: true, startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true}},
 		{[]string{"--permission", "plan", "-p", "a", "--prompt", "b", "-p", "c"}, true, config{permission: "plan", startTimeout: defaultStartTimeout, elicit: "ask", prompts: []string{"a", "b", "c"}}},
 		{[]string{"--json", "--fs", "--presentation", "--timeout", "1m", "--mode", "m", "--stderr", "-", "--", "npx", "-y", "agent"}, false,
-			config{permission: "reject", startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true, json: true, fs: true, presentation: true, timeout: time.Minute, mode: "m", stderrPath: "-", agent: []string{"npx", "-y", "agent"}}},
+			config{permission: "reject", noOneToAsk: true, startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true, json: true, fs: true, presentation: true, timeout: time.Minute, mode: "m", stderrPath: "-", agent: []string{"npx", "-y", "agent"}}},
+		{[]string{"--json"}, true, config{permission: "reject", noOneToAsk: true, json: true, startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true}},
+		{[]string{"--non-interactive-permissions", "fail", "--quiet"}, false, config{permission: "reject", noOneToAsk: true, nonInteractive: "fail", quiet: true, startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true}},
 		{[]string{"-permission=allow", "my-agent", "--its-flag"}, false, config{permission: "allow", startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true, agent: []string{"my-agent", "--its-flag"}}},
-		{[]string{"--writable", "/state", "--writable", "/tmp/x"}, false, config{permission: "reject", startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true, writable: []string{"/state", "/tmp/x"}}},
+		{[]string{"--writable", "/state", "--writable", "/tmp/x"}, false, config{permission: "reject", noOneToAsk: true, startTimeout: defaultStartTimeout, elicit: "decline", elicitAuto: true, writable: []string{"/state", "/tmp/x"}}},
 	} {
 		got, err := parseArgs(tc.args, io.Discard, tc.terminal)
 		if err != nil {
@@ -900,6 +902,9 @@ func TestParseArgs(t *testing.T) {
 			continue
 		}
 		tc.want.toolOutput = defaultToolOutput
+		if tc.want.nonInteractive == "" {
+			tc.want.nonInteractive = "deny"
+		}
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q (terminal %v):\n got %+v\nwant %+v", tc.args, tc.terminal, got, tc.want)
 		}

@@ -46,6 +46,9 @@ type human struct {
 	// remembered reports (once) whether the permission of a tool call
 	// was answered from an earlier "always" without asking.
 	remembered func(toolCallID string) bool
+	// answerNote says (once) why a tool call's permission was answered
+	// without asking: the policy file's rule.
+	answerNote func(toolCallID string) string
 	// humanWait is the time the turn spent waiting for the person.
 	humanWait func() time.Duration
 	// toolOutput is how many of a finished tool's last output lines are
@@ -295,7 +298,9 @@ func (h *human) formatAnswer(id string, a *acphost.PermissionAnswer) string {
 	}
 	switch a.Reason {
 	case acphost.ReasonHook:
-		if h.policy != permAsk {
+		if note := h.note(id); note != "" {
+			text += " · " + acphost.SafeText(note)
+		} else if h.policy != permAsk {
 			text += " · --permission " + h.policy
 		} else if h.remembered != nil && h.remembered(id) {
 			text += " · remembered: you chose \"always\" for this tool earlier"
@@ -348,6 +353,14 @@ func (h *human) elicitationComplete(c acphost.ElicitationComplete) {
 		what = "the page of question " + oneLine(acphost.SafeText(c.ElicitationID), 40)
 	}
 	h.s.line(styleDim, "  done: the agent says "+what+" is finished")
+}
+
+// note is answerNote's note for the tool call, if any.
+func (h *human) note(id string) string {
+	if h.answerNote == nil {
+		return ""
+	}
+	return h.answerNote(id)
 }
 
 func (h *human) endTurn(r turnResult) {

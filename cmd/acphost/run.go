@@ -38,6 +38,12 @@ type app struct {
 	// remembered holds the tool call ids whose permission Remember
 	// answered from an earlier "always" without asking.
 	remembered sync.Map
+	// answerNotes holds, by tool call id, why a permission was answered
+	// without asking (the policy file's rule).
+	answerNotes sync.Map
+	// permFail names the permission request that ended the turn under
+	// --non-interactive-permissions fail.
+	permFail string
 	// humanWait is the time the current turn spent waiting for the person
 	// (approvals, forms), in nanoseconds.
 	humanWait atomic.Int64
@@ -69,13 +75,17 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a := &app{cfg: cfg, stdinTTY: isTerminal(stdin), in: newInbox(stdin),
 		quit: make(chan struct{}), quitDone: make(chan struct{})}
 	a.errs = newScreen(stderr, colorAllowed(stderr), false)
-	if cfg.json {
+	switch {
+	case cfg.json:
 		a.sink = newJSONSink(stdout)
-	} else {
+	case cfg.quiet:
+		a.sink = newQuietSink(stdout)
+	default:
 		live := isTerminal(stdout) && os.Getenv("TERM") != "dumb"
 		a.out = newScreen(stdout, colorAllowed(stdout), live)
 		a.human = newHuman(a.out, cfg.permission, cfg.elicit)
 		a.human.remembered = a.wasRemembered
+		a.human.answerNote = a.answerNote
 		a.human.toolOutput = cfg.toolOutput
 		a.human.humanWait = func() time.Duration { return time.Duration(a.humanWait.Load()) }
 		a.sink = a.human
@@ -85,7 +95,9 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		scr = a.errs
 	}
 	seat := make(chan struct{}, 1) // one question at a time reads stdin
-	if cfg.permission == permAsk {
+	// The person answers --permission ask, and a policy file's ask rules
+	// when there is a terminal to ask at.
+	if cfg.permission == permAsk || cfg.policy != nil && a.stdinTTY && !cfg.json {
 		a.approver = newApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
 	}
 	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
@@ -170,6 +182,35 @@ func describeTool(req *acphost.PermissionRequest) string {
 	return fmt.Sprintf("%q (%s)", oneLine(acphost.SafeText(req.ToolCall.Title), 60), kind)
 }
 
+// failPermission is --non-interactive-permissions fail: the request is
+// noted, the turn cancelled (turn reports it and stops), and the request
+// rejected meanwhile.
+func (a *app) failPermission(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+	a.mu.Lock()
+	if a.permFail == "" {
+		a.permFail = describeTool(req)
+		if l := requestPaths(req); len(l) > 0 {
+			a.permFail += " on " + strings.Join(l, ", ")
+		}
+	}
+	cancel := a.turnCancel
+	a.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return acphost.RejectOption(req), nil
+}
+
+// answerNote returns (once) why a tool call's permission was answered
+// without asking.
+func (a *app) answerNote(toolCallID string) string {
+	v, ok := a.answerNotes.LoadAndDelete(toolCallID)
+	if !ok {
+		return ""
+	}
+	return v.(string)
+}
+
 func (a *app) wasRemembered(toolCallID string) bool {
 	_, ok := a.remembered.LoadAndDelete(toolCallID)
 	return ok
@@ -201,18 +242,44 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 			return ask(ctx, req)
 		}
 	}
+	opts.MCPServers = a.cfg.mcpServers
+	// noOne answers what would be asked when nobody can be asked.
+	noOne := acphost.RejectAll()
+	if a.cfg.nonInteractive == nonInteractiveFail {
+		noOne = a.failPermission
+	}
+	ask := noOne
+	if a.approver != nil {
+		ask = a.askPermission()
+	}
 	switch a.cfg.permission {
 	case permAsk:
-		opts.OnPermission = a.askPermission()
+		opts.OnPermission = ask
 	case permAllow:
 		opts.OnPermission = acphost.AllowAll()
 	case permReject:
 		opts.OnPermission = acphost.RejectAll()
+		if a.cfg.noOneToAsk {
+			opts.OnPermission = noOne
+		}
 	case permPlan:
 		// The client rejects whatever can change anything before asking
 		// OnPermission, and refuses fs writes; reads get the default
 		// (allow once).
 		opts.PlanMode = true
+	}
+	if p := a.cfg.policy; p != nil {
+		fallback := opts.OnPermission
+		if fallback == nil {
+			fallback = func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+				return acphost.DefaultPermission(req), nil
+			}
+		}
+		opts.OnPermission = p.decider(a.cwd, ask, fallback, func(id, text string) {
+			if a.human != nil {
+				a.answerNotes.Store(id, text)
+			}
+		})
 	}
 	if a.cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
@@ -273,6 +340,7 @@ func (a *app) resolveResume() (sessionRecord, error) {
 			// The command a named agent runs is the configuration's, never
 			// the one a record holds.
 			a.cfg.agentEnv, a.cfg.agent = def.envList(), def.Command
+			a.cfg.mcpServers = mergeMCP(a.cfg.mcpServers, def.MCPServers)
 		} else if r.Agent == "" {
 			a.cfg.agent = r.Command
 		}
@@ -402,7 +470,7 @@ func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 	var stopSpin func()
 	if a.out != nil && a.out.live {
 		stopSpin = a.out.spin("starting agent " + what + "…")
-	} else if len(a.cfg.agent) > 0 && !a.cfg.json {
+	} else if len(a.cfg.agent) > 0 && !a.cfg.json && !a.cfg.quiet {
 		a.errs.line(styleDim, "acphost: starting agent "+what+"…")
 	}
 	client, err := acphost.Start(ctx, opts)
@@ -641,6 +709,12 @@ func currentMode(modes acphost.SessionModes) string {
 
 func (a *app) permissionLabel(client *acphost.ACPClient) string {
 	p := a.cfg.permission
+	if a.cfg.noOneToAsk && a.cfg.nonInteractive == nonInteractiveFail {
+		p = "fail (nobody to ask: --non-interactive-permissions fail)"
+	}
+	if a.cfg.policy != nil {
+		p = filepath.Base(a.cfg.policy.source) + ", else " + p
+	}
 	if client.PlanMode() && p != permPlan {
 		p += " + plan mode"
 	}
@@ -740,6 +814,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	defer cancel()
 	a.mu.Lock()
 	a.turnCancel, a.interrupted = cancel, false
+	a.permFail = ""
 	a.turnSince = time.Now()
 	a.mu.Unlock()
 	a.record()
@@ -760,9 +835,27 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	a.turnCancel = nil
 	a.turnSince = time.Time{}
 	interrupted := a.interrupted
+	permFail := a.permFail
 	a.mu.Unlock()
 
 	quitting := a.quitting()
+	if permFail != "" && !quitting {
+		if r.stop == "" {
+			r.stop = acphost.StopCancelled
+		}
+		a.sink.endTurn(r)
+		a.record()
+		a.failed = true
+		next := ""
+		switch {
+		case left > 0:
+			next = fmt.Sprintf("; the %d prompt(s) left do not run", left)
+		case left < 0:
+			next = "; no more prompts are read"
+		}
+		a.diag(styleRed, "permission request for %s with nobody to answer it (--non-interactive-permissions fail): the turn is cancelled%s; the exit status will be 1", permFail, next)
+		return false
+	}
 	cancelled := errors.Is(err, context.Canceled) && interrupted && client.Err() == nil
 	if cancelled && r.stop == "" {
 		r.stop = acphost.StopCancelled // cancelled before the agent saw it

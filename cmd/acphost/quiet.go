@@ -1,0 +1,63 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/acphost/acphost"
+)
+
+// quietSink is --quiet: each turn's final answer on stdout and nothing
+// else. The final answer is the agent's last message: text after the last
+// tool call, or after a message id change (a new message) the last run.
+type quietSink struct {
+	w io.Writer
+
+	mu    sync.Mutex
+	text  strings.Builder
+	msgID string
+	fresh bool // a tool call came: the next text starts a new answer
+}
+
+func newQuietSink(w io.Writer) *quietSink { return &quietSink{w: w} }
+
+func (q *quietSink) beginTurn(string, bool) {
+	q.mu.Lock()
+	q.text.Reset()
+	q.msgID, q.fresh = "", false
+	q.mu.Unlock()
+}
+
+func (q *quietSink) event(ev acphost.StreamEvent) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch ev.Type {
+	case acphost.EventText:
+		if mc, ok := ev.Update.(*acphost.MessageChunk); ok && mc.MessageID != "" {
+			if q.msgID != "" && mc.MessageID != q.msgID {
+				q.fresh = true
+			}
+			q.msgID = mc.MessageID
+		}
+		if q.fresh {
+			q.text.Reset()
+			q.fresh = false
+		}
+		q.text.WriteString(ev.Delta)
+	case acphost.EventToolCall:
+		q.fresh = true
+	}
+}
+
+func (q *quietSink) endTurn(turnResult) {
+	q.mu.Lock()
+	text := strings.TrimSpace(acphost.SafeText(q.text.String()))
+	q.text.Reset()
+	q.mu.Unlock()
+	if text != "" {
+		io.WriteString(q.w, text+"\n")
+	}
+}
+
+func (q *quietSink) elicitationComplete(acphost.ElicitationComplete) {}
