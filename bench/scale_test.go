@@ -232,7 +232,8 @@ func BenchmarkScaleSessions(b *testing.B) {
 // BenchmarkScaleStreaming runs one turn of 2,000 chunks on each of
 // ACPHOST_SCALE_AGENTS agents at once and reports the aggregate rate
 // against one agent alone doing the same number of turns in a row. It
-// then streams paced chunks (1 per 10 ms) from every agent at once, each
+// then streams paced chunks (1 per ACPHOST_SCALE_INTERVAL, default 10 ms,
+// so that a sweep finds where the delay starts to rise) from every agent at once, each
 // stamped by the agent as it wrote it, and reports the p50/p99 delay from
 // the agent's write to OnUpdate (the pipe, the read loop, the queue and
 // the dispatcher, under the load of all the others).
@@ -291,11 +292,15 @@ func BenchmarkScaleStreaming(b *testing.B) {
 		b.ReportMetric(aloneRate, "updates/s-alone")
 		b.ReportMetric(allRate, "updates/s-all")
 		b.ReportMetric(allRate/aloneRate, "all/alone")
-		// Paced and stamped, all at once: 100 chunks, 1 per 10 ms each.
+		// Paced and stamped, all at once: 100 chunks, 1 per interval each.
+		interval := os.Getenv("ACPHOST_SCALE_INTERVAL")
+		if _, err := time.ParseDuration(interval); err != nil {
+			interval = "10ms"
+		}
 		measuring.Store(true)
 		for _, c := range cs {
 			wg.Go(func() {
-				if _, err := c.Generate(acphost.Request{Prompt: "n=100 size=64 interval=10ms stamp=1"}); err != nil {
+				if _, err := c.Generate(acphost.Request{Prompt: "n=100 size=64 interval=" + interval + " stamp=1"}); err != nil {
 					b.Error(err)
 				}
 			})
