@@ -121,9 +121,9 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	s := a.session(h.ID())
 	s.bind(h)
 	s.setState(res.Modes, decodeConfigOptions(res.ConfigOptions))
-	if h.opts.Mode != "" {
-		if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": h.ID(), "modeId": h.opts.Mode}, nil); err != nil {
-			return wrapOp(fmt.Sprintf("setting mode %q", h.opts.Mode), withModes(err, s.modes()))
+	if mode := h.wantedMode(); mode != "" {
+		if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": h.ID(), "modeId": mode}, nil); err != nil {
+			return wrapOp(fmt.Sprintf("setting mode %q", mode), withModes(err, s.modes()))
 		}
 	}
 	return nil

@@ -32,6 +32,7 @@ type Session struct {
 	restarted *RestartError // reported by the next turn
 	closed    bool
 	forkOf    string // ForkSession: the session it is made from
+	setMode   string // the last mode SetMode set: re-applied when the session is opened again
 	onClose   func() // set by a Pool: returns the session's slot
 }
 
@@ -135,13 +136,29 @@ type ContextUsage struct {
 
 // SetMode asks the agent to switch the session to mode id. The agent
 // confirms with a CurrentModeUpdate, which Modes reflects: a mode the agent
-// did not confirm is not assumed.
+// did not confirm is not assumed. The mode is set again whenever the
+// client re-attaches the session to a restarted agent (or opens it fresh
+// after one), as SessionOptions.Mode is.
 func (s *Session) SetMode(ctx context.Context, id string) error {
 	err := s.c.agent().call(ctx, "session/set_mode", map[string]string{"sessionId": s.ID(), "modeId": id}, nil)
 	if err != nil {
 		return withModes(err, s.Modes())
 	}
+	s.mu.Lock()
+	s.setMode = id
+	s.mu.Unlock()
 	return nil
+}
+
+// wantedMode is the mode the session is to be in when it is opened (again,
+// after a restart): the last SetMode's, else SessionOptions.Mode.
+func (s *Session) wantedMode() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.setMode != "" {
+		return s.setMode
+	}
+	return s.opts.Mode
 }
 
 // SetConfigOption sets a config option (value is a select option's value

@@ -367,3 +367,34 @@ func TestStartReattachesAStoredSession(t *testing.T) {
 	_, err = startFake(t, fakeagent.Script{}, ACPOptions{SessionID: sid})
 	require.ErrorIs(t, err, ErrUnsupported, "an agent that can neither load nor resume")
 }
+
+// A mode set on a running session survives a restart: the fresh session
+// the recovery opens is put in it again.
+func TestARestartKeepsTheModeSetSinceStart(t *testing.T) {
+	t.Parallel()
+	modes := raw(`{"modes":{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask"},{"id":"plan","name":"Plan"}]}}`)
+	script := crashing(`{}`, "")
+	script.NewSessionResult = modes
+	record := filepath.Join(t.TempDir(), "record.ndjson")
+	script.RecordFile = record
+	c, err := startFake(t, script, ACPOptions{Recover: &RecoverOptions{Backoff: time.Millisecond}})
+	require.NoError(t, err)
+	require.NoError(t, c.SetMode(context.Background(), "plan"))
+	_, err = c.Generate(Request{Prompt: "crash"})
+	require.ErrorIs(t, err, ErrAgentExited)
+	_, err = c.Generate(Request{Prompt: "after"})
+	require.ErrorIs(t, err, ErrContextLost)
+	msgs, err := fakeagent.ReadRecord(record)
+	require.NoError(t, err)
+	var set []string
+	for _, m := range msgs {
+		if m.Method == "session/set_mode" {
+			var p struct {
+				ModeID string `json:"modeId"`
+			}
+			require.NoError(t, json.Unmarshal(m.Params, &p))
+			set = append(set, p.ModeID)
+		}
+	}
+	assert.Equal(t, []string{"plan", "plan"}, set, "set once by the host, once more on the restarted agent's fresh session")
+}
