@@ -34,11 +34,17 @@ func TestSSHLogsInWithTheAgentsKeys(t *testing.T) {
 	agentCmd := exec.Command("ssh-agent", "-D", "-a", sock)
 	require.NoError(t, agentCmd.Start())
 	t.Cleanup(func() { agentCmd.Process.Kill(); agentCmd.Wait() })
-	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(sock); err == nil {
+	// The agent listens once its socket accepts: poll (bounded) until a
+	// connection does, then add the key.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			c.Close()
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		require.False(t, time.Now().After(deadline), "ssh-agent never listened on %s: %v", sock, err)
+		time.Sleep(20 * time.Millisecond) // polling interval, not a synchronisation
 	}
 	add := exec.Command("ssh-add", srv.Identity)
 	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
