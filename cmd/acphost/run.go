@@ -185,7 +185,7 @@ func describeTool(req *acphost.PermissionRequest) string {
 // failPermission is --non-interactive-permissions fail: the request is
 // noted, the turn cancelled (turn reports it and stops), and the request
 // rejected meanwhile.
-func (a *app) failPermission(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+func (a *app) failPermission(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
 	a.mu.Lock()
 	if a.permFail == "" {
 		a.permFail = describeTool(req)
@@ -197,6 +197,9 @@ func (a *app) failPermission(_ context.Context, req *acphost.PermissionRequest) 
 	a.mu.Unlock()
 	if cancel != nil {
 		cancel()
+		// The cancelled turn answers this request "cancelled" itself; an
+		// answer returned before that would let the agent act on it.
+		<-ctx.Done()
 	}
 	return acphost.RejectOption(req), nil
 }
