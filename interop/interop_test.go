@@ -665,8 +665,15 @@ func testWriteTool(t *testing.T, a Agent) {
 	waitFile(t, filepath.Join(s.work, "note.txt"), "hello\n")
 	w := s.proposals()
 	if a.FSWrite {
-		if len(w) != 1 || w[0].Proposed != "hello\n" || w[0].Exists {
-			t.Errorf("want one fs/write_text_file proposal of a new file with %q; got %d", "hello\n", len(w))
+		switch {
+		case len(w) != 1 || w[0].Proposed != "hello\n":
+			t.Errorf("want one fs/write_text_file proposal with %q; got %d", "hello\n", len(w))
+		case w[0].Exists && w[0].Current != "" && w[0].Current != "hello\n":
+			t.Errorf("the proposal says note.txt existed with %q", w[0].Current)
+		case w[0].Exists:
+			// Seen once in CI: opencode 1.18.33 had made the file (empty, or
+			// with the same text) itself before asking the host to write it.
+			t.Logf("AGENT QUIRK: %s: note.txt existed (%q) when the write was proposed", a.Name, w[0].Current)
 		}
 	} else if len(w) > 0 {
 		t.Logf("%s wrote through fs/write_text_file", a.Name)
