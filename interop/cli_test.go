@@ -77,26 +77,11 @@ func TestCLIResume(t *testing.T) {
 			continue
 		}
 		t.Run(a.Name, func(t *testing.T) {
-			inst := installed(t, a)
+			p := prepare(t, a)
 			if bin == "" {
 				bin = buildCLI(t, binDir)
 			}
-			tmp := t.TempDir()
-			work, home := filepath.Join(tmp, "work"), filepath.Join(tmp, "home")
-			for _, d := range []string{work, home} {
-				if err := os.MkdirAll(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			m, err := StartMock(work, t.Logf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { m.Close() })
-			opts, err := a.Options(inst, home, work, m)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tmp, work, home, m, opts := p.tmp, p.work, p.home, p.mock, p.opts
 			// The agent's environment is acphost's (the agent inherits it);
 			// acphost's own config and store are the test's.
 			env := append(append([]string(nil), opts.Env...), "NO_COLOR=1",
@@ -112,9 +97,9 @@ func TestCLIResume(t *testing.T) {
 					for _, c := range m.Calls() {
 						t.Logf("mock: %s %s -> %s %s", c.Method, c.Path, c.API, c.Action)
 					}
-					_ = filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
-						if err == nil && !d.IsDir() && !strings.Contains(p, "node_modules") {
-							t.Logf("agent home: %s", p)
+					_ = filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
+						if err == nil && !d.IsDir() && !strings.Contains(path, "node_modules") {
+							t.Logf("agent home: %s", path)
 						}
 						return nil
 					})

@@ -120,27 +120,44 @@ func (s *session) serveFS(o *acphost.ACPOptions) {
 		}}
 }
 
-// start launches the agent with tweak applied to its options.
-func start(t *testing.T, a Agent, tweak func(*session, *acphost.ACPOptions)) *session {
+// place is where one agent under test runs: a temporary directory with
+// the session's cwd (work) and the agent's HOME, a mock LLM serving work
+// (closed with the test), and the options that start the agent there.
+type place struct {
+	tmp, work, home string
+	mock            *MockLLM
+	opts            acphost.ACPOptions
+}
+
+// prepare makes a place for a.
+func prepare(t *testing.T, a Agent) place {
 	t.Helper()
 	inst := installed(t, a)
 	tmp := t.TempDir()
-	s := &session{t: t, a: a, work: filepath.Join(tmp, "work"), home: filepath.Join(tmp, "home")}
-	for _, d := range []string{s.work, s.home} {
+	p := place{tmp: tmp, work: filepath.Join(tmp, "work"), home: filepath.Join(tmp, "home")}
+	for _, d := range []string{p.work, p.home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	m, err := StartMock(s.work, t.Logf)
+	m, err := StartMock(p.work, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.mock = m
+	p.mock = m
 	t.Cleanup(func() { m.Close() })
-	opts, err := a.Options(inst, s.home, s.work, m)
-	if err != nil {
+	if p.opts, err = a.Options(inst, p.home, p.work, m); err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// start launches the agent with tweak applied to its options.
+func start(t *testing.T, a Agent, tweak func(*session, *acphost.ACPOptions)) *session {
+	t.Helper()
+	p := prepare(t, a)
+	s := &session{t: t, a: a, work: p.work, home: p.home, mock: p.mock}
+	opts := p.opts
 	opts.Stderr = &s.stderr
 	opts.Logger = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts.OnSkippedLine = func(line []byte) { s.note("skipped stdout line: %.200s", line) }

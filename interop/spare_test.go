@@ -4,8 +4,6 @@ package interop
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,24 +14,8 @@ import (
 // cold (Start, then the prompt) and from a Pool's spare process (its
 // session already open). The log line SPARE is the table's row.
 func testSpare(t *testing.T, a Agent) {
-	inst := installed(t, a)
 	opts := func(t *testing.T) acphost.ACPOptions {
-		tmp := t.TempDir()
-		work, home := filepath.Join(tmp, "work"), filepath.Join(tmp, "home")
-		for _, d := range []string{work, home} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		m, err := StartMock(work, t.Logf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-		o, err := a.Options(inst, home, work, m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := prepare(t, a).opts
 		o.OnPermission = allowOnce
 		return o
 	}

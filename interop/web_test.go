@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,23 +22,8 @@ import (
 // answered through the endpoint, the turn's text and end streamed, the
 // file on disk.
 func testWeb(t *testing.T, a Agent) {
-	inst := installed(t, a)
-	tmp := t.TempDir()
-	work, home := filepath.Join(tmp, "work"), filepath.Join(tmp, "home")
-	for _, d := range []string{work, home} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, err := StartMock(work, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	opts, err := a.Options(inst, home, work, m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := prepare(t, a)
+	work, opts := p.work, p.opts
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	srv, err := web.New(ctx, web.Config{Agent: opts})
