@@ -480,7 +480,9 @@ func (l *link) keepAlive(interval time.Duration) {
 
 func (l *link) ping(within time.Duration) bool {
 	reply := make(chan error, 1)
+	l.wg.Add(1) // Stop closes the connection, which ends the request, then waits
 	go func() {
+		defer l.wg.Done()
 		_, _, err := l.client.SendRequest("keepalive@openssh.com", true, nil)
 		reply <- err
 	}()
