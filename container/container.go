@@ -165,15 +165,9 @@ func (t *Transport) execArgv(inner []string) []string {
 	return append(argv, inner...)
 }
 
+// kind is the engine's base name, which decides its syntax.
 func kind(engine string) string {
-	base := engine
-	for i := len(engine) - 1; i >= 0; i-- {
-		if engine[i] == '/' {
-			base = engine[i+1:]
-			break
-		}
-	}
-	return base
+	return engine[strings.LastIndexByte(engine, '/')+1:]
 }
 
 func randomHex(n int) string {
