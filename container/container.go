@@ -84,15 +84,14 @@ func (t *Transport) Dial(context.Context) (acphost.Link, error) {
 	if err := t.check(); err != nil {
 		return nil, dialError(err)
 	}
-	mark := remote.NewMark()
-	header, err := remote.EnvHeader(append(append([]string(nil), t.Env...), mark))
+	cmds, err := remote.NewCommands(append([]string{t.Command}, t.Args...), t.Env, t.Dir)
 	if err != nil {
 		return nil, dialError(err)
 	}
 	l := &link{engine: t.engine(), engineArgs: t.EngineArgs}
-	argv := t.argv(remote.AgentArgv(append([]string{t.Command}, t.Args...), t.Dir), &l.name)
+	argv := t.argv(cmds.Agent, &l.name)
 	if l.name == "" { // exec into Container: the watchdog runs there too
-		if l.watchdog, err = proc.Start(proc.Spec{Command: l.engine, Args: t.execArgv(remote.WatchdogArgv(mark, remoteGrace))[1:], Env: os.Environ()}); err != nil {
+		if l.watchdog, err = proc.Start(proc.Spec{Command: l.engine, Args: t.execArgv(cmds.Watchdog)[1:], Env: os.Environ()}); err != nil {
 			return nil, dialError(err)
 		}
 		l.watchdog.Pump(&l.wg, nil) // its stderr: the engine's word when it fails
@@ -106,7 +105,7 @@ func (t *Transport) Dial(context.Context) (acphost.Link, error) {
 		l.stopWatchdog(0)
 		return nil, dialError(err)
 	}
-	if _, err := l.p.Stdin().Write(header); err != nil {
+	if _, err := l.p.Stdin().Write(cmds.Header); err != nil {
 		l.Stop(0)
 		return nil, dialError(err)
 	}
@@ -119,9 +118,6 @@ func dialError(err error) error {
 
 // watchdogStart bounds the wait for the watchdog's exec to run.
 const watchdogStart = 30 * time.Second
-
-// remoteGrace is the watchdog's wait between SIGTERM and SIGKILL.
-const remoteGrace = 2 * time.Second
 
 func (t *Transport) engine() string {
 	if t.Engine == "" {
@@ -169,15 +165,9 @@ func (t *Transport) execArgv(inner []string) []string {
 	return append(argv, inner...)
 }
 
+// kind is the engine's base name, which decides its syntax.
 func kind(engine string) string {
-	base := engine
-	for i := len(engine) - 1; i >= 0; i-- {
-		if engine[i] == '/' {
-			base = engine[i+1:]
-			break
-		}
-	}
-	return base
+	return engine[strings.LastIndexByte(engine, '/')+1:]
 }
 
 func randomHex(n int) string {
@@ -228,7 +218,7 @@ func (l *link) Stop(grace time.Duration) {
 	l.stopOnce.Do(func() {
 		l.p.Stdin().Close()
 		l.p.WaitExit(grace)
-		l.stopWatchdog(2*remoteGrace + max(grace, time.Second))
+		l.stopWatchdog(remote.WatchdogWait(grace))
 		l.p.Stop(grace)
 		if l.name != "" {
 			l.remove()

@@ -115,8 +115,7 @@ func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
 	if t.Command == "" {
 		return nil, dialError(errors.New("Transport.Command is empty"))
 	}
-	mark := remote.NewMark()
-	header, err := remote.EnvHeader(append(append([]string(nil), t.Env...), mark))
+	cmds, err := remote.NewCommands(append([]string{t.Command}, t.Args...), t.Env, t.Dir)
 	if err != nil {
 		return nil, dialError(err)
 	}
@@ -129,7 +128,7 @@ func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
 	// Until the link is handed over, ctx ending closes the connection,
 	// which ends any step still waiting on the server.
 	abandon := context.AfterFunc(ctx, func() { client.Close() })
-	l, err := start(client, t.agentCommand(), remote.CommandLine(remote.WatchdogArgv(mark, remoteGrace)), header)
+	l, err := start(client, remote.CommandLine(cmds.Agent), remote.CommandLine(cmds.Watchdog), cmds.Header)
 	if !abandon() || err != nil {
 		if l != nil {
 			l.Stop(0)
@@ -148,16 +147,6 @@ func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
 func dialError(err error) error {
 	return &acphost.LinkError{Transport: "ssh", Op: "dial", Err: err}
 }
-
-// agentCommand is what the login shell runs for the agent.
-func (t *Transport) agentCommand() string {
-	return remote.CommandLine(remote.AgentArgv(append([]string{t.Command}, t.Args...), t.Dir))
-}
-
-// remoteGrace is the watchdog's wait between SIGTERM and SIGKILL: fixed,
-// since the watchdog starts before any Stop says its grace (acphost's
-// default CloseGrace).
-const remoteGrace = 2 * time.Second
 
 func (t *Transport) dialTimeout() time.Duration {
 	if t.DialTimeout <= 0 {
@@ -491,7 +480,9 @@ func (l *link) keepAlive(interval time.Duration) {
 
 func (l *link) ping(within time.Duration) bool {
 	reply := make(chan error, 1)
+	l.wg.Add(1) // Stop closes the connection, which ends the request, then waits
 	go func() {
+		defer l.wg.Done()
 		_, _, err := l.client.SendRequest("keepalive@openssh.com", true, nil)
 		reply <- err
 	}()
@@ -557,7 +548,7 @@ func (l *link) Stop(grace time.Duration) {
 		l.watchdog.Wait()
 		close(watched)
 	}()
-	t := time.NewTimer(2*remoteGrace + max(grace, time.Second))
+	t := time.NewTimer(remote.WatchdogWait(grace))
 	select {
 	case <-watched:
 	case <-t.C:

@@ -280,11 +280,7 @@ func (s *Server) emit(turn int, ev acphost.StreamEvent) {
 			s.hub.transcript(msgTool{Type: "tool", Turn: turn, Tool: viewTool(*ev.ToolCall)})
 		}
 	case acphost.EventPlan:
-		m := msgPlan{Type: "plan", Turn: turn, Entries: []planEntry{}}
-		for _, e := range ev.Plan {
-			m.Entries = append(m.Entries, planEntry{Content: safe(e.Content), Priority: safe(e.Priority), Status: safe(e.Status)})
-		}
-		s.hub.transcript(m)
+		s.hub.transcript(msgPlan{Type: "plan", Turn: turn, Entries: viewPlan(ev.Plan)})
 	case acphost.EventUsage:
 		if u := ev.Usage; u != nil {
 			m := msgUsage{Type: "usage", Turn: turn, Used: u.Used, Size: u.Size}

@@ -86,19 +86,9 @@ func (h *hub) fit(v any) (live, kept [][]byte) {
 	var pieces [][]byte
 	switch m := v.(type) {
 	case msgDelta:
-		text := m.Delta
-		m.Delta = ""
-		for _, t := range splitText(text, max-len(encode(m))) {
-			m.Delta = t
-			pieces = append(pieces, encode(m))
-		}
+		pieces = cut(m.Delta, max, func(t string) any { m.Delta = t; return m })
 	case msgUser:
-		text := m.Text
-		m.Text = ""
-		for _, t := range splitText(text, max-len(encode(m))) {
-			m.Text = t
-			pieces = append(pieces, encode(m))
-		}
+		pieces = cut(m.Text, max, func(t string) any { m.Text = t; return m })
 	default:
 		if len(b) <= h.maxBytes {
 			return [][]byte{b}, [][]byte{b}
@@ -113,6 +103,16 @@ func (h *hub) fit(v any) (live, kept [][]byte) {
 		return [][]byte{b}, [][]byte{note}
 	}
 	return pieces, pieces
+}
+
+// cut encodes the message with(piece) for each piece of text, the pieces
+// cut so that each message takes at most max bytes.
+func cut(text string, max int, with func(string) any) [][]byte {
+	var pieces [][]byte
+	for _, t := range splitText(text, max-len(encode(with("")))) {
+		pieces = append(pieces, encode(with(t)))
+	}
+	return pieces
 }
 
 // splitText cuts s, at rune boundaries, into pieces whose JSON encoding

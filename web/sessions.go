@@ -55,11 +55,7 @@ func (rb *replayBuf) add(u acphost.Update) {
 		}
 		m = msgTool{Type: "tool", Turn: rb.turn, Tool: viewTool(u.State), Replay: true}
 	case *acphost.PlanUpdate:
-		p := msgPlan{Type: "plan", Turn: rb.turn, Entries: []planEntry{}, Replay: true}
-		for _, e := range u.Entries {
-			p.Entries = append(p.Entries, planEntry{Content: safe(e.Content), Priority: safe(e.Priority), Status: safe(e.Status)})
-		}
-		m = p
+		m = msgPlan{Type: "plan", Turn: rb.turn, Entries: viewPlan(u.Entries), Replay: true}
 	default:
 		return
 	}

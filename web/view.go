@@ -264,6 +264,14 @@ func rawText(raw json.RawMessage) string {
 	return safe(string(raw))
 }
 
+func viewPlan(entries []acphost.PlanEntry) []planEntry {
+	out := []planEntry{}
+	for _, e := range entries {
+		out = append(out, planEntry{Content: safe(e.Content), Priority: safe(e.Priority), Status: safe(e.Status)})
+	}
+	return out
+}
+
 func diffView(d acphost.FileDiff) contentView {
 	text, st := d.Unified(acphost.DiffOptions{MaxLines: maxDiffLines})
 	return contentView{Type: "diff", Path: acphost.SafeText(d.Path), Diff: acphost.SafeText(text), Added: st.Added, Removed: st.Removed}

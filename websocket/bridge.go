@@ -379,7 +379,6 @@ type bridgeConn struct {
 	gone     chan struct{} // the client is gone, or a bound was hit
 	goneCode ws.StatusCode // the close to send, 0: none (dropped)
 	goneWhy  string
-	binary   atomic.Int64
 }
 
 // lost ends the connection from the client's side: code (0: none) and
@@ -467,21 +466,11 @@ func (c *bridgeConn) closeWith(code ws.StatusCode, why string) {
 	if code == 0 {
 		return
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.conn.Close(code, why)
-	}()
-	t := time.NewTimer(orDefault(c.b.StopGrace, DefaultStopGrace))
-	defer t.Stop()
-	select {
-	case <-done:
-		return
-	case <-c.readDone: // the reader took the client's close
-	case <-t.C:
+	// c.readDone: the reader took the client's close.
+	if done, ok := closeWithin(c.conn, code, why, orDefault(c.b.StopGrace, DefaultStopGrace), c.readDone); !ok {
+		c.raw.Close()
+		<-done
 	}
-	c.raw.Close()
-	<-done
 }
 
 // errNotInitialize is the close reason for a first frame that is not an
@@ -509,7 +498,6 @@ func (c *bridgeConn) initialize() ([]byte, bool) {
 			return nil, false
 		}
 		if typ != ws.MessageText {
-			c.binary.Add(1)
 			continue
 		}
 		var m struct {
@@ -534,18 +522,10 @@ func (c *bridgeConn) toAgent(stdin io.Writer, first []byte) {
 		return
 	}
 	for {
-		typ, data, err := c.conn.Read(c.ctx)
+		data, err := readText(c.ctx, c.conn, &c.live, nil)
 		if err != nil {
 			c.readFailed(err)
 			return
-		}
-		c.live.frames.Add(1)
-		if typ != ws.MessageText {
-			c.binary.Add(1)
-			continue
-		}
-		if blank(data) {
-			continue
 		}
 		c.live.enter()
 		_, err = stdin.Write(toLine(data))

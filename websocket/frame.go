@@ -2,10 +2,15 @@ package websocket
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
+
+	ws "github.com/coder/websocket"
 
 	"github.com/acphost/acphost/internal/proc"
 )
@@ -64,6 +69,49 @@ func toLine(data []byte) []byte {
 		}
 	}
 	return append(data, '\n')
+}
+
+// readText reads frames until a text frame that is not blank and returns
+// it, counting every frame in live (any frame proves the peer alive) and
+// the binary ones, which are skipped, in binary (nil: not counted).
+func readText(ctx context.Context, conn *ws.Conn, live *liveness, binary *atomic.Int64) ([]byte, error) {
+	for {
+		typ, data, err := conn.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		live.frames.Add(1)
+		if typ != ws.MessageText {
+			if binary != nil {
+				binary.Add(1)
+			}
+			continue
+		}
+		if !blank(data) {
+			return data, nil
+		}
+	}
+}
+
+// closeWithin sends a close frame and waits up to d (or until also is
+// closed) for the peer's. ok says the close handshake completed; if not,
+// the caller drops the connection and then waits for closed, which is
+// closed once conn.Close has returned.
+func closeWithin(conn *ws.Conn, code ws.StatusCode, why string, d time.Duration, also <-chan struct{}) (closed <-chan struct{}, ok bool) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = conn.Close(code, why)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return done, true
+	case <-also:
+	case <-t.C:
+	}
+	return done, false
 }
 
 // blank reports whether b holds nothing but whitespace.

@@ -163,18 +163,10 @@ func (l *Link) writeErr() error {
 func (l *Link) readLoop() {
 	defer l.wg.Done()
 	for {
-		typ, data, err := l.conn.Read(l.ctx)
+		data, err := readText(l.ctx, l.conn, &l.live, &l.binary)
 		if err != nil {
 			l.fail(l.readEnd(err))
 			return
-		}
-		l.live.frames.Add(1)
-		if typ != ws.MessageText {
-			l.binary.Add(1)
-			continue
-		}
-		if blank(data) {
-			continue
 		}
 		l.live.enter()
 		select {
@@ -225,17 +217,7 @@ func (l *Link) fail(err error) {
 // that happen.
 func (l *Link) Stop(grace time.Duration) {
 	l.stopOnce.Do(func() {
-		closed := make(chan struct{})
-		go func() {
-			defer close(closed)
-			_ = l.conn.Close(ws.StatusNormalClosure, "")
-		}()
-		t := time.NewTimer(grace)
-		select {
-		case <-closed:
-		case <-t.C:
-		}
-		t.Stop()
+		closed, _ := closeWithin(l.conn, ws.StatusNormalClosure, "", grace, nil)
 		l.fail(&acphost.LinkError{Transport: "websocket", Op: "closed", Err: ErrStopped})
 		<-closed
 		l.wg.Wait()

@@ -93,6 +93,37 @@ func AwaitReady(r io.Reader, d time.Duration) error {
 	}
 }
 
+// Grace is the watchdog's wait between SIGTERM and SIGKILL: fixed, since
+// the watchdog starts before any Stop says its grace (acphost's default
+// CloseGrace).
+const Grace = 2 * time.Second
+
+// WatchdogWait bounds a Stop's wait for the watchdog once its stdin is
+// closed: its SIGTERM and SIGKILL rounds, and the Stop's grace (a second
+// at least) more.
+func WatchdogWait(grace time.Duration) time.Duration {
+	return 2*Grace + max(grace, time.Second)
+}
+
+// Commands are one agent's two commands and what the host writes first
+// on the agent's stdin.
+type Commands struct {
+	Agent    []string // argv: the prelude, then the agent
+	Watchdog []string // argv: the watchdog of the agent's mark, with Grace
+	Header   []byte   // the agent's environment and a fresh mark
+}
+
+// NewCommands makes the commands that run argv in dir ("" for the login
+// directory) with env, under a watchdog of a fresh mark.
+func NewCommands(argv, env []string, dir string) (Commands, error) {
+	mark := NewMark()
+	header, err := EnvHeader(append(append([]string(nil), env...), mark))
+	if err != nil {
+		return Commands{}, err
+	}
+	return Commands{Agent: AgentArgv(argv, dir), Watchdog: WatchdogArgv(mark, Grace), Header: header}, nil
+}
+
 // MarkKey is the environment variable of the mark.
 const MarkKey = "ACPHOST_LINK"
 
