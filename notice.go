@@ -129,19 +129,14 @@ func decodeCompactionChunk(h updateHeader) Update {
 // decodeBlocks decodes an array of content blocks, skipping any that do
 // not decode (as the schema asks: x-deserialize-skip-invalid-items).
 func decodeBlocks(raw json.RawMessage) []ContentBlock {
-	var items []json.RawMessage
-	if json.Unmarshal(raw, &items) != nil {
-		return nil
-	}
-	blocks := make([]ContentBlock, 0, len(items))
-	for _, it := range items {
+	return decodeEach(raw, func(item json.RawMessage) (ContentBlock, bool) {
 		var b ContentBlock
-		if json.Unmarshal(it, (*plainContentBlock)(&b)) == nil {
-			b.Raw = it
-			blocks = append(blocks, b)
+		if json.Unmarshal(item, (*plainContentBlock)(&b)) != nil {
+			return b, false
 		}
-	}
-	return blocks
+		b.Raw = item
+		return b, true
+	})
 }
 
 func orMissing(err error, what string) error {

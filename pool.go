@@ -136,13 +136,7 @@ func (p *Pool) refill() {
 	if p.closed || p.opts.Spare <= 0 || now.Before(p.refillAfter) {
 		return
 	}
-	idle := 0
-	for _, m := range p.members {
-		if m.sessions == 0 {
-			idle++
-		}
-	}
-	for ; idle < p.opts.Spare && len(p.members) < p.opts.Max; idle++ {
+	for idle := p.idle(); idle < p.opts.Spare && len(p.members) < p.opts.Max; idle++ {
 		m := &poolMember{host: p.pickHost(now)}
 		p.members = append(p.members, m) // holds the slot while it starts
 		p.wg.Go(func() { p.startSpare(m) })
@@ -301,10 +295,7 @@ func (p *Pool) start(ctx context.Context, m *poolMember) error {
 // pickHost is the host for a new process: the one holding the fewest
 // processes among those not skipped, else the one skipped the shortest.
 func (p *Pool) pickHost(now time.Time) int {
-	count := make([]int, len(p.down))
-	for _, m := range p.members {
-		count[m.host]++
-	}
+	count := p.hostCounts()
 	best := -1
 	for h := range p.down {
 		if p.down[h].After(now) {
@@ -330,11 +321,28 @@ func (p *Pool) pickHost(now time.Time) int {
 func (p *Pool) Hosts() []int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.hostCounts()
+}
+
+// hostCounts counts the members on each host; p.mu is held.
+func (p *Pool) hostCounts() []int {
 	count := make([]int, len(p.down))
 	for _, m := range p.members {
 		count[m.host]++
 	}
 	return count
+}
+
+// idle counts the members holding no session, started or starting; p.mu
+// is held.
+func (p *Pool) idle() int {
+	n := 0
+	for _, m := range p.members {
+		if m.sessions == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func (p *Pool) leastLoaded() *poolMember {
@@ -387,12 +395,7 @@ func (p *Pool) takeIdle(now time.Time) []*ACPClient {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []*ACPClient
-	idle := 0
-	for _, m := range p.members {
-		if m.sessions == 0 {
-			idle++
-		}
-	}
+	idle := p.idle()
 	for i := 0; i < len(p.members) && len(p.members) > p.opts.Min && idle > p.opts.Spare; {
 		m := p.members[i]
 		if m.c != nil && m.sessions == 0 && now.Sub(m.idleFrom) >= p.opts.IdleTimeout {
