@@ -875,6 +875,9 @@ func TestParseArgs(t *testing.T) {
 			continue
 		}
 		tc.want.toolOutput = defaultToolOutput
+		if tc.want.file, err = loadConfig(); err != nil {
+			t.Fatal(err)
+		}
 		if tc.want.nonInteractive == "" {
 			tc.want.nonInteractive = "deny"
 		}

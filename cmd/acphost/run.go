@@ -332,11 +332,7 @@ func (a *app) resolveResume() (sessionRecord, error) {
 	if a.cfg.agentName == "" && len(a.cfg.agent) == 0 {
 		a.cfg.agentName = r.Agent
 		if r.Agent != "" && r.Agent != demoAgent {
-			file, err := loadConfig()
-			if err != nil {
-				return r, err
-			}
-			def, err := file.lookupAgent(r.Agent)
+			def, err := a.cfg.file.lookupAgent(r.Agent)
 			if err != nil {
 				return r, fmt.Errorf("--resume %s: its agent %q: %w", a.cfg.resume, r.Agent, err)
 			}
