@@ -595,14 +595,7 @@ func (a *app) record() {
 	if r.ID != sess.ID() || r.Created.IsZero() {
 		r = sessionRecord{ID: sess.ID(), Created: now}
 	}
-	r.Agent = a.cfg.agentName
-	if r.Agent == "" && len(a.cfg.agent) == 0 {
-		r.Agent = demoAgent
-	}
-	r.Command = a.cfg.agent
-	if r.Agent == demoAgent {
-		r.Command = nil
-	}
+	r.Agent, r.Command = recordAgent(a.cfg)
 	r.Cwd, r.LastUsed = a.cwd, now
 	a.mu.Lock()
 	r.PID, r.TurnSince = os.Getpid(), a.turnSince
