@@ -462,7 +462,7 @@ func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 	a.mu.Lock()
 	a.startCancel = cancel
 	a.mu.Unlock()
-	what := a.agentLabel()
+	what := agentName(a.cfg)
 	if len(a.cfg.agent) > 0 && filepath.Base(a.cfg.agent[0]) == "npx" {
 		what += " (npx " + strings.Join(a.cfg.agent[1:], " ") + "; the first run downloads it)"
 	}
@@ -480,17 +480,6 @@ func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
 	return client, err
-}
-
-// agentLabel names the agent for messages.
-func (a *app) agentLabel() string {
-	switch {
-	case a.cfg.agentName != "":
-		return a.cfg.agentName
-	case len(a.cfg.agent) > 0:
-		return filepath.Base(a.cfg.agent[0])
-	}
-	return demoAgent
 }
 
 // openRecorded continues a recorded session: session/load (the history is
