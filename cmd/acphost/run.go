@@ -189,7 +189,7 @@ func (a *app) failPermission(ctx context.Context, req *acphost.PermissionRequest
 	a.mu.Lock()
 	if a.permFail == "" {
 		a.permFail = describeTool(req)
-		if l := requestPaths(req); len(l) > 0 {
+		if l := requestPaths(req, acphost.Classify(req)); len(l) > 0 {
 			a.permFail += " on " + strings.Join(l, ", ")
 		}
 	}
