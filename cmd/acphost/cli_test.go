@@ -22,8 +22,8 @@ import (
 	"github.com/acphost/acphost/fakeagent"
 )
 
-// runIn runs acphost to the end in dir with extra environment; stdin is
-// the file at stdinPath, or the string stdin.
+// runIn runs acphost to the end in dir with extra environment and the
+// given stdin.
 func runIn(t *testing.T, dir string, extra []string, script *fakeagent.Script, stdin string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binPath, args...)

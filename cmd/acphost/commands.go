@@ -262,13 +262,8 @@ func parseOnOff(s string) (bool, error) {
 
 // thisAgent keeps the records of the agent that runs.
 func (a *app) thisAgent(recs []sessionRecord) []sessionRecord {
-	probe := sessionRecord{Agent: a.cfg.agentName, Command: a.cfg.agent}
-	if probe.Agent == "" && len(probe.Command) == 0 {
-		probe.Agent = demoAgent
-	}
-	if probe.Agent == demoAgent {
-		probe.Command = nil
-	}
+	var probe sessionRecord
+	probe.Agent, probe.Command = recordAgent(a.cfg)
 	var out []sessionRecord
 	for _, r := range recs {
 		probe.ID = r.ID

@@ -239,6 +239,7 @@ type config struct {
 	policy         *permPolicy       // the parsed policy file, nil without one
 	mcpServers     []json.RawMessage // the config file's mcpServers (defaults, then the agent's)
 	quiet          bool              // --quiet: only the agent's final answer on stdout
+	file           fileConfig        // the config file, read once, by parseArgs
 }
 
 // defaultStartTimeout bounds the agent's start: generous, for a first npx
@@ -515,6 +516,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	if err != nil {
 		return cfg, err
 	}
+	cfg.file = file
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if err := applyFileDefaults(&cfg, file, set); err != nil {

@@ -226,38 +226,11 @@ type result struct {
 	code           int
 }
 
-// runWith runs acphost to the end with the given stdin.
+// runWith runs acphost to the end with the given stdin, in a fresh
+// directory.
 func runWith(t *testing.T, script *fakeagent.Script, stdin string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
-	cmd.Env = env(t, script)
-	cmd.Dir = t.TempDir()
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(readTimeout):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("acphost %v did not exit; stdout:\n%s\nstderr:\n%s", args, out.String(), errb.String())
-	}
-	r := result{stdout: out.String(), stderr: errb.String()}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		r.code = exit.ExitCode()
-	default:
-		t.Fatal(err)
-	}
-	return r
+	return runIn(t, t.TempDir(), nil, script, stdin, args...)
 }
 
 func decodeLine(t *testing.T, l string) jsonLine {
@@ -902,6 +875,9 @@ func TestParseArgs(t *testing.T) {
 			continue
 		}
 		tc.want.toolOutput = defaultToolOutput
+		if tc.want.file, err = loadConfig(); err != nil {
+			t.Fatal(err)
+		}
 		if tc.want.nonInteractive == "" {
 			tc.want.nonInteractive = "deny"
 		}

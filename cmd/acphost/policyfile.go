@@ -255,15 +255,16 @@ func globRegexp(glob string, path bool) (*regexp.Regexp, error) {
 // shellControl are the characters that chain or redirect shell commands.
 const shellControl = ";&|`$()<>\n"
 
-// requestPaths are the files a request names: its locations and diffs.
-func requestPaths(req *acphost.PermissionRequest) []string {
+// requestPaths are the files a request names: its locations and the diffs
+// of cls, its classification.
+func requestPaths(req *acphost.PermissionRequest, cls acphost.Classification) []string {
 	var paths []string
 	for _, l := range req.ToolCall.Locations {
 		if l.Path != "" && !slices.Contains(paths, l.Path) {
 			paths = append(paths, l.Path)
 		}
 	}
-	for _, d := range acphost.Classify(req).Changes {
+	for _, d := range cls.Changes {
 		if d.Path != "" && !slices.Contains(paths, d.Path) {
 			paths = append(paths, d.Path)
 		}
@@ -271,8 +272,9 @@ func requestPaths(req *acphost.PermissionRequest) []string {
 	return paths
 }
 
-// matches reports whether r matches req; cwd is the session's directory.
-func (r *permRule) matches(req *acphost.PermissionRequest, cwd string) bool {
+// matches reports whether r matches req, classified as cls; cwd is the
+// session's directory.
+func (r *permRule) matches(req *acphost.PermissionRequest, cls acphost.Classification, cwd string) bool {
 	tc := req.ToolCall
 	if r.Kind != "" && string(tc.Kind) != r.Kind {
 		return false
@@ -281,7 +283,7 @@ func (r *permRule) matches(req *acphost.PermissionRequest, cwd string) bool {
 		return false
 	}
 	if r.command != nil {
-		cmd := acphost.Classify(req).Command
+		cmd := cls.Command
 		if cmd == "" || !r.command.MatchString(cmd) {
 			return false
 		}
@@ -294,15 +296,13 @@ func (r *permRule) matches(req *acphost.PermissionRequest, cwd string) bool {
 		}
 	}
 	if r.paths != nil {
-		paths := requestPaths(req)
+		paths := requestPaths(req, cls)
 		if len(paths) == 0 {
 			return false
 		}
+		relative := !filepath.IsAbs(r.Path) && !strings.HasPrefix(r.Path, "/")
 		match := func(p string) bool {
-			if !filepath.IsAbs(r.Path) && !strings.HasPrefix(r.Path, "/") {
-				if cwd == "" || !filepath.IsAbs(p) {
-					return r.paths.MatchString(filepath.ToSlash(filepath.Clean(p)))
-				}
+			if relative && cwd != "" && filepath.IsAbs(p) {
 				rel, err := filepath.Rel(cwd, p)
 				if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 					return false
@@ -311,11 +311,8 @@ func (r *permRule) matches(req *acphost.PermissionRequest, cwd string) bool {
 			}
 			return r.paths.MatchString(filepath.ToSlash(filepath.Clean(p)))
 		}
-		if r.Answer == ruleAllow {
-			if !slices.ContainsFunc(paths, func(p string) bool { return !match(p) }) {
-				return true
-			}
-			return false
+		if r.Answer == ruleAllow { // every path must match
+			return !slices.ContainsFunc(paths, func(p string) bool { return !match(p) })
 		}
 		return slices.ContainsFunc(paths, match)
 	}
@@ -324,8 +321,9 @@ func (r *permRule) matches(req *acphost.PermissionRequest, cwd string) bool {
 
 // match returns the first rule matching req, or nil.
 func (p *permPolicy) match(req *acphost.PermissionRequest, cwd string) *permRule {
+	cls := acphost.Classify(req) // once, not once a rule
 	for i := range p.rules {
-		if p.rules[i].matches(req, cwd) {
+		if p.rules[i].matches(req, cls, cwd) {
 			return &p.rules[i]
 		}
 	}

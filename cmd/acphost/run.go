@@ -189,7 +189,7 @@ func (a *app) failPermission(ctx context.Context, req *acphost.PermissionRequest
 	a.mu.Lock()
 	if a.permFail == "" {
 		a.permFail = describeTool(req)
-		if l := requestPaths(req); len(l) > 0 {
+		if l := requestPaths(req, acphost.Classify(req)); len(l) > 0 {
 			a.permFail += " on " + strings.Join(l, ", ")
 		}
 	}
@@ -332,11 +332,7 @@ func (a *app) resolveResume() (sessionRecord, error) {
 	if a.cfg.agentName == "" && len(a.cfg.agent) == 0 {
 		a.cfg.agentName = r.Agent
 		if r.Agent != "" && r.Agent != demoAgent {
-			file, err := loadConfig()
-			if err != nil {
-				return r, err
-			}
-			def, err := file.lookupAgent(r.Agent)
+			def, err := a.cfg.file.lookupAgent(r.Agent)
 			if err != nil {
 				return r, fmt.Errorf("--resume %s: its agent %q: %w", a.cfg.resume, r.Agent, err)
 			}
@@ -466,7 +462,7 @@ func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 	a.mu.Lock()
 	a.startCancel = cancel
 	a.mu.Unlock()
-	what := a.agentLabel()
+	what := agentName(a.cfg)
 	if len(a.cfg.agent) > 0 && filepath.Base(a.cfg.agent[0]) == "npx" {
 		what += " (npx " + strings.Join(a.cfg.agent[1:], " ") + "; the first run downloads it)"
 	}
@@ -484,17 +480,6 @@ func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
 	return client, err
-}
-
-// agentLabel names the agent for messages.
-func (a *app) agentLabel() string {
-	switch {
-	case a.cfg.agentName != "":
-		return a.cfg.agentName
-	case len(a.cfg.agent) > 0:
-		return filepath.Base(a.cfg.agent[0])
-	}
-	return demoAgent
 }
 
 // openRecorded continues a recorded session: session/load (the history is
@@ -599,14 +584,7 @@ func (a *app) record() {
 	if r.ID != sess.ID() || r.Created.IsZero() {
 		r = sessionRecord{ID: sess.ID(), Created: now}
 	}
-	r.Agent = a.cfg.agentName
-	if r.Agent == "" && len(a.cfg.agent) == 0 {
-		r.Agent = demoAgent
-	}
-	r.Command = a.cfg.agent
-	if r.Agent == demoAgent {
-		r.Command = nil
-	}
+	r.Agent, r.Command = recordAgent(a.cfg)
 	r.Cwd, r.LastUsed = a.cwd, now
 	a.mu.Lock()
 	r.PID, r.TurnSince = os.Getpid(), a.turnSince

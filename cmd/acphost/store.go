@@ -53,6 +53,19 @@ func (r sessionRecord) same(o sessionRecord) bool {
 	return r.ID == o.ID && r.Agent == o.Agent && strings.Join(r.Command, "\x00") == strings.Join(o.Command, "\x00")
 }
 
+// recordAgent is the agent of cfg as a record names it: by name, or by
+// command; the built-in agent by its name alone.
+func recordAgent(cfg config) (agent string, command []string) {
+	agent, command = cfg.agentName, cfg.agent
+	if agent == "" && len(command) == 0 {
+		agent = demoAgent
+	}
+	if agent == demoAgent {
+		command = nil
+	}
+	return agent, command
+}
+
 // agentLabel names the record's agent for people.
 func (r sessionRecord) agentLabel() string {
 	if r.Agent != "" {

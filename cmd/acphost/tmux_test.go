@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/remote"
 )
 
 // pane is acphost running in a tmux pane of a tmux server of its own.
@@ -53,12 +54,12 @@ func startPane(t *testing.T, script *fakeagent.Script, extra []string, args ...s
 		if k == "" || strings.ContainsAny(k, "()%{}- ") || k == "TMUX" || k == "TERM" {
 			continue
 		}
-		fmt.Fprintf(&sh, "export %s=%s\n", k, shellQuote(v))
+		fmt.Fprintf(&sh, "export %s=%s\n", k, remote.Quote(v))
 	}
-	fmt.Fprintf(&sh, "cd %s\n", shellQuote(dir))
-	sh.WriteString(shellQuote(binPath))
+	fmt.Fprintf(&sh, "cd %s\n", remote.Quote(dir))
+	sh.WriteString(remote.Quote(binPath))
 	for _, a := range args {
-		sh.WriteString(" " + shellQuote(a))
+		sh.WriteString(" " + remote.Quote(a))
 	}
 	sh.WriteString("\necho \"[exited $?]\"\nexec cat >/dev/null\n")
 	script2 := filepath.Join(dir, "run.sh")
@@ -78,8 +79,6 @@ func startPane(t *testing.T, script *fakeagent.Script, extra []string, args ...s
 	})
 	return p
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func (p *pane) tmux(args ...string) string {
 	p.t.Helper()

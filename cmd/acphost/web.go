@@ -186,13 +186,8 @@ type webStore struct {
 }
 
 func newWebStore(st *store, cfg config) webStore {
-	w := webStore{st: st, agent: cfg.agentName, command: cfg.agent, cwd: cfg.cwd}
-	if w.agent == "" && len(cfg.agent) == 0 {
-		w.agent = demoAgent
-	}
-	if w.agent == demoAgent {
-		w.command = nil
-	}
+	w := webStore{st: st, cwd: cfg.cwd}
+	w.agent, w.command = recordAgent(cfg)
 	return w
 }
 
