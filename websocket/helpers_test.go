@@ -5,9 +5,7 @@ package websocket
 import (
 	"context"
 	"net"
-	"net/http"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,33 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
 	fakeagent.Main() // when re-executed as a fake agent, this never returns
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 && !goroutinesBackTo(base) {
-		buf := make([]byte, 1<<20)
-		os.Stderr.Write(buf[:runtime.Stack(buf, true)])
-		os.Stderr.WriteString("FAIL: goroutines outlived the tests (stacks above)\n")
-		code = 1
-	}
-	os.Exit(code)
-}
-
-// goroutinesBackTo polls, for up to five seconds, for the goroutines to
-// be no more than base.
-func goroutinesBackTo(base int) bool {
-	http.DefaultClient.CloseIdleConnections()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
+	os.Exit(testutil.RunCheckingGoroutines(m))
 }
 
 const testToken = "s3cret-token"
