@@ -183,25 +183,6 @@ func responses(a *fakeagent.Agent) []fakeagent.Message {
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	return len(p), nil
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
-
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 
 func errorsAs[T error](err error, target *T) bool { return errors.As(err, target) }

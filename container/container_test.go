@@ -19,6 +19,7 @@ import (
 	"github.com/acphost/acphost/container"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -85,8 +86,8 @@ func TestExecRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 	engine := podman(t)
 	tr := &container.Transport{Engine: engine, Container: devbox(t, engine)}
 	m := fake(t, tr, askAndSay)
-	var stderr strings.Builder
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/", Stderr: &lockedWriter{w: &stderr}, OnPermission: func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+	var stderr testutil.SyncBuffer
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/", Stderr: &stderr, OnPermission: func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
 		return acphost.AllowOption(req), nil
 	}})
 	require.NoError(t, err)

@@ -7,11 +7,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/acphost/acphost/ssh"
 )
 
@@ -75,7 +74,7 @@ func TestSSHRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 	tr, mark := remoteFake(t, srv, askAndSay)
 	var asked []string
 	var mu sync.Mutex
-	stderr := &syncBuffer{}
+	stderr := &testutil.SyncBuffer{}
 	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), Stderr: stderr,
 		OnPermission: func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
 			mu.Lock()
@@ -411,25 +410,6 @@ func (p *freezingProxy) pipe(dst, src net.Conn) {
 }
 
 func (p *freezingProxy) freeze() { close(p.frozen) }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-var _ io.Writer = (*syncBuffer)(nil)
 
 // strangerKey is a private key the server does not know.
 func strangerKey(t *testing.T) string { return string(sshtest.PrivateKeyPEM(t)) }
