@@ -6,10 +6,7 @@ import (
 	"context"
 	"net"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -58,31 +55,6 @@ func serveFake(t *testing.T, script fakeagent.Script, mod func(*Bridge)) *served
 		}
 	})
 	return &served{b: b, addr: ln.Addr().String()}
-}
-
-// processRunning reports whether pid is a live (not zombie) process.
-func processRunning(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(stat))
-	return len(fields) > 2 && fields[2] != "Z"
-}
-
-// eventually polls cond until it holds or ten seconds pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // proxy is a TCP relay in front of a server that can cut every
@@ -184,3 +156,9 @@ func (p *proxy) thaw() {
 	}
 	p.mu.Unlock()
 }
+
+// eventually polls cond until it holds or ten seconds pass.
+var eventually = testutil.Eventually
+
+// processRunning reports whether pid is a live (not zombie) process.
+var processRunning = testutil.Running
