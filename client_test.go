@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -358,7 +359,7 @@ func TestStderrIsForwardedAndDrained(t *testing.T) {
 	for i := range 700 {
 		lines = append(lines, strings.Repeat("e", 100)+strconv.Itoa(i))
 	}
-	w := &syncBuffer{}
+	w := &testutil.SyncBuffer{}
 	c, err := startFake(t, fakeagent.Script{StderrLines: lines}, ACPOptions{Stderr: w})
 	require.NoError(t, err, "an agent writing more than a pipe buffer to stderr must not block")
 	_, err = c.Generate(Request{Prompt: "x"})

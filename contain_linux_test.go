@@ -20,6 +20,7 @@ import (
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/cgroup"
 	"github.com/acphost/acphost/internal/confine"
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -306,7 +307,7 @@ func TestContainmentFallbackIsReported(t *testing.T) {
 
 	for _, mode := range []ContainMode{ContainAuto, ContainProcessGroup} {
 		t.Run(cmp.Or(string(mode), "auto"), func(t *testing.T) {
-			var log syncBuffer
+			var log testutil.SyncBuffer
 			dir := t.TempDir()
 			pidFile := filepath.Join(dir, "daemon.pid")
 			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{

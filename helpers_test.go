@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -147,18 +148,6 @@ func (r *recorder) len() int {
 	return len(r.updates)
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // received returns the params of every message the agent got for method.
 func received(a *fakeagent.Agent, method string) []json.RawMessage {
 	var out []json.RawMessage
@@ -183,25 +172,9 @@ func responses(a *fakeagent.Agent) []fakeagent.Message {
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	return len(p), nil
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
-
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 
 func errorsAs[T error](err error, target *T) bool { return errors.As(err, target) }
+
+// eventually polls cond until it holds or ten seconds pass.
+var eventually = testutil.Eventually

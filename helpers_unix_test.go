@@ -3,10 +3,9 @@
 package acphost
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // groupAlive reports whether any process of the group still exists.
@@ -15,14 +14,4 @@ func groupAlive(pgid int) bool {
 }
 
 // processRunning reports whether pid exists and is not a zombie.
-func processRunning(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(stat))
-	return len(fields) > 2 && fields[2] != "Z"
-}
+var processRunning = testutil.Running

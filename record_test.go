@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,7 +40,7 @@ func TestRecordWire(t *testing.T) {
 	script := fakeagent.Demo()
 	script.StderrLines = []string{"agent starting"}
 	script.Turns[0].Steps = append([]fakeagent.Step{{Raw: "a banner"}}, script.Turns[0].Steps...)
-	var buf syncBuffer
+	var buf testutil.SyncBuffer
 	c, err := startFake(t, script, ACPOptions{Record: &buf})
 	require.NoError(t, err)
 	_, err = c.Generate(Request{Prompt: "list files"})

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // execTransport is a Transport as a user would write one, outside the
@@ -120,7 +121,7 @@ func newExecTransport(script fakeagent.Script) *execTransport {
 func TestTransportCarriesTurnsAndRecoversACrash(t *testing.T) {
 	t.Parallel()
 	tr := newExecTransport(crashing(`{}`, ""))
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	c, err := Start(context.Background(), ACPOptions{Transport: tr, Dir: t.TempDir(), Stderr: &stderr, Recover: &RecoverOptions{Backoff: time.Millisecond}})
 	require.NoError(t, err)
 	defer c.Close()

@@ -13,6 +13,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/container"
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // TestExecCloseEndsAnAgentThatStoppedReading: Close must end an
@@ -42,5 +43,5 @@ func TestExecCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Close hung")
 	}
-	noneLeft(t, m, 20*time.Second)
+	testutil.NoneLeft(t, m, 20*time.Second)
 }

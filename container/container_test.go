@@ -18,7 +18,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/container"
 	"github.com/acphost/acphost/fakeagent"
-	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -66,15 +66,6 @@ func fake(t *testing.T, tr *container.Transport, script fakeagent.Script) string
 	return m
 }
 
-func noneLeft(t *testing.T, mark string, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for len(sshtest.WithEnv(mark)) > 0 {
-		require.False(t, time.Now().After(deadline), "the agent's processes outlived Close: %v", sshtest.WithEnv(mark))
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 var askAndSay = fakeagent.Script{StderrLines: []string{"agent in the box"}, Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 	fakeagent.Ask(fakeagent.PermissionParams("t1", "edit main.go", "edit")),
 	fakeagent.Say(fakeagent.Text("done in the box")),
@@ -85,8 +76,8 @@ func TestExecRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 	engine := podman(t)
 	tr := &container.Transport{Engine: engine, Container: devbox(t, engine)}
 	m := fake(t, tr, askAndSay)
-	var stderr strings.Builder
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/", Stderr: &lockedWriter{w: &stderr}, OnPermission: func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+	var stderr testutil.SyncBuffer
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/", Stderr: &stderr, OnPermission: func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
 		return acphost.AllowOption(req), nil
 	}})
 	require.NoError(t, err)
@@ -96,9 +87,9 @@ func TestExecRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "done in the box", resp.Text)
 	}
-	require.NotEmpty(t, sshtest.WithEnv(m))
+	require.NotEmpty(t, testutil.WithEnv(m))
 	require.NoError(t, c.Close())
-	noneLeft(t, m, 15*time.Second)
+	testutil.NoneLeft(t, m, 15*time.Second)
 }
 
 // The host dies (its engine clients are SIGKILLed, as the parent-death
@@ -113,9 +104,9 @@ func TestExecAgentEndsWhenItsClientDies(t *testing.T) {
 	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/"})
 	require.NoError(t, err)
 	defer c.Close()
-	require.GreaterOrEqual(t, len(sshtest.WithEnv(m)), 2)
+	require.GreaterOrEqual(t, len(testutil.WithEnv(m)), 2)
 	killed := 0
-	for _, pid := range sshtest.Descendants(os.Getpid()) {
+	for _, pid := range testutil.Descendants(os.Getpid()) {
 		cmdline, _ := os.ReadFile("/proc/" + itoa(pid) + "/cmdline")
 		if strings.Contains(string(cmdline), "exec\x00-i\x00"+name) {
 			require.NoError(t, syscallKill(pid))
@@ -123,7 +114,7 @@ func TestExecAgentEndsWhenItsClientDies(t *testing.T) {
 		}
 	}
 	require.Equal(t, 2, killed, "the engine's clients of the agent and its watchdog, as the host's death ends both")
-	noneLeft(t, m, 15*time.Second)
+	testutil.NoneLeft(t, m, 15*time.Second)
 }
 
 func TestRunRemovesItsContainer(t *testing.T) {
@@ -141,7 +132,7 @@ func TestRunRemovesItsContainer(t *testing.T) {
 	before := containers(t, engine)
 	require.NotEmpty(t, before, "the transport's own container runs")
 	require.NoError(t, c.Close())
-	noneLeft(t, m, 15*time.Second)
+	testutil.NoneLeft(t, m, 15*time.Second)
 	for _, n := range containers(t, engine) {
 		for _, b := range before {
 			assert.NotEqual(t, b, n, "the container Run made is removed")

@@ -21,6 +21,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/acphost/acphost/ssh"
 )
 
@@ -57,7 +58,7 @@ func TestSSHLogsInWithTheAgentsKeys(t *testing.T) {
 	c, err := acphost.Start(ctx, acphost.ACPOptions{Transport: tr, Dir: t.TempDir()})
 	require.NoError(t, err, "a key held by the ssh-agent logs in")
 	require.NoError(t, c.Close())
-	noneLeft(t, mark, 15*time.Second)
+	testutil.NoneLeft(t, mark, 15*time.Second)
 }
 
 // TestSSHCloseEndsAnAgentThatStoppedReading: an agent that stopped
@@ -72,7 +73,7 @@ func TestSSHCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 		{Prompt: "wedge", Steps: []fakeagent.Step{{StopReading: true}, fakeagent.Say(fakeagent.Text("wedged"))}},
 	}})
 	t.Cleanup(func() { // what the test proves survives
-		for _, pid := range sshtest.WithEnv(mark) {
+		for _, pid := range testutil.WithEnv(mark) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -93,7 +94,7 @@ func TestSSHCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Close hung")
 	}
-	noneLeft(t, mark, 20*time.Second)
+	testutil.NoneLeft(t, mark, 20*time.Second)
 }
 
 // TestSSHDialIsBoundedByItsCtx: a server that completes the handshake
@@ -183,7 +184,7 @@ func TestSSHStopDuringABlockedWriteIsRaceFree(t *testing.T) {
 	l.Stop(0)
 	<-wrote
 	t.Cleanup(func() {
-		for _, pid := range sshtest.WithEnv(mark) {
+		for _, pid := range testutil.WithEnv(mark) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})

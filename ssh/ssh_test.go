@@ -7,11 +7,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/acphost/acphost/ssh"
 )
 
@@ -46,22 +45,6 @@ func remoteFake(t *testing.T, srv *sshtest.Server, script fakeagent.Script) (*ss
 	}, mark
 }
 
-// noneLeft polls until no process carries mark.
-func noneLeft(t *testing.T, mark string, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		left := sshtest.WithEnv(mark)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes of the remote agent still run after %v: %v", within, left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 var askAndSay = fakeagent.Script{StderrLines: []string{"remote agent ready"}, Turns: []fakeagent.Turn{
 	{Steps: []fakeagent.Step{
 		fakeagent.Ask(fakeagent.PermissionParams("t1", "edit main.go", "edit")),
@@ -75,7 +58,7 @@ func TestSSHRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 	tr, mark := remoteFake(t, srv, askAndSay)
 	var asked []string
 	var mu sync.Mutex
-	stderr := &syncBuffer{}
+	stderr := &testutil.SyncBuffer{}
 	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), Stderr: stderr,
 		OnPermission: func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
 			mu.Lock()
@@ -88,7 +71,7 @@ func TestSSHRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 	assert.Equal(t, "ssh", p.Transport)
 	assert.True(t, p.ExitStatus && p.Stderr && p.GroupKill && p.Redial)
 	assert.False(t, p.HostFiles, "a remote agent does not see the host's files")
-	require.NotEmpty(t, sshtest.WithEnv(mark), "the agent runs on the remote side")
+	require.NotEmpty(t, testutil.WithEnv(mark), "the agent runs on the remote side")
 
 	for range 2 {
 		resp, err := c.Generate(acphost.Request{Prompt: "go"})
@@ -98,7 +81,7 @@ func TestSSHRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 	assert.Equal(t, []string{"edit main.go", "edit main.go"}, asked)
 	require.NoError(t, c.Close())
 	assert.Contains(t, stderr.String(), "remote agent ready", "stderr comes over its own channel")
-	noneLeft(t, mark, 10*time.Second)
+	testutil.NoneLeft(t, mark, 10*time.Second)
 }
 
 func TestSSHCancelKeepsTheAgentWarm(t *testing.T) {
@@ -141,7 +124,7 @@ func TestSSHReportsTheAgentsExit(t *testing.T) {
 	assert.Equal(t, 9, ee.ExitCode)
 	assert.Contains(t, ee.Stderr, "panic: remote boom")
 	assert.NotErrorIs(t, err, acphost.ErrLinkLost)
-	noneLeft(t, mark, 10*time.Second)
+	testutil.NoneLeft(t, mark, 10*time.Second)
 }
 
 // The link is cut mid-turn while a permission waits: the turn fails with
@@ -169,7 +152,7 @@ func TestSSHCutLinkFailsAtOnceAndRecovers(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	sid := c.SessionID()
-	first := sshtest.WithEnv(mark)
+	first := testutil.WithEnv(mark)
 	require.NotEmpty(t, first)
 
 	errc := make(chan error, 1)
@@ -197,7 +180,7 @@ func TestSSHCutLinkFailsAtOnceAndRecovers(t *testing.T) {
 	for {
 		left := 0
 		for _, pid := range first {
-			if sshtest.Running(pid) {
+			if testutil.Running(pid) {
 				left++
 			}
 		}
@@ -216,7 +199,7 @@ func TestSSHCutLinkFailsAtOnceAndRecovers(t *testing.T) {
 	assert.ErrorIs(t, resp.Restarted, acphost.ErrLinkLost, "the restart says the link was lost")
 	assert.Equal(t, sid, c.SessionID())
 	require.NoError(t, c.Close())
-	noneLeft(t, mark, 15*time.Second)
+	testutil.NoneLeft(t, mark, 15*time.Second)
 }
 
 func TestSSHCloseEndsAStubbornAgentAndItsGroup(t *testing.T) {
@@ -225,9 +208,9 @@ func TestSSHCloseEndsAStubbornAgentAndItsGroup(t *testing.T) {
 	tr, mark := remoteFake(t, srv, fakeagent.Script{IgnoreEOF: true, IgnoreSIGTERM: true, Grandchild: true})
 	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), CloseGrace: 100 * time.Millisecond})
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(sshtest.WithEnv(mark)), 2, "the agent and its grandchild run")
+	require.GreaterOrEqual(t, len(testutil.WithEnv(mark)), 2, "the agent and its grandchild run")
 	require.NoError(t, c.Close())
-	noneLeft(t, mark, 15*time.Second)
+	testutil.NoneLeft(t, mark, 15*time.Second)
 }
 
 func TestSSHRefusesUnknownAndChangedHostKeys(t *testing.T) {
@@ -340,8 +323,8 @@ func TestSSHPoolSpansHostsAndSurvivesOneGoingAway(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ok", resp.Text)
 	require.NoError(t, p.Close())
-	noneLeft(t, markA, 15*time.Second)
-	noneLeft(t, markB, 15*time.Second)
+	testutil.NoneLeft(t, markA, 15*time.Second)
+	testutil.NoneLeft(t, markB, 15*time.Second)
 }
 
 func json(s string) []byte { return []byte(s) }
@@ -411,25 +394,6 @@ func (p *freezingProxy) pipe(dst, src net.Conn) {
 }
 
 func (p *freezingProxy) freeze() { close(p.frozen) }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-var _ io.Writer = (*syncBuffer)(nil)
 
 // strangerKey is a private key the server does not know.
 func strangerKey(t *testing.T) string { return string(sshtest.PrivateKeyPEM(t)) }

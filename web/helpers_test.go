@@ -9,42 +9,20 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/acphost/acphost/web"
 	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
 	fakeagent.Main() // when re-executed as a fake agent, this never returns
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 && !goroutinesBackTo(base) {
-		buf := make([]byte, 1<<20)
-		os.Stderr.Write(buf[:runtime.Stack(buf, true)])
-		os.Stderr.WriteString("FAIL: goroutines outlived the tests (stacks above)\n")
-		code = 1
-	}
-	os.Exit(code)
-}
-
-// goroutinesBackTo polls, for up to five seconds, for the goroutines to be
-// no more than base.
-func goroutinesBackTo(base int) bool {
-	http.DefaultClient.CloseIdleConnections()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
+	os.Exit(testutil.RunCheckingGoroutines(m))
 }
 
 // waitFor bounds every wait of a test for a message; nothing waits on the

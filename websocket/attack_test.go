@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // rawServer upgrades one connection by hand and runs script on it, with
@@ -244,7 +244,7 @@ func TestBridgeRequiresInitializeFirst(t *testing.T) {
 
 func TestBridgeRelaysWhatAStdioAgentNeeds(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	s := serveFake(t, fakeagent.Script{StderrLines: []string{"stderr banner"}, Turns: []fakeagent.Turn{
 		turn(fakeagent.Step{Raw: "stdout banner, not JSON"}, fakeagent.Say(fakeagent.Text("ok"))),
 	}}, func(b *Bridge) {
@@ -340,24 +340,6 @@ func TestNoTokenMeansLoopbackOnly(t *testing.T) {
 	go func() { done <- ListenAndServe(ctx, "127.0.0.1:0", b) }()
 	cancel()
 	require.NoError(t, <-done)
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 var _ = errors.New

@@ -5,46 +5,20 @@ package websocket
 import (
 	"context"
 	"net"
-	"net/http"
 	"os"
-	"runtime"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
 	fakeagent.Main() // when re-executed as a fake agent, this never returns
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 && !goroutinesBackTo(base) {
-		buf := make([]byte, 1<<20)
-		os.Stderr.Write(buf[:runtime.Stack(buf, true)])
-		os.Stderr.WriteString("FAIL: goroutines outlived the tests (stacks above)\n")
-		code = 1
-	}
-	os.Exit(code)
-}
-
-// goroutinesBackTo polls, for up to five seconds, for the goroutines to
-// be no more than base.
-func goroutinesBackTo(base int) bool {
-	http.DefaultClient.CloseIdleConnections()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
+	os.Exit(testutil.RunCheckingGoroutines(m))
 }
 
 const testToken = "s3cret-token"
@@ -81,31 +55,6 @@ func serveFake(t *testing.T, script fakeagent.Script, mod func(*Bridge)) *served
 		}
 	})
 	return &served{b: b, addr: ln.Addr().String()}
-}
-
-// processRunning reports whether pid is a live (not zombie) process.
-func processRunning(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(stat))
-	return len(fields) > 2 && fields[2] != "Z"
-}
-
-// eventually polls cond until it holds or ten seconds pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // proxy is a TCP relay in front of a server that can cut every
@@ -207,3 +156,9 @@ func (p *proxy) thaw() {
 	}
 	p.mu.Unlock()
 }
+
+// eventually polls cond until it holds or ten seconds pass.
+var eventually = testutil.Eventually
+
+// processRunning reports whether pid is a live (not zombie) process.
+var processRunning = testutil.Running

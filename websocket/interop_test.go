@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // The TypeScript SDK's own WebSocket client against our Bridge. Opt in
@@ -44,7 +45,7 @@ func TestInteropTypeScriptClient(t *testing.T) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, node, "client.mjs", s.url(), token, "hi")
 		cmd.Dir = dir
-		var stderr syncBuffer
+		var stderr testutil.SyncBuffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		return out, []byte(stderr.String()), err

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // pair is an agent and its watchdog, run as an SSH server would run them:
@@ -56,7 +58,7 @@ func run(t *testing.T, agent string, env []string) *pair {
 	}
 	start(t, p.agent)
 	t.Cleanup(func() {
-		for _, pid := range withMark(p.mark) {
+		for _, pid := range testutil.WithEnv(p.mark) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -88,45 +90,10 @@ func (p *pair) pid(t *testing.T) int {
 	return pid
 }
 
-// withMark lists the running processes carrying mark.
-func withMark(mark string) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || !alive(pid) {
-			continue
-		}
-		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if kv == mark {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
-}
-
-func alive(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
-}
-
 // gone polls (bounded) until no process carries the pair's mark.
 func (p *pair) gone(t *testing.T, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for len(withMark(p.mark)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("still running after %v: %v", within, withMark(p.mark))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.NoneLeft(t, p.mark, within)
 }
 
 func TestAgentPreludeCarriesEnvAndDir(t *testing.T) {
@@ -224,7 +191,7 @@ func TestWatchdogLeavesOthersAlone(t *testing.T) {
 	other := b.pid(t)
 	a.watchdogIn.Close()
 	a.gone(t, 10*time.Second)
-	if !alive(other) {
+	if !testutil.Running(other) {
 		t.Fatal("another agent's watchdog killed this one")
 	}
 }

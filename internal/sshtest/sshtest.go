@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // Server is one sshd listening on 127.0.0.1.
@@ -162,8 +164,8 @@ func (s *Server) Pid() int { return s.cmd.Process.Pid }
 // it killed.
 func (s *Server) CutConnections() int {
 	n := 0
-	for _, pid := range Descendants(s.cmd.Process.Pid) {
-		if comm(pid) == "sshd" {
+	for _, pid := range testutil.Descendants(s.cmd.Process.Pid) {
+		if testutil.Comm(pid) == "sshd" {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
 				n++
 			}
@@ -179,92 +181,11 @@ func (s *Server) Stop() {
 	s.cmd.Process.Kill()
 }
 
-// Descendants lists the processes below pid (not pid itself).
-func Descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp := ppid(p); pp > 0 {
-			children[pp] = append(children[pp], p)
-		}
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
-}
-
-func stat(pid int) []string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil
-	}
-	return strings.Fields(s[i+1:])
-}
-
-func ppid(pid int) int {
-	f := stat(pid)
-	if len(f) < 2 {
-		return 0
-	}
-	p, _ := strconv.Atoi(f[1])
-	return p
-}
-
-func comm(pid int) string {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-	return strings.TrimSpace(string(b))
-}
-
-// Running reports whether pid exists and is not a zombie.
-func Running(pid int) bool {
-	f := stat(pid)
-	return len(f) > 0 && f[0] != "Z"
-}
-
 // WithEnv lists the running processes (not zombies) whose environment
 // has entry ("KEY=value"): how a test finds what it started on the
-// "remote" host, wherever it was reparented.
-func WithEnv(entry string) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue
-		}
-		if !Running(p) {
-			continue
-		}
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if kv == entry {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	return out
-}
+// "remote" host, wherever it was reparented. (testutil.WithEnv, kept here
+// for the tests that reach it through this package.)
+func WithEnv(entry string) []int { return testutil.WithEnv(entry) }
 
 func (s *Server) writeKey(t testing.TB, name string) ssh.PublicKey {
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)

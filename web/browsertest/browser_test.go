@@ -31,33 +31,14 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/acphost/acphost/web"
 	"github.com/chromedp/chromedp"
 )
 
 func TestMain(m *testing.M) {
 	fakeagent.Main()
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 && !goroutinesBackTo(base) {
-		buf := make([]byte, 1<<20)
-		os.Stderr.Write(buf[:runtime.Stack(buf, true)])
-		os.Stderr.WriteString("FAIL: goroutines outlived the tests (stacks above)\n")
-		code = 1
-	}
-	os.Exit(code)
-}
-
-func goroutinesBackTo(base int) bool {
-	http.DefaultClient.CloseIdleConnections()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
+	os.Exit(testutil.RunCheckingGoroutines(m))
 }
 
 // step bounds one wait in the browser.

@@ -1,0 +1,70 @@
+package testutil
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+)
+
+// fatalTB records a Fatalf and ends the goroutine, as testing.T does.
+type fatalTB struct {
+	testing.TB
+	failed string
+}
+
+func (f *fatalTB) Helper() {}
+
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.failed = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// fails runs check on a fatalTB and returns what it failed with ("" if it
+// did not).
+func fails(check func(testing.TB)) string {
+	f := &fatalTB{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		check(f)
+	}()
+	<-done
+	return f.failed
+}
+
+func TestGoroutinesBackToSeesALeak(t *testing.T) {
+	base := runtime.NumGoroutine()
+	stop := make(chan struct{})
+	go func() { <-stop }()
+	if GoroutinesBackTo(base) {
+		t.Fatal("a goroutine still blocked was not seen")
+	}
+	close(stop)
+	if !GoroutinesBackTo(base) {
+		t.Fatal("the goroutine ended but was still counted")
+	}
+}
+
+func TestEventuallyFailsOnlyWhenItTimesOut(t *testing.T) {
+	n := 0
+	if msg := fails(func(tb testing.TB) { Eventually(tb, "three calls", func() bool { n++; return n == 3 }) }); msg != "" {
+		t.Fatalf("Eventually failed on a condition that came true: %s", msg)
+	}
+}
+
+func TestSyncBuffer(t *testing.T) {
+	var b SyncBuffer
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			b.Write([]byte("ab"))
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	if got := b.String(); got != "abababab" {
+		t.Fatalf("got %q", got)
+	}
+}
