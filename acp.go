@@ -153,19 +153,29 @@ const (
 
 // ContentBlock is a piece of content in a prompt, a message chunk or a tool
 // call. Type is one of the Block constants or a type this version does not
-// know; the fields that type uses are set. Raw keeps the block's JSON as
-// received (it is nil for blocks built in Go).
+// know. A text block has only Text; image, audio, resource_link and resource
+// blocks carry the rest of their fields in Attachment, which is nil for a
+// text block (so the block streamed with every chunk stays small). Raw keeps
+// the block's JSON as received (it is nil for blocks built in Go).
 type ContentBlock struct {
-	Type     BlockType `json:"type"`
-	Text     string    `json:"text,omitempty"`
-	Data     string    `json:"data,omitempty"` // base64, for image and audio
-	MimeType string    `json:"mimeType,omitempty"`
-	URI      string    `json:"uri,omitempty"`
-	Name     string    `json:"name,omitempty"` // resource_link
-	Title    string    `json:"title,omitempty"`
+	Type BlockType
+	Text string
+	// Attachment holds the fields of a block that is not plain text: nil
+	// for a text block and for blocks of a type this version does not know.
+	Attachment *Attachment
+	Raw        json.RawMessage
+}
+
+// Attachment is what an image, audio, resource_link or resource block
+// carries besides its type: its fields are those of the block's JSON.
+type Attachment struct {
+	Data     string `json:"data,omitempty"` // base64, for image and audio
+	MimeType string `json:"mimeType,omitempty"`
+	URI      string `json:"uri,omitempty"`
+	Name     string `json:"name,omitempty"` // resource_link
+	Title    string `json:"title,omitempty"`
 	// Resource is the embedded resource of a "resource" block.
 	Resource *EmbeddedResource `json:"resource,omitempty"`
-	Raw      json.RawMessage   `json:"-"`
 }
 
 // EmbeddedResource is the body of a "resource" content block: text or a
@@ -177,17 +187,27 @@ type EmbeddedResource struct {
 	Blob     string `json:"blob,omitempty"`
 }
 
-// plainContentBlock decodes a block without keeping its raw JSON.
-type plainContentBlock ContentBlock
+// contentBlockJSON is a block's JSON: the attachment's members sit beside
+// type and text (encoding/json flattens the embedded pointer, allocating it
+// only when one of them is present).
+type contentBlockJSON struct {
+	Type BlockType `json:"type"`
+	Text string    `json:"text,omitempty"`
+	*Attachment
+}
 
-// UnmarshalJSON decodes a block and keeps its raw JSON.
+// UnmarshalJSON decodes a block and keeps a copy of its raw JSON.
 func (b *ContentBlock) UnmarshalJSON(data []byte) error {
-	var p plainContentBlock
-	if err := json.Unmarshal(data, &p); err != nil {
+	return b.decode(append(json.RawMessage(nil), data...))
+}
+
+// decode decodes raw into b, keeping raw itself (the caller's to give).
+func (b *ContentBlock) decode(raw json.RawMessage) error {
+	var j contentBlockJSON
+	if err := json.Unmarshal(raw, &j); err != nil {
 		return err
 	}
-	*b = ContentBlock(p)
-	b.Raw = data
+	*b = ContentBlock{Type: j.Type, Text: j.Text, Attachment: j.Attachment, Raw: raw}
 	return nil
 }
 
@@ -197,13 +217,12 @@ func (b ContentBlock) MarshalJSON() ([]byte, error) {
 	if len(b.Raw) > 0 && !knownContentType(b.Type) {
 		return b.Raw, nil
 	}
-	type plain ContentBlock
-	return json.Marshal(plain(b))
+	return json.Marshal(contentBlockJSON{Type: b.Type, Text: b.Text, Attachment: b.Attachment})
 }
 
 // plainText reports whether b is a text block and nothing else.
 func (b *ContentBlock) plainText() bool {
-	return b.Type == BlockText && b.Data == "" && b.MimeType == "" && b.URI == "" && b.Name == "" && b.Title == "" && b.Resource == nil
+	return b.Type == BlockText && b.Attachment == nil
 }
 
 func knownContentType(t BlockType) bool {
@@ -219,17 +238,17 @@ func TextBlock(s string) ContentBlock { return ContentBlock{Type: BlockText, Tex
 
 // ImageBlock returns an image content block from base64 data.
 func ImageBlock(mimeType, base64Data string) ContentBlock {
-	return ContentBlock{Type: BlockImage, MimeType: mimeType, Data: base64Data}
+	return ContentBlock{Type: BlockImage, Attachment: &Attachment{MimeType: mimeType, Data: base64Data}}
 }
 
 // ResourceLinkBlock returns a link to a resource the agent can fetch itself.
 func ResourceLinkBlock(name, uri string) ContentBlock {
-	return ContentBlock{Type: BlockResourceLink, Name: name, URI: uri}
+	return ContentBlock{Type: BlockResourceLink, Attachment: &Attachment{Name: name, URI: uri}}
 }
 
 // ResourceBlock returns an embedded text resource (an @-mentioned file).
 func ResourceBlock(uri, mimeType, text string) ContentBlock {
-	return ContentBlock{Type: BlockResource, Resource: &EmbeddedResource{URI: uri, MimeType: mimeType, Text: text}}
+	return ContentBlock{Type: BlockResource, Attachment: &Attachment{Resource: &EmbeddedResource{URI: uri, MimeType: mimeType, Text: text}}}
 }
 
 // StopReason is why the agent ended a turn.

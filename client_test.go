@@ -385,7 +385,7 @@ func TestRPCErrorMatchesByCode(t *testing.T) {
 
 func TestAppendPromptMatchesEncodingJSON(t *testing.T) {
 	unknown := ContentBlock{Type: "x-later", Raw: json.RawMessage(`{"type":"x-later","n":1}`)}
-	blocks := []ContentBlock{TextBlock("a\"<é>\n\x01\xff"), TextBlock(""), {Type: "text", Text: "t", Title: "with title"}, ImageBlock("image/png", "AA"), unknown}
+	blocks := []ContentBlock{TextBlock("a\"<é>\n\x01\xff"), TextBlock(""), {Type: "text", Text: "t", Attachment: &Attachment{Title: "with title"}}, ImageBlock("image/png", "AA"), unknown}
 	encoded, err := encodeBlocks(blocks)
 	require.NoError(t, err)
 	got := appendPrompt(nil, 7, "s\"1", blocks, encoded)

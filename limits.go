@@ -141,9 +141,14 @@ func toolCallSize(tc *ToolCall) int {
 }
 
 func contentBlockSize(b *ContentBlock) int {
-	n := 96 + len(b.Type) + len(b.Text) + len(b.Data) + len(b.MimeType) + len(b.URI) + len(b.Name) + len(b.Title) + len(b.Raw)
-	if r := b.Resource; r != nil {
-		n += len(r.URI) + len(r.MimeType) + len(r.Text) + len(r.Blob)
+	n := 64 + len(b.Type) + len(b.Text) + len(b.Raw)
+	a := b.Attachment
+	if a == nil {
+		return n
+	}
+	n += 96 + len(a.Data) + len(a.MimeType) + len(a.URI) + len(a.Name) + len(a.Title)
+	if r := a.Resource; r != nil {
+		n += 64 + len(r.URI) + len(r.MimeType) + len(r.Text) + len(r.Blob)
 	}
 	return n
 }

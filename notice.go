@@ -119,10 +119,9 @@ func decodeCompactionChunk(h updateHeader) Update {
 		return &UnknownUpdate{updateHeader: h, Err: orMissing(err, "a compaction_summary_chunk without compactionId or content")}
 	}
 	c := &CompactionSummaryChunk{updateHeader: h, ID: w.Update.ID}
-	if err := json.Unmarshal(w.Update.Content, (*plainContentBlock)(&c.Content)); err != nil {
+	if err := c.Content.decode(w.Update.Content); err != nil {
 		return &UnknownUpdate{updateHeader: h, Err: err}
 	}
-	c.Content.Raw = w.Update.Content
 	return c
 }
 
@@ -131,11 +130,7 @@ func decodeCompactionChunk(h updateHeader) Update {
 func decodeBlocks(raw json.RawMessage) []ContentBlock {
 	return decodeEach(raw, func(item json.RawMessage) (ContentBlock, bool) {
 		var b ContentBlock
-		if json.Unmarshal(item, (*plainContentBlock)(&b)) != nil {
-			return b, false
-		}
-		b.Raw = item
-		return b, true
+		return b, b.decode(item) == nil
 	})
 }
 

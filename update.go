@@ -47,16 +47,43 @@ const (
 	KindUsageUpdate             UpdateKind = "usage_update"
 )
 
-// updateHeader carries what every update shares.
+// updateHeader carries what every update shares. It is part of every
+// streamed chunk, so the kind is a byte: 48 bytes in all.
 type updateHeader struct {
 	session string
-	kind    UpdateKind
 	raw     json.RawMessage
+	kind    kindCode
 	replay  bool
 }
 
+// kindCode is a known UpdateKind as an index into kindNames; kindOther is a
+// kind this version does not know (the *UnknownUpdate keeps its string).
+type kindCode uint8
+
+const kindOther kindCode = 0
+
+var kindNames = [...]UpdateKind{kindOther: "",
+	1: KindUserMessageChunk, 2: KindAgentMessageChunk, 3: KindAgentThoughtChunk, 4: KindToolCall,
+	5: KindToolCallUpdate, 6: KindPlan, 7: KindAvailableCommandsUpdate, 8: KindCurrentModeUpdate,
+	9: KindConfigOptionUpdate, 10: KindSessionInfoUpdate, 11: KindUsageUpdate, 12: KindNotice,
+	13: KindCompactionUpdate, 14: KindCompactionSummaryChunk}
+
+// codeOf returns kind's code, kindOther for a kind this version does not know.
+func codeOf(kind UpdateKind) kindCode {
+	for i := 1; i < len(kindNames); i++ {
+		if kindNames[i] == kind {
+			return kindCode(i)
+		}
+	}
+	return kindOther
+}
+
+func newHeader(session string, kind UpdateKind, raw json.RawMessage) updateHeader {
+	return updateHeader{session: session, raw: raw, kind: codeOf(kind)}
+}
+
 func (h *updateHeader) SessionID() string    { return h.session }
-func (h *updateHeader) Kind() UpdateKind     { return h.kind }
+func (h *updateHeader) Kind() UpdateKind     { return kindNames[h.kind] }
 func (h *updateHeader) Raw() json.RawMessage { return h.raw }
 func (h *updateHeader) Replay() bool         { return h.replay }
 func (h *updateHeader) markReplay()          { h.replay = true }
@@ -250,6 +277,16 @@ type Cost struct {
 type UnknownUpdate struct {
 	updateHeader
 	Err error
+	// name is the agent's sessionUpdate string.
+	name UpdateKind
+}
+
+// Kind is the agent's sessionUpdate string.
+func (u *UnknownUpdate) Kind() UpdateKind {
+	if u.kind == kindOther {
+		return u.name
+	}
+	return u.updateHeader.Kind()
 }
 
 // wireToolCall is the JSON form shared by tool_call, tool_call_update and the
@@ -451,15 +488,14 @@ func decodeUpdateSlow(params json.RawMessage) Update {
 	if err := json.Unmarshal(params, &w); err != nil {
 		return unknownUpdate(params, err)
 	}
-	h := updateHeader{session: w.SessionID, kind: w.Update.SessionUpdate, raw: params}
+	h := newHeader(w.SessionID, w.Update.SessionUpdate, params)
 	u := &w.Update
-	switch h.kind {
+	switch u.SessionUpdate {
 	case KindAgentMessageChunk, KindAgentThoughtChunk, KindUserMessageChunk:
 		m := &MessageChunk{updateHeader: h, MessageID: u.MessageID}
-		if err := json.Unmarshal(u.Content, (*plainContentBlock)(&m.Content)); err != nil {
+		if err := m.Content.decode(u.Content); err != nil {
 			return &UnknownUpdate{updateHeader: h, Err: err}
 		}
-		m.Content.Raw = u.Content
 		return m
 	case KindToolCall, KindToolCallUpdate:
 		// A tool call's content is an array; reuse the shared decoder.
@@ -485,7 +521,7 @@ func decodeUpdateSlow(params json.RawMessage) Update {
 	case KindCompactionSummaryChunk:
 		return decodeCompactionChunk(h)
 	}
-	return &UnknownUpdate{updateHeader: h}
+	return &UnknownUpdate{updateHeader: h, name: u.SessionUpdate}
 }
 
 // unknownUpdate salvages the session id and kind of params that did not
@@ -498,8 +534,8 @@ func unknownUpdate(params json.RawMessage, err error) *UnknownUpdate {
 		} `json:"update"`
 	}
 	_ = json.Unmarshal(params, &probe)
-	h := updateHeader{session: probe.SessionID, kind: probe.Update.SessionUpdate, raw: params}
-	return &UnknownUpdate{updateHeader: h, Err: err}
+	h := newHeader(probe.SessionID, probe.Update.SessionUpdate, params)
+	return &UnknownUpdate{updateHeader: h, Err: err, name: probe.Update.SessionUpdate}
 }
 
 func decodeCommands(raw json.RawMessage) []AvailableCommand {

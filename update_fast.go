@@ -48,7 +48,7 @@ func decodeFast(params json.RawMessage, hint string, shared bool) (Update, bool)
 	if !ok || !sawSession || !sawUpdate || !c.End() {
 		return nil, false
 	}
-	h := updateHeader{session: session, kind: f.kind, raw: params}
+	h := newHeader(session, f.kind, params)
 	switch f.kind {
 	case KindAgentMessageChunk, KindAgentThoughtChunk:
 		var block ContentBlock

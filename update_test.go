@@ -233,3 +233,43 @@ func TestChunkTextSharesOnlyTheClientsOwnParams(t *testing.T) {
 		t.Errorf("%v allocations per shared chunk, want 1 (the *MessageChunk)", n)
 	}
 }
+
+// TestStreamedChunkStaysSmall guards the bytes every streamed chunk costs:
+// the *MessageChunk is one 128-byte size class (the attachment fields of
+// non-text blocks sit behind a pointer, the kind is a byte), so with the
+// params copy behind Raw a 64-byte chunk costs under twice the limit's bytes
+// (bench/README.md).
+func TestStreamedChunkStaysSmall(t *testing.T) {
+	if n := unsafe.Sizeof(ContentBlock{}); n > 64 {
+		t.Errorf("ContentBlock is %d bytes, want ≤ 64", n)
+	}
+	if n := unsafe.Sizeof(updateHeader{}); n > 48 {
+		t.Errorf("updateHeader is %d bytes, want ≤ 48", n)
+	}
+	if n := unsafe.Sizeof(MessageChunk{}); n > 128 {
+		t.Errorf("MessageChunk is %d bytes, want ≤ 128", n)
+	}
+}
+
+// TestUnknownKindsKeepTheAgentsString: a kind this version does not know
+// keeps its string though known kinds are stored as a byte.
+func TestUnknownKindsKeepTheAgentsString(t *testing.T) {
+	for _, params := range []string{
+		`{"sessionId":"s","update":{"sessionUpdate":"x_later","n":1}}`,
+		`{"update":{"n":[1,{}],"sessionUpdate":"x_later"},"sessionId":"s"}`,
+	} {
+		u := DecodeUpdate(json.RawMessage(params))
+		if _, ok := u.(*UnknownUpdate); !ok || u.Kind() != "x_later" || u.SessionID() != "s" {
+			t.Errorf("%s: %T kind %q session %q", params, u, u.Kind(), u.SessionID())
+		}
+	}
+	bad := DecodeUpdate(json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"notice"}}`))
+	if _, ok := bad.(*UnknownUpdate); !ok || bad.Kind() != KindNotice {
+		t.Errorf("an undecodable notice: %T kind %q", bad, bad.Kind())
+	}
+	for _, k := range kindNames[1:] {
+		if kindNames[codeOf(k)] != k {
+			t.Errorf("kind %q does not round-trip", k)
+		}
+	}
+}

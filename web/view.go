@@ -307,13 +307,14 @@ func viewTool(tc acphost.ToolCall) toolView {
 
 // blockText shows a content block: its text, or what it is.
 func blockText(b acphost.ContentBlock) string {
+	a := b.Attachment
 	switch {
 	case b.Type == acphost.BlockText:
 		return safe(b.Text)
-	case b.Resource != nil && b.Resource.Text != "":
-		return safe(b.Resource.URI + "\n" + b.Resource.Text)
-	case b.URI != "":
-		return safe(fmt.Sprintf("[%s] %s", b.Type, b.URI))
+	case a != nil && a.Resource != nil && a.Resource.Text != "":
+		return safe(a.Resource.URI + "\n" + a.Resource.Text)
+	case a != nil && a.URI != "":
+		return safe(fmt.Sprintf("[%s] %s", b.Type, a.URI))
 	default:
 		return safe(fmt.Sprintf("[%s]", b.Type))
 	}
