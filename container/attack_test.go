@@ -13,6 +13,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/container"
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/linktest"
 	"github.com/acphost/acphost/internal/testutil"
 )
 
@@ -28,14 +29,20 @@ func TestExecCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 	m := fake(t, tr, fakeagent.Script{Turns: []fakeagent.Turn{
 		{Prompt: "wedge", Steps: []fakeagent.Step{{StopReading: true}, fakeagent.Say(fakeagent.Text("wedged"))}},
 	}})
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/", CloseGrace: 100 * time.Millisecond})
+	var written linktest.Counter
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: written.Transport(tr), Dir: "/", CloseGrace: 100 * time.Millisecond})
 	require.NoError(t, err)
 	_, err = c.Generate(acphost.Request{Prompt: "wedge"})
 	require.NoError(t, err)
 	// (In a goroutine: a write to a Link cannot be abandoned by its ctx,
-	// see TestCancelledWriteToALinkEnds.)
+	// see TestCancelledWriteToALinkEnds.) The pipes, the engine's client and
+	// its attach socket take some of it, then the write blocks: wait until
+	// they hold more than the agent's pipe and the wrapper's fifo could
+	// (podman 4.3 takes 384 KiB here).
+	before := written.Accepted()
 	go c.Generate(acphost.Request{Prompt: strings.Repeat("x", 4<<20)})
-	time.Sleep(2 * time.Second)
+	written.WaitAccepted(t, before+192<<10, 20*time.Second)
+	t.Logf("the link took %d bytes the agent never read", written.Accepted()-before)
 	closed := make(chan error, 1)
 	go func() { closed <- c.Close() }()
 	select {

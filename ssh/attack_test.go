@@ -20,6 +20,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/linktest"
 	"github.com/acphost/acphost/internal/sshtest"
 	"github.com/acphost/acphost/internal/testutil"
 	"github.com/acphost/acphost/ssh"
@@ -61,6 +62,12 @@ func TestSSHLogsInWithTheAgentsKeys(t *testing.T) {
 	testutil.NoneLeft(t, mark, 15*time.Second)
 }
 
+// queuedBeyondTheAgent is how much input the tests wait to see the link
+// take before stopping it: more than the pipes hold, well under what SSH's
+// window and sshd's buffers take from an agent that never reads (about
+// 2 MiB), so the rest of the write is blocked when they act.
+const queuedBeyondTheAgent = 512 << 10
+
 // TestSSHCloseEndsAnAgentThatStoppedReading: an agent that stopped
 // reading its stdin (the case the client restarts it for) with more
 // input queued than the wrapper's relay can hand on must still end at
@@ -77,7 +84,8 @@ func TestSSHCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), CloseGrace: 100 * time.Millisecond})
+	var written linktest.Counter
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: written.Transport(tr), Dir: t.TempDir(), CloseGrace: 100 * time.Millisecond})
 	require.NoError(t, err)
 	_, err = c.Generate(acphost.Request{Prompt: "wedge"})
 	require.NoError(t, err)
@@ -85,8 +93,10 @@ func TestSSHCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 	// pipe and the fifo take some of it, the rest blocks the host's write.
 	// (In a goroutine: a write to a Link cannot be abandoned by its ctx,
 	// see TestCancelledWriteToALinkEnds.)
+	before := written.Accepted()
 	go c.Generate(acphost.Request{Prompt: strings.Repeat("x", 8<<20)})
-	time.Sleep(2 * time.Second)
+	written.WaitAccepted(t, before+queuedBeyondTheAgent, 20*time.Second)
+	t.Logf("the link took %d bytes the agent never read", written.Accepted()-before)
 	closed := make(chan error, 1)
 	go func() { closed <- c.Close() }()
 	select {
@@ -173,14 +183,15 @@ func TestSSHStopDuringABlockedWriteIsRaceFree(t *testing.T) {
 	srv := sshtest.Start(t)
 	tr, mark := remoteFake(t, srv, fakeagent.Script{})
 	tr.Command, tr.Args = "sh", []string{"-c", "exec sleep 30"} // never reads
-	l, err := tr.Dial(context.Background())
+	var written linktest.Counter
+	l, err := written.Transport(tr).Dial(context.Background())
 	require.NoError(t, err)
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)
 		l.Write(make([]byte, 8<<20))
 	}()
-	time.Sleep(time.Second)
+	written.WaitAccepted(t, queuedBeyondTheAgent, 20*time.Second)
 	l.Stop(0)
 	<-wrote
 	t.Cleanup(func() {
