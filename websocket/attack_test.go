@@ -343,3 +343,51 @@ func TestNoTokenMeansLoopbackOnly(t *testing.T) {
 }
 
 var _ = errors.New
+
+// TestBridgeClosesAnAgentLineOverTheBound: an agent line over
+// MaxMessageBytes is never relayed: the client gets 1009 and the agent is
+// stopped.
+func TestBridgeClosesAnAgentLineOverTheBound(t *testing.T) {
+	t.Parallel()
+	s := serveFake(t, fakeagent.Script{Turns: []fakeagent.Turn{
+		turn(fakeagent.Say(fakeagent.Text(strings.Repeat("z", 8000)))),
+	}}, func(b *Bridge) { b.MaxMessageBytes = 4096 })
+	c, _, err := dialBridge(t, s, nil)
+	require.NoError(t, err)
+	write(t, c, ws.MessageText, initialize)
+	_, err = readCtx(t, c)
+	require.NoError(t, err)
+	pid := s.b.pids()[0]
+	write(t, c, ws.MessageText, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`)
+	_, err = readCtx(t, c)
+	require.NoError(t, err)
+	write(t, c, ws.MessageText, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"x"}]}}`)
+	for err == nil {
+		var p []byte
+		p, err = readCtx(t, c)
+		require.NotContains(t, string(p), "zzzz", "a line over the bound was relayed")
+	}
+	assert.Equal(t, ws.StatusMessageTooBig, ws.CloseStatus(err), "%v", err)
+	var ce ws.CloseError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "agent line too long", ce.Reason)
+	eventually(t, "the agent to be stopped", func() bool { return !processRunning(pid) })
+}
+
+// TestBridgePingEndsAStalledClient: a client that stops reading (so it
+// answers no ping) while the agent is idle loses its connection within
+// about two ping intervals, and its agent is stopped.
+func TestBridgePingEndsAStalledClient(t *testing.T) {
+	t.Parallel()
+	s := serveFake(t, fakeagent.Script{}, func(b *Bridge) { b.PingInterval = 100 * time.Millisecond })
+	c, _, err := dialBridge(t, s, nil)
+	require.NoError(t, err)
+	write(t, c, ws.MessageText, initialize)
+	_, err = readCtx(t, c)
+	require.NoError(t, err)
+	pid := s.b.pids()[0]
+	// The client reads nothing more, so its library answers no ping.
+	eventually(t, "the stalled client's agent to be stopped", func() bool { return !processRunning(pid) && len(s.b.pids()) == 0 })
+	_, err = readCtx(t, c)
+	assert.Error(t, err, "the connection was ended")
+}
