@@ -465,7 +465,7 @@ func sessionsImport(st *store, args []string, stdin io.Reader, stdout, stderr io
 				continue
 			}
 			if !*force {
-				return fmt.Errorf("session %s of agent %s is already recorded; --force replaces it (and its history)", acphost.SafeText(r.ID), r.Agent)
+				return fmt.Errorf("session %s of agent %s is already recorded; --force replaces it (and its history)", acphost.SafeText(r.ID), acphost.SafeText(r.Agent))
 			}
 			if o.state() != "" {
 				return fmt.Errorf("session %s is %s: not replaced", acphost.SafeText(r.ID), o.state())
@@ -489,7 +489,7 @@ func sessionsImport(st *store, args []string, stdin io.Reader, stdout, stderr io
 		return err
 	}
 	fmt.Fprintf(stdout, "imported session %s (%s, %s, %d turn(s)); acphost --resume %s continues it\n",
-		acphost.SafeText(r.ID), r.Agent, acphost.SafeText(r.Cwd), turnCount(es), acphost.SafeText(r.ID))
+		acphost.SafeText(r.ID), acphost.SafeText(r.Agent), acphost.SafeText(r.Cwd), turnCount(es), acphost.SafeText(r.ID))
 	if _, err := os.Stat(r.Cwd); errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(stderr, "acphost: note: its directory %s does not exist here; acphost --resume %s --cwd DIR continues it elsewhere\n",
 			acphost.SafeText(r.Cwd), acphost.SafeText(r.ID))

@@ -429,3 +429,26 @@ func TestTranscriptStaysBounded(t *testing.T) {
 		}
 	}
 }
+
+// Every sessions subcommand prints the usage on stdout for --help; a bad
+// command line is exit status 2 with the error said once.
+func TestSessionsUsage(t *testing.T) {
+	extra, _, _ := isolated(t)
+	dir := t.TempDir()
+	for _, sub := range []string{"show", "history", "export", "import", "prune"} {
+		r := runIn(t, dir, extra, nil, "", "sessions", sub, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "acphost sessions history ID|last") || r.stderr != "" {
+			t.Errorf("sessions %s --help: exit %d; stdout:\n%s\nstderr:\n%s", sub, r.code, r.stdout, r.stderr)
+		}
+	}
+	for _, args := range [][]string{{"show"}, {"history", "a", "b"}, {"history", "last", "--limit", "-1"}, {"export", "--bogus", "last"}, {"prune", "extra"}, {"bogus"}} {
+		r := runIn(t, dir, extra, nil, "", append([]string{"sessions"}, args...)...)
+		if r.code != exitUsage || strings.Count(r.stderr, "acphost: ") > 1 {
+			t.Errorf("sessions %v: exit %d, want %d; stderr:\n%s", args, r.code, exitUsage, r.stderr)
+		}
+	}
+	r := runIn(t, dir, extra, nil, "", "sessions", "show", "nosuch")
+	if r.code != exitFailed || r.stderr != "acphost: sessions show: no session \"nosuch\" recorded (acphost sessions lists them)\n" {
+		t.Errorf("show nosuch: exit %d; stderr %q", r.code, r.stderr)
+	}
+}

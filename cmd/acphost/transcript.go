@@ -145,7 +145,8 @@ func (s *store) privateTranscriptDir() error {
 }
 
 // appendTranscript adds entries to r's transcript. When the file would
-// grow past maxTranscriptBytes, its oldest turns go first.
+// grow past maxTranscriptBytes, its oldest turns go first, down to three
+// quarters of it.
 func (s *store) appendTranscript(r sessionRecord, entries []transcriptEntry) error {
 	var b []byte
 	for _, e := range entries {
@@ -185,7 +186,9 @@ func (s *store) appendTranscriptLocked(r sessionRecord, b []byte) error {
 	if err != nil {
 		return fmt.Errorf("session store: transcript: %w", err)
 	}
-	kept := keepNewest(old, maxTranscriptBytes-len(b))
+	// Cut to three quarters, so that the next turns append again rather
+	// than each rewriting a full file.
+	kept := keepNewest(old, maxTranscriptBytes*3/4-len(b))
 	return replaceFile(s.transcriptDir(), path, append(kept, b...))
 }
 
