@@ -315,8 +315,10 @@ func sessionsHistory(st *store, args []string, stdout io.Writer) error {
 			b.WriteString("\n")
 		}
 		b.WriteString(s.style(styleDim, "── "+strings.Join(head, " · ")) + "\n")
-		for _, l := range strings.Split(strings.TrimRight(acphost.SafeText(t.Prompt), "\n"), "\n") {
-			b.WriteString(s.style(styleBold, "> "+l) + "\n")
+		if p := strings.TrimRight(acphost.SafeText(t.Prompt), "\n"); p != "" {
+			for _, l := range strings.Split(p, "\n") {
+				b.WriteString(s.style(styleBold, "> "+l) + "\n")
+			}
 		}
 		for _, tc := range t.Tools {
 			b.WriteString("  " + toolMark(s, tc.Status) + " " + s.style(styleDim, toolSummary(tc)) + "\n")
