@@ -325,7 +325,7 @@ recall earlier prompts (kept per agent) and Tab completes commands, modes and
 session ids; Ctrl-D at an empty prompt quits.
 
 acphost agents           the named agents and the command each runs
-acphost sessions [--json] | sessions rm ID
+acphost sessions [--json] | show | history | export | import | prune | rm
                          the recorded sessions ($XDG_STATE_HOME/acphost), and
                          which an acphost has open with a turn running
 acphost cancel [ID|last] stop the turn running in that session, from another

@@ -109,6 +109,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	if !cfg.noStore && !cfg.remote.remote() {
 		if st, err := openStore(); err == nil {
 			a.store = st
+			a.sink = &transcriptSink{sink: a.sink, a: a} // each turn goes in the session's transcript
 		} else {
 			a.diag(styleYellow, "%v; this session is not recorded", err)
 		}

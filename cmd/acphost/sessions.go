@@ -12,12 +12,33 @@ import (
 )
 
 const sessionsUsage = `Usage: acphost sessions [--json]     list the recorded sessions, most recent first
+       acphost sessions show ID|last [--json]
+                                     one session: its agent and the command that
+                                     runs it now, directory, title, mode, times,
+                                     state, transcript
+       acphost sessions history ID|last [--limit N] [--json]
+                                     its turns, oldest first: each prompt, tool
+                                     call and answer (--limit: the last N)
+       acphost sessions export ID|last [-o FILE]
+                                     one JSON document of the record and its
+                                     transcript (to stdout by default)
+       acphost sessions import FILE|- [--force]
+                                     add an exported session; its agent must be
+                                     a named one you have (built in or in your
+                                     config), whose command is then yours; an id
+                                     already recorded needs --force
+       acphost sessions prune [--older-than AGE] [--agent NAME] [--dry-run]
+                                     forget sessions last used before AGE ago
+                                     (default 30d; 12h, 90m too), never one an
+                                     acphost process has open
        acphost sessions rm ID|last   forget one (the agent keeps its own copy)
        acphost cancel [ID|last]      stop the turn running in a session (default:
                                      last), as Ctrl-C in its acphost would
 
 STATE says whether an acphost process has the session open, and whether a
-turn runs in it.
+turn runs in it. Each turn's prompt, tool calls and answer are kept in the
+session's transcript (at most 1 MiB; the oldest turns go first), which rm
+and prune remove with the record; --no-store records nothing.
 
 acphost --resume ID|last continues one; "last" is the most recent in the
 current directory, and an id may be shortened to a unique prefix.
@@ -55,6 +76,16 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 	case args[0] == "-h" || args[0] == "--help":
 		fmt.Fprint(stdout, sessionsUsage)
 		return exitOK
+	case args[0] == "show":
+		return subcommand("show", stdout, stderr, func() error { return sessionsShow(st, args[1:], stdout) })
+	case args[0] == "history":
+		return subcommand("history", stdout, stderr, func() error { return sessionsHistory(st, args[1:], stdout) })
+	case args[0] == "export":
+		return subcommand("export", stdout, stderr, func() error { return sessionsExport(st, args[1:], stdout) })
+	case args[0] == "import":
+		return subcommand("import", stdout, stderr, func() error { return sessionsImport(st, args[1:], os.Stdin, stdout, stderr) })
+	case args[0] == "prune":
+		return subcommand("prune", stdout, stderr, func() error { return sessionsPrune(st, args[1:], stdout) })
 	case args[0] == "rm" && len(args) == 2:
 		cwd, _ := os.Getwd()
 		r, err := st.remove(args[1], cwd)

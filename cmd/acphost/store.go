@@ -195,7 +195,9 @@ func (s *store) read() (storeFile, error) {
 func (s *store) write(sf storeFile) error {
 	sf.Version = 1
 	sort.SliceStable(sf.Sessions, func(i, j int) bool { return sf.Sessions[i].LastUsed.After(sf.Sessions[j].LastUsed) })
+	var dropped []sessionRecord
 	if len(sf.Sessions) > maxRecords {
+		dropped = sf.Sessions[maxRecords:]
 		sf.Sessions = sf.Sessions[:maxRecords]
 	}
 	for i := range sf.Sessions {
@@ -222,6 +224,9 @@ func (s *store) write(sf storeFile) error {
 	if err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("session store: %w", err)
+	}
+	for _, r := range dropped {
+		_ = s.removeTranscriptLocked(r) // the record is gone; its transcript goes too
 	}
 	return nil
 }
@@ -271,17 +276,25 @@ func (s *store) put(r sessionRecord) error {
 	})
 }
 
-// remove deletes the record the id names (see find) and returns it.
+// remove deletes the record the id names (see find), and its transcript,
+// and returns it.
 func (s *store) remove(id, cwd string) (sessionRecord, error) {
 	var gone sessionRecord
-	err := s.update(func(sf *storeFile) error {
+	err := s.locked(func() error {
+		sf, err := s.read()
+		if err != nil {
+			return err
+		}
 		i, err := find(sf.Sessions, id, cwd)
 		if err != nil {
 			return err
 		}
 		gone = sf.Sessions[i]
 		sf.Sessions = append(sf.Sessions[:i], sf.Sessions[i+1:]...)
-		return nil
+		if err := s.write(sf); err != nil {
+			return err
+		}
+		return s.removeTranscriptLocked(gone)
 	})
 	return gone, err
 }

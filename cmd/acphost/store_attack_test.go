@@ -71,3 +71,54 @@ func TestStoreBoundsAgentTitles(t *testing.T) {
 		t.Errorf("one record with an agent-chosen title made a %d-byte store", fi.Size())
 	}
 }
+
+// TestTranscriptLinksAreNotFollowed: a transcript planted as a symbolic
+// link (to a file the user can write: ~/.bashrc, say) is neither written
+// through nor read; nor is a transcripts directory that is a link.
+func TestTranscriptLinksAreNotFollowed(t *testing.T) {
+	root := t.TempDir()
+	st := &store{dir: filepath.Join(root, "acphost")}
+	r := sessionRecord{ID: "s1", Agent: demoAgent}
+	if err := st.appendTranscript(r, []transcriptEntry{{Type: entryPrompt, Text: "first"}}); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(root, "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := st.transcriptPath(r)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	werr := st.appendTranscript(r, []transcriptEntry{{Type: entryPrompt, Text: "through the link"}})
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the transcript link was followed: the file it names now holds %q", b)
+	}
+	if werr == nil {
+		t.Errorf("writing through a linked transcript did not fail")
+	}
+	if es, _, err := st.readTranscript(r); err == nil {
+		t.Errorf("a linked transcript was read: %v", es)
+	}
+
+	// The directory itself a link: refused.
+	other := filepath.Join(root, "elsewhere")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(st.transcriptDir()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, st.transcriptDir()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.appendTranscript(r, []transcriptEntry{{Type: entryPrompt, Text: "x"}}); err == nil {
+		t.Errorf("a transcripts directory that is a link was written in")
+	}
+	if left, _ := os.ReadDir(other); len(left) > 0 {
+		t.Errorf("the linked transcripts directory got %d file(s)", len(left))
+	}
+}

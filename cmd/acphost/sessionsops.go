@@ -1,0 +1,684 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/acphost/acphost"
+)
+
+// The sessions subcommands beyond the listing: show, history, export,
+// import, prune.
+
+// usageError is a subcommand error that is the command line's fault.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// subcommand runs a sessions subcommand, saying its error once, with the
+// exit status of the rest of the CLI.
+func subcommand(name string, stdout, stderr io.Writer, fn func() error) int {
+	err := fn()
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, sessionsUsage)
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "acphost: sessions %s: %s\n", name, ue.msg)
+		fmt.Fprintln(stderr, "Run 'acphost sessions --help' for usage.")
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "acphost: sessions %s: %s\n", name, acphost.SafeText(err.Error()))
+	return exitFailed
+}
+
+// parseSub parses a subcommand's flags, which may come before or after
+// its arguments, and returns the arguments; want is how many it takes.
+func parseSub(fl *flag.FlagSet, args []string, want int, what string) ([]string, error) {
+	fl.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fl.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{flagError(err).Error()}
+		}
+		if fl.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fl.Arg(0))
+		args = fl.Args()[1:]
+	}
+	if len(pos) != want {
+		return nil, usagef("want %s", what)
+	}
+	return pos, nil
+}
+
+// lookup finds the record id names (see find).
+func (s *store) lookup(id string) (sessionRecord, error) {
+	recs, err := s.list()
+	if err != nil {
+		return sessionRecord{}, err
+	}
+	cwd, _ := os.Getwd()
+	i, err := find(recs, id, cwd)
+	if err != nil {
+		return sessionRecord{}, err
+	}
+	return recs[i], nil
+}
+
+// configuredCommand is the command r's agent runs now: the
+// configuration's for a named agent, the record's for a command after --,
+// none for the built-in demo; source says where it comes from.
+func configuredCommand(r sessionRecord) (command []string, source string) {
+	switch r.Agent {
+	case demoAgent:
+		return nil, "built-in demo agent"
+	case "":
+		return r.Command, "the command after -- it was started with"
+	}
+	file, err := loadConfig()
+	if err != nil {
+		return nil, "config unreadable: " + err.Error()
+	}
+	def, err := file.lookupAgent(r.Agent)
+	if err != nil {
+		return nil, "not configured: no agent " + r.Agent
+	}
+	return def.Command, def.source
+}
+
+// turnCount is how many turns a transcript holds.
+func turnCount(es []transcriptEntry) int {
+	n := 0
+	for _, e := range es {
+		if e.Type == entryPrompt {
+			n++
+		}
+	}
+	return n
+}
+
+// showJSON is acphost sessions show --json.
+type showJSON struct {
+	Record        sessionRecord `json:"record"`
+	Command       []string      `json:"command"`
+	CommandSource string        `json:"commandSource"`
+	State         string        `json:"state"`
+	Transcript    struct {
+		Path  string `json:"path"`
+		Bytes int64  `json:"bytes"`
+		Turns int    `json:"turns"`
+	} `json:"transcript"`
+}
+
+// sessionsShow is "acphost sessions show ID|last [--json]".
+func sessionsShow(st *store, args []string, stdout io.Writer) error {
+	fl := flag.NewFlagSet("show", flag.ContinueOnError)
+	asJSON := fl.Bool("json", false, "")
+	pos, err := parseSub(fl, args, 1, "one session: ID|last")
+	if err != nil {
+		return err
+	}
+	r, err := st.lookup(pos[0])
+	if err != nil {
+		return err
+	}
+	es, size, terr := st.readTranscript(r)
+	command, source := configuredCommand(r)
+	if *asJSON {
+		var out showJSON
+		out.Record, out.Command, out.CommandSource, out.State = r, command, source, r.state()
+		if out.Command == nil {
+			out.Command = []string{}
+		}
+		out.Transcript.Path, out.Transcript.Bytes, out.Transcript.Turns = st.transcriptPath(r), size, turnCount(es)
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return errors.Join(enc.Encode(out), terr)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("session", acphost.SafeText(r.ID))
+	row("agent", acphost.SafeText(r.agentLabel()))
+	cmd := acphost.SafeText(strings.Join(command, " "))
+	if cmd == "" {
+		cmd = "-"
+	}
+	row("command", cmd+" ("+acphost.SafeText(source)+")")
+	row("directory", acphost.SafeText(r.Cwd))
+	if r.Title != "" {
+		row("title", oneLine(acphost.SafeText(r.Title), 200))
+	}
+	if r.Mode != "" {
+		row("mode", oneLine(acphost.SafeText(r.Mode), 80))
+	}
+	row("created", fmtTime(r.Created))
+	row("last used", fmtTime(r.LastUsed))
+	state := r.state()
+	if state == "" {
+		state = "-"
+	}
+	row("state", state)
+	tr := fmt.Sprintf("%d turn(s), %s (%s)", turnCount(es), fmtBytes(size), st.transcriptPath(r))
+	if size == 0 {
+		tr = "none"
+	}
+	if terr != nil {
+		tr = "unreadable"
+	}
+	row("transcript", tr)
+	tw.Flush()
+	return terr
+}
+
+// fmtTime is a time for a person: local, with how long ago.
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	s := t.Local().Format("2006-01-02 15:04:05")
+	if time.Since(t) < 24*time.Hour {
+		s += " (" + ago(t) + ")" // ago gives the date itself beyond a day
+	}
+	return s
+}
+
+// fmtBytes is a size: 512 B, 1.2 KiB, 1.0 MiB.
+func fmtBytes(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// historyTurn is one turn of a transcript, as history shows it.
+type historyTurn struct {
+	Time    time.Time     `json:"time"`
+	Prompt  string        `json:"prompt"`
+	Tools   []historyTool `json:"tools"`
+	Answer  string        `json:"answer"`
+	Stop    string        `json:"stop,omitempty"`
+	Ms      int64         `json:"ms,omitempty"`
+	Error   string        `json:"error,omitempty"`
+	Omitted int           `json:"omittedTools,omitempty"`
+}
+
+type historyTool struct {
+	Title  string `json:"title"`
+	Kind   string `json:"kind,omitempty"`
+	Status string `json:"status,omitempty"`
+}
+
+// turns groups a transcript's entries by turn, oldest first.
+func turns(es []transcriptEntry) []historyTurn {
+	var ts []historyTurn
+	for _, e := range es {
+		if e.Type == entryPrompt || len(ts) == 0 {
+			ts = append(ts, historyTurn{Time: e.Time, Tools: []historyTool{}})
+		}
+		t := &ts[len(ts)-1]
+		switch e.Type {
+		case entryPrompt:
+			t.Prompt = e.Text
+		case entryTool:
+			t.Tools = append(t.Tools, historyTool{Title: e.Title, Kind: e.Kind, Status: e.Status})
+		case entryAnswer:
+			if t.Answer != "" {
+				t.Answer += "\n"
+			}
+			t.Answer += e.Text
+		case entryEnd:
+			t.Stop, t.Ms, t.Error, t.Omitted = e.Stop, e.Ms, e.Error, e.Omitted
+		}
+	}
+	return ts
+}
+
+// sessionsHistory is "acphost sessions history ID|last [--limit N] [--json]".
+func sessionsHistory(st *store, args []string, stdout io.Writer) error {
+	fl := flag.NewFlagSet("history", flag.ContinueOnError)
+	asJSON := fl.Bool("json", false, "")
+	limit := fl.Int("limit", 0, "")
+	pos, err := parseSub(fl, args, 1, "one session: ID|last")
+	if err != nil {
+		return err
+	}
+	if *limit < 0 {
+		return usagef("--limit %d: want a number of turns (0: all)", *limit)
+	}
+	r, err := st.lookup(pos[0])
+	if err != nil {
+		return err
+	}
+	es, _, err := st.readTranscript(r)
+	if err != nil {
+		return err
+	}
+	ts := turns(es)
+	first := 1
+	if *limit > 0 && len(ts) > *limit {
+		first += len(ts) - *limit
+		ts = ts[len(ts)-*limit:]
+	}
+	if *asJSON {
+		if ts == nil {
+			ts = []historyTurn{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ts)
+	}
+	if len(ts) == 0 {
+		fmt.Fprintf(stdout, "no turns recorded for session %s (turns are recorded from this version on, and not with --no-store)\n", acphost.SafeText(r.ID))
+		return nil
+	}
+	color := false
+	if f, ok := stdout.(*os.File); ok {
+		color = colorAllowed(f)
+	}
+	s := newScreen(stdout, color, false)
+	var b strings.Builder
+	for i, t := range ts {
+		head := []string{fmt.Sprintf("turn %d", first+i), t.Time.Local().Format("2006-01-02 15:04")}
+		if t.Stop != "" {
+			head = append(head, oneLine(acphost.SafeText(t.Stop), 40))
+		}
+		if t.Ms > 0 {
+			head = append(head, fmtDuration(time.Duration(t.Ms)*time.Millisecond))
+		}
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(s.style(styleDim, "── "+strings.Join(head, " · ")) + "\n")
+		if p := strings.TrimRight(acphost.SafeText(t.Prompt), "\n"); p != "" {
+			for _, l := range strings.Split(p, "\n") {
+				b.WriteString(s.style(styleBold, "> "+l) + "\n")
+			}
+		}
+		for _, tc := range t.Tools {
+			b.WriteString("  " + toolMark(s, tc.Status) + " " + s.style(styleDim, toolSummary(tc)) + "\n")
+		}
+		if t.Omitted > 0 {
+			b.WriteString(s.style(styleDim, fmt.Sprintf("  … %d more tool call(s) not kept", t.Omitted)) + "\n")
+		}
+		if a := strings.TrimSpace(acphost.SafeText(t.Answer)); a != "" {
+			b.WriteString(a + "\n")
+		}
+		if t.Error != "" {
+			b.WriteString(s.style(styleRed, "✗ "+oneLine(acphost.SafeText(t.Error), 200)) + "\n")
+		}
+	}
+	s.out(b.String())
+	return nil
+}
+
+// toolMark is a finished tool's mark, as the live output shows it.
+func toolMark(s *screen, status string) string {
+	switch acphost.ToolStatus(status) {
+	case acphost.StatusCompleted:
+		return s.style(styleGreen, "✓")
+	case acphost.StatusFailed:
+		return s.style(styleRed, "✗")
+	}
+	return s.style(styleDim, "·")
+}
+
+// toolSummary is one line for a tool call: title (kind), and its status
+// unless it completed.
+func toolSummary(tc historyTool) string {
+	title := oneLine(acphost.SafeText(tc.Title), 100)
+	if title == "" {
+		title = "tool"
+	}
+	var extra []string
+	if k := oneLine(acphost.SafeText(tc.Kind), 20); k != "" {
+		extra = append(extra, k)
+	}
+	if st := oneLine(acphost.SafeText(tc.Status), 20); st != "" && st != string(acphost.StatusCompleted) {
+		extra = append(extra, st)
+	}
+	if len(extra) > 0 {
+		title += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return title
+}
+
+// exportVersion is the version of the export format.
+const exportVersion = 1
+
+// exportDoc is a session as acphost sessions export writes it.
+type exportDoc struct {
+	Version    int               `json:"version"`
+	Record     *sessionRecord    `json:"record"`
+	Transcript []transcriptEntry `json:"transcript"`
+}
+
+// sessionsExport is "acphost sessions export ID|last [-o FILE]".
+func sessionsExport(st *store, args []string, stdout io.Writer) error {
+	fl := flag.NewFlagSet("export", flag.ContinueOnError)
+	outPath := fl.String("o", "", "")
+	pos, err := parseSub(fl, args, 1, "one session: ID|last")
+	if err != nil {
+		return err
+	}
+	r, err := st.lookup(pos[0])
+	if err != nil {
+		return err
+	}
+	es, _, err := st.readTranscript(r)
+	if err != nil {
+		return err
+	}
+	// Which process has it open is of this machine only.
+	r.PID, r.TurnSince = 0, time.Time{}
+	if es == nil {
+		es = []transcriptEntry{}
+	}
+	b, err := json.MarshalIndent(exportDoc{Version: exportVersion, Record: &r, Transcript: es}, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if *outPath == "" || *outPath == "-" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	if err := os.WriteFile(*outPath, b, 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "exported session %s (%d turn(s)) to %s\n", acphost.SafeText(r.ID), turnCount(es), *outPath)
+	return nil
+}
+
+// Bounds of an imported session.
+const (
+	maxImportBytes = 16 << 20
+	maxIDBytes     = 1024
+	maxPathBytes   = 4096
+)
+
+// sessionsImport is "acphost sessions import FILE|- [--force]".
+func sessionsImport(st *store, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("import", flag.ContinueOnError)
+	force := fl.Bool("force", false, "")
+	pos, err := parseSub(fl, args, 1, "one file (or - for standard input)")
+	if err != nil {
+		return err
+	}
+	in, name := stdin, "standard input"
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in, name = f, pos[0]
+	}
+	b, err := io.ReadAll(io.LimitReader(in, maxImportBytes+1))
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) > maxImportBytes {
+		return fmt.Errorf("%s is over %d MiB: not imported", name, maxImportBytes>>20)
+	}
+	r, es, err := decodeExport(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	file, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := admitRecord(&r, file); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	err = st.locked(func() error {
+		sf, err := st.read()
+		if err != nil {
+			return err
+		}
+		for i, o := range sf.Sessions {
+			if o.ID != r.ID || o.Agent != r.Agent {
+				continue
+			}
+			if !*force {
+				return fmt.Errorf("session %s of agent %s is already recorded; --force replaces it (and its history)", acphost.SafeText(r.ID), acphost.SafeText(r.Agent))
+			}
+			if o.state() != "" {
+				return fmt.Errorf("session %s is %s: not replaced", acphost.SafeText(r.ID), o.state())
+			}
+			sf.Sessions = append(sf.Sessions[:i], sf.Sessions[i+1:]...)
+			if err := st.removeTranscriptLocked(o); err != nil {
+				return err
+			}
+			break
+		}
+		sf.Sessions = append(sf.Sessions, r)
+		if err := st.write(sf); err != nil {
+			return err
+		}
+		if len(es) == 0 {
+			return nil
+		}
+		return st.writeTranscriptLocked(r, es)
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "imported session %s (%s, %s, %d turn(s)); acphost --resume %s continues it\n",
+		acphost.SafeText(r.ID), acphost.SafeText(r.Agent), acphost.SafeText(r.Cwd), turnCount(es), acphost.SafeText(r.ID))
+	if _, err := os.Stat(r.Cwd); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stderr, "acphost: note: its directory %s does not exist here; acphost --resume %s --cwd DIR continues it elsewhere\n",
+			acphost.SafeText(r.Cwd), acphost.SafeText(r.ID))
+	}
+	return nil
+}
+
+// decodeExport decodes an export document strictly: one JSON object of
+// known fields, of a version this acphost reads.
+func decodeExport(b []byte) (sessionRecord, []transcriptEntry, error) {
+	var doc exportDoc
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return sessionRecord{}, nil, fmt.Errorf("not a session export: %w", err)
+	}
+	if dec.More() {
+		return sessionRecord{}, nil, errors.New("not a session export: more than one JSON value")
+	}
+	if doc.Version != exportVersion {
+		return sessionRecord{}, nil, fmt.Errorf("export version %d: this acphost reads version %d", doc.Version, exportVersion)
+	}
+	if doc.Record == nil {
+		return sessionRecord{}, nil, errors.New("no record")
+	}
+	for i, e := range doc.Transcript {
+		if !validEntryType(e.Type) {
+			return sessionRecord{}, nil, fmt.Errorf("transcript entry %d: unknown type %q", i+1, oneLine(acphost.SafeText(e.Type), 40))
+		}
+		doc.Transcript[i] = e.bounded()
+	}
+	return *doc.Record, doc.Transcript, nil
+}
+
+// admitRecord checks an imported record and makes it one acphost could
+// have written: it names an agent the user has (built in or configured),
+// whose command is then the configuration's — a record never brings a
+// command of its own, since --resume would run it.
+func admitRecord(r *sessionRecord, file fileConfig) error {
+	switch {
+	case r.ID == "":
+		return errors.New("the record has no session id")
+	case len(r.ID) > maxIDBytes:
+		return fmt.Errorf("the session id is over %d bytes", maxIDBytes)
+	case !plainText(r.ID):
+		return errors.New("the session id holds control characters")
+	}
+	switch {
+	case r.Agent == "" && len(r.Command) > 0:
+		return fmt.Errorf("the session is of a command (%s), not of a named agent: only sessions of named agents are imported, since --resume runs the record's command; add the agent to your config and import a record naming it",
+			oneLine(acphost.SafeText(strings.Join(r.Command, " ")), 80))
+	case r.Agent == "":
+		return errors.New("the record names no agent")
+	case len(r.Agent) > maxEntryField || !plainText(r.Agent):
+		return errors.New("the record's agent name is not one acphost could have written")
+	case r.Agent == demoAgent:
+		r.Command = nil
+	default:
+		def, err := file.lookupAgent(r.Agent)
+		if err != nil {
+			return fmt.Errorf("the session's agent %q is neither built in nor in your config (%s): not imported; add it to the config file to import the session",
+				oneLine(acphost.SafeText(r.Agent), 60), file.path)
+		}
+		r.Command = def.Command // the configuration's, whatever the record said
+	}
+	switch {
+	case len(r.Cwd) > maxPathBytes || !plainText(r.Cwd):
+		return errors.New("the session's directory is not a plain path")
+	case !filepath.IsAbs(r.Cwd):
+		return fmt.Errorf("the session's directory %q is not absolute", oneLine(acphost.SafeText(r.Cwd), 80))
+	}
+	r.Cwd = filepath.Clean(r.Cwd)
+	r.Title = clip(r.Title, maxTitleBytes)
+	if len(r.Mode) > maxEntryField || !plainText(r.Mode) {
+		return errors.New("the session's mode is not a mode id")
+	}
+	now := time.Now()
+	if r.Created.IsZero() || r.Created.After(now) {
+		r.Created = now
+	}
+	if r.LastUsed.IsZero() || r.LastUsed.After(now) {
+		r.LastUsed = now
+	}
+	if r.LastUsed.Before(r.Created) {
+		r.LastUsed = r.Created
+	}
+	r.PID, r.TurnSince = 0, time.Time{} // no process here has it open
+	return nil
+}
+
+// plainText reports whether s is valid UTF-8 without control characters.
+func plainText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, c := range s {
+		if unicode.IsControl(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// parseAge parses a prune age: 30d, 12h, or any Go duration.
+func parseAge(s string) (time.Duration, error) {
+	var d time.Duration
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.ParseFloat(n, 64)
+		if err != nil || days <= 0 || days > 100*365 {
+			return 0, usagef("--older-than %s: want a number of days (30d), hours (12h) or a Go duration", s)
+		}
+		d = time.Duration(days * float64(24*time.Hour))
+	} else {
+		var err error
+		d, err = time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return 0, usagef("--older-than %s: want a number of days (30d), hours (12h) or a Go duration", s)
+		}
+	}
+	return d, nil
+}
+
+// defaultPruneAge is how long unused sessions are kept by prune.
+const defaultPruneAge = "30d"
+
+// sessionsPrune is "acphost sessions prune [--older-than D] [--agent NAME]
+// [--dry-run]".
+func sessionsPrune(st *store, args []string, stdout io.Writer) error {
+	fl := flag.NewFlagSet("prune", flag.ContinueOnError)
+	olderThan := fl.String("older-than", defaultPruneAge, "")
+	agent := fl.String("agent", "", "")
+	dryRun := fl.Bool("dry-run", false, "")
+	if _, err := parseSub(fl, args, 0, "no arguments besides the flags"); err != nil {
+		return err
+	}
+	age, err := parseAge(*olderThan)
+	if err != nil {
+		return err
+	}
+	cutoff := time.Now().Add(-age)
+	var gone, open []sessionRecord
+	err = st.locked(func() error {
+		sf, err := st.read()
+		if err != nil {
+			return err
+		}
+		kept := sf.Sessions[:0]
+		for _, r := range sf.Sessions {
+			switch {
+			case !r.LastUsed.Before(cutoff) || *agent != "" && r.agentLabel() != *agent:
+				kept = append(kept, r)
+			case r.state() != "":
+				open = append(open, r) // an acphost process has it: never removed
+				kept = append(kept, r)
+			default:
+				gone = append(gone, r)
+			}
+		}
+		if *dryRun || len(gone) == 0 {
+			return nil
+		}
+		sf.Sessions = kept
+		if err := st.write(sf); err != nil {
+			return err
+		}
+		var errs []error
+		for _, r := range gone {
+			errs = append(errs, st.removeTranscriptLocked(r))
+		}
+		return errors.Join(errs...)
+	})
+	if err != nil {
+		return err
+	}
+	verb := "removed"
+	if *dryRun {
+		verb = "would remove"
+	}
+	for _, r := range gone {
+		fmt.Fprintf(stdout, "%s %s (%s, %s, last used %s)\n", verb, oneLine(acphost.SafeText(r.ID), 60), acphost.SafeText(r.agentLabel()),
+			acphost.SafeText(r.Cwd), r.LastUsed.Local().Format("2006-01-02 15:04"))
+	}
+	for _, r := range open {
+		fmt.Fprintf(stdout, "kept %s (%s): %s\n", oneLine(acphost.SafeText(r.ID), 60), acphost.SafeText(r.agentLabel()), r.state())
+	}
+	if len(gone) == 0 {
+		fmt.Fprintf(stdout, "no session to remove: none last used before %s\n", cutoff.Local().Format("2006-01-02 15:04"))
+	}
+	return nil
+}
