@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -83,11 +84,18 @@ func openHistory(dir, key string) (*history, error) {
 	return h, err
 }
 
+// locked runs fn holding the history's lock. The directory is checked as
+// the store's (the user's own, writable by nobody else, not a link) and
+// nothing in it is opened through a link.
 func (h *history) locked(fn func() error) error {
-	if err := os.MkdirAll(filepath.Dir(h.path), 0o700); err != nil {
+	dir := filepath.Dir(h.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(h.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err := checkPrivateDir(dir); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(h.path+".lock", os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
 	if err != nil {
 		return err
 	}
@@ -99,8 +107,11 @@ func (h *history) locked(fn func() error) error {
 	return fn()
 }
 
+// maxHistoryBytes bounds what is read of a history file.
+const maxHistoryBytes = 4 << 20
+
 func readLines(path string) ([]string, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -109,7 +120,7 @@ func readLines(path string) ([]string, error) {
 	}
 	defer f.Close()
 	var lines []string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.LimitReader(f, maxHistoryBytes))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
 		if l := sc.Text(); l != "" {
@@ -160,7 +171,7 @@ func (h *history) add(line string) {
 		return
 	}
 	_ = h.locked(func() error {
-		f, err := os.OpenFile(h.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		f, err := os.OpenFile(h.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|oNoFollow, 0o600)
 		if err != nil {
 			return err
 		}

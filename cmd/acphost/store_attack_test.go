@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,71 @@ func TestTranscriptLinksAreNotFollowed(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(other); len(left) > 0 {
 		t.Errorf("the linked transcripts directory got %d file(s)", len(left))
+	}
+}
+
+// TestPromptHistoryLinksAreNotFollowed: the per-agent prompt history is
+// kept as the store is: a history file planted as a link is neither read
+// nor written through, and a history directory that is a link (or that
+// others can write) is refused.
+func TestPromptHistoryLinksAreNotFollowed(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("links and modes are Unix here")
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "acphost")
+	h, err := openHistory(dir, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.add("first")
+	victim := filepath.Join(root, "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "history", "demo")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	if h2, err := openHistory(dir, "demo"); err == nil && h2.len() > 0 {
+		t.Errorf("a linked history was read: %d lines", h2.len())
+	}
+	h.add("through the link")
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the history link was followed: the file it names now holds %q", b)
+	}
+
+	other := filepath.Join(root, "elsewhere")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "history")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, filepath.Join(dir, "history")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openHistory(dir, "demo"); err == nil {
+		t.Errorf("a history directory that is a link was used")
+	}
+	h.add("into the linked dir")
+	if left, _ := os.ReadDir(other); len(left) > 0 {
+		t.Errorf("the linked history directory got %d file(s)", len(left))
+	}
+
+	if err := os.Remove(filepath.Join(dir, "history")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "history"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "history"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openHistory(dir, "demo"); err == nil {
+		t.Errorf("a history directory others can write was used")
 	}
 }
