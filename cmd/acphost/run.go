@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -391,6 +392,16 @@ func (a *app) run() int {
 	if stderrFile != nil {
 		defer stderrFile.Close() // after the client is closed, below
 	}
+	var rp *replay
+	if resume != nil {
+		// Start re-attaches the recorded session as the warm one
+		// (session/load, else session/resume): no session/new.
+		opts.SessionID = resume.ID
+		rp = a.beginReplay(*resume)
+		if rp != nil {
+			opts.OnUpdate = rp.update
+		}
+	}
 
 	client, err := a.start(opts)
 	a.mu.Lock()
@@ -405,6 +416,10 @@ func (a *app) run() int {
 			a.diag(styleRed, "the agent did not start within %v (--start-timeout); a first npx download can take longer: try --start-timeout 10m", a.cfg.startTimeout)
 			return exitFailed
 		}
+		if resume != nil {
+			a.reportAgentError("could not continue session "+acphost.SafeText(resume.ID), err)
+			return exitFailed
+		}
 		a.reportAgentError("could not start the agent", err)
 		return exitFailed
 	}
@@ -415,10 +430,7 @@ func (a *app) run() int {
 
 	sess := client.Session()
 	if resume != nil {
-		if sess, err = a.openRecorded(client, *resume); err != nil {
-			a.diag(styleRed, "could not continue session %s: %s", acphost.SafeText(resume.ID), errMsg(err))
-			return exitFailed
-		}
+		a.endReplay(rp, *resume, loadsSessions(client))
 	}
 	if a.cfg.mode != "" {
 		if err := a.setMode(sess, a.cfg.mode); err != nil {
@@ -482,27 +494,63 @@ func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 	return client, err
 }
 
-// openRecorded continues a recorded session: session/load (the history is
-// replayed, and shown dimmed) or session/resume, whichever the agent offers.
+// beginReplay announces the recorded session about to be continued and
+// returns what shows its replayed history dimmed (nil without human
+// output).
+func (a *app) beginReplay(r sessionRecord) *replay {
+	if a.out == nil {
+		return nil
+	}
+	what := "continuing session " + acphost.SafeText(r.ID)
+	if t := oneLine(acphost.SafeText(r.Title), 60); t != "" {
+		what += " (" + t + ")"
+	}
+	a.out.line(styleDim, what)
+	return &replay{s: a.out}
+}
+
+// endReplay closes the replay of a continued session, says how it was
+// continued and takes its record as the current one.
+func (a *app) endReplay(rp *replay, r sessionRecord, loaded bool) {
+	if rp != nil && loaded {
+		rp.end()
+	}
+	how := "loaded"
+	if !loaded {
+		how = "resumed (the agent does not replay its history)"
+	}
+	a.note(styleDim, "session "+how)
+	a.mu.Lock()
+	a.rec, a.created = r, true
+	a.mu.Unlock()
+}
+
+// loadsSessions reports whether the agent offers session/load, which the
+// library prefers over session/resume.
+func loadsSessions(client *acphost.ACPClient) bool {
+	var caps struct {
+		LoadSession bool `json:"loadSession"`
+	}
+	_ = json.Unmarshal(client.AgentCapabilities(), &caps)
+	return caps.LoadSession
+}
+
+// openRecorded continues a recorded session on a running agent (/resume):
+// session/load (the history is replayed, and shown dimmed) or
+// session/resume, whichever the agent offers.
 func (a *app) openRecorded(client *acphost.ACPClient, r sessionRecord) (*acphost.Session, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.startTimeout)
 	defer cancel()
 	opts := acphost.SessionOptions{Dir: a.cfg.cwd}
-	var rp *replay
-	if a.out != nil {
-		rp = &replay{s: a.out}
+	rp := a.beginReplay(r)
+	if rp != nil {
 		opts.OnUpdate = rp.update
-		what := "continuing session " + acphost.SafeText(r.ID)
-		if t := oneLine(acphost.SafeText(r.Title), 60); t != "" {
-			what += " (" + t + ")"
-		}
-		a.out.line(styleDim, what)
 	}
 	sess, err := client.LoadSession(ctx, r.ID, opts)
-	how := "loaded"
+	loaded := true
 	if errors.Is(err, acphost.ErrUnsupported) {
 		sess, err = client.ResumeSession(ctx, r.ID, opts)
-		how = "resumed (the agent does not replay its history)"
+		loaded = false
 	}
 	if err != nil {
 		if errors.Is(err, acphost.ErrUnsupported) {
@@ -510,13 +558,7 @@ func (a *app) openRecorded(client *acphost.ACPClient, r sessionRecord) (*acphost
 		}
 		return nil, err
 	}
-	if rp != nil {
-		rp.end()
-	}
-	a.note(styleDim, "session "+how)
-	a.mu.Lock()
-	a.rec, a.created = r, true
-	a.mu.Unlock()
+	a.endReplay(rp, r, loaded)
 	return sess, nil
 }
 
