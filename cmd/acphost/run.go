@@ -68,6 +68,8 @@ type app struct {
 	turnSince time.Time
 	released  bool
 
+	ctl *controlServer // the control socket, nil without one
+
 	failed  bool // a turn failed: exit status 1
 	modeSet bool // cfg.mode was set (the agent accepted session/set_mode)
 }
@@ -443,20 +445,20 @@ func (a *app) run() int {
 			a.modeSet = true
 		}
 	}
+	a.openControl()
+	defer a.closeControl()
 	a.useSession(sess)
 	a.greet(client, sess)
 
 	if len(a.cfg.prompts) > 0 {
-		for i, p := range a.cfg.prompts {
-			if a.quitting() || !a.turn(p, !a.cfg.json, len(a.cfg.prompts)-i-1) {
-				break
-			}
-		}
+		a.runPrompts()
 	} else {
 		a.chat(client)
 	}
+	a.in.closeQueue()
 	a.closeClient(client)
 	a.release()
+	a.closeControl()
 	switch {
 	case a.quitting():
 		return a.quitCode
@@ -464,6 +466,28 @@ func (a *app) run() int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// runPrompts runs the -p prompts in order, each prompt handed over
+// meanwhile (acphost --no-wait) right after the turn running when it came,
+// and those still queued after the last -p.
+func (a *app) runPrompts() {
+	next := 0
+	for !a.quitting() {
+		p, ok := a.in.popQueued()
+		if !ok {
+			if next < len(a.cfg.prompts) {
+				p, next = a.cfg.prompts[next], next+1
+			} else if a.in.closeQueue() {
+				return
+			} else {
+				continue // one was queued just now
+			}
+		}
+		if !a.turn(p, !a.cfg.json, len(a.cfg.prompts)-next+a.in.queued()) {
+			return
+		}
+	}
 }
 
 // start starts the agent within --start-timeout, showing that it is
@@ -629,9 +653,9 @@ func (a *app) record() {
 	r.Agent, r.Command = recordAgent(a.cfg)
 	r.Cwd, r.LastUsed = a.cwd, now
 	a.mu.Lock()
-	r.PID, r.TurnSince = os.Getpid(), a.turnSince
+	r.PID, r.TurnSince, r.Control = os.Getpid(), a.turnSince, a.controlPath()
 	if a.released {
-		r.PID, r.TurnSince = 0, time.Time{}
+		r.PID, r.TurnSince, r.Control = 0, time.Time{}, ""
 	}
 	a.mu.Unlock()
 	if t := sess.Details().Title; t != "" {
@@ -756,7 +780,7 @@ func (a *app) chat(client *acphost.ACPClient) {
 		if scr != nil && a.stdinTTY && !fromQueue {
 			scr.chatPrompt()
 		}
-		line, ok, failed := a.nextLine(client)
+		line, queued, ok, failed := a.nextLine(client)
 		if failed {
 			a.failed = true
 			a.reportAgentError("the agent failed", client.Err())
@@ -781,7 +805,7 @@ func (a *app) chat(client *acphost.ACPClient) {
 		if a.quitting() {
 			return
 		}
-		if send && !a.turn(prompt, !a.cfg.json && (!a.stdinTTY || fromQueue), -1) {
+		if send && !a.turn(prompt, !a.cfg.json && (!a.stdinTTY || fromQueue || queued), -1) {
 			return
 		}
 	}
@@ -789,7 +813,7 @@ func (a *app) chat(client *acphost.ACPClient) {
 
 // nextLine waits for the next line of input; failed reports the agent's
 // death meanwhile.
-func (a *app) nextLine(client *acphost.ACPClient) (line string, ok, failed bool) {
+func (a *app) nextLine(client *acphost.ACPClient) (line string, queued, ok, failed bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var dead atomic.Bool
@@ -802,12 +826,12 @@ func (a *app) nextLine(client *acphost.ACPClient) (line string, ok, failed bool)
 		}
 		cancel()
 	}()
-	line, ok, err := a.in.next(ctx)
+	line, queued, ok, err := a.in.next(ctx)
 	if err != nil {
 		cancel()
-		return "", false, dead.Load() && !a.quitting()
+		return "", false, false, dead.Load() && !a.quitting()
 	}
-	return line, ok, false
+	return line, queued, ok, false
 }
 
 // onQueued acts on a line typed while a turn runs: /cancel and /quit at
