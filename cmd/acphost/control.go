@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -73,7 +74,7 @@ type controlServer struct {
 	path     string
 	ln       net.Listener
 	handle   func(controlRequest) controlReply
-	deadline time.Duration
+	deadline atomic.Int64 // time.Duration; tests shorten it
 	sem      chan struct{}
 
 	mu     sync.Mutex
@@ -118,8 +119,9 @@ func listenControl(stateDir string, handle func(controlRequest) controlReply) (*
 		ul.SetUnlinkOnClose(true)
 	}
 	_ = os.Chmod(path, 0o600) // the directory is what keeps others out
-	s := &controlServer{path: path, ln: ln, handle: handle, deadline: controlDeadline,
+	s := &controlServer{path: path, ln: ln, handle: handle,
 		sem: make(chan struct{}, controlConns), conns: map[net.Conn]struct{}{}}
+	s.deadline.Store(int64(controlDeadline))
 	s.wg.Add(1)
 	go s.serve()
 	return s, nil
@@ -203,7 +205,7 @@ func (s *controlServer) untrack(c net.Conn) {
 
 // serveConn reads one request and answers it.
 func (s *controlServer) serveConn(c net.Conn) {
-	_ = c.SetDeadline(time.Now().Add(s.deadline))
+	_ = c.SetDeadline(time.Now().Add(time.Duration(s.deadline.Load())))
 	if err := samePeer(c); err != nil {
 		return
 	}
