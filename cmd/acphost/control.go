@@ -67,6 +67,8 @@ type controlReply struct {
 	Running bool   `json:"running,omitempty"`
 	Queued  int    `json:"queued,omitempty"`
 	PID     int    `json:"pid,omitempty"`
+	// Ending: the chat is ending and takes no more requests.
+	Ending bool `json:"ending,omitempty"`
 }
 
 // controlServer serves a chat's control socket.

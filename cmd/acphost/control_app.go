@@ -51,7 +51,7 @@ func (a *app) control(req controlRequest) controlReply {
 	a.mu.Unlock()
 	switch {
 	case released || a.quitting():
-		return controlReply{Error: "this acphost is ending"}
+		return controlReply{Error: "this acphost is ending", Ending: true}
 	case req.Session == "" || req.Session != id:
 		return controlReply{Error: fmt.Sprintf("this acphost no longer has session %s open", acphost.SafeText(req.Session))}
 	}
@@ -61,7 +61,7 @@ func (a *app) control(req controlRequest) controlReply {
 	case opPrompt:
 		n, err := a.in.enqueue(req.Text)
 		if err != nil {
-			return controlReply{Error: err.Error()}
+			return controlReply{Error: err.Error(), Ending: true}
 		}
 		text := fmt.Sprintf("queued (%d, from acphost --no-wait): %s", n, oneLine(acphost.SafeText(req.Text), 60))
 		if a.out != nil {

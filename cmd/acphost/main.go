@@ -232,6 +232,9 @@ type config struct {
 	resume       string        // --resume ID|last
 	noStore      bool          // --no-store
 	toolOutput   int           // --tool-output: lines of a tool's output shown (negative: all)
+	noWait       bool          // --no-wait: hand the prompts to the acphost that has the session open
+	args         []string      // the command line as given (for a detached --no-wait run)
+	flagEnd      int           // where the flags end in args
 
 	nonInteractive string            // --non-interactive-permissions: deny or fail
 	noOneToAsk     bool              // permission defaulted to reject: nobody can be asked
@@ -399,6 +402,9 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "Run 'acphost --help' for usage.")
 		return exitUsage
 	}
+	if cfg.noWait {
+		return noWait(cfg, os.Stdout, os.Stderr)
+	}
 	return newApp(cfg, os.Stdin, os.Stdout, os.Stderr).run()
 }
 
@@ -480,6 +486,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
 	fs.StringVar(&cfg.resume, "resume", "", "continue a recorded session: its `id` (or a unique prefix), or last")
 	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the session in the session store")
+	fs.BoolVar(&cfg.noWait, "no-wait", false, "with --resume and -p: queue the prompts in the acphost that has the session open (else one started in the background) and return at once")
 	toolOutput := fmt.Sprint(defaultToolOutput)
 	fs.StringVar(&toolOutput, "tool-output", toolOutput, "how many last `lines` of a tool's output to show (0: none, all: every line)")
 	fs.Usage = func() {}
@@ -500,6 +507,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		return cfg, fmt.Errorf("--tool-output %q: want a number of lines, or all", toolOutput)
 	}
 	cfg.prompts = prompts
+	cfg.args, cfg.flagEnd = args, len(args)-fs.NArg()
 	cfg.remote.sshIdentity = identities
 	for _, dir := range writable {
 		abs, err := filepath.Abs(dir)
@@ -566,6 +574,20 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	}
 	if cfg.resume != "" && cfg.remote.remote() {
 		return cfg, errors.New("--resume continues a session of a local agent; it cannot be combined with --ssh or --url")
+	}
+	if cfg.noWait && os.Getenv(envDetached) != "" {
+		cfg.noWait = false // the background acphost a --no-wait started
+	}
+	if cfg.noWait && (cfg.resume == "" || len(cfg.prompts) == 0) {
+		return cfg, errors.New("--no-wait queues prompts in a session: it needs --resume ID|last and -p TEXT")
+	}
+	if cfg.noWait && cfg.noStore {
+		return cfg, errors.New("--no-wait finds the session in the session store: it cannot be combined with --no-store")
+	}
+	for _, p := range cfg.prompts {
+		if cfg.noWait && len(p) > maxQueuedPrompt {
+			return cfg, fmt.Errorf("--no-wait: a prompt of %d bytes is over the %d MiB a queued prompt may have", len(p), maxQueuedPrompt>>20)
+		}
 	}
 	if err := checkRemote(&cfg); err != nil {
 		return cfg, err
