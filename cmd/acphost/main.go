@@ -507,7 +507,9 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		return cfg, fmt.Errorf("--tool-output %q: want a number of lines, or all", toolOutput)
 	}
 	cfg.prompts = prompts
-	cfg.args, cfg.flagEnd = args, len(args)-fs.NArg()
+	if cfg.noWait { // for the acphost it may start in the background
+		cfg.args, cfg.flagEnd = args, len(args)-fs.NArg()
+	}
 	cfg.remote.sshIdentity = identities
 	for _, dir := range writable {
 		abs, err := filepath.Abs(dir)

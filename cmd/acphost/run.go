@@ -42,6 +42,9 @@ type app struct {
 	// answerNotes holds, by tool call id, why a permission was answered
 	// without asking (the policy file's rule).
 	answerNotes sync.Map
+	// decisions holds, by tool call id, who answered a permission without
+	// asking and by which rule, for the --json permission_decision line.
+	decisions sync.Map
 	// permFail names the permission request that ended the turn under
 	// --non-interactive-permissions fail.
 	permFail string
@@ -80,7 +83,9 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a.errs = newScreen(stderr, colorAllowed(stderr), false)
 	switch {
 	case cfg.json:
-		a.sink = newJSONSink(stdout)
+		js := newJSONSink(stdout)
+		js.decision = a.decision
+		a.sink = js
 	case cfg.quiet:
 		a.sink = newQuietSink(stdout)
 	default:
@@ -170,6 +175,7 @@ func (a *app) askPermission() acphost.PermissionFunc {
 		id, err := remember(ctx, req)
 		if _, ok := asked.LoadAndDelete(req); !ok && err == nil {
 			a.remembered.Store(req.ToolCall.ID, struct{}{})
+			a.decided(req, decidedRemembered, "an earlier \"always\" answer for "+describeTool(req))
 		}
 		return id, err
 	}
@@ -189,6 +195,7 @@ func describeTool(req *acphost.PermissionRequest) string {
 // noted, the turn cancelled (turn reports it and stops), and the request
 // rejected meanwhile.
 func (a *app) failPermission(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	a.decided(req, decidedNonInteractive, "--non-interactive-permissions fail")
 	a.mu.Lock()
 	if a.permFail == "" {
 		a.permFail = describeTool(req)
@@ -250,7 +257,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	}
 	opts.MCPServers = a.cfg.mcpServers
 	// noOne answers what would be asked when nobody can be asked.
-	noOne := acphost.RejectAll()
+	noOne := a.deciding(acphost.RejectAll(), decidedNonInteractive, "--non-interactive-permissions deny")
 	if a.cfg.nonInteractive == nonInteractiveFail {
 		noOne = a.failPermission
 	}
@@ -262,9 +269,9 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	case permAsk:
 		opts.OnPermission = ask
 	case permAllow:
-		opts.OnPermission = acphost.AllowAll()
+		opts.OnPermission = a.deciding(acphost.AllowAll(), decidedPermission, "--permission allow")
 	case permReject:
-		opts.OnPermission = acphost.RejectAll()
+		opts.OnPermission = a.deciding(acphost.RejectAll(), decidedPermission, "--permission reject")
 		if a.cfg.noOneToAsk {
 			opts.OnPermission = noOne
 		}
@@ -276,15 +283,16 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	}
 	if p := a.cfg.policy; p != nil {
 		fallback := opts.OnPermission
-		if fallback == nil {
-			fallback = func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+		if fallback == nil { // plan mode: what reaches OnPermission only reads
+			fallback = a.deciding(func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
 				return acphost.DefaultPermission(req), nil
-			}
+			}, decidedPlan, "plan mode allows reads")
 		}
-		opts.OnPermission = p.decider(a.cwd, ask, fallback, func(id, text string) {
+		opts.OnPermission = p.decider(a.cwd, ask, fallback, func(req *acphost.PermissionRequest, rule, text string) {
 			if a.human != nil {
-				a.answerNotes.Store(id, text)
+				a.answerNotes.Store(req.ToolCall.ID, text)
 			}
+			a.decided(req, decidedPolicy, rule)
 		})
 	}
 	if a.cfg.fs {
