@@ -311,3 +311,27 @@ func TestControlServerLeavesNoGoroutine(t *testing.T) {
 		t.Fatalf("goroutines left:\n%s", buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// In a real terminal: a prompt handed over with --no-wait shows up on the
+// running chat's screen as queued, and runs once the turn ends.
+func TestTerminalNoWaitPromptIsShownQueued(t *testing.T) {
+	extra, _, _ := isolated(t)
+	p := startPane(t, slowScript("tm-1"), extra)
+	p.waitFor("Ctrl-C stops a turn", 1)
+	p.typeLine("slow")
+	p.waitFor("working", 1)
+	dir := t.TempDir()
+	waitFor(t, "the running turn in the store", func() bool {
+		recs := records(t, dir, extra)
+		return len(recs) == 1 && !recs[0].TurnSince.IsZero() && recs[0].Control != ""
+	})
+	r := runIn(t, dir, extra, nil, "", "--resume", "tm-1", "-p", "queued one", "--no-wait")
+	if r.code != 0 || !strings.Contains(r.stdout, "queued in session tm-1") {
+		t.Fatalf("--no-wait: exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
+	}
+	p.waitFor("queued (1, from acphost --no-wait): queued one", 1)
+	if r := runIn(t, dir, extra, nil, "", "cancel", "tm-1"); r.code != 0 {
+		t.Fatalf("cancel: %d %s", r.code, r.stderr)
+	}
+	p.waitFor("queued prompt ran", 1)
+}
