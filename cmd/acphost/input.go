@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -25,7 +26,9 @@ type inbox struct {
 	eof      bool
 	askers   int      // questions waiting for a line
 	queueing bool     // a turn runs on a terminal: unasked lines are queued
-	queue    []string // prompts typed while a turn ran
+	queue    []string // prompts typed while a turn ran, or handed over (--no-wait)
+	// queueClosed refuses handed-over prompts: the run is ending.
+	queueClosed bool
 	// onQueued is called, without mu held, on the reading goroutine, with
 	// each line about to be queued and its place in the queue; it returns
 	// whether to queue it (false: it was a command, acted on at once).
@@ -103,8 +106,49 @@ func (in *inbox) put(line string) {
 	in.mu.Unlock()
 }
 
-// take waits for a line until ctx ends. ok is false at end of input.
-func (in *inbox) take(ctx context.Context, asker bool) (line string, ok bool, err error) {
+// errQueueClosed refuses a prompt handed over to a run that is ending.
+var errQueueClosed = errors.New("this acphost is ending and takes no more prompts")
+
+// enqueue queues a prompt handed over from outside (acphost --no-wait)
+// and returns its place in the queue.
+func (in *inbox) enqueue(line string) (int, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.queueClosed {
+		return 0, errQueueClosed
+	}
+	in.queue = append(in.queue, line)
+	in.cond.Broadcast()
+	return len(in.queue), nil
+}
+
+// popQueued takes the first queued prompt, if any.
+func (in *inbox) popQueued() (string, bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.queue) == 0 {
+		return "", false
+	}
+	line := in.queue[0]
+	in.queue = in.queue[1:]
+	return line, true
+}
+
+// closeQueue refuses later handed-over prompts, unless some wait still:
+// it reports whether the queue is now closed (and empty).
+func (in *inbox) closeQueue() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.queue) > 0 {
+		return false
+	}
+	in.queueClosed = true
+	return true
+}
+
+// take waits for a line until ctx ends. ok is false at end of input;
+// queued says the line came from the queue.
+func (in *inbox) take(ctx context.Context, asker bool) (line string, queued, ok bool, err error) {
 	in.start()
 	stop := context.AfterFunc(ctx, func() {
 		in.mu.Lock()
@@ -117,30 +161,38 @@ func (in *inbox) take(ctx context.Context, asker bool) (line string, ok bool, er
 	if asker {
 		in.askers++
 		defer func() { in.askers-- }()
-	} else if len(in.queue) > 0 {
-		line, in.queue = in.queue[0], in.queue[1:]
-		return line, true, nil
 	}
 	for {
 		switch {
+		case !asker && len(in.queue) > 0:
+			line, in.queue = in.queue[0], in.queue[1:]
+			return line, true, true, nil
 		case ctx.Err() != nil:
-			return "", false, ctx.Err()
+			return "", false, false, ctx.Err()
 		case len(in.pending) > 0:
 			line, in.pending = in.pending[0], in.pending[1:]
 			in.cond.Broadcast()
-			return line, true, nil
+			return line, false, true, nil
 		case in.eof:
-			return "", false, nil
+			if !asker {
+				in.queueClosed = true // the chat ends: nothing takes a later prompt
+			}
+			return "", false, false, nil
 		}
 		in.cond.Wait()
 	}
 }
 
 // ask waits for the answer to a question.
-func (in *inbox) ask(ctx context.Context) (string, bool, error) { return in.take(ctx, true) }
+func (in *inbox) ask(ctx context.Context) (string, bool, error) {
+	line, _, ok, err := in.take(ctx, true)
+	return line, ok, err
+}
 
-// next waits for the next prompt: a queued one first.
-func (in *inbox) next(ctx context.Context) (string, bool, error) { return in.take(ctx, false) }
+// next waits for the next prompt: a queued one first; queued says it was.
+func (in *inbox) next(ctx context.Context) (line string, queued, ok bool, err error) {
+	return in.take(ctx, false)
+}
 
 // setQueueing turns queueing on while a turn runs on a terminal.
 func (in *inbox) setQueueing(on bool) {

@@ -50,6 +50,10 @@ type jsonLine struct {
 	Cost *acphost.Cost `json:"cost,omitempty"`
 	// mode
 	Mode string `json:"mode,omitempty"`
+	// permission_decision (after the permission_answer of a request
+	// answered without asking): who decided and by which rule
+	DecidedBy string `json:"decidedBy,omitempty"`
+	Rule      string `json:"rule,omitempty"`
 	// done, error and result
 	StopReason string `json:"stopReason,omitempty"`
 	Error      string `json:"error,omitempty"`
@@ -70,6 +74,9 @@ type jsonOption struct {
 type jsonSink struct {
 	mu  sync.Mutex
 	enc *json.Encoder
+	// decision says who answered a permission without asking (ok false:
+	// the person answered, or nobody did).
+	decision func(toolCallID string, ans *acphost.PermissionAnswer) (by, rule string, ok bool)
 }
 
 func newJSONSink(w io.Writer) *jsonSink {
@@ -135,6 +142,14 @@ func (j *jsonSink) event(ev acphost.StreamEvent) {
 				l.Error = a.Err.Error()
 			}
 		}
+		j.write(l)
+		if j.decision != nil {
+			if by, rule, ok := j.decision(ev.ID, ev.Answer); ok {
+				j.write(&jsonLine{Type: "permission_decision", ID: l.ID, Name: l.Name, OptionID: l.OptionID,
+					OptionKind: l.OptionKind, Cancelled: l.Cancelled, DecidedBy: by, Rule: rule})
+			}
+		}
+		return
 	case acphost.EventElicitation, acphost.EventElicitationAnswer:
 		l.ID = ev.ID
 		if req := ev.Elicitation; req != nil {

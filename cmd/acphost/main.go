@@ -33,8 +33,12 @@
 // goes above the line being typed. Ctrl-D at an empty prompt quits.
 //
 // acphost sessions shows which sessions an acphost process has open, and
-// whether a turn runs there; acphost cancel [ID|last] sends that process
-// SIGINT, stopping the turn from another shell (Unix).
+// whether a turn runs there. Each running acphost listens on a control
+// socket of its own (a unix-domain socket in run/ under the state
+// directory, 0700; its path is in the session's record, removed at exit):
+// acphost cancel [ID|last] asks it to cancel its turn, as Ctrl-C would, and
+// acphost --resume ID|last -p TEXT --no-wait hands it a prompt, queued as
+// one typed during a turn. Nothing is ever signalled by pid.
 //
 // Every session is recorded in the session store, sessions.json under
 // $XDG_STATE_HOME/acphost (~/.local/state/acphost; %LocalAppData% on
@@ -60,6 +64,13 @@
 //	                       unless given
 //	--start-timeout D      give up on an agent not started within D (2m)
 //	--no-store             do not record the session (nor the prompt history)
+//	--no-wait              with --resume and -p: queue the prompts in the
+//	                       acphost that has the session open (over its
+//	                       control socket) and return at once; with none,
+//	                       start one in the background (its own session,
+//	                       output in log/ under the state directory) that
+//	                       runs them and exits, and return once it has the
+//	                       session open. A prompt over 1 MiB is refused.
 //	--tool-output N        show the last N lines of each finished tool's
 //	                       output (default 3; all; 0 none); a failed tool's
 //	                       line says why (its output's last line)
@@ -110,7 +121,14 @@
 //	                       or url and elicitationId), then "elicitation_answer"
 //	                       (action, values sent, reason, error) and, for an
 //	                       accepted URL, "elicitation_complete" when the agent
-//	                       says it is done
+//	                       says it is done. A permission answered without
+//	                       asking is followed, after its "permission_answer",
+//	                       by a "permission_decision" line: id and name of the
+//	                       tool call, optionId, optionKind (or cancelled),
+//	                       decidedBy (policy, permission, non_interactive,
+//	                       plan_mode or remembered) and rule (the policy
+//	                       file's "policy.json:3", "--permission allow",
+//	                       "--non-interactive-permissions deny", …)
 //	--cwd DIR              the session's working directory (default: current)
 //	--mode ID              the session mode set after the session opens
 //	--presentation         ask agents for their permission prompt text
@@ -232,6 +250,9 @@ type config struct {
 	resume       string        // --resume ID|last
 	noStore      bool          // --no-store
 	toolOutput   int           // --tool-output: lines of a tool's output shown (negative: all)
+	noWait       bool          // --no-wait: hand the prompts to the acphost that has the session open
+	args         []string      // the command line as given (for a detached --no-wait run)
+	flagEnd      int           // where the flags end in args
 
 	nonInteractive string            // --non-interactive-permissions: deny or fail
 	noOneToAsk     bool              // permission defaulted to reject: nobody can be asked
@@ -283,7 +304,12 @@ Flags:
                          never opened: y accept, n decline, c cancel
   --elicit-value N=V     with --elicit accept: field N's answer (repeatable);
                          other fields get their defaults
-  --json                 JSON lines on stdout: one per event, a result per turn
+  --json                 JSON lines on stdout: one per event, a result per turn;
+                         a permission answered without asking adds a
+                         permission_decision line (decidedBy, rule)
+  --no-wait              with --resume and -p: queue the prompts in the acphost
+                         that has the session open, or one started in the
+                         background, and return at once (a prompt: 1 MiB at most)
   --quiet                only each turn's final answer text on stdout
   --cwd DIR              the session's working directory
   --mode ID              the session mode to set after the session opens
@@ -329,8 +355,12 @@ acphost sessions [--json] | show | history | export | import | prune | rm
                          the recorded sessions ($XDG_STATE_HOME/acphost), and
                          which an acphost has open with a turn running
 acphost cancel [ID|last] stop the turn running in that session, from another
-                         shell (SIGINT to its acphost); there is no --no-wait:
-                         run acphost in the background (&) instead
+                         shell (asked over that acphost's control socket; no
+                         signal is sent)
+acphost --resume ID|last -p TEXT --no-wait
+                         queue TEXT in the acphost that has the session open
+                         and return at once; with none, start one in the
+                         background to run it (its pid and log are printed)
 acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
   serves AGENT over WebSocket, one process per connection, on ADDR (default
   127.0.0.1:0); never without a token: one is made up and printed in the
@@ -398,6 +428,9 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "acphost:", err)
 		fmt.Fprintln(os.Stderr, "Run 'acphost --help' for usage.")
 		return exitUsage
+	}
+	if cfg.noWait {
+		return noWait(cfg, os.Stdout, os.Stderr)
 	}
 	return newApp(cfg, os.Stdin, os.Stdout, os.Stderr).run()
 }
@@ -480,6 +513,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
 	fs.StringVar(&cfg.resume, "resume", "", "continue a recorded session: its `id` (or a unique prefix), or last")
 	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the session in the session store")
+	fs.BoolVar(&cfg.noWait, "no-wait", false, "with --resume and -p: queue the prompts in the acphost that has the session open (else one started in the background) and return at once")
 	toolOutput := fmt.Sprint(defaultToolOutput)
 	fs.StringVar(&toolOutput, "tool-output", toolOutput, "how many last `lines` of a tool's output to show (0: none, all: every line)")
 	fs.Usage = func() {}
@@ -500,6 +534,9 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		return cfg, fmt.Errorf("--tool-output %q: want a number of lines, or all", toolOutput)
 	}
 	cfg.prompts = prompts
+	if cfg.noWait { // for the acphost it may start in the background
+		cfg.args, cfg.flagEnd = args, len(args)-fs.NArg()
+	}
 	cfg.remote.sshIdentity = identities
 	for _, dir := range writable {
 		abs, err := filepath.Abs(dir)
@@ -566,6 +603,20 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	}
 	if cfg.resume != "" && cfg.remote.remote() {
 		return cfg, errors.New("--resume continues a session of a local agent; it cannot be combined with --ssh or --url")
+	}
+	if cfg.noWait && os.Getenv(envDetached) != "" {
+		cfg.noWait = false // the background acphost a --no-wait started
+	}
+	if cfg.noWait && (cfg.resume == "" || len(cfg.prompts) == 0) {
+		return cfg, errors.New("--no-wait queues prompts in a session: it needs --resume ID|last and -p TEXT")
+	}
+	if cfg.noWait && cfg.noStore {
+		return cfg, errors.New("--no-wait finds the session in the session store: it cannot be combined with --no-store")
+	}
+	for _, p := range cfg.prompts {
+		if cfg.noWait && len(p) > maxQueuedPrompt {
+			return cfg, fmt.Errorf("--no-wait: a prompt of %d bytes is over the %d MiB a queued prompt may have", len(p), maxQueuedPrompt>>20)
+		}
 	}
 	if err := checkRemote(&cfg); err != nil {
 		return cfg, err

@@ -304,7 +304,9 @@ func needSignals(t *testing.T) {
 }
 
 // demoTurn is the event sequence of one turn of fakeagent.Demo.
-var demoTurn = []string{"thought", "tool_call", "permission", "permission_answer", "tool_update", "tool_result", "plan", "text", "done", "result"}
+// --permission allow answers without asking: a permission_decision line
+// follows the answer.
+var demoTurn = []string{"thought", "tool_call", "permission", "permission_answer", "permission_decision", "tool_update", "tool_result", "plan", "text", "done", "result"}
 
 func TestJSONDemoTurnsInOrder(t *testing.T) {
 	r := runWith(t, nil, "", "--json", "--permission", "allow", "-p", "list files", "--prompt", "again")

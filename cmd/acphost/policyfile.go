@@ -333,13 +333,17 @@ func (p *permPolicy) match(req *acphost.PermissionRequest, cwd string) *permRule
 // decider is the policy file in front of fallback: allow and reject rules
 // answer at once (noting which rule did), ask rules go to ask (the person,
 // or with nobody to ask, the --non-interactive-permissions answer).
-func (p *permPolicy) decider(cwd string, ask, fallback acphost.PermissionFunc, note func(toolCallID, text string)) acphost.PermissionFunc {
+//
+// note is told of each answer a rule gave: rule names it (file:line), text
+// says it for people.
+func (p *permPolicy) decider(cwd string, ask, fallback acphost.PermissionFunc, note func(req *acphost.PermissionRequest, rule, text string)) acphost.PermissionFunc {
 	return func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
 		r := p.match(req, cwd)
 		if r == nil {
 			return fallback(ctx, req)
 		}
-		why := fmt.Sprintf("%s:%d", filepath.Base(p.source), r.line)
+		rule := fmt.Sprintf("%s:%d", filepath.Base(p.source), r.line)
+		why := rule
 		var id string
 		switch r.Answer {
 		case ruleAllow:
@@ -352,7 +356,7 @@ func (p *permPolicy) decider(cwd string, ask, fallback acphost.PermissionFunc, n
 		case ruleAsk:
 			return ask(ctx, req)
 		}
-		note(req.ToolCall.ID, "policy "+why)
+		note(req, rule, "policy "+why)
 		return id, nil
 	}
 }

@@ -2,10 +2,7 @@
 
 package main
 
-import (
-	"errors"
-	"os"
-)
+import "os"
 
 // processAlive reports whether process pid exists.
 func processAlive(pid int) bool {
@@ -15,9 +12,4 @@ func processAlive(pid int) bool {
 	}
 	_ = p.Release()
 	return true
-}
-
-// interruptProcess cannot send Ctrl-C to another console's process here.
-func interruptProcess(pid int) error {
-	return errors.New("acphost cancel needs Unix signals; press Ctrl-C in that acphost")
 }

@@ -12,6 +12,3 @@ func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
-
-// interruptProcess sends SIGINT to process pid.
-func interruptProcess(pid int) error { return syscall.Kill(pid, syscall.SIGINT) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,9 @@ type app struct {
 	// answerNotes holds, by tool call id, why a permission was answered
 	// without asking (the policy file's rule).
 	answerNotes sync.Map
+	// decisions holds, by tool call id, who answered a permission without
+	// asking and by which rule, for the --json permission_decision line.
+	decisions sync.Map
 	// permFail names the permission request that ended the turn under
 	// --non-interactive-permissions fail.
 	permFail string
@@ -67,6 +71,8 @@ type app struct {
 	turnSince time.Time
 	released  bool
 
+	ctl *controlServer // the control socket, nil without one
+
 	failed  bool // a turn failed: exit status 1
 	modeSet bool // cfg.mode was set (the agent accepted session/set_mode)
 }
@@ -77,7 +83,9 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a.errs = newScreen(stderr, colorAllowed(stderr), false)
 	switch {
 	case cfg.json:
-		a.sink = newJSONSink(stdout)
+		js := newJSONSink(stdout)
+		js.decision = a.decision
+		a.sink = js
 	case cfg.quiet:
 		a.sink = newQuietSink(stdout)
 	default:
@@ -168,6 +176,7 @@ func (a *app) askPermission() acphost.PermissionFunc {
 		id, err := remember(ctx, req)
 		if _, ok := asked.LoadAndDelete(req); !ok && err == nil {
 			a.remembered.Store(req.ToolCall.ID, struct{}{})
+			a.decided(req, decidedRemembered, "an earlier \"always\" answer for "+describeTool(req))
 		}
 		return id, err
 	}
@@ -187,6 +196,7 @@ func describeTool(req *acphost.PermissionRequest) string {
 // noted, the turn cancelled (turn reports it and stops), and the request
 // rejected meanwhile.
 func (a *app) failPermission(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	a.decided(req, decidedNonInteractive, "--non-interactive-permissions fail")
 	a.mu.Lock()
 	if a.permFail == "" {
 		a.permFail = describeTool(req)
@@ -248,7 +258,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	}
 	opts.MCPServers = a.cfg.mcpServers
 	// noOne answers what would be asked when nobody can be asked.
-	noOne := acphost.RejectAll()
+	noOne := a.deciding(acphost.RejectAll(), decidedNonInteractive, "--non-interactive-permissions deny")
 	if a.cfg.nonInteractive == nonInteractiveFail {
 		noOne = a.failPermission
 	}
@@ -260,9 +270,9 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	case permAsk:
 		opts.OnPermission = ask
 	case permAllow:
-		opts.OnPermission = acphost.AllowAll()
+		opts.OnPermission = a.deciding(acphost.AllowAll(), decidedPermission, "--permission allow")
 	case permReject:
-		opts.OnPermission = acphost.RejectAll()
+		opts.OnPermission = a.deciding(acphost.RejectAll(), decidedPermission, "--permission reject")
 		if a.cfg.noOneToAsk {
 			opts.OnPermission = noOne
 		}
@@ -274,15 +284,16 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	}
 	if p := a.cfg.policy; p != nil {
 		fallback := opts.OnPermission
-		if fallback == nil {
-			fallback = func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+		if fallback == nil { // plan mode: what reaches OnPermission only reads
+			fallback = a.deciding(func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
 				return acphost.DefaultPermission(req), nil
-			}
+			}, decidedPlan, "plan mode allows reads")
 		}
-		opts.OnPermission = p.decider(a.cwd, ask, fallback, func(id, text string) {
+		opts.OnPermission = p.decider(a.cwd, ask, fallback, func(req *acphost.PermissionRequest, rule, text string) {
 			if a.human != nil {
-				a.answerNotes.Store(id, text)
+				a.answerNotes.Store(req.ToolCall.ID, text)
 			}
+			a.decided(req, decidedPolicy, rule)
 		})
 	}
 	if a.cfg.fs {
@@ -392,6 +403,16 @@ func (a *app) run() int {
 	if stderrFile != nil {
 		defer stderrFile.Close() // after the client is closed, below
 	}
+	var rp *replay
+	if resume != nil {
+		// Start re-attaches the recorded session as the warm one
+		// (session/load, else session/resume): no session/new.
+		opts.SessionID = resume.ID
+		rp = a.beginReplay(*resume)
+		if rp != nil {
+			opts.OnUpdate = rp.update
+		}
+	}
 
 	client, err := a.start(opts)
 	a.mu.Lock()
@@ -406,6 +427,10 @@ func (a *app) run() int {
 			a.diag(styleRed, "the agent did not start within %v (--start-timeout); a first npx download can take longer: try --start-timeout 10m", a.cfg.startTimeout)
 			return exitFailed
 		}
+		if resume != nil {
+			a.reportAgentError("could not continue session "+acphost.SafeText(resume.ID), err)
+			return exitFailed
+		}
 		a.reportAgentError("could not start the agent", err)
 		return exitFailed
 	}
@@ -416,10 +441,7 @@ func (a *app) run() int {
 
 	sess := client.Session()
 	if resume != nil {
-		if sess, err = a.openRecorded(client, *resume); err != nil {
-			a.diag(styleRed, "could not continue session %s: %s", acphost.SafeText(resume.ID), errMsg(err))
-			return exitFailed
-		}
+		a.endReplay(rp, *resume, loadsSessions(client))
 	}
 	if a.cfg.mode != "" {
 		if err := a.setMode(sess, a.cfg.mode); err != nil {
@@ -432,20 +454,20 @@ func (a *app) run() int {
 			a.modeSet = true
 		}
 	}
+	a.openControl()
+	defer a.closeControl()
 	a.useSession(sess)
 	a.greet(client, sess)
 
 	if len(a.cfg.prompts) > 0 {
-		for i, p := range a.cfg.prompts {
-			if a.quitting() || !a.turn(p, !a.cfg.json, len(a.cfg.prompts)-i-1) {
-				break
-			}
-		}
+		a.runPrompts()
 	} else {
 		a.chat(client)
 	}
+	a.in.closeQueue()
 	a.closeClient(client)
 	a.release()
+	a.closeControl()
 	switch {
 	case a.quitting():
 		return a.quitCode
@@ -453,6 +475,28 @@ func (a *app) run() int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// runPrompts runs the -p prompts in order, each prompt handed over
+// meanwhile (acphost --no-wait) right after the turn running when it came,
+// and those still queued after the last -p.
+func (a *app) runPrompts() {
+	next := 0
+	for !a.quitting() {
+		p, ok := a.in.popQueued()
+		if !ok {
+			if next < len(a.cfg.prompts) {
+				p, next = a.cfg.prompts[next], next+1
+			} else if a.in.closeQueue() {
+				return
+			} else {
+				continue // one was queued just now
+			}
+		}
+		if !a.turn(p, !a.cfg.json, len(a.cfg.prompts)-next+a.in.queued()) {
+			return
+		}
+	}
 }
 
 // start starts the agent within --start-timeout, showing that it is
@@ -483,27 +527,63 @@ func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 	return client, err
 }
 
-// openRecorded continues a recorded session: session/load (the history is
-// replayed, and shown dimmed) or session/resume, whichever the agent offers.
+// beginReplay announces the recorded session about to be continued and
+// returns what shows its replayed history dimmed (nil without human
+// output).
+func (a *app) beginReplay(r sessionRecord) *replay {
+	if a.out == nil {
+		return nil
+	}
+	what := "continuing session " + acphost.SafeText(r.ID)
+	if t := oneLine(acphost.SafeText(r.Title), 60); t != "" {
+		what += " (" + t + ")"
+	}
+	a.out.line(styleDim, what)
+	return &replay{s: a.out}
+}
+
+// endReplay closes the replay of a continued session, says how it was
+// continued and takes its record as the current one.
+func (a *app) endReplay(rp *replay, r sessionRecord, loaded bool) {
+	if rp != nil && loaded {
+		rp.end()
+	}
+	how := "loaded"
+	if !loaded {
+		how = "resumed (the agent does not replay its history)"
+	}
+	a.note(styleDim, "session "+how)
+	a.mu.Lock()
+	a.rec, a.created = r, true
+	a.mu.Unlock()
+}
+
+// loadsSessions reports whether the agent offers session/load, which the
+// library prefers over session/resume.
+func loadsSessions(client *acphost.ACPClient) bool {
+	var caps struct {
+		LoadSession bool `json:"loadSession"`
+	}
+	_ = json.Unmarshal(client.AgentCapabilities(), &caps)
+	return caps.LoadSession
+}
+
+// openRecorded continues a recorded session on a running agent (/resume):
+// session/load (the history is replayed, and shown dimmed) or
+// session/resume, whichever the agent offers.
 func (a *app) openRecorded(client *acphost.ACPClient, r sessionRecord) (*acphost.Session, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.startTimeout)
 	defer cancel()
 	opts := acphost.SessionOptions{Dir: a.cfg.cwd}
-	var rp *replay
-	if a.out != nil {
-		rp = &replay{s: a.out}
+	rp := a.beginReplay(r)
+	if rp != nil {
 		opts.OnUpdate = rp.update
-		what := "continuing session " + acphost.SafeText(r.ID)
-		if t := oneLine(acphost.SafeText(r.Title), 60); t != "" {
-			what += " (" + t + ")"
-		}
-		a.out.line(styleDim, what)
 	}
 	sess, err := client.LoadSession(ctx, r.ID, opts)
-	how := "loaded"
+	loaded := true
 	if errors.Is(err, acphost.ErrUnsupported) {
 		sess, err = client.ResumeSession(ctx, r.ID, opts)
-		how = "resumed (the agent does not replay its history)"
+		loaded = false
 	}
 	if err != nil {
 		if errors.Is(err, acphost.ErrUnsupported) {
@@ -511,13 +591,7 @@ func (a *app) openRecorded(client *acphost.ACPClient, r sessionRecord) (*acphost
 		}
 		return nil, err
 	}
-	if rp != nil {
-		rp.end()
-	}
-	a.note(styleDim, "session "+how)
-	a.mu.Lock()
-	a.rec, a.created = r, true
-	a.mu.Unlock()
+	a.endReplay(rp, r, loaded)
 	return sess, nil
 }
 
@@ -588,9 +662,9 @@ func (a *app) record() {
 	r.Agent, r.Command = recordAgent(a.cfg)
 	r.Cwd, r.LastUsed = a.cwd, now
 	a.mu.Lock()
-	r.PID, r.TurnSince = os.Getpid(), a.turnSince
+	r.PID, r.TurnSince, r.Control = os.Getpid(), a.turnSince, a.controlPath()
 	if a.released {
-		r.PID, r.TurnSince = 0, time.Time{}
+		r.PID, r.TurnSince, r.Control = 0, time.Time{}, ""
 	}
 	a.mu.Unlock()
 	if t := sess.Details().Title; t != "" {
@@ -715,7 +789,7 @@ func (a *app) chat(client *acphost.ACPClient) {
 		if scr != nil && a.stdinTTY && !fromQueue {
 			scr.chatPrompt()
 		}
-		line, ok, failed := a.nextLine(client)
+		line, queued, ok, failed := a.nextLine(client)
 		if failed {
 			a.failed = true
 			a.reportAgentError("the agent failed", client.Err())
@@ -740,7 +814,7 @@ func (a *app) chat(client *acphost.ACPClient) {
 		if a.quitting() {
 			return
 		}
-		if send && !a.turn(prompt, !a.cfg.json && (!a.stdinTTY || fromQueue), -1) {
+		if send && !a.turn(prompt, !a.cfg.json && (!a.stdinTTY || fromQueue || queued), -1) {
 			return
 		}
 	}
@@ -748,7 +822,7 @@ func (a *app) chat(client *acphost.ACPClient) {
 
 // nextLine waits for the next line of input; failed reports the agent's
 // death meanwhile.
-func (a *app) nextLine(client *acphost.ACPClient) (line string, ok, failed bool) {
+func (a *app) nextLine(client *acphost.ACPClient) (line string, queued, ok, failed bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var dead atomic.Bool
@@ -761,12 +835,12 @@ func (a *app) nextLine(client *acphost.ACPClient) (line string, ok, failed bool)
 		}
 		cancel()
 	}()
-	line, ok, err := a.in.next(ctx)
+	line, queued, ok, err := a.in.next(ctx)
 	if err != nil {
 		cancel()
-		return "", false, dead.Load() && !a.quitting()
+		return "", false, false, dead.Load() && !a.quitting()
 	}
-	return line, ok, false
+	return line, queued, ok, false
 }
 
 // onQueued acts on a line typed while a turn runs: /cancel and /quit at

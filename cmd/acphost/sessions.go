@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -135,11 +136,12 @@ func ago(t time.Time) string {
 
 const cancelUsage = `Usage: acphost cancel [ID|last]
 
-Stops the turn running in a recorded session, from another shell: the
-acphost process that runs it (its pid is in the session store) gets
-SIGINT, as if Ctrl-C had been pressed in it: the turn is cancelled, the
-agent stays, and that acphost goes on with its next prompt. ID defaults to
-last, the most recently used session in the current directory.
+Stops the turn running in a recorded session, from another shell: it asks
+the acphost process that has the session open, over that process's control
+socket (its path is in the session store), to cancel the turn as Ctrl-C in
+it would: the turn is cancelled, the agent stays, and that acphost goes on
+with its next prompt. No signal is sent to anything. ID defaults to last,
+the most recently used session in the current directory.
 `
 
 // cancelCmd is "acphost cancel [ID|last]".
@@ -173,18 +175,18 @@ func cancelCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	r := recs[i]
 	sid := acphost.SafeText(r.ID)
+	rep, err := askControl(r.Control, controlRequest{Op: opCancel, Session: r.ID})
 	switch {
-	case r.PID == 0 || !processAlive(r.PID):
-		fmt.Fprintf(stderr, "acphost: cancel: no acphost process has session %s open\n", sid)
+	case errors.Is(err, errNoController):
+		fmt.Fprintf(stderr, "acphost: cancel: no acphost process has session %s open (no control socket answers; nothing was signalled)\n", sid)
 		return exitFailed
-	case r.TurnSince.IsZero():
-		fmt.Fprintf(stderr, "acphost: cancel: no turn is running in session %s (acphost pid %d has it open)\n", sid, r.PID)
+	case err != nil:
+		fmt.Fprintf(stderr, "acphost: cancel: session %s: %s\n", sid, errMsg(err))
+		return exitFailed
+	case !rep.Running:
+		fmt.Fprintf(stderr, "acphost: cancel: no turn is running in session %s (acphost pid %d has it open)\n", sid, rep.PID)
 		return exitFailed
 	}
-	if err := interruptProcess(r.PID); err != nil {
-		fmt.Fprintf(stderr, "acphost: cancel: %v\n", err)
-		return exitFailed
-	}
-	fmt.Fprintf(stdout, "cancelling the turn of session %s (sent SIGINT to acphost pid %d)\n", sid, r.PID)
+	fmt.Fprintf(stdout, "cancelling the turn of session %s (acphost pid %d)\n", sid, rep.PID)
 	return exitOK
 }

@@ -30,9 +30,12 @@ type sessionRecord struct {
 	LastUsed time.Time `json:"lastUsed"`
 	// PID is the acphost process that has the session open, 0 once it
 	// let go; TurnSince is when the turn it runs started (zero between
-	// turns). acphost cancel interrupts that process.
+	// turns).
 	PID       int       `json:"pid,omitempty"`
 	TurnSince time.Time `json:"turnSince,omitzero"`
+	// Control is that process's control socket (see control.go), which
+	// acphost cancel and --no-wait talk to; "" once it let go.
+	Control string `json:"control,omitempty"`
 }
 
 // state says whether a live acphost process holds the session and runs a
@@ -40,6 +43,9 @@ type sessionRecord struct {
 func (r sessionRecord) state() string {
 	if r.PID == 0 || !processAlive(r.PID) {
 		return ""
+	}
+	if _, err := os.Lstat(r.Control); r.Control != "" && err != nil {
+		return "" // its control socket is gone: the pid is someone else's now
 	}
 	if !r.TurnSince.IsZero() {
 		return fmt.Sprintf("turn running %s (pid %d)", fmtDuration(time.Since(r.TurnSince)), r.PID)

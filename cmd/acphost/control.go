@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// The control socket lets other acphost processes reach a running chat:
+// acphost cancel asks it to cancel its turn, acphost --resume ID -p TEXT
+// --no-wait hands it a prompt to queue. It is a unix-domain socket in
+// <state dir>/run (mode 0700, the user's own), named at random, its path
+// kept in the session's record and removed at exit. The protocol is one
+// JSON line each way per connection: a controlRequest, then a
+// controlReply. The peer is not trusted: a request line is bounded, one
+// request is read per connection, the whole exchange has a deadline, few
+// connections are served at once, and on Linux a peer of another uid is
+// refused (SO_PEERCRED) even though the directory already keeps others out.
+
+// Control operations.
+const (
+	opCancel = "cancel"
+	opPrompt = "prompt"
+)
+
+const (
+	// maxQueuedPrompt bounds a prompt handed over with --no-wait.
+	maxQueuedPrompt = 1 << 20
+	// maxControlLine bounds a request line: a prompt at its bound, JSON
+	// escaped (at worst 6 bytes a byte), and the rest of the request.
+	maxControlLine = 6*maxQueuedPrompt + 4096
+	// controlConns is how many connections are served at once; more are
+	// closed unanswered.
+	controlConns = 4
+	// controlDeadline bounds one exchange, on either side.
+	controlDeadline = 10 * time.Second
+)
+
+// controlRequest is what a client asks. Session is the session the client
+// means: a chat that has moved on to another one refuses.
+type controlRequest struct {
+	Op      string `json:"op"`
+	Session string `json:"session"`
+	Text    string `json:"text,omitempty"` // opPrompt
+}
+
+// controlReply answers a request: Error says why it was refused; Running
+// (opCancel) whether a turn was running and is being cancelled; Queued
+// (opPrompt) the prompt's place in the queue.
+type controlReply struct {
+	OK      bool   `json:"ok"`
+	Error   string `json:"error,omitempty"`
+	Running bool   `json:"running,omitempty"`
+	Queued  int    `json:"queued,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+	// Ending: the chat is ending and takes no more requests.
+	Ending bool `json:"ending,omitempty"`
+}
+
+// controlServer serves a chat's control socket.
+type controlServer struct {
+	path     string
+	ln       net.Listener
+	handle   func(controlRequest) controlReply
+	deadline atomic.Int64 // time.Duration; tests shorten it
+	sem      chan struct{}
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// runDir is the directory of the control sockets, created private.
+func runDir(stateDir string) (string, error) {
+	dir := filepath.Join(stateDir, "run")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := checkPrivateDir(stateDir); err != nil {
+		return "", err
+	}
+	if err := checkPrivateDir(dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// listenControl opens a control socket in stateDir's run directory, first
+// removing the sockets there that nobody listens on any more.
+func listenControl(stateDir string, handle func(controlRequest) controlReply) (*controlServer, error) {
+	dir, err := runDir(stateDir)
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	sweepStaleSockets(dir)
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	path := filepath.Join(dir, hex.EncodeToString(b[:])+".sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	if ul, ok := ln.(*net.UnixListener); ok {
+		ul.SetUnlinkOnClose(true)
+	}
+	_ = os.Chmod(path, 0o600) // the directory is what keeps others out
+	s := &controlServer{path: path, ln: ln, handle: handle,
+		sem: make(chan struct{}, controlConns), conns: map[net.Conn]struct{}{}}
+	s.deadline.Store(int64(controlDeadline))
+	s.wg.Add(1)
+	go s.serve()
+	return s, nil
+}
+
+// sweepStaleSockets removes the sockets in dir that refuse connections:
+// those of acphost processes that ended without removing theirs.
+func sweepStaleSockets(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".sock") || e.Type()&fs.ModeSocket == 0 {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		c, err := net.DialTimeout("unix", p, time.Second)
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			os.Remove(p)
+		}
+	}
+}
+
+func (s *controlServer) serve() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			time.Sleep(10 * time.Millisecond) // EMFILE and the like: back off, not a synchronisation
+			continue
+		}
+		select {
+		case s.sem <- struct{}{}:
+		default:
+			c.Close() // too many at once
+			continue
+		}
+		if !s.track(c) {
+			<-s.sem
+			c.Close()
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer func() { <-s.sem }()
+			defer s.untrack(c)
+			s.serveConn(c)
+		}()
+	}
+}
+
+func (s *controlServer) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *controlServer) untrack(c net.Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	c.Close()
+}
+
+// serveConn reads one request and answers it.
+func (s *controlServer) serveConn(c net.Conn) {
+	_ = c.SetDeadline(time.Now().Add(time.Duration(s.deadline.Load())))
+	if err := samePeer(c); err != nil {
+		return
+	}
+	reply := func(r controlReply) {
+		r.PID = os.Getpid()
+		b, _ := json.Marshal(r)
+		_, _ = c.Write(append(b, '\n'))
+	}
+	line, err := readLine(c, maxControlLine)
+	if err != nil {
+		if errors.Is(err, errLineTooLong) {
+			reply(controlReply{Error: fmt.Sprintf("request over %d bytes", maxControlLine)})
+		}
+		return
+	}
+	var req controlRequest
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		reply(controlReply{Error: "malformed request"})
+		return
+	}
+	if req.Op == opPrompt && len(req.Text) > maxQueuedPrompt {
+		reply(controlReply{Error: fmt.Sprintf("prompt over %d bytes", maxQueuedPrompt)})
+		return
+	}
+	reply(s.handle(req))
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads up to and without the first newline, refusing a line of
+// more than limit bytes without reading it all.
+func readLine(r io.Reader, limit int) ([]byte, error) {
+	br := bufio.NewReaderSize(io.LimitReader(r, int64(limit)+1), 64<<10)
+	line, err := br.ReadBytes('\n')
+	switch {
+	case err == nil:
+		return line[:len(line)-1], nil
+	case err == io.EOF && len(line) > limit:
+		return nil, errLineTooLong
+	case err == io.EOF && len(line) > 0:
+		return line, nil // the peer closed its side after the request
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, err
+}
+
+// Close stops serving, ends the connections being served, waits for
+// their goroutines and removes the socket.
+func (s *controlServer) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.ln.Close()
+	s.wg.Wait()
+	os.Remove(s.path)
+}
+
+// errNoController is a control socket that is missing or that nobody
+// listens on: the acphost that made it is gone.
+var errNoController = errors.New("no acphost process is listening")
+
+// askControl sends req to the control socket at path and returns the
+// reply. It never signals anything: a socket that is gone, or refuses,
+// is errNoController.
+func askControl(path string, req controlRequest) (controlReply, error) {
+	var rep controlReply
+	if path == "" {
+		return rep, errNoController
+	}
+	dir := filepath.Dir(path)
+	if err := checkPrivateDir(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return rep, errNoController
+		}
+		return rep, err
+	}
+	c, err := net.DialTimeout("unix", path, controlDeadline)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
+			return rep, errNoController
+		}
+		return rep, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(controlDeadline))
+	if err := samePeer(c); err != nil {
+		return rep, err
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return rep, err
+	}
+	if _, err := c.Write(append(b, '\n')); err != nil {
+		return rep, fmt.Errorf("control socket %s: %w", path, err)
+	}
+	line, err := readLine(c, 64<<10)
+	if err != nil {
+		return rep, fmt.Errorf("control socket %s: no answer: %w", path, err)
+	}
+	if err := json.Unmarshal(line, &rep); err != nil {
+		return rep, fmt.Errorf("control socket %s: malformed answer", path)
+	}
+	if !rep.OK {
+		if rep.Error == "" {
+			rep.Error = "refused"
+		}
+		return rep, errors.New(rep.Error)
+	}
+	return rep, nil
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/acphost/acphost"
+)
+
+// envDetached marks the acphost a --no-wait started in the background:
+// there --no-wait is ignored, and the prompts run as -p prompts do.
+const envDetached = "ACPHOST_DETACHED"
+
+// noWait is acphost --resume ID|last -p TEXT... --no-wait: the prompts go
+// to the acphost that has the session open, over its control socket,
+// queued as prompts typed during a turn are; with none, an acphost is
+// started in the background (its own session, stdio to a log file in the
+// state directory) to run them and exit. It returns once the prompts are
+// queued, or the background acphost has the session open.
+func noWait(cfg config, stdout, stderr io.Writer) int {
+	st, err := openStore()
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost:", err)
+		return exitFailed
+	}
+	cwd := cfg.cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	rec, err := lookupRecord(st, cfg.resume, cwd)
+	if err != nil {
+		fmt.Fprintf(stderr, "acphost: --resume %s: %v\n", cfg.resume, err)
+		return exitUsage
+	}
+	if code, done := handOver(rec, cfg.prompts, stdout, stderr); done {
+		return code
+	}
+	// Nobody has the session open. One background acphost at a time is
+	// started, so two --no-wait at once never open the session twice:
+	// the second finds the first one's socket.
+	dir, err := runDir(st.dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
+		return exitFailed
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "spawn.lock"), os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
+		return exitFailed
+	}
+	defer lock.Close()
+	if err := lockFile(lock); err != nil {
+		fmt.Fprintln(stderr, "acphost: --no-wait: locking:", err)
+		return exitFailed
+	}
+	defer unlockFile(lock)
+	if rec, err = lookupRecord(st, rec.ID, cwd); err != nil {
+		fmt.Fprintf(stderr, "acphost: --resume %s: %v\n", cfg.resume, err)
+		return exitFailed
+	}
+	if code, done := handOver(rec, cfg.prompts, stdout, stderr); done {
+		return code
+	}
+	return startDetached(cfg, st, rec, cwd, stdout, stderr)
+}
+
+// lookupRecord finds the record id names (see find).
+func lookupRecord(st *store, id, cwd string) (sessionRecord, error) {
+	recs, err := st.list()
+	if err != nil {
+		return sessionRecord{}, err
+	}
+	i, err := find(recs, id, cwd)
+	if err != nil {
+		return sessionRecord{}, err
+	}
+	return recs[i], nil
+}
+
+// handOver queues the prompts in the acphost that has rec's session open.
+// done is false when there is none (nothing was queued).
+func handOver(rec sessionRecord, prompts []string, stdout, stderr io.Writer) (code int, done bool) {
+	sid := acphost.SafeText(rec.ID)
+	for i, p := range prompts {
+		rep, err := askControl(rec.Control, controlRequest{Op: opPrompt, Session: rec.ID, Text: p})
+		if i == 0 && (errors.Is(err, errNoController) || rep.Ending) {
+			if rep.Ending {
+				waitReleased(rec, rep.PID)
+			}
+			return 0, false
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "acphost: --no-wait: session %s: %s", sid, errMsg(err))
+			if i > 0 {
+				fmt.Fprintf(stderr, " (the first %d prompt(s) were queued)", i)
+			}
+			fmt.Fprintln(stderr)
+			return exitFailed, true
+		}
+		fmt.Fprintf(stdout, "queued in session %s (acphost pid %d; place %d in its queue): %s\n", sid, rep.PID, rep.Queued, oneLine(acphost.SafeText(p), 60))
+	}
+	return exitOK, true
+}
+
+// waitReleased waits (a little) for an ending acphost to let go of the
+// session's record, so that the one started next is not undone by it.
+func waitReleased(rec sessionRecord, pid int) {
+	st, err := openStore()
+	if err != nil {
+		return
+	}
+	deadline := time.Now().Add(controlDeadline)
+	for time.Now().Before(deadline) {
+		r, err := lookupRecord(st, rec.ID, rec.Cwd)
+		if err != nil || r.PID != pid {
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval
+	}
+}
+
+// startDetached starts acphost --resume ID with the same flags and prompts
+// in the background, and returns once it has the session open (or has
+// failed to).
+func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout, stderr io.Writer) int {
+	sid := acphost.SafeText(rec.ID)
+	attr, err := detachAttr()
+	if err != nil {
+		fmt.Fprintf(stderr, "acphost: --no-wait: no acphost has session %s open, and %v; run acphost --resume %s in another terminal, then --no-wait again\n", sid, err, sid)
+		return exitFailed
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
+		return exitFailed
+	}
+	logDir := filepath.Join(st.dir, "log")
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
+		return exitFailed
+	}
+	logPath := filepath.Join(logDir, time.Now().Format("20060102-150405")+"-"+fileSafe(rec.ID)+".log")
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|oNoFollow, 0o600)
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
+		return exitFailed
+	}
+	defer logf.Close()
+	cmd := exec.Command(exe, detachedArgs(cfg, rec.ID)...)
+	cmd.Dir = cwd
+	cmd.Stdout, cmd.Stderr = logf, logf // stdin: the null device
+	cmd.Env = append(os.Environ(), envDetached+"=1")
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(stderr, "acphost: --no-wait: starting acphost in the background:", err)
+		return exitFailed
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(cfg.startTimeout + controlDeadline)
+	for {
+		if r, err := lookupRecord(st, rec.ID, cwd); err == nil && r.PID == pid && r.Control != "" {
+			fmt.Fprintf(stdout, "no acphost had session %s open: started acphost pid %d in the background to run %d prompt(s), then exit (log: %s; acphost cancel %s stops a turn)\n",
+				sid, pid, len(cfg.prompts), logPath, sid)
+			return exitOK
+		}
+		select {
+		case err := <-exited:
+			if err == nil { // so quick it has done it all already
+				fmt.Fprintf(stdout, "no acphost had session %s open: started acphost pid %d in the background, which ran %d prompt(s) and ended (log: %s)\n",
+					sid, pid, len(cfg.prompts), logPath)
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "acphost: --no-wait: the background acphost for session %s ended (%v) before it had the session open; its log, %s:\n%s", sid, err, logPath, logTail(logPath))
+			return exitFailed
+		case <-time.After(50 * time.Millisecond): // polling interval
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(stderr, "acphost: --no-wait: the background acphost (pid %d) has not opened session %s yet; it goes on (log: %s)\n", pid, sid, logPath)
+			return exitFailed
+		}
+	}
+}
+
+// detachedArgs is the command line for the background acphost: the one
+// given, with --resume naming the session exactly (a later flag wins).
+func detachedArgs(cfg config, id string) []string {
+	at := cfg.flagEnd
+	if at > 0 && cfg.args[at-1] == "--" {
+		at--
+	}
+	args := append([]string{}, cfg.args[:at]...)
+	args = append(args, "--resume="+id)
+	return append(args, cfg.args[at:]...)
+}
+
+// fileSafe makes a session id usable in a file name.
+func fileSafe(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	return clip(string(b), 40)
+}
+
+// logTail is the last lines of a log file, for an error.
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(acphost.SafeText(string(b)), "\n"), "\n")
+	if len(lines) > maxStderrLines {
+		lines = lines[len(lines)-maxStderrLines:]
+	}
+	return "  " + strings.Join(lines, "\n  ") + "\n"
+}

@@ -1,0 +1,118 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/acphost/acphost/fakeagent"
+)
+
+// --no-wait hands a prompt to the chat that has the session open: it is
+// shown there as queued, the command returns at once, and the chat's
+// next turn runs it (before the -p prompts left).
+func TestNoWaitQueuesIntoARunningChat(t *testing.T) {
+	extra, _, _ := isolated(t)
+	dir := t.TempDir()
+	b := startBG(t, dir, extra, slowScript("ctl-q"), "-p", "slow", "-p", "next")
+	waitTurn(t, dir, extra, b)
+	r := runIn(t, dir, extra, nil, "", "--resume", "last", "-p", "queued one", "--no-wait")
+	if r.code != 0 || !strings.Contains(r.stdout, "queued in session ctl-q") || !strings.Contains(r.stdout, "place 1 in its queue") {
+		t.Fatalf("--no-wait: exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
+	}
+	waitFor(t, "the queued line on the chat's screen", func() bool {
+		return strings.Contains(b.out.String(), "queued (1, from acphost --no-wait): queued one")
+	})
+	if r := runIn(t, dir, extra, nil, "", "cancel"); r.code != 0 {
+		t.Fatalf("cancel: %d %s", r.code, r.stderr)
+	}
+	b.wait(t)
+	s := b.out.String()
+	q, n := strings.Index(s, "queued prompt ran"), strings.Index(s, "next ran")
+	if q < 0 || n < 0 || q > n {
+		t.Errorf("the queued prompt did not run next:\n%s\nstderr:\n%s", s, b.errb.String())
+	}
+}
+
+// With no acphost holding the session, --no-wait starts one in the
+// background (its output in a log under the state directory) that loads
+// the session, runs the prompt and exits.
+func TestNoWaitStartsOneInTheBackground(t *testing.T) {
+	extra, _, state := isolated(t)
+	dir := t.TempDir()
+	script := &fakeagent.Script{
+		AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile:       filepath.Join(t.TempDir(), "history.json"),
+		SessionID:         "bg-1",
+		Turns: []fakeagent.Turn{
+			{Prompt: "first", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answer one"))}},
+			{Prompt: "second", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answer two"))}},
+		},
+	}
+	if r := runIn(t, dir, extra, script, "", "-p", "first"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	r := runIn(t, dir, extra, script, "", "--resume", "last", "-p", "second", "--no-wait")
+	if r.code != 0 || !strings.Contains(r.stdout, "started acphost pid") || !strings.Contains(r.stdout, "in the background") {
+		t.Fatalf("--no-wait: exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
+	}
+	m := regexp.MustCompile(`pid (\d+) .*\(log: ([^;)\s]+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no pid and log in %q", r.stdout)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if !strings.HasPrefix(m[2], filepath.Join(state, "log")+string(filepath.Separator)) {
+		t.Errorf("log %s is not under %s/log", m[2], state)
+	}
+	waitFor(t, "the background acphost to run the prompt and let go of the session", func() bool {
+		recs := records(t, dir, extra)
+		return len(recs) == 1 && recs[0].PID == 0
+	})
+	log, err := os.ReadFile(m[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(log); !strings.Contains(s, "answer two") || !strings.Contains(s, "session loaded") {
+		t.Errorf("log:\n%s", s)
+	}
+}
+
+// --no-wait needs --resume and -p, and refuses a prompt over 1 MiB.
+func TestNoWaitUsage(t *testing.T) {
+	extra, _, _ := isolated(t)
+	for _, args := range [][]string{{"-p", "x", "--no-wait"}, {"--resume", "last", "--no-wait"}} {
+		if r := runIn(t, t.TempDir(), extra, nil, "", args...); r.code != exitUsage || !strings.Contains(r.stderr, "--no-wait queues prompts") {
+			t.Errorf("%v: exit %d; stderr %q", args, r.code, r.stderr)
+		}
+	}
+	// An argument that long cannot reach a process on Linux; parseArgs
+	// and the control socket refuse it all the same.
+	huge := strings.Repeat("x", maxQueuedPrompt+1)
+	if _, err := parseArgs([]string{"--resume", "last", "-p", huge, "--no-wait"}, io.Discard, false); err == nil || !strings.Contains(err.Error(), "over the 1 MiB") {
+		t.Errorf("huge prompt: %v", err)
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s, err := listenControl(state, func(controlRequest) controlReply {
+		t.Error("a prompt over the bound was handled")
+		return controlReply{OK: true}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := askControl(s.path, controlRequest{Op: opPrompt, Session: "s", Text: huge}); err == nil || !strings.Contains(err.Error(), "prompt over") {
+		t.Errorf("huge prompt over the socket: %v", err)
+	}
+}

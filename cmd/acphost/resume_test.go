@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acphost/acphost/fakeagent"
+)
+
+// --resume re-attaches the recorded session as the warm one: the agent
+// gets session/load and never a session/new, and the replay is shown.
+func TestResumeOpensNoNewSession(t *testing.T) {
+	extra, _, _ := isolated(t)
+	dir := t.TempDir()
+	script := &fakeagent.Script{
+		AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile:       filepath.Join(t.TempDir(), "history.json"),
+		SessionID:         "keep-1",
+		Turns: []fakeagent.Turn{
+			{Prompt: "first", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answer one"))}},
+			{Prompt: "second", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answer two"))}},
+		},
+	}
+	if r := runIn(t, dir, extra, script, "", "-p", "first"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	script.RecordFile = record // what the resuming run's agent receives
+	r := runIn(t, dir, extra, script, "", "--resume", "last", "-p", "second")
+	if r.code != 0 {
+		t.Fatalf("--resume: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"continuing session keep-1", "answer one", "end of the replayed history", "session loaded", "session keep-1", "answer two"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--resume stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	msgs, err := fakeagent.ReadRecord(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countMethod(msgs, "session/new"); n != 0 {
+		t.Errorf("--resume sent %d session/new, want 0", n)
+	}
+	if n := countMethod(msgs, "session/load"); n != 1 {
+		t.Errorf("%d session/load, want 1", n)
+	}
+	// Only one record: the resumed session, not a fresh one beside it.
+	r = runIn(t, dir, extra, nil, "", "sessions", "--json")
+	var recs []sessionRecord
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 1 || recs[0].ID != "keep-1" {
+		t.Errorf("sessions after --resume: %v %s", err, r.stdout)
+	}
+}
