@@ -54,3 +54,28 @@ func TestResumeOpensNoNewSession(t *testing.T) {
 		t.Errorf("sessions after --resume: %v %s", err, r.stdout)
 	}
 }
+
+// TestNewSessionLetsGoOfTheOldRecord: after /new the session left behind
+// is no longer recorded as open by this process (its pid and control
+// socket cleared), so listings and acphost cancel do not point at it.
+func TestNewSessionLetsGoOfTheOldRecord(t *testing.T) {
+	extra, _, _ := isolated(t)
+	dir := t.TempDir()
+	script := &fakeagent.Script{Turns: []fakeagent.Turn{
+		{Prompt: "first", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("one"))}},
+		{Prompt: "second", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("two"))}},
+	}}
+	if r := runIn(t, dir, extra, script, "first\n/new\nsecond\n"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	r := runIn(t, dir, extra, nil, "", "sessions", "--json")
+	var recs []sessionRecord
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 2 {
+		t.Fatalf("sessions: %v %s", err, r.stdout)
+	}
+	for _, rec := range recs {
+		if rec.PID != 0 || rec.Control != "" {
+			t.Errorf("session %s still names pid %d, control %q", rec.ID, rec.PID, rec.Control)
+		}
+	}
+}

@@ -624,15 +624,27 @@ func modeList(modes acphost.SessionModes) string {
 }
 
 // useSession makes sess the one prompts go to, and records it.
+// The session left behind is recorded as no longer open here.
 func (a *app) useSession(sess *acphost.Session) {
+	var left *sessionRecord
 	a.mu.Lock()
 	if a.sess != sess {
 		if a.rec.ID != sess.ID() {
+			if a.created {
+				old := a.rec
+				left = &old
+			}
 			a.rec, a.created = sessionRecord{}, false
 		}
 		a.sess = sess
 	}
 	a.mu.Unlock()
+	if left != nil && a.store != nil {
+		left.PID, left.TurnSince, left.Control = 0, time.Time{}, ""
+		if err := a.store.put(*left); err != nil {
+			a.diag(styleYellow, "%v", err)
+		}
+	}
 	a.record()
 }
 

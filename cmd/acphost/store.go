@@ -53,10 +53,14 @@ func (r sessionRecord) state() string {
 	return fmt.Sprintf("open (pid %d)", r.PID)
 }
 
-// same reports whether r and o are the same conversation: the same agent
-// and session id.
+// same reports whether r and o are the same conversation: the same session
+// id of the same agent — a named agent by its name (the command the
+// configuration runs for it may change), another by its command.
 func (r sessionRecord) same(o sessionRecord) bool {
-	return r.ID == o.ID && r.Agent == o.Agent && strings.Join(r.Command, "\x00") == strings.Join(o.Command, "\x00")
+	if r.ID != o.ID || r.Agent != o.Agent {
+		return false
+	}
+	return r.Agent != "" || strings.Join(r.Command, "\x00") == strings.Join(o.Command, "\x00")
 }
 
 // recordAgent is the agent of cfg as a record names it: by name, or by

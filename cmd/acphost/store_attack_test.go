@@ -189,3 +189,27 @@ func TestPromptHistoryLinksAreNotFollowed(t *testing.T) {
 		t.Errorf("a history directory others can write was used")
 	}
 }
+
+// TestStoreKeepsOneRecordWhenANamedAgentsCommandChanges: a named agent's
+// record is the same conversation whatever command the configuration
+// runs for it today; a command after -- is told apart by the command.
+func TestStoreKeepsOneRecordWhenANamedAgentsCommandChanges(t *testing.T) {
+	st := &store{dir: filepath.Join(t.TempDir(), "acphost")}
+	for _, cmd := range [][]string{{"npx", "agent@1"}, {"npx", "agent@2"}} {
+		if err := st.put(sessionRecord{ID: "s1", Agent: "mine", Command: cmd, Cwd: "/"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range [][]string{{"a"}, {"b"}} {
+		if err := st.put(sessionRecord{ID: "s1", Command: cmd, Cwd: "/"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := st.list()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want 3 (one for the named agent, one per command): %+v", len(recs), recs)
+	}
+}
