@@ -22,6 +22,9 @@ type agentDef struct {
 	Env         map[string]string `json:"env,omitempty"`
 	Mode        string            `json:"mode,omitempty"`
 	Description string            `json:"description,omitempty"`
+	// Config are session config options set once a session opens, as
+	// --set does (a flag wins), e.g. {"model": "sonnet"}.
+	Config map[string]string `json:"config,omitempty"`
 	// MCPServers are ACP McpServer objects, passed as they are to
 	// session/new (and load, resume), after the defaults' ones.
 	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
@@ -95,6 +98,9 @@ type fileDefaults struct {
 	PermissionPolicy string `json:"permissionPolicy,omitempty"`
 	// MCPServers go to every agent's sessions.
 	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
+	// Config are session config options for every agent (the agent's
+	// own and --set win).
+	Config map[string]string `json:"config,omitempty"`
 }
 
 // envConfig names the config file instead of the default place.

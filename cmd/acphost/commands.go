@@ -217,31 +217,14 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 		a.note(styleYellow, "/config KEY VALUE (or /config to list them)")
 		return
 	}
-	i := slices.IndexFunc(opts, func(o acphost.ConfigOption) bool { return o.ID == args[0] })
-	if i < 0 {
+	now, err := a.setConfig(ctx, sess, args[0], args[1])
+	if errors.Is(err, errNoConfigOption) {
 		a.diag(styleRed, "/config %s: no such option (/config lists them)", acphost.SafeText(args[0]))
 		return
 	}
-	var value any = args[1]
-	if opts[i].Type == "boolean" {
-		b, err := parseOnOff(args[1])
-		if err != nil {
-			a.diag(styleRed, "/config %s: %v", acphost.SafeText(args[0]), err)
-			return
-		}
-		value = b
-	} else if vals := configValues(opts[i]); len(vals) > 0 && !slices.Contains(vals, args[1]) {
-		a.diag(styleRed, "/config %s: %s is not one of %s", acphost.SafeText(args[0]), acphost.SafeText(args[1]), acphost.SafeText(strings.Join(vals, ", ")))
-		return
-	}
-	state, err := sess.SetConfigOption(ctx, args[0], value)
 	if err != nil {
 		a.diag(styleRed, "/config %s: %s", acphost.SafeText(args[0]), errMsg(err))
 		return
-	}
-	now := args[1]
-	if j := slices.IndexFunc(state, func(o acphost.ConfigOption) bool { return o.ID == args[0] }); j >= 0 && len(state[j].CurrentValue) > 0 {
-		now = configValue(state[j].CurrentValue)
 	}
 	a.note(styleDim, acphost.SafeText(args[0])+" = "+now)
 }

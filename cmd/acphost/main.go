@@ -3,7 +3,7 @@
 // Usage:
 //
 //	acphost [flags] [--agent NAME | -- AGENT [ARGS...]]
-//	acphost agents | sessions [--json | rm ID] | cancel [ID] | serve ... | web ... | version
+//	acphost agents | sessions [--json | show | history | export | import | prune | rm] | cancel [ID] | serve ... | web ... | version
 //
 // With no agent it runs a built-in fake agent whose every turn shows a
 // thought, a tool call, a permission request, a plan and an answer:
@@ -131,6 +131,8 @@
 //	                       "--non-interactive-permissions deny", …)
 //	--cwd DIR              the session's working directory (default: current)
 //	--mode ID              the session mode set after the session opens
+//	--set KEY=VALUE        a config option (model, thought level …) set after
+//	                       the session opens (repeatable)
 //	--presentation         ask agents for their permission prompt text
 //	--fs                   serve file reads and writes inside --cwd
 //	--timeout DURATION     cancel a turn that runs longer (e.g. 10m); each
@@ -260,6 +262,7 @@ type config struct {
 	policy         *permPolicy       // the parsed policy file, nil without one
 	mcpServers     []json.RawMessage // the config file's mcpServers (defaults, then the agent's)
 	quiet          bool              // --quiet: only the agent's final answer on stdout
+	sets           []configSet       // --set KEY=VALUE, then the config file's, to set once the session opens
 	file           fileConfig        // the config file, read once, by parseArgs
 }
 
@@ -268,7 +271,7 @@ type config struct {
 const defaultStartTimeout = 2 * time.Minute
 
 const usageText = `Usage: acphost [flags] [--agent NAME | -- AGENT [ARGS...]]
-       acphost agents | sessions [rm ID] | cancel [ID] | serve ... | web ... | version
+       acphost agents | sessions [show|history|export|import|prune|rm] | cancel [ID] | serve ... | web ... | version
 
 Hosts an Agent Client Protocol agent in the terminal. --agent NAME runs a
 named agent (acphost agents lists them: claude, codex, gemini, opencode …);
@@ -314,6 +317,9 @@ Flags:
   --cwd DIR              the session's working directory
   --mode ID              the session mode to set after the session opens
                          (/mode lists them)
+  --set KEY=VALUE        a config option (model, thought level …) to set
+                         after the session opens (repeatable; /config lists
+                         them, with their values)
   --presentation         ask agents to attach their permission prompt text
   --fs                   serve file reads and writes inside --cwd
   --timeout DURATION     cancel a turn that runs longer (e.g. 10m); each turn
@@ -375,6 +381,7 @@ adds or overrides agents and sets defaults; flags win over it:
                 "permissionPolicy": "policy.json", "nonInteractivePermissions": "fail",
                 "mcpServers": [{"name": "git", "command": "git-mcp", "args": [], "env": []}]},
    "agents": {"mine": {"command": ["my-agent", "--acp"], "env": {"K": "v"},
+                       "mode": "default", "config": {"model": "fast"},
                        "mcpServers": [...]}}}
 mcpServers (ACP McpServer objects, sent as written) come from the defaults,
 then the agent; permissionPolicy is relative to the config file.
@@ -482,7 +489,7 @@ func dashes(name string) string {
 // default permission policy.
 func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, error) {
 	var cfg config
-	var prompts, writable, elicitValues, identities repeated
+	var prompts, writable, elicitValues, identities, sets repeated
 	fs := flag.NewFlagSet("acphost", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // run reports the error, once
 	var version bool
@@ -498,6 +505,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.BoolVar(&cfg.json, "json", false, "one JSON object per line per event on stdout, then a result line per turn")
 	fs.StringVar(&cfg.cwd, "cwd", "", "the session's working `directory` (default: the current one)")
 	fs.StringVar(&cfg.mode, "mode", "", "session mode `id` to set after the session opens")
+	fs.Var(&sets, "set", "a session config option to set once the session opens, as `key=value` (repeatable; /config lists them)")
 	fs.BoolVar(&cfg.presentation, "presentation", false, "ask agents to attach their permission prompt text")
 	fs.BoolVar(&cfg.fs, "fs", false, "serve file reads and writes inside --cwd")
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "cancel a turn that runs longer than this `duration` (0: no limit)")
@@ -556,12 +564,16 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	cfg.file = file
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if cfg.sets, err = parseSets(sets); err != nil {
+		return cfg, err
+	}
 	if err := applyFileDefaults(&cfg, file, set); err != nil {
 		return cfg, err
 	}
 	if err := resolveAgent(&cfg, file); err != nil {
 		return cfg, err
 	}
+	cfg.sets = addSoftSets(cfg.sets, file.Defaults.Config)
 
 	switch cfg.nonInteractive {
 	case "":
@@ -697,6 +709,7 @@ func resolveAgent(cfg *config, file fileConfig) error {
 	if cfg.mode == "" && def.Mode != "" {
 		cfg.mode, cfg.modeSoft = def.Mode, true
 	}
+	cfg.sets = addSoftSets(cfg.sets, def.Config)
 	return nil
 }
 

@@ -901,13 +901,14 @@ func TestParseChoice(t *testing.T) {
 	}
 }
 
+// indexOf is the index of the first message of method, -1 for none.
 func indexOf(msgs []fakeagent.Message, method string) int {
 	for i, m := range msgs {
 		if m.Method == method {
 			return i
 		}
 	}
-	return 0
+	return -1
 }
 
 // --writable confines the agent: its own command cannot write to --cwd,

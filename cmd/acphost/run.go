@@ -454,6 +454,9 @@ func (a *app) run() int {
 			a.modeSet = true
 		}
 	}
+	if code := a.applySets(sess); code != 0 {
+		return code
+	}
 	a.openControl()
 	defer a.closeControl()
 	a.useSession(sess)

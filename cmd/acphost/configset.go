@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/acphost/acphost"
+)
+
+// configSet is one session config option to set once the session opens:
+// from --set (a failure is a usage error) or from the config file (soft: a
+// failure is a warning, as an agent may not offer the option).
+type configSet struct {
+	key, value string
+	soft       bool
+}
+
+// parseSets reads --set KEY=VALUE flags; a key set twice keeps the last.
+func parseSets(flags []string) ([]configSet, error) {
+	var sets []configSet
+	for _, kv := range flags {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--set %q: want key=value", kv)
+		}
+		sets = slices.DeleteFunc(sets, func(s configSet) bool { return s.key == k })
+		sets = append(sets, configSet{key: k, value: v})
+	}
+	return sets, nil
+}
+
+// addSoftSets adds the config file's options whose keys nothing set yet,
+// in key order.
+func addSoftSets(sets []configSet, m map[string]string) []configSet {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !slices.ContainsFunc(sets, func(s configSet) bool { return s.key == k }) {
+			sets = append(sets, configSet{key: k, value: m[k], soft: true})
+		}
+	}
+	return sets
+}
+
+// applySets sets cfg.sets on sess, in order. A --set the agent refuses (or
+// does not offer) ends the run with a usage error; a config file's only
+// warns.
+func (a *app) applySets(sess *acphost.Session) int {
+	for _, s := range a.cfg.sets {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		now, err := a.setConfig(ctx, sess, s.key, s.value)
+		cancel()
+		switch {
+		case err == nil:
+			a.note(styleDim, acphost.SafeText(s.key)+" = "+now)
+		case s.soft:
+			a.diag(styleYellow, "config %s: %s; left as the agent has it", acphost.SafeText(s.key), errMsg(err))
+		default:
+			a.diag(styleRed, "--set %s: %s", acphost.SafeText(s.key), errMsg(err))
+			return exitUsage
+		}
+	}
+	return 0
+}
+
+// errNoConfigOption is a key the agent does not offer.
+var errNoConfigOption = errors.New("no such option")
+
+// setConfig sets one of the session's config options after checking the
+// value against what the agent offers, and returns the value it now has.
+func (a *app) setConfig(ctx context.Context, sess *acphost.Session, key, value string) (string, error) {
+	opts := sess.ConfigOptions()
+	i := slices.IndexFunc(opts, func(o acphost.ConfigOption) bool { return o.ID == key })
+	if i < 0 {
+		if len(opts) == 0 {
+			return "", fmt.Errorf("%w: the agent offers no config options", errNoConfigOption)
+		}
+		ids := make([]string, len(opts))
+		for j, o := range opts {
+			ids[j] = o.ID
+		}
+		return "", fmt.Errorf("%w; the agent's: %s", errNoConfigOption, acphost.SafeText(strings.Join(ids, ", ")))
+	}
+	var v any = value
+	if opts[i].Type == "boolean" {
+		b, err := parseOnOff(value)
+		if err != nil {
+			return "", err
+		}
+		v = b
+	} else if vals := configValues(opts[i]); len(vals) > 0 && !slices.Contains(vals, value) {
+		return "", fmt.Errorf("%s is not one of %s", acphost.SafeText(value), acphost.SafeText(strings.Join(vals, ", ")))
+	}
+	state, err := sess.SetConfigOption(ctx, key, v)
+	if err != nil {
+		return "", err
+	}
+	now := acphost.SafeText(value)
+	if j := slices.IndexFunc(state, func(o acphost.ConfigOption) bool { return o.ID == key }); j >= 0 && len(state[j].CurrentValue) > 0 {
+		now = configValue(state[j].CurrentValue)
+	}
+	return now, nil
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acphost/acphost/fakeagent"
+)
+
+// modelScript offers one select option, "model" (a or b).
+func modelScript(t *testing.T) (*fakeagent.Script, string) {
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	return &fakeagent.Script{
+		RecordFile: record,
+		NewSessionResult: json.RawMessage(`{"configOptions":[{"id":"model","name":"Model","type":"select","currentValue":"a",
+			"options":[{"value":"a","name":"A"},{"value":"b","name":"B"}]}]}`),
+	}, record
+}
+
+// TestSetSetsConfigOptionsBeforeTheFirstPrompt: --set KEY=VALUE is sent as
+// session/set_config_option once the session opens, before any prompt; a
+// value or key the agent does not offer is a usage error naming what it
+// offers, and nothing is prompted.
+func TestSetSetsConfigOptionsBeforeTheFirstPrompt(t *testing.T) {
+	extra, _, _ := isolated(t)
+	script, record := modelScript(t)
+	r := runIn(t, t.TempDir(), extra, script, "", "--set", "model=b", "-p", "hi")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	msgs, err := fakeagent.ReadRecord(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, prompt := indexOf(msgs, "session/set_config_option"), indexOf(msgs, "session/prompt")
+	if set < 0 || prompt < 0 || set > prompt {
+		t.Fatalf("set_config_option at %d, prompt at %d", set, prompt)
+	}
+	if p := string(msgs[set].Params); !strings.Contains(p, `"configId":"model"`) || !strings.Contains(p, `"value":"b"`) {
+		t.Errorf("set_config_option params %s", p)
+	}
+	if !strings.Contains(r.stdout, "model = b") {
+		t.Errorf("stdout does not say the option was set:\n%s", r.stdout)
+	}
+
+	for args, want := range map[string]string{
+		"model=zzz": "zzz is not one of a, b",
+		"nope=1":    "no such option; the agent's: model",
+		"model":     `want key=value`,
+	} {
+		script, record := modelScript(t)
+		r := runIn(t, t.TempDir(), extra, script, "", "--set", args, "-p", "hi")
+		if r.code != exitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("--set %s: exit %d, stderr %q; want %d and %q", args, r.code, r.stderr, exitUsage, want)
+		}
+		if msgs, _ := fakeagent.ReadRecord(record); indexOf(msgs, "session/prompt") >= 0 {
+			t.Errorf("--set %s: a prompt was sent", args)
+		}
+	}
+}
+
+// TestConfigFileSetsAreSoft: the config file's "config" (defaults, then
+// the agent's, then --set win) is applied the same way, and an option the
+// agent does not offer only warns.
+func TestConfigFileSetsAreSoft(t *testing.T) {
+	extra, configFile, _ := isolated(t)
+	writeJSON(t, configFile, map[string]any{"defaults": map[string]any{"config": map[string]string{"model": "a", "effort": "high"}}})
+	script, record := modelScript(t)
+	r := runIn(t, t.TempDir(), extra, script, "", "-p", "hi")
+	if r.code != 0 || !strings.Contains(r.stderr, "config effort: no such option") {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	msgs, _ := fakeagent.ReadRecord(record)
+	if i := indexOf(msgs, "session/set_config_option"); i < 0 || !strings.Contains(string(msgs[i].Params), `"value":"a"`) {
+		t.Errorf("the file's model was not set: %v", msgs)
+	}
+	script, record = modelScript(t)
+	if r := runIn(t, t.TempDir(), extra, script, "", "--set", "model=b", "-p", "hi"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	msgs, _ = fakeagent.ReadRecord(record)
+	n := 0
+	for _, m := range msgs {
+		if m.Method == "session/set_config_option" {
+			n++
+			if !strings.Contains(string(m.Params), `"value":"b"`) {
+				t.Errorf("--set did not win over the file: %s", m.Params)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d set_config_option, want 1", n)
+	}
+}
