@@ -17,7 +17,25 @@ const (
 	permAllow  = "allow"
 	permReject = "reject"
 	permPlan   = "plan"
+	permReads  = "reads"
 )
+
+// allowingReads allows a request whose tool call the agent calls a read or
+// a search, and hands any other to ask. The kind is the agent's word (plan
+// mode is the host-enforced way to allow reads only).
+func allowingReads(ask acphost.PermissionFunc) acphost.PermissionFunc {
+	return func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+		if isRead(req) {
+			return acphost.AllowAll()(ctx, req)
+		}
+		return ask(ctx, req)
+	}
+}
+
+func isRead(req *acphost.PermissionRequest) bool {
+	k := req.ToolCall.Kind
+	return k == acphost.ToolRead || k == acphost.ToolSearch
+}
 
 // approver is the "ask" policy: it shows a permission request and reads
 // the user's choice, by number, from standard input.

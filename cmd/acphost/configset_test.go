@@ -94,3 +94,36 @@ func TestConfigFileSetsAreSoft(t *testing.T) {
 		t.Errorf("%d set_config_option, want 1", n)
 	}
 }
+
+// TestPermissionReadsAllowsReadsAndAsksTheRest: --permission reads allows
+// a request the agent calls a read (or a search) without asking, says so,
+// and asks the person for anything else.
+func TestPermissionReadsAllowsReadsAndAsksTheRest(t *testing.T) {
+	script := &fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Say(fakeagent.ToolCall("r1", "cat go.mod", "read")),
+		fakeagent.Ask(fakeagent.PermissionParams("r1", "cat go.mod", "read")),
+		fakeagent.Say(fakeagent.Text("read: {{answer}}; ")),
+		fakeagent.Say(fakeagent.ToolCall("e1", "edit main.go", "edit")),
+		fakeagent.Ask(fakeagent.PermissionParams("e1", "edit main.go", "edit")),
+		fakeagent.Say(fakeagent.Text("edit: {{answer}}")),
+	}}}}
+	r := runWith(t, script, "n\n", "--permission", "reads", "-p", "go")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "read: allow") || !strings.Contains(r.stdout, "edit: reject") {
+		t.Errorf("answers:\n%s", r.stdout)
+	}
+	if n := strings.Count(r.stdout, "choose 1-"); n != 1 {
+		t.Errorf("asked %d times, want once (the edit):\n%s", n, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "--permission reads: the agent calls it a read") {
+		t.Errorf("the allowed read does not say why:\n%s", r.stdout)
+	}
+	// With --json and nothing on stdin, the rest is rejected (no more input).
+	r = runWith(t, script, "", "--permission", "reads", "--json", "-p", "go")
+	res := ofType(events(t, r.stdout), "result")
+	if r.code != 0 || len(res) != 1 || !strings.Contains(resultText(res[0]), "read: allow") || !strings.Contains(resultText(res[0]), "edit: reject") {
+		t.Errorf("--json: exit %d, %+v; stderr:\n%s", r.code, res, r.stderr)
+	}
+}

@@ -283,11 +283,14 @@ Flags:
   --agent NAME           a named agent (built in, or from the config file)
   --resume ID|last       continue a recorded session (acphost sessions lists
                          them; last: the latest in this directory)
-  --permission POLICY    ask, allow, reject or plan (default: ask when stdin
+  --permission POLICY    ask, reads, allow, reject or plan (default: ask when stdin
                          is a terminal and no --json, else what
                          --non-interactive-permissions says); with ask,
                          "always" answers are remembered for the same tool
-                         kind and title in the session
+                         kind and title in the session; reads allows what
+                         the agent calls a read or a search and asks the rest
+                         (the kind is the agent's word: plan is the
+                         host-enforced read-only)
   --non-interactive-permissions deny|fail
                          with nobody to ask (stdin not a terminal, or --json)
                          and no --permission: deny answers with a reject-kind
@@ -593,9 +596,9 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		if stdinTerminal && !cfg.json {
 			cfg.permission, cfg.noOneToAsk = permAsk, false
 		}
-	case permAsk, permAllow, permReject, permPlan:
+	case permAsk, permAllow, permReject, permPlan, permReads:
 	default:
-		return cfg, fmt.Errorf("--permission %q: want ask, allow, reject or plan", cfg.permission)
+		return cfg, fmt.Errorf("--permission %q: want ask, reads, allow, reject or plan", cfg.permission)
 	}
 	if cfg.policyPath != "" {
 		p, err := loadPolicy(cfg.policyPath)

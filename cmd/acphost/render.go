@@ -300,7 +300,7 @@ func (h *human) formatAnswer(id string, a *acphost.PermissionAnswer) string {
 	case acphost.ReasonHook:
 		if note := h.note(id); note != "" {
 			text += " · " + acphost.SafeText(note)
-		} else if h.policy != permAsk {
+		} else if h.policy != permAsk && h.policy != permReads {
 			text += " · --permission " + h.policy
 		} else if h.remembered != nil && h.remembered(id) {
 			text += " · remembered: you chose \"always\" for this tool earlier"

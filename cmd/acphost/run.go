@@ -105,7 +105,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	seat := make(chan struct{}, 1) // one question at a time reads stdin
 	// The person answers --permission ask, and a policy file's ask rules
 	// when there is a terminal to ask at.
-	if cfg.permission == permAsk || cfg.policy != nil && a.stdinTTY && !cfg.json {
+	if cfg.permission == permAsk || cfg.permission == permReads || cfg.policy != nil && a.stdinTTY && !cfg.json {
 		a.approver = newApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
 	}
 	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
@@ -275,6 +275,17 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		opts.OnPermission = a.deciding(acphost.RejectAll(), decidedPermission, "--permission reject")
 		if a.cfg.noOneToAsk {
 			opts.OnPermission = noOne
+		}
+	case permReads:
+		allow := a.deciding(acphost.AllowAll(), decidedPermission, "--permission reads")
+		opts.OnPermission = func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+			if !isRead(req) {
+				return ask(ctx, req)
+			}
+			if a.human != nil {
+				a.answerNotes.Store(req.ToolCall.ID, "--permission reads: the agent calls it a "+string(req.ToolCall.Kind))
+			}
+			return allow(ctx, req)
 		}
 	case permPlan:
 		// The client rejects whatever can change anything before asking

@@ -129,9 +129,9 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	switch cfg.permission {
 	case "":
 		cfg.permission = permAsk
-	case permAsk, permAllow, permReject, permPlan:
+	case permAsk, permAllow, permReject, permPlan, permReads:
 	default:
-		return wf, fmt.Errorf("--permission %q: want ask, allow, reject or plan", cfg.permission)
+		return wf, fmt.Errorf("--permission %q: want ask, reads, allow, reject or plan", cfg.permission)
 	}
 	if cfg.timeout < 0 {
 		return wf, fmt.Errorf("--timeout %v: must not be negative", cfg.timeout)
@@ -270,6 +270,10 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		wcfg.Permission = func(acphost.PermissionFunc) acphost.PermissionFunc { return acphost.AllowAll() }
 	case permReject:
 		wcfg.Permission = func(acphost.PermissionFunc) acphost.PermissionFunc { return acphost.RejectAll() }
+	case permReads:
+		wcfg.Permission = func(page acphost.PermissionFunc) acphost.PermissionFunc {
+			return allowingReads(acphost.Remember(page))
+		}
 	case permPlan:
 		opts.PlanMode = true // reads are still asked in the page
 	}
