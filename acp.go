@@ -116,6 +116,7 @@
 //	ErrLineTooLong         *ProtocolError          a line over ACPOptions.MaxLineBytes (with ErrProtocol)
 //	ErrFlood               *ProtocolError          the agent sent more than the limits allow (with ErrProtocol)
 //	-                      *RPCError               a JSON-RPC error; errors.Is(err, &RPCError{Code: c}) compares codes (Code*)
+//	ErrAuthRequired        *AuthError              no session until the client authenticates; the agent's methods, the one tried
 //	ErrUnsupported         -                       not advertised by the agent, or not possible here
 //	ErrCancelUnconfirmed   -                       a cancelled turn the agent never answered; restarted before the next turn
 //	ErrAgentNotReading     -                       the agent stopped reading its stdin (with ErrCancelUnconfirmed or ErrWriteTimeout)

@@ -442,19 +442,25 @@ func (c *ACPClient) Logout(ctx context.Context) error {
 // agent reached by a Transport (its program is the transport's to run) and
 // for an id that is not a terminal method of the agent's.
 func (c *ACPClient) TerminalAuthCommand(id string) (command string, args, env []string, err error) {
-	if c.opts.Transport != nil {
+	return terminalAuthCommand(&c.opts, c.agent().init.AuthMethods, id)
+}
+
+// terminalAuthCommand is the command of the terminal method id among
+// methods, for the agent opts starts.
+func terminalAuthCommand(opts *ACPOptions, methods []AuthMethod, id string) (command string, args, env []string, err error) {
+	if opts.Transport != nil {
 		return "", nil, nil, fmt.Errorf("acphost: terminal authentication of an agent reached by a Transport: %w", ErrUnsupported)
 	}
-	for _, m := range c.agent().init.AuthMethods {
+	for _, m := range methods {
 		if m.ID != id || m.Type != "terminal" {
 			continue
 		}
-		args = append(append([]string(nil), c.opts.Args...), m.Args...)
-		env = append([]string(nil), c.opts.Env...)
+		args = append(append([]string(nil), opts.Args...), m.Args...)
+		env = append([]string(nil), opts.Env...)
 		for _, k := range sortedKeys(m.Env) {
 			env = append(env, k+"="+m.Env[k])
 		}
-		return c.opts.Command, args, env, nil
+		return opts.Command, args, env, nil
 	}
 	return "", nil, nil, fmt.Errorf("acphost: the agent offers no terminal authentication method %q: %w", id, ErrUnsupported)
 }

@@ -79,6 +79,35 @@ func TestAuthRequiredWithoutMethodIsTypedError(t *testing.T) {
 		var re *RPCError
 		require.ErrorAs(t, err, &re)
 		assert.Equal(t, "session/new", re.Method)
+		var ae *AuthError
+		require.ErrorAs(t, err, &ae)
+		assert.ErrorIs(t, err, ErrAuthRequired)
+		assert.Empty(t, ae.Tried)
+	})
+}
+
+// TestAuthErrorCarriesTheAgentsMethods: an agent that offers only a
+// terminal method (which the client never runs itself) refuses the
+// session with an *AuthError naming its methods, so a UI can let a person
+// log in.
+func TestAuthErrorCarriesTheAgentsMethods(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, _, err := tryConnectFake(t, fakeagent.Script{RequireAuth: true,
+			AuthMethods: raw(`[{"id":"tui","name":"Log in","type":"terminal","args":["--login"]},{"id":"KEY","name":"API key","type":"env_var"}]`)},
+			ACPOptions{TerminalAuth: true})
+		var ae *AuthError
+		require.ErrorAs(t, err, &ae)
+		require.Len(t, ae.Methods, 2)
+		assert.Equal(t, "terminal", ae.Methods[0].Type)
+		assert.Equal(t, []string{"--login"}, ae.Methods[0].Args)
+		assert.Empty(t, ae.Tried, "no method the client can run itself")
+		assert.Contains(t, err.Error(), "its methods: tui, KEY")
+		_, args, _, cerr := ae.TerminalCommand("tui")
+		require.NoError(t, cerr)
+		assert.Equal(t, "--login", args[len(args)-1])
+		_, _, _, cerr = ae.TerminalCommand("KEY")
+		assert.ErrorIs(t, cerr, ErrUnsupported, "not a terminal method")
+		assert.Equal(t, 1, strings.Count(err.Error(), "session/new"), "said once: %v", err)
 	})
 }
 

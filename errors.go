@@ -78,6 +78,9 @@ var (
 	ErrFileTooLarge = sandbox.ErrTooLarge
 	// ErrPoolClosed is returned by a Pool after Close. It matches ErrClosed.
 	ErrPoolClosed = fmt.Errorf("acphost: pool closed: %w", ErrClosed)
+	// ErrAuthRequired matches an *AuthError: the agent opens no session
+	// until the client authenticates.
+	ErrAuthRequired = errors.New("acphost: the agent requires authentication")
 )
 
 // Standard JSON-RPC and ACP error codes.
@@ -196,6 +199,57 @@ func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
 
 // Unwrap returns the cause.
 func (e *ProtocolError) Unwrap() error { return e.Err }
+
+// AuthError reports that the agent refused to open a session until the
+// client authenticates (session/new, load or resume answered -32000), after
+// the client tried what it could: ACPOptions.AuthMethod, or else the first
+// method of the agent's that is not a terminal one. It carries what a UI
+// needs to let a person log in: the agent's methods (its words: show them
+// through SafeText) and the one tried ("" when none was). Err is the agent's
+// *RPCError, so errors.Is(err, &RPCError{Code: CodeAuthRequired}) holds too.
+type AuthError struct {
+	Methods []AuthMethod
+	Tried   string
+	Err     error
+
+	opts *ACPOptions // the client's, for TerminalCommand
+}
+
+// TerminalCommand returns the command that runs the agent's terminal
+// method id, as ACPClient.TerminalAuthCommand does for a started client:
+// run it with a terminal for the person, then start the client again.
+func (e *AuthError) TerminalCommand(id string) (command string, args, env []string, err error) {
+	if e.opts == nil {
+		return "", nil, nil, fmt.Errorf("acphost: no agent to run: %w", ErrUnsupported)
+	}
+	return terminalAuthCommand(e.opts, e.Methods, id)
+}
+
+func (e *AuthError) Error() string {
+	msg := "the agent requires authentication"
+	if e.Err != nil {
+		msg = strings.TrimPrefix(e.Err.Error(), "acphost: ")
+	}
+	var b strings.Builder
+	b.WriteString("acphost: " + msg)
+	if e.Tried != "" {
+		fmt.Fprintf(&b, " (after authenticating with %q)", e.Tried)
+	}
+	if len(e.Methods) > 0 {
+		ids := make([]string, len(e.Methods))
+		for i, m := range e.Methods {
+			ids[i] = m.ID
+		}
+		fmt.Fprintf(&b, "; its methods: %s", strings.Join(ids, ", "))
+	}
+	return b.String()
+}
+
+// Is matches ErrAuthRequired.
+func (e *AuthError) Is(target error) bool { return target == ErrAuthRequired }
+
+// Unwrap returns the agent's error.
+func (e *AuthError) Unwrap() error { return e.Err }
 
 // RestartError reports that the client replaced its agent process before a
 // turn. ContextLost says whether the session had to start afresh; when it

@@ -98,13 +98,17 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 		}()
 	}
 	res, err := a.openCall(ctx, how, params, h)
-	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) && a.opts.AuthMethod == "" {
-		if m := a.firstAuthMethod(); m != "" {
-			if err := a.authenticate(ctx, m); err != nil {
+	tried := a.opts.AuthMethod
+	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) && tried == "" {
+		if tried = a.firstAuthMethod(); tried != "" {
+			if err := a.authenticate(ctx, tried); err != nil {
 				return err
 			}
 			res, err = a.openCall(ctx, how, params, h)
 		}
+	}
+	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) {
+		err = &AuthError{Methods: a.init.AuthMethods, Tried: tried, Err: err, opts: a.opts}
 	}
 	if err != nil {
 		return wrapOp(method, err)
