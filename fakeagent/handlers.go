@@ -2,6 +2,7 @@ package fakeagent
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,9 @@ func (a *Agent) handleRequest(m Message) {
 		a.mu.Lock()
 		a.authed = true
 		a.mu.Unlock()
+		if f := a.script.AuthFile; f != "" {
+			_ = os.WriteFile(f, []byte("logged in\n"), 0o600)
+		}
 		a.reply(m.ID, emptyObject)
 	case "logout":
 		if !isSet(a.caps.Auth.Logout) {
@@ -108,7 +112,11 @@ func (a *Agent) initializeResult() any {
 func (a *Agent) authorized() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.authed || !a.script.RequireAuth
+	if a.authed || !a.script.RequireAuth {
+		return true
+	}
+	_, err := os.Stat(a.script.AuthFile)
+	return a.script.AuthFile != "" && err == nil
 }
 
 func (a *Agent) sessionNew(m Message) {

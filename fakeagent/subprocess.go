@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -101,11 +102,28 @@ func ReadRecord(path string) ([]Message, error) {
 }
 
 // runAgent serves the script from the environment and returns the exit code.
+// LoginArg, among a subprocess agent's arguments, makes it its own
+// terminal login program instead (the "args" of a terminal auth method, as
+// a host runs it): it creates Script.AuthFile, says so and exits 0.
+const LoginArg = "--fakeagent-login"
+
 func runAgent() int {
 	var s Script
 	if err := json.Unmarshal([]byte(os.Getenv(envScript)), &s); err != nil {
 		fmt.Fprintf(os.Stderr, "fakeagent: bad script in %s: %v\n", envScript, err)
 		return 2
+	}
+	if slices.Contains(os.Args[1:], LoginArg) {
+		if s.AuthFile == "" {
+			fmt.Fprintln(os.Stderr, "fakeagent: a terminal login needs Script.AuthFile")
+			return 1
+		}
+		if err := os.WriteFile(s.AuthFile, []byte("logged in\n"), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "fakeagent:", err)
+			return 1
+		}
+		fmt.Println("fakeagent: logged in")
+		return 0
 	}
 	if s.IgnoreSIGTERM {
 		signal.Ignore(syscall.SIGTERM)

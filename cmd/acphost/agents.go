@@ -25,6 +25,8 @@ type agentDef struct {
 	// Config are session config options set once a session opens, as
 	// --set does (a flag wins), e.g. {"model": "sonnet"}.
 	Config map[string]string `json:"config,omitempty"`
+	// Auth is the authentication method sent after initialize, as --auth.
+	Auth string `json:"auth,omitempty"`
 	// MCPServers are ACP McpServer objects, passed as they are to
 	// session/new (and load, resume), after the defaults' ones.
 	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`

@@ -263,6 +263,8 @@ type config struct {
 	mcpServers     []json.RawMessage // the config file's mcpServers (defaults, then the agent's)
 	quiet          bool              // --quiet: only the agent's final answer on stdout
 	sets           []configSet       // --set KEY=VALUE, then the config file's, to set once the session opens
+	auth           string            // --auth METHOD, or the named agent's: sent with authenticate after initialize
+	login          *loginRun         // acphost login: log in instead of chatting
 	file           fileConfig        // the config file, read once, by parseArgs
 }
 
@@ -323,6 +325,8 @@ Flags:
   --set KEY=VALUE        a config option (model, thought level …) to set
                          after the session opens (repeatable; /config lists
                          them, with their values)
+  --auth METHOD          authenticate with the agent's METHOD after
+                         initialize (acphost login lists its methods)
   --presentation         ask agents to attach their permission prompt text
   --fs                   serve file reads and writes inside --cwd
   --timeout DURATION     cancel a turn that runs longer (e.g. 10m); each turn
@@ -363,6 +367,10 @@ acphost agents           the named agents and the command each runs
 acphost sessions [--json] | show | history | export | import | prune | rm
                          the recorded sessions ($XDG_STATE_HOME/acphost), and
                          which an acphost has open with a turn running
+acphost login [METHOD] [--agent NAME | -- AGENT [ARGS...]]
+                         log in to the agent: a terminal method runs the
+                         agent's own login in this terminal, another is sent
+                         with authenticate; without METHOD, lists them
 acphost cancel [ID|last] stop the turn running in that session, from another
                          shell (asked over that acphost's control socket; no
                          signal is sent)
@@ -424,6 +432,8 @@ func run(args []string) int {
 			return sessionsCmd(args[1:], os.Stdout, os.Stderr)
 		case "cancel":
 			return cancelCmd(args[1:], os.Stdout, os.Stderr)
+		case "login":
+			return loginCmd(args[1:], os.Stdin, os.Stdout, os.Stderr)
 		}
 	}
 	cfg, err := parseArgs(args, os.Stderr, isTerminal(os.Stdin))
@@ -509,6 +519,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.StringVar(&cfg.cwd, "cwd", "", "the session's working `directory` (default: the current one)")
 	fs.StringVar(&cfg.mode, "mode", "", "session mode `id` to set after the session opens")
 	fs.Var(&sets, "set", "a session config option to set once the session opens, as `key=value` (repeatable; /config lists them)")
+	fs.StringVar(&cfg.auth, "auth", "", "authenticate with the agent's `method` after initialize (acphost login lists them)")
 	fs.BoolVar(&cfg.presentation, "presentation", false, "ask agents to attach their permission prompt text")
 	fs.BoolVar(&cfg.fs, "fs", false, "serve file reads and writes inside --cwd")
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "cancel a turn that runs longer than this `duration` (0: no limit)")
@@ -713,6 +724,9 @@ func resolveAgent(cfg *config, file fileConfig) error {
 		cfg.mode, cfg.modeSoft = def.Mode, true
 	}
 	cfg.sets = addSoftSets(cfg.sets, def.Config)
+	if cfg.auth == "" {
+		cfg.auth = def.Auth
+	}
 	return nil
 }
 

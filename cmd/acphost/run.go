@@ -257,6 +257,10 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		}
 	}
 	opts.MCPServers = a.cfg.mcpServers
+	opts.AuthMethod = a.cfg.auth
+	// acphost login runs an agent's terminal login; a remote agent's is
+	// its host's to run.
+	opts.TerminalAuth = !a.cfg.remote.remote()
 	// noOne answers what would be asked when nobody can be asked.
 	noOne := a.deciding(acphost.RejectAll(), decidedNonInteractive, "--non-interactive-permissions deny")
 	if a.cfg.nonInteractive == nonInteractiveFail {
@@ -414,6 +418,9 @@ func (a *app) run() int {
 	if stderrFile != nil {
 		defer stderrFile.Close() // after the client is closed, below
 	}
+	if a.cfg.login != nil {
+		return a.login(opts)
+	}
 	var rp *replay
 	if resume != nil {
 		// Start re-attaches the recorded session as the warm one
@@ -443,6 +450,9 @@ func (a *app) run() int {
 			return exitFailed
 		}
 		a.reportAgentError("could not start the agent", err)
+		if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
+			a.authHelp(ae)
+		}
 		return exitFailed
 	}
 	defer a.closeClient(client)

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+
+	"github.com/acphost/acphost"
+)
+
+const loginUsage = `Usage: acphost login [METHOD] [flags] [--agent NAME | -- AGENT [ARGS...]]
+
+Logs in to an agent that opens no session until you do. Without METHOD it
+lists the agent's login methods (and uses the only one, when there is one).
+A terminal method runs the agent's own login program in this terminal (its
+command and the arguments the agent asks for, shown first); any other is
+sent to the agent with authenticate, which does the rest (a browser, a
+device code). Then a session is opened to check the login took.
+The agent's flags (--agent, --cwd, --ssh …) are those of acphost itself.
+`
+
+// loginRun is what acphost login was asked: the method, "" to list them.
+type loginRun struct{ method string }
+
+// loginCmd is "acphost login [METHOD] [flags] [-- AGENT ...]".
+func loginCmd(args []string, stdin, stdout, stderr *os.File) int {
+	var method string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		method, args = args[0], args[1:]
+	}
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprint(stdout, loginUsage)
+		return exitOK
+	}
+	cfg, err := parseArgs(args, stderr, isTerminal(os.Stdin))
+	if err == nil && (len(cfg.prompts) > 0 || cfg.resume != "" || cfg.noWait) {
+		err = errors.New("login takes no -p, --resume or --no-wait")
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost login:", err)
+		fmt.Fprint(stderr, loginUsage)
+		return exitUsage
+	}
+	cfg.login = &loginRun{method: method}
+	cfg.noStore = true // the check's session is not a conversation
+	return newApp(cfg, stdin, stdout, stderr).run()
+}
+
+// login logs in as acphost login was asked (see loginUsage).
+func (a *app) login(opts acphost.ACPOptions) int {
+	var methods []acphost.AuthMethod
+	var command func(id string) (string, []string, []string, error)
+	client, err := a.start(opts)
+	var ae *acphost.AuthError
+	switch {
+	case err == nil:
+		methods, command = client.AuthMethods(), client.TerminalAuthCommand
+		client.Close()
+		if a.cfg.login.method == "" {
+			a.note("", "the agent opened a session: it needs no login now")
+			a.listAuthMethods(methods)
+			return exitOK
+		}
+	case errors.As(err, &ae):
+		methods, command = ae.Methods, ae.TerminalCommand
+	default:
+		a.reportAgentError("could not start the agent", err)
+		return exitFailed
+	}
+	id := a.cfg.login.method
+	if id == "" && len(methods) == 1 {
+		id = methods[0].ID
+	}
+	i := slices.IndexFunc(methods, func(m acphost.AuthMethod) bool { return m.ID == id })
+	if i < 0 {
+		if id != "" {
+			a.diag(styleRed, "login: the agent has no method %q", acphost.SafeText(id))
+		} else {
+			a.diag(styleYellow, "login: the agent needs a login; name one of its methods")
+		}
+		a.listAuthMethods(methods)
+		return exitUsage
+	}
+	m := methods[i]
+	if m.Type == "terminal" {
+		if code := a.runTerminalLogin(m, command); code != exitOK {
+			return code
+		}
+	} else {
+		opts.AuthMethod = m.ID
+	}
+	client, err = a.start(opts)
+	if err != nil {
+		a.reportAgentError("still not logged in", err)
+		return exitFailed
+	}
+	client.Close()
+	a.note(styleGreen, "logged in with "+acphost.SafeText(m.ID)+": a session opens")
+	return exitOK
+}
+
+// runTerminalLogin runs the agent's login program for terminal method m
+// in this terminal: the agent's own command with the arguments and
+// environment the method names, run without a shell.
+func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (string, []string, []string, error)) int {
+	path, args, env, err := command(m.ID)
+	if err != nil {
+		a.diag(styleRed, "login %s: %s", acphost.SafeText(m.ID), errMsg(err))
+		return exitFailed
+	}
+	shown := acphost.SafeText(strings.Join(append([]string{path}, args...), " "))
+	a.note(styleDim, "running the agent's login ("+acphost.SafeText(m.ID)+"): "+shown)
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if a.cfg.cwd != "" {
+		cmd.Dir = a.cfg.cwd
+	}
+	if err := cmd.Run(); err != nil {
+		a.diag(styleRed, "the agent's login did not succeed: %v", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// listAuthMethods shows the agent's login methods and how to use each.
+func (a *app) listAuthMethods(methods []acphost.AuthMethod) {
+	if len(methods) == 0 {
+		a.note("", "the agent offers no login methods")
+		return
+	}
+	var b strings.Builder
+	b.WriteString("the agent's login methods:\n")
+	for _, m := range methods {
+		line := "  " + acphost.SafeText(m.ID)
+		if n := oneLine(acphost.SafeText(m.Name), 60); n != "" && n != m.ID {
+			line += " (" + n + ")"
+		}
+		if m.Type == "terminal" {
+			line += " — runs the agent's login in this terminal"
+		} else {
+			line += " — the agent logs you in itself"
+		}
+		if d := oneLine(acphost.SafeText(m.Description), 100); d != "" {
+			line += ": " + d
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("acphost login METHOD, with the agent's flags, logs in with one")
+	a.note("", b.String())
+}
+
+// authHelp follows a start refused for want of a login: what the agent
+// offers and how to log in.
+func (a *app) authHelp(ae *acphost.AuthError) {
+	a.listAuthMethods(ae.Methods)
+}

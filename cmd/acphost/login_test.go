@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acphost/acphost/fakeagent"
+)
+
+// loginScript is an agent that opens no session until it is logged in
+// (its login kept in a file, as real agents keep credentials), offering a
+// terminal login and, with agentMethod, one it runs itself.
+func loginScript(t *testing.T, agentMethod bool) (*fakeagent.Script, string) {
+	authFile := filepath.Join(t.TempDir(), "credentials")
+	methods := `[{"id":"tui","name":"Log in here","type":"terminal","args":["` + fakeagent.LoginArg + `"]}`
+	if agentMethod {
+		methods += `,{"id":"browser","name":"In the browser","description":"opens a page"}`
+	}
+	return &fakeagent.Script{RequireAuth: true, AuthFile: authFile, AuthMethods: json.RawMessage(methods + "]")}, authFile
+}
+
+// TestStartNeedingALoginSaysHow: an agent that refuses the session until
+// a login fails the start with its methods listed and how to log in.
+func TestStartNeedingALoginSaysHow(t *testing.T) {
+	script, _ := loginScript(t, false)
+	r := runWith(t, script, "", "-p", "hi")
+	if r.code != exitFailed {
+		t.Fatalf("exit %d, want 1; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	out := r.stdout + r.stderr
+	for _, want := range []string{"Authentication required; its methods: tui", "the agent's login methods:",
+		"tui (Log in here) — runs the agent's login in this terminal", "acphost login METHOD"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestLoginRunsTheAgentsTerminalLogin: acphost login with the agent's one
+// method runs its terminal login (the agent's own program with the
+// method's arguments), checks that a session now opens, and later runs
+// find the agent logged in.
+func TestLoginRunsTheAgentsTerminalLogin(t *testing.T) {
+	script, authFile := loginScript(t, false)
+	r := runWith(t, script, "", "login")
+	if r.code != 0 {
+		t.Fatalf("login: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"running the agent's login (tui):", fakeagent.LoginArg, "fakeagent: logged in", "logged in with tui"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("login stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if _, err := os.Stat(authFile); err != nil {
+		t.Fatalf("the agent's login did not run: %v", err)
+	}
+	if r := runWith(t, script, "", "-p", "hi"); r.code != 0 {
+		t.Errorf("after login: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestLoginWithAMethodTheAgentRuns: acphost login METHOD sends a method
+// that is not a terminal one with authenticate; an unknown method is a
+// usage error listing the agent's; --auth sends one at every start.
+func TestLoginWithAMethodTheAgentRuns(t *testing.T) {
+	script, authFile := loginScript(t, true)
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	script.RecordFile = record
+	if r := runWith(t, script, "", "login", "nope"); r.code != exitUsage || !strings.Contains(r.stdout+r.stderr, `no method "nope"`) ||
+		!strings.Contains(r.stdout+r.stderr, "browser (In the browser) — the agent logs you in itself: opens a page") {
+		t.Errorf("login nope: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	os.Remove(authFile)
+	os.Remove(record)
+	if r := runWith(t, script, "", "login", "browser"); r.code != 0 || !strings.Contains(r.stdout, "logged in with browser") {
+		t.Errorf("login browser: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	msgs, _ := fakeagent.ReadRecord(record)
+	if i := indexOf(msgs, "authenticate"); i < 0 || !strings.Contains(string(msgs[i].Params), `"methodId":"browser"`) {
+		t.Errorf("no authenticate with browser: %v", msgs)
+	}
+
+	os.Remove(record)
+	if r := runWith(t, script, "", "--auth", "browser", "-p", "hi"); r.code != 0 {
+		t.Fatalf("--auth: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	msgs, _ = fakeagent.ReadRecord(record)
+	if i, j := indexOf(msgs, "authenticate"), indexOf(msgs, "session/new"); i < 0 || j < i || !strings.Contains(string(msgs[i].Params), `"browser"`) {
+		t.Errorf("--auth browser: authenticate at %d, session/new at %d", i, j)
+	}
+}
