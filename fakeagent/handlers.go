@@ -40,6 +40,9 @@ func (a *Agent) handleRequest(m Message) {
 		a.mu.Lock()
 		a.authed = false
 		a.mu.Unlock()
+		if f := a.script.AuthFile; f != "" {
+			_ = os.Remove(f)
+		}
 		a.reply(m.ID, emptyObject)
 	case "session/new":
 		a.sessionNew(m)

@@ -27,8 +27,8 @@ type Script struct {
 	RequireAuth bool `json:"requireAuth,omitempty"`
 	// AuthFile, if set, is a login that outlives the process, as real
 	// agents keep their credentials: authenticate creates it, and so does
-	// the agent's terminal login (the agent run with [LoginArg]), and
-	// RequireAuth is satisfied while it exists.
+	// the agent's terminal login (the agent run with [LoginArg]), logout
+	// removes it, and RequireAuth is satisfied while it exists.
 	AuthFile string `json:"authFile,omitempty"`
 	// HistoryFile, if set, keeps every session's history (the updates sent in it) in this
 	// file, so that session/load in a restarted agent process replays what an earlier

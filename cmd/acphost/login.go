@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -22,8 +23,49 @@ device code). Then a session is opened to check the login took.
 The agent's flags (--agent, --cwd, --ssh …) are those of acphost itself.
 `
 
-// loginRun is what acphost login was asked: the method, "" to list them.
-type loginRun struct{ method string }
+// loginRun is what acphost login was asked: the method, "" to list them;
+// or logout.
+type loginRun struct {
+	method string
+	logout bool
+}
+
+// logoutCmd is "acphost logout [flags] [-- AGENT ...]".
+func logoutCmd(args []string, stdin, stdout, stderr *os.File) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprintln(stdout, "Usage: acphost logout [flags] [--agent NAME | -- AGENT [ARGS...]]\n\nEnds the agent's login, when the agent offers logout.")
+		return exitOK
+	}
+	cfg, err := parseArgs(args, stderr, isTerminal(os.Stdin))
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost logout:", err)
+		return exitUsage
+	}
+	cfg.login, cfg.noStore = &loginRun{logout: true}, true
+	return newApp(cfg, stdin, stdout, stderr).run()
+}
+
+// logout ends the agent's login.
+func (a *app) logout(opts acphost.ACPOptions) int {
+	client, err := a.start(opts)
+	if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
+		a.note("", "the agent is not logged in")
+		return exitOK
+	}
+	if err != nil {
+		a.reportAgentError("could not start the agent", err)
+		return exitFailed
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.startTimeout)
+	defer cancel()
+	if err := client.Logout(ctx); err != nil {
+		a.diag(styleRed, "logout: %s", errMsg(err))
+		return exitFailed
+	}
+	a.note(styleGreen, "logged out")
+	return exitOK
+}
 
 // loginCmd is "acphost login [METHOD] [flags] [-- AGENT ...]".
 func loginCmd(args []string, stdin, stdout, stderr *os.File) int {
@@ -51,6 +93,9 @@ func loginCmd(args []string, stdin, stdout, stderr *os.File) int {
 
 // login logs in as acphost login was asked (see loginUsage).
 func (a *app) login(opts acphost.ACPOptions) int {
+	if a.cfg.login.logout {
+		return a.logout(opts)
+	}
 	var methods []acphost.AuthMethod
 	var command func(id string) (string, []string, []string, error)
 	client, err := a.start(opts)

@@ -92,3 +92,29 @@ func TestLoginWithAMethodTheAgentRuns(t *testing.T) {
 		t.Errorf("--auth browser: authenticate at %d, session/new at %d", i, j)
 	}
 }
+
+// TestLogoutEndsTheLogin: acphost logout calls the agent's logout, after
+// which the agent wants a login again; an agent without logout says so.
+func TestLogoutEndsTheLogin(t *testing.T) {
+	script, authFile := loginScript(t, false)
+	script.AgentCapabilities = json.RawMessage(`{"auth":{"logout":{}}}`)
+	if err := os.WriteFile(authFile, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runWith(t, script, "", "logout"); r.code != 0 || !strings.Contains(r.stdout, "logged out") {
+		t.Fatalf("logout: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runWith(t, script, "", "-p", "hi"); r.code != exitFailed {
+		t.Errorf("after logout a session opened: exit %d", r.code)
+	}
+	if r := runWith(t, script, "", "logout"); r.code != 0 || !strings.Contains(r.stdout, "not logged in") {
+		t.Errorf("logout when logged out: exit %d; stdout:\n%s", r.code, r.stdout)
+	}
+	script.AgentCapabilities = nil
+	if err := os.WriteFile(authFile, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runWith(t, script, "", "logout"); r.code != exitFailed || !strings.Contains(r.stderr, "does not offer logout") {
+		t.Errorf("no logout: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+}

@@ -371,6 +371,8 @@ acphost login [METHOD] [--agent NAME | -- AGENT [ARGS...]]
                          log in to the agent: a terminal method runs the
                          agent's own login in this terminal, another is sent
                          with authenticate; without METHOD, lists them
+acphost logout [--agent NAME | -- AGENT [ARGS...]]
+                         end the agent's login (when it offers logout)
 acphost cancel [ID|last] stop the turn running in that session, from another
                          shell (asked over that acphost's control socket; no
                          signal is sent)
@@ -434,6 +436,8 @@ func run(args []string) int {
 			return cancelCmd(args[1:], os.Stdout, os.Stderr)
 		case "login":
 			return loginCmd(args[1:], os.Stdin, os.Stdout, os.Stderr)
+		case "logout":
+			return logoutCmd(args[1:], os.Stdin, os.Stdout, os.Stderr)
 		}
 	}
 	cfg, err := parseArgs(args, os.Stderr, isTerminal(os.Stdin))
