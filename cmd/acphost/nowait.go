@@ -153,7 +153,10 @@ func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout,
 	}
 	defer logf.Close()
 	cmd := exec.Command(exe, detachedArgs(cfg, rec.ID)...)
-	cmd.Dir = cwd
+	// cmd.Dir stays this one: the command line is read again there, and a
+	// relative path in it (--permission-policy, --stderr, --cwd) means what
+	// it meant here, never a file in the session's directory, which the
+	// agent writes.
 	cmd.Stdout, cmd.Stderr = logf, logf // stdin: the null device
 	cmd.Env = append(os.Environ(), envDetached+"=1")
 	cmd.SysProcAttr = attr

@@ -8,9 +8,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/fakeagent"
 )
 
 // TestImportedControlPathIsNotDialled: an imported record is hostile, and
@@ -60,5 +65,52 @@ func TestImportedControlPathIsNotDialled(t *testing.T) {
 	}
 	if r := runIn(t, dir, extra, nil, "", "sessions", "export", "imp-c"); r.code != 0 || strings.Contains(r.stdout, `"control"`) {
 		t.Errorf("export: exit %d, carries the control path out:\n%s", r.code, r.stdout)
+	}
+}
+
+// TestNoWaitBackgroundReadsTheFlagsWhereTheyWereTyped: the background
+// acphost parses the command line again. Run in the session's directory
+// (--cwd) — which the agent writes — a relative --permission-policy there
+// is the agent's own file: a policy.json it planted answers its
+// permission requests. The background acphost must read the command line
+// in the directory it was typed in.
+func TestNoWaitBackgroundReadsTheFlagsWhereTheyWereTyped(t *testing.T) {
+	extra, _, _ := isolated(t)
+	user, proj := t.TempDir(), t.TempDir()
+	writePolicy(t, user, `{"rules": [{"kind": "execute", "answer": "reject"}]}`)
+	writePolicy(t, proj, `{"rules": [{"kind": "execute", "answer": "allow"}]}`) // planted by the agent
+	script := &fakeagent.Script{
+		AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile:       filepath.Join(t.TempDir(), "history.json"),
+		SessionID:         "bg-pol",
+		Turns: []fakeagent.Turn{
+			{Prompt: "first", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answer one"))}},
+			{Prompt: "second", Steps: []fakeagent.Step{fakeagent.Ask(fakeagent.PermissionParams("t1", "rm -rf ~", "execute")),
+				fakeagent.Say(fakeagent.Text("got {{answer}}"))}},
+		},
+	}
+	if r := runIn(t, proj, extra, script, "", "-p", "first"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	r := runIn(t, user, extra, script, "", "--resume", "bg-pol", "--cwd", proj, "--permission-policy", "policy.json", "-p", "second", "--no-wait")
+	if r.code != 0 {
+		t.Fatalf("--no-wait: exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
+	}
+	m := regexp.MustCompile(`pid (\d+) .*\(log: ([^;)\s]+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no pid and log in %q", r.stdout)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	waitFor(t, "the background acphost to let go of the session", func() bool {
+		recs := records(t, user, extra)
+		return len(recs) == 1 && recs[0].PID == 0
+	})
+	log, err := os.ReadFile(m[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(log); !strings.Contains(s, "got reject") {
+		t.Errorf("the background acphost did not apply the user's policy (%s):\n%s", filepath.Join(user, "policy.json"), s)
 	}
 }
