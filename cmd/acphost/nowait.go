@@ -145,6 +145,7 @@ func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout,
 		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
 		return exitFailed
 	}
+	pruneLogs(logDir, maxBackgroundLogs-1)
 	logPath := filepath.Join(logDir, time.Now().Format("20060102-150405")+"-"+fileSafe(rec.ID)+".log")
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|oNoFollow, 0o600)
 	if err != nil {
@@ -202,6 +203,28 @@ func detachedArgs(cfg config, id string) []string {
 	args := append([]string{}, cfg.args[:at]...)
 	args = append(args, "--resume="+id)
 	return append(args, cfg.args[at:]...)
+}
+
+// maxBackgroundLogs is how many background acphost logs are kept.
+const maxBackgroundLogs = 20
+
+// pruneLogs removes the oldest logs in dir (their names begin with when
+// they were made) but the newest keep.
+func pruneLogs(dir string, keep int) {
+	ents, err := os.ReadDir(dir) // sorted by name: oldest first
+	if err != nil {
+		return
+	}
+	var logs []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".log") {
+			logs = append(logs, e.Name())
+		}
+	}
+	for len(logs) > keep {
+		_ = os.Remove(filepath.Join(dir, logs[0]))
+		logs = logs[1:]
+	}
 }
 
 // fileSafe makes a session id usable in a file name.

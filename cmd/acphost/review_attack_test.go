@@ -114,3 +114,69 @@ func TestNoWaitBackgroundReadsTheFlagsWhereTheyWereTyped(t *testing.T) {
 		t.Errorf("the background acphost did not apply the user's policy (%s):\n%s", filepath.Join(user, "policy.json"), s)
 	}
 }
+
+// TestNoWaitBackgroundLogsAreBounded: each background acphost a --no-wait
+// starts writes a log in <state>/log; nothing removed them, so the
+// directory grew by a file a run for ever. The oldest go as new ones come.
+func TestNoWaitBackgroundLogsAreBounded(t *testing.T) {
+	extra, _, state := isolated(t)
+	dir := t.TempDir()
+	script := &fakeagent.Script{
+		AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile:       filepath.Join(t.TempDir(), "history.json"),
+		SessionID:         "bg-log",
+		Turns: []fakeagent.Turn{
+			{Prompt: "first", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answer one"))}},
+			{Prompt: "second", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answer two"))}},
+		},
+	}
+	if r := runIn(t, dir, extra, script, "", "-p", "first"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	logDir := filepath.Join(state, "log")
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 * maxBackgroundLogs {
+		name := filepath.Join(logDir, "20000101-"+strconv.Itoa(100000+i)+"-old.log")
+		if err := os.WriteFile(name, []byte("old\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := filepath.Join(logDir, "notes.txt") // not a log: left alone
+	if err := os.WriteFile(keep, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runIn(t, dir, extra, script, "", "--resume", "bg-log", "-p", "second", "--no-wait")
+	if r.code != 0 {
+		t.Fatalf("--no-wait: exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
+	}
+	m := regexp.MustCompile(`pid (\d+) .*\(log: ([^;)\s]+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no pid and log in %q", r.stdout)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	waitFor(t, "the background acphost to let go of the session", func() bool {
+		recs := records(t, dir, extra)
+		return len(recs) == 1 && recs[0].PID == 0
+	})
+	ents, err := os.ReadDir(logDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := 0
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".log") {
+			logs++
+		}
+	}
+	if logs > maxBackgroundLogs {
+		t.Errorf("%d logs in %s, want at most %d", logs, logDir, maxBackgroundLogs)
+	}
+	for _, p := range []string{m[2], keep, filepath.Join(logDir, "20000101-"+strconv.Itoa(100000+3*maxBackgroundLogs-1)+"-old.log")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
