@@ -180,3 +180,24 @@ func TestNoWaitBackgroundLogsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsListingShowsNoEscapes: a directory's name is not the user's
+// to choose (a cloned repository's, an agent-made one), and the session
+// store records it; acphost sessions, /sessions and sessions rm printed it
+// raw, so an escape sequence in it reached the terminal.
+func TestSessionsListingShowsNoEscapes(t *testing.T) {
+	extra, _, _ := isolated(t)
+	dir := filepath.Join(t.TempDir(), "repo\x1b]0;owned\x07\x1b[2J")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if r := runIn(t, dir, extra, nil, "", "-p", "hi"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"sessions"}, {"sessions", "show", "last"}, {"sessions", "rm", "last"}} {
+		r := runIn(t, dir, extra, nil, "", args...)
+		if r.code != 0 || strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07") || !strings.Contains(r.stdout, "repo") {
+			t.Errorf("%v: exit %d; output %q %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
