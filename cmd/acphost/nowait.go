@@ -67,7 +67,19 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 	if code, done := handOver(rec, cfg.prompts, stdout, stderr); done {
 		return code
 	}
+	if unreachable(rec) {
+		fmt.Fprintf(stderr, "acphost: --no-wait: acphost pid %d has session %s open but has no control socket; type the prompt there (or end it first)\n",
+			rec.PID, acphost.SafeText(rec.ID))
+		return exitFailed
+	}
 	return startDetached(cfg, st, rec, cwd, stdout, stderr)
+}
+
+// unreachable reports whether a live acphost has rec's session open
+// without a control socket (it could not make one): nothing can be handed
+// to it, and another must not open the session too.
+func unreachable(rec sessionRecord) bool {
+	return rec.PID != 0 && rec.Control == "" && processAlive(rec.PID)
 }
 
 // lookupRecord finds the record id names (see find).

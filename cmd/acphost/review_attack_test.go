@@ -201,3 +201,33 @@ func TestSessionsListingShowsNoEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestNoWaitDoesNotOpenAnOpenSessionTwice: a chat whose control socket
+// could not be made (here: the state directory's path is too long for a
+// socket's) still has its session open, and says so in the store (its
+// pid, no socket). --no-wait took "nobody answers" for "nobody has it"
+// and started a second acphost on the same session.
+func TestNoWaitDoesNotOpenAnOpenSessionTwice(t *testing.T) {
+	root := t.TempDir()
+	long := filepath.Join(root, strings.Repeat("d", 60), strings.Repeat("e", 60))
+	extra := []string{"XDG_CONFIG_HOME=" + filepath.Join(root, "config"), "ACPHOST_STATE_DIR=" + long}
+	dir := t.TempDir()
+	b := startBG(t, dir, extra, slowScript("ctl-long"), "-p", "slow", "-p", "next")
+	waitFor(t, "the running turn in the store", func() bool {
+		recs := records(t, dir, extra)
+		return len(recs) == 1 && !recs[0].TurnSince.IsZero() && recs[0].PID == b.cmd.Process.Pid
+	})
+	if rec := records(t, dir, extra)[0]; rec.Control != "" {
+		t.Skipf("the control socket was made (%s): nothing to test", rec.Control)
+	}
+	r := runIn(t, dir, extra, nil, "", "--resume", "last", "-p", "queued one", "--no-wait")
+	if m := regexp.MustCompile(`started acphost pid (\d+)`).FindStringSubmatch(r.stdout + r.stderr); m != nil {
+		pid, _ := strconv.Atoi(m[1])
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if r.code != exitFailed || strings.Contains(r.stdout+r.stderr, "in the background") ||
+		!strings.Contains(r.stderr, "pid "+strconv.Itoa(b.cmd.Process.Pid)) {
+		t.Errorf("--no-wait on a session open in an acphost without a control socket: exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
+	}
+	_ = b.cmd.Process.Kill()
+}
