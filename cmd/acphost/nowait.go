@@ -41,6 +41,12 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 	if code, done := handOver(rec, cfg.prompts, stdout, stderr); done {
 		return code
 	}
+	if rec.ID == "last" {
+		// --resume=last (here, and to the background acphost) means the
+		// latest session in the directory.
+		fmt.Fprintln(stderr, `acphost: --no-wait: the agent named its session "last", which a background acphost cannot be told apart from the latest session; run acphost --resume with a prefix of it in a terminal`)
+		return exitFailed
+	}
 	// Nobody has the session open. One background acphost at a time is
 	// started, so two --no-wait at once never open the session twice:
 	// the second finds the first one's socket.

@@ -269,3 +269,35 @@ func TestSweepSparesASocketBeingOpened(t *testing.T) {
 		t.Errorf("a socket refusing connections for %v was not swept", 2*time.Minute)
 	}
 }
+
+// TestNoWaitNeverContinuesAnotherSession: the agent picks its session
+// ids. One it called "last" was handed to the background acphost as
+// --resume=last, which means the latest session in the directory: the
+// prompt went to another session (of another agent, perhaps).
+func TestNoWaitNeverContinuesAnotherSession(t *testing.T) {
+	extra, _, _ := isolated(t)
+	user, proj := t.TempDir(), t.TempDir()
+	hostile := &fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile: filepath.Join(t.TempDir(), "h1.json"), SessionID: "last",
+		Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("hostile"))}}}}
+	other := &fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile: filepath.Join(t.TempDir(), "h2.json"), SessionID: "other",
+		Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("other session ran {{prompt}}"))}}}}
+	if r := runIn(t, proj, extra, hostile, "", "-p", "first"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if r := runIn(t, user, extra, other, "", "-p", "mine"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	r := runIn(t, user, extra, other, "", "--resume", "las", "-p", "for the hostile one", "--no-wait")
+	if m := regexp.MustCompile(`pid (\d+) .*\(log: ([^;)\s]+)`).FindStringSubmatch(r.stdout); m != nil {
+		pid, _ := strconv.Atoi(m[1])
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+		waitFor(t, "the background acphost to end", func() bool { return !processAlive(pid) })
+		log, _ := os.ReadFile(m[2])
+		t.Fatalf("--no-wait started a background acphost for session \"last\"; its log:\n%s", log)
+	}
+	if r.code != exitFailed || !strings.Contains(r.stderr, `session "last"`) {
+		t.Errorf("exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
