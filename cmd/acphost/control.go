@@ -129,6 +129,10 @@ func listenControl(stateDir string, handle func(controlRequest) controlReply) (*
 	return s, nil
 }
 
+// staleSocketAge is how old a socket that refuses connections must be to
+// be swept: a new one refuses them between its bind and its listen.
+const staleSocketAge = time.Minute
+
 // sweepStaleSockets removes the sockets in dir that refuse connections:
 // those of acphost processes that ended without removing theirs.
 func sweepStaleSockets(dir string) {
@@ -141,6 +145,9 @@ func sweepStaleSockets(dir string) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
+		if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < staleSocketAge {
+			continue // perhaps bound a moment ago, and about to listen
+		}
 		c, err := net.DialTimeout("unix", p, time.Second)
 		if err == nil {
 			c.Close()

@@ -41,6 +41,12 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 	if code, done := handOver(rec, cfg.prompts, stdout, stderr); done {
 		return code
 	}
+	if rec.ID == "last" {
+		// --resume=last (here, and to the background acphost) means the
+		// latest session in the directory.
+		fmt.Fprintln(stderr, `acphost: --no-wait: the agent named its session "last", which a background acphost cannot be told apart from the latest session; run acphost --resume with a prefix of it in a terminal`)
+		return exitFailed
+	}
 	// Nobody has the session open. One background acphost at a time is
 	// started, so two --no-wait at once never open the session twice:
 	// the second finds the first one's socket.
@@ -67,7 +73,19 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 	if code, done := handOver(rec, cfg.prompts, stdout, stderr); done {
 		return code
 	}
+	if unreachable(rec) {
+		fmt.Fprintf(stderr, "acphost: --no-wait: acphost pid %d has session %s open but has no control socket; type the prompt there (or end it first)\n",
+			rec.PID, acphost.SafeText(rec.ID))
+		return exitFailed
+	}
 	return startDetached(cfg, st, rec, cwd, stdout, stderr)
+}
+
+// unreachable reports whether a live acphost has rec's session open
+// without a control socket (it could not make one): nothing can be handed
+// to it, and another must not open the session too.
+func unreachable(rec sessionRecord) bool {
+	return rec.PID != 0 && rec.Control == "" && processAlive(rec.PID)
 }
 
 // lookupRecord finds the record id names (see find).
@@ -145,6 +163,7 @@ func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout,
 		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
 		return exitFailed
 	}
+	pruneLogs(logDir, maxBackgroundLogs-1)
 	logPath := filepath.Join(logDir, time.Now().Format("20060102-150405")+"-"+fileSafe(rec.ID)+".log")
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|oNoFollow, 0o600)
 	if err != nil {
@@ -153,7 +172,10 @@ func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout,
 	}
 	defer logf.Close()
 	cmd := exec.Command(exe, detachedArgs(cfg, rec.ID)...)
-	cmd.Dir = cwd
+	// cmd.Dir stays this one: the command line is read again there, and a
+	// relative path in it (--permission-policy, --stderr, --cwd) means what
+	// it meant here, never a file in the session's directory, which the
+	// agent writes.
 	cmd.Stdout, cmd.Stderr = logf, logf // stdin: the null device
 	cmd.Env = append(os.Environ(), envDetached+"=1")
 	cmd.SysProcAttr = attr
@@ -199,6 +221,28 @@ func detachedArgs(cfg config, id string) []string {
 	args := append([]string{}, cfg.args[:at]...)
 	args = append(args, "--resume="+id)
 	return append(args, cfg.args[at:]...)
+}
+
+// maxBackgroundLogs is how many background acphost logs are kept.
+const maxBackgroundLogs = 20
+
+// pruneLogs removes the oldest logs in dir (their names begin with when
+// they were made) but the newest keep.
+func pruneLogs(dir string, keep int) {
+	ents, err := os.ReadDir(dir) // sorted by name: oldest first
+	if err != nil {
+		return
+	}
+	var logs []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".log") {
+			logs = append(logs, e.Name())
+		}
+	}
+	for len(logs) > keep {
+		_ = os.Remove(filepath.Join(dir, logs[0]))
+		logs = logs[1:]
+	}
 }
 
 // fileSafe makes a session id usable in a file name.

@@ -94,7 +94,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "acphost:", err)
 			return exitFailed
 		}
-		fmt.Fprintf(stdout, "forgot session %s (%s, %s)\n", acphost.SafeText(r.ID), r.agentLabel(), r.Cwd)
+		fmt.Fprintf(stdout, "forgot session %s (%s, %s)\n", acphost.SafeText(r.ID), acphost.SafeText(r.agentLabel()), acphost.SafeText(r.Cwd))
 		return exitOK
 	}
 	fmt.Fprint(stderr, sessionsUsage)
@@ -114,8 +114,8 @@ func printSessions(w io.Writer, recs []sessionRecord, current string) {
 		if st == "" {
 			st = "-"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, oneLine(acphost.SafeText(r.ID), 40), r.agentLabel(),
-			ago(r.LastUsed), st, r.Cwd, oneLine(acphost.SafeText(r.Title), 50))
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, oneLine(acphost.SafeText(r.ID), 40), acphost.SafeText(r.agentLabel()),
+			ago(r.LastUsed), st, acphost.SafeText(r.Cwd), oneLine(acphost.SafeText(r.Title), 50))
 	}
 	tw.Flush()
 }

@@ -394,8 +394,9 @@ func sessionsExport(st *store, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Which process has it open is of this machine only.
-	r.PID, r.TurnSince = 0, time.Time{}
+	// Which process has it open, and its control socket, are of this
+	// machine only.
+	r.PID, r.TurnSince, r.Control = 0, time.Time{}, ""
 	if es == nil {
 		es = []transcriptEntry{}
 	}
@@ -578,7 +579,9 @@ func admitRecord(r *sessionRecord, file fileConfig) error {
 	if r.LastUsed.Before(r.Created) {
 		r.LastUsed = r.Created
 	}
-	r.PID, r.TurnSince = 0, time.Time{} // no process here has it open
+	// No process here has it open: nor does the record name a socket that
+	// acphost cancel and --no-wait would connect and write to.
+	r.PID, r.TurnSince, r.Control = 0, time.Time{}, ""
 	return nil
 }
 
