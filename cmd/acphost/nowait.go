@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/acphost/acphost"
@@ -267,4 +268,39 @@ func logTail(path string) string {
 		lines = lines[len(lines)-maxStderrLines:]
 	}
 	return "  " + strings.Join(lines, "\n  ") + "\n"
+}
+
+// backgroundIdleTimeout ends a background acphost's turn in which the agent
+// sent nothing for this long.
+const backgroundIdleTimeout = 15 * time.Minute
+
+// maxBackgroundLogBytes bounds what a background acphost writes into its
+// log (its output and, with --stderr -, its agent's stderr).
+const maxBackgroundLogBytes = 8 << 20
+
+// cappedLog is a background acphost's log: its output and stderr, shared,
+// cut after max bytes with a last line saying so (writes past it are
+// dropped, reported as written so nothing upstream fails).
+type cappedLog struct {
+	mu   sync.Mutex
+	w    io.Writer
+	left int
+	cut  bool
+}
+
+func newCappedLog(w io.Writer, max int) *cappedLog { return &cappedLog{w: w, left: max} }
+
+func (c *cappedLog) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cut {
+		return len(p), nil
+	}
+	if len(p) <= c.left {
+		c.left -= len(p)
+		return c.w.Write(p)
+	}
+	c.cut = true
+	_, err := c.w.Write(append(p[:c.left:c.left], fmt.Sprintf("\n… (log cut at %d bytes: what follows is not kept)\n", maxBackgroundLogBytes)...))
+	return len(p), err
 }

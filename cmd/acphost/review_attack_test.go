@@ -301,3 +301,35 @@ func TestNoWaitNeverContinuesAnotherSession(t *testing.T) {
 		t.Errorf("exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestBackgroundLogIsBounded: a background acphost (the one a --no-wait
+// starts) writes at most maxBackgroundLogBytes of output into its log,
+// however much its agent says.
+func TestBackgroundLogIsBounded(t *testing.T) {
+	// The script travels in one environment variable (128 KiB at most):
+	// 96 KiB a turn, and the last turn repeats, 110 turns (about 10 MiB).
+	script := &fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Say(fakeagent.Text(strings.Repeat("flood ", 96<<10/6) + "\n"))}}}}
+	args := []string{"--stderr", "-"}
+	for range 110 {
+		args = append(args, "-p", "go")
+	}
+	extra, _, _ := isolated(t)
+	r := runIn(t, t.TempDir(), append(extra, envDetached+"=1"), script, "", args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr tail:\n%s", r.code, tail(r.stderr, 500))
+	}
+	if n := len(r.stdout) + len(r.stderr); n > maxBackgroundLogBytes+4096 {
+		t.Errorf("the background acphost wrote %d bytes, over its %d", n, maxBackgroundLogBytes)
+	}
+	if !strings.Contains(r.stdout+r.stderr, "log cut") {
+		t.Errorf("the cut is not said")
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}

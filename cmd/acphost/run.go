@@ -24,17 +24,18 @@ const maxStderrLines = 10
 
 // app is one run: an agent, its turns, the user's signals.
 type app struct {
-	cfg      config
-	stdinTTY bool
-	in       *inbox
-	out      *screen // human output on stdout; nil with --json
-	errs     *screen // diagnostics (and, with --json, questions) on stderr
-	human    *human  // the human sink, nil with --json
-	sink     sink
-	approver *approver
-	elicitor *elicitor
-	store    *store // nil: sessions are not recorded
-	cwd      string // the session's directory, absolute ("" for a remote agent's default)
+	agentStderr io.Writer // where --stderr - sends the agent's stderr when not os.Stderr (a background acphost's bounded log)
+	cfg         config
+	stdinTTY    bool
+	in          *inbox
+	out         *screen // human output on stdout; nil with --json
+	errs        *screen // diagnostics (and, with --json, questions) on stderr
+	human       *human  // the human sink, nil with --json
+	sink        sink
+	approver    *approver
+	elicitor    *elicitor
+	store       *store // nil: sessions are not recorded
+	cwd         string // the session's directory, absolute ("" for a remote agent's default)
 
 	// remembered holds the tool call ids whose permission Remember
 	// answered from an earlier "always" without asking.
@@ -80,17 +81,22 @@ type app struct {
 func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a := &app{cfg: cfg, stdinTTY: isTerminal(stdin), in: newInbox(stdin),
 		quit: make(chan struct{}), quitDone: make(chan struct{})}
-	a.errs = newScreen(stderr, colorAllowed(stderr), false)
+	var outW, errW io.Writer = stdout, stderr
+	if os.Getenv(envDetached) != "" { // a background acphost: its log is bounded
+		log := newCappedLog(stdout, maxBackgroundLogBytes)
+		outW, errW, a.agentStderr = log, log, log
+	}
+	a.errs = newScreen(errW, colorAllowed(stderr), false)
 	switch {
 	case cfg.json:
-		js := newJSONSink(stdout)
+		js := newJSONSink(outW)
 		js.decision = a.decision
 		a.sink = js
 	case cfg.quiet:
-		a.sink = newQuietSink(stdout)
+		a.sink = newQuietSink(outW)
 	default:
 		live := isTerminal(stdout) && os.Getenv("TERM") != "dumb"
-		a.out = newScreen(stdout, colorAllowed(stdout), live)
+		a.out = newScreen(outW, colorAllowed(stdout), live)
 		a.human = newHuman(a.out, cfg.permission, cfg.elicit)
 		a.human.remembered = a.wasRemembered
 		a.human.answerNote = a.answerNote
@@ -257,6 +263,11 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		}
 	}
 	opts.MCPServers = a.cfg.mcpServers
+	if os.Getenv(envDetached) != "" {
+		// Nobody watches a background acphost: a turn the agent stops
+		// speaking in ends, rather than keeping it alive for ever.
+		opts.IdleTimeout = backgroundIdleTimeout
+	}
 	opts.AuthMethod = a.cfg.auth
 	// acphost login runs an agent's terminal login; a remote agent's is
 	// its host's to run.
@@ -327,6 +338,9 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	case "":
 	case "-":
 		opts.Stderr = os.Stderr
+		if a.agentStderr != nil {
+			opts.Stderr = a.agentStderr
+		}
 	default:
 		f, err := os.Create(a.cfg.stderrPath)
 		if err != nil {
