@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,7 +40,7 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acphost: --resume %s: %v\n", cfg.resume, err)
 		return exitUsage
 	}
-	if code, done := handOver(rec, cfg.prompts, stdout, stderr); done {
+	if code, done := handOver(cfg, rec, cfg.prompts, stdout, stderr); done {
 		return code
 	}
 	if rec.ID == "last" {
@@ -71,7 +72,7 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acphost: --resume %s: %v\n", cfg.resume, err)
 		return exitFailed
 	}
-	if code, done := handOver(rec, cfg.prompts, stdout, stderr); done {
+	if code, done := handOver(cfg, rec, cfg.prompts, stdout, stderr); done {
 		return code
 	}
 	if unreachable(rec) {
@@ -104,7 +105,7 @@ func lookupRecord(st *store, id, cwd string) (sessionRecord, error) {
 
 // handOver queues the prompts in the acphost that has rec's session open.
 // done is false when there is none (nothing was queued).
-func handOver(rec sessionRecord, prompts []string, stdout, stderr io.Writer) (code int, done bool) {
+func handOver(cfg config, rec sessionRecord, prompts []string, stdout, stderr io.Writer) (code int, done bool) {
 	sid := acphost.SafeText(rec.ID)
 	for i, p := range prompts {
 		rep, err := askControl(rec.Control, controlRequest{Op: opPrompt, Session: rec.ID, Text: p})
@@ -122,7 +123,8 @@ func handOver(rec sessionRecord, prompts []string, stdout, stderr io.Writer) (co
 			fmt.Fprintln(stderr)
 			return exitFailed, true
 		}
-		fmt.Fprintf(stdout, "queued in session %s (acphost pid %d; place %d in its queue): %s\n", sid, rep.PID, rep.Queued, oneLine(acphost.SafeText(p), 60))
+		report(cfg, stdout, map[string]any{"type": "queued", "sessionId": rec.ID, "pid": rep.PID, "place": rep.Queued, "prompt": p},
+			fmt.Sprintf("queued in session %s (acphost pid %d; place %d in its queue): %s", sid, rep.PID, rep.Queued, oneLine(acphost.SafeText(p), 60)))
 	}
 	return exitOK, true
 }
@@ -190,15 +192,17 @@ func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout,
 	deadline := time.Now().Add(cfg.startTimeout + controlDeadline)
 	for {
 		if r, err := lookupRecord(st, rec.ID, cwd); err == nil && r.PID == pid && r.Control != "" {
-			fmt.Fprintf(stdout, "no acphost had session %s open: started acphost pid %d in the background to run %d prompt(s), then exit (log: %s; acphost cancel %s stops a turn)\n",
-				sid, pid, len(cfg.prompts), logPath, sid)
+			report(cfg, stdout, map[string]any{"type": "background", "sessionId": rec.ID, "pid": pid, "prompts": len(cfg.prompts), "log": logPath, "ended": false},
+				fmt.Sprintf("no acphost had session %s open: started acphost pid %d in the background to run %d prompt(s), then exit (log: %s; acphost cancel %s stops a turn)",
+					sid, pid, len(cfg.prompts), logPath, sid))
 			return exitOK
 		}
 		select {
 		case err := <-exited:
 			if err == nil { // so quick it has done it all already
-				fmt.Fprintf(stdout, "no acphost had session %s open: started acphost pid %d in the background, which ran %d prompt(s) and ended (log: %s)\n",
-					sid, pid, len(cfg.prompts), logPath)
+				report(cfg, stdout, map[string]any{"type": "background", "sessionId": rec.ID, "pid": pid, "prompts": len(cfg.prompts), "log": logPath, "ended": true},
+					fmt.Sprintf("no acphost had session %s open: started acphost pid %d in the background, which ran %d prompt(s) and ended (log: %s)",
+						sid, pid, len(cfg.prompts), logPath))
 				return exitOK
 			}
 			fmt.Fprintf(stderr, "acphost: --no-wait: the background acphost for session %s ended (%v) before it had the session open; its log, %s:\n%s", sid, err, logPath, logTail(logPath))
@@ -303,4 +307,19 @@ func (c *cappedLog) Write(p []byte) (int, error) {
 	c.cut = true
 	_, err := c.w.Write(append(p[:c.left:c.left], fmt.Sprintf("\n… (log cut at %d bytes: what follows is not kept)\n", maxBackgroundLogBytes)...))
 	return len(p), err
+}
+
+// report says what --no-wait did: a JSON line with --json (ev), else the
+// sentence.
+func report(cfg config, stdout io.Writer, ev map[string]any, human string) {
+	if !cfg.json {
+		fmt.Fprintln(stdout, human)
+		return
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		fmt.Fprintln(stdout, human)
+		return
+	}
+	fmt.Fprintf(stdout, "%s\n", b)
 }

@@ -116,3 +116,34 @@ func TestNoWaitUsage(t *testing.T) {
 		t.Errorf("huge prompt over the socket: %v", err)
 	}
 }
+
+// TestNoWaitSaysWhatItDidInJSON: with --json, what --no-wait did is one
+// JSON line (type background: the session, pid, prompts, log).
+func TestNoWaitSaysWhatItDidInJSON(t *testing.T) {
+	extra, _, _ := isolated(t)
+	dir := t.TempDir()
+	script := &fakeagent.Script{
+		AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile:       filepath.Join(t.TempDir(), "history.json"),
+		SessionID:         "bg-json",
+	}
+	if r := runIn(t, dir, extra, script, "", "-p", "first"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	r := runIn(t, dir, extra, script, "", "--resume", "last", "-p", "second", "--no-wait", "--json")
+	var ev struct {
+		Type, SessionID, Log string
+		PID, Prompts         int
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &ev); r.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v; stdout %q; stderr %q", r.code, err, r.stdout, r.stderr)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(ev.PID, syscall.SIGKILL) })
+	if ev.Type != "background" || ev.SessionID != "bg-json" || ev.PID == 0 || ev.Prompts != 1 || ev.Log == "" {
+		t.Errorf("event %+v", ev)
+	}
+	waitFor(t, "the background acphost to let go of the session", func() bool {
+		recs := records(t, dir, extra)
+		return len(recs) == 1 && recs[0].PID == 0
+	})
+}
