@@ -364,11 +364,10 @@ func (a *agent) elicit(m wire.Message, in *inflight) {
 }
 
 // requestEnded runs when the client's request p belongs to ends (on the
-// goroutine that ends it, the read loop for an answer): the hook's ctx
-// ends and p is answered "cancel".
-func (p *pendingElicitation) requestEnded() {
-	p.end(fmt.Errorf("%w: %s", ErrRequestEnded, p.req.Method))
-}
+// goroutine that ends it, the read loop for an answer; it may run before
+// Watch has returned, so it reads nothing of p's that is set after): the
+// hook's ctx ends and p is answered "cancel".
+func (p *pendingElicitation) requestEnded() { p.end(ErrRequestEnded) }
 
 // refuseUnknownRequest answers a request-scoped elicitation whose
 // requestId names no request of the client's awaiting its answer: an
@@ -457,7 +456,7 @@ func (p *pendingElicitation) ended(ctx context.Context) {
 	case p.in.ctx.Err() != nil: // withdrawn by the agent (or settled already)
 		p.settleWith(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonWithdrawn}, &wire.Error{Code: CodeRequestCancelled, Message: "request cancelled"})
 	case p.ctx.Err() != nil: // the client's request it belongs to ended
-		p.settle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonRequestEnded, Err: context.Cause(p.ctx)})
+		p.settle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonRequestEnded, Err: fmt.Errorf("%w: %s", ErrRequestEnded, p.req.Method)})
 	default:
 		p.settle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonTimeout, Err: ctx.Err()})
 	}

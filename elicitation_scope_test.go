@@ -79,8 +79,8 @@ func answersByID(t testing.TB, h *hostileAgent, n int) map[string]json.RawMessag
 //
 // Against the code before request scope was served every attack here was
 // already refused (as "unknown session", no sessionId being known during
-// authenticate) and so were the honest request: the test failed only on
-// the last, which had to be served.
+// authenticate), and so was the honest request: the test failed only on
+// that one, which had to be served.
 func TestAttackRequestScopedElicitationPosing(t *testing.T) {
 	attacks := map[string]string{
 		"never sent":       `"requestId":99`,
@@ -271,9 +271,7 @@ func TestElicitSettledWhenItsRequestIsAnswered(t *testing.T) {
 		assert.Equal(t, "s1", c.SessionID())
 		req := <-asked
 		assert.Equal(t, "session/new", req.Method)
-		err := <-cause
-		assert.ErrorIs(t, err, ErrRequestEnded)
-		assert.ErrorContains(t, err, "session/new")
+		assert.ErrorIs(t, <-cause, ErrRequestEnded)
 		synctest.Wait()
 		assert.Equal(t, []string{`{"action":"cancel"}`}, actionAnswers(fa.Agent))
 	})
@@ -452,4 +450,35 @@ func TestAttackRequestScopedElicitationFloodIsBounded(t *testing.T) {
 	require.Less(t, f.sent.Load(), int64(n), "the whole flood was read")
 	assert.LessOrEqual(t, asked.Load(), int64(liftedFactor*defaultMaxPendingRequests), "hooks asked")
 	assert.Equal(t, asked.Load(), ended.Load(), "a hook outlived the failed start")
+}
+
+// OnUpdate may open a session (it holds the dispatcher meanwhile): an
+// elicitation during that session/new is served anyway, because a
+// request-scoped one does not wait for the dispatcher.
+func TestElicitDuringSessionNewFromOnUpdate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var methods []string
+		hook := func(_ context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+			methods = append(methods, req.Method)
+			return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"workspace": "acme"}}, nil
+		}
+		script := fakeagent.Script{BeforeSessionNew: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("m", workspaceSchema))}}
+		var c *ACPClient
+		var opened *Session
+		var openErr error
+		ready := make(chan struct{})
+		onUpdate := func(Update) {
+			<-ready
+			if opened == nil && openErr == nil {
+				opened, openErr = c.NewSession(context.Background(), SessionOptions{})
+			}
+		}
+		c, _ = connectFake(t, script, ACPOptions{OnElicitation: hook, OnUpdate: onUpdate})
+		close(ready)
+		_, err := c.Generate(Request{Prompt: "x"})
+		require.NoError(t, err)
+		require.NoError(t, openErr)
+		require.NotNil(t, opened)
+		assert.Equal(t, []string{"session/new", "session/new"}, methods)
+	})
 }
