@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/acphost/acphost/internal/wire"
@@ -135,9 +136,8 @@ type ElicitationComplete struct {
 // ParseElicitationRequest decodes elicitation/create params. Exactly one
 // scope is needed: a sessionId (a string) or a requestId (any JSON value,
 // null included, kept raw: which request it names is the client's to
-// check).
-// Form mode needs a requestedSchema (see ParseFormSchema), URL mode an
-// elicitationId and an absolute URL; other modes are kept with neither.
+// check). Form mode needs a requestedSchema (see ParseFormSchema), URL mode
+// an elicitationId and an absolute URL; other modes are kept with neither.
 func ParseElicitationRequest(params json.RawMessage) (*ElicitationRequest, error) {
 	var w struct {
 		SessionID       *string         `json:"sessionId"`
@@ -374,11 +374,18 @@ func (p *pendingElicitation) requestEnded() { p.end(ErrRequestEnded) }
 // agent cannot pose as part of a request it was not asked (SPEC.md,
 // Containment). It is counted with the foreign messages.
 func (a *agent) refuseUnknownRequest(in *inflight, id, requestID json.RawMessage) {
-	if a.c.foreign.Add(1) <= 100 {
-		a.opts.Logger.Warn("acphost: the agent named a request of the client's that awaits no answer", "method", "elicitation/create", "requestId", SafeText(string(requestID)))
+	named := string(requestID)
+	if len(named) > maxNamedRequestID { // the agent's bytes: not echoed whole
+		named = strings.ToValidUTF8(named[:maxNamedRequestID], "") + "…"
 	}
-	a.goReplyError(in, id, CodeInvalidParams, "unknown request: "+strconv.Quote(string(requestID))+" names no request of the client's awaiting its answer outside a session")
+	if a.c.foreign.Add(1) <= 100 {
+		a.opts.Logger.Warn("acphost: the agent named a request of the client's that awaits no answer", "method", "elicitation/create", "requestId", SafeText(named))
+	}
+	a.goReplyError(in, id, CodeInvalidParams, "unknown request: "+strconv.Quote(named)+" names no request of the client's awaiting its answer outside a session")
 }
+
+// maxNamedRequestID bounds how much of a refused requestId is echoed.
+const maxNamedRequestID = 64
 
 // open runs on the dispatcher for a session-scoped request: it binds it to
 // its session's turn, emits the stream event and starts it.

@@ -93,6 +93,7 @@ func TestAttackRequestScopedElicitationPosing(t *testing.T) {
 		"exponent":         `"requestId":2e0`,
 		"null":             `"requestId":null`,
 		"object":           `"requestId":{"id":2}`,
+		"long string":      `"requestId":"` + strings.Repeat("x", 1<<16) + `"`,
 		"both":             `"sessionId":"s1","requestId":2`,
 		"both, empty sid":  `"sessionId":"","requestId":2`,
 		"neither":          ``,
@@ -121,6 +122,7 @@ func TestAttackRequestScopedElicitationPosing(t *testing.T) {
 	require.NoError(t, err)
 	for name, id := range ids {
 		assert.Contains(t, string(answers[id]), `"code":-32602`, name)
+		assert.Less(t, len(answers[id]), 512, "%s: the refusal echoes the agent's id whole", name)
 	}
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":"honest","result":{"action":"accept","content":{"a":"yes"}}}`, string(answers[`"honest"`]))
 	assert.Equal(t, []string{"honest"}, hook.labels(), "hooks asked")
