@@ -79,7 +79,14 @@ type ACPOptions struct {
 	// form is validated against the requested schema before it is sent;
 	// an answer that does not fit, an error or a panic is sent as "cancel"
 	// instead, and the answer event carries why (ReasonInvalid and Err,
-	// matching ErrElicitationContent for content). Nil: not served.
+	// matching ErrElicitationContent for content). It answers the
+	// session-scoped elicitations of sessions without a hook of their own
+	// and every request-scoped one: an elicitation tied to one of the
+	// client's requests awaiting its answer (initialize, authenticate,
+	// session/new, session/load, …), which may come during Start, before
+	// Start returns; Scope, RequestID and Method say which, and ctx ends
+	// (context.Cause matching ErrRequestEnded) if that request ends first.
+	// It runs on a goroutine of its own. Nil: not served.
 	OnElicitation ElicitationFunc
 	// ElicitationModes are the modes advertised when OnElicitation is set.
 	// Nil: form and url.

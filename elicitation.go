@@ -1,8 +1,11 @@
 // Elicitation: the agent asks the user for structured input
 // (elicitation/create, form and URL modes) and reports the end of a URL
-// flow (elicitation/complete). Requests are served off the read loop by
-// OnElicitation, within the request budget; a cancelled turn settles the
-// session's open ones with "cancel".
+// flow (elicitation/complete). A request belongs to a session (sessionId)
+// or to one of the client's own requests awaiting its answer outside a
+// session (requestId: authenticate, session/new, …). Requests are served
+// off the read loop by OnElicitation, within the request budget; a
+// cancelled turn settles the session's open ones with "cancel", the end of
+// its request a request-scoped one.
 
 package acphost
 
@@ -13,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/acphost/acphost/internal/wire"
@@ -39,17 +43,41 @@ const (
 	ElicitCancel  ElicitationAction = "cancel"
 )
 
+// ElicitationScope says what an elicitation belongs to.
+type ElicitationScope string
+
+// The scopes of ACP v1: a session (and maybe a tool call of it), or one of
+// the client's JSON-RPC requests outside a session (during authentication
+// or configuration, before a session is started).
+const (
+	ScopeSession ElicitationScope = "session"
+	ScopeRequest ElicitationScope = "request"
+)
+
 // ElicitationRequest is an elicitation/create from the agent, decoded.
 // Everything in it is the agent's: show text through SafeText, and in URL
 // mode show the whole URL and ask before opening it.
 type ElicitationRequest struct {
+	// Scope is ScopeSession (SessionID set) or ScopeRequest (RequestID
+	// set, SessionID empty): exactly one of sessionId and requestId is sent.
+	Scope     ElicitationScope
 	SessionID string
 	// ToolCallID is the tool call the request belongs to, if the agent
 	// said (an MCP server's elicitation during a tool call, Claude's
 	// AskUserQuestion).
 	ToolCallID string
-	Mode       ElicitationMode
-	Message    string
+	// RequestID is, in request scope, the id of the client's request the
+	// elicitation belongs to, exactly as the agent sent it. The client
+	// serves only an id of one of its own requests that awaits its answer
+	// (its ids are numbers), and says which in Method.
+	RequestID json.RawMessage
+	// Method is, in request scope, the method of the client's request the
+	// elicitation belongs to: "initialize", "authenticate", "session/new",
+	// "session/load", …. Set by the client as it routes the request (not
+	// by ParseElicitationRequest).
+	Method  string
+	Mode    ElicitationMode
+	Message string
 	// Form is the requested schema, in form mode; nil otherwise.
 	Form *FormSchema
 	// URL and ElicitationID are set in URL mode. The URL is not opened,
@@ -71,32 +99,49 @@ type ElicitationAnswer struct {
 	// Reason and Err say why the client sent this answer (in the answer
 	// event, not read from the hook): ReasonHook, ReasonInvalid (Err is the
 	// hook's error, panic or a *FormContentError), ReasonTimeout,
-	// ReasonCancelled, ReasonWithdrawn or ReasonClosed.
+	// ReasonCancelled, ReasonWithdrawn, ReasonRequestEnded (Err matches
+	// ErrRequestEnded) or ReasonClosed.
 	Reason AnswerReason
 	Err    error
 }
 
-// ElicitationFunc answers an elicitation. It runs on a goroutine of its own,
-// so it may wait for a person; ctx ends when the turn is cancelled, when
-// the agent withdraws the request ($/cancel_request), when
-// ElicitationTimeout fires or when the client closes — the request has then
-// already been answered and the return value is ignored.
+// ElicitationFunc answers an elicitation. It runs on a goroutine of its own
+// (never the read loop or the dispatcher), so it may wait for a person;
+// ctx ends when the turn is cancelled, when the agent withdraws the request
+// ($/cancel_request), when ElicitationTimeout fires, when the client's
+// request a request-scoped elicitation belongs to ends (it is answered,
+// fails or is abandoned: context.Cause(ctx) then matches ErrRequestEnded)
+// or when the client closes — the request has then already been answered
+// "cancel" (-32800 for a withdrawal) and the return value is ignored.
 type ElicitationFunc func(ctx context.Context, req *ElicitationRequest) (ElicitationAnswer, error)
+
+// ErrRequestEnded is the cause of a request-scoped elicitation's ctx
+// ending because the client's request it belongs to ended first: the agent
+// answered it (or failed it) without waiting for the user, or the client
+// gave up on it. The agent is answered "cancel".
+var ErrRequestEnded = errors.New("acphost: the request the elicitation belongs to has ended")
 
 // ElicitationComplete is the agent's elicitation/complete: the out-of-band
 // interaction of a URL elicitation this client accepted has finished.
 type ElicitationComplete struct {
 	ElicitationID string
-	// SessionID is the session of the URL elicitation it completes.
+	// SessionID is the session of the URL elicitation it completes;
+	// empty for a request-scoped one.
 	SessionID string
+	// Method is, for a request-scoped URL elicitation, the method of the
+	// client's request it belonged to (that request may have ended since).
+	Method string
 }
 
-// ParseElicitationRequest decodes elicitation/create params. Form mode
-// needs a requestedSchema (see ParseFormSchema), URL mode an elicitationId
-// and an absolute URL; other modes are kept with neither.
+// ParseElicitationRequest decodes elicitation/create params. Exactly one
+// scope is needed: a sessionId (a string) or a requestId (any JSON value,
+// null included, kept raw: which request it names is the client's to
+// check). Form mode needs a requestedSchema (see ParseFormSchema), URL mode
+// an elicitationId and an absolute URL; other modes are kept with neither.
 func ParseElicitationRequest(params json.RawMessage) (*ElicitationRequest, error) {
 	var w struct {
-		SessionID       string          `json:"sessionId"`
+		SessionID       *string         `json:"sessionId"`
+		RequestID       json.RawMessage `json:"requestId"`
 		ToolCallID      string          `json:"toolCallId"`
 		Mode            ElicitationMode `json:"mode"`
 		Message         *string         `json:"message"`
@@ -110,7 +155,17 @@ func ParseElicitationRequest(params json.RawMessage) (*ElicitationRequest, error
 	if w.Message == nil {
 		return nil, errors.New("elicitation/create: no message")
 	}
-	req := &ElicitationRequest{SessionID: w.SessionID, ToolCallID: w.ToolCallID, Mode: w.Mode, Message: *w.Message, Raw: params}
+	req := &ElicitationRequest{ToolCallID: w.ToolCallID, Mode: w.Mode, Message: *w.Message, Raw: params}
+	switch hasRequest := len(w.RequestID) > 0; {
+	case w.SessionID != nil && hasRequest:
+		return nil, errors.New("elicitation/create: both a sessionId and a requestId")
+	case w.SessionID != nil:
+		req.Scope, req.SessionID = ScopeSession, *w.SessionID
+	case hasRequest:
+		req.Scope, req.RequestID = ScopeRequest, w.RequestID
+	default:
+		return nil, errors.New("elicitation/create: neither a sessionId nor a requestId")
+	}
 	switch w.Mode {
 	case ModeForm:
 		f, err := ParseFormSchema(w.RequestedSchema)
@@ -166,12 +221,22 @@ func (s *sessionState) onElicitation() ElicitationFunc {
 	return s.a.opts.OnElicitation
 }
 
+// hook is the hook that answers p: its session's, or for a request-scoped
+// one the client's.
+func (p *pendingElicitation) hook() ElicitationFunc {
+	if p.s != nil {
+		return p.s.onElicitation()
+	}
+	return p.a.opts.OnElicitation
+}
+
 // maxURLElicitations bounds the accepted URL elicitations remembered for
 // elicitation/complete; past it the oldest are forgotten.
 const maxURLElicitations = 256
 
-// elicitations is a connection's open elicitations by session, and the
-// accepted URL elicitations awaiting elicitation/complete.
+// elicitations is a connection's open elicitations by session (nil for the
+// request-scoped ones), and the accepted URL elicitations awaiting
+// elicitation/complete.
 type elicitations struct {
 	mu   sync.Mutex
 	open map[*sessionState]map[*pendingElicitation]struct{}
@@ -234,30 +299,35 @@ func (r *elicitations) complete(id string) (c ElicitationComplete, ok bool) {
 }
 
 // pendingElicitation is one request being answered. settle answers it
-// exactly once, whoever gets there first (hook, timeout, cancel, close).
+// exactly once, whoever gets there first (hook, timeout, cancel, the end of
+// its request, close).
 type pendingElicitation struct {
-	a    *agent
-	s    *sessionState
-	t    *turn // the turn it arrived in, if any
-	id   json.RawMessage
-	req  *ElicitationRequest
-	in   *inflight
-	once sync.Once
+	a   *agent
+	s   *sessionState // its session; nil in request scope
+	t   *turn         // the turn it arrived in, if any
+	id  json.RawMessage
+	req *ElicitationRequest
+	in  *inflight
+	// ctx is the hook's (before ElicitationTimeout): a child of in.ctx that
+	// end also ends, with ErrRequestEnded, when the client's request a
+	// request-scoped elicitation belongs to ends.
+	ctx     context.Context
+	end     context.CancelCauseFunc
+	unwatch func() // forgets the watch of its request (request scope)
+	once    sync.Once
 }
 
 // elicit routes an elicitation/create read by the read loop: refused at
-// once (off the read loop) when it names no session of this connection,
-// does not decode or asks in a mode not advertised; otherwise opened on
-// the dispatcher, after every update read before it.
+// once (off the read loop) when it does not decode, names a session this
+// connection does not know or a request of the client's not awaiting its
+// answer, or asks in a mode not advertised. A session-scoped one is then
+// opened on the dispatcher, after every update read before it; a
+// request-scoped one, which has no session, turn or stream to keep in
+// order with, is started at once (the dispatcher may be the very goroutine
+// that waits for the request it belongs to: OnUpdate may open a session).
 func (a *agent) elicit(m wire.Message, in *inflight) {
 	if in == nil {
 		a.opts.Logger.Warn("acphost: elicitation/create without an id: cannot be answered")
-		return
-	}
-	sid := sessionIDIn(m.Params)
-	s := a.known(sid)
-	if s == nil {
-		a.refuseForeign(in, m.ID, m.Method, sid)
 		return
 	}
 	req, err := ParseElicitationRequest(m.Params)
@@ -265,23 +335,66 @@ func (a *agent) elicit(m wire.Message, in *inflight) {
 		a.goReplyError(in, m.ID, CodeInvalidParams, err.Error())
 		return
 	}
-	if !slices.Contains(a.opts.elicitationModes(), req.Mode) || s.onElicitation() == nil {
+	p := &pendingElicitation{a: a, id: m.ID, req: req}
+	if req.Scope == ScopeSession {
+		if p.s = a.known(req.SessionID); p.s == nil {
+			a.refuseForeign(in, m.ID, m.Method, req.SessionID)
+			return
+		}
+	}
+	if !slices.Contains(a.opts.elicitationModes(), req.Mode) || p.hook() == nil {
 		a.goReplyError(in, m.ID, CodeInvalidParams, "elicitation mode "+strconv.Quote(string(req.Mode))+" was not advertised")
 		return
 	}
-	p := &pendingElicitation{a: a, s: s, id: m.ID, req: req, in: a.cancellable(m.ID, in)}
-	a.enqueue(item{kind: itemBarrier, size: itemOverhead + len(m.Params), in: p.in, barrier: p.open})
+	p.in = a.cancellable(m.ID, in)
+	p.ctx, p.end = context.WithCancelCause(p.in.ctx)
+	if req.Scope == ScopeSession {
+		a.enqueue(item{kind: itemBarrier, size: itemOverhead + len(m.Params), in: p.in, barrier: p.open})
+		return
+	}
+	method, unwatch, ok := a.conn.Watch(req.RequestID, p.requestEnded)
+	if !ok {
+		a.untrack(m.ID)
+		p.in.cancel()
+		a.refuseUnknownRequest(in, m.ID, req.RequestID)
+		return
+	}
+	req.Method, p.unwatch = method, unwatch
+	p.start(false)
 }
 
-// open runs on the dispatcher: it registers the request with its session
-// and turn, emits the stream event and starts the hook.
+// requestEnded runs when the client's request p belongs to ends (on the
+// goroutine that ends it, the read loop for an answer; it may run before
+// Watch has returned, so it reads nothing of p's that is set after): the
+// hook's ctx ends and p is answered "cancel".
+func (p *pendingElicitation) requestEnded() { p.end(ErrRequestEnded) }
+
+// refuseUnknownRequest answers a request-scoped elicitation whose
+// requestId names no request of the client's awaiting its answer: an
+// agent cannot pose as part of a request it was not asked (SPEC.md,
+// Containment). It is counted with the foreign messages.
+func (a *agent) refuseUnknownRequest(in *inflight, id, requestID json.RawMessage) {
+	named := string(requestID)
+	if len(named) > maxNamedRequestID { // the agent's bytes: not echoed whole
+		named = strings.ToValidUTF8(named[:maxNamedRequestID], "") + "…"
+	}
+	if a.c.foreign.Add(1) <= 100 {
+		a.opts.Logger.Warn("acphost: the agent named a request of the client's that awaits no answer", "method", "elicitation/create", "requestId", SafeText(named))
+	}
+	a.goReplyError(in, id, CodeInvalidParams, "unknown request: "+strconv.Quote(named)+" names no request of the client's awaiting its answer outside a session")
+}
+
+// maxNamedRequestID bounds how much of a refused requestId is echoed.
+const maxNamedRequestID = 64
+
+// open runs on the dispatcher for a session-scoped request: it binds it to
+// its session's turn, emits the stream event and starts it.
 func (p *pendingElicitation) open() {
-	a, s := p.a, p.s
+	s := p.s
 	s.mu.Lock()
 	p.t = s.turn
 	cancelling := p.t != nil && p.t.cancelled
 	s.mu.Unlock()
-	a.elicits.add(p)
 	if p.t != nil {
 		p.t.waitingPerms.Add(1) // a person is asked: not idle
 	}
@@ -289,17 +402,20 @@ func (p *pendingElicitation) open() {
 		t.emit(StreamEvent{Type: EventElicitation, Elicitation: p.req, ID: p.req.ToolCallID})
 		t.emitting.Done()
 	}
+	p.start(cancelling)
+}
+
+// start registers the request and asks the hook on a goroutine of its own
+// — unless the client is closing or the turn it arrived in is being
+// cancelled (cancelling), when it is answered "cancel" at once.
+func (p *pendingElicitation) start(cancelling bool) {
+	a := p.a
+	a.elicits.add(p)
 	switch {
 	case a.ctx.Err() != nil:
 		p.goSettle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonClosed})
 	case cancelling, a.poisoned.Load(): // a cancelled turn, or an abandoned agent
 		p.goSettle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonCancelled})
-	case p.in.ctx.Err() != nil: // $/cancel_request came first: ask nobody
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			p.ended(p.in.ctx)
-		}()
 	default:
 		a.wg.Add(1)
 		go p.run()
@@ -307,14 +423,20 @@ func (p *pendingElicitation) open() {
 }
 
 // run asks the hook, bounded by ElicitationTimeout; the request's ctx
-// ending ($/cancel_request, the client's end, a settle by a cancelled turn)
-// answers it while the hook may still run.
+// ending ($/cancel_request, the end of its request, the client's end, a
+// settle by a cancelled turn) answers it while the hook may still run. A
+// request whose ctx ended before the hook was asked is answered without
+// asking it.
 func (p *pendingElicitation) run() {
 	a := p.a
 	defer a.wg.Done()
-	ctx, cancel := p.in.ctx, context.CancelFunc(func() {})
+	if p.ctx.Err() != nil {
+		p.ended(p.ctx)
+		return
+	}
+	ctx, cancel := p.ctx, context.CancelFunc(func() {})
 	if d := a.opts.ElicitationTimeout; d > 0 {
-		ctx, cancel = context.WithTimeout(p.in.ctx, d)
+		ctx, cancel = context.WithTimeout(p.ctx, d)
 	}
 	defer cancel()
 	fired := make(chan struct{})
@@ -340,6 +462,8 @@ func (p *pendingElicitation) ended(ctx context.Context) {
 		p.settle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonClosed})
 	case p.in.ctx.Err() != nil: // withdrawn by the agent (or settled already)
 		p.settleWith(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonWithdrawn}, &wire.Error{Code: CodeRequestCancelled, Message: "request cancelled"})
+	case p.ctx.Err() != nil: // the client's request it belongs to ended
+		p.settle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonRequestEnded, Err: fmt.Errorf("%w: %s", ErrRequestEnded, p.req.Method)})
 	default:
 		p.settle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonTimeout, Err: ctx.Err()})
 	}
@@ -349,7 +473,7 @@ func (p *pendingElicitation) ended(ctx context.Context) {
 // action or content that does not fit the schema answers "cancel" (the
 // user chose nothing the agent can use), with Err saying why.
 func (p *pendingElicitation) ask(ctx context.Context) ElicitationAnswer {
-	hook := p.s.onElicitation()
+	hook := p.hook()
 	var ans ElicitationAnswer
 	var err error
 	if perr := p.a.cb.userCall(goid(), p.req.SessionID, "OnElicitation", func() { ans, err = hook(ctx, p.req) }); perr != nil {
@@ -359,7 +483,7 @@ func (p *pendingElicitation) ask(ctx context.Context) ElicitationAnswer {
 		ans, err = p.req.check(ans)
 	}
 	if err != nil {
-		p.a.opts.Logger.Warn("acphost: OnElicitation answer refused; answered cancel", "session", p.req.SessionID, "err", err)
+		p.a.opts.Logger.Warn("acphost: OnElicitation answer refused; answered cancel", "session", p.req.SessionID, "method", p.req.Method, "err", err)
 		return ElicitationAnswer{Action: ElicitCancel, Reason: ReasonInvalid, Err: err}
 	}
 	ans.Reason = ReasonHook
@@ -404,6 +528,9 @@ func (p *pendingElicitation) settleWith(ans ElicitationAnswer, rpcErr *wire.Erro
 	p.once.Do(func() {
 		a := p.a
 		p.in.cancel()
+		if p.unwatch != nil {
+			p.unwatch()
+		}
 		a.untrack(p.id)
 		a.elicits.remove(p)
 		if t := p.t; t != nil {
@@ -414,7 +541,7 @@ func (p *pendingElicitation) settleWith(ans ElicitationAnswer, rpcErr *wire.Erro
 			}
 		}
 		if rpcErr == nil && ans.Action == ElicitAccept && p.req.Mode == ModeURL {
-			a.elicits.accepted(ElicitationComplete{ElicitationID: p.req.ElicitationID, SessionID: p.req.SessionID})
+			a.elicits.accepted(ElicitationComplete{ElicitationID: p.req.ElicitationID, SessionID: p.req.SessionID, Method: p.req.Method})
 		}
 		var result any
 		if rpcErr == nil {

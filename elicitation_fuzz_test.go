@@ -14,10 +14,26 @@ func FuzzParseElicitationRequest(f *testing.F) {
 	f.Add([]byte(`{"mode":"url","message":"m","elicitationId":"e","url":"https://example.com/"}`))
 	f.Add([]byte(`{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"array","items":{"anyOf":[{"const":"x","title":"X"}]},"minItems":1,"default":["x"]},"b":{"type":"string","pattern":"^[a-z]+$","format":"email","minLength":2,"maxLength":1,"default":7},"c":{"type":"number","minimum":1e308,"maximum":-1},"d":{"type":"boolean","default":true},"e":{"type":"string","enum":["p","q"],"enumNames":["P","Q"]}},"required":["a","d"]}}`))
 	f.Add([]byte(`{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"integer","default":1e300}}}}`))
+	f.Add([]byte(`{"requestId":12,"mode":"url","message":"m","elicitationId":"e","url":"https://example.com/"}`))
+	f.Add([]byte(`{"requestId":"12","sessionId":null,"mode":"form","message":"m","requestedSchema":{"properties":{}}}`))
+	f.Add([]byte(`{"requestId":null,"sessionId":"s","mode":"form","message":"m","requestedSchema":{"properties":{}}}`))
+	f.Add([]byte(`{"sessionId":"s","requestId":1e400,"toolCallId":"t","mode":"_x","message":""}`))
 	f.Fuzz(func(t *testing.T, params []byte) {
 		req, err := ParseElicitationRequest(params)
 		if err != nil {
 			return
+		}
+		switch req.Scope { // exactly one scope, and its members only
+		case ScopeSession:
+			if req.RequestID != nil {
+				t.Fatalf("session scope with requestId %s", req.RequestID)
+			}
+		case ScopeRequest:
+			if req.SessionID != "" || len(req.RequestID) == 0 {
+				t.Fatalf("request scope with sessionId %q, requestId %q", req.SessionID, req.RequestID)
+			}
+		default:
+			t.Fatalf("no scope: %q", req.Scope)
 		}
 		if req.Form == nil {
 			return

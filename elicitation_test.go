@@ -97,6 +97,8 @@ func TestElicitFormAcceptedReachesTheAgent(t *testing.T) {
 	assert.Equal(t, ModeForm, seen.Mode)
 	assert.Equal(t, "Which color?", seen.Message)
 	assert.Equal(t, "s1", seen.SessionID)
+	assert.Equal(t, ScopeSession, seen.Scope)
+	assert.Empty(t, seen.Method)
 	require.Len(t, seen.Form.Fields, 3)
 	q := seen.Form.Fields[0] // in the order sent
 	assert.Equal(t, "question_0", q.Name)

@@ -25,8 +25,10 @@ const (
 type Stats struct {
 	// ForeignMessages counts the session/update notifications and requests
 	// that named a session the agent's connection never opened (and was
-	// not opening): they reach no hook (updates are skipped, requests are
-	// answered -32602) and are logged at warning level.
+	// not opening), and the request-scoped elicitations that named no
+	// request of the client's awaiting its answer: they reach no hook
+	// (updates are skipped, requests are answered -32602) and are logged at
+	// warning level.
 	ForeignMessages int64
 }
 

@@ -72,7 +72,11 @@ const (
 	ReasonTimeout   AnswerReason = "timeout"   // PermissionTimeout fired
 	ReasonCancelled AnswerReason = "cancelled" // the turn was cancelled
 	ReasonWithdrawn AnswerReason = "withdrawn" // the agent sent $/cancel_request
-	ReasonClosed    AnswerReason = "closed"    // the client closed
+	// ReasonRequestEnded: the client's request a request-scoped elicitation
+	// belongs to ended (answered, failed or abandoned) before the hook
+	// answered; elicitations only.
+	ReasonRequestEnded AnswerReason = "request_ended"
+	ReasonClosed       AnswerReason = "closed" // the client closed
 )
 
 // PermissionAnswer is what the client answered to a permission request.

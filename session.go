@@ -60,6 +60,8 @@ type SessionOptions struct {
 	// ACPOptions.OnElicitation. The capability is advertised per
 	// connection, from ACPOptions alone: without ACPOptions.OnElicitation
 	// the agent is told elicitation is not served, and this is never asked.
+	// Request-scoped elicitations (outside any session, even one during the
+	// session/new that opens this session) go to ACPOptions.OnElicitation.
 	OnElicitation ElicitationFunc
 	// Mode, if set, is set right after the session opens.
 	Mode string

@@ -4,7 +4,7 @@ import "encoding/json"
 
 // FormElicitation returns the params of a form-mode elicitation/create:
 // message and requestedSchema (a JSON object, sent verbatim). "sessionId"
-// is added when the step runs.
+// (or, for [ElicitForRequest], "requestId") is added when the step runs.
 func FormElicitation(message string, schema json.RawMessage) json.RawMessage {
 	return mustJSON(map[string]any{"mode": "form", "message": message, "requestedSchema": schema})
 }
@@ -20,6 +20,14 @@ func URLElicitation(elicitationID, url, message string) json.RawMessage {
 // open, e.g. for a turn that waits for the cancel.
 func Elicit(params json.RawMessage) Step {
 	return Step{Request: &Call{Method: "elicitation/create", Params: params}}
+}
+
+// ElicitForRequest is a step that sends a request-scoped elicitation/create with these
+// params: its "requestId" is the id of the client's request being handled (see
+// [Step.ForRequest]), for BeforeAuthenticate and BeforeSessionNew. It waits for the answer,
+// recorded like every message from the client, unless NoWait is set on the step.
+func ElicitForRequest(params json.RawMessage) Step {
+	return Step{Request: &Call{Method: "elicitation/create", Params: params}, ForRequest: true}
 }
 
 // ElicitationComplete is a step that sends the elicitation/complete

@@ -858,6 +858,7 @@ func TestServeEndings(t *testing.T) {
 			{Turns: []fakeagent.Turn{{OnCancel: "explode"}}},
 			{NewSessionResult: json.RawMessage(`[]`)},
 			{BeforeSessionNew: []fakeagent.Step{{Update: json.RawMessage(`{bad`)}}},
+			{BeforeAuthenticate: []fakeagent.Step{{Raw: "x", ForRequest: true}}},
 		}
 		for i, s := range bad {
 			if err := fakeagent.New(s).Serve(context.Background(), strings.NewReader(""), io.Discard); err == nil {
@@ -1055,5 +1056,44 @@ func TestCommandInsideAgentRefused(t *testing.T) {
 	t.Setenv("ACPHOST_FAKEAGENT_MODE", "agent")
 	if _, _, _, err := fakeagent.Command(fakeagent.Script{}); err == nil {
 		t.Error("Command succeeded inside an agent process")
+	}
+}
+
+// A ForRequest step scopes its request to the client's request being
+// handled: during authenticate and session/new the elicitation names that
+// request's id (and no session), the request is answered only after the
+// client answered the elicitation, and the answer is recorded.
+func TestElicitForRequest(t *testing.T) {
+	form := fakeagent.FormElicitation("Workspace?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
+	c, a := inProcess(t, fakeagent.Script{
+		BeforeAuthenticate: []fakeagent.Step{fakeagent.ElicitForRequest(form)},
+		BeforeSessionNew:   []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.URLElicitation("e1", "https://example.com/", "Log in"))},
+	})
+	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	for _, step := range []struct{ method, params string }{{"authenticate", `{"methodId":"x"}`}, {"session/new", `{"cwd":"/tmp","mcpServers":[]}`}} {
+		id := c.request(step.method, json.RawMessage(step.params))
+		elicit, _ := c.until(isMethod("elicitation/create"))
+		var p map[string]json.RawMessage
+		if err := json.Unmarshal(elicit.Params, &p); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(p["requestId"]); got != id {
+			t.Errorf("%s: requestId %s, want %s", step.method, got, id)
+		}
+		if _, ok := p["sessionId"]; ok {
+			t.Errorf("%s: a request-scoped elicitation names a session: %s", step.method, elicit.Params)
+		}
+		c.respond(elicit.ID, map[string]any{"action": "accept", "content": map[string]any{"name": step.method}})
+		c.until(func(m wire) bool { return m.isResponse(id) })
+	}
+	var answers []string
+	for _, m := range a.Received() {
+		if m.Method == "" && strings.Contains(string(m.Result), "accept") {
+			answers = append(answers, string(m.Result))
+		}
+	}
+	want := []string{`{"action":"accept","content":{"name":"authenticate"}}`, `{"action":"accept","content":{"name":"session/new"}}`}
+	if !reflect.DeepEqual(answers, want) {
+		t.Errorf("recorded answers %q, want %q", answers, want)
 	}
 }

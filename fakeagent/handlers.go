@@ -16,7 +16,8 @@ var (
 )
 
 // handleRequest answers a client→agent request. It runs on the reader goroutine; work that
-// waits for the client (turns, BeforeSessionNew) runs on goroutines of its own.
+// waits for the client (turns, BeforeSessionNew, BeforeAuthenticate) runs on goroutines of
+// its own.
 func (a *Agent) handleRequest(m Message) {
 	if slices.Contains(a.script.NeverAnswer, m.Method) {
 		return
@@ -25,13 +26,7 @@ func (a *Agent) handleRequest(m Message) {
 	case "initialize":
 		a.reply(m.ID, a.initializeResult())
 	case "authenticate":
-		a.mu.Lock()
-		a.authed = true
-		a.mu.Unlock()
-		if f := a.script.AuthFile; f != "" {
-			_ = os.WriteFile(f, []byte("logged in\n"), 0o600)
-		}
-		a.reply(m.ID, emptyObject)
+		a.authenticate(m)
 	case "logout":
 		if !isSet(a.caps.Auth.Logout) {
 			a.replyError(m.ID, codeMethodNotFound, "Method not found")
@@ -111,6 +106,29 @@ func (a *Agent) initializeResult() any {
 	return res
 }
 
+// authenticate answers authenticate, after playing BeforeAuthenticate.
+func (a *Agent) authenticate(m Message) {
+	answer := func() {
+		a.mu.Lock()
+		a.authed = true
+		a.mu.Unlock()
+		if f := a.script.AuthFile; f != "" {
+			_ = os.WriteFile(f, []byte("logged in\n"), 0o600)
+		}
+		a.reply(m.ID, emptyObject)
+	}
+	if len(a.script.BeforeAuthenticate) == 0 {
+		answer()
+		return
+	}
+	t := newTurn(a, "", m.ID, Turn{})
+	a.spawn(func() {
+		if t.play(a.script.BeforeAuthenticate, false) == finished {
+			answer()
+		}
+	})
+}
+
 // authorized reports whether the script lets session requests through.
 func (a *Agent) authorized() bool {
 	a.mu.Lock()
@@ -134,7 +152,7 @@ func (a *Agent) sessionNew(m Message) {
 		a.reply(m.ID, result)
 		return
 	}
-	t := newTurn(a, sid, nil, Turn{})
+	t := newTurn(a, sid, m.ID, Turn{})
 	a.spawn(func() {
 		if t.play(a.script.BeforeSessionNew, false) == finished {
 			a.reply(m.ID, result)

@@ -46,8 +46,14 @@ type Script struct {
 	// {"modes":{...},"configOptions":[...]}. The agent always sets sessionId itself.
 	NewSessionResult json.RawMessage `json:"newSessionResult,omitempty"`
 	// BeforeSessionNew are steps played for the new session's id before session/new is
-	// answered, for example an early available_commands_update. They cannot be cancelled.
+	// answered, for example an early available_commands_update, or a request-scoped
+	// elicitation (a ForRequest step). They cannot be cancelled.
 	BeforeSessionNew []Step `json:"beforeSessionNew,omitempty"`
+	// BeforeAuthenticate are steps played before authenticate is answered (and counts as
+	// done), for example a request-scoped elicitation asking for the account (a ForRequest
+	// step). They name no session: a Request step without ForRequest gets "sessionId":"".
+	// They cannot be cancelled.
+	BeforeAuthenticate []Step `json:"beforeAuthenticate,omitempty"`
 	// Turns script the prompts: the i-th session/prompt plays Turns[i], and past the end the
 	// last Turn repeats. No Turns means one agent_message_chunk "ok", then end_turn.
 	Turns []Turn `json:"turns,omitempty"`
@@ -122,6 +128,12 @@ type Step struct {
 	// NoWait, with Permission or Request, leaves the request open instead of waiting for its
 	// answer; several may be open at once and WaitAll waits for them.
 	NoWait bool `json:"noWait,omitempty"`
+	// ForRequest, with Request, scopes the request to the client's request whose handling
+	// plays the step, as ACP's request-scoped elicitations are: "requestId" is set to that
+	// request's id (the session/new or authenticate of BeforeSessionNew or
+	// BeforeAuthenticate; in a turn, the prompt's) unless the params have one, and no
+	// "sessionId" is added.
+	ForRequest bool `json:"forRequest,omitempty"`
 	// WaitAll waits until every agent→client request of the turn has been answered.
 	WaitAll bool `json:"waitAll,omitempty"`
 	// Request is any agent→client request (fs/read_text_file, terminal/create, an unknown
@@ -195,6 +207,9 @@ func (s *Script) validate() error {
 	if err := validateSteps("BeforeSessionNew", s.BeforeSessionNew); err != nil {
 		return err
 	}
+	if err := validateSteps("BeforeAuthenticate", s.BeforeAuthenticate); err != nil {
+		return err
+	}
 	for i, t := range s.Turns {
 		if !validOnCancel[t.OnCancel] {
 			return fmt.Errorf("fakeagent: Turns[%d].OnCancel %q is not a known behaviour", i, t.OnCancel)
@@ -224,6 +239,9 @@ func (st Step) validate() error {
 	}
 	if st.NoWait && !isSet(st.Permission) && st.Request == nil {
 		return fmt.Errorf("NoWait applies only to Permission and Request")
+	}
+	if st.ForRequest && st.Request == nil {
+		return fmt.Errorf("ForRequest applies only to Request")
 	}
 	if err := checkJSON("Update", st.Update, '{'); err != nil {
 		return err

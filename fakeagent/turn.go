@@ -24,13 +24,17 @@ const (
 	halted                  // the agent is stopping: do nothing more
 )
 
-// turn is one session/prompt being played (or the BeforeSessionNew steps of a session).
-// Apart from answer, its state belongs to the goroutine playing it.
+// turn is one session/prompt being played (or the BeforeSessionNew steps of a session, or
+// the BeforeAuthenticate steps). Apart from answer, its state belongs to the goroutine
+// playing it.
 type turn struct {
-	a        *Agent
-	sid      string
-	promptID json.RawMessage
-	spec     Turn
+	a   *Agent
+	sid string
+	// reqID is the id of the client's request being handled: the prompt, or the
+	// session/new or authenticate whose Before steps these are. A ForRequest step's
+	// request names it as its requestId.
+	reqID json.RawMessage
+	spec  Turn
 
 	cancelCh   chan struct{}
 	cancelOnce sync.Once
@@ -43,8 +47,8 @@ type turn struct {
 	toolStatus map[string]string // last known status per tool call id
 }
 
-func newTurn(a *Agent, sid string, promptID json.RawMessage, spec Turn) *turn {
-	return &turn{a: a, sid: sid, promptID: promptID, spec: spec,
+func newTurn(a *Agent, sid string, reqID json.RawMessage, spec Turn) *turn {
+	return &turn{a: a, sid: sid, reqID: reqID, spec: spec,
 		cancelCh: make(chan struct{}), toolStatus: map[string]string{}}
 }
 
@@ -84,7 +88,7 @@ func (t *turn) answerStop(reason string) {
 	if reason == "" {
 		reason = "end_turn"
 	}
-	t.a.reply(t.promptID, struct {
+	t.a.reply(t.reqID, struct {
 		StopReason string `json:"stopReason"`
 	}{reason})
 }
@@ -96,7 +100,7 @@ func (t *turn) onCancel() bool {
 		<-t.a.ctx.Done()
 		return false
 	case "error":
-		t.a.replyError(t.promptID, codeInternal, "aborted")
+		t.a.replyError(t.reqID, codeInternal, "aborted")
 	case "end_turn":
 		t.answerStop("end_turn")
 	case "await_permission":
@@ -136,6 +140,8 @@ func (t *turn) step(s Step, cancellable bool) result {
 		t.sendUpdate(s.Update)
 	case isSet(s.Permission):
 		return t.request(methodPermission, s.Permission, s.NoWait, cancellable)
+	case s.Request != nil && s.ForRequest:
+		return t.send(s.Request.Method, withField(s.Request.Params, "requestId", t.reqID), s.NoWait, cancellable)
 	case s.Request != nil:
 		return t.request(s.Request.Method, s.Request.Params, s.NoWait, cancellable)
 	case s.Notify != nil:
@@ -192,7 +198,12 @@ func (t *turn) wait(done <-chan struct{}, cancellable bool) result {
 
 // request sends an agent→client request and, unless noWait, waits for its answer.
 func (t *turn) request(method string, params json.RawMessage, noWait, cancellable bool) result {
-	params = withSession(params, t.sid)
+	return t.send(method, withSession(params, t.sid), noWait, cancellable)
+}
+
+// send sends an agent→client request with these params and, unless noWait, waits for
+// its answer.
+func (t *turn) send(method string, params json.RawMessage, noWait, cancellable bool) result {
 	var onAnswer func(Message)
 	if method == methodPermission {
 		t.trackTool(params, "toolCall")

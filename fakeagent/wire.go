@@ -115,16 +115,23 @@ func idKey(id json.RawMessage) string {
 // withSession returns params with "sessionId":sid inserted first if params is a JSON
 // object without a sessionId; anything else is returned unchanged. Key order is kept.
 func withSession(params json.RawMessage, sid string) json.RawMessage {
+	return withField(params, "sessionId", mustJSON(sid))
+}
+
+// withField returns params with "key":value (encoded JSON) inserted first if params is a
+// JSON object without key; anything else is returned unchanged. Key order is kept.
+func withField(params json.RawMessage, key string, value json.RawMessage) json.RawMessage {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(params, &fields) != nil || fields == nil {
 		return params
 	}
-	if _, ok := fields["sessionId"]; ok {
+	if _, ok := fields[key]; ok {
 		return params
 	}
 	t := bytes.TrimSpace(params)
 	inner := bytes.TrimSpace(t[1 : len(t)-1])
-	out := append([]byte(`{"sessionId":`), mustJSON(sid)...)
+	out := append([]byte{'{'}, mustJSON(key)...)
+	out = append(append(out, ':'), value...)
 	if len(inner) > 0 {
 		out = append(append(out, ','), inner...)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -28,6 +29,7 @@ type Conn struct {
 	mu      sync.Mutex
 	nextID  uint64
 	calls   map[uint64]Pending
+	watches map[uint64][]*watch // what waits for a call's end (Watch), by its id
 	handled map[string]Handled
 	refuse  error // why new calls fail: ErrClosed once reading ended, Close's cause once closed
 	closed  bool
@@ -104,7 +106,9 @@ func (c *Conn) answer(rawID, result, rpcErr json.RawMessage) bool {
 	c.mu.Lock()
 	p := c.calls[id]
 	delete(c.calls, id)
+	ws := c.takeWatches(id)
 	c.mu.Unlock()
+	runWatches(ws)
 	if p != nil {
 		p.Answer(result, rpcErr)
 	}
@@ -138,10 +142,71 @@ func (c *Conn) Send(p Pending, build func(b []byte, id uint64) []byte) (settled 
 // (or Close had failed it).
 func (c *Conn) forget(id uint64) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	_, ok := c.calls[id]
 	delete(c.calls, id)
+	ws := c.takeWatches(id)
+	c.mu.Unlock()
+	runWatches(ws)
 	return ok
+}
+
+// watch is one Watch of a call.
+type watch struct{ ended func() }
+
+// takeWatches removes and returns the watches of call id, which has just
+// left the table; c.mu is held.
+func (c *Conn) takeWatches(id uint64) []*watch {
+	if len(c.watches) == 0 {
+		return nil
+	}
+	ws := c.watches[id]
+	delete(c.watches, id)
+	return ws
+}
+
+func runWatches(ws []*watch) {
+	for _, w := range ws {
+		w.ended()
+	}
+}
+
+// Watch looks up rawID, an id exactly as the peer wrote it, among the
+// calls made with Call that await their answer, and reports the call's
+// method. Only the ids this connection wrote match: a decimal number
+// without sign, fraction or exponent that fits in a uint64 (a string
+// holding one, or null, names none); a Send's call (a prompt) is never
+// found. When it is found, ended runs once when the call ends — its answer
+// is read (on the read loop, before the answer is handed to the call), it
+// is withdrawn because its ctx ended, its write fails or Close fails it —
+// on the goroutine that ends it, so it must not block; unwatch forgets the
+// watch (ended then does not run, unless it is running already). ok is
+// false, and nothing is registered, for any other id.
+func (c *Conn) Watch(rawID json.RawMessage, ended func()) (method string, unwatch func(), ok bool) {
+	id, err := strconv.ParseUint(string(rawID), 10, 64)
+	if err != nil {
+		return "", nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w, isCall := c.calls[id].(*waiter)
+	if !isCall {
+		return "", nil, false
+	}
+	if c.watches == nil {
+		c.watches = map[uint64][]*watch{}
+	}
+	wt := &watch{ended: ended}
+	c.watches[id] = append(c.watches[id], wt)
+	return w.method, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		ws := slices.DeleteFunc(c.watches[id], func(x *watch) bool { return x == wt })
+		if len(ws) == 0 {
+			delete(c.watches, id)
+		} else {
+			c.watches[id] = ws
+		}
+	}, true
 }
 
 // Call sends method with params and waits for its answer, ctx or Close.
@@ -159,7 +224,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, atAn
 	if err != nil {
 		return err
 	}
-	w := &waiter{atAnswer: atAnswer, done: make(chan struct{})}
+	w := &waiter{method: method, atAnswer: atAnswer, done: make(chan struct{})}
 	var id uint64
 	settled, err := c.Send(w, func(b []byte, n uint64) []byte {
 		id = n
@@ -207,6 +272,7 @@ type cancelParams struct {
 
 // waiter is Call's Pending.
 type waiter struct {
+	method   string
 	atAnswer func(json.RawMessage)
 	done     chan struct{}
 	result   json.RawMessage // a copy
@@ -307,9 +373,12 @@ func (c *Conn) Close(cause error) {
 		return
 	}
 	c.closed, c.refuse = true, cause
-	calls := c.calls
-	c.calls = map[uint64]Pending{}
+	calls, watches := c.calls, c.watches
+	c.calls, c.watches = map[uint64]Pending{}, nil
 	c.mu.Unlock()
+	for _, ws := range watches {
+		runWatches(ws)
+	}
 	for _, p := range calls {
 		p.Fail(cause)
 	}

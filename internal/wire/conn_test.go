@@ -239,3 +239,74 @@ func TestConnUnmatchedResponses(t *testing.T) {
 	}
 	assert.Equal(t, want, skipped)
 }
+
+// Watch finds only a Call awaiting its answer, by the id exactly as this
+// connection wrote it, and its ended runs once as the call ends: answered
+// (before the caller is released), withdrawn by its ctx, or failed by
+// Close; unwatch forgets it.
+func TestConnWatchFindsOnlyCallsAwaitingTheirAnswer(t *testing.T) {
+	c, p := newConnPair(t, func(Message) {})
+	call := func(ctx context.Context, method string) (id json.RawMessage, done <-chan error) {
+		called := make(chan error, 1)
+		go func() { called <- c.Call(ctx, method, nil, nil, nil) }()
+		return p.next(t)["id"], called
+	}
+	endedBy := func(id json.RawMessage) (<-chan struct{}, func()) {
+		ended := make(chan struct{})
+		_, unwatch, ok := c.Watch(id, func() { close(ended) })
+		require.True(t, ok, "call %s not found", id)
+		return ended, unwatch
+	}
+
+	// Answered: ended runs before the caller is released.
+	id, done := call(context.Background(), "authenticate")
+	method, _, ok := c.Watch(id, func() {})
+	require.True(t, ok)
+	assert.Equal(t, "authenticate", method)
+	for _, other := range []string{`"` + string(id) + `"`, `null`, `99`, `-` + string(id), string(id) + `.0`, string(id) + `e0`, `18446744073709551617`, `1e400`, `{}`} {
+		_, _, ok := c.Watch(json.RawMessage(other), func() { t.Errorf("ended ran for %s", other) })
+		assert.False(t, ok, other)
+	}
+	ended, _ := endedBy(id)
+	p.send(t, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{}}`)
+	require.NoError(t, <-done)
+	select {
+	case <-ended:
+	default:
+		t.Fatal("the caller was released before ended ran")
+	}
+	_, _, ok = c.Watch(id, func() {})
+	assert.False(t, ok, "an answered call is still found")
+
+	// Unwatched: ended does not run.
+	id, done = call(context.Background(), "session/new")
+	_, unwatch, ok := c.Watch(id, func() { t.Error("ended ran after unwatch") })
+	require.True(t, ok)
+	unwatch()
+	p.send(t, `{"jsonrpc":"2.0","id":`+string(id)+`,"error":{"code":-32603,"message":"x"}}`)
+	require.Error(t, <-done)
+
+	// Withdrawn by ctx.
+	ctx, cancel := context.WithCancel(context.Background())
+	id, done = call(ctx, "session/load")
+	ended, _ = endedBy(id)
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	<-ended
+	p.next(t) // the $/cancel_request
+
+	// A prompt (Send) is not found.
+	_, err := c.Send(pendingFunc{answer: func(_, _ json.RawMessage) {}, fail: func(error) {}}, func(b []byte, id uint64) []byte {
+		return appendRequest(b, id, "session/prompt", []byte(`{}`))
+	})
+	require.NoError(t, err)
+	_, _, ok = c.Watch(p.next(t)["id"], func() {})
+	assert.False(t, ok, "a prompt was found")
+
+	// Failed by Close.
+	id, done = call(context.Background(), "initialize")
+	ended, _ = endedBy(id)
+	c.Close(errors.New("gone"))
+	<-ended
+	require.Error(t, <-done)
+}
