@@ -304,6 +304,10 @@ func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 		a.note(styleDim, "that is the current session")
 		return
 	}
+	if err := openElsewhere(recs[i]); err != nil {
+		a.diag(styleRed, "/resume: %v", err)
+		return
+	}
 	s, err := a.openRecorded(client, recs[i])
 	if err != nil {
 		if errors.Is(err, acphost.ErrUnsupported) {

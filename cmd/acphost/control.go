@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/acphost/acphost"
 )
 
 // The control socket lets other acphost processes reach a running chat:
@@ -335,4 +337,32 @@ func askControl(path string, req controlRequest) (controlReply, error) {
 		return rep, errors.New(rep.Error)
 	}
 	return rep, nil
+}
+
+// openElsewhere reports another acphost that has r's session open: its
+// pid lives and its control socket answers (or it has none to answer,
+// as --no-wait counts it). Two processes must not drive one session.
+func openElsewhere(r sessionRecord) error {
+	if r.PID == 0 || r.PID == os.Getpid() || !processAlive(r.PID) {
+		return nil
+	}
+	if r.Control != "" && !controlAnswers(r.Control) {
+		return nil // a dead acphost's socket; the pid is someone else's now
+	}
+	return fmt.Errorf("session %s is open in acphost pid %d: prompt it there, or queue prompts with acphost --resume %s -p TEXT --no-wait",
+		acphost.SafeText(r.ID), r.PID, acphost.SafeText(r.ID))
+}
+
+// controlAnswers reports whether an acphost listens on the control socket
+// path (in a private directory): a connection is made and closed.
+func controlAnswers(path string) bool {
+	if checkPrivateDir(filepath.Dir(path)) != nil {
+		return false
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }

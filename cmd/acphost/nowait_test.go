@@ -147,3 +147,22 @@ func TestNoWaitSaysWhatItDidInJSON(t *testing.T) {
 		return len(recs) == 1 && recs[0].PID == 0
 	})
 }
+
+// TestResumeRefusesASessionOpenElsewhere: --resume of a session another
+// acphost has open (its control socket answers) is refused with how to
+// reach it, so two processes never drive one session (and the first to
+// exit never marks it released under the other).
+func TestResumeRefusesASessionOpenElsewhere(t *testing.T) {
+	extra, _, _ := isolated(t)
+	dir := t.TempDir()
+	b := startBG(t, dir, extra, slowScript("twice-1"), "-p", "slow", "-p", "next")
+	waitTurn(t, dir, extra, b)
+	r := runIn(t, dir, extra, slowScript("twice-1"), "", "--resume", "last", "-p", "next")
+	if r.code == 0 || !strings.Contains(r.stderr, "is open in acphost pid "+strconv.Itoa(b.cmd.Process.Pid)) || !strings.Contains(r.stderr, "--no-wait") {
+		t.Errorf("second --resume: exit %d; stderr %q", r.code, r.stderr)
+	}
+	if r := runIn(t, dir, extra, nil, "", "cancel"); r.code != 0 {
+		t.Fatalf("cancel: %d %s", r.code, r.stderr)
+	}
+	b.wait(t)
+}

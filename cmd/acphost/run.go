@@ -370,6 +370,9 @@ func (a *app) resolveResume() (sessionRecord, error) {
 		return sessionRecord{}, fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
 	}
 	r := recs[i]
+	if err := openElsewhere(r); err != nil {
+		return r, fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
+	}
 	if a.cfg.agentName == "" && len(a.cfg.agent) == 0 {
 		a.cfg.agentName = r.Agent
 		if r.Agent != "" && r.Agent != demoAgent {
