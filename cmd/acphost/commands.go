@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -365,4 +366,26 @@ func (r *replay) end() {
 		return
 	}
 	r.s.line(styleDim, "── end of the replayed history ──")
+}
+
+// pickContinue is --continue: the agent's latest session in this
+// directory becomes --resume; with none, a new session starts.
+func (a *app) pickContinue() {
+	cwd := a.cfg.cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	var recs []sessionRecord
+	if a.store != nil {
+		all, err := a.store.list()
+		if err != nil {
+			a.diag(styleYellow, "%v", err)
+		}
+		recs = a.thisAgent(all)
+	}
+	if i, err := find(recs, "last", cwd); err == nil {
+		a.cfg.resume = recs[i].ID
+		return
+	}
+	a.note(styleDim, "no earlier session of this agent here: starting a new one")
 }

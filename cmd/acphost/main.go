@@ -264,6 +264,7 @@ type config struct {
 	quiet          bool              // --quiet: only the agent's final answer on stdout
 	sets           []configSet       // --set KEY=VALUE, then the config file's, to set once the session opens
 	auth           string            // --auth METHOD, or the named agent's: sent with authenticate after initialize
+	continueLast   bool              // --continue: the agent's last session in this directory, else a new one
 	login          *loginRun         // acphost login: log in instead of chatting
 	file           fileConfig        // the config file, read once, by parseArgs
 }
@@ -285,6 +286,8 @@ Flags:
   --agent NAME           a named agent (built in, or from the config file)
   --resume ID|last       continue a recorded session (acphost sessions lists
                          them; last: the latest in this directory)
+  --continue             continue this agent's latest session in this
+                         directory, or start one when there is none
   --permission POLICY    ask, reads, allow, reject or plan (default: ask when stdin
                          is a terminal and no --json, else what
                          --non-interactive-permissions says); with ask,
@@ -538,6 +541,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.StringVar(&cfg.agentName, "agent", "", "the named `agent` to run (acphost agents lists them)")
 	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
 	fs.StringVar(&cfg.resume, "resume", "", "continue a recorded session: its `id` (or a unique prefix), or last")
+	fs.BoolVar(&cfg.continueLast, "continue", false, "continue this agent's latest session in this directory, or start one when there is none")
 	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the session in the session store")
 	fs.BoolVar(&cfg.noWait, "no-wait", false, "with --resume and -p: queue the prompts in the acphost that has the session open (else one started in the background) and return at once")
 	toolOutput := fmt.Sprint(defaultToolOutput)
@@ -630,6 +634,9 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	}
 	if cfg.startTimeout <= 0 {
 		return cfg, fmt.Errorf("--start-timeout %v: must be positive", cfg.startTimeout)
+	}
+	if cfg.continueLast && (cfg.resume != "" || cfg.noStore || cfg.remote.remote()) {
+		return cfg, errors.New("--continue finds the agent's latest session in the session store: it cannot be combined with --resume, --no-store, --ssh or --url")
 	}
 	if cfg.resume != "" && cfg.remote.remote() {
 		return cfg, errors.New("--resume continues a session of a local agent; it cannot be combined with --ssh or --url")

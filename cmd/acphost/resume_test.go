@@ -79,3 +79,37 @@ func TestNewSessionLetsGoOfTheOldRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestContinueResumesTheLatestOrStartsOne: --continue continues this
+// agent's latest session in the directory (session/load, no session/new),
+// and where there is none starts a new one.
+func TestContinueResumesTheLatestOrStartsOne(t *testing.T) {
+	extra, _, _ := isolated(t)
+	dir := t.TempDir()
+	script := &fakeagent.Script{
+		AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile:       filepath.Join(t.TempDir(), "history.json"),
+		SessionID:         "cont-1",
+		Turns: []fakeagent.Turn{
+			{Prompt: "first", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answer one"))}},
+			{Prompt: "second", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answer two"))}},
+		},
+	}
+	r := runIn(t, dir, extra, script, "", "--continue", "-p", "first")
+	if r.code != 0 || !strings.Contains(r.stdout, "starting a new one") {
+		t.Fatalf("first --continue: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	script.RecordFile = record
+	r = runIn(t, dir, extra, script, "", "--continue", "-p", "second")
+	if r.code != 0 || !strings.Contains(r.stdout, "continuing session cont-1") || !strings.Contains(r.stdout, "answer two") {
+		t.Fatalf("second --continue: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	msgs, _ := fakeagent.ReadRecord(record)
+	if countMethod(msgs, "session/new") != 0 || countMethod(msgs, "session/load") != 1 {
+		t.Errorf("--continue: %d session/new, %d session/load", countMethod(msgs, "session/new"), countMethod(msgs, "session/load"))
+	}
+	if r := runIn(t, dir, extra, script, "", "--continue", "--resume", "last", "-p", "x"); r.code != exitUsage {
+		t.Errorf("--continue with --resume: exit %d", r.code)
+	}
+}

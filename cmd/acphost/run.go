@@ -411,6 +411,9 @@ func (a *app) run() int {
 		}
 	}()
 
+	if a.cfg.continueLast {
+		a.pickContinue()
+	}
 	var resume *sessionRecord
 	if a.cfg.resume != "" {
 		r, err := a.resolveResume()
