@@ -64,20 +64,15 @@ func TestNoWaitStartsOneInTheBackground(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "started acphost pid") || !strings.Contains(r.stdout, "in the background") {
 		t.Fatalf("--no-wait: exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
 	}
-	m := regexp.MustCompile(`pid (\d+) .*\(log: ([^;)\s]+)`).FindStringSubmatch(r.stdout)
-	if m == nil {
-		t.Fatalf("no pid and log in %q", r.stdout)
-	}
-	pid, _ := strconv.Atoi(m[1])
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	if !strings.HasPrefix(m[2], filepath.Join(state, "log")+string(filepath.Separator)) {
-		t.Errorf("log %s is not under %s/log", m[2], state)
+	logPath := backgroundRun(t, r)
+	if !strings.HasPrefix(logPath, filepath.Join(state, "log")+string(filepath.Separator)) {
+		t.Errorf("log %s is not under %s/log", logPath, state)
 	}
 	waitFor(t, "the background acphost to run the prompt and let go of the session", func() bool {
 		recs := records(t, dir, extra)
 		return len(recs) == 1 && recs[0].PID == 0
 	})
-	log, err := os.ReadFile(m[2])
+	log, err := os.ReadFile(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,4 +160,17 @@ func TestResumeRefusesASessionOpenElsewhere(t *testing.T) {
 		t.Fatalf("cancel: %d %s", r.code, r.stderr)
 	}
 	b.wait(t)
+}
+
+// backgroundRun reads the pid and log a --no-wait that started a
+// background acphost printed, and kills that acphost when the test ends.
+func backgroundRun(t *testing.T, r result) (logPath string) {
+	t.Helper()
+	m := regexp.MustCompile(`pid (\d+) .*\(log: ([^;)\s]+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no pid and log in %q", r.stdout)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	return m[2]
 }

@@ -96,17 +96,12 @@ func TestNoWaitBackgroundReadsTheFlagsWhereTheyWereTyped(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("--no-wait: exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
 	}
-	m := regexp.MustCompile(`pid (\d+) .*\(log: ([^;)\s]+)`).FindStringSubmatch(r.stdout)
-	if m == nil {
-		t.Fatalf("no pid and log in %q", r.stdout)
-	}
-	pid, _ := strconv.Atoi(m[1])
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	logPath := backgroundRun(t, r)
 	waitFor(t, "the background acphost to let go of the session", func() bool {
 		recs := records(t, user, extra)
 		return len(recs) == 1 && recs[0].PID == 0
 	})
-	log, err := os.ReadFile(m[2])
+	log, err := os.ReadFile(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +146,7 @@ func TestNoWaitBackgroundLogsAreBounded(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("--no-wait: exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
 	}
-	m := regexp.MustCompile(`pid (\d+) .*\(log: ([^;)\s]+)`).FindStringSubmatch(r.stdout)
-	if m == nil {
-		t.Fatalf("no pid and log in %q", r.stdout)
-	}
-	pid, _ := strconv.Atoi(m[1])
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	logPath := backgroundRun(t, r)
 	waitFor(t, "the background acphost to let go of the session", func() bool {
 		recs := records(t, dir, extra)
 		return len(recs) == 1 && recs[0].PID == 0
@@ -174,7 +164,7 @@ func TestNoWaitBackgroundLogsAreBounded(t *testing.T) {
 	if logs > maxBackgroundLogs {
 		t.Errorf("%d logs in %s, want at most %d", logs, logDir, maxBackgroundLogs)
 	}
-	for _, p := range []string{m[2], keep, filepath.Join(logDir, "20000101-"+strconv.Itoa(100000+3*maxBackgroundLogs-1)+"-old.log")} {
+	for _, p := range []string{logPath, keep, filepath.Join(logDir, "20000101-"+strconv.Itoa(100000+3*maxBackgroundLogs-1)+"-old.log")} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}

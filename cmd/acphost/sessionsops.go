@@ -137,11 +137,7 @@ type showJSON struct {
 func sessionsShow(st *store, args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("show", flag.ContinueOnError)
 	asJSON := fl.Bool("json", false, "")
-	pos, err := parseSub(fl, args, 1, "one session: ID|last")
-	if err != nil {
-		return err
-	}
-	r, err := st.lookup(pos[0])
+	r, err := lookupOne(st, fl, args)
 	if err != nil {
 		return err
 	}
@@ -382,11 +378,7 @@ type exportDoc struct {
 func sessionsExport(st *store, args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("export", flag.ContinueOnError)
 	outPath := fl.String("o", "", "")
-	pos, err := parseSub(fl, args, 1, "one session: ID|last")
-	if err != nil {
-		return err
-	}
-	r, err := st.lookup(pos[0])
+	r, err := lookupOne(st, fl, args)
 	if err != nil {
 		return err
 	}
@@ -684,4 +676,14 @@ func sessionsPrune(st *store, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "no session to remove: none last used before %s\n", cutoff.Local().Format("2006-01-02 15:04"))
 	}
 	return nil
+}
+
+// lookupOne parses a subcommand's flags and its one argument, ID|last, and
+// finds that record.
+func lookupOne(st *store, fl *flag.FlagSet, args []string) (sessionRecord, error) {
+	pos, err := parseSub(fl, args, 1, "one session: ID|last")
+	if err != nil {
+		return sessionRecord{}, err
+	}
+	return st.lookup(pos[0])
 }
