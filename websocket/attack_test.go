@@ -352,14 +352,9 @@ func TestBridgeClosesAnAgentLineOverTheBound(t *testing.T) {
 	s := serveFake(t, fakeagent.Script{Turns: []fakeagent.Turn{
 		turn(fakeagent.Say(fakeagent.Text(strings.Repeat("z", 8000)))),
 	}}, func(b *Bridge) { b.MaxMessageBytes = 4096 })
-	c, _, err := dialBridge(t, s, nil)
-	require.NoError(t, err)
-	write(t, c, ws.MessageText, initialize)
-	_, err = readCtx(t, c)
-	require.NoError(t, err)
-	pid := s.b.pids()[0]
+	c, pid := initialized(t, s)
 	write(t, c, ws.MessageText, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`)
-	_, err = readCtx(t, c)
+	_, err := readCtx(t, c)
 	require.NoError(t, err)
 	write(t, c, ws.MessageText, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"x"}]}}`)
 	for err == nil {
@@ -380,14 +375,22 @@ func TestBridgeClosesAnAgentLineOverTheBound(t *testing.T) {
 func TestBridgePingEndsAStalledClient(t *testing.T) {
 	t.Parallel()
 	s := serveFake(t, fakeagent.Script{}, func(b *Bridge) { b.PingInterval = 100 * time.Millisecond })
+	c, pid := initialized(t, s)
+	// The client reads nothing more, so its library answers no ping.
+	eventually(t, "the stalled client's agent to be stopped", func() bool { return !processRunning(pid) && len(s.b.pids()) == 0 })
+	_, err := readCtx(t, c)
+	assert.Error(t, err, "the connection was ended")
+}
+
+// initialized dials s, has the agent answer initialize and returns the
+// connection and the agent's pid.
+func initialized(t *testing.T, s *served) (*ws.Conn, int) {
+	t.Helper()
 	c, _, err := dialBridge(t, s, nil)
 	require.NoError(t, err)
 	write(t, c, ws.MessageText, initialize)
 	_, err = readCtx(t, c)
 	require.NoError(t, err)
-	pid := s.b.pids()[0]
-	// The client reads nothing more, so its library answers no ping.
-	eventually(t, "the stalled client's agent to be stopped", func() bool { return !processRunning(pid) && len(s.b.pids()) == 0 })
-	_, err = readCtx(t, c)
-	assert.Error(t, err, "the connection was ended")
+	require.Len(t, s.b.pids(), 1)
+	return c, s.b.pids()[0]
 }

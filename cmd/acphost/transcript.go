@@ -148,13 +148,9 @@ func (s *store) privateTranscriptDir() error {
 // grow past maxTranscriptBytes, its oldest turns go first, down to three
 // quarters of it.
 func (s *store) appendTranscript(r sessionRecord, entries []transcriptEntry) error {
-	var b []byte
-	for _, e := range entries {
-		line, err := json.Marshal(e.bounded())
-		if err != nil {
-			return err
-		}
-		b = append(append(b, line...), '\n')
+	b, err := encodeEntries(entries)
+	if err != nil {
+		return err
 	}
 	return s.locked(func() error { return s.appendTranscriptLocked(r, b) })
 }
@@ -326,13 +322,9 @@ func (s *store) writeTranscriptLocked(r sessionRecord, entries []transcriptEntry
 	if err := s.privateTranscriptDir(); err != nil {
 		return err
 	}
-	var b []byte
-	for _, e := range entries {
-		line, err := json.Marshal(e.bounded())
-		if err != nil {
-			return err
-		}
-		b = append(append(b, line...), '\n')
+	b, err := encodeEntries(entries)
+	if err != nil {
+		return err
 	}
 	if len(b) > maxTranscriptBytes {
 		b = keepNewest(b, maxTranscriptBytes)
@@ -381,4 +373,17 @@ func (t *transcriptSink) endTurn(r turnResult) {
 	if !said {
 		t.a.diag(styleYellow, "%s; this session's history is not recorded", acphost.SafeText(err.Error()))
 	}
+}
+
+// encodeEntries writes entries as JSON lines, each bounded.
+func encodeEntries(entries []transcriptEntry) ([]byte, error) {
+	var b []byte
+	for _, e := range entries {
+		line, err := json.Marshal(e.bounded())
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, line...), '\n')
+	}
+	return b, nil
 }
