@@ -15,7 +15,9 @@
 // agentInfo; authenticate with {}; session/new with the next session id (Script.SessionID)
 // and Script.NewSessionResult; session/load, if agentCapabilities.loadSession is true,
 // with {} (it replays nothing); session/set_mode with {} followed by a current_mode_update;
-// session/set_config_option with {"configOptions":[]}; and any other request with -32601.
+// session/set_config_option with the script's config options (NewSessionResult's), the one
+// named holding the value sent ({"configOptions":[]} when it has none; an id it does not
+// offer is refused -32602); and any other request with -32601.
 // session/prompt for a session it neither created nor loaded fails with -32602.
 // Each session/prompt plays the next [Turn] on a goroutine of its own while the agent keeps
 // reading, so session/cancel and the client's answers are seen during the turn. The

@@ -334,6 +334,16 @@ func TestSessionMethods(t *testing.T) {
 	resp, _ = c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "m", "value": "x"})
 	jsonEqual(t, resp.Result, `{"configOptions":[]}`)
 
+	// With options in the script: the full list back, the one set changed;
+	// an id it does not offer refused.
+	c2, _ := inProcess(t, fakeagent.Script{NewSessionResult: json.RawMessage(`{"configOptions":[{"id":"m","type":"select","currentValue":"a"},{"id":"f","type":"boolean","currentValue":false}]}`)})
+	sid2 := c2.handshake()
+	resp, _ = c2.call("session/set_config_option", map[string]any{"sessionId": sid2, "configId": "f", "value": true})
+	jsonEqual(t, resp.Result, `{"configOptions":[{"id":"m","type":"select","currentValue":"a"},{"id":"f","type":"boolean","currentValue":true}]}`)
+	if resp, _ = c2.call("session/set_config_option", map[string]any{"sessionId": sid2, "configId": "zz", "value": "x"}); resp.Error == nil || resp.Error.Code != -32602 {
+		t.Errorf("an unknown option answered %s, want -32602", resp.line)
+	}
+
 	for method, code := range map[string]int{"session/load": -32601, "x/unknown": -32601} {
 		resp, _ = c.call(method, map[string]any{"sessionId": sid})
 		if resp.Error == nil || resp.Error.Code != code {

@@ -58,7 +58,7 @@ func (a *Agent) handleRequest(m Message) {
 	case "session/set_mode":
 		a.setMode(m)
 	case "session/set_config_option":
-		a.reply(m.ID, noConfigOptions)
+		a.setConfigOption(m)
 	case "session/prompt":
 		a.prompt(m)
 	default:
@@ -208,6 +208,47 @@ func (a *Agent) sessionResult(sid string) json.RawMessage {
 	}
 	fields["sessionId"] = mustJSON(sid)
 	return mustJSON(fields)
+}
+
+// setConfigOption answers with every config option of Script.NewSessionResult,
+// the one named now holding the value sent, as agents answer (the full
+// list); an id the script does not offer is refused -32602. Without
+// options in the script it answers {"configOptions":[]}.
+func (a *Agent) setConfigOption(m Message) {
+	var p struct {
+		ConfigID string          `json:"configId"`
+		Value    json.RawMessage `json:"value"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	a.mu.Lock()
+	if a.configOptions == nil {
+		var r struct {
+			ConfigOptions []map[string]json.RawMessage `json:"configOptions"`
+		}
+		if isSet(a.script.NewSessionResult) {
+			_ = json.Unmarshal(a.script.NewSessionResult, &r)
+		}
+		a.configOptions = append([]map[string]json.RawMessage{}, r.ConfigOptions...)
+	}
+	if len(a.configOptions) == 0 {
+		a.mu.Unlock()
+		a.reply(m.ID, noConfigOptions)
+		return
+	}
+	found := false
+	for _, o := range a.configOptions {
+		var id string
+		if json.Unmarshal(o["id"], &id) == nil && id == p.ConfigID {
+			o["currentValue"], found = p.Value, true
+		}
+	}
+	res := mustJSON(map[string]any{"configOptions": a.configOptions})
+	a.mu.Unlock()
+	if !found {
+		a.replyError(m.ID, codeInvalidParams, "Unknown config option")
+		return
+	}
+	a.reply(m.ID, res)
 }
 
 func (a *Agent) setMode(m Message) {

@@ -77,6 +77,11 @@ type Config struct {
 	// server opens, its first one included. An agent that refuses it is
 	// noted in the transcript; the session stays in the agent's mode.
 	Mode string
+	// ConfigOptions are session config options (id → value) set on every
+	// session the server opens, after Mode, in id order; a boolean
+	// option takes true/false (or on/off). One the agent does not offer or
+	// refuses is noted in the transcript.
+	ConfigOptions map[string]string
 	// Sessions, if set, records the sessions the page uses and lists the
 	// recorded ones the page can continue (acphost web fills it from the
 	// command line's session store). Nil: the page offers a new session
@@ -189,6 +194,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.sess = c.Session()
 	s.routes()
 	s.setMode(ctx, s.sess, cfg.Mode)
+	s.setOptions(ctx, s.sess)
 	s.publishState()
 	s.wg.Add(1)
 	go s.watchAgent()

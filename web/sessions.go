@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/acphost/acphost"
@@ -80,6 +82,41 @@ func (s *Server) setMode(ctx context.Context, sess *acphost.Session, mode string
 		s.log.Warn("web: setting the session mode", "mode", mode, "err", err)
 		s.hub.transcript(msgNote{Type: "note", Turn: s.turnID(), Kind: "mode", Text: "mode " + safe(mode) + " not set: " + errText(err)})
 	}
+}
+
+// setOptions sets Config.ConfigOptions on sess, noting in the transcript
+// each the agent does not take.
+func (s *Server) setOptions(ctx context.Context, sess *acphost.Session) {
+	ids := make([]string, 0, len(s.cfg.ConfigOptions))
+	for id := range s.cfg.ConfigOptions {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		var value any = s.cfg.ConfigOptions[id]
+		opts := sess.ConfigOptions()
+		i := slices.IndexFunc(opts, func(o acphost.ConfigOption) bool { return o.ID == id })
+		err := errors.New("the agent offers no such option")
+		if i >= 0 {
+			if opts[i].Type == "boolean" {
+				value = onOff(s.cfg.ConfigOptions[id])
+			}
+			_, err = sess.SetConfigOption(ctx, id, value)
+		}
+		if err != nil {
+			s.log.Warn("web: setting a config option", "option", id, "err", err)
+			s.hub.transcript(msgNote{Type: "note", Turn: s.turnID(), Kind: "config", Text: "option " + safe(id) + " not set: " + errText(err)})
+		}
+	}
+}
+
+// onOff reads a boolean option's value: true, on, yes (any case) or 1.
+func onOff(v string) bool {
+	switch strings.ToLower(v) {
+	case "true", "on", "yes", "y", "1":
+		return true
+	}
+	return false
 }
 
 // record writes sess's record to Config.Sessions: it is in use now.
@@ -236,6 +273,7 @@ func (s *Server) open(ctx context.Context, id string) (string, error) {
 	msgs = append(msgs, msgNote{Type: "note", Turn: s.turnID(), Kind: "session", Text: how})
 	s.hub.restart(s.resetMsg(dropped), dropped, kept, msgs)
 	s.setMode(ctx, sess, mode)
+	s.setOptions(ctx, sess)
 	if id != "" {
 		s.record(sess)
 	}

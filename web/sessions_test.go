@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -218,4 +219,23 @@ func TestPermissionPolicy(t *testing.T) {
 	for _, m := range tb.seen {
 		assert.NotEqual(t, "dialog", m.typ())
 	}
+}
+
+// TestConfigOptionsAreSetOnEverySession: Config.ConfigOptions are sent
+// with session/set_config_option once the session opens (a boolean one as
+// a bool), and one the agent does not offer is noted in the transcript.
+func TestConfigOptionsAreSetOnEverySession(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Demo()
+	script.NewSessionResult = json.RawMessage(`{"configOptions":[{"id":"model","name":"Model","type":"select","currentValue":"a",
+		"options":[{"value":"a","name":"A"},{"value":"b","name":"B"}]},{"id":"fast","name":"Fast","type":"boolean","currentValue":false}]}`)
+	r := newRig(t, script, func(c *web.Config) {
+		c.ConfigOptions = map[string]string{"model": "b", "fast": "on", "nope": "x"}
+	})
+	r.received(`"configId":"model","sessionId":"s1","value":"b"`)
+	r.received(`"configId":"fast","sessionId":"s1","type":"boolean","value":true`)
+	tb := r.tab()
+	tb.next("the refused option noted", func(m msg) bool {
+		return m.typ() == "note" && strings.Contains(m.str("text"), "option nope not set")
+	})
 }

@@ -15,7 +15,7 @@ func modelScript(t *testing.T) (*fakeagent.Script, string) {
 	return &fakeagent.Script{
 		RecordFile: record,
 		NewSessionResult: json.RawMessage(`{"configOptions":[{"id":"model","name":"Model","type":"select","currentValue":"a",
-			"options":[{"value":"a","name":"A"},{"value":"b","name":"B"}]}]}`),
+			"options":[{"value":"a","name":"A"},{"value":"b","name":"B"}]},{"id":"fast","name":"Fast","type":"boolean","currentValue":false}]}`),
 	}, record
 }
 
@@ -26,7 +26,7 @@ func modelScript(t *testing.T) (*fakeagent.Script, string) {
 func TestSetSetsConfigOptionsBeforeTheFirstPrompt(t *testing.T) {
 	extra, _, _ := isolated(t)
 	script, record := modelScript(t)
-	r := runIn(t, t.TempDir(), extra, script, "", "--set", "model=b", "-p", "hi")
+	r := runIn(t, t.TempDir(), extra, script, "", "--set", "fast=on", "--set", "model=b", "-p", "hi")
 	if r.code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
@@ -34,20 +34,28 @@ func TestSetSetsConfigOptionsBeforeTheFirstPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, prompt := indexOf(msgs, "session/set_config_option"), indexOf(msgs, "session/prompt")
-	if set < 0 || prompt < 0 || set > prompt {
-		t.Fatalf("set_config_option at %d, prompt at %d", set, prompt)
+	var sets []string // in the order given, all before the prompt
+	for _, m := range msgs {
+		switch m.Method {
+		case "session/set_config_option":
+			sets = append(sets, string(m.Params))
+		case "session/prompt":
+			if len(sets) != 2 {
+				t.Fatalf("%d set_config_option before the prompt, want 2", len(sets))
+			}
+		}
 	}
-	if p := string(msgs[set].Params); !strings.Contains(p, `"configId":"model"`) || !strings.Contains(p, `"value":"b"`) {
-		t.Errorf("set_config_option params %s", p)
+	if len(sets) != 2 || !strings.Contains(sets[0], `"configId":"fast"`) || !strings.Contains(sets[0], `"value":true`) ||
+		!strings.Contains(sets[1], `"configId":"model"`) || !strings.Contains(sets[1], `"value":"b"`) {
+		t.Errorf("set_config_option params %q", sets)
 	}
-	if !strings.Contains(r.stdout, "model = b") {
+	if !strings.Contains(r.stdout, "model = b") || !strings.Contains(r.stdout, "fast = true") {
 		t.Errorf("stdout does not say the option was set:\n%s", r.stdout)
 	}
 
 	for args, want := range map[string]string{
 		"model=zzz": "zzz is not one of a, b",
-		"nope=1":    "no such option; the agent's: model",
+		"nope=1":    "no such option; the agent's: model, fast",
 		"model":     `want key=value`,
 	} {
 		script, record := modelScript(t)

@@ -65,8 +65,11 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	fl.StringVar(&cfg.cwd, "cwd", "", "the session's working `directory` (default: the current one)")
 	fl.BoolVar(&cfg.fs, "fs", false, "serve file reads and writes inside --cwd; each write is a proposal to apply, amend or deny in the page")
 	fl.BoolVar(&cfg.presentation, "presentation", false, "ask agents to attach their permission prompt text")
-	fl.StringVar(&cfg.permission, "permission", "", "permission `policy`: ask (a dialog in the page; \"always\" answers remembered), allow, reject or plan (default: ask)")
+	fl.StringVar(&cfg.permission, "permission", "", "permission `policy`: ask (a dialog in the page; \"always\" answers remembered), reads (what the agent calls a read or search allowed, the rest asked), allow, reject or plan (default: ask)")
 	fl.StringVar(&cfg.mode, "mode", "", "session mode `id` to ask for on each session opened")
+	var sets repeated
+	fl.Var(&sets, "set", "a session config option to set on each session opened, as `key=value` (repeatable)")
+	fl.StringVar(&cfg.auth, "auth", "", "authenticate with the agent's `method` after initialize (acphost login lists them)")
 	fl.DurationVar(&cfg.timeout, "timeout", 0, "cancel a turn that runs longer than this `duration` (0: no limit)")
 	fl.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
 	fl.StringVar(&cfg.stderrPath, "stderr", "", "write the agent's stderr to `file` (\"-\": to acphost's stderr)")
@@ -109,6 +112,9 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	}
 	cfg.cwd = dir
 
+	if cfg.sets, err = parseSets(sets); err != nil {
+		return wf, err
+	}
 	file, err := loadConfig()
 	if err != nil {
 		return wf, err
@@ -126,6 +132,7 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	if err := resolveAgent(cfg, file); err != nil {
 		return wf, err
 	}
+	cfg.sets = addSoftSets(cfg.sets, file.Defaults.Config)
 	switch cfg.permission {
 	case "":
 		cfg.permission = permAsk
@@ -239,7 +246,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		return usage
 	}
 	opts := acphost.ACPOptions{Command: path, Args: agentArgs, Env: env, Dir: cfg.cwd,
-		PermissionPresentation: cfg.presentation, TurnTimeout: cfg.timeout, Notices: true}
+		PermissionPresentation: cfg.presentation, TurnTimeout: cfg.timeout, Notices: true, AuthMethod: cfg.auth}
 	if cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
@@ -260,6 +267,12 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		opts.Stderr = f
 	}
 	wcfg := web.Config{Hosts: wf.hosts, Mode: cfg.mode, PermissionLabel: cfg.permission}
+	for _, set := range cfg.sets {
+		if wcfg.ConfigOptions == nil {
+			wcfg.ConfigOptions = map[string]string{}
+		}
+		wcfg.ConfigOptions[set.key] = set.value
+	}
 	switch cfg.permission {
 	case permAsk:
 		// As in the terminal: an "always" answer holds for the same tool
