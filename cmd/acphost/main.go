@@ -418,6 +418,10 @@ func (p *repeated) Set(s string) error {
 
 func main() {
 	fakeagent.Main() // the built-in agent is this executable, re-executed
+	// A background acphost knows itself by this mark; what it runs must
+	// not inherit it (an acphost the agent's tools start is no background one).
+	detached = os.Getenv(envDetached) != ""
+	os.Unsetenv(envDetached)
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -641,7 +645,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	if cfg.resume != "" && cfg.remote.remote() {
 		return cfg, errors.New("--resume continues a session of a local agent; it cannot be combined with --ssh or --url")
 	}
-	if cfg.noWait && os.Getenv(envDetached) != "" {
+	if cfg.noWait && detached {
 		cfg.noWait = false // the background acphost a --no-wait started
 	}
 	if cfg.noWait && (cfg.resume == "" || len(cfg.prompts) == 0) {

@@ -19,6 +19,10 @@ import (
 // there --no-wait is ignored, and the prompts run as -p prompts do.
 const envDetached = "ACPHOST_DETACHED"
 
+// detached is set (and envDetached removed from the environment) by main
+// in the background acphost a --no-wait started.
+var detached bool
+
 // noWait is acphost --resume ID|last -p TEXT... --no-wait: the prompts go
 // to the acphost that has the session open, over its control socket,
 // queued as prompts typed during a turn are; with none, an acphost is

@@ -323,3 +323,35 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// TestBackgroundMarkIsNotInherited: the agent of a background acphost
+// (and whatever it runs) does not inherit the mark that makes an acphost
+// a background one.
+func TestBackgroundMarkIsNotInherited(t *testing.T) {
+	extra, configFile, _ := isolated(t)
+	_, args, env, err := fakeagent.Command(fakeagent.Script{}) // run here as the acphost binary itself
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(t.TempDir(), "env")
+	agentEnv := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		agentEnv[k] = v
+	}
+	writeJSON(t, configFile, map[string]any{"agents": map[string]any{"dump": map[string]any{
+		"command": append([]string{"sh", "-c", `env > "$0"; exec "$@"`, dump, binPath}, args...),
+		"env":     agentEnv,
+	}}})
+	r := runIn(t, t.TempDir(), append(extra, envDetached+"=1"), nil, "", "--agent", "dump", "-p", "hi")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), envDetached+"=") {
+		t.Errorf("the agent inherited %s", envDetached)
+	}
+}

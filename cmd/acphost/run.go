@@ -82,7 +82,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a := &app{cfg: cfg, stdinTTY: isTerminal(stdin), in: newInbox(stdin),
 		quit: make(chan struct{}), quitDone: make(chan struct{})}
 	var outW, errW io.Writer = stdout, stderr
-	if os.Getenv(envDetached) != "" { // a background acphost: its log is bounded
+	if detached { // a background acphost: its log is bounded
 		log := newCappedLog(stdout, maxBackgroundLogBytes)
 		outW, errW, a.agentStderr = log, log, log
 	}
@@ -263,7 +263,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		}
 	}
 	opts.MCPServers = a.cfg.mcpServers
-	if os.Getenv(envDetached) != "" {
+	if detached {
 		// Nobody watches a background acphost: a turn the agent stops
 		// speaking in ends, rather than keeping it alive for ever.
 		opts.IdleTimeout = backgroundIdleTimeout
