@@ -5,13 +5,17 @@ package interop
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost"
 )
 
 // loadRefused names the agents whose pinned build refuses session/load of
@@ -154,4 +158,75 @@ func TestCLIResume(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCLISetConfigOption drives the built acphost with --set against each
+// real agent that offers a select option besides its mode (its model only
+// when there is nothing else): the option is set before the prompt (the
+// CLI says its new value, as the agent reports it) and the turn runs.
+func TestCLISetConfigOption(t *testing.T) {
+	var bin string
+	binDir := t.TempDir()
+	for _, a := range Agents {
+		t.Run(a.Name, func(t *testing.T) {
+			p := prepare(t, a)
+			id, value, offered := pickOption(t, p.opts)
+			if id == "" {
+				t.Skipf("%s offers no select option with another value besides its mode (its options: %s)", a.Name, offered)
+			}
+			if bin == "" {
+				bin = buildCLI(t, binDir)
+			}
+			env := append(append([]string(nil), p.opts.Env...), "NO_COLOR=1",
+				"ACPHOST_CONFIG="+filepath.Join(p.tmp, "config.json"), "XDG_STATE_HOME="+filepath.Join(p.tmp, "state"))
+			args := []string{"--cwd", p.work, "--permission", "allow", "--no-store", "--start-timeout", startTimeout.String(),
+				"--timeout", turnTimeout.String(), "--set", id + "=" + value, "-p", "Hello. [mock:steps=]", "--", p.opts.Command}
+			r := runCLI(t, bin, env, append(args, p.opts.Args...)...)
+			if r.code != 0 || !strings.Contains(r.stdout, id+" = ") || !strings.Contains(r.stdout, FinalText) {
+				t.Fatalf("--set %s=%s: exit %d; stdout:\n%s\nstderr:\n%s", id, value, r.code, r.stdout, r.stderr)
+			}
+			t.Logf("%s: --set %s=%s took", a.Name, id, value)
+		})
+	}
+}
+
+// pickOption starts the agent once and returns a select option other than
+// its mode and model, with a value it does not have now ("" for none).
+func pickOption(t *testing.T, opts acphost.ACPOptions) (id, value, offered string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	c, err := acphost.Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	defer c.Close()
+	var all []string
+	for _, o := range c.ConfigOptions() {
+		all = append(all, fmt.Sprintf("%s (%s, %d choices)", o.ID, o.Type, len(o.Choices)))
+	}
+	offered = strings.Join(all, ", ")
+	// Anything but the mode first; the model (the mock LLM answers any)
+	// only when there is nothing else.
+	for _, models := range []bool{false, true} {
+		for _, o := range c.ConfigOptions() {
+			isModel := o.ID == "model" || o.Category == acphost.CategoryModel
+			if o.Type != "select" || o.ID == "mode" || o.Category == acphost.CategoryMode || isModel != models {
+				continue
+			}
+			current := ""
+			_ = json.Unmarshal(o.CurrentValue, &current)
+			for _, ch := range o.Choices {
+				if ch.Value != current && safeWord(ch.Value) && safeWord(o.ID) {
+					return o.ID, ch.Value, offered
+				}
+			}
+		}
+	}
+	return "", "", offered
+}
+
+// safeWord is a value that shows as itself (no SafeText escaping).
+func safeWord(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) < 0
 }
