@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+
+	"github.com/acphost/acphost/fakeagent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -117,4 +120,36 @@ func TestAttackAuthErrorMessageIsBounded(t *testing.T) {
 	assert.NotContains(t, msg, "\u202e")
 	assert.Equal(t, 1, strings.Count(msg, "session/new"), msg)
 	assert.ErrorIs(t, wrapOp("session/new", err), ErrAuthRequired)
+}
+
+// A terminal login is the agent's own program run again: only the client
+// that started that program knows it. An agent reached over a stream
+// (Connect: a socket, pipes to something the client did not start) offering
+// a terminal method gets no command from TerminalCommand or
+// TerminalAuthCommand — not the client's unrelated Command, not an empty
+// program with the agent's args — but ErrUnsupported.
+func TestAttackTerminalLoginOfAConnectedAgentIsNoCommand(t *testing.T) {
+	methods := raw(`[{"id":"tui","name":"Log in","type":"terminal","args":["--login"]}]`)
+	synctest.Test(t, func(t *testing.T) {
+		_, _, err := tryConnectFake(t, fakeagent.Script{RequireAuth: true, AuthMethods: methods},
+			ACPOptions{TerminalAuth: true, Command: "/usr/bin/not-the-agent"})
+		var ae *AuthError
+		require.ErrorAs(t, err, &ae)
+		cmd, args, _, cerr := ae.TerminalCommand("tui")
+		assert.ErrorIs(t, cerr, ErrUnsupported, "a command %q %q for an agent the client did not start", cmd, args)
+
+		c, _ := connectFake(t, fakeagent.Script{AuthMethods: methods}, ACPOptions{TerminalAuth: true})
+		cmd, args, _, cerr = c.TerminalAuthCommand("tui")
+		assert.ErrorIs(t, cerr, ErrUnsupported, "a command %q %q for an agent the client did not start", cmd, args)
+	})
+	// The agent the client started gets its own command.
+	_, err := startFake(t, fakeagent.Script{RequireAuth: true, AuthMethods: methods}, ACPOptions{TerminalAuth: true})
+	var ae *AuthError
+	require.ErrorAs(t, err, &ae)
+	cmd, args, _, err := ae.TerminalCommand("tui")
+	require.NoError(t, err)
+	assert.NotEmpty(t, cmd)
+	assert.Equal(t, "--login", args[len(args)-1])
+	_, _, _, err = ae.TerminalCommand("KEY")
+	assert.ErrorIs(t, err, ErrUnsupported, "not a method of the agent's")
 }

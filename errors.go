@@ -213,7 +213,7 @@ type AuthError struct {
 	Tried   string
 	Err     error
 
-	opts *ACPOptions // the client's, for TerminalCommand
+	opts *ACPOptions // the client's, for TerminalCommand; nil for an agent it did not start
 }
 
 // TerminalCommand returns the command that runs the agent's terminal
