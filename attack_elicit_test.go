@@ -120,6 +120,13 @@ func TestAttackAuthErrorMessageIsBounded(t *testing.T) {
 	assert.NotContains(t, msg, "\u202e")
 	assert.Equal(t, 1, strings.Count(msg, "session/new"), msg)
 	assert.ErrorIs(t, wrapOp("session/new", err), ErrAuthRequired)
+
+	// The method tried may be the agent's too (its first one), and so may
+	// the authenticate that failed.
+	err.Tried = strings.Repeat("y", 1<<20)
+	assert.Less(t, len(err.Error()), 2048, "the message holds the agent's whole method id")
+	failed := wrapOp(authenticateOp(strings.Repeat("z", 1<<20)), &RPCError{Code: -32603, Message: "no"})
+	assert.Less(t, len(failed.Error()), 2048, "the message holds the agent's whole method id")
 }
 
 // A terminal login is the agent's own program run again: only the client

@@ -234,7 +234,7 @@ func (e *AuthError) Error() string {
 	var b strings.Builder
 	b.WriteString("acphost: " + msg)
 	if e.Tried != "" {
-		fmt.Fprintf(&b, " (after authenticating with %q)", e.Tried)
+		fmt.Fprintf(&b, " (after authenticating with %q)", cutMethodID(e.Tried))
 	}
 	if len(e.Methods) > 0 {
 		named := e.Methods[:min(len(e.Methods), maxNamedAuthMethods)]
@@ -250,6 +250,17 @@ func (e *AuthError) Error() string {
 	return b.String()
 }
 
+// cutMethodID cuts a method id (maybe the agent's) for an error message.
+func cutMethodID(id string) string {
+	if len(id) > maxNamedAuthMethodID {
+		return strings.ToValidUTF8(id[:maxNamedAuthMethodID], "") + "…"
+	}
+	return id
+}
+
+// authenticateOp names an authenticate with method id in an error.
+func authenticateOp(id string) string { return fmt.Sprintf("authenticate %q", cutMethodID(id)) }
+
 // maxNamedAuthMethods bounds the agent's methods an AuthError's message
 // names, and maxNamedAuthMethodID the bytes of each id (the agent's words).
 const maxNamedAuthMethods, maxNamedAuthMethodID = 8, 64
@@ -257,9 +268,7 @@ const maxNamedAuthMethods, maxNamedAuthMethodID = 8, 64
 // namedAuthMethod is an agent's method id as an error message shows it:
 // cut short, and quoted unless it is plain printable text.
 func namedAuthMethod(id string) string {
-	if len(id) > maxNamedAuthMethodID {
-		id = strings.ToValidUTF8(id[:maxNamedAuthMethodID], "") + "…"
-	}
+	id = cutMethodID(id)
 	if id == "" || SafeText(id) != id || strings.ContainsAny(id, "\n\t ,") {
 		return strconv.Quote(id)
 	}
