@@ -446,17 +446,29 @@ func (c *ACPClient) Logout(ctx context.Context) error {
 // ACPOptions.Env. Run it with a terminal for the person (the client never
 // does); a zero exit means success, after which a new session (or a
 // restart) finds the agent logged in. It fails with ErrUnsupported for an
-// agent reached by a Transport (its program is the transport's to run) and
-// for an id that is not a terminal method of the agent's.
+// agent reached by a Transport (its program is the transport's to run) or
+// by Connect (the client does not know its program) and for an id that is
+// not a terminal method of the agent's.
 func (c *ACPClient) TerminalAuthCommand(id string) (command string, args, env []string, err error) {
-	return terminalAuthCommand(&c.opts, c.agent().init.AuthMethods, id)
+	a := c.agent()
+	return terminalAuthCommand(a.started(), a.init.AuthMethods, id)
+}
+
+// started is the options the agent's process was started with, nil for an
+// agent the client did not start itself (Connect's stream, a Transport's).
+func (a *agent) started() *ACPOptions {
+	if _, ok := a.link.(*processLink); ok {
+		return a.opts
+	}
+	return nil
 }
 
 // terminalAuthCommand is the command of the terminal method id among
-// methods, for the agent opts starts.
+// methods, for the agent opts starts (nil: an agent the client did not
+// start, whose program it does not know).
 func terminalAuthCommand(opts *ACPOptions, methods []AuthMethod, id string) (command string, args, env []string, err error) {
-	if opts.Transport != nil {
-		return "", nil, nil, fmt.Errorf("acphost: terminal authentication of an agent reached by a Transport: %w", ErrUnsupported)
+	if opts == nil || opts.Transport != nil {
+		return "", nil, nil, fmt.Errorf("acphost: terminal authentication of an agent the client did not start (Connect, a Transport): %w", ErrUnsupported)
 	}
 	for _, m := range methods {
 		if m.ID != id || m.Type != "terminal" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,7 +213,7 @@ type AuthError struct {
 	Tried   string
 	Err     error
 
-	opts *ACPOptions // the client's, for TerminalCommand
+	opts *ACPOptions // the client's, for TerminalCommand; nil for an agent it did not start
 }
 
 // TerminalCommand returns the command that runs the agent's terminal
@@ -233,16 +234,45 @@ func (e *AuthError) Error() string {
 	var b strings.Builder
 	b.WriteString("acphost: " + msg)
 	if e.Tried != "" {
-		fmt.Fprintf(&b, " (after authenticating with %q)", e.Tried)
+		fmt.Fprintf(&b, " (after authenticating with %q)", cutMethodID(e.Tried))
 	}
 	if len(e.Methods) > 0 {
-		ids := make([]string, len(e.Methods))
-		for i, m := range e.Methods {
-			ids[i] = m.ID
+		named := e.Methods[:min(len(e.Methods), maxNamedAuthMethods)]
+		ids := make([]string, 0, len(named))
+		for _, m := range named {
+			ids = append(ids, namedAuthMethod(m.ID))
 		}
 		fmt.Fprintf(&b, "; its methods: %s", strings.Join(ids, ", "))
+		if more := len(e.Methods) - len(ids); more > 0 {
+			fmt.Fprintf(&b, " and %d more", more)
+		}
 	}
 	return b.String()
+}
+
+// cutMethodID cuts a method id (maybe the agent's) for an error message.
+func cutMethodID(id string) string {
+	if len(id) > maxNamedAuthMethodID {
+		return strings.ToValidUTF8(id[:maxNamedAuthMethodID], "") + "…"
+	}
+	return id
+}
+
+// authenticateOp names an authenticate with method id in an error.
+func authenticateOp(id string) string { return fmt.Sprintf("authenticate %q", cutMethodID(id)) }
+
+// maxNamedAuthMethods bounds the agent's methods an AuthError's message
+// names, and maxNamedAuthMethodID the bytes of each id (the agent's words).
+const maxNamedAuthMethods, maxNamedAuthMethodID = 8, 64
+
+// namedAuthMethod is an agent's method id as an error message shows it:
+// cut short, and quoted unless it is plain printable text.
+func namedAuthMethod(id string) string {
+	id = cutMethodID(id)
+	if id == "" || SafeText(id) != id || strings.ContainsAny(id, "\n\t ,") {
+		return strconv.Quote(id)
+	}
+	return id
 }
 
 // Is matches ErrAuthRequired.

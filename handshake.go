@@ -61,7 +61,7 @@ func (a *agent) handshake(ctx context.Context) error {
 
 func (a *agent) authenticate(ctx context.Context, method string) error {
 	if err := a.call(ctx, "authenticate", map[string]string{"methodId": method}, nil); err != nil {
-		return wrapOp(fmt.Sprintf("authenticate %q", method), err)
+		return wrapOp(authenticateOp(method), err)
 	}
 	return nil
 }

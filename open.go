@@ -108,7 +108,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 		}
 	}
 	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) {
-		err = &AuthError{Methods: a.init.AuthMethods, Tried: tried, Err: err, opts: a.opts}
+		err = &AuthError{Methods: a.init.AuthMethods, Tried: tried, Err: err, opts: a.started()}
 	}
 	if err != nil {
 		return wrapOp(method, err)
