@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -151,12 +152,25 @@ func (a *app) login(opts acphost.ACPOptions) int {
 // in this terminal: the agent's own command with the arguments and
 // environment the method names, run without a shell.
 func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (string, []string, []string, error)) int {
+	if len(a.cfg.writable) > 0 {
+		// The login runs as a program of its own, outside the agent's
+		// confinement, with arguments and environment the agent chose.
+		a.diag(styleRed, "login %s: a terminal login runs the agent's program outside --writable's confinement; run acphost login without --writable if you trust the agent that far", acphost.SafeText(m.ID))
+		return exitUsage
+	}
 	path, args, env, err := command(m.ID)
 	if err != nil {
 		a.diag(styleRed, "login %s: %s", acphost.SafeText(m.ID), errMsg(err))
 		return exitFailed
 	}
 	shown := acphost.SafeText(strings.Join(append([]string{path}, args...), " "))
+	if len(m.Env) > 0 { // what the agent's method adds to the environment, shown
+		var added []string
+		for _, k := range slices.Sorted(maps.Keys(m.Env)) {
+			added = append(added, k+"="+m.Env[k])
+		}
+		shown = "env " + acphost.SafeText(strings.Join(added, " ")) + " " + shown
+	}
 	a.note(styleDim, "running the agent's login ("+acphost.SafeText(m.ID)+"): "+shown)
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -203,3 +217,4 @@ func (a *app) listAuthMethods(methods []acphost.AuthMethod) {
 func (a *app) authHelp(ae *acphost.AuthError) {
 	a.listAuthMethods(ae.Methods)
 }
+

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/confine"
 )
 
 // loginScript is an agent that opens no session until it is logged in
@@ -15,7 +16,7 @@ import (
 // terminal login and, with agentMethod, one it runs itself.
 func loginScript(t *testing.T, agentMethod bool) (*fakeagent.Script, string) {
 	authFile := filepath.Join(t.TempDir(), "credentials")
-	methods := `[{"id":"tui","name":"Log in here","type":"terminal","args":["` + fakeagent.LoginArg + `"]}`
+	methods := `[{"id":"tui","name":"Log in here","type":"terminal","args":["` + fakeagent.LoginArg + `"],"env":{"LOGIN_MODE":"tty"}}`
 	if agentMethod {
 		methods += `,{"id":"browser","name":"In the browser","description":"opens a page"}`
 	}
@@ -49,7 +50,7 @@ func TestLoginRunsTheAgentsTerminalLogin(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("login: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"running the agent's login (tui):", fakeagent.LoginArg, "fakeagent: logged in", "logged in with tui"} {
+	for _, want := range []string{"running the agent's login (tui): env LOGIN_MODE=tty ", fakeagent.LoginArg, "fakeagent: logged in", "logged in with tui"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("login stdout lacks %q:\n%s", want, r.stdout)
 		}
@@ -116,5 +117,22 @@ func TestLogoutEndsTheLogin(t *testing.T) {
 	}
 	if r := runWith(t, script, "", "logout"); r.code != exitFailed || !strings.Contains(r.stderr, "does not offer logout") {
 		t.Errorf("no logout: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestLoginRefusesToRunOutsideTheConfinement: with --writable, acphost
+// login does not run a terminal login (a program of its own, with the
+// agent's arguments and environment, outside the confinement).
+func TestLoginRefusesToRunOutsideTheConfinement(t *testing.T) {
+	if !confine.Available() {
+		t.Skip("Landlock is not available on this kernel: --writable cannot start the agent")
+	}
+	script, authFile := loginScript(t, false)
+	r := runWith(t, script, "", "login", "--writable", t.TempDir())
+	if r.code != exitUsage || !strings.Contains(r.stderr, "outside --writable's confinement") {
+		t.Errorf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(authFile); err == nil {
+		t.Error("the login ran")
 	}
 }
