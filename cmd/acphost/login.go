@@ -217,4 +217,3 @@ func (a *app) listAuthMethods(methods []acphost.AuthMethod) {
 func (a *app) authHelp(ae *acphost.AuthError) {
 	a.listAuthMethods(ae.Methods)
 }
-
