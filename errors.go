@@ -114,13 +114,32 @@ func (e *RPCError) Error() string {
 		b.WriteString(e.Method)
 		b.WriteString(": ")
 	}
-	fmt.Fprintf(&b, "agent error %d: %s", e.Code, e.Message)
+	fmt.Fprintf(&b, "agent error %d: %s", e.Code, agentWords(e.Message, maxErrorMessage))
 	if len(e.Data) > 0 && string(e.Data) != "null" {
 		b.WriteString(" (")
-		b.Write(e.Data)
+		b.WriteString(agentWords(string(e.Data), maxErrorData))
 		b.WriteString(")")
 	}
 	return b.String()
+}
+
+// maxErrorMessage and maxErrorData bound what an RPCError's message shows
+// of the agent's message and data (the fields keep them whole).
+const maxErrorMessage, maxErrorData = 512, 256
+
+// agentWords is the agent's text as an error message shows it: on one
+// line, without control characters (SafeText, then the line breaks it
+// keeps as spaces), cut at max bytes.
+func agentWords(s string, max int) string {
+	if len(s) > max {
+		s = strings.ToValidUTF8(s[:max], "") + "…"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, SafeText(s))
 }
 
 // Is reports whether target is an *RPCError with the same code.

@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -37,4 +38,30 @@ func TestARefusedModeNamesTheAgentsModes(t *testing.T) {
 	assert.Contains(t, err.Error(), "the agent's modes: ask, code")
 	var rpc *RPCError
 	assert.True(t, errors.As(err, &rpc))
+}
+
+// TestAttackRPCErrorMessageIsBounded: an agent's error message and data
+// reach Error() cut short and without control characters (an escape
+// sequence, a newline that fakes a log line); the fields keep them whole.
+func TestAttackRPCErrorMessageIsBounded(t *testing.T) {
+	msg := "\x1b]0;pwned\x07line one\nfake: log line " + strings.Repeat("m", 1<<20)
+	data := json.RawMessage(`{"d":"` + strings.Repeat("x", 1<<20) + `"}`)
+	e := &RPCError{Code: -32000, Message: msg, Data: data, Method: "session/new"}
+	s := e.Error()
+	if len(s) > 2048 {
+		t.Errorf("Error() is %d bytes", len(s))
+	}
+	if strings.ContainsAny(s, "\x1b\x07\n") {
+		t.Errorf("Error() carries control characters: %q", s[:200])
+	}
+	if !strings.HasPrefix(s, "acphost: session/new: agent error -32000: ") {
+		t.Errorf("Error() = %.80q", s)
+	}
+	if e.Message != msg || len(e.Data) != len(data) {
+		t.Error("the fields were cut")
+	}
+	plain := &RPCError{Code: -32601, Message: "Method not found"}
+	if got := plain.Error(); got != "acphost: agent error -32601: Method not found" {
+		t.Errorf("a plain message changed: %q", got)
+	}
 }
