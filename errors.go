@@ -186,12 +186,14 @@ func (e *ExitError) Is(target error) bool { return target == ErrAgentExited }
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // lastLine returns the last non-blank line of s, trimmed.
+// lastLine is the last line of the agent's stderr s, as an error message
+// shows it (agentWords).
 func lastLine(s string) string {
 	s = strings.TrimRight(s, " \t\r\n")
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(agentWords(s, maxErrorMessage))
 }
 
 // ProtocolError reports an agent that broke the wire protocol: a line over

@@ -65,3 +65,19 @@ func TestAttackRPCErrorMessageIsBounded(t *testing.T) {
 		t.Errorf("a plain message changed: %q", got)
 	}
 }
+
+// TestAttackStderrLineInErrorsIsBounded: the stderr line an ExitError or
+// ProtocolError shows is the agent's words: bounded, without control
+// characters; Stderr keeps the tail whole.
+func TestAttackStderrLineInErrorsIsBounded(t *testing.T) {
+	tail := "earlier\n\x1b[2J\x1b]0;pwned\x07" + strings.Repeat("s", 8<<10) + "\n"
+	for _, err := range []error{&ExitError{ExitCode: 1, Stderr: tail}, &ProtocolError{Msg: "bad", Stderr: tail}} {
+		s := err.Error()
+		if len(s) > 1024 || strings.ContainsAny(s, "\x1b\x07") {
+			t.Errorf("%T: %d bytes: %.120q", err, len(s), s)
+		}
+	}
+	if got := (&ExitError{ExitCode: 3, Stderr: "boom\n"}).Error(); got != "acphost: agent exited with status 3: boom" {
+		t.Errorf("a plain line changed: %q", got)
+	}
+}
