@@ -136,3 +136,13 @@ func TestLoginRefusesToRunOutsideTheConfinement(t *testing.T) {
 		t.Error("the login ran")
 	}
 }
+
+// TestWebNeedingALoginSaysHow: acphost web with an agent that wants a
+// login fails at start and points to acphost login.
+func TestWebNeedingALoginSaysHow(t *testing.T) {
+	script, _ := loginScript(t, false)
+	r := runWith(t, script, "", "web", "--listen", "127.0.0.1:0", "--no-store")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "its methods: tui") || !strings.Contains(r.stderr, "acphost login") {
+		t.Errorf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -342,6 +342,9 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		} else {
 			fmt.Fprintln(stderr, "acphost web:", errMsg(err))
 		}
+		if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
+			fmt.Fprintln(stderr, "acphost web: the agent needs a login first: acphost login, with the same agent flags, lists its methods")
+		}
 		return failed
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
