@@ -265,6 +265,7 @@ type config struct {
 	sets           []configSet       // --set KEY=VALUE, then the config file's, to set once the session opens
 	auth           string            // --auth METHOD, or the named agent's: sent with authenticate after initialize
 	continueLast   bool              // --continue: the agent's last session in this directory, else a new one
+	recordPath     string            // --record FILE: the wire, as NDJSON
 	login          *loginRun         // acphost login: log in instead of chatting
 	file           fileConfig        // the config file, read once, by parseArgs
 }
@@ -338,6 +339,9 @@ Flags:
                          a first npx download takes a while)
   --stderr FILE          the agent's stderr ("-": this stderr; default: kept,
                          shown when the agent fails)
+  --record FILE          record the wire as NDJSON (both directions, stderr,
+                         timestamps; mode 0600): for a bug report, or replayed
+                         as the agent by fakeagent.ReplayCommand in a Go test
   --writable DIR         confine the agent and all it runs (Linux, Landlock) to
                          changing files beneath DIR (repeatable); the rest,
                          --cwd included unless listed, is read-only to it
@@ -535,6 +539,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.BoolVar(&cfg.fs, "fs", false, "serve file reads and writes inside --cwd")
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "cancel a turn that runs longer than this `duration` (0: no limit)")
 	fs.StringVar(&cfg.stderrPath, "stderr", "", "write the agent's stderr to `file` (\"-\": to acphost's stderr)")
+	fs.StringVar(&cfg.recordPath, "record", "", "record the wire (both directions, stderr) to `file` as NDJSON, for a bug report or a replayed test")
 	fs.Var(&writable, "writable", "confine the agent (Linux): it may change files only beneath `dir` (repeatable)")
 	fs.StringVar(&cfg.remote.ssh, "ssh", "", "run the agent on `[user@]host[:port]` over SSH")
 	fs.Var(&identities, "ssh-identity", "a private key `file` for --ssh (repeatable; default: the ssh-agent)")

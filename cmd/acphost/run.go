@@ -348,7 +348,31 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		}
 		opts.Stderr, closer = f, f
 	}
+	if a.cfg.recordPath != "" {
+		f, err := os.OpenFile(a.cfg.recordPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|oNoFollow, 0o600)
+		if err != nil {
+			if closer != nil {
+				closer.Close()
+			}
+			return opts, nil, fmt.Errorf("--record: %w", err)
+		}
+		opts.Record = f
+		closer = closers{closer, f}
+	}
 	return opts, closer, nil
+}
+
+// closers closes each of its non-nil members.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var errs []error
+	for _, c := range cs {
+		if c != nil {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // resolveResume points the run at a recorded session: its agent (unless
@@ -427,7 +451,7 @@ func (a *app) run() int {
 	if a.cwd == "" && !a.cfg.remote.remote() {
 		a.cwd, _ = os.Getwd()
 	}
-	opts, stderrFile, err := a.options()
+	opts, files, err := a.options()
 	if err != nil {
 		a.diag(styleRed, "%v", err)
 		if errors.Is(err, acphost.ErrLinkLost) {
@@ -435,8 +459,8 @@ func (a *app) run() int {
 		}
 		return exitUsage
 	}
-	if stderrFile != nil {
-		defer stderrFile.Close() // after the client is closed, below
+	if files != nil {
+		defer files.Close() // after the client is closed, below
 	}
 	if a.cfg.login != nil {
 		return a.login(opts)
