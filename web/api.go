@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/acphost/acphost"
 )
@@ -248,7 +249,9 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, sess *a
 	s.record(sess)
 	defer s.record(sess)
 	ended := false
-	_, err := sess.GenerateStream(ctx, acphost.Request{Prompt: text, Discard: true}, func(ev acphost.StreamEvent) {
+	recorder, _ := s.cfg.Sessions.(TurnRecorder)
+	started := time.Now()
+	resp, err := sess.GenerateStream(ctx, acphost.Request{Prompt: text, Discard: recorder == nil}, func(ev acphost.StreamEvent) {
 		if ev.Type == acphost.EventDone || ev.Type == acphost.EventError {
 			ended = true
 		}
@@ -256,6 +259,11 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, sess *a
 	})
 	if !ended {
 		s.hub.transcript(msgEnd{Type: "error", Turn: id, Error: errText(err)})
+	}
+	if recorder != nil && sess.ID() != "" {
+		if rerr := recorder.RecordTurn(sess.ID(), TurnRecord{Prompt: text, Response: resp, Err: err, Started: started, Duration: time.Since(started)}); rerr != nil {
+			s.log.Warn("web: recording the turn", "session", sess.ID(), "err", rerr)
+		}
 	}
 	s.mu.Lock()
 	s.turn = nil

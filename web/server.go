@@ -99,6 +99,25 @@ type SessionStore interface {
 	Put(SessionRecord) error
 }
 
+// TurnRecorder is a SessionStore that also keeps each finished turn (the
+// terminal host's store does, for acphost sessions history). The server
+// calls RecordTurn on the turn's goroutine once the turn has ended; the
+// turn then keeps its Response (within ACPOptions.MaxResponseBytes) for it.
+type TurnRecorder interface {
+	RecordTurn(sessionID string, t TurnRecord) error
+}
+
+// TurnRecord is a finished turn: its prompt, its Response (what it kept
+// before it failed, when it did), its error, when it started and how long
+// it took.
+type TurnRecord struct {
+	Prompt   string
+	Response acphost.Response
+	Err      error
+	Started  time.Time
+	Duration time.Duration
+}
+
 // SessionRecord is one recorded session.
 type SessionRecord struct {
 	ID       string    // the agent's session id

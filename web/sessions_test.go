@@ -239,3 +239,34 @@ func TestConfigOptionsAreSetOnEverySession(t *testing.T) {
 		return m.typ() == "note" && strings.Contains(m.str("text"), "option nope not set")
 	})
 }
+
+// recordingStore is a memStore that keeps finished turns (a TurnRecorder).
+type recordingStore struct {
+	memStore
+	turns chan web.TurnRecord
+}
+
+func (r *recordingStore) RecordTurn(sessionID string, t web.TurnRecord) error {
+	r.turns <- t
+	return nil
+}
+
+// TestTurnsReachATurnRecorder: with a Sessions store that records turns,
+// each finished turn is handed to it with its prompt and the answer's text
+// (the turn keeps its Response for it).
+func TestTurnsReachATurnRecorder(t *testing.T) {
+	t.Parallel()
+	st := &recordingStore{turns: make(chan web.TurnRecord, 4)}
+	r := newRig(t, twoTurns(`{}`), func(c *web.Config) { c.Sessions = st })
+	tb := r.tab()
+	r.post("/api/prompt", map[string]string{"text": "first"}, http.StatusOK)
+	tb.textUntil("done")
+	select {
+	case tr := <-st.turns:
+		if tr.Prompt != "first" || tr.Response.Text != "one" || tr.Response.StopReason != acphost.StopEndTurn || tr.Err != nil || tr.Started.IsZero() {
+			t.Errorf("recorded %+v", tr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no turn recorded")
+	}
+}

@@ -3,10 +3,14 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/web"
 )
 
 // TestRecordWritesTheWireForAReplay: --record writes the wire as NDJSON
@@ -45,5 +49,38 @@ func TestRecordWritesTheWireForAReplay(t *testing.T) {
 	r = runIn(t, t.TempDir(), extra, nil, "", "--no-store", "--agent", "replayed", "-p", "hi")
 	if r.code != 0 || !strings.Contains(r.stdout, "recorded answer") {
 		t.Errorf("the replay: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestWebTurnsGoToTheTranscript: a turn run in acphost web is kept in the
+// session's transcript as a terminal turn is, so acphost sessions history
+// shows it.
+func TestWebTurnsGoToTheTranscript(t *testing.T) {
+	st := &store{dir: filepath.Join(t.TempDir(), "acphost")}
+	cwd := t.TempDir()
+	w := newWebStore(st, config{agentName: demoAgent, cwd: cwd})
+	now := time.Now()
+	if err := w.Put(web.SessionRecord{ID: "w1", Cwd: cwd, LastUsed: now}); err != nil {
+		t.Fatal(err)
+	}
+	resp := acphost.Response{Text: "the answer", StopReason: acphost.StopEndTurn,
+		ToolCalls: []acphost.ToolCall{{ID: "t1", Title: "ls", Kind: acphost.ToolExecute, Status: acphost.StatusCompleted}}}
+	if err := w.RecordTurn("w1", web.TurnRecord{Prompt: "the prompt", Response: resp, Started: now, Duration: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.list()
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("records %v %v", recs, err)
+	}
+	es, _, err := st.readTranscript(recs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range es {
+		types = append(types, e.Type+":"+e.Text+e.Title)
+	}
+	if want := []string{"prompt:the prompt", "tool:ls", "answer:the answer", "end:"}; !slices.Equal(types, want) {
+		t.Errorf("transcript %q, want %q", types, want)
 	}
 }

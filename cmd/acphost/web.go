@@ -388,3 +388,14 @@ func agentName(cfg config) string {
 	}
 	return demoAgent
 }
+
+// RecordTurn keeps a page's finished turn in the session's transcript, as
+// the terminal does (acphost sessions history shows it).
+func (w webStore) RecordTurn(sessionID string, t web.TurnRecord) error {
+	r := turnResult{resp: t.Response, err: t.Err, elapsed: t.Duration, stop: t.Response.StopReason}
+	if errors.Is(t.Err, context.Canceled) { // the page's stop button
+		r.stop, r.userCancel = acphost.StopCancelled, true
+	}
+	rec := sessionRecord{ID: sessionID, Agent: w.agent, Command: w.command, Cwd: w.cwd}
+	return w.st.appendTranscript(rec, turnEntries(t.Prompt, t.Started, r))
+}
