@@ -183,3 +183,24 @@ func ExampleDecodeUpdate() {
 	// agent_message_chunk hi
 	// unknown: agent_status
 }
+
+// An agent that opens no session until a person logs in fails Start with
+// an *AuthError: its methods, and for a terminal one the command to run in
+// the person's terminal before starting again.
+func ExampleAuthError() {
+	path, args, env, err := fakeagent.Command(fakeagent.Script{RequireAuth: true,
+		AuthMethods: json.RawMessage(`[{"id":"login","name":"Log in","type":"terminal","args":["--login"]}]`)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = acphost.Start(context.Background(), acphost.ACPOptions{Command: path, Args: args, Env: env, TerminalAuth: true})
+	var ae *acphost.AuthError
+	if errors.As(err, &ae) {
+		for _, m := range ae.Methods {
+			_, loginArgs, _, _ := ae.TerminalCommand(m.ID)
+			fmt.Println(acphost.SafeText(m.ID), acphost.SafeText(m.Name), m.Type, loginArgs[len(loginArgs)-1])
+		}
+	}
+	// Output:
+	// login Log in terminal --login
+}
