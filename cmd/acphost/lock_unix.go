@@ -11,6 +11,26 @@ import (
 // oNoFollow makes opening a symbolic link fail.
 const oNoFollow = syscall.O_NOFOLLOW
 
+// oNonBlock makes opening a FIFO for writing fail rather than wait.
+const oNonBlock = syscall.O_NONBLOCK
+
+// checkOwnFile refuses an opened file that is not a regular file of the
+// user's own, and makes it 0600: what it will hold is for the user alone.
+func checkOwnFile(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file: refusing to write to it", f.Name())
+	case ok && int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%s belongs to another user: refusing to write to it", f.Name())
+	}
+	return f.Chmod(0o600)
+}
+
 // checkPrivateDir refuses a directory that is a symbolic link, is not the
 // user's, or that group or others may write.
 func checkPrivateDir(dir string) error {

@@ -349,7 +349,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		opts.Stderr, closer = f, f
 	}
 	if a.cfg.recordPath != "" {
-		f, err := os.OpenFile(a.cfg.recordPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|oNoFollow, 0o600)
+		f, err := openRecording(a.cfg.recordPath)
 		if err != nil {
 			if closer != nil {
 				closer.Close()
@@ -360,6 +360,25 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		closer = closers{closer, f}
 	}
 	return opts, closer, nil
+}
+
+// openRecording opens --record's file: created 0600, no link followed,
+// and, when it exists, only a regular file of the user's own (made 0600),
+// never another user's or a FIFO (whose open would wait for a reader).
+func openRecording(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|oNoFollow|oNonBlock, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOwnFile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // closers closes each of its non-nil members.
