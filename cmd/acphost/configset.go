@@ -87,7 +87,7 @@ func (a *app) setConfig(ctx context.Context, sess *acphost.Session, key, value s
 		for j, o := range opts {
 			ids[j] = o.ID
 		}
-		return "", fmt.Errorf("%w; the agent's: %s", errNoConfigOption, acphost.SafeText(strings.Join(ids, ", ")))
+		return "", fmt.Errorf("%w; the agent's: %s", errNoConfigOption, agentList(ids))
 	}
 	var v any = value
 	if opts[i].Type == "boolean" {
@@ -97,7 +97,7 @@ func (a *app) setConfig(ctx context.Context, sess *acphost.Session, key, value s
 		}
 		v = b
 	} else if vals := configValues(opts[i]); len(vals) > 0 && !slices.Contains(vals, value) {
-		return "", fmt.Errorf("%s is not one of %s", acphost.SafeText(value), acphost.SafeText(strings.Join(vals, ", ")))
+		return "", fmt.Errorf("%s is not one of %s", acphost.SafeText(value), agentList(vals))
 	}
 	state, err := sess.SetConfigOption(ctx, key, v)
 	if err != nil {
@@ -108,4 +108,22 @@ func (a *app) setConfig(ctx context.Context, sess *acphost.Session, key, value s
 		now = configValue(state[j].CurrentValue)
 	}
 	return now, nil
+}
+
+// maxListed bounds the agent's option ids or values a message names, and
+// maxListedRunes each one.
+const maxListed, maxListedRunes = 20, 64
+
+// agentList names the agent's ids or values in a message: the first
+// maxListed, each on one line and cut short, and how many more there are.
+func agentList(items []string) string {
+	shown := make([]string, 0, min(len(items), maxListed))
+	for _, it := range items[:cap(shown)] {
+		shown = append(shown, oneLine(acphost.SafeText(clip(it, 4*maxListedRunes)), maxListedRunes))
+	}
+	s := strings.Join(shown, ", ")
+	if more := len(items) - len(shown); more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -133,5 +134,40 @@ func TestPermissionReadsAllowsReadsAndAsksTheRest(t *testing.T) {
 	res := ofType(events(t, r.stdout), "result")
 	if r.code != 0 || len(res) != 1 || !strings.Contains(resultText(res[0]), "read: allow") || !strings.Contains(resultText(res[0]), "edit: reject") {
 		t.Errorf("--json: exit %d, %+v; stderr:\n%s", r.code, res, r.stderr)
+	}
+}
+
+// TestSetErrorsBoundTheAgentsList: a --set the agent refuses names the
+// options (or values) the agent offers, but a hostile list — thousands of
+// ids, long ones, one carrying a line break and a forged line — is named
+// in a bounded, one-line message.
+func TestSetErrorsBoundTheAgentsList(t *testing.T) {
+	extra, _, _ := isolated(t)
+	long := strings.Repeat("x", 40)
+	var opts, vals []map[string]any
+	opts = append(opts, map[string]any{"id": "evil\nacphost: logged in", "type": "select", "currentValue": "a"})
+	for i := range 1000 {
+		opts = append(opts, map[string]any{"id": fmt.Sprintf("%s%d", long, i), "type": "boolean", "currentValue": false})
+	}
+	vals = append(vals, map[string]any{"value": "v\nacphost: forged", "name": "V"})
+	for i := range 1000 {
+		vals = append(vals, map[string]any{"value": fmt.Sprintf("%s%d", long, i), "name": "N"})
+	}
+	for args, offered := range map[string][]map[string]any{
+		"nope=1":    opts,
+		"model=zzz": {{"id": "model", "type": "select", "currentValue": "a", "options": vals}},
+	} {
+		b, _ := json.Marshal(map[string]any{"configOptions": offered})
+		script := &fakeagent.Script{NewSessionResult: b}
+		r := runIn(t, t.TempDir(), extra, script, "", "--set", args, "-p", "hi")
+		if r.code != exitUsage {
+			t.Errorf("--set %s: exit %d; stderr %.300q", args, r.code, r.stderr)
+		}
+		if len(r.stderr) > 4096 || strings.Contains(r.stderr, "\nacphost: logged in") || strings.Contains(r.stderr, "\nacphost: forged") {
+			t.Errorf("--set %s: %d bytes of stderr naming the agent's list: %.300q", args, len(r.stderr), r.stderr)
+		}
+		if !strings.Contains(r.stderr, "more") {
+			t.Errorf("--set %s: the message does not say more were left out: %.300q", args, r.stderr)
+		}
 	}
 }
