@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/acphost/acphost"
@@ -144,7 +145,7 @@ func (a *app) login(opts acphost.ACPOptions) int {
 		return exitFailed
 	}
 	client.Close()
-	a.note(styleGreen, "logged in with "+acphost.SafeText(m.ID)+": a session opens")
+	a.note(styleGreen, "logged in with "+methodName(m.ID)+": a session opens")
 	return exitOK
 }
 
@@ -155,23 +156,27 @@ func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (strin
 	if len(a.cfg.writable) > 0 {
 		// The login runs as a program of its own, outside the agent's
 		// confinement, with arguments and environment the agent chose.
-		a.diag(styleRed, "login %s: a terminal login runs the agent's program outside --writable's confinement; run acphost login without --writable if you trust the agent that far", acphost.SafeText(m.ID))
+		a.diag(styleRed, "login %s: a terminal login runs the agent's program outside --writable's confinement; run acphost login without --writable if you trust the agent that far", methodName(m.ID))
 		return exitUsage
 	}
 	path, args, env, err := command(m.ID)
 	if err != nil {
-		a.diag(styleRed, "login %s: %s", acphost.SafeText(m.ID), errMsg(err))
+		a.diag(styleRed, "login %s: %s", methodName(m.ID), errMsg(err))
 		return exitFailed
 	}
-	shown := acphost.SafeText(strings.Join(append([]string{path}, args...), " "))
+	words := []string{shownWord(path)}
+	for _, arg := range args {
+		words = append(words, shownWord(arg))
+	}
+	shown := strings.Join(words, " ")
 	if len(m.Env) > 0 { // what the agent's method adds to the environment, shown
 		var added []string
 		for _, k := range slices.Sorted(maps.Keys(m.Env)) {
-			added = append(added, k+"="+m.Env[k])
+			added = append(added, shownWord(k)+"="+shownWord(m.Env[k]))
 		}
-		shown = "env " + acphost.SafeText(strings.Join(added, " ")) + " " + shown
+		shown = "env " + strings.Join(added, " ") + " " + shown
 	}
-	a.note(styleDim, "running the agent's login ("+acphost.SafeText(m.ID)+"): "+shown)
+	a.note(styleDim, "running the agent's login ("+methodName(m.ID)+"): "+shown)
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -194,7 +199,7 @@ func (a *app) listAuthMethods(methods []acphost.AuthMethod) {
 	var b strings.Builder
 	b.WriteString("the agent's login methods:\n")
 	for _, m := range methods {
-		line := "  " + acphost.SafeText(m.ID)
+		line := "  " + methodName(m.ID)
 		if n := oneLine(acphost.SafeText(m.Name), 60); n != "" && n != m.ID {
 			line += " (" + n + ")"
 		}
@@ -216,4 +221,23 @@ func (a *app) listAuthMethods(methods []acphost.AuthMethod) {
 // offers and how to log in.
 func (a *app) authHelp(ae *acphost.AuthError) {
 	a.listAuthMethods(ae.Methods)
+}
+
+// shownWord is one of the agent's words (an argument, an environment
+// variable, a method id) as the terminal shows it: as it is when plain,
+// else quoted, so that it stays on its line and what is shown is what runs.
+func shownWord(s string) string {
+	if s != "" && acphost.SafeText(s) == s && !strings.ContainsAny(s, " \t\n\"'\\") {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// methodName is the agent's method id as a line shows it: cut at 64
+// bytes, and quoted unless plain.
+func methodName(id string) string {
+	if len(id) > 64 {
+		return shownWord(clip(id, 64)) + "…"
+	}
+	return shownWord(id)
 }

@@ -146,3 +146,31 @@ func TestWebNeedingALoginSaysHow(t *testing.T) {
 		t.Errorf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestLoginShowsTheAgentsMethodsExactly: the agent's method ids, login
+// arguments and environment reach the terminal quoted when they are not
+// plain text, so a line break in one cannot forge an acphost line or push
+// what runs out of sight, and what is shown is what runs (an argument
+// with a space is one argument).
+func TestLoginShowsTheAgentsMethodsExactly(t *testing.T) {
+	authFile := filepath.Join(t.TempDir(), "credentials")
+	methods := `[{"id":"tui\nacphost: logged in with evil","name":"N","type":"terminal","args":["two words","` + fakeagent.LoginArg + `"],` +
+		`"env":{"AA":"x\n\n\nacphost: forged","LOGIN_MODE":"tty"}}]`
+	script := &fakeagent.Script{RequireAuth: true, AuthFile: authFile, AuthMethods: json.RawMessage(methods)}
+	r := runWith(t, script, "", "-p", "hi")
+	if out := r.stdout + r.stderr; strings.Contains(out, "\nacphost: logged in with evil") || !strings.Contains(out, `"tui\nacphost: logged in with evil"`) {
+		t.Errorf("the listing shows the method id raw:\n%s", out)
+	}
+	r = runWith(t, script, "", "login")
+	if r.code != 0 {
+		t.Fatalf("login: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, bad := range []string{"\nacphost: forged", "\nacphost: logged in with evil"} {
+		if strings.Contains(r.stdout+r.stderr, bad) {
+			t.Errorf("login output carries the agent's line %q:\n%s", bad, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, `env AA="x\n\n\nacphost: forged" LOGIN_MODE=tty `) || !strings.Contains(r.stdout, ` "two words" `+fakeagent.LoginArg) {
+		t.Errorf("login does not show exactly what runs:\n%s", r.stdout)
+	}
+}
