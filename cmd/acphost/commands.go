@@ -181,13 +181,14 @@ func configValues(o acphost.ConfigOption) []string {
 	return vals
 }
 
-// configValue shows a current value: a string id or a boolean.
+// configValue shows a current value (a string id or a boolean) on one
+// line, cut at 200 runes.
 func configValue(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return acphost.SafeText(s)
+	if json.Unmarshal(raw, &s) != nil {
+		s = string(raw)
 	}
-	return acphost.SafeText(string(raw))
+	return oneLine(acphost.SafeText(s), 200)
 }
 
 func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []string) {
@@ -200,7 +201,7 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 		}
 		var b strings.Builder
 		for _, o := range opts {
-			line := fmt.Sprintf("  %s = %s", acphost.SafeText(o.ID), configValue(o.CurrentValue))
+			line := fmt.Sprintf("  %s = %s", oneLine(acphost.SafeText(o.ID), 80), configValue(o.CurrentValue))
 			if n := oneLine(acphost.SafeText(o.Name), 40); n != "" && n != o.ID {
 				line += "  (" + n + ")"
 			}

@@ -171,3 +171,18 @@ func TestSetErrorsBoundTheAgentsList(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigValuesStayOnTheirLine: /config shows each option as "id =
+// value" on one line: an agent's id or current value with a line break
+// forges no acphost line.
+func TestConfigValuesStayOnTheirLine(t *testing.T) {
+	script := &fakeagent.Script{NewSessionResult: json.RawMessage(`{"configOptions":[{"id":"m\nacphost: forged id","type":"select","currentValue":"a\nacphost: forged value",
+		"options":[{"value":"a","name":"A"}]}]}`)}
+	r := runWith(t, script, "/config\n")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stdout, "\nacphost: forged") || !strings.Contains(r.stdout, "m acphost: forged id = a acphost: forged value") {
+		t.Errorf("/config:\n%s", r.stdout)
+	}
+}
