@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -98,10 +99,13 @@ func (s *Server) setOptions(ctx context.Context, sess *acphost.Session) {
 		i := slices.IndexFunc(opts, func(o acphost.ConfigOption) bool { return o.ID == id })
 		err := errors.New("the agent offers no such option")
 		if i >= 0 {
+			err = nil
 			if opts[i].Type == "boolean" {
-				value = onOff(s.cfg.ConfigOptions[id])
+				value, err = onOff(s.cfg.ConfigOptions[id])
 			}
-			_, err = sess.SetConfigOption(ctx, id, value)
+			if err == nil {
+				_, err = sess.SetConfigOption(ctx, id, value)
+			}
 		}
 		if err != nil {
 			s.log.Warn("web: setting a config option", "option", id, "err", err)
@@ -110,13 +114,15 @@ func (s *Server) setOptions(ctx context.Context, sess *acphost.Session) {
 	}
 }
 
-// onOff reads a boolean option's value: true, on, yes (any case) or 1.
-func onOff(v string) bool {
+// onOff reads a boolean option's value: true/on/yes/1 or false/off/no/0.
+func onOff(v string) (bool, error) {
 	switch strings.ToLower(v) {
 	case "true", "on", "yes", "y", "1":
-		return true
+		return true, nil
+	case "false", "off", "no", "n", "0":
+		return false, nil
 	}
-	return false
+	return false, fmt.Errorf("%q is not on or off", v)
 }
 
 // record writes sess's record to Config.Sessions: it is in use now.

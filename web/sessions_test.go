@@ -240,6 +240,24 @@ func TestConfigOptionsAreSetOnEverySession(t *testing.T) {
 	})
 }
 
+// TestConfigOptionBadBooleanIsNoted: a boolean option given neither on
+// nor off is not sent (as false or otherwise) but noted.
+func TestConfigOptionBadBooleanIsNoted(t *testing.T) {
+	t.Parallel()
+	script := fakeagent.Demo()
+	script.NewSessionResult = json.RawMessage(`{"configOptions":[{"id":"fast","name":"Fast","type":"boolean","currentValue":true}]}`)
+	r := newRig(t, script, func(c *web.Config) { c.ConfigOptions = map[string]string{"fast": "maybe"} })
+	tb := r.tab()
+	tb.next("the bad value noted", func(m msg) bool {
+		return m.typ() == "note" && strings.Contains(m.str("text"), "option fast not set") && strings.Contains(m.str("text"), "not on or off")
+	})
+	for _, m := range r.agent.Received() {
+		if m.Method == "session/set_config_option" {
+			t.Errorf("sent %s", m.Raw)
+		}
+	}
+}
+
 // recordingStore is a memStore that keeps finished turns (a TurnRecorder).
 type recordingStore struct {
 	memStore

@@ -340,13 +340,15 @@ func askControl(path string, req controlRequest) (controlReply, error) {
 }
 
 // openElsewhere reports another acphost that has r's session open: its
-// pid lives and its control socket answers (or it has none to answer,
-// as --no-wait counts it). Two processes must not drive one session.
+// pid lives and its control socket answers. Two processes must not drive
+// one session. A record with a live pid and no socket (the chat could not
+// make one, or its pid is someone else's now) is not refused: nothing can
+// tell which, and refusing would refuse for ever (see unreachable).
 func openElsewhere(r sessionRecord) error {
-	if r.PID == 0 || r.PID == os.Getpid() || !processAlive(r.PID) {
+	if r.PID == 0 || r.PID == os.Getpid() || !processAlive(r.PID) || r.Control == "" {
 		return nil
 	}
-	if r.Control != "" && !controlAnswers(r.Control) {
+	if !controlAnswers(r.Control) {
 		return nil // a dead acphost's socket; the pid is someone else's now
 	}
 	return fmt.Errorf("session %s is open in acphost pid %d: prompt it there, or queue prompts with acphost --resume %s -p TEXT --no-wait",

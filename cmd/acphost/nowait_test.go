@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -173,4 +174,21 @@ func backgroundRun(t *testing.T, r result) (logPath string) {
 	pid, _ := strconv.Atoi(m[1])
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	return m[2]
+}
+
+// TestResumeOfARecordWithoutSocketGoesOn: a record naming a live pid but
+// no control socket (its acphost could not make one, or the pid is someone
+// else's now) does not refuse --resume for ever: it warns and goes on.
+func TestResumeOfARecordWithoutSocketGoesOn(t *testing.T) {
+	extra, _, state := isolated(t)
+	dir := t.TempDir()
+	st := &store{dir: state}
+	if err := st.put(sessionRecord{ID: "nosock-1", Agent: demoAgent, Cwd: dir, PID: os.Getpid(), LastUsed: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	script := &fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`)}
+	r := runIn(t, dir, extra, script, "", "--resume", "nosock-1", "-p", "hi")
+	if r.code != 0 || !strings.Contains(r.stderr, "has no control socket to ask; continuing it here") {
+		t.Errorf("exit %d; stderr %q", r.code, r.stderr)
+	}
 }

@@ -72,3 +72,44 @@ func TestRecordRefusesAFileItDoesNotOwn(t *testing.T) {
 		t.Errorf("the user's own file: %v %v (want it emptied, 0600)", fi.Mode(), err)
 	}
 }
+
+// TestStderrFileIsOpenedAsTheRecordIs: --stderr FILE takes no link, no
+// FIFO and no other user's file either (the agent's stderr can carry its
+// secrets), but a character device such as /dev/null is fine.
+func TestStderrFileIsOpenedAsTheRecordIs(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link")
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := openOutput(link, true); err == nil {
+		f.Close()
+		t.Error("a link was followed")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Error("the link's target was written")
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o666); err == nil {
+		if f, err := openOutput(fifo, true); err == nil {
+			f.Close()
+			t.Error("a FIFO was taken")
+		}
+	}
+	f, err := openOutput(os.DevNull, true)
+	if err != nil {
+		t.Fatalf("%s: %v", os.DevNull, err)
+	}
+	f.Close()
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode().Perm()&0o666 != 0o666 {
+		t.Errorf("%s changed: %v %v", os.DevNull, fi.Mode(), err)
+	}
+	r := runWith(t, nil, "", "--no-store", "--stderr", link, "-p", "hi")
+	if r.code == 0 || !strings.Contains(r.stderr, "--stderr") {
+		t.Errorf("--stderr through a link: exit %d; stderr %q", r.code, r.stderr)
+	}
+}

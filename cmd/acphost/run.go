@@ -342,7 +342,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 			opts.Stderr = a.agentStderr
 		}
 	default:
-		f, err := os.Create(a.cfg.stderrPath)
+		f, err := openOutput(a.cfg.stderrPath, true)
 		if err != nil {
 			return opts, nil, fmt.Errorf("--stderr: %w", err)
 		}
@@ -365,10 +365,18 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 // openRecording opens --record's file: created 0600, no link followed,
 // and, when it exists, only a regular file of the user's own (made 0600),
 // never another user's or a FIFO (whose open would wait for a reader).
-func openRecording(path string) (*os.File, error) {
+func openRecording(path string) (*os.File, error) { return openOutput(path, false) }
+
+// openOutput opens a file the agent's output goes to (--record, --stderr)
+// as openRecording does; with devices, a character device (/dev/null, a
+// terminal) is taken as it is.
+func openOutput(path string, devices bool) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|oNoFollow|oNonBlock, 0o600)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && devices && fi.Mode()&os.ModeCharDevice != 0 {
+		return f, nil
 	}
 	if err := checkOwnFile(f); err != nil {
 		f.Close()
@@ -415,6 +423,9 @@ func (a *app) resolveResume() (sessionRecord, error) {
 	r := recs[i]
 	if err := openElsewhere(r); err != nil {
 		return r, fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
+	}
+	if unreachable(r) && r.PID != os.Getpid() {
+		a.diag(styleYellow, "session %s may be open in acphost pid %d, which has no control socket to ask; continuing it here", acphost.SafeText(r.ID), r.PID)
 	}
 	if a.cfg.agentName == "" && len(a.cfg.agent) == 0 {
 		a.cfg.agentName = r.Agent

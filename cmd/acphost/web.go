@@ -258,7 +258,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 	case "-":
 		opts.Stderr = stderr
 	default:
-		f, err := os.Create(cfg.stderrPath)
+		f, err := openOutput(cfg.stderrPath, true)
 		if err != nil {
 			fmt.Fprintln(stderr, "acphost web: --stderr:", err)
 			return usage
