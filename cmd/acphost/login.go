@@ -14,12 +14,13 @@ import (
 	"github.com/acphost/acphost"
 )
 
-const loginUsage = `Usage: acphost login [METHOD] [flags] [--agent NAME | -- AGENT [ARGS...]]
+const loginUsage = `Usage: acphost login [--yes] [METHOD] [flags] [--agent NAME | -- AGENT [ARGS...]]
 
 Logs in to an agent that opens no session until you do. Without METHOD it
 lists the agent's login methods (and uses the only one, when there is one).
 A terminal method runs the agent's own login program in this terminal (its
-command and the arguments the agent asks for, shown first); any other is
+command and the arguments and environment the agent asks for, shown first;
+it runs once you say y, or at once with --yes); any other is
 sent to the agent with authenticate, which does the rest (a browser, a
 device code). Then a session is opened to check the login took.
 The agent's flags (--agent, --cwd, --ssh …) are those of acphost itself.
@@ -30,6 +31,7 @@ The agent's flags (--agent, --cwd, --ssh …) are those of acphost itself.
 type loginRun struct {
 	method string
 	logout bool
+	yes    bool // --yes: run a terminal login without asking
 }
 
 // logoutCmd is "acphost logout [flags] [-- AGENT ...]".
@@ -72,6 +74,10 @@ func (a *app) logout(opts acphost.ACPOptions) int {
 // loginCmd is "acphost login [METHOD] [flags] [-- AGENT ...]".
 func loginCmd(args []string, stdin, stdout, stderr *os.File) int {
 	var method string
+	yes := false
+	if i := slices.IndexFunc(args, func(s string) bool { return s == "--yes" || s == "-y" }); i >= 0 && !slices.Contains(args[:i], "--") {
+		yes, args = true, slices.Delete(slices.Clone(args), i, i+1)
+	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		method, args = args[0], args[1:]
 	}
@@ -88,7 +94,7 @@ func loginCmd(args []string, stdin, stdout, stderr *os.File) int {
 		fmt.Fprint(stderr, loginUsage)
 		return exitUsage
 	}
-	cfg.login = &loginRun{method: method}
+	cfg.login = &loginRun{method: method, yes: yes}
 	cfg.noStore = true // the check's session is not a conversation
 	return newApp(cfg, stdin, stdout, stderr).run()
 }
@@ -176,6 +182,9 @@ func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (strin
 		}
 		shown = "env " + strings.Join(added, " ") + " " + shown
 	}
+	if !a.cfg.login.yes && !a.confirm("the agent's login ("+methodName(m.ID)+") would run: "+shown) {
+		return exitUsage
+	}
 	a.note(styleDim, "running the agent's login ("+methodName(m.ID)+"): "+shown)
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -188,6 +197,33 @@ func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (strin
 		return exitFailed
 	}
 	return exitOK
+}
+
+// confirm shows what would run and asks the person at the terminal, y or
+// n, reading their line straight from stdin (the login program needs the
+// terminal next, so no reader may be left behind). Without a terminal it
+// refuses, unless --yes.
+func (a *app) confirm(what string) bool {
+	if !a.stdinTTY {
+		a.diag(styleRed, "%s; nobody is at a terminal to say yes: pass --yes to run it without asking", what)
+		return false
+	}
+	a.note("", what)
+	a.errs.line(styleAsk, "run it? [y/N]")
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) < 64 {
+		if n, err := os.Stdin.Read(b); n == 0 || err != nil || b[0] == '\n' {
+			break
+		}
+		line = append(line, b[0])
+	}
+	switch strings.ToLower(strings.TrimSpace(string(line))) {
+	case "y", "yes":
+		return true
+	}
+	a.note(styleYellow, "not run")
+	return false
 }
 
 // listAuthMethods shows the agent's login methods and how to use each.

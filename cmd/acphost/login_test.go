@@ -46,7 +46,7 @@ func TestStartNeedingALoginSaysHow(t *testing.T) {
 // find the agent logged in.
 func TestLoginRunsTheAgentsTerminalLogin(t *testing.T) {
 	script, authFile := loginScript(t, false)
-	r := runWith(t, script, "", "login")
+	r := runWith(t, script, "", "login", "--yes")
 	if r.code != 0 {
 		t.Fatalf("login: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -161,7 +161,7 @@ func TestLoginShowsTheAgentsMethodsExactly(t *testing.T) {
 	if out := r.stdout + r.stderr; strings.Contains(out, "\nacphost: logged in with evil") || !strings.Contains(out, `"tui\nacphost: logged in with evil"`) {
 		t.Errorf("the listing shows the method id raw:\n%s", out)
 	}
-	r = runWith(t, script, "", "login")
+	r = runWith(t, script, "", "login", "--yes")
 	if r.code != 0 {
 		t.Fatalf("login: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}

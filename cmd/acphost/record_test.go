@@ -84,3 +84,19 @@ func TestWebTurnsGoToTheTranscript(t *testing.T) {
 		t.Errorf("transcript %q, want %q", types, want)
 	}
 }
+
+// TestRecordingIsBounded: the --record file takes whole entries up to its
+// bound and nothing after the first that does not fit, so what it keeps
+// still replays, and it says it was cut.
+func TestRecordingIsBounded(t *testing.T) {
+	var buf strings.Builder
+	r := &boundedRecording{w: &buf, left: 10}
+	for _, e := range []string{"aaaa\n", "bbbb\n", "cc\n", "d\n"} {
+		if n, err := r.Write([]byte(e)); n != len(e) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", e, n, err)
+		}
+	}
+	if buf.String() != "aaaa\nbbbb\n" || !r.cut {
+		t.Errorf("kept %q, cut %v", buf.String(), r.cut)
+	}
+}

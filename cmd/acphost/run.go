@@ -24,7 +24,8 @@ const maxStderrLines = 10
 
 // app is one run: an agent, its turns, the user's signals.
 type app struct {
-	agentStderr io.Writer // where --stderr - sends the agent's stderr when not os.Stderr (a background acphost's bounded log)
+	recording   *boundedRecording // --record's file, nil without it
+	agentStderr io.Writer         // where --stderr - sends the agent's stderr when not os.Stderr (a background acphost's bounded log)
 	cfg         config
 	stdinTTY    bool
 	in          *inbox
@@ -356,7 +357,8 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 			}
 			return opts, nil, fmt.Errorf("--record: %w", err)
 		}
-		opts.Record = f
+		a.recording = &boundedRecording{w: f, left: maxRecordBytes}
+		opts.Record = a.recording
 		closer = closers{closer, f}
 	}
 	return opts, closer, nil
@@ -387,6 +389,44 @@ func openOutput(path string, devices bool) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// maxRecordBytes bounds a --record file: a flooding agent must not fill
+// the disk.
+const maxRecordBytes = 1 << 30
+
+// boundedRecording is the --record file: whole entries (one per Write, as
+// the library writes them) until max bytes, then nothing, so what is kept
+// still replays.
+type boundedRecording struct {
+	mu   sync.Mutex
+	w    io.Writer
+	left int64
+	cut  bool
+}
+
+func (r *boundedRecording) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cut || int64(len(p)) > r.left {
+		r.cut = true
+		return len(p), nil
+	}
+	r.left -= int64(len(p))
+	return r.w.Write(p)
+}
+
+// reportRecordingCut says, once the run ends, that --record stopped at its
+// bound.
+func (a *app) reportRecordingCut() {
+	if r := a.recording; r != nil {
+		r.mu.Lock()
+		cut := r.cut
+		r.mu.Unlock()
+		if cut {
+			a.diag(styleYellow, "--record: the recording stopped at %d MiB; what followed is not in it", maxRecordBytes>>20)
+		}
+	}
 }
 
 // closers closes each of its non-nil members.
@@ -492,6 +532,7 @@ func (a *app) run() int {
 	if files != nil {
 		defer files.Close() // after the client is closed, below
 	}
+	defer a.reportRecordingCut()
 	if a.cfg.login != nil {
 		return a.login(opts)
 	}

@@ -1,0 +1,37 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestTerminalLoginAsksFirst: without --yes a terminal login runs only
+// once the person at the terminal says y; with nobody at a terminal it is
+// refused.
+func TestTerminalLoginAsksFirst(t *testing.T) {
+	script, authFile := loginScript(t, false)
+	r := runWith(t, script, "y\n", "login")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "pass --yes") {
+		t.Errorf("no terminal: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(authFile); err == nil {
+		t.Fatal("the login ran without a yes")
+	}
+	for answer, ran := range map[string]bool{"n": false, "y": true} {
+		p := startPane(t, script, nil, "login")
+		p.waitFor("run it? [y/N]", 1)
+		p.typeLine(answer)
+		if ran {
+			p.waitFor("logged in with tui", 1)
+		} else {
+			p.waitFor("not run", 1)
+		}
+		_, err := os.Stat(authFile)
+		if (err == nil) != ran {
+			t.Errorf("answered %s: the login ran = %v", answer, err == nil)
+		}
+	}
+}
