@@ -3,7 +3,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 )
 
@@ -12,26 +11,3 @@ import (
 func lockFile(*os.File) error { return nil }
 
 func unlockFile(*os.File) {}
-
-// oNoFollow: no such open flag here; the directory check stands alone.
-const oNoFollow = 0
-
-// oNonBlock: no FIFOs to wait on here.
-const oNonBlock = 0
-
-// checkOwnFile refuses what is not a regular file; who owns it is not
-// told by file modes here.
-func checkOwnFile(f *os.File) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file: refusing to write to it", f.Name())
-	}
-	return nil
-}
-
-// checkPrivateDir: file modes do not say who may write here (Windows ACLs,
-// or no such notion); the user's profile directory is trusted.
-func checkPrivateDir(string) error { return nil }
