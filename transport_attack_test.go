@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // pipeTransport serves the fake agent in-process over pipes, as a custom
@@ -90,13 +91,7 @@ func TestCloseDoesNotWaitForAStderrThatStopDidNotEnd(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Generate(Request{Prompt: "hi"})
 	require.NoError(t, err)
-	closed := make(chan error, 1)
-	go func() { closed <- c.Close() }()
-	select {
-	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close hung on the stderr reader after Link.Stop returned")
-	}
+	testutil.Returns(t, 10*time.Second, "Close (waiting on the stderr reader after Link.Stop returned)", func() { c.Close() })
 }
 
 // TestCancelledWriteToALinkEnds: a call whose write is blocked on an

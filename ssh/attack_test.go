@@ -97,13 +97,7 @@ func TestSSHCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 	go c.Generate(acphost.Request{Prompt: strings.Repeat("x", 8<<20)})
 	written.WaitAccepted(t, before+queuedBeyondTheAgent, 20*time.Second)
 	t.Logf("the link took %d bytes the agent never read", written.Accepted()-before)
-	closed := make(chan error, 1)
-	go func() { closed <- c.Close() }()
-	select {
-	case <-closed:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Close hung")
-	}
+	testutil.Returns(t, 30*time.Second, "Close", func() { c.Close() })
 	testutil.NoneLeft(t, mark, 20*time.Second)
 }
 

@@ -75,3 +75,20 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 		time.Sleep(time.Millisecond) // polling interval
 	}
 }
+
+// Returns runs fn on a goroutine of its own and fails t (naming what) if
+// it has not returned within d: for calls that must not hang, such as a
+// Close. On failure fn's goroutine is left to its fate.
+func Returns(t testing.TB, d time.Duration, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s did not return within %v", what, d)
+	}
+}
