@@ -108,18 +108,14 @@ func decodeCompaction(h updateHeader) Update {
 	return c
 }
 
-func decodeCompactionChunk(h updateHeader) Update {
-	var w struct {
-		Update struct {
-			ID      string          `json:"compactionId"`
-			Content json.RawMessage `json:"content"`
-		} `json:"update"`
+// decodeCompactionChunk builds a summary chunk from the fields the
+// update's one decoding pass (decodeUpdateSlow) read.
+func decodeCompactionChunk(h updateHeader, id string, content json.RawMessage) Update {
+	if id == "" || len(content) == 0 {
+		return &UnknownUpdate{updateHeader: h, Err: &ProtocolError{Msg: "a compaction_summary_chunk without compactionId or content"}}
 	}
-	if err := json.Unmarshal(h.raw, &w); err != nil || w.Update.ID == "" || len(w.Update.Content) == 0 {
-		return &UnknownUpdate{updateHeader: h, Err: orMissing(err, "a compaction_summary_chunk without compactionId or content")}
-	}
-	c := &CompactionSummaryChunk{updateHeader: h, ID: w.Update.ID}
-	if err := c.Content.decode(w.Update.Content); err != nil {
+	c := &CompactionSummaryChunk{updateHeader: h, ID: id}
+	if err := c.Content.decode(content); err != nil {
 		return &UnknownUpdate{updateHeader: h, Err: err}
 	}
 	return c

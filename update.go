@@ -68,12 +68,38 @@ var kindNames = [...]UpdateKind{kindOther: "",
 	9: KindConfigOptionUpdate, 10: KindSessionInfoUpdate, 11: KindUsageUpdate, 12: KindNotice,
 	13: KindCompactionUpdate, 14: KindCompactionSummaryChunk}
 
-// codeOf returns kind's code, kindOther for a kind this version does not know.
+// codeOf returns kind's code, kindOther for a kind this version does not
+// know. It runs for every update: a switch, not a search of kindNames.
 func codeOf(kind UpdateKind) kindCode {
-	for i := 1; i < len(kindNames); i++ {
-		if kindNames[i] == kind {
-			return kindCode(i)
-		}
+	switch kind {
+	case KindUserMessageChunk:
+		return 1
+	case KindAgentMessageChunk:
+		return 2
+	case KindAgentThoughtChunk:
+		return 3
+	case KindToolCall:
+		return 4
+	case KindToolCallUpdate:
+		return 5
+	case KindPlan:
+		return 6
+	case KindAvailableCommandsUpdate:
+		return 7
+	case KindCurrentModeUpdate:
+		return 8
+	case KindConfigOptionUpdate:
+		return 9
+	case KindSessionInfoUpdate:
+		return 10
+	case KindUsageUpdate:
+		return 11
+	case KindNotice:
+		return 12
+	case KindCompactionUpdate:
+		return 13
+	case KindCompactionSummaryChunk:
+		return 14
 	}
 	return kindOther
 }
@@ -454,6 +480,7 @@ type wireUpdate struct {
 		SessionUpdate UpdateKind      `json:"sessionUpdate"`
 		Content       json.RawMessage `json:"content"`
 		MessageID     string          `json:"messageId"`
+		CompactionID  string          `json:"compactionId"`
 		wireToolCall
 		Entries           []PlanEntry     `json:"entries"`
 		AvailableCommands json.RawMessage `json:"availableCommands"`
@@ -519,7 +546,7 @@ func decodeUpdateSlow(params json.RawMessage) Update {
 	case KindCompactionUpdate:
 		return decodeCompaction(h)
 	case KindCompactionSummaryChunk:
-		return decodeCompactionChunk(h)
+		return decodeCompactionChunk(h, u.CompactionID, u.Content)
 	}
 	return &UnknownUpdate{updateHeader: h, name: u.SessionUpdate}
 }
