@@ -3,7 +3,6 @@ package acphost
 import (
 	"bytes"
 	"encoding/json"
-	"unsafe"
 
 	"github.com/acphost/acphost/internal/fastjson"
 )
@@ -217,18 +216,7 @@ func textBlock(raw json.RawMessage, b *ContentBlock, shared bool) bool {
 // string of the cursor's own bytes, else as the unescaped copy. Only for
 // bytes that are never written again.
 func sharedStr(c *fastjson.Cursor, dst *string) bool {
-	c.WS()
-	if c.I >= len(c.B) || c.B[c.I] != '"' {
-		return false
-	}
-	if q := bytes.IndexAny(c.B[c.I+1:], `"\`); q >= 0 && c.B[c.I+1+q] == '"' {
-		raw, ok := c.StrBytes() // validated as Str validates; no escapes: of c.B
-		if ok && len(raw) > 0 {
-			*dst = unsafe.String(&raw[0], len(raw))
-		}
-		return ok
-	}
-	s, ok := c.Str()
+	s, ok := c.StrShared()
 	*dst = s
 	return ok
 }

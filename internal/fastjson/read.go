@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth bounds the nesting of objects and arrays a Cursor accepts, as
@@ -148,6 +149,22 @@ func (c *Cursor) StrBytes() ([]byte, bool) {
 	}
 	s, ok := unescape(raw)
 	return []byte(s), ok
+}
+
+// StrShared is Str without the copy for a string without escapes: it is
+// then a string of B's own bytes (unsafe: only for a B that is never
+// written again); with escapes, the unescaped copy. One scan either way.
+func (c *Cursor) StrShared() (string, bool) {
+	raw, escaped, ok := c.scanStr()
+	switch {
+	case !ok:
+		return "", false
+	case escaped:
+		return unescape(raw)
+	case len(raw) == 0:
+		return "", true
+	}
+	return unsafe.String(&raw[0], len(raw)), true
 }
 
 // scanStr passes a string, returning what is between its quotes; it checks
