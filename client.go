@@ -666,17 +666,7 @@ func (c *ACPClient) LoadSession(ctx context.Context, id string, opts SessionOpti
 // ErrUnsupported without calling). The new session is the returned one;
 // id's session is left as it is.
 func (c *ACPClient) ForkSession(ctx context.Context, id string, opts SessionOptions) (*Session, error) {
-	a, err := c.readyAgent(ctx)
-	if err != nil {
-		return nil, err
-	}
-	h := c.newHandle(opts)
-	h.forkOf = id
-	if err := a.open(ctx, h, openFork); err != nil {
-		return nil, err
-	}
-	c.remember(h)
-	return h, nil
+	return c.openHandle(ctx, opts, openFork, id)
 }
 
 // ResumeSession reopens a stored session without a replay. It fails with

@@ -317,7 +317,11 @@ func (c *ACPClient) openHandle(ctx context.Context, opts SessionOptions, how ope
 		return nil, err
 	}
 	h := c.newHandle(opts)
-	h.id = id
+	if how == openFork {
+		h.forkOf = id // the new session's id is the agent's to give
+	} else {
+		h.id = id
+	}
 	if err := a.open(ctx, h, how); err != nil {
 		return nil, err
 	}
