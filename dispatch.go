@@ -154,9 +154,9 @@ type dispatcher struct {
 	cb    *callbacks
 	ended chan struct{} // closed when the dispatcher has ended
 
-	known            func(id string) *sessionState // a session the connection knows, or nil
-	opening          func() bool                   // a session/new waits for its answer
-	countForeign     func(method, session string)  // a message named a session not known
+	known            func(id string) *sessionState   // a session the connection knows, or nil
+	opening          func() bool                     // a session/new waits for its answer
+	countForeign     func(what string, attrs ...any) // a message named a session not known
 	parsePermission  func(it item) (*PermissionRequest, bool)
 	refusePermission func(it item, session string) // one naming a session not known
 	openPermission   func(s *sessionState, it item, req *PermissionRequest)
@@ -217,7 +217,7 @@ func (d *dispatcher) dispatchUpdate(it item) {
 		return
 	}
 	if s == nil {
-		d.countForeign("session/update", u.SessionID())
+		d.countForeign("a session it was not given", "method", "session/update", "session", u.SessionID())
 		return
 	}
 	d.last = s

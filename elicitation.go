@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/acphost/acphost/internal/wire"
@@ -374,13 +373,8 @@ func (p *pendingElicitation) requestEnded() { p.end(ErrRequestEnded) }
 // agent cannot pose as part of a request it was not asked (SPEC.md,
 // Containment). It is counted with the foreign messages.
 func (a *agent) refuseUnknownRequest(in *inflight, id, requestID json.RawMessage) {
-	named := string(requestID)
-	if len(named) > maxNamedRequestID { // the agent's bytes: not echoed whole
-		named = strings.ToValidUTF8(named[:maxNamedRequestID], "") + "…"
-	}
-	if a.c.foreign.Add(1) <= 100 {
-		a.opts.Logger.Warn("acphost: the agent named a request of the client's that awaits no answer", "method", "elicitation/create", "requestId", SafeText(named))
-	}
+	named := cutBytes(string(requestID), maxNamedRequestID) // the agent's bytes: not echoed whole
+	a.countForeign("a request of the client's that awaits no answer", "method", "elicitation/create", "requestId", SafeText(named))
 	a.goReplyError(in, id, CodeInvalidParams, "unknown request: "+strconv.Quote(named)+" names no request of the client's awaiting its answer outside a session")
 }
 

@@ -131,15 +131,12 @@ const maxErrorMessage, maxErrorData = 512, 256
 // line, without control characters (SafeText, then the line breaks it
 // keeps as spaces), cut at max bytes.
 func agentWords(s string, max int) string {
-	if len(s) > max {
-		s = strings.ToValidUTF8(s[:max], "") + "…"
-	}
 	return strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\r' || r == '\t' {
 			return ' '
 		}
 		return r
-	}, SafeText(s))
+	}, SafeText(cutBytes(s, max)))
 }
 
 // Is reports whether target is an *RPCError with the same code.
@@ -272,11 +269,15 @@ func (e *AuthError) Error() string {
 }
 
 // cutMethodID cuts a method id (maybe the agent's) for an error message.
-func cutMethodID(id string) string {
-	if len(id) > maxNamedAuthMethodID {
-		return strings.ToValidUTF8(id[:maxNamedAuthMethodID], "") + "…"
+func cutMethodID(id string) string { return cutBytes(id, maxNamedAuthMethodID) }
+
+// cutBytes cuts the agent's s to at most max bytes (on a rune boundary),
+// marking the cut with "…", for an error or log that names it.
+func cutBytes(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	return id
+	return strings.ToValidUTF8(s[:max], "") + "…"
 }
 
 // authenticateOp names an authenticate with method id in an error.

@@ -145,7 +145,7 @@ func sessionIDIn(params json.RawMessage) string {
 // refuseForeign answers a request that names a session this connection
 // never opened: it reaches no hook (SPEC.md, Containment).
 func (a *agent) refuseForeign(in *inflight, id json.RawMessage, method, session string) {
-	a.countForeign(method, session)
+	a.countForeign("a session it was not given", "method", method, "session", session)
 	a.goReplyError(in, id, CodeInvalidParams, "unknown session: "+strconv.Quote(session))
 }
 
@@ -172,9 +172,11 @@ func (a *agent) refusePermission(it item, session string) {
 
 // countForeign reports a message for a session the connection does not
 // know.
-func (a *agent) countForeign(method, session string) {
+// countForeign counts a message that names what the agent was not given
+// (a session, a request), logging the first ones with attrs.
+func (a *agent) countForeign(what string, attrs ...any) {
 	if a.c.foreign.Add(1) <= 100 { // the first ones tell the story; a flood would drown the log
-		a.opts.Logger.Warn("acphost: the agent named a session it was not given", "method", method, "session", session)
+		a.opts.Logger.Warn("acphost: the agent named "+what, attrs...)
 	}
 }
 
