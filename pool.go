@@ -443,16 +443,3 @@ func (p *Pool) Close() error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
-
-// idleReady counts the started processes holding no session.
-func (p *Pool) idleReady() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, m := range p.members {
-		if m.c != nil && m.sessions == 0 {
-			n++
-		}
-	}
-	return n
-}

@@ -149,3 +149,16 @@ func TestPoolKeepsSpareProcessesWarm(t *testing.T) {
 		require.NoError(t, s.Close(context.Background()))
 	}
 }
+
+// idleReady counts the started processes holding no session.
+func (p *Pool) idleReady() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, m := range p.members {
+		if m.c != nil && m.sessions == 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -1,7 +1,6 @@
 package acphost
 
 import (
-	"encoding/json"
 	"sync"
 	"sync/atomic"
 )
@@ -53,10 +52,11 @@ func (s *sessionState) setState(modes *SessionModes, options []ConfigOption) {
 // from modes to config options (Claude, Codex) confirm a mode change only
 // there.
 func (s *sessionState) syncModeFromOptions() {
-	for _, o := range s.options {
-		var v string
-		if o.Category == CategoryMode && json.Unmarshal(o.CurrentValue, &v) == nil && v != "" {
-			s.modeState.CurrentModeID = v
+	for i := range s.options {
+		if o := &s.options[i]; o.Category == CategoryMode {
+			if v := o.Current(); v != "" {
+				s.modeState.CurrentModeID = v
+			}
 		}
 	}
 }

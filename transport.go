@@ -175,7 +175,7 @@ func transportDialer(t Transport, opts *ACPOptions) dialer {
 			l.Stop(0)
 			return nil, fmt.Errorf("acphost: ACPOptions.FS and Terminal serve the host's files and processes, which a %s agent does not see: %w", p.Transport, ErrUnsupported)
 		}
-		return &transportLink{l: l, p: p, grace: opts.CloseGrace, stderrDone: make(chan struct{}), stopped: make(chan struct{})}, nil
+		return &transportLink{l: l, p: p, grace: opts.CloseGrace, stderrDone: make(chan struct{})}, nil
 	}
 }
 
@@ -186,8 +186,7 @@ type transportLink struct {
 	grace      time.Duration // for a stop that abandons a blocked write
 	tail       proc.Tail
 	stderrDone chan struct{}
-	stopOnce   sync.Once
-	stopped    chan struct{} // Stop has returned
+	stopOnce   sync.Once // Do returns to every caller once Stop has returned
 }
 
 func (t *transportLink) stream() (io.Reader, io.Writer) { return t.l, linkWriter{t} }
@@ -197,11 +196,7 @@ func (t *transportLink) promises() Promises             { return t.p }
 // stop stops the link once, however many ask, and waits (a second at
 // most) for its stderr to be drained.
 func (t *transportLink) stop(grace time.Duration) {
-	t.stopOnce.Do(func() {
-		t.l.Stop(grace)
-		close(t.stopped)
-	})
-	<-t.stopped
+	t.stopOnce.Do(func() { t.l.Stop(grace) })
 	timer := time.NewTimer(time.Second)
 	defer timer.Stop()
 	select {

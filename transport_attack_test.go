@@ -20,9 +20,7 @@ import (
 // stream of its own that the link keeps open (a multiplexed channel the
 // peer never closes), as the Link docs allow: "The client drains it from
 // Dial until Stop returns."
-type pipeTransport struct {
-	zeroReads bool
-}
+type pipeTransport struct{}
 
 type pipeLink struct {
 	r        *io.PipeReader // agent → host
@@ -34,7 +32,6 @@ type pipeLink struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	stopOnce sync.Once
-	zero     bool
 }
 
 func (t *pipeTransport) Dial(context.Context) (Link, error) {
@@ -42,7 +39,7 @@ func (t *pipeTransport) Dial(context.Context) (Link, error) {
 	hr, aw := io.Pipe()
 	sr, sw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &pipeLink{r: hr, w: hw, agentR: ar, agentW: aw, stderrR: sr, stderrW: sw, cancel: cancel, done: make(chan struct{}), zero: t.zeroReads}
+	l := &pipeLink{r: hr, w: hw, agentR: ar, agentW: aw, stderrR: sr, stderrW: sw, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		fakeagent.New(fakeagent.Script{}).Serve(ctx, ar, aw)
@@ -52,14 +49,6 @@ func (t *pipeTransport) Dial(context.Context) (Link, error) {
 }
 
 func (l *pipeLink) Read(p []byte) (int, error) {
-	if l.zero {
-		select {
-		case <-l.done:
-			return 0, io.EOF
-		default:
-			return 0, nil
-		}
-	}
 	return l.r.Read(p)
 }
 func (l *pipeLink) Write(p []byte) (int, error) { return l.w.Write(p) }

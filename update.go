@@ -500,7 +500,7 @@ func DecodeUpdate(params json.RawMessage) Update {
 }
 
 // decodeUpdate is DecodeUpdate with a session id to reuse (see
-// decodeUpdateFast); shared says params is the client's own copy, which
+// decodeFast); shared says params is the client's own copy, which
 // strings may point into (see decodeFast).
 func decodeUpdate(params json.RawMessage, hint string, shared bool) Update {
 	if u, ok := decodeFast(params, hint, shared); ok {

@@ -7,21 +7,17 @@ import (
 	"github.com/acphost/acphost/internal/fastjson"
 )
 
-// decodeUpdateFast decodes the most frequent updates — message and thought
+// decodeFast decodes the most frequent updates — message and thought
 // chunks with a text block, tool calls and tool call updates — in one pass
 // without reflection. ok is false for any other kind, any member it does not
 // know, and anything unusual (a member of the wrong type, bad UTF-8); the
 // caller then uses the general decoder, which gives the same result for
 // every input this one accepts (FuzzDecodeUpdate checks that). hint is a
-// session id to reuse instead of allocating a new string when equal.
-func decodeUpdateFast(params json.RawMessage, hint string) (Update, bool) {
-	return decodeFast(params, hint, false)
-}
-
-// decodeFast is decodeUpdateFast; with shared, params is the client's own
-// copy of what it read, never written again (Raw must not be modified),
-// and a chunk's text is a string of its bytes rather than a copy when it
-// has no escapes: one allocation and its size saved per chunk.
+// session id to reuse instead of allocating a new string when equal. With
+// shared, params is the client's own copy of what it read, never written
+// again (Raw must not be modified), and a chunk's text is a string of its
+// bytes rather than a copy when it has no escapes: one allocation and its
+// size saved per chunk.
 func decodeFast(params json.RawMessage, hint string, shared bool) (Update, bool) {
 	c := fastjson.Cursor{B: params}
 	var f fastUpdate // on the stack until the shape is known
@@ -62,7 +58,7 @@ func decodeFast(params json.RawMessage, hint string, shared bool) (Update, bool)
 	return nil, false
 }
 
-// fastUpdate is what decodeUpdateFast reads of the update object. Repeated
+// fastUpdate is what decodeFast reads of the update object. Repeated
 // members are read again, the last one winning, as in encoding/json.
 type fastUpdate struct {
 	kind      UpdateKind

@@ -110,7 +110,7 @@ func FuzzDecodeUpdate(f *testing.F) {
 			t.Fatal("raw params not kept")
 		}
 		// The fast path must agree with the general decoder wherever it answers.
-		fast, ok := decodeUpdateFast(data, "s")
+		fast, ok := decodeFast(data, "s", false)
 		if !ok {
 			return
 		}
@@ -122,7 +122,7 @@ func FuzzDecodeUpdate(f *testing.F) {
 
 func TestFastPathDecodesEscapesLikeEncodingJSON(t *testing.T) {
 	params := json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\n\t\"\\\/\u00e9\ud83d\ude00\ud800x"}}}`)
-	u, ok := decodeUpdateFast(params, "")
+	u, ok := decodeFast(params, "", false)
 	require.True(t, ok, "escapes stay on the fast path")
 	fast := u.(*MessageChunk)
 	slow := decodeUpdateSlow(params).(*MessageChunk)
@@ -135,7 +135,7 @@ func TestFastPathTakesToolCalls(t *testing.T) {
 		`{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"completed"}}`,
 		`{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"a","title":null,"kind":"edit","content":[{"type":"content","content":{"type":"text","text":"x"}}],"_meta":{"claudeCode":{"toolName":"Bash"}}}}`,
 	} {
-		fast, ok := decodeUpdateFast(json.RawMessage(params), "")
+		fast, ok := decodeFast(json.RawMessage(params), "", false)
 		require.True(t, ok, params)
 		assert.Equal(t, decodeUpdateSlow(json.RawMessage(params)), fast)
 	}
@@ -146,7 +146,7 @@ func TestFastPathTakesToolCalls(t *testing.T) {
 		`{"sessionId":"s","update":{"sessionUpdate":"tool_call","entries":7}}`,
 		`{"sessionId":"s","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"x"}}}`,
 	} {
-		_, ok := decodeUpdateFast(json.RawMessage(params), "")
+		_, ok := decodeFast(json.RawMessage(params), "", false)
 		assert.False(t, ok, params)
 	}
 }
@@ -175,7 +175,7 @@ func TestFastPathNestingLimit(t *testing.T) {
 	for _, n := range []int{9998, 9999} { // 10,000 levels in all, then 10,001
 		params := json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","rawInput":` +
 			strings.Repeat("[", n) + strings.Repeat("]", n) + `}}`)
-		fast, ok := decodeUpdateFast(params, "")
+		fast, ok := decodeFast(params, "", false)
 		slow := decodeUpdateSlow(params)
 		if _, unknown := slow.(*UnknownUpdate); unknown {
 			assert.False(t, ok, "%d levels: encoding/json refuses, the fast path must too", n+2)
