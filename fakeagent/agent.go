@@ -308,10 +308,15 @@ func (a *Agent) Methods() []string {
 // WaitReceived blocks until a message with this method has been received and returns the
 // first such message, or returns ctx.Err() when ctx ends first.
 func (a *Agent) WaitReceived(ctx context.Context, method string) (Message, error) {
+	return a.WaitReceivedFunc(ctx, func(m Message) bool { return m.Method == method })
+}
+
+// WaitReceivedFunc is WaitReceived for the first message match accepts.
+func (a *Agent) WaitReceivedFunc(ctx context.Context, match func(Message) bool) (Message, error) {
 	for i := 0; ; {
 		a.mu.Lock()
 		for ; i < len(a.received); i++ {
-			if m := a.received[i]; m.Method == method {
+			if m := a.received[i]; match(m) {
 				a.mu.Unlock()
 				return m, nil
 			}

@@ -248,17 +248,10 @@ func (m msg) list(k string) []msg {
 // (a substring of its raw JSON).
 func (r *rig) received(want string) {
 	r.t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for {
-		for _, m := range r.agent.Received() {
-			if bytes.Contains(m.Raw, []byte(want)) {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("the agent never received %s", want)
-		}
-		time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if _, err := r.agent.WaitReceivedFunc(ctx, func(m fakeagent.Message) bool { return bytes.Contains(m.Raw, []byte(want)) }); err != nil {
+		r.t.Fatalf("the agent never received %s", want)
 	}
 }
 

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"os/exec"
 	"strings"
 	"testing"
@@ -35,21 +34,10 @@ func TestCancelFromAnotherShell(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	// A turn is running once the store says so.
-	deadline := time.Now().Add(readTimeout)
-	for {
-		r := runIn(t, dir, extra, nil, "", "sessions", "--json")
-		var recs []sessionRecord
-		if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
-			t.Fatalf("%v: %s", err, r.stdout)
-		}
-		if len(recs) == 1 && !recs[0].TurnSince.IsZero() && recs[0].PID == cmd.Process.Pid {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the store never showed the running turn: %s", r.stdout)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not a synchronisation
-	}
+	waitFor(t, "the store to show the running turn", func() bool {
+		recs := records(t, dir, extra)
+		return len(recs) == 1 && !recs[0].TurnSince.IsZero() && recs[0].PID == cmd.Process.Pid
+	})
 	r := runIn(t, dir, extra, nil, "", "sessions")
 	if !strings.Contains(r.stdout, "turn running") || !strings.Contains(r.stdout, "STATE") {
 		t.Errorf("acphost sessions:\n%s", r.stdout)

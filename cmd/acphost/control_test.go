@@ -57,13 +57,7 @@ func (b *bg) wait(t *testing.T) {
 // waitFor polls (with a deadline) until cond holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(readTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not a synchronisation
-	}
+	testutil.Until(t, readTimeout, func() (bool, string) { return cond(), "timed out waiting for " + what })
 }
 
 // records reads the store as acphost sessions --json prints it.

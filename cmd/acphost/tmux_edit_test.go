@@ -3,15 +3,16 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // cursorLine is the pane's line the cursor is on, trailing blanks cut.
@@ -32,17 +33,10 @@ func (p *pane) cursorLine() string {
 // waitLine waits until the cursor's line is want.
 func (p *pane) waitLine(want string) {
 	p.t.Helper()
-	deadline := time.Now().Add(readTimeout)
-	for {
+	testutil.Until(p.t, readTimeout, func() (bool, string) {
 		got := p.cursorLine()
-		if got == strings.TrimRight(want, " ") {
-			return
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("the cursor's line is %q, never %q; screen:\n%s", got, want, p.screen())
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not a synchronisation
-	}
+		return got == strings.TrimRight(want, " "), fmt.Sprintf("the cursor's line is %q, never %q; screen:\n%s", got, want, p.screen())
+	})
 }
 
 // Up recalls the prompt before, in this run and in the next one (the

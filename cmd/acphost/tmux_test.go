@@ -14,10 +14,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/remote"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // pane is acphost running in a tmux pane of a tmux server of its own.
@@ -107,17 +107,12 @@ func (p *pane) typeLine(text string) {
 // readTimeout only bounds a hang.
 func (p *pane) waitFor(want string, n int) string {
 	p.t.Helper()
-	deadline := time.Now().Add(readTimeout)
-	for {
-		s := p.screen()
-		if strings.Count(s, want) >= n {
-			return s
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("the screen never showed %q (×%d):\n%s", want, n, s)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not a synchronisation
-	}
+	var s string
+	testutil.Until(p.t, readTimeout, func() (bool, string) {
+		s = p.screen()
+		return strings.Count(s, want) >= n, fmt.Sprintf("the screen never showed %q (×%d):\n%s", want, n, s)
+	})
+	return s
 }
 
 // A chat in a terminal: two turns, /mode, a prompt queued while a turn

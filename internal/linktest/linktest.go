@@ -5,11 +5,13 @@ package linktest
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // piece is how much one inner Write is handed, so Accepted advances while a
@@ -28,13 +30,10 @@ func (c *Counter) Accepted() int64 { return c.accepted.Load() }
 // were accepted.
 func (c *Counter) WaitAccepted(t testing.TB, n int64, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for c.Accepted() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("the link accepted %d bytes in %v, want %d", c.Accepted(), within, n)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval, not a synchronisation
-	}
+	testutil.Until(t, within, func() (bool, string) {
+		got := c.Accepted()
+		return got >= n, fmt.Sprintf("the link accepted %d bytes, want %d", got, n)
+	})
 }
 
 // Transport wraps tr so that every link it dials counts into c.

@@ -3,6 +3,7 @@
 package testutil
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -103,15 +104,8 @@ func WithEnv(entry string) []int {
 // environment, failing t if some still do after within.
 func NoneLeft(t testing.TB, entry string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	Until(t, within, func() (bool, string) {
 		left := WithEnv(entry)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes carrying %s still run after %v: %v", entry, within, left)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval
-	}
+		return len(left) == 0, fmt.Sprintf("processes carrying %s still run: %v", entry, left)
+	})
 }

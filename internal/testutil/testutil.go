@@ -67,12 +67,24 @@ func GoroutinesBackTo(base int) bool {
 // Eventually polls cond until it holds, failing t if ten seconds pass.
 func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	Until(t, 10*time.Second, func() (bool, string) { return cond(), "timed out waiting for " + what })
+}
+
+// Until polls check until it reports done, failing t with the last state
+// it described if within passes: the one polling loop of the tests (the
+// condition is what is waited for; within only bounds a hang).
+func Until(t testing.TB, within time.Duration, check func() (done bool, state string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		done, state := check()
+		if done {
+			return
 		}
-		time.Sleep(time.Millisecond) // polling interval
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", within, state)
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval
 	}
 }
 

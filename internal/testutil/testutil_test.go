@@ -3,7 +3,9 @@ package testutil
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
 // fatalTB records a Fatalf and ends the goroutine, as testing.T does.
@@ -53,6 +55,10 @@ func TestEventuallyFailsOnlyWhenItTimesOut(t *testing.T) {
 	n := 0
 	if msg := fails(func(tb testing.TB) { Eventually(tb, "three calls", func() bool { n++; return n == 3 }) }); msg != "" {
 		t.Fatalf("Eventually failed on a condition that came true: %s", msg)
+	}
+	msg := fails(func(tb testing.TB) { Until(tb, 20*time.Millisecond, func() (bool, string) { return false, "still 7" }) })
+	if !strings.Contains(msg, "still 7") {
+		t.Fatalf("Until did not fail with the last state on a condition never true: %q", msg)
 	}
 }
 

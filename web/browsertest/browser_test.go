@@ -257,17 +257,10 @@ func (r *rig) turnEnded(ctx context.Context, n int) string {
 // received waits for the agent to have received a message containing want.
 func (r *rig) received(want string) {
 	r.t.Helper()
-	deadline := time.Now().Add(step)
-	for {
-		for _, m := range r.agent.Received() {
-			if bytes.Contains(m.Raw, []byte(want)) {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("the agent never received %s", want)
-		}
-		time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), step)
+	defer cancel()
+	if _, err := r.agent.WaitReceivedFunc(ctx, func(m fakeagent.Message) bool { return bytes.Contains(m.Raw, []byte(want)) }); err != nil {
+		r.t.Fatalf("the agent never received %s", want)
 	}
 }
 
