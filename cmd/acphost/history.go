@@ -132,24 +132,7 @@ func readLines(path string) ([]string, error) {
 
 // writeLines replaces the file atomically.
 func writeLines(path string, lines []string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".history-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.WriteString(strings.Join(lines, "\n") + "\n")
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o600)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return replaceFile(path, []byte(strings.Join(lines, "\n")+"\n"))
 }
 
 // add records a line: not a blank one, nor the one just before again.

@@ -217,22 +217,7 @@ func (s *store) write(sf storeFile) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.dir, "sessions-*.tmp")
-	if err != nil {
-		return fmt.Errorf("session store: %w", err)
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), s.path())
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := replaceFile(s.path(), append(b, '\n')); err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
 	for _, r := range dropped {
@@ -351,4 +336,29 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// replaceFile writes b to path atomically: a temporary file beside it
+// (0600, as os.CreateTemp makes it), synced, then renamed over it. The
+// store's files (sessions, transcripts, history) are all written so.
+// Caller holds the file's lock.
+func replaceFile(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }

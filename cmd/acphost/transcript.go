@@ -185,7 +185,7 @@ func (s *store) appendTranscriptLocked(r sessionRecord, b []byte) error {
 	// Cut to three quarters, so that the next turns append again rather
 	// than each rewriting a full file.
 	kept := keepNewest(old, maxTranscriptBytes*3/4-len(b))
-	return replaceFile(s.transcriptDir(), path, append(kept, b...))
+	return transcriptErr(replaceFile(path, append(kept, b...)))
 }
 
 // readTail reads the last n bytes of f (size long), from the start of a
@@ -229,28 +229,6 @@ func keepNewest(b []byte, budget int) []byte {
 	return bytes.Join(lines[start:], nil)
 }
 
-// replaceFile writes b to path atomically (0600). Caller holds the lock.
-func replaceFile(dir, path string, b []byte) error {
-	tmp, err := os.CreateTemp(dir, ".transcript-*.tmp")
-	if err != nil {
-		return fmt.Errorf("session store: %w", err)
-	}
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("session store: transcript: %w", err)
-	}
-	return nil
-}
 
 // readTranscript returns r's transcript (nothing when there is none) and
 // the file's size. Lines that are not entries are skipped; every entry is
@@ -329,7 +307,7 @@ func (s *store) writeTranscriptLocked(r sessionRecord, entries []transcriptEntry
 	if len(b) > maxTranscriptBytes {
 		b = keepNewest(b, maxTranscriptBytes)
 	}
-	return replaceFile(s.transcriptDir(), s.transcriptPath(r), b)
+	return transcriptErr(replaceFile(s.transcriptPath(r), b))
 }
 
 // transcriptSink records each turn in the session's transcript, around
@@ -386,4 +364,12 @@ func encodeEntries(entries []transcriptEntry) ([]byte, error) {
 		b = append(append(b, line...), '\n')
 	}
 	return b, nil
+}
+
+// transcriptErr names a transcript write's failure.
+func transcriptErr(err error) error {
+	if err != nil {
+		return fmt.Errorf("session store: transcript: %w", err)
+	}
+	return nil
 }
