@@ -90,13 +90,10 @@ type controlServer struct {
 // runDir is the directory of the control sockets, created private.
 func runDir(stateDir string) (string, error) {
 	dir := filepath.Join(stateDir, "run")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := privateDir(dir); err != nil {
 		return "", err
 	}
 	if err := checkPrivateDir(stateDir); err != nil {
-		return "", err
-	}
-	if err := checkPrivateDir(dir); err != nil {
 		return "", err
 	}
 	return dir, nil

@@ -88,23 +88,10 @@ func openHistory(dir, key string) (*history, error) {
 // the store's (the user's own, writable by nobody else, not a link) and
 // nothing in it is opened through a link.
 func (h *history) locked(fn func() error) error {
-	dir := filepath.Dir(h.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := privateDir(filepath.Dir(h.path)); err != nil {
 		return err
 	}
-	if err := checkPrivateDir(dir); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(h.path+".lock", os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := lockFile(f); err != nil {
-		return err
-	}
-	defer unlockFile(f)
-	return fn()
+	return withLock(h.path+".lock", fn)
 }
 
 // maxHistoryBytes bounds what is read of a history file.

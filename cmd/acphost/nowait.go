@@ -166,7 +166,7 @@ func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout,
 		return exitFailed
 	}
 	logDir := filepath.Join(st.dir, "log")
-	if err := os.MkdirAll(logDir, 0o700); err != nil {
+	if err := privateDir(logDir); err != nil {
 		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
 		return exitFailed
 	}

@@ -192,3 +192,26 @@ func TestResumeOfARecordWithoutSocketGoesOn(t *testing.T) {
 		t.Errorf("exit %d; stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestNoWaitLogDirIsPrivate: the background acphost's log directory is
+// held to the store's rule: planted as a link, it is refused, and nothing
+// is written where it points.
+func TestNoWaitLogDirIsPrivate(t *testing.T) {
+	extra, _, state := isolated(t)
+	dir := t.TempDir()
+	script := &fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`), SessionID: "logdir-1"}
+	if r := runIn(t, dir, extra, script, "", "-p", "first"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(state, "log")); err != nil {
+		t.Fatal(err)
+	}
+	r := runIn(t, dir, extra, script, "", "--resume", "last", "-p", "second", "--no-wait")
+	if r.code == 0 {
+		t.Errorf("--no-wait wrote its log through a planted link; stdout %q", r.stdout)
+	}
+	if left, _ := os.ReadDir(elsewhere); len(left) > 0 {
+		t.Errorf("%d file(s) written where the link points", len(left))
+	}
+}

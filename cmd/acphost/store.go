@@ -159,13 +159,26 @@ const (
 // user's own and writable by nobody else — --resume runs what a record
 // names — and neither it nor the lock may be a symbolic link.
 func (s *store) locked(fn func() error) error {
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	if err := privateDir(s.dir); err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
-	if err := checkPrivateDir(s.dir); err != nil {
-		return fmt.Errorf("session store: %w", err)
+	return withLock(filepath.Join(s.dir, "sessions.lock"), fn)
+}
+
+// privateDir makes dir (0700) if it is missing and holds it to the store's
+// rule: the user's own, writable by nobody else, not a link. Every
+// directory under the state directory goes through it.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, "sessions.lock"), os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
+	return checkPrivateDir(dir)
+}
+
+// withLock runs fn holding an exclusive lock on the file lockPath, opened
+// without following a link.
+func withLock(lockPath string, fn func() error) error {
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}

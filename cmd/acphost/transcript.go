@@ -134,11 +134,7 @@ func (s *store) transcriptPath(r sessionRecord) string {
 // the store's rule: the user's own, writable by nobody else, no link.
 // Caller holds the lock.
 func (s *store) privateTranscriptDir() error {
-	dir := s.transcriptDir()
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("session store: %w", err)
-	}
-	if err := checkPrivateDir(dir); err != nil {
+	if err := privateDir(s.transcriptDir()); err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
 	return nil
