@@ -225,7 +225,6 @@ func keepNewest(b []byte, budget int) []byte {
 	return bytes.Join(lines[start:], nil)
 }
 
-
 // readTranscript returns r's transcript (nothing when there is none) and
 // the file's size. Lines that are not entries are skipped; every entry is
 // cut to the bounds again, whoever wrote the file.
