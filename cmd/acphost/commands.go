@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -370,12 +369,10 @@ func (r *replay) end() {
 }
 
 // pickContinue is --continue: the agent's latest session in this
-// directory becomes --resume; with none, a new session starts.
-func (a *app) pickContinue() {
-	cwd := a.cfg.cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
+// directory, the record itself (another agent's session of the same id is
+// not it); with none (ok false), a new session starts.
+func (a *app) pickContinue() (r sessionRecord, ok bool) {
+	cwd := dirOrHere(a.cfg.cwd)
 	var recs []sessionRecord
 	if a.store != nil {
 		all, err := a.store.list()
@@ -385,8 +382,9 @@ func (a *app) pickContinue() {
 		recs = a.thisAgent(all)
 	}
 	if i, err := find(recs, "last", cwd); err == nil {
-		a.cfg.resume = recs[i].ID
-		return
+		a.cfg.resume = recs[i].ID // for what is said about it
+		return recs[i], true
 	}
 	a.note(styleDim, "no earlier session of this agent here: starting a new one")
+	return sessionRecord{}, false
 }

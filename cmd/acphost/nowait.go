@@ -35,11 +35,8 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "acphost:", err)
 		return exitFailed
 	}
-	cwd := cfg.cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	rec, err := lookupRecord(st, cfg.resume, cwd)
+	cwd := dirOrHere(cfg.cwd)
+	rec, err := st.lookup(cfg.resume, cwd)
 	if err != nil {
 		fmt.Fprintf(stderr, "acphost: --resume %s: %v\n", cfg.resume, err)
 		return exitUsage
@@ -72,7 +69,7 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	defer unlockFile(lock)
-	if rec, err = lookupRecord(st, rec.ID, cwd); err != nil {
+	if rec, err = st.lookup(rec.ID, cwd); err != nil {
 		fmt.Fprintf(stderr, "acphost: --resume %s: %v\n", cfg.resume, err)
 		return exitFailed
 	}
@@ -94,18 +91,6 @@ func unreachable(rec sessionRecord) bool {
 	return rec.PID != 0 && rec.Control == "" && processAlive(rec.PID)
 }
 
-// lookupRecord finds the record id names (see find).
-func lookupRecord(st *store, id, cwd string) (sessionRecord, error) {
-	recs, err := st.list()
-	if err != nil {
-		return sessionRecord{}, err
-	}
-	i, err := find(recs, id, cwd)
-	if err != nil {
-		return sessionRecord{}, err
-	}
-	return recs[i], nil
-}
 
 // handOver queues the prompts in the acphost that has rec's session open.
 // done is false when there is none (nothing was queued).
@@ -142,7 +127,7 @@ func waitReleased(rec sessionRecord, pid int) {
 	}
 	deadline := time.Now().Add(controlDeadline)
 	for time.Now().Before(deadline) {
-		r, err := lookupRecord(st, rec.ID, rec.Cwd)
+		r, err := st.lookup(rec.ID, rec.Cwd)
 		if err != nil || r.PID != pid {
 			return
 		}
@@ -195,7 +180,7 @@ func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout,
 	pid := cmd.Process.Pid
 	deadline := time.Now().Add(cfg.startTimeout + controlDeadline)
 	for {
-		if r, err := lookupRecord(st, rec.ID, cwd); err == nil && r.PID == pid && r.Control != "" {
+		if r, err := st.lookup(rec.ID, cwd); err == nil && r.PID == pid && r.Control != "" {
 			report(cfg, stdout, map[string]any{"type": "background", "sessionId": rec.ID, "pid": pid, "prompts": len(cfg.prompts), "log": logPath, "ended": false},
 				fmt.Sprintf("no acphost had session %s open: started acphost pid %d in the background to run %d prompt(s), then exit (log: %s; acphost cancel %s stops a turn)",
 					sid, pid, len(cfg.prompts), logPath, sid))

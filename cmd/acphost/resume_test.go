@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -111,5 +112,29 @@ func TestContinueResumesTheLatestOrStartsOne(t *testing.T) {
 	}
 	if r := runIn(t, dir, extra, script, "", "--continue", "--resume", "last", "-p", "x"); r.code != exitUsage {
 		t.Errorf("--continue with --resume: exit %d", r.code)
+	}
+}
+
+// TestContinueTakesThisAgentsRecord: --continue continues the record it
+// picked, not another agent's of the same session id (found again by id,
+// it carried that agent's mode and directory).
+func TestContinueTakesThisAgentsRecord(t *testing.T) {
+	extra, configFile, state := isolated(t)
+	writeJSON(t, configFile, map[string]any{"agents": map[string]any{"other": map[string]any{"command": []string{"false"}}}})
+	dir := t.TempDir()
+	st := &store{dir: state}
+	now := time.Now()
+	for _, r := range []sessionRecord{
+		{ID: "chat-1", Agent: demoAgent, Cwd: dir, LastUsed: now.Add(-time.Hour)},
+		{ID: "chat-1", Agent: "other", Cwd: dir, Mode: "x-other", LastUsed: now},
+	} {
+		if err := st.put(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := &fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`)}
+	r := runIn(t, dir, extra, script, "", "--continue", "-p", "hi")
+	if r.code != 0 || !strings.Contains(r.stdout, "continuing session chat-1") || strings.Contains(r.stdout+r.stderr, "x-other") {
+		t.Errorf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -448,21 +448,19 @@ func (a *app) resolveResume() (sessionRecord, error) {
 	if a.store == nil {
 		return sessionRecord{}, errors.New("--resume needs the session store, which is off (--no-store) or unavailable")
 	}
-	recs, err := a.store.list()
-	if err != nil {
-		return sessionRecord{}, err
-	}
-	cwd := a.cfg.cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	i, err := find(recs, a.cfg.resume, cwd)
+	r, err := a.store.lookup(a.cfg.resume, dirOrHere(a.cfg.cwd))
 	if err != nil {
 		return sessionRecord{}, fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
 	}
-	r := recs[i]
+	return r, a.adopt(r)
+}
+
+// adopt points the run at record r, the session it continues: refused when
+// another acphost has it open; its agent (unless one was given), directory
+// (unless --cwd was) and mode (unless --mode was).
+func (a *app) adopt(r sessionRecord) error {
 	if err := openElsewhere(r); err != nil {
-		return r, fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
+		return fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
 	}
 	if unreachable(r) && r.PID != os.Getpid() {
 		a.diag(styleYellow, "session %s may be open in acphost pid %d, which has no control socket to ask; continuing it here", acphost.SafeText(r.ID), r.PID)
@@ -472,7 +470,7 @@ func (a *app) resolveResume() (sessionRecord, error) {
 		if r.Agent != "" && r.Agent != demoAgent {
 			def, err := a.cfg.file.lookupAgent(r.Agent)
 			if err != nil {
-				return r, fmt.Errorf("--resume %s: its agent %q: %w", a.cfg.resume, r.Agent, err)
+				return fmt.Errorf("--resume %s: its agent %q: %w", a.cfg.resume, r.Agent, err)
 			}
 			// The command a named agent runs is the configuration's, never
 			// the one a record holds.
@@ -488,7 +486,7 @@ func (a *app) resolveResume() (sessionRecord, error) {
 	if a.cfg.mode == "" {
 		a.cfg.mode, a.cfg.modeSoft = r.Mode, true
 	}
-	return r, nil
+	return nil
 }
 
 func (a *app) run() int {
@@ -505,11 +503,17 @@ func (a *app) run() int {
 		}
 	}()
 
-	if a.cfg.continueLast {
-		a.pickContinue()
-	}
 	var resume *sessionRecord
-	if a.cfg.resume != "" {
+	switch {
+	case a.cfg.continueLast:
+		if r, ok := a.pickContinue(); ok {
+			if err := a.adopt(r); err != nil {
+				a.diag(styleRed, "%v", err)
+				return exitUsage
+			}
+			resume = &r
+		}
+	case a.cfg.resume != "":
 		r, err := a.resolveResume()
 		if err != nil {
 			a.diag(styleRed, "%v", err)

@@ -162,18 +162,11 @@ func cancelCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "acphost:", err)
 		return exitFailed
 	}
-	recs, err := st.list()
-	if err != nil {
-		fmt.Fprintln(stderr, "acphost:", err)
-		return exitFailed
-	}
-	cwd, _ := os.Getwd()
-	i, err := find(recs, id, cwd)
+	r, err := st.lookupHere(id)
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost: cancel:", err)
 		return exitFailed
 	}
-	r := recs[i]
 	sid := acphost.SafeText(r.ID)
 	rep, err := askControl(r.Control, controlRequest{Op: opCancel, Session: r.ID})
 	switch {

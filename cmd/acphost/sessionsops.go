@@ -74,18 +74,10 @@ func parseSub(fl *flag.FlagSet, args []string, want int, what string) ([]string,
 	return pos, nil
 }
 
-// lookup finds the record id names (see find).
-func (s *store) lookup(id string) (sessionRecord, error) {
-	recs, err := s.list()
-	if err != nil {
-		return sessionRecord{}, err
-	}
-	cwd, _ := os.Getwd()
-	i, err := find(recs, id, cwd)
-	if err != nil {
-		return sessionRecord{}, err
-	}
-	return recs[i], nil
+// lookupHere finds the record id names (see find) in the current
+// directory.
+func (s *store) lookupHere(id string) (sessionRecord, error) {
+	return s.lookup(id, dirOrHere(""))
 }
 
 // configuredCommand is the command r's agent runs now: the
@@ -267,7 +259,7 @@ func sessionsHistory(st *store, args []string, stdout io.Writer) error {
 	if *limit < 0 {
 		return usagef("--limit %d: want a number of turns (0: all)", *limit)
 	}
-	r, err := st.lookup(pos[0])
+	r, err := st.lookupHere(pos[0])
 	if err != nil {
 		return err
 	}
@@ -685,5 +677,5 @@ func lookupOne(st *store, fl *flag.FlagSet, args []string) (sessionRecord, error
 	if err != nil {
 		return sessionRecord{}, err
 	}
-	return st.lookup(pos[0])
+	return st.lookupHere(pos[0])
 }

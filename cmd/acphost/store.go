@@ -309,6 +309,27 @@ func (s *store) remove(id, cwd string) (sessionRecord, error) {
 
 // find picks a record: "last" is the most recently used one in cwd; else
 // a session id, or a unique prefix of one.
+// lookup finds the record id names (see find) in the store.
+func (s *store) lookup(id, cwd string) (sessionRecord, error) {
+	recs, err := s.list()
+	if err != nil {
+		return sessionRecord{}, err
+	}
+	i, err := find(recs, id, cwd)
+	if err != nil {
+		return sessionRecord{}, err
+	}
+	return recs[i], nil
+}
+
+// dirOrHere is dir, or the current directory when dir is "".
+func dirOrHere(dir string) string {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	return dir
+}
+
 func find(recs []sessionRecord, id, cwd string) (int, error) {
 	if id == "last" {
 		best := -1

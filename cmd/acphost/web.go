@@ -159,15 +159,10 @@ func resumeAgent(cfg *config, file fileConfig) error {
 	if err != nil {
 		return err
 	}
-	recs, err := st.list()
-	if err != nil {
-		return err
-	}
-	i, err := find(recs, cfg.resume, cfg.cwd)
+	r, err := st.lookup(cfg.resume, cfg.cwd)
 	if err != nil {
 		return fmt.Errorf("--resume %s: %w", cfg.resume, err)
 	}
-	r := recs[i]
 	switch r.Agent {
 	case "":
 		cfg.agent = r.Command
