@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -88,12 +89,7 @@ func (s *Server) setMode(ctx context.Context, sess *acphost.Session, mode string
 // setOptions sets Config.ConfigOptions on sess, noting in the transcript
 // each the agent does not take.
 func (s *Server) setOptions(ctx context.Context, sess *acphost.Session) {
-	ids := make([]string, 0, len(s.cfg.ConfigOptions))
-	for id := range s.cfg.ConfigOptions {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(s.cfg.ConfigOptions)) {
 		var value any = s.cfg.ConfigOptions[id]
 		opts := sess.ConfigOptions()
 		i := slices.IndexFunc(opts, func(o acphost.ConfigOption) bool { return o.ID == id })

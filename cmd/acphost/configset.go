@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -37,12 +37,7 @@ func parseSets(flags []string) ([]configSet, error) {
 // addSoftSets adds the config file's options whose keys nothing set yet,
 // in key order.
 func addSoftSets(sets []configSet, m map[string]string) []configSet {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.ContainsFunc(sets, func(s configSet) bool { return s.key == k }) {
 			sets = append(sets, configSet{key: k, value: m[k], soft: true})
 		}

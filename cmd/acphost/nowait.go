@@ -41,7 +41,7 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acphost: --resume %s: %v\n", cfg.resume, err)
 		return exitUsage
 	}
-	if code, done := handOver(cfg, rec, cfg.prompts, stdout, stderr); done {
+	if code, done := handOver(cfg, st, rec, cfg.prompts, stdout, stderr); done {
 		return code
 	}
 	if rec.ID == "last" {
@@ -73,7 +73,7 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acphost: --resume %s: %v\n", cfg.resume, err)
 		return exitFailed
 	}
-	if code, done := handOver(cfg, rec, cfg.prompts, stdout, stderr); done {
+	if code, done := handOver(cfg, st, rec, cfg.prompts, stdout, stderr); done {
 		return code
 	}
 	if unreachable(rec) {
@@ -91,16 +91,15 @@ func unreachable(rec sessionRecord) bool {
 	return rec.PID != 0 && rec.Control == "" && processAlive(rec.PID)
 }
 
-
 // handOver queues the prompts in the acphost that has rec's session open.
 // done is false when there is none (nothing was queued).
-func handOver(cfg config, rec sessionRecord, prompts []string, stdout, stderr io.Writer) (code int, done bool) {
+func handOver(cfg config, st *store, rec sessionRecord, prompts []string, stdout, stderr io.Writer) (code int, done bool) {
 	sid := acphost.SafeText(rec.ID)
 	for i, p := range prompts {
 		rep, err := askControl(rec.Control, controlRequest{Op: opPrompt, Session: rec.ID, Text: p})
 		if i == 0 && (errors.Is(err, errNoController) || rep.Ending) {
 			if rep.Ending {
-				waitReleased(rec, rep.PID)
+				waitReleased(st, rec, rep.PID)
 			}
 			return 0, false
 		}
@@ -120,11 +119,7 @@ func handOver(cfg config, rec sessionRecord, prompts []string, stdout, stderr io
 
 // waitReleased waits (a little) for an ending acphost to let go of the
 // session's record, so that the one started next is not undone by it.
-func waitReleased(rec sessionRecord, pid int) {
-	st, err := openStore()
-	if err != nil {
-		return
-	}
+func waitReleased(st *store, rec sessionRecord, pid int) {
 	deadline := time.Now().Add(controlDeadline)
 	for time.Now().Before(deadline) {
 		r, err := st.lookup(rec.ID, rec.Cwd)
@@ -156,7 +151,7 @@ func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout,
 		return exitFailed
 	}
 	pruneLogs(logDir, maxBackgroundLogs-1)
-	logPath := filepath.Join(logDir, time.Now().Format("20060102-150405")+"-"+fileSafe(rec.ID)+".log")
+	logPath := filepath.Join(logDir, time.Now().Format("20060102-150405")+"-"+clip(safeFileName(rec.ID), 40)+".log")
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|oNoFollow, 0o600)
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
@@ -237,17 +232,6 @@ func pruneLogs(dir string, keep int) {
 		_ = os.Remove(filepath.Join(dir, logs[0]))
 		logs = logs[1:]
 	}
-}
-
-// fileSafe makes a session id usable in a file name.
-func fileSafe(id string) string {
-	b := []byte(id)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			b[i] = '_'
-		}
-	}
-	return clip(string(b), 40)
 }
 
 // logTail is the last lines of a log file, for an error.

@@ -194,13 +194,7 @@ func newWebStore(st *store, cfg config) webStore {
 }
 
 func (w webStore) mine(r sessionRecord) bool {
-	if r.Cwd != w.cwd {
-		return false
-	}
-	if w.agent != "" {
-		return r.Agent == w.agent
-	}
-	return r.Agent == "" && slices.Equal(r.Command, w.command)
+	return r.Cwd == w.cwd && r.same(sessionRecord{ID: r.ID, Agent: w.agent, Command: w.command})
 }
 
 func (w webStore) List() ([]web.SessionRecord, error) {
