@@ -57,8 +57,7 @@ type app struct {
 	mu          sync.Mutex
 	client      *acphost.ACPClient
 	sess        *acphost.Session // the session prompts go to
-	rec         sessionRecord    // its record in the store
-	created     bool             // rec was written once
+	rec         sessionRecord    // its record in the store, once written (ID "" before)
 	startCancel context.CancelFunc
 	turnCancel  context.CancelFunc // set while a turn runs
 	interrupted bool               // Ctrl-C already cancelled the running turn
@@ -697,7 +696,7 @@ func (a *app) endReplay(rp *replay, r sessionRecord, loaded bool) {
 	}
 	a.note(styleDim, "session "+how)
 	a.mu.Lock()
-	a.rec, a.created = r, true
+	a.rec = r
 	a.mu.Unlock()
 }
 
@@ -773,11 +772,11 @@ func (a *app) useSession(sess *acphost.Session) {
 	a.mu.Lock()
 	if a.sess != sess {
 		if a.rec.ID != sess.ID() {
-			if a.created {
+			if a.rec.ID != "" { // written once: let go of it
 				old := a.rec
 				left = &old
 			}
-			a.rec, a.created = sessionRecord{}, false
+			a.rec = sessionRecord{}
 		}
 		a.sess = sess
 	}
@@ -834,7 +833,7 @@ func (a *app) record() {
 	}
 	a.mu.Lock()
 	if a.sess == sess {
-		a.rec, a.created = r, true
+		a.rec = r
 	}
 	a.mu.Unlock()
 }
