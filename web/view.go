@@ -382,8 +382,8 @@ func viewElicitation(req *acphost.ElicitationRequest) *elicitationView {
 	return v
 }
 
-// viewConfig shows a config option; a select's choices are read from its
-// raw JSON (flat, or in groups).
+// viewConfig shows a config option; a select's choices are its Choices
+// (flattened from groups, a group's name before each of its own).
 func viewConfig(o acphost.ConfigOption) configView {
 	v := configView{ID: o.ID, Name: label(o.Name, o.ID), Description: safe(o.Description), Type: safe(o.Type), Options: []choiceView{}}
 	if len(o.CurrentValue) > 0 {
@@ -392,28 +392,12 @@ func viewConfig(o acphost.ConfigOption) configView {
 			v.Value = val
 		}
 	}
-	var raw struct {
-		Options []struct {
-			Value       string `json:"value"`
-			Name        string `json:"name"`
-			Description string `json:"description"`
-			Options     []struct {
-				Value       string `json:"value"`
-				Name        string `json:"name"`
-				Description string `json:"description"`
-			} `json:"options"`
-		} `json:"options"`
-	}
-	if json.Unmarshal(o.Raw, &raw) == nil {
-		for _, c := range raw.Options {
-			if len(c.Options) > 0 {
-				for _, g := range c.Options {
-					v.Options = append(v.Options, choiceView{Value: g.Value, Name: safe(c.Name + ": " + label(g.Name, g.Value)), Description: safe(g.Description)})
-				}
-				continue
-			}
-			v.Options = append(v.Options, choiceView{Value: c.Value, Name: label(c.Name, c.Value), Description: safe(c.Description)})
+	for _, c := range o.Choices {
+		name := label(c.Name, c.Value)
+		if c.GroupName != "" {
+			name = safe(c.GroupName + ": " + name)
 		}
+		v.Options = append(v.Options, choiceView{Value: c.Value, Name: name, Description: safe(c.Description)})
 	}
 	return v
 }
