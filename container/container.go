@@ -197,7 +197,7 @@ func (l *link) Done() <-chan struct{}       { return l.p.Exited() }
 // through (or the engine's, such as 125 or 126 for a missing container,
 // with its message in the stderr tail).
 func (l *link) Err() error {
-	exit, err, _ := l.p.Outcome()
+	exit, err := l.p.Result() // its stderr is the client's to read: no tail to wait for
 	e := &acphost.ExitError{ExitCode: exit.Code, Err: err}
 	if exit.Signaled {
 		e.Signal = exit.Signal.String()

@@ -338,8 +338,14 @@ func (p *Process) Outcome() (Exit, error, string) {
 	case <-p.stderrDone:
 	case <-time.After(stderrDrainWait):
 	}
-	return ExitOf(p.cmd.ProcessState), p.exitErr, p.tail.String()
+	exit, err := p.Result()
+	return exit, err, p.tail.String()
 }
+
+// Result is how the process ended and cmd.Wait's error, at once: for a
+// process whose stderr is not pumped (its owner reads it), whose tail
+// Outcome would wait for in vain. Call it only after Exited is closed.
+func (p *Process) Result() (Exit, error) { return ExitOf(p.cmd.ProcessState), p.exitErr }
 
 // Stop ends the process: stdin EOF, grace, SIGTERM to the group, grace,
 // SIGKILL to the group and the cgroup. It returns once the process has
