@@ -80,7 +80,7 @@ type Transport struct {
 // are a *acphost.LinkError (Op "dial"); an engine that cannot find the
 // container ends at once with its exit status and its message in the
 // stderr tail.
-func (t *Transport) Dial(context.Context) (acphost.Link, error) {
+func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
 	if err := t.check(); err != nil {
 		return nil, dialError(err)
 	}
@@ -97,7 +97,10 @@ func (t *Transport) Dial(context.Context) (acphost.Link, error) {
 		l.watchdog.Pump(&l.wg, nil) // its stderr: the engine's word when it fails
 		// The agent starts only once its watchdog waits in the container:
 		// an engine client killed before its exec ran would leave none.
-		if err := remote.AwaitReady(l.watchdog.Stdout(), watchdogStart); err != nil {
+		ready, cancel := context.WithTimeout(ctx, watchdogStart)
+		err := remote.AwaitReady(ready, l.watchdog.Stdout())
+		cancel()
+		if err != nil {
 			return nil, l.watchdogFailed(err)
 		}
 	}

@@ -128,7 +128,7 @@ func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
 	// Until the link is handed over, ctx ending closes the connection,
 	// which ends any step still waiting on the server.
 	abandon := context.AfterFunc(ctx, func() { client.Close() })
-	l, err := start(client, remote.CommandLine(cmds.Agent), remote.CommandLine(cmds.Watchdog), cmds.Header)
+	l, err := start(ctx, client, remote.CommandLine(cmds.Agent), remote.CommandLine(cmds.Watchdog), cmds.Header)
 	if !abandon() || err != nil {
 		if l != nil {
 			l.Stop(0)
@@ -365,7 +365,7 @@ type link struct {
 // start opens the watchdog's session first (so that nothing the agent
 // starts can outlive the link), then the agent's, and writes the agent's
 // environment header.
-func start(client *ssh.Client, agentCmd, watchdogCmd string, header []byte) (*link, error) {
+func start(ctx context.Context, client *ssh.Client, agentCmd, watchdogCmd string, header []byte) (*link, error) {
 	watchdog, err := client.NewSession()
 	if err != nil {
 		return nil, err
@@ -381,9 +381,8 @@ func start(client *ssh.Client, agentCmd, watchdogCmd string, header []byte) (*li
 	if err := watchdog.Start(watchdogCmd); err != nil {
 		return nil, fmt.Errorf("starting the watchdog: %w", err)
 	}
-	// The agent starts only once its watchdog waits (the dial's ctx bounds
-	// this too: it closes the connection).
-	if err := remote.AwaitReady(watchOut, time.Minute); err != nil {
+	// The agent starts only once its watchdog waits.
+	if err := remote.AwaitReady(ctx, watchOut); err != nil {
 		return nil, err
 	}
 	sess, err := client.NewSession()

@@ -25,6 +25,7 @@ package remote
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -69,8 +70,8 @@ k KILL`
 const Ready = "acphost-watchdog-ready"
 
 // AwaitReady reads r (the watchdog's stdout) until Ready, or fails when r
-// ends first or within d.
-func AwaitReady(r io.Reader, d time.Duration) error {
+// ends first or ctx does (the dial's: it bounds the whole dial).
+func AwaitReady(ctx context.Context, r io.Reader) error {
 	got := make(chan error, 1)
 	go func() {
 		line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
@@ -83,13 +84,11 @@ func AwaitReady(r io.Reader, d time.Duration) error {
 			got <- fmt.Errorf("the watchdog printed %q", strings.TrimSpace(line))
 		}
 	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case err := <-got:
 		return err
-	case <-t.C:
-		return fmt.Errorf("the watchdog was not ready within %v", d)
+	case <-ctx.Done():
+		return fmt.Errorf("the watchdog was not ready: %w", context.Cause(ctx))
 	}
 }
 
