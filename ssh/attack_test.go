@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	xssh "golang.org/x/crypto/ssh"
 
@@ -192,5 +193,21 @@ func TestSSHStopDuringABlockedWriteIsRaceFree(t *testing.T) {
 		for _, pid := range testutil.WithEnv(mark) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
+	})
+}
+
+// TestSSHLoginDirIsBoundedByItsCtx: LoginDir, like Dial, must not hang on
+// a server that never answers the session's channel open.
+func TestSSHLoginDirIsBoundedByItsCtx(t *testing.T) {
+	t.Parallel()
+	addr := silentServer(t)
+	key := filepath.Join(t.TempDir(), "id")
+	require.NoError(t, os.WriteFile(key, sshtest.PrivateKeyPEM(t), 0o600))
+	tr := &ssh.Transport{Addr: addr, User: "x", IdentityFiles: []string{key}, InsecureIgnoreHostKey: true, DialTimeout: time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	testutil.Returns(t, 10*time.Second, "LoginDir after its ctx ended", func() {
+		_, err := tr.LoginDir(ctx)
+		assert.Error(t, err) // not require: this runs on Returns' goroutine
 	})
 }

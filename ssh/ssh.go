@@ -581,13 +581,15 @@ func (t *Transport) LoginDir(ctx context.Context) (string, error) {
 		return "", dialError(err)
 	}
 	defer client.Close()
+	// ctx ending closes the connection, which ends any step still waiting
+	// on the server (the channel open included), as in Dial.
+	stop := context.AfterFunc(ctx, func() { client.Close() })
+	defer stop()
 	sess, err := client.NewSession()
 	if err != nil {
 		return "", dialError(err)
 	}
 	defer sess.Close()
-	stop := context.AfterFunc(ctx, func() { client.Close() })
-	defer stop()
 	out, err := sess.Output("pwd")
 	if err != nil {
 		return "", dialError(fmt.Errorf("pwd: %w", err))
