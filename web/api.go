@@ -226,7 +226,7 @@ func (s *Server) apiPrompt(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.turn != nil || s.switching {
 		s.mu.Unlock()
-		http.Error(w, "a turn is running (or a session opening): stop it or wait", http.StatusConflict)
+		http.Error(w, errBusy.Error(), http.StatusConflict)
 		return
 	}
 	s.turns++

@@ -121,6 +121,22 @@ func onOff(v string) (bool, error) {
 	return false, fmt.Errorf("%q is not on or off", v)
 }
 
+// recorded is Config.Sessions' record of id, the most recently used one.
+func (s *Server) recorded(id string) (SessionRecord, bool) {
+	if s.cfg.Sessions == nil || id == "" {
+		return SessionRecord{}, false
+	}
+	recs, err := s.cfg.Sessions.List() // most recently used first
+	if err != nil {
+		return SessionRecord{}, false
+	}
+	i := slices.IndexFunc(recs, func(r SessionRecord) bool { return r.ID == id })
+	if i < 0 {
+		return SessionRecord{}, false
+	}
+	return recs[i], true
+}
+
 // record writes sess's record to Config.Sessions: it is in use now.
 func (s *Server) record(sess *acphost.Session) {
 	st := s.cfg.Sessions
@@ -211,13 +227,9 @@ func (s *Server) open(ctx context.Context, id string) (string, error) {
 	how := "new session"
 	mode := s.cfg.Mode
 	def := s.c.Session()
-	if id != "" && mode == "" && s.cfg.Sessions != nil {
-		if recs, lerr := s.cfg.Sessions.List(); lerr == nil {
-			for _, r := range recs {
-				if r.ID == id {
-					mode = r.Mode
-				}
-			}
+	if id != "" && mode == "" {
+		if r, ok := s.recorded(id); ok {
+			mode = r.Mode
 		}
 	}
 	switch {
@@ -360,15 +372,7 @@ func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	known := false
-	if st := s.cfg.Sessions; st != nil && req.ID != "" {
-		if recs, err := st.List(); err == nil {
-			for _, rec := range recs {
-				known = known || rec.ID == req.ID
-			}
-		}
-	}
-	if !known {
+	if _, known := s.recorded(req.ID); !known {
 		http.Error(w, "no such recorded session", http.StatusNotFound)
 		return
 	}
