@@ -50,7 +50,7 @@ exec "$@"`
 // Ready on stdout before it waits, so that the host starts the agent only
 // once something will end it.
 const watchdogScript = `m=$1 g=$2
-echo acphost-watchdog-ready
+echo ` + Ready + `
 IFS= read -r _ || :
 k() {
 	n=0
@@ -63,7 +63,7 @@ k() {
 	done
 }
 k TERM
-if [ "$n" -gt 0 ]; then sleep "$g"; k KILL; fi
+if [ "$n" -gt 0 ]; then sleep "$g"; fi
 k KILL`
 
 // Ready is the line the watchdog prints once it waits.
