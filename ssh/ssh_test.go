@@ -253,7 +253,6 @@ func TestSSHStalledLinkEndsByKeepalive(t *testing.T) {
 	proxy := newFreezingProxy(t, srv.Addr)
 	tr, _ := remoteFake(t, srv, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("x")), {WaitCancel: true}}}}})
 	tr.Addr, tr.KeepAlive = proxy.addr, 200*time.Millisecond
-	tr.KnownHostsFiles = []string{srv.KnownHostsWith(t, srv.HostKey)}
 	tr.InsecureIgnoreHostKey = true // the proxy's address is not the server's
 	started := make(chan struct{}, 1)
 	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), OnUpdate: func(acphost.Update) {

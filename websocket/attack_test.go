@@ -9,7 +9,6 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -342,7 +341,6 @@ func TestNoTokenMeansLoopbackOnly(t *testing.T) {
 	require.NoError(t, <-done)
 }
 
-var _ = errors.New
 
 // TestBridgeClosesAnAgentLineOverTheBound: an agent line over
 // MaxMessageBytes is never relayed: the client gets 1009 and the agent is

@@ -4,7 +4,6 @@ package websocket
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"regexp"
 	"testing"
@@ -268,4 +267,3 @@ func TestBridgeCloseEndsLinks(t *testing.T) {
 	assert.ErrorIs(t, err, acphost.ErrLinkLost)
 }
 
-var _ = errors.New

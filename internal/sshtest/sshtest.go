@@ -154,9 +154,6 @@ func (s *Server) run(t testing.TB, bin string, port int) error {
 	return nil
 }
 
-// Pid is the listening sshd's.
-func (s *Server) Pid() int { return s.cmd.Process.Pid }
-
 // CutConnections kills, with SIGKILL, every sshd process serving a
 // connection (the listener's descendants named sshd), as a crashed
 // server or a dropped network would end them: the sessions' own
