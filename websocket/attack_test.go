@@ -341,7 +341,6 @@ func TestNoTokenMeansLoopbackOnly(t *testing.T) {
 	require.NoError(t, <-done)
 }
 
-
 // TestBridgeClosesAnAgentLineOverTheBound: an agent line over
 // MaxMessageBytes is never relayed: the client gets 1009 and the agent is
 // stopped.

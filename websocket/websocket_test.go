@@ -266,4 +266,3 @@ func TestBridgeCloseEndsLinks(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, he.StatusCode)
 	assert.ErrorIs(t, err, acphost.ErrLinkLost)
 }
-
