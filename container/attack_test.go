@@ -18,10 +18,9 @@ import (
 )
 
 // TestExecCloseEndsAnAgentThatStoppedReading: Close must end an
-// exec'd agent that stopped reading its stdin with input queued. The
-// relay inside blocks writing to the fifo and never sees the EOF that
-// starts its ladder; Stop only kills the local engine client, which the
-// engine does not pass on to the exec'd process.
+// exec'd agent that stopped reading its stdin with input queued: it never
+// sees the EOF, and Stop only kills the local engine client, which the
+// engine does not pass on to the exec'd process; the watchdog ends it.
 func TestExecCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 	t.Parallel()
 	engine := podman(t)
@@ -37,7 +36,7 @@ func TestExecCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 	// (In a goroutine: a write to a Link cannot be abandoned by its ctx,
 	// see TestCancelledWriteToALinkEnds.) The pipes, the engine's client and
 	// its attach socket take some of it, then the write blocks: wait until
-	// they hold more than the agent's pipe and the wrapper's fifo could
+	// they hold more than the agent's own pipe could
 	// (podman 4.3 takes 384 KiB here).
 	before := written.Accepted()
 	go c.Generate(acphost.Request{Prompt: strings.Repeat("x", 4<<20)})

@@ -71,9 +71,9 @@ const queuedBeyondTheAgent = 512 << 10
 
 // TestSSHCloseEndsAnAgentThatStoppedReading: an agent that stopped
 // reading its stdin (the case the client restarts it for) with more
-// input queued than the wrapper's relay can hand on must still end at
-// Close: the relay's cat is blocked writing into the fifo and never sees
-// the EOF that starts the ladder, and the test sshd refuses "signal".
+// input queued than the pipes hold must still end at Close: it never sees
+// the EOF, and the test sshd refuses "signal", so only the watchdog ends
+// it.
 func TestSSHCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 	t.Parallel()
 	srv := sshtest.Start(t)
@@ -91,7 +91,7 @@ func TestSSHCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 	_, err = c.Generate(acphost.Request{Prompt: "wedge"})
 	require.NoError(t, err)
 	// A big prompt the agent never reads: SSH's window, sshd's buffer, the
-	// pipe and the fifo take some of it, the rest blocks the host's write.
+	// agent's pipe take some of it, the rest blocks the host's write.
 	// (In a goroutine: a write to a Link cannot be abandoned by its ctx,
 	// see TestCancelledWriteToALinkEnds.)
 	before := written.Accepted()

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -128,7 +129,7 @@ func TestSSHReportsTheAgentsExit(t *testing.T) {
 }
 
 // The link is cut mid-turn while a permission waits: the turn fails with
-// the link's error at once, the remote agent is ended by its wrapper, and
+// the link's error at once, the remote agent is ended by its watchdog, and
 // Recover dials again and re-attaches the session by session/load.
 func TestSSHCutLinkFailsAtOnceAndRecovers(t *testing.T) {
 	t.Parallel()
@@ -175,21 +176,10 @@ func TestSSHCutLinkFailsAtOnceAndRecovers(t *testing.T) {
 	assert.True(t, le.DuringTurn)
 	assert.NotErrorIs(t, err, acphost.ErrAgentExited)
 	// The remote agent, which ignores EOF and SIGTERM and left a grandchild,
-	// is ended by its wrapper though no host is left to ask.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		left := 0
-		for _, pid := range first {
-			if testutil.Running(pid) {
-				left++
-			}
-		}
-		if left == 0 {
-			break
-		}
-		require.False(t, time.Now().After(deadline), "the first agent's processes outlived the link")
-		time.Sleep(20 * time.Millisecond)
-	}
+	// is ended by its watchdog though no host is left to ask.
+	testutil.Until(t, 15*time.Second, func() (bool, string) {
+		return !slices.ContainsFunc(first, testutil.Running), "the first agent's processes outlived the link"
+	})
 
 	resp, err := c.Generate(acphost.Request{Prompt: "next"})
 	require.NoError(t, err, "Recover dialled again")
