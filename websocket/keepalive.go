@@ -49,10 +49,10 @@ func keepalive(ctx context.Context, conn *ws.Conn, interval time.Duration, live 
 			return
 		case <-t.C:
 		}
-		before := live.frames.Load()
-		if live.busySince(before) {
+		if live.busy.Load() > 0 {
 			continue // a ping now would wait behind the backpressure
 		}
+		before := live.frames.Load() // frames during the ping count as life
 		pctx, cancel := context.WithTimeout(ctx, interval)
 		err := conn.Ping(pctx)
 		cancel()
