@@ -20,7 +20,12 @@ func TestTerminalLoginAsksFirst(t *testing.T) {
 	if _, err := os.Stat(authFile); err == nil {
 		t.Fatal("the login ran without a yes")
 	}
-	for answer, ran := range map[string]bool{"n": false, "y": true} {
+	// n first: once y has run, the agent is logged in and asks for nothing.
+	for _, c := range []struct {
+		answer string
+		ran    bool
+	}{{"n", false}, {"y", true}} {
+		answer, ran := c.answer, c.ran
 		p := startPane(t, script, nil, "login")
 		p.waitFor("run it? [y/N]", 1)
 		p.typeLine(answer)
