@@ -48,6 +48,10 @@ type agent struct {
 
 	turns atomic.Int32 // turns running
 
+	profile    *AgentProfile // what the host knows of the agent (profile.go); nil: none
+	stateDirs  []string      // the profile's state directories, resolved
+	planKernel bool          // the process runs under plan mode's confinement
+
 	elicits elicitations // open elicitations by session (elicitation.go)
 
 	mu       sync.Mutex
@@ -120,6 +124,11 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	if err := a.handshake(ctx); err != nil {
 		a.shutdown(err)
 		return nil, a.startError(err)
+	}
+	a.profile = c.profileFor(a.init.AgentInfo.Name)
+	a.stateDirs = a.profile.stateDirs(c.agentEnv())
+	if pl, ok := l.(*processLink); ok {
+		a.planKernel = pl.planConfined
 	}
 	return a, nil
 }

@@ -182,6 +182,22 @@ type ACPOptions struct {
 	MCPServers []json.RawMessage
 	// PlanMode starts the client in plan mode (see SetPlanMode).
 	PlanMode bool
+	// RequireAsking keeps each session in a mode in which the agent asks
+	// before it changes anything: one in a mode that acts unasked (Claude's
+	// auto, Codex's agent) is put in the agent's asking mode before each
+	// prompt, and a change the agent reports having made without asking
+	// stops the turn with an *UnaskedChangeError. For hosts whose
+	// OnPermission asks a person or rejects: without it, such an agent
+	// decides alone and the hook sees only what it chooses to ask. False:
+	// the agent's mode is the agent's (or SessionOptions.Mode's).
+	RequireAsking bool
+	// Profile is what the host knows of the agent beyond the wire: its
+	// plan, asking and unasking modes and its state directories (see
+	// AgentProfile). Nil: recognised from KnownProfiles by the agent's
+	// command (for confinement, which starts before the agent speaks) and
+	// its agentInfo name; an agent none names has its modes judged by their
+	// ids and names.
+	Profile *AgentProfile
 	// FS serves fs/* inside the session's roots; nil serves nothing.
 	FS *FSOptions
 	// Terminal serves terminal/*; nil serves nothing.
@@ -301,8 +317,9 @@ type ACPClient struct {
 	opts ACPOptions
 	dial func(ctx context.Context) (*agent, error)
 
-	plan atomic.Bool
-	def  *Session // the session Start opened
+	plan    atomic.Bool
+	planTmp planTemp // plan mode's TMPDIR for a confined agent
+	def     *Session // the session Start opened
 
 	restartSem chan struct{}   // one restart at a time (ctx-aware)
 	crashes    []time.Time     // recent crash restarts, for the crash-loop cut-off
@@ -352,7 +369,7 @@ func Start(ctx context.Context, opts ACPOptions) (*ACPClient, error) {
 	if opts.Command == "" {
 		return nil, errors.New("acphost: ACPOptions.Command and Transport are both empty")
 	}
-	return newClient(ctx, opts, func(c *ACPClient) dialer { return processDialer(&c.opts) })
+	return newClient(ctx, opts, func(c *ACPClient) dialer { return processDialer(&c.opts, c.PlanMode, &c.planTmp) })
 }
 
 // Connect runs a client over an existing connection to an agent (an
@@ -533,12 +550,29 @@ func (c *ACPClient) agent() *agent {
 	return c.ag
 }
 
-// SetPlanMode turns plan mode on or off, effective for the next request:
-// while on, every permission request whose tool can change anything (see
-// ReadOnlyKind) is rejected before OnPermission is asked, and fs writes and
-// terminal commands are refused, so "plan mode rejects every write" holds
-// whatever route the agent takes. It is independent of the agent's own
-// session modes.
+// SetPlanMode turns plan mode on or off, effective for the next request.
+// While it is on, nothing the agent reports doing may change a file, held
+// in layers that Enforcement reports:
+//
+//   - the host: every permission request whose tool can change anything
+//     (see ReadOnlyKind) is rejected before OnPermission is asked, and fs
+//     writes and terminal commands are refused;
+//   - the agent's own mode: before each prompt every session is put in the
+//     agent's restrictive mode (its plan or read-only mode, from its
+//     profile or its modes' words) when it offers one, and put back there
+//     when it left; turned off, each session goes back to the mode plan
+//     mode found it in;
+//   - detection: a change the agent reports having made anyway (a completed
+//     edit, delete, move or command, or a diff) cancels the turn, which
+//     fails with an *UnaskedChangeError matching ErrPlanModeBypassed;
+//   - the kernel, with ACPOptions.Confine: the agent's process tree may
+//     write only Confinement.PlanWritable, which holds even for a change
+//     the agent never reports. Landlock cannot be lifted or tightened in a
+//     running process, so an agent started in the other mode is restarted
+//     before the next turn when it can re-attach its sessions.
+//
+// Safe for concurrent use; a running turn sees the new value at its next
+// request.
 func (c *ACPClient) SetPlanMode(on bool) { c.plan.Store(on) }
 
 // PlanMode reports whether plan mode is on.
@@ -569,6 +603,7 @@ func (c *ACPClient) Close() error {
 	defer func() { <-c.restartSem }()
 	a := c.agent()
 	a.shutdown(ErrClosed)
+	c.planTmp.remove()
 	if !c.inRetiredCallback() {
 		c.joins.Wait()
 		if !a.cb.inCallback(goid()) {

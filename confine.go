@@ -39,6 +39,15 @@ import (
 // SPEC.md.
 type Confinement struct {
 	Writable []string // absolute directories
+	// PlanWritable replaces Writable while the client is in plan mode
+	// (ACPOptions.PlanMode, SetPlanMode): the agent's own state and
+	// temporary directories, never the project. Nil: the state
+	// directories of the agent's profile (ACPOptions.Profile, else the one
+	// its command names; made if missing) and os.TempDir(). An agent
+	// started in one mode is restarted in the other before the next turn
+	// after SetPlanMode changes it, when it can re-attach its sessions
+	// (session/load or resume); see Enforcement.
+	PlanWritable []string
 }
 
 // checkConfinement fails early when confinement is asked for where the

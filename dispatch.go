@@ -276,6 +276,7 @@ func (d *dispatcher) deliverUpdate(s *sessionState, u Update) {
 		if u.ToolCall.ID != "" {
 			merged, size := s.tool(&u.ToolCall, u.Set)
 			u.State, u.stateSize = *merged, size
+			s.checkChange(merged)
 		}
 	case *CurrentModeUpdate:
 		s.setCurrentMode(u.ModeID)

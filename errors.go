@@ -71,6 +71,15 @@ var (
 	// a chain of sessions (S's OnPermission runs a turn of T, whose
 	// OnPermission runs a turn of S). Start them from another goroutine.
 	ErrReentrant = errors.New("acphost: called from a callback it would wait for")
+	// ErrUnaskedChange matches an *UnaskedChangeError: the agent reported
+	// a change it made (a completed tool call that edits, deletes, moves or
+	// runs something, or carries a diff) that it never asked the host
+	// about, while the host requires asking (ACPOptions.RequireAsking) or
+	// is in plan mode. The turn is cancelled at once.
+	ErrUnaskedChange = errors.New("acphost: the agent made a change without asking")
+	// ErrPlanModeBypassed matches an *UnaskedChangeError raised in plan
+	// mode: the agent reported a change made while plan mode was on.
+	ErrPlanModeBypassed = errors.New("acphost: the agent changed something in plan mode")
 	// ErrRefused is wrapped by errors the client answers for writes and
 	// commands it refuses (plan mode, a hook's refusal).
 	ErrRefused = errors.New("acphost: refused")
@@ -371,3 +380,40 @@ func (e *opError) Error() string {
 }
 
 func (e *opError) Unwrap() error { return e.err }
+
+// UnaskedChangeError is a turn's error when the agent reported a change it
+// made without the host's consent (see ErrUnaskedChange). It matches
+// ErrUnaskedChange, and ErrPlanModeBypassed when PlanMode is set.
+type UnaskedChangeError struct {
+	// ToolCall is the tool call as merged when it was reported done.
+	ToolCall ToolCall
+	// PlanMode: plan mode was on.
+	PlanMode bool
+	// Mode is the session's mode at the time ("" when the agent offers
+	// none); AskingModes are the modes it offers that ask before a change
+	// (from its profile or their words), for a message that says what to
+	// choose.
+	Mode        string
+	AskingModes []string
+}
+
+func (e *UnaskedChangeError) Error() string {
+	what := "made a change without asking"
+	if e.PlanMode {
+		what = "changed something in plan mode"
+	}
+	msg := fmt.Sprintf("acphost: the agent %s: %s tool call %q (%s)", what, e.ToolCall.Kind, cutBytes(e.ToolCall.Title, 80), cutBytes(e.ToolCall.ID, 64))
+	if e.Mode != "" {
+		msg += fmt.Sprintf("; its mode is %q", cutBytes(e.Mode, 64))
+	}
+	if len(e.AskingModes) > 0 {
+		msg += fmt.Sprintf("; modes that ask: %s", strings.Join(e.AskingModes, ", "))
+	}
+	return msg
+}
+
+// Is reports whether target is ErrUnaskedChange, or ErrPlanModeBypassed
+// for a change made in plan mode.
+func (e *UnaskedChangeError) Is(target error) bool {
+	return target == ErrUnaskedChange || (e.PlanMode && target == ErrPlanModeBypassed)
+}

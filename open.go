@@ -130,6 +130,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 			return wrapOp(fmt.Sprintf("setting mode %q", mode), withModes(err, s.modes()))
 		}
 	}
+	a.syncMode(ctx, h)
 	return nil
 }
 

@@ -237,6 +237,7 @@ func (b *broker) open(s *sessionState, it item, req *PermissionRequest) {
 		var merged *ToolCall
 		merged, size = s.tool(&req.ToolCall, req.toolSet)
 		req.ToolCall = *merged
+		s.markAsked(merged.ID)
 	}
 	p := &pendingPermission{b: b, s: s, id: it.id, req: req, ctx: in.ctx, cancel: in.cancel, in: in}
 	in.perm.Store(p)

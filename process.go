@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,14 +15,20 @@ import (
 // own process group, parent-death signal, cgroup and confinement as
 // ACPOptions ask.
 type processLink struct {
-	p           *proc.Process
-	containment Containment
+	p            *proc.Process
+	containment  Containment
+	planConfined bool // confined to Confinement.PlanWritable
 }
 
-// processDialer spawns a new agent process as opts say for every call.
-func processDialer(opts *ACPOptions) dialer {
+// processDialer spawns a new agent process as opts say for every call,
+// confined as plan mode is at that moment (see Confinement.PlanWritable).
+func processDialer(opts *ACPOptions, planMode func() bool, tmp *planTemp) dialer {
 	return func(context.Context) (link, error) {
-		l, err := startProcess(opts)
+		var plan *planTemp
+		if planMode() {
+			plan = tmp
+		}
+		l, err := startProcess(opts, plan)
 		if err != nil {
 			return nil, wrapOp("starting "+opts.Command, err)
 		}
@@ -31,20 +38,31 @@ func processDialer(opts *ACPOptions) dialer {
 
 // startProcess spawns the agent in its own process group (and cgroup, see
 // ACPOptions.Contain) with all three pipes connected.
-func startProcess(opts *ACPOptions) (*processLink, error) {
-	group, containment, err := newContainment(opts.Contain, opts.Logger)
-	if err != nil {
-		return nil, err
-	}
+// Under Confine with plan (plan mode at this start), the agent may write
+// only plan mode's directories (see Confinement.PlanWritable).
+func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
 	env := opts.Env
 	if !opts.CleanEnv {
 		env = append(os.Environ(), opts.Env...)
 	}
-	s := proc.Spec{Command: opts.Command, Args: opts.Args, Env: env, Dir: opts.Dir,
-		Group: group, GroupRequired: opts.Contain == ContainCgroup, Log: opts.Logger}
+	s := proc.Spec{Command: opts.Command, Args: opts.Args, Env: env, Dir: opts.Dir, GroupRequired: opts.Contain == ContainCgroup, Log: opts.Logger}
+	planConfined := false
 	if opts.Confine != nil {
 		s.Confined, s.Writable = true, opts.Confine.Writable
+		if plan != nil {
+			tmp, err := plan.get()
+			if err != nil {
+				return nil, err
+			}
+			s.Env = append(slices.Clip(env), "TMPDIR="+tmp)
+			s.Writable, planConfined = planConfinement(opts.Confine, startProfile(opts), env, tmp), true
+		}
 	}
+	group, containment, err := newContainment(opts.Contain, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	s.Group = group
 	p, err := proc.Start(s)
 	if err != nil {
 		return nil, err
@@ -53,7 +71,7 @@ func startProcess(opts *ACPOptions) (*processLink, error) {
 		_ = containFallback(ContainAuto, reason, opts.Logger)
 		containment = fallbackContainment(reason)
 	}
-	return &processLink{p: p, containment: containment}, nil
+	return &processLink{p: p, containment: containment, planConfined: planConfined}, nil
 }
 
 func (l *processLink) stream() (io.Reader, io.Writer) { return l.p.Stdout(), l.p.Stdin() }

@@ -56,6 +56,8 @@ func (c *ACPClient) readyAgent(ctx context.Context) (*agent, error) {
 	switch {
 	case a.poisoned.Load():
 		reason = a.poisonCause()
+	case c.confinedOtherwise(a):
+		reason = errPlanConfinement
 	case a.isDead():
 		if c.opts.Recover == nil {
 			return nil, a.cause
@@ -68,6 +70,23 @@ func (c *ACPClient) readyAgent(ctx context.Context) (*agent, error) {
 		return a, nil
 	}
 	return c.restart(ctx, a, reason)
+}
+
+// errPlanConfinement is why an agent is restarted after SetPlanMode: its
+// kernel confinement is plan mode's and plan mode is off, or the reverse.
+var errPlanConfinement = errors.New("acphost: plan mode changed the agent's kernel confinement")
+
+// confinedOtherwise reports whether a local agent under ACPOptions.Confine
+// runs under the other mode's confinement than plan mode now wants, and
+// can be restarted with its sessions kept (session/load or resume).
+func (c *ACPClient) confinedOtherwise(a *agent) bool {
+	if c.opts.Confine == nil || a.planKernel == c.PlanMode() || a.isDead() {
+		return false
+	}
+	if _, ok := a.link.(*processLink); !ok {
+		return false
+	}
+	return a.supports(openLoad) || a.supports(openResume)
 }
 
 // crashBackoff applies the crash-loop cut-off and waits out the backoff.

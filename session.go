@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"sync/atomic"
 )
 
 // Session is one conversation with the agent. A client starts with one (see
@@ -34,6 +35,10 @@ type Session struct {
 	forkOf    string // ForkSession: the session it is made from
 	setMode   string // the last mode SetMode set: re-applied when the session is opened again
 	onClose   func() // set by a Pool: returns the session's slot
+
+	planFrom     string       // the mode plan mode found the session in, restored when it goes off
+	planSwitched bool         // plan mode switched the session's mode (planFrom is set)
+	unasked      atomic.Int64 // changes the agent reported making without asking (Enforcement)
 }
 
 // SessionOptions configures one session. Zero values take the client's.

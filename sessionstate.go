@@ -22,6 +22,7 @@ type sessionState struct {
 	modeState SessionModes
 	options   []ConfigOption
 	said      SessionDetails // what the agent said of the session (see Session.Details)
+	modeSet   string         // the mode the host set last, until the agent reports another (see effectiveMode)
 
 	// tools is the merged state of the tool calls seen in the session,
 	// toolBytes its estimated size (bounded by MaxResponseBytes), and turns
@@ -55,7 +56,7 @@ func (s *sessionState) syncModeFromOptions() {
 	for i := range s.options {
 		if o := &s.options[i]; o.Category == CategoryMode {
 			if v := o.Current(); v != "" {
-				s.modeState.CurrentModeID = v
+				s.noteCurrentMode(v)
 			}
 		}
 	}
@@ -175,6 +176,22 @@ type toolRecord struct {
 	state ToolCall
 	size  int
 	turn  uint64
+	asked bool // a permission request named it
+}
+
+// markAsked records that a permission request named tool call id; on the
+// dispatcher, after the request's merge made its record.
+func (s *sessionState) markAsked(id string) {
+	if rec, ok := s.tools[id]; ok {
+		rec.asked = true
+	}
+}
+
+// asked reports whether a permission request named tool call id (as long
+// as its record is kept: see shedTools).
+func (s *sessionState) asked(id string) bool {
+	rec, ok := s.tools[id]
+	return ok && rec.asked
 }
 
 // pruneTools runs at the end of a turn: it forgets finished tool calls and
@@ -233,8 +250,17 @@ func (s *sessionState) details() SessionDetails {
 
 func (s *sessionState) setCurrentMode(id string) {
 	s.mu.Lock()
-	s.modeState.CurrentModeID = id
+	s.noteCurrentMode(id)
 	s.mu.Unlock()
+}
+
+// noteCurrentMode records the mode the agent reports; one other than the
+// mode the host set means the agent left it. Call it with mu held.
+func (s *sessionState) noteCurrentMode(id string) {
+	s.modeState.CurrentModeID = id
+	if id != s.modeSet {
+		s.modeSet = ""
+	}
 }
 
 func (s *sessionState) bind(h *Session) { s.pub.Store(h) }

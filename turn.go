@@ -311,6 +311,7 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 			return Response{SessionID: s.ID()}, restarted
 		}
 	}
+	a.syncMode(ctx, s)
 	resp, err := a.runTurn(ctx, s, req, emit)
 	resp.Restarted = restarted
 	return resp, err

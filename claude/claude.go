@@ -23,3 +23,23 @@ const (
 	ExitPlanClearAcceptEdits = "exit-plan-clear-accept-edits" // ExitPlanMode: clear context, then accept edits
 	Reject                   = "reject"                       // reject_once "No" (a user denial, not a cancellation)
 )
+
+// Session modes of the Claude adapter (claude-agent-acp 0.101; offered as
+// ACP modes and as the "mode" config option). The adapter starts in ModeAuto,
+// in which it runs its tools without asking.
+const (
+	ModeDefault     = "default"           // "Manual": asks before edits and commands
+	ModeAcceptEdits = "acceptEdits"       // edits files without asking
+	ModePlan        = "plan"              // plans: no edits, commands asked
+	ModeAuto        = "auto"              // a classifier decides instead of the user
+	ModeBypass      = "bypassPermissions" // asks nothing
+	ModeDontAsk     = "dontAsk"           // denies what it would ask
+)
+
+// StateDirs are the directories where Claude Code keeps its own state, for
+// confinement: "~/" is the agent's home directory, a leading "$VAR" the
+// value of that variable when the agent's environment sets it. Its
+// ~/.claude.json is a file in the home directory, which the kernel layer
+// cannot grant alone; with CLAUDE_CONFIG_DIR set it is kept in that
+// directory.
+var StateDirs = []string{"$CLAUDE_CONFIG_DIR", "~/.claude", "~/.cache/claude", "~/.local/state/claude", "~/.local/share/claude"}

@@ -28,3 +28,19 @@ const (
 	RejectPermissions                    = "reject_permissions"                        // grant nothing
 	AllowSession                         = "allow_session"                             // MCP approvals: accept and persist for the session
 )
+
+// Session modes of the Codex adapters: the TypeScript line (codex-acp 2.x)
+// starts in ModeAgent, where a guardian model reviews commands instead of
+// the user; the Rust line (0.x) starts in ModeReadOnly.
+const (
+	ModeReadOnly        = "read-only"         // commands run in a read-only sandbox; anything else is asked
+	ModeWorkspaceWrite  = "workspace-write"   // writes the workspace without asking
+	ModeAgent           = "agent"             // "Auto review": a guardian model decides
+	ModeAgentFullAccess = "agent-full-access" // no sandbox, nothing asked
+	ModeAuto            = "auto"              // Rust line: workspace writes without asking
+	ModeFullAccess      = "full-access"       // Rust line: nothing asked
+)
+
+// StateDirs are where Codex keeps its own state, for confinement (see
+// claude.StateDirs for the notation).
+var StateDirs = []string{"$CODEX_HOME", "~/.codex"}

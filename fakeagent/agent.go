@@ -60,12 +60,14 @@ type Agent struct {
 	// configOptions are the script's config options as set_config_option
 	// left them (nil until the first one).
 	configOptions []map[string]json.RawMessage
-	nSessions     int
-	sessions      map[string]bool
-	nTurns        int
-	active        map[string][]*turn
-	closed        bool
-	wg            sync.WaitGroup
+	// modes are the sessions' current modes, once set (see sessionMode).
+	modes     map[string]string
+	nSessions int
+	sessions  map[string]bool
+	nTurns    int
+	active    map[string][]*turn
+	closed    bool
+	wg        sync.WaitGroup
 }
 
 // New returns an agent that plays s. It does nothing until [Agent.Serve] is called.

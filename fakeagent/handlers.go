@@ -237,9 +237,12 @@ func (a *Agent) setConfigOption(m Message) {
 	}
 	found := false
 	for _, o := range a.configOptions {
-		var id string
+		var id, category, mode string
 		if json.Unmarshal(o["id"], &id) == nil && id == p.ConfigID {
 			o["currentValue"], found = p.Value, true
+			if json.Unmarshal(o["category"], &category) == nil && category == "mode" && json.Unmarshal(p.Value, &mode) == nil {
+				a.setSessionModeLocked(sessionOf(m.Params), mode)
+			}
 		}
 	}
 	res := mustJSON(map[string]any{"configOptions": a.configOptions})
@@ -261,6 +264,7 @@ func (a *Agent) setMode(m Message) {
 		ModeID    string `json:"modeId"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
+	a.setSessionMode(p.SessionID, p.ModeID)
 	a.reply(m.ID, emptyObject)
 	a.sendUpdate(p.SessionID, mustJSON(struct {
 		SessionUpdate string `json:"sessionUpdate"`
@@ -406,4 +410,50 @@ func (a *Agent) setTitle(m Message) {
 	a.reply(m.ID, mustJSON(struct {
 		Title string `json:"title"`
 	}{strings.TrimSpace(p.Title)}))
+}
+
+// setSessionMode records session sid's mode.
+func (a *Agent) setSessionMode(sid, mode string) {
+	a.mu.Lock()
+	a.setSessionModeLocked(sid, mode)
+	a.mu.Unlock()
+}
+
+func (a *Agent) setSessionModeLocked(sid, mode string) {
+	if a.modes == nil {
+		a.modes = map[string]string{}
+	}
+	a.modes[sid] = mode
+}
+
+// sessionMode is session sid's current mode: the last one set, else the
+// script's initial one.
+func (a *Agent) sessionMode(sid string) string {
+	a.mu.Lock()
+	mode, ok := a.modes[sid]
+	a.mu.Unlock()
+	if ok {
+		return mode
+	}
+	var r struct {
+		Modes struct {
+			CurrentModeID string `json:"currentModeId"`
+		} `json:"modes"`
+		ConfigOptions []struct {
+			Category     string          `json:"category"`
+			CurrentValue json.RawMessage `json:"currentValue"`
+		} `json:"configOptions"`
+	}
+	if isSet(a.script.NewSessionResult) {
+		_ = json.Unmarshal(a.script.NewSessionResult, &r)
+	}
+	if r.Modes.CurrentModeID != "" {
+		return r.Modes.CurrentModeID
+	}
+	for _, o := range r.ConfigOptions {
+		if o.Category == "mode" && json.Unmarshal(o.CurrentValue, &mode) == nil {
+			return mode
+		}
+	}
+	return ""
 }

@@ -99,19 +99,23 @@ func Say(u json.RawMessage) Step { return Step{Update: u} }
 func Ask(params json.RawMessage) Step { return Step{Permission: params} }
 
 // Demo returns the built-in demo script used by examples: every turn streams a thought,
-// announces an "ls" tool call t1, asks permission for it, completes it with the output
-// "a.txt", sends a plan and answers "picked <optionId>", then ends the turn.
+// announces an "ls" tool call t1 and asks permission for it; allowed, it completes with the
+// output "a.txt", otherwise it fails unrun; then it sends a plan and answers "picked
+// <optionId>", and ends the turn.
 func Demo() Script {
 	call := json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls",` +
 		`"kind":"execute","status":"pending","rawInput":{"path":"."}}`)
 	done := json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed",` +
 		`"content":[{"type":"content","content":{"type":"text","text":"a.txt"}}]}`)
+	refused := json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed",` +
+		`"content":[{"type":"content","content":{"type":"text","text":"not run: {{answer}}"}}]}`)
 	return Script{Turns: []Turn{{
 		Steps: []Step{
 			Say(Thought("thinking about it")),
 			Say(call),
 			Ask(PermissionParams("t1", "ls", "execute")),
-			Say(done),
+			{Update: done, IfAnswer: "allowed"},
+			{Update: refused, IfAnswer: "rejected"},
 			Say(Plan("list the files", "pick one")),
 			Say(Text("picked {{answer}}")),
 		},

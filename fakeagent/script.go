@@ -77,6 +77,13 @@ type Script struct {
 	// SetModeFails makes session/set_mode answer -32601 instead of {} followed by a
 	// current_mode_update.
 	SetModeFails bool `json:"setModeFails,omitempty"`
+	// ReadOnlyModes are session modes in which the agent changes nothing,
+	// as real agents' plan and read-only modes: a Run step there is not
+	// run but reported as a failed tool call. A session's mode is the
+	// currentModeId (or the currentValue of a config option of category
+	// "mode") of NewSessionResult until session/set_mode or
+	// session/set_config_option changes it.
+	ReadOnlyModes []string `json:"readOnlyModes,omitempty"`
 	// NeverAnswer lists client→agent methods (such as "session/set_mode") whose requests
 	// are recorded and never answered, for tests of a client that gives up on a call.
 	NeverAnswer []string `json:"neverAnswer,omitempty"`
@@ -134,6 +141,11 @@ type Step struct {
 	// BeforeAuthenticate; in a turn, the prompt's) unless the params have one, and no
 	// "sessionId" is added.
 	ForRequest bool `json:"forRequest,omitempty"`
+	// IfAnswer, with any action, plays the step only after the turn's last
+	// permission answer: "allowed" when it selected an option of an allow
+	// kind, "rejected" otherwise (a reject option, cancelled, an error or
+	// no answer), as an agent runs a tool only once it is allowed.
+	IfAnswer string `json:"ifAnswer,omitempty"`
 	// WaitAll waits until every agent→client request of the turn has been answered.
 	WaitAll bool `json:"waitAll,omitempty"`
 	// Request is any agent→client request (fs/read_text_file, terminal/create, an unknown
@@ -242,6 +254,9 @@ func (st Step) validate() error {
 	}
 	if st.ForRequest && st.Request == nil {
 		return fmt.Errorf("ForRequest applies only to Request")
+	}
+	if st.IfAnswer != "" && st.IfAnswer != "allowed" && st.IfAnswer != "rejected" {
+		return fmt.Errorf("IfAnswer %q: want \"allowed\" or \"rejected\"", st.IfAnswer)
 	}
 	if err := checkJSON("Update", st.Update, '{'); err != nil {
 		return err

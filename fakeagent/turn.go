@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,8 +40,9 @@ type turn struct {
 	cancelCh   chan struct{}
 	cancelOnce sync.Once
 
-	mu     sync.Mutex
-	answer string // the last permission answer, for {{answer}}
+	mu      sync.Mutex
+	answer  string // the last permission answer, for {{answer}}
+	allowed bool   // it selected an option of an allow kind (IfAnswer)
 
 	open       []*call           // agent→client requests of the turn, in the order sent
 	toolOrder  []string          // tool call ids in order of appearance
@@ -135,6 +137,9 @@ func (t *turn) play(steps []Step, cancellable bool) result {
 }
 
 func (t *turn) step(s Step, cancellable bool) result {
+	if s.IfAnswer != "" && t.wasAllowed() != (s.IfAnswer == "allowed") {
+		return finished
+	}
 	switch {
 	case isSet(s.Update):
 		t.sendUpdate(s.Update)
@@ -207,7 +212,8 @@ func (t *turn) send(method string, params json.RawMessage, noWait, cancellable b
 	var onAnswer func(Message)
 	if method == methodPermission {
 		t.trackTool(params, "toolCall")
-		onAnswer = t.noteAnswer
+		kinds := optionKinds(params)
+		onAnswer = func(m Message) { t.noteAnswer(m, kinds) }
 	}
 	c, err := t.a.startCall(method, params, onAnswer)
 	if err != nil {
@@ -267,11 +273,32 @@ func (t *turn) sendCancelRequest(c *call) {
 	}{c.id}))
 }
 
-// noteAnswer records a permission answer for {{answer}}; the reader calls it on arrival.
-func (t *turn) noteAnswer(m Message) {
+// noteAnswer records a permission answer for {{answer}} and IfAnswer,
+// given the kinds of the options offered; the reader calls it on arrival.
+func (t *turn) noteAnswer(m Message, kinds map[string]string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.answer = answerOf(m)
+	t.allowed = strings.HasPrefix(kinds[t.answer], "allow")
+}
+
+func (t *turn) wasAllowed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.allowed
+}
+
+// optionKinds maps a permission request's option ids to their kinds.
+func optionKinds(params json.RawMessage) map[string]string {
+	var p struct {
+		Options []Option `json:"options"`
+	}
+	_ = json.Unmarshal(params, &p)
+	kinds := make(map[string]string, len(p.Options))
+	for _, o := range p.Options {
+		kinds[o.ID] = o.Kind
+	}
+	return kinds
 }
 
 // answerOf is the optionId a permission answer selected, "cancelled" for a cancelled
@@ -384,7 +411,9 @@ func (t *turn) runCommand(argv []string, cancellable bool) result {
 	cmd.WaitDelay = time.Second // a child left holding the output must not hold the turn
 	ownGroup(cmd)
 	status, res := "failed", finished
-	if err := cmd.Start(); err != nil {
+	if mode := t.a.sessionMode(t.sid); slices.Contains(t.a.script.ReadOnlyModes, mode) {
+		out.WriteString("not run: the session is in its read-only mode " + strconv.Quote(mode))
+	} else if err := cmd.Start(); err != nil {
 		out.WriteString(err.Error())
 	} else {
 		exited := make(chan struct{})

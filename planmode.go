@@ -1,0 +1,385 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Plan mode holds in layers (SPEC.md, Plan mode): the host rejects every
+// asked change and refuses fs writes and terminals (permission.go, fs.go,
+// terminal.go); each session is put in the agent's own restrictive mode
+// (syncMode); a change the agent reports having made anyway stops the turn
+// (checkChange); and with ACPOptions.Confine the kernel keeps the agent's
+// process tree from writing anywhere but its own state (planConfinement).
+
+// Enforcement says which of the host's promises about changes hold for a
+// session, layer by layer, so that a UI can say the truth rather than what
+// was asked for. See Session.Enforcement.
+type Enforcement struct {
+	// PlanMode: the client's plan mode is on. Its host layer then always
+	// holds: every permission request whose tool can change something is
+	// rejected, fs writes and terminal commands are refused.
+	PlanMode bool
+	// Profile names the agent profile in use ("" when none was given or
+	// recognised).
+	Profile string
+	// Mode is the session's current mode ("" when the agent offers none),
+	// and ModeKind what it does about changes.
+	Mode     string
+	ModeKind ModeKind
+	// PlanModeID is the agent's own restrictive mode, the one plan mode
+	// puts the session in before each prompt; "" when the agent offers
+	// none.
+	PlanModeID string
+	// AgentMode: plan mode is on and the session is in PlanModeID.
+	AgentMode bool
+	// AskingModes are the modes the agent offers that ask before a
+	// change, best first.
+	AskingModes []string
+	// Kernel: the agent process runs under plan mode's read-only
+	// confinement (Confinement.PlanWritable), which holds even for a
+	// change the agent never reports.
+	Kernel bool
+	// KernelReason says why not, when PlanMode is on and Kernel is not.
+	KernelReason string
+	// Detection: a change the agent reports having made without the host's
+	// consent stops the turn (in plan mode, and with RequireAsking).
+	Detection bool
+	// Unasked counts the changes the agent reported making without asking
+	// in this session (stopped or not).
+	Unasked int
+	// ActsUnasked: the agent does not ask before every change, known from
+	// its mode (ModeUnasked) or seen (Unasked > 0). A policy that rejects
+	// or asks then decides only what the agent chooses to ask.
+	ActsUnasked bool
+}
+
+// Enforcement reports which layers hold for the session now.
+func (s *Session) Enforcement() Enforcement {
+	a := s.c.agent()
+	st := s.state()
+	off := st.modeOffer()
+	cur := st.effectiveMode()
+	e := Enforcement{PlanMode: s.c.PlanMode(), Mode: cur, Unasked: int(s.unasked.Load())}
+	if a.profile != nil {
+		e.Profile = a.profile.Name
+	}
+	e.ModeKind = a.profile.kind(off.mode(cur))
+	if cur == "" {
+		e.ModeKind = ModeUnknown
+	}
+	e.PlanModeID = a.profile.planMode(off.modes)
+	e.AgentMode = e.PlanMode && e.PlanModeID != "" && cur == e.PlanModeID
+	e.AskingModes = a.profile.askingModes(off.modes)
+	e.Kernel = a.planKernel
+	if e.PlanMode && !e.Kernel {
+		e.KernelReason = s.c.kernelReason(a)
+	}
+	e.Detection = e.PlanMode || s.c.opts.RequireAsking
+	e.ActsUnasked = e.ModeKind == ModeUnasked || e.Unasked > 0
+	return e
+}
+
+// Enforcement reports which layers hold for the default session.
+func (c *ACPClient) Enforcement() Enforcement { return c.def.Enforcement() }
+
+// kernelReason says why the kernel layer does not hold for agent a.
+func (c *ACPClient) kernelReason(a *agent) string {
+	switch {
+	case c.opts.Transport != nil || a.link.promises().Transport != "process":
+		return "the agent is not a local process of this host"
+	case c.opts.Confine == nil:
+		return "ACPOptions.Confine is not set"
+	case !a.planKernel:
+		return "the agent was started outside plan mode; it is restarted under it before the next turn when it can re-attach its sessions"
+	}
+	return ""
+}
+
+// modeOffer is what a session offers to set its mode with: its ACP modes,
+// then the choices of its config option of category "mode" that are not
+// among them (opencode offers only those).
+type modeOffer struct {
+	modes    []SessionMode
+	acp      int    // modes[:acp] are ACP modes, set with session/set_mode
+	configID string // the mode config option, "" none
+}
+
+func (o modeOffer) mode(id string) SessionMode {
+	for _, m := range o.modes {
+		if m.ID == id {
+			return m
+		}
+	}
+	return SessionMode{ID: id}
+}
+
+func (o modeOffer) offers(id string) bool {
+	return slices.ContainsFunc(o.modes, func(m SessionMode) bool { return m.ID == id })
+}
+
+func (o modeOffer) viaACP(id string) bool {
+	return slices.ContainsFunc(o.modes[:o.acp], func(m SessionMode) bool { return m.ID == id })
+}
+
+func (s *sessionState) modeOffer() modeOffer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := modeOffer{modes: slices.Clone(s.modeState.AvailableModes)}
+	o.acp = len(o.modes)
+	for i := range s.options {
+		opt := &s.options[i]
+		if opt.Category != CategoryMode || len(opt.Choices) == 0 {
+			continue
+		}
+		o.configID = opt.ID
+		for _, c := range opt.Choices {
+			if !o.offers(c.Value) {
+				o.modes = append(o.modes, SessionMode{ID: c.Value, Name: c.Name, Description: c.Description})
+			}
+		}
+		break
+	}
+	return o
+}
+
+// effectiveMode is the mode the host set last, until the agent reports
+// another, else the mode the agent reported.
+func (s *sessionState) effectiveMode() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.modeSet != "" {
+		return s.modeSet
+	}
+	return s.modeState.CurrentModeID
+}
+
+// syncMode puts session h in the mode the host's policy wants before a
+// prompt: the agent's restrictive mode while plan mode is on; back in the
+// mode plan mode found once it is off; with RequireAsking, an asking mode
+// instead of one that acts unasked. A mode that cannot be set is logged:
+// the other layers still hold.
+func (a *agent) syncMode(ctx context.Context, h *Session) {
+	plan := a.c.PlanMode()
+	h.mu.Lock()
+	from, switched := h.planFrom, h.planSwitched
+	h.mu.Unlock()
+	if !plan && !switched && !a.opts.RequireAsking {
+		return // the per-turn path of a client that asks for none of this
+	}
+	st := a.known(h.ID())
+	if st == nil {
+		return
+	}
+	off := st.modeOffer()
+	cur := st.effectiveMode()
+	target := ""
+	switch {
+	case plan:
+		target = a.profile.planMode(off.modes)
+	case switched:
+		target = from
+	}
+	if !plan && a.opts.RequireAsking {
+		m := target
+		if m == "" {
+			m = cur
+		}
+		if a.profile.kind(off.mode(m)) == ModeUnasked {
+			if asks := a.profile.askingModes(off.modes); len(asks) > 0 {
+				target = asks[0]
+			}
+		}
+	}
+	if target != "" && target != cur && off.offers(target) {
+		if err := a.setSessionMode(ctx, st, off, target); err != nil {
+			a.opts.Logger.Warn("acphost: the agent's mode could not be set", "session", h.ID(), "mode", target, "err", err)
+			return
+		}
+	}
+	h.mu.Lock()
+	switch {
+	case plan && !h.planSwitched && target != "" && target != cur:
+		h.planFrom, h.planSwitched = cur, true
+	case !plan:
+		h.planFrom, h.planSwitched = "", false
+	}
+	h.mu.Unlock()
+}
+
+// setSessionMode sets the session's mode the way the agent offers it.
+func (a *agent) setSessionMode(ctx context.Context, st *sessionState, off modeOffer, id string) error {
+	if off.configID != "" && !off.viaACP(id) {
+		var res struct {
+			ConfigOptions json.RawMessage `json:"configOptions"`
+		}
+		params := map[string]any{"sessionId": st.id, "configId": off.configID, "value": id}
+		if err := a.call(ctx, "session/set_config_option", params, &res); err != nil {
+			return err
+		}
+		if opts := decodeConfigOptions(res.ConfigOptions); opts != nil {
+			st.setState(nil, opts)
+		}
+	} else if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": st.id, "modeId": id}, nil); err != nil {
+		return err
+	}
+	st.noteModeSet(id)
+	return nil
+}
+
+// noteModeSet records that the host set mode id, until the agent reports
+// another one.
+func (s *sessionState) noteModeSet(id string) {
+	s.mu.Lock()
+	if s.modeState.CurrentModeID != id {
+		s.modeSet = id
+	}
+	s.mu.Unlock()
+}
+
+// changes reports whether a tool call changes something: an edit, delete,
+// move or command, or any call with a diff in its content.
+func changes(tc *ToolCall) bool {
+	switch tc.Kind {
+	case ToolEdit, ToolDelete, ToolMove, ToolExecute:
+		return true
+	}
+	return hasDiff(tc)
+}
+
+func hasDiff(tc *ToolCall) bool {
+	return slices.ContainsFunc(tc.Content, func(c ToolCallContent) bool { return c.Type == "diff" })
+}
+
+// checkChange runs on the dispatcher for each tool call update, once
+// merged: a change the agent reports done without the host's consent —
+// any in plan mode (every change asked there was rejected), an unasked one
+// with RequireAsking — is counted and logged, and stops the running turn
+// with an *UnaskedChangeError. A command reported in the agent's own
+// read-only mode (or, with RequireAsking, in an asking mode) is the
+// agent's judgement that it reads only, and an edit of the agent's own
+// state directories (Claude's plan file) is its own: neither counts.
+// "in_progress" is no evidence: opencode and Codex report it before they
+// ask.
+func (s *sessionState) checkChange(tc *ToolCall) {
+	if tc.Status != StatusCompleted || !changes(tc) {
+		return
+	}
+	a := s.a
+	plan := a.c.PlanMode()
+	if !plan && (!a.opts.RequireAsking || s.asked(tc.ID)) {
+		return
+	}
+	off := s.modeOffer()
+	mode := s.effectiveMode()
+	kind := a.profile.kind(off.mode(mode))
+	if tc.Kind == ToolExecute && !hasDiff(tc) && (kind == ModeReadOnly || !plan && kind == ModeAsks) {
+		return
+	}
+	if a.insideState(tc) {
+		return
+	}
+	asks := a.profile.askingModes(off.modes)
+	if len(asks) > maxNamedModes {
+		asks = asks[:maxNamedModes]
+	}
+	for i := range asks {
+		asks[i] = cutBytes(asks[i], 64)
+	}
+	err := &UnaskedChangeError{ToolCall: *tc, PlanMode: plan, Mode: mode, AskingModes: asks}
+	if h := s.pub.Load(); h != nil {
+		h.unasked.Add(1)
+	}
+	a.opts.Logger.Warn("acphost: "+err.Error()[len("acphost: "):], "session", s.id)
+	s.mu.Lock()
+	t := s.turn
+	s.mu.Unlock()
+	if t != nil {
+		t.halt(err)
+	}
+}
+
+// maxNamedModes bounds the modes an UnaskedChangeError names.
+const maxNamedModes = 8
+
+// insideState reports whether every file tc names lies in the agent's own
+// state directories (none named: no).
+func (a *agent) insideState(tc *ToolCall) bool {
+	var paths []string
+	for _, l := range tc.Locations {
+		paths = append(paths, l.Path)
+	}
+	for _, c := range tc.Content {
+		if c.Diff != nil {
+			paths = append(paths, c.Diff.Path)
+		}
+	}
+	dirs := a.stateDirs
+	if len(paths) == 0 || len(dirs) == 0 {
+		return false
+	}
+	for _, p := range paths {
+		if !filepath.IsAbs(p) || !slices.ContainsFunc(dirs, func(d string) bool { return within(d, filepath.Clean(p)) }) {
+			return false
+		}
+	}
+	return true
+}
+
+func within(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// planConfinement is what an agent started in plan mode may write:
+// Confinement.PlanWritable, else its profile's state directories (made if
+// missing) and tmp, its private temporary directory.
+func planConfinement(c *Confinement, p *AgentProfile, env []string, tmp string) []string {
+	if c.PlanWritable != nil {
+		return c.PlanWritable
+	}
+	dirs := p.stateDirs(env)
+	out := []string{tmp}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o700); err == nil || errors.Is(err, os.ErrExist) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// planTemp is the private temporary directory (TMPDIR) of the agents a
+// client starts in plan mode under Confine, where they may write: not the
+// shared one, which may hold the project. Made at the first such start,
+// removed at Close.
+type planTemp struct {
+	mu  sync.Mutex
+	dir string
+}
+
+func (p *planTemp) get() (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dir == "" {
+		dir, err := os.MkdirTemp("", "acphost-plan-")
+		if err != nil {
+			return "", err
+		}
+		p.dir = dir
+	}
+	return p.dir, nil
+}
+
+func (p *planTemp) remove() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dir != "" {
+		_ = os.RemoveAll(p.dir) // removes links, never follows them
+		p.dir = ""
+	}
+}

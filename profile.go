@@ -1,0 +1,266 @@
+package acphost
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/acphost/acphost/claude"
+	"github.com/acphost/acphost/codex"
+	"github.com/acphost/acphost/gemini"
+	"github.com/acphost/acphost/opencode"
+)
+
+// AgentProfile is what the host knows of an agent beyond what it says on
+// the wire: which of its modes keep it from changing files, which ask the
+// host before a change, which act without asking, and where it keeps its
+// own state. A profile never adds a mode: only modes the agent offers (as
+// ACP modes or as a config option of category "mode") are used, and a
+// mode no profile names is judged by its id and name (see ModeKind).
+type AgentProfile struct {
+	// Name names the profile ("claude", "codex", …).
+	Name string
+	// PlanModes are the agent's restrictive modes (its plan or read-only
+	// mode), best first: plan mode puts each session in the first one the
+	// agent offers.
+	PlanModes []string
+	// AskingModes ask the host before every change, best first:
+	// ACPOptions.RequireAsking puts a session that is in an unasking mode
+	// in the first one offered.
+	AskingModes []string
+	// UnaskedModes change files or run commands without asking.
+	UnaskedModes []string
+	// StateDirs are where the agent keeps its own state: they stay
+	// writable under the kernel layer of plan mode (Confinement). "~/" is
+	// the agent's home directory; a leading "$VAR" is that variable of the
+	// agent's environment, and the entry is skipped when it is unset.
+	StateDirs []string
+	// Match recognises the agent by its agentInfo name or its command:
+	// any of these words, case-insensitive. Empty for a profile given in
+	// ACPOptions.Profile.
+	Match []string
+}
+
+// ModeKind says what a session mode does about changes.
+type ModeKind uint8
+
+const (
+	// ModeUnknown: neither the profile nor the mode's words tell.
+	ModeUnknown ModeKind = iota
+	// ModeReadOnly: the agent's plan or read-only mode.
+	ModeReadOnly
+	// ModeAsks: the agent asks the host before a change.
+	ModeAsks
+	// ModeUnasked: the agent changes files or runs commands without asking.
+	ModeUnasked
+)
+
+// String returns "unknown", "read-only", "asks" or "unasked".
+func (k ModeKind) String() string {
+	switch k {
+	case ModeReadOnly:
+		return "read-only"
+	case ModeAsks:
+		return "asks"
+	case ModeUnasked:
+		return "unasked"
+	}
+	return "unknown"
+}
+
+// KnownProfiles are the profiles Start recognises agents by (see
+// AgentProfile.Match), in the order they are tried.
+var KnownProfiles = []AgentProfile{
+	{Name: "claude", Match: []string{"claude"},
+		PlanModes: []string{claude.ModePlan}, AskingModes: []string{claude.ModeDefault},
+		UnaskedModes: []string{claude.ModeAuto, claude.ModeAcceptEdits, claude.ModeBypass}, StateDirs: claude.StateDirs},
+	{Name: "codex", Match: []string{"codex"},
+		PlanModes: []string{codex.ModeReadOnly}, AskingModes: []string{codex.ModeReadOnly},
+		UnaskedModes: []string{codex.ModeAgent, codex.ModeAgentFullAccess, codex.ModeWorkspaceWrite, codex.ModeAuto, codex.ModeFullAccess},
+		StateDirs:    codex.StateDirs},
+	{Name: "gemini", Match: []string{"gemini"},
+		PlanModes: []string{gemini.ModePlan}, AskingModes: []string{gemini.ModeDefault},
+		UnaskedModes: []string{gemini.ModeAutoEdit, gemini.ModeYolo}, StateDirs: gemini.StateDirs},
+	{Name: "opencode", Match: []string{"opencode"},
+		PlanModes: []string{opencode.ModePlan}, StateDirs: opencode.StateDirs},
+}
+
+// recogniseProfile finds the known profile whose words occur in any of
+// names (the agent's agentInfo name, its command); nil when none does.
+func recogniseProfile(names ...string) *AgentProfile {
+	for i := range KnownProfiles {
+		p := &KnownProfiles[i]
+		for _, n := range names {
+			n = strings.ToLower(n)
+			for _, w := range p.Match {
+				if n != "" && strings.Contains(n, w) {
+					return p
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// kind says what mode m does: the profile's word for it, else its id's
+// and name's.
+func (p *AgentProfile) kind(m SessionMode) ModeKind {
+	if p != nil {
+		switch {
+		case slices.Contains(p.PlanModes, m.ID):
+			return ModeReadOnly
+		case slices.Contains(p.AskingModes, m.ID):
+			return ModeAsks
+		case slices.Contains(p.UnaskedModes, m.ID):
+			return ModeUnasked
+		}
+	}
+	return kindFromWords(m.ID + " " + m.Name)
+}
+
+// modeWords recognise a mode no profile names, by its id and name.
+var modeWords = []struct {
+	kind  ModeKind
+	words []string
+}{
+	{ModeReadOnly, []string{"plan", "read-only", "readonly", "read only"}},
+	{ModeUnasked, []string{"auto", "yolo", "bypass", "full-access", "full access", "accept", "dontask", "don't ask", "never ask"}},
+	{ModeAsks, []string{"default", "ask", "manual"}},
+}
+
+func kindFromWords(s string) ModeKind {
+	s = strings.ToLower(s)
+	for _, mw := range modeWords {
+		for _, w := range mw.words {
+			if strings.Contains(s, w) {
+				return mw.kind
+			}
+		}
+	}
+	return ModeUnknown
+}
+
+// pick returns the first of ids offered, else the first offered mode of
+// kind k (judged by words), else "".
+func (p *AgentProfile) pick(offered []SessionMode, ids []string, k ModeKind) string {
+	for _, id := range ids {
+		if slices.ContainsFunc(offered, func(m SessionMode) bool { return m.ID == id }) {
+			return id
+		}
+	}
+	for _, m := range offered {
+		if p.kind(m) == k {
+			return m.ID
+		}
+	}
+	return ""
+}
+
+// planMode is the agent's restrictive mode among offered ("" none).
+func (p *AgentProfile) planMode(offered []SessionMode) string {
+	var ids []string
+	if p != nil {
+		ids = p.PlanModes
+	}
+	return p.pick(offered, ids, ModeReadOnly)
+}
+
+// askingModes are the offered modes that ask, best first.
+func (p *AgentProfile) askingModes(offered []SessionMode) []string {
+	var out []string
+	if p != nil {
+		for _, id := range p.AskingModes {
+			if slices.ContainsFunc(offered, func(m SessionMode) bool { return m.ID == id }) {
+				out = append(out, id)
+			}
+		}
+	}
+	for _, m := range offered {
+		if p.kind(m) == ModeAsks && !slices.Contains(out, m.ID) {
+			out = append(out, m.ID)
+		}
+	}
+	return out
+}
+
+// stateDirs resolves StateDirs for an agent whose environment is env
+// (KEY=value; nil: this process's) and returns the absolute paths.
+func (p *AgentProfile) stateDirs(env []string) []string {
+	if p == nil {
+		return nil
+	}
+	lookup := func(k string) string {
+		if env == nil {
+			return os.Getenv(k)
+		}
+		v := ""
+		for _, kv := range env {
+			if key, val, ok := strings.Cut(kv, "="); ok && key == k {
+				v = val // the last one wins, as in exec
+			}
+		}
+		return v
+	}
+	home := lookup("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	var out []string
+	for _, d := range p.StateDirs {
+		switch {
+		case strings.HasPrefix(d, "~/"):
+			if home == "" {
+				continue
+			}
+			d = filepath.Join(home, d[2:])
+		case strings.HasPrefix(d, "$"):
+			name, rest, _ := strings.Cut(d[1:], "/")
+			v := lookup(name)
+			if v == "" {
+				continue
+			}
+			d = filepath.Join(v, rest)
+		}
+		if filepath.IsAbs(d) && !slices.Contains(out, d) {
+			out = append(out, filepath.Clean(d))
+		}
+	}
+	return out
+}
+
+// profileFor is ACPOptions.Profile, else the known profile the agent's
+// agentInfo name or command names.
+func (c *ACPClient) profileFor(agentName string) *AgentProfile {
+	if c.opts.Profile != nil {
+		return c.opts.Profile
+	}
+	return recogniseProfile(append([]string{agentName}, commandWords(&c.opts)...)...)
+}
+
+// startProfile is the profile known before the agent speaks: given, or
+// named by its command (confinement is set before initialize).
+func startProfile(o *ACPOptions) *AgentProfile {
+	if o.Profile != nil {
+		return o.Profile
+	}
+	return recogniseProfile(commandWords(o)...)
+}
+
+// commandWords are the agent's program and arguments (for "npx -y
+// @agentclientprotocol/claude-agent-acp" the package names the agent).
+func commandWords(o *ACPOptions) []string {
+	return append([]string{filepath.Base(o.Command)}, o.Args...)
+}
+
+// agentEnv is the environment a local agent is started with; nil (this
+// process's) for a transport's agent.
+func (c *ACPClient) agentEnv() []string {
+	if c.opts.Transport != nil {
+		return nil
+	}
+	if c.opts.CleanEnv {
+		return c.opts.Env
+	}
+	return append(os.Environ(), c.opts.Env...)
+}
