@@ -39,15 +39,18 @@ import (
 // SPEC.md.
 type Confinement struct {
 	Writable []string // absolute directories
-	// PlanWritable replaces Writable while the client is in plan mode
-	// (ACPOptions.PlanMode, SetPlanMode): the agent's own state and
-	// temporary directories, never the project. Nil: the state
-	// directories of the agent's profile (ACPOptions.Profile, else the one
-	// its command names; made if missing) and os.TempDir(). An agent
-	// started in one mode is restarted in the other before the next turn
-	// after SetPlanMode changes it, when it can re-attach its sessions
-	// (session/load or resume); see Enforcement.
+	// While the client is in plan mode (ACPOptions.PlanMode, SetPlanMode)
+	// Writable does not apply: the agent may write only the state
+	// directories of its profile (ACPOptions.Profile, else the one its
+	// command names; made if missing), a private temporary directory
+	// (TMPDIR, removed at Close) and PlanWritable. An agent started in one
+	// mode is restarted in the other before the next turn after SetPlanMode
+	// changes it, when it can re-attach its sessions (session/load or
+	// resume); see Enforcement.
 	PlanWritable []string
+	// PlanOnly confines the agent in plan mode only: outside it, the agent
+	// is not confined at all (Writable is ignored).
+	PlanOnly bool
 }
 
 // checkConfinement fails early when confinement is asked for where the
@@ -59,7 +62,7 @@ func checkConfinement(o *ACPOptions) error {
 	var writable []string
 	switch {
 	case o.Confine != nil:
-		writable = o.Confine.Writable
+		writable = append(slices.Clone(o.Confine.Writable), o.Confine.PlanWritable...)
 	case o.Terminal == nil || !o.Terminal.Confine:
 		return nil
 	}
@@ -76,3 +79,8 @@ func checkConfinement(o *ACPOptions) error {
 	}
 	return nil
 }
+
+// CanConfine reports whether Confinement can be had here (Linux with
+// Landlock); where it cannot, Start with ACPOptions.Confine fails with
+// ErrUnsupported.
+func CanConfine() bool { return confine.Available() }

@@ -89,11 +89,48 @@ func (s *Session) Enforcement() Enforcement {
 // Enforcement reports which layers hold for the default session.
 func (c *ACPClient) Enforcement() Enforcement { return c.def.Enforcement() }
 
+// String sums the report up for a person, in one line: which layers hold
+// plan mode, or, outside it, whether the agent acts without asking; ""
+// when there is nothing to say. SafeText has made the agent's mode ids
+// safe to show.
+func (e Enforcement) String() string {
+	if e.PlanMode {
+		layers := []string{"host"}
+		if e.AgentMode {
+			layers = append(layers, "agent mode "+SafeText(e.PlanModeID))
+		}
+		if e.Kernel {
+			layers = append(layers, "kernel")
+		}
+		s := "held by " + strings.Join(layers, ", ")
+		if e.PlanModeID == "" {
+			s += "; the agent offers no plan mode"
+		}
+		if !e.Kernel {
+			s += "; not kernel-enforced: " + e.KernelReason
+		}
+		return s
+	}
+	if !e.ActsUnasked {
+		return ""
+	}
+	s := "but the agent acts without asking"
+	if e.Mode != "" && e.ModeKind == ModeUnasked {
+		s = "but mode " + SafeText(e.Mode) + " acts without asking"
+	}
+	if len(e.AskingModes) > 0 {
+		s += "; modes that ask: " + SafeText(strings.Join(e.AskingModes, ", "))
+	}
+	return s
+}
+
 // kernelReason says why the kernel layer does not hold for agent a.
 func (c *ACPClient) kernelReason(a *agent) string {
 	switch {
 	case c.opts.Transport != nil || a.link.promises().Transport != "process":
-		return "the agent is not a local process of this host"
+		return "the agent is not a local process"
+	case !CanConfine():
+		return "Landlock is not available here"
 	case c.opts.Confine == nil:
 		return "ACPOptions.Confine is not set"
 	case !a.planKernel:
@@ -336,21 +373,17 @@ func within(dir, p string) bool {
 	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
-// planConfinement is what an agent started in plan mode may write:
-// Confinement.PlanWritable, else its profile's state directories (made if
-// missing) and tmp, its private temporary directory.
+// planConfinement is what an agent started in plan mode may write: its
+// profile's state directories (made if missing), tmp, its private
+// temporary directory, and Confinement.PlanWritable.
 func planConfinement(c *Confinement, p *AgentProfile, env []string, tmp string) []string {
-	if c.PlanWritable != nil {
-		return c.PlanWritable
-	}
-	dirs := p.stateDirs(env)
 	out := []string{tmp}
-	for _, d := range dirs {
+	for _, d := range p.stateDirs(env) {
 		if err := os.MkdirAll(d, 0o700); err == nil || errors.Is(err, os.ErrExist) {
 			out = append(out, d)
 		}
 	}
-	return out
+	return append(out, c.PlanWritable...)
 }
 
 // planTemp is the private temporary directory (TMPDIR) of the agents a

@@ -47,7 +47,7 @@ func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
 	}
 	s := proc.Spec{Command: opts.Command, Args: opts.Args, Env: env, Dir: opts.Dir, GroupRequired: opts.Contain == ContainCgroup, Log: opts.Logger}
 	planConfined := false
-	if opts.Confine != nil {
+	if opts.Confine != nil && (plan != nil || !opts.Confine.PlanOnly) {
 		s.Confined, s.Writable = true, opts.Confine.Writable
 		if plan != nil {
 			tmp, err := plan.get()

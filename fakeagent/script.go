@@ -84,6 +84,12 @@ type Script struct {
 	// "mode") of NewSessionResult until session/set_mode or
 	// session/set_config_option changes it.
 	ReadOnlyModes []string `json:"readOnlyModes,omitempty"`
+	// AskingModes are session modes in which the agent asks before it
+	// acts, as real agents' default modes do: a Run step there first sends
+	// a session/request_permission for its tool call and runs only when an
+	// option of an allow kind is chosen. In any other mode a Run step runs
+	// unasked.
+	AskingModes []string `json:"askingModes,omitempty"`
 	// NeverAnswer lists client→agent methods (such as "session/set_mode") whose requests
 	// are recorded and never answered, for tests of a client that gives up on a call.
 	NeverAnswer []string `json:"neverAnswer,omitempty"`

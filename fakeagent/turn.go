@@ -401,19 +401,45 @@ func (t *turn) sendBulk(n int, numbered, cancellable bool) result {
 	return finished
 }
 
-// runCommand runs argv as the agent's own tool and reports it as a tool call.
+// runCommand runs argv as the agent's own tool and reports it as a tool
+// call: in a read-only mode it is not run, in an asking mode only once
+// allowed (see Script.ReadOnlyModes, AskingModes).
 func (t *turn) runCommand(argv []string, cancellable bool) result {
 	id := fmt.Sprintf("run-%d", t.a.nextRun.Add(1))
-	t.sendUpdate(mustJSON(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: strings.Join(argv, " "), Kind: "execute", Status: "in_progress"}))
+	title := strings.Join(argv, " ")
+	t.sendUpdate(mustJSON(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: "execute", Status: "in_progress"}))
+	mode := t.a.sessionMode(t.sid)
+	status, res, out := "failed", finished, ""
+	switch {
+	case slices.Contains(t.a.script.ReadOnlyModes, mode):
+		out = "not run: the session is in its read-only mode " + strconv.Quote(mode)
+	case slices.Contains(t.a.script.AskingModes, mode):
+		if res = t.request(methodPermission, PermissionParams(id, title, "execute"), false, cancellable); res != finished {
+			return res
+		}
+		if !t.wasAllowed() {
+			out = "not run: not allowed"
+			break
+		}
+		fallthrough
+	default:
+		status, res, out = t.execute(argv, cancellable)
+	}
+	t.sendUpdate(mustJSON(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: status,
+		Content: []toolContent{{"content", textBlock{"text", out}}}}))
+	return res
+}
+
+// execute runs argv in its own process group, killed if the turn is
+// cancelled meanwhile; status is "completed" for a zero exit.
+func (t *turn) execute(argv []string, cancellable bool) (status string, res result, output string) {
 	var out bytes.Buffer
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = time.Second // a child left holding the output must not hold the turn
 	ownGroup(cmd)
-	status, res := "failed", finished
-	if mode := t.a.sessionMode(t.sid); slices.Contains(t.a.script.ReadOnlyModes, mode) {
-		out.WriteString("not run: the session is in its read-only mode " + strconv.Quote(mode))
-	} else if err := cmd.Start(); err != nil {
+	status, res = "failed", finished
+	if err := cmd.Start(); err != nil {
 		out.WriteString(err.Error())
 	} else {
 		exited := make(chan struct{})
@@ -426,7 +452,5 @@ func (t *turn) runCommand(argv []string, cancellable bool) result {
 			status = "completed"
 		}
 	}
-	t.sendUpdate(mustJSON(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: status,
-		Content: []toolContent{{"content", textBlock{"text", out.String()}}}}))
-	return res
+	return status, res, out.String()
 }

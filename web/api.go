@@ -175,6 +175,9 @@ func (s *Server) publishState() {
 	s.mu.Unlock()
 	st.Session = sessionView{ID: safe(sess.ID()), Title: safe(sess.Details().Title)}
 	st.PlanMode = s.c.PlanMode()
+	if e := sess.Enforcement(); e.PlanMode || s.cfg.PermissionLabel != "allow" {
+		st.Holds = e.String()
+	}
 	modes := sess.Modes()
 	st.Mode = modes.CurrentModeID
 	for _, m := range modes.AvailableModes {

@@ -132,6 +132,9 @@ type msgState struct {
 	Recording  bool         `json:"recording"`            // sessions are recorded (Config.Sessions)
 	Turn       int          `json:"turn"`
 	PlanMode   bool         `json:"planMode"`
+	// Holds says what holds of plan mode, layer by layer, or that the
+	// agent acts without asking (acphost.Enforcement's summary).
+	Holds string `json:"holds,omitempty"`
 	Mode       string       `json:"mode"`
 	Modes      []choiceView `json:"modes"`
 	Config     []configView `json:"config"`

@@ -477,8 +477,9 @@ func TestControls(t *testing.T) {
 	assert.Len(t, cfg[0].list("options"), 2)
 
 	r.post("/api/planmode", map[string]bool{"on": true}, http.StatusOK)
-	tb.next("plan mode", func(m msg) bool { return m.typ() == "state" && m["planMode"] == true })
+	pm := tb.next("plan mode", func(m msg) bool { return m.typ() == "state" && m["planMode"] == true })
 	assert.True(t, r.srv.Client().PlanMode())
+	assert.Contains(t, pm.str("holds"), "held by host", "the page says which layers hold")
 	r.post("/api/mode", map[string]string{"id": "code"}, http.StatusOK)
 	tb.next("mode code", func(m msg) bool { return m.typ() == "state" && m.str("mode") == "code" })
 	r.post("/api/config", map[string]any{"id": "model", "value": 3}, http.StatusBadRequest)

@@ -57,7 +57,7 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 		case len(args) == 1 && (args[0] == "on" || args[0] == "off"):
 			client.SetPlanMode(args[0] == "on")
 			if args[0] == "on" {
-				a.note(styleYellow, "plan mode on: acphost rejects every tool that can change something, and file writes")
+				a.note(styleYellow, "plan mode on: acphost rejects every tool that can change something, and file writes; "+planSwitchNote(sess.Enforcement()))
 			} else {
 				a.note(styleDim, "plan mode off: permission "+a.permissionLabel(client))
 			}
@@ -387,4 +387,23 @@ func (a *app) pickContinue() (r sessionRecord, ok bool) {
 	}
 	a.note(styleDim, "no earlier session of this agent here: starting a new one")
 	return sessionRecord{}, false
+}
+
+// planSwitchNote says what /plan on does beyond the host's rejections,
+// before the next prompt: the agent's own plan mode, the kernel layer.
+func planSwitchNote(e acphost.Enforcement) string {
+	var parts []string
+	if e.PlanModeID != "" {
+		parts = append(parts, "the agent is put in its mode "+acphost.SafeText(e.PlanModeID))
+	} else {
+		parts = append(parts, "the agent offers no plan mode")
+	}
+	switch {
+	case e.Kernel:
+	case strings.Contains(e.KernelReason, "restarted"):
+		parts = append(parts, "it is restarted under the kernel layer (Landlock)")
+	default:
+		parts = append(parts, "not kernel-enforced: "+e.KernelReason)
+	}
+	return strings.Join(parts, " and ") + " before the next prompt"
 }

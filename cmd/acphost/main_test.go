@@ -830,11 +830,13 @@ func TestOptionsReachAgent(t *testing.T) {
 		t.Errorf("session/set_mode count %d", n)
 	}
 
-	// Plan mode refuses the write even with --fs.
+	// Plan mode refuses the write even with --fs. The agent keeps its
+	// record beside: under plan mode's kernel layer, only what --writable
+	// adds outside the project is writable to it.
 	if err := os.Remove(target); err != nil {
 		t.Fatal(err)
 	}
-	r = runWith(t, script(), "", "--json", "--cwd", dir, "--fs", "--permission", "plan", "-p", "write it")
+	r = runWith(t, script(), "", "--json", "--cwd", dir, "--fs", "--permission", "plan", "--writable", filepath.Dir(record), "-p", "write it")
 	if r.code != 0 {
 		t.Fatalf("plan: exit %d; stderr:\n%s", r.code, r.stderr)
 	}

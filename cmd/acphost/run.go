@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -281,6 +282,10 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	if a.approver != nil {
 		ask = a.askPermission()
 	}
+	// Every policy but allow needs an agent that asks: one in a mode that
+	// acts unasked is moved to its asking mode, and a change it reports
+	// making unasked stops the turn.
+	opts.RequireAsking = a.cfg.permission != permAllow
 	switch a.cfg.permission {
 	case permAsk:
 		opts.OnPermission = ask
@@ -330,9 +335,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 			return opts, nil, err
 		}
 	}
-	if len(a.cfg.writable) > 0 {
-		opts.Confine = &acphost.Confinement{Writable: a.cfg.writable}
-	}
+	opts.Confine = confinement(a.cfg, a.cwd)
 	var closer io.Closer
 	switch a.cfg.stderrPath {
 	case "":
@@ -855,6 +858,38 @@ func (a *app) closeClient(client *acphost.ACPClient) {
 	}
 }
 
+// confinement is --writable's, and the kernel layer of plan mode
+// (--permission plan, /plan on) where Landlock works: in plan mode the
+// agent may write only its own state (its profile's), a private TMPDIR
+// and the --writable directories that do not hold the project cwd;
+// outside it, --writable's directories, or anywhere without --writable.
+// Switching plan mode restarts the agent under the other confinement
+// before the next turn (when it can re-attach its session).
+func confinement(cfg config, cwd string) *acphost.Confinement {
+	var c *acphost.Confinement
+	if len(cfg.writable) > 0 {
+		c = &acphost.Confinement{Writable: cfg.writable}
+	}
+	if cfg.remote.remote() || !acphost.CanConfine() {
+		return c
+	}
+	if c == nil {
+		c = &acphost.Confinement{PlanOnly: true}
+	}
+	for _, dir := range cfg.writable {
+		if !within(dir, cwd) {
+			c.PlanWritable = append(c.PlanWritable, dir)
+		}
+	}
+	return c
+}
+
+// within reports whether path is dir or lies beneath it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
 // greet names the agent, the session, its mode and the permission policy
 // at the start of human output.
 func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
@@ -917,6 +952,8 @@ func currentMode(modes acphost.SessionModes) string {
 	return s
 }
 
+// permissionLabel tells what will happen, not what was asked for: the
+// policy, and what holds of it (see enforcementNote).
 func (a *app) permissionLabel(client *acphost.ACPClient) string {
 	p := a.cfg.permission
 	if a.cfg.noOneToAsk && a.cfg.nonInteractive == nonInteractiveFail {
@@ -928,7 +965,19 @@ func (a *app) permissionLabel(client *acphost.ACPClient) string {
 	if client.PlanMode() && p != permPlan {
 		p += " + plan mode"
 	}
+	if note := enforcementNote(client.Enforcement(), a.cfg.permission); note != "" {
+		p += " (" + note + ")"
+	}
 	return p
+}
+
+// enforcementNote says which layers hold: in plan mode, each of them;
+// under a policy that rejects or asks, whether the agent asks at all.
+func enforcementNote(e acphost.Enforcement, policy string) string {
+	if !e.PlanMode && policy == permAllow {
+		return ""
+	}
+	return e.String()
 }
 
 // chat reads prompts and commands from standard input until it ends, a
@@ -1102,6 +1151,10 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		a.failed = true
 		a.reportAgentError("the agent failed", err)
 		return false
+	case errors.Is(err, acphost.ErrUnaskedChange):
+		a.failed = true
+		a.diag(styleRed, "%s", unaskedMessage(err))
+		return true
 	default:
 		a.failed = true
 		a.diag(styleRed, "the turn failed: %s", errMsg(err))
@@ -1113,6 +1166,30 @@ func (a *app) noteUnconfirmed(err error) {
 	if errors.Is(err, acphost.ErrCancelUnconfirmed) {
 		a.diag(styleYellow, "the agent did not confirm the cancellation; it will be restarted before the next turn (the conversation is lost)")
 	}
+}
+
+// unaskedMessage explains a turn stopped for a change the agent made
+// without the host's consent, and what to do about it.
+func unaskedMessage(err error) string {
+	var uc *acphost.UnaskedChangeError
+	if !errors.As(err, &uc) {
+		return errMsg(err)
+	}
+	what := fmt.Sprintf("%s %q", acphost.SafeText(string(uc.ToolCall.Kind)), oneLine(acphost.SafeText(uc.ToolCall.Title), 60))
+	if uc.PlanMode {
+		return "plan mode: the agent reports it ran " + what + " anyway; the turn was stopped. Its own mode does not keep it from changing files; the kernel layer (Linux Landlock) does: see the header"
+	}
+	msg := "the agent ran " + what + " without asking"
+	if uc.Mode != "" {
+		msg += " (its mode " + strconv.Quote(acphost.SafeText(uc.Mode)) + " does not ask)"
+	}
+	msg += "; the turn was stopped"
+	if len(uc.AskingModes) > 0 {
+		msg += "; modes that ask: " + acphost.SafeText(strings.Join(uc.AskingModes, ", ")) + " (/mode ID, or --mode ID)"
+	} else {
+		msg += "; the agent offers no mode that asks (/mode lists its modes); --permission allow lets it act"
+	}
+	return msg
 }
 
 // errMsg is err's message, safe to print, each part said once: the

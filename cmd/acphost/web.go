@@ -239,9 +239,8 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 	if cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
-	if len(cfg.writable) > 0 {
-		opts.Confine = &acphost.Confinement{Writable: cfg.writable}
-	}
+	opts.Confine = confinement(cfg, cfg.cwd)
+	opts.RequireAsking = cfg.permission != permAllow
 	switch cfg.stderrPath {
 	case "":
 	case "-":

@@ -473,7 +473,7 @@
     state = m;
     $("session").textContent = m.session.title || m.session.id;
     $("session").title = "session " + m.session.id;
-    $("policy").textContent = m.permission ? "permission: " + m.permission : "";
+    $("policy").textContent = (m.permission ? "permission: " + m.permission : "") + (m.holds ? " (" + m.holds + ")" : "");
     $("newsession").disabled = m.running || m.switching;
     const st = $("status");
     st.textContent = m.running ? "running" : "idle";
