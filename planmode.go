@@ -33,9 +33,9 @@ type Enforcement struct {
 	// and ModeKind what it does about changes.
 	Mode     string
 	ModeKind ModeKind
-	// PlanModeID is the agent's own restrictive mode, the one plan mode
-	// puts the session in before each prompt; "" when the agent offers
-	// none.
+	// PlanModeID is the mode plan mode puts the session in before each
+	// prompt: the agent's own restrictive mode, else one that asks (whose
+	// asks the host rejects); "" when the agent offers neither.
 	PlanModeID string
 	// AgentMode: plan mode is on and the session is in PlanModeID.
 	AgentMode bool
@@ -98,6 +98,9 @@ func (e Enforcement) String() string {
 		layers := []string{"host"}
 		if e.AgentMode {
 			layers = append(layers, "agent mode "+SafeText(e.PlanModeID))
+			if e.ModeKind == ModeAsks {
+				layers[len(layers)-1] += " (asks)"
+			}
 		}
 		if e.Kernel {
 			layers = append(layers, "kernel")
@@ -295,10 +298,11 @@ func hasDiff(tc *ToolCall) bool {
 }
 
 // checkChange runs on the dispatcher for each tool call update, once
-// merged: a change the agent reports done without the host's consent —
-// any in plan mode (every change asked there was rejected), an unasked one
-// with RequireAsking — is counted and logged, and stops the running turn
-// with an *UnaskedChangeError. A command reported in the agent's own
+// merged: a change the agent reports done without the host's consent — an
+// unasked one, or in plan mode any (every change asked there was rejected)
+// — is counted (Enforcement.Unasked) and, in plan mode or with
+// RequireAsking, logged and stops the running turn with an
+// *UnaskedChangeError. A command reported in the agent's own
 // read-only mode (or, with RequireAsking, in an asking mode) is the
 // agent's judgement that it reads only, and an edit of the agent's own
 // state directories (Claude's plan file) is its own: neither counts.
@@ -310,7 +314,7 @@ func (s *sessionState) checkChange(tc *ToolCall) {
 	}
 	a := s.a
 	plan := a.c.PlanMode()
-	if !plan && (!a.opts.RequireAsking || s.asked(tc.ID)) {
+	if !plan && s.asked(tc.ID) {
 		return
 	}
 	off := s.modeOffer()
@@ -332,6 +336,9 @@ func (s *sessionState) checkChange(tc *ToolCall) {
 	err := &UnaskedChangeError{ToolCall: *tc, PlanMode: plan, Mode: mode, AskingModes: asks}
 	if h := s.pub.Load(); h != nil {
 		h.unasked.Add(1)
+	}
+	if !plan && !a.opts.RequireAsking {
+		return // the agent's own decision, which the host lets stand
 	}
 	a.opts.Logger.Warn("acphost: "+err.Error()[len("acphost: "):], "session", s.id)
 	s.mu.Lock()

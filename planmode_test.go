@@ -300,3 +300,19 @@ func TestProfileStateDirs(t *testing.T) {
 	require.Contains(t, got, "/d/opencode")
 	require.Contains(t, got, "/h/.local/share/opencode")
 }
+
+// An agent without a restrictive mode is put in one that asks, whose
+// every ask plan mode rejects; the legacy Claude adapter's "plan" runs its
+// tools unasked, so it is such an agent.
+func TestPlanModeFallsBackToAnAskingMode(t *testing.T) {
+	script := fakeagent.Script{
+		Name:             "@zed-industries/claude-agent-acp",
+		NewSessionResult: raw(`{"modes":{"currentModeId":"bypassPermissions","availableModes":[{"id":"default"},{"id":"plan"},{"id":"bypassPermissions"}]}}`),
+	}
+	c, a := connectFake(t, script, ACPOptions{PlanMode: true})
+	require.Equal(t, []string{"default"}, modesSet(a.Agent))
+	e := c.Enforcement()
+	require.Equal(t, "claude-legacy", e.Profile)
+	require.True(t, e.AgentMode)
+	require.Contains(t, e.String(), "agent mode default (asks)")
+}

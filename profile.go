@@ -23,7 +23,7 @@ type AgentProfile struct {
 	Name string
 	// PlanModes are the agent's restrictive modes (its plan or read-only
 	// mode), best first: plan mode puts each session in the first one the
-	// agent offers.
+	// agent offers (else in its first asking mode).
 	PlanModes []string
 	// AskingModes ask the host before every change, best first:
 	// ACPOptions.RequireAsking puts a session that is in an unasking mode
@@ -72,6 +72,11 @@ func (k ModeKind) String() string {
 // KnownProfiles are the profiles Start recognises agents by (see
 // AgentProfile.Match), in the order they are tried.
 var KnownProfiles = []AgentProfile{
+	// The legacy adapter's plan mode ran Bash and Write without asking
+	// (interop, claude-agent-acp 0.23.1): plan mode uses its asking mode.
+	{Name: "claude-legacy", Match: []string{"@zed-industries/claude-agent-acp", "zed-industries/claude"},
+		AskingModes: []string{claude.ModeDefault}, UnaskedModes: []string{claude.ModePlan, claude.ModeAcceptEdits, claude.ModeBypass},
+		StateDirs: claude.StateDirs},
 	{Name: "claude", Match: []string{"claude"},
 		PlanModes: []string{claude.ModePlan}, AskingModes: []string{claude.ModeDefault},
 		UnaskedModes: []string{claude.ModeAuto, claude.ModeAcceptEdits, claude.ModeBypass}, StateDirs: claude.StateDirs},
@@ -157,13 +162,21 @@ func (p *AgentProfile) pick(offered []SessionMode, ids []string, k ModeKind) str
 	return ""
 }
 
-// planMode is the agent's restrictive mode among offered ("" none).
+// planMode is the mode plan mode puts a session in: the agent's
+// restrictive mode among offered, else one that asks (whose every ask the
+// host then rejects); "" when it offers neither.
 func (p *AgentProfile) planMode(offered []SessionMode) string {
 	var ids []string
 	if p != nil {
 		ids = p.PlanModes
 	}
-	return p.pick(offered, ids, ModeReadOnly)
+	if m := p.pick(offered, ids, ModeReadOnly); m != "" {
+		return m
+	}
+	if asks := p.askingModes(offered); len(asks) > 0 {
+		return asks[0]
+	}
+	return ""
 }
 
 // askingModes are the offered modes that ask, best first.

@@ -498,6 +498,12 @@ func (m *MockLLM) responses(w http.ResponseWriter, r *http.Request, body []byte)
 		Model string            `json:"model"`
 		Input []json.RawMessage `json:"input"`
 		Tools []toolDecl        `json:"tools"`
+		Text  struct {
+			Format struct {
+				Type   string          `json:"type"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"format"`
+		} `json:"text"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		m.record(r, "responses", "400")
@@ -506,9 +512,16 @@ func (m *MockLLM) responses(w http.ResponseWriter, r *http.Request, body []byte)
 	}
 	tools := toolSet(req.Tools)
 	var p plan
-	if len(tools) == 0 {
+	switch {
+	case req.Text.Format.Type == "json_schema":
+		// A structured side call: Codex's guardian reviewing a command
+		// in its "agent" mode. Answered as a real model answers for a
+		// harmless command the user asked for: allow.
+		p = plan{text: string(mustJSON(fromSchema(req.Text.Format.Schema, 0)))}
+		m.record(r, "responses", "guardian")
+	case len(tools) == 0:
 		p = plan{text: "Mock title"}
-	} else {
+	default:
 		var steps []step
 		done := 0
 		for i := len(req.Input) - 1; i >= 0; i-- {
@@ -530,8 +543,11 @@ func (m *MockLLM) responses(w http.ResponseWriter, r *http.Request, body []byte)
 			}
 		}
 		p = m.decide(steps, done, tools, "call_mock_")
+		m.recordTurn(r, "responses", false, p, body)
 	}
-	m.recordTurn(r, "responses", len(tools) == 0, p, body)
+	if len(tools) == 0 && req.Text.Format.Type != "json_schema" {
+		m.recordTurn(r, "responses", true, p, body)
+	}
 	respID := m.callID("resp_mock_")
 	s := newSSE(w)
 	s.event("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": respID, "object": "response", "status": "in_progress", "model": req.Model, "output": []any{}}})
@@ -765,4 +781,57 @@ func (m *MockLLM) gemini(w http.ResponseWriter, r *http.Request, body []byte, st
 		}
 		s.event("", cand([]any{part}, finish))
 	}
+}
+
+// fromSchema makes a value that fits a JSON schema the way a model
+// approving a harmless action would fill it: an enum takes "allow" (or
+// "approve", "low", "safe") when offered, strings a short rationale.
+func fromSchema(raw json.RawMessage, depth int) any {
+	var sc struct {
+		Type       any                        `json:"type"`
+		Enum       []any                      `json:"enum"`
+		Properties map[string]json.RawMessage `json:"properties"`
+		Items      json.RawMessage            `json:"items"`
+		AnyOf      []json.RawMessage          `json:"anyOf"`
+		OneOf      []json.RawMessage          `json:"oneOf"`
+	}
+	if depth > 8 || json.Unmarshal(raw, &sc) != nil {
+		return nil
+	}
+	if len(sc.Enum) > 0 {
+		for _, want := range []string{"allow", "approve", "approved", "low", "safe"} {
+			for _, v := range sc.Enum {
+				if v == want {
+					return v
+				}
+			}
+		}
+		return sc.Enum[0]
+	}
+	if alts := append(sc.AnyOf, sc.OneOf...); len(alts) > 0 {
+		return fromSchema(alts[0], depth+1)
+	}
+	typ, _ := sc.Type.(string)
+	if list, ok := sc.Type.([]any); ok && len(list) > 0 {
+		typ, _ = list[0].(string)
+	}
+	switch typ {
+	case "object":
+		obj := map[string]any{}
+		for k, v := range sc.Properties {
+			obj[k] = fromSchema(v, depth+1)
+		}
+		return obj
+	case "array":
+		return []any{}
+	case "string":
+		return "The user asked for this; it only writes a file in the workspace."
+	case "integer", "number":
+		return 0
+	case "boolean":
+		return true
+	case "null":
+		return nil
+	}
+	return nil
 }

@@ -1,0 +1,141 @@
+//go:build interop
+
+package interop
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acphost/acphost"
+)
+
+// The agents as their READMEs start them: no mode preset. Claude starts in
+// auto (it never asks), Codex TS in agent (a guardian model decides; the
+// mock answers its review "allow", as a real model does for a harmless
+// command). Plan mode and the policies that reject must hold anyway.
+
+// plain is a tweak that drops the mode the other scenarios preset.
+func plain(extra func(*session, *acphost.ACPOptions)) func(*session, *acphost.ACPOptions) {
+	return func(s *session, o *acphost.ACPOptions) {
+		o.Mode = ""
+		if extra != nil {
+			extra(s, o)
+		}
+	}
+}
+
+// plan-plain: library plan mode on an agent started in its own default
+// mode, with a hook that would allow everything and fs served: nothing is
+// written by any route.
+func testPlanPlain(t *testing.T, a Agent) {
+	s := start(t, a, plain(func(s *session, o *acphost.ACPOptions) {
+		o.PlanMode = true
+		if o.FS == nil {
+			s.serveFS(o)
+		}
+	}))
+	s.setPolicy(allowOnce)
+	e := s.client.Enforcement()
+	t.Logf("%s: mode %q (%s), plan mode %q, %s", a.Name, e.Mode, e.ModeKind, e.PlanModeID, e)
+	for _, steps := range [][]string{{"sh:out1.txt", "write:note1.txt"}, {"write:note2.txt", "sh:out2.txt"}} {
+		r := s.turn(turnCtx(t), prompt(steps...))
+		switch {
+		case errors.Is(r.err, acphost.ErrPlanModeBypassed):
+			t.Logf("turn %v stopped: %v", steps, r.err)
+		case r.err != nil:
+			t.Fatalf("turn %v failed: %v", steps, r.err)
+		}
+	}
+	for _, f := range []string{"out1.txt", "note1.txt", "note2.txt", "out2.txt"} {
+		noFile(t, filepath.Join(s.work, f))
+	}
+	if e := s.client.Enforcement(); e.PlanModeID != "" && !e.AgentMode {
+		t.Errorf("the agent offers plan mode %q but the session is in %q", e.PlanModeID, e.Mode)
+	}
+}
+
+// reject-plain: what --permission reject does (RequireAsking, every asked
+// request rejected) on an agent started in its own default mode: nothing
+// is written.
+func testRejectPlain(t *testing.T, a Agent) {
+	s := start(t, a, plain(func(_ *session, o *acphost.ACPOptions) { o.RequireAsking = true }))
+	s.setPolicy(pick(acphost.RejectOnce, acphost.RejectAlways))
+	e := s.client.Enforcement()
+	t.Logf("%s: mode %q (%s)", a.Name, e.Mode, e.ModeKind)
+	r := s.turn(turnCtx(t), prompt("sh:out1.txt"))
+	switch {
+	case errors.Is(r.err, acphost.ErrUnaskedChange):
+		t.Logf("turn stopped: %v", r.err)
+	case r.err != nil:
+		t.Fatalf("turn failed: %v", r.err)
+	}
+	noFile(t, filepath.Join(s.work, "out1.txt"))
+	if e := s.client.Enforcement(); e.ModeKind == acphost.ModeUnasked && r.err == nil {
+		t.Errorf("the session is still in %q, which acts without asking", e.Mode)
+	}
+}
+
+// TestCLIPlainPolicies runs the built acphost on each agent by its plain
+// command (no --mode): --permission plan and reject write nothing, and the
+// header says which layers hold.
+func TestCLIPlainPolicies(t *testing.T) {
+	var bin string
+	binDir := t.TempDir()
+	for _, a := range Agents {
+		for _, policy := range []string{"plan", "reject"} {
+			t.Run(a.Name+"/"+policy, func(t *testing.T) {
+				p := prepare(t, a)
+				if bin == "" {
+					bin = buildCLI(t, binDir)
+				}
+				env := append(append([]string(nil), p.opts.Env...), "NO_COLOR=1",
+					"ACPHOST_CONFIG="+filepath.Join(p.tmp, "config.json"), "XDG_STATE_HOME="+filepath.Join(p.tmp, "state"))
+				args := []string{"--cwd", p.work, "--permission", policy, "--no-store", "--non-interactive-permissions", "deny",
+					"--start-timeout", startTimeout.String(), "--timeout", turnTimeout.String()}
+				if a.FSWrite {
+					args = append(args, "--fs")
+				}
+				args = append(args, "-p", prompt("sh:out1.txt", "write:note1.txt").Prompt, "--", p.opts.Command)
+				r := runCLI(t, bin, env, append(args, p.opts.Args...)...)
+				header, _, _ := strings.Cut(r.stdout, "\n")
+				t.Logf("exit %d; header: %s", r.code, header)
+				if r.code != 0 && !strings.Contains(r.stderr, "the turn was stopped") {
+					t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+				}
+				for _, f := range []string{"out1.txt", "note1.txt"} {
+					noFile(t, filepath.Join(p.work, f))
+				}
+				if policy == "plan" && !strings.Contains(header, "held by host") {
+					t.Errorf("the header does not say what holds: %s", header)
+				}
+			})
+		}
+	}
+}
+
+// unasked-reported: an agent whose own start mode acts without asking
+// (Claude's auto, Codex TS's agent with its guardian) and a host that
+// would reject everything but does not require asking: the host cannot
+// stop what it is not asked, and says so before the turn (its profile)
+// and after it (the change it saw).
+func testUnaskedReported(t *testing.T, a Agent) {
+	s := start(t, a, plain(nil))
+	s.setPolicy(pick(acphost.RejectOnce, acphost.RejectAlways))
+	e := s.client.Enforcement()
+	if e.ModeKind != acphost.ModeUnasked {
+		t.Skipf("%s starts in %q, which is not known to act unasked (%s)", a.Name, e.Mode, e.ModeKind)
+	}
+	if !e.ActsUnasked || !strings.Contains(e.String(), "acts without asking") {
+		t.Errorf("not reported before the turn: %+v %q", e.Mode, e)
+	}
+	r := s.turn(turnCtx(t), prompt("sh:out1.txt"))
+	if r.err != nil {
+		t.Fatalf("turn failed: %v", r.err)
+	}
+	_, err := os.Stat(filepath.Join(s.work, "out1.txt"))
+	t.Logf("%s in %q: %d permission request(s), guardian calls %d, out1.txt written: %v; unasked changes seen %d",
+		a.Name, e.Mode, len(s.permissions()), s.mock.Count("guardian"), err == nil, s.client.Enforcement().Unasked)
+}
