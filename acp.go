@@ -128,6 +128,8 @@
 //	-                      *CrashLoopError         recovery gave up: the agent died too often
 //	ErrReentrant           -                       a call from a callback that it would wait for
 //	ErrRefused             -                       the host refused an fs write or a command (plan mode, a hook)
+//	ErrUnaskedChange       *UnaskedChangeError     the agent reported a change it made unasked (RequireAsking); the turn was stopped
+//	ErrPlanModeBypassed    *UnaskedChangeError     ... or any change it made in plan mode
 //	ErrFileTooLarge        -                       a file over FSOptions.MaxReadBytes
 //	ErrElicitationContent  *FormContentError       an accepted elicitation's content did not fit its schema: not sent
 package acphost
