@@ -1,6 +1,9 @@
 // Command planmode runs one turn in plan mode: every permission request for
-// a tool that could change something is rejected, and the host refuses
-// writes and commands itself.
+// a tool that could change something is rejected, the host refuses writes
+// and commands itself, the session is put in the agent's own plan mode,
+// a change the agent reports anyway stops the turn, and where Linux
+// Landlock works the kernel keeps the agent from writing anywhere but its
+// own state. It prints which of those layers hold.
 //
 //	go run ./examples/planmode                # on the built-in fake agent
 //	go run ./examples/planmode -- AGENT ARGS  # on any ACP agent
@@ -8,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/acphost/acphost"
@@ -19,6 +23,9 @@ func main() {
 	fakeagent.Main()
 	opts := agent.Options(fakeagent.Demo())
 	opts.PlanMode = true
+	if acphost.CanConfine() {
+		opts.Confine = &acphost.Confinement{PlanOnly: true}
+	}
 	opts.OnPermission = func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
 		// Only read-only tools get here in plan mode.
 		fmt.Println("allowed a read:", acphost.SafeText(req.ToolCall.Title))
@@ -29,7 +36,12 @@ func main() {
 		agent.Fatal(err)
 	}
 	defer c.Close()
+	fmt.Println("plan mode", c.Enforcement())
 	resp, err := c.Generate(acphost.Request{Prompt: "list files"})
+	if errors.Is(err, acphost.ErrPlanModeBypassed) {
+		fmt.Println("stopped:", err) // the agent changed something anyway
+		return
+	}
 	if err != nil {
 		agent.Fatal(err)
 	}
