@@ -435,7 +435,7 @@ func TestAgents(t *testing.T) {
 			t.Run("reject", func(t *testing.T) { testReject(t, a) })
 			t.Run("plan-policy", func(t *testing.T) { testPlan(t, a, false) })
 			t.Run("plan-mode", func(t *testing.T) { testPlan(t, a, true) })
-			t.Run("plan-plain", func(t *testing.T) { testPlanPlain(t, a) })
+			t.Run("plan-plain", func(t *testing.T) { testPlanPlain(t, a, nil) })
 			t.Run("reject-plain", func(t *testing.T) { testRejectPlain(t, a) })
 			t.Run("unasked-reported", func(t *testing.T) { testUnaskedReported(t, a) })
 			t.Run("cancel", func(t *testing.T) { testCancel(t, a, nil) })

@@ -30,11 +30,15 @@ func plain(extra func(*session, *acphost.ACPOptions)) func(*session, *acphost.AC
 // plan-plain: library plan mode on an agent started in its own default
 // mode, with a hook that would allow everything and fs served: nothing is
 // written by any route.
-func testPlanPlain(t *testing.T, a Agent) {
+// via, if set, reaches the agent another way (SSH, WebSocket).
+func testPlanPlain(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) {
 	s := start(t, a, plain(func(s *session, o *acphost.ACPOptions) {
 		o.PlanMode = true
 		if o.FS == nil {
 			s.serveFS(o)
+		}
+		if via != nil {
+			via(s, o)
 		}
 	}))
 	s.setPolicy(allowOnce)

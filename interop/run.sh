@@ -7,7 +7,7 @@
 #   interop/run.sh -run 'Gemini'   # extra arguments go to go test
 #
 # Environment:
-#   INTEROP_TIMEOUT   go test -timeout (default 15m)
+#   INTEROP_TIMEOUT   go test -timeout (default 25m)
 #   INTEROP_NETNS     1 (default): run the tests in a fresh network namespace
 #                     that has only loopback, when unshare allows it; 0: don't
 #   INTEROP_REINSTALL 1: reinstall every agent
@@ -95,7 +95,7 @@ log "install step took $((installed - start))s"
 
 cd "$root" || exit 1
 export ACPHOST_INTEROP_CACHE=$cache
-timeout_flag=${INTEROP_TIMEOUT:-15m}
+timeout_flag=${INTEROP_TIMEOUT:-25m}
 
 # Build first, outside any namespace (this may fetch Go modules).
 if ! go test -tags interop -race -count=1 -run '^$' ./interop/ >/dev/null; then

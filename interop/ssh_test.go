@@ -25,6 +25,9 @@ func testOverSSH(t *testing.T, a Agent) {
 	t.Run("cancel", func(t *testing.T) { testCancel(t, a, viaSSH(t, srv)) })
 	t.Run("two-turns", func(t *testing.T) { testTwoTurns(t, a, viaSSH(t, srv)) })
 	t.Run("cut", func(t *testing.T) { testSSHCut(t, a, srv) })
+	if a.Name == "claude" { // the agent whose default mode never asks
+		t.Run("plan-plain", func(t *testing.T) { testPlanPlain(t, a, viaSSH(t, srv)) })
+	}
 }
 
 // viaSSH turns a local agent's options into the same agent run through

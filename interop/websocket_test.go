@@ -21,6 +21,9 @@ func testOverWebSocket(t *testing.T, a Agent) {
 	t.Run("allow", func(t *testing.T) { testAllow(t, a, viaWebSocket(t)) })
 	t.Run("cancel", func(t *testing.T) { testCancel(t, a, viaWebSocket(t)) })
 	t.Run("two-turns", func(t *testing.T) { testTwoTurns(t, a, viaWebSocket(t)) })
+	if a.Name == "claude" { // the agent whose default mode never asks
+		t.Run("plan-plain", func(t *testing.T) { testPlanPlain(t, a, viaWebSocket(t)) })
+	}
 }
 
 // viaWebSocket moves the agent's command behind a Bridge. The bridge's
