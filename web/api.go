@@ -130,15 +130,48 @@ func (s *Server) onUpdate(u acphost.Update) {
 	if s.userUp != nil {
 		defer s.userUp(u)
 	}
+	s.showMu.Lock()
+	defer s.showMu.Unlock()
+	s.mu.Lock()
 	if u.Replay() {
-		s.mu.Lock()
 		if rb := s.replay; rb != nil && rb.id == u.SessionID() {
 			rb.add(u)
 		}
 		s.mu.Unlock()
 		return
 	}
-	if u.SessionID() != s.session().ID() {
+	sess := s.sess
+	if sess == nil {
+		// The agent spoke before it answered session/new: New shows it
+		// once it knows the session.
+		if shown(u) && len(s.early) < maxEarlyUpdates {
+			s.early = append(s.early, u)
+		}
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.show(sess, u)
+}
+
+// maxEarlyUpdates bounds the updates kept from before the first session
+// is known; later ones are not shown (the state, sent once it is, still
+// holds the mode and options they set).
+const maxEarlyUpdates = 64
+
+// shown reports whether the page shows u outside a turn's stream.
+func shown(u acphost.Update) bool {
+	switch u.(type) {
+	case *acphost.CurrentModeUpdate, *acphost.ConfigOptionUpdate, *acphost.SessionInfoUpdate:
+		return true
+	}
+	return false
+}
+
+// show puts an update outside a turn's stream on the page: a mode change
+// as a note, and the state. s.showMu is held.
+func (s *Server) show(sess *acphost.Session, u acphost.Update) {
+	if u.SessionID() != sess.ID() {
 		return // a session the page has left
 	}
 	switch u := u.(type) {
@@ -147,6 +180,21 @@ func (s *Server) onUpdate(u acphost.Update) {
 		s.publishState()
 	case *acphost.ConfigOptionUpdate, *acphost.SessionInfoUpdate:
 		s.publishState()
+	}
+}
+
+// setFirstSession makes the client's session the page's and shows what
+// the agent said before it was known, in order, before any later update.
+func (s *Server) setFirstSession(sess *acphost.Session) {
+	s.showMu.Lock()
+	defer s.showMu.Unlock()
+	s.mu.Lock()
+	s.sess = sess
+	early := s.early
+	s.early = nil
+	s.mu.Unlock()
+	for _, u := range early {
+		s.show(sess, u)
 	}
 }
 

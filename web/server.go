@@ -141,8 +141,13 @@ type Server struct {
 	userUp func(acphost.Update)
 	cfg    Config
 
+	// showMu orders what the agent's updates put on the page: the ones
+	// from before New knew the session first (onUpdate, setFirstSession).
+	showMu sync.Mutex
+
 	mu        sync.Mutex
-	sess      *acphost.Session // the session prompts go to
+	sess      *acphost.Session // the session prompts go to; nil until New knows it
+	early     []acphost.Update // updates from before it, for New to show
 	switching bool             // a session is being opened: no prompt meanwhile
 	replay    *replayBuf       // the history of the session being loaded
 	turn      *runningTurn
@@ -210,10 +215,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.c = c
-	s.sess = c.Session()
 	s.routes()
-	s.setMode(ctx, s.sess, cfg.Mode)
-	s.setOptions(ctx, s.sess)
+	s.setFirstSession(c.Session())
+	s.setMode(ctx, c.Session(), cfg.Mode)
+	s.setOptions(ctx, c.Session())
 	s.publishState()
 	s.wg.Add(1)
 	go s.watchAgent()
