@@ -62,6 +62,13 @@ type Config struct {
 	// call) reaches the tabs connected then, and is kept as a note saying
 	// so. Zero: DefaultMaxLogBytes.
 	MaxLogBytes int
+	// MaxTabBytes bounds what one tab may have queued and not yet taken:
+	// a tab further behind (a frozen background tab, a sleeping laptop, a
+	// paused debugger) is cut off at once, its queue released and its
+	// connection closed; the page connects again and is replayed the
+	// transcript kept. A tab that takes no event for eventWriteTimeout
+	// (10s) is cut off too. Zero: DefaultMaxTabBytes.
+	MaxTabBytes int
 	// Logger receives the server's diagnostics. Nil: none.
 	Logger *slog.Logger
 	// Permission, if set, answers permission requests in place of the
@@ -184,13 +191,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if maxLog <= 0 {
 		maxLog = DefaultMaxLogBytes
 	}
+	maxTab := cfg.MaxTabBytes
+	if maxTab <= 0 {
+		maxTab = DefaultMaxTabBytes
+	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	sctx, stop := context.WithCancel(context.Background())
 	s := &Server{token: token, hosts: map[string]bool{"localhost": true},
-		log: lg, hub: newHub(maxLog), ctx: sctx, stop: stop, userUp: opts.OnUpdate, cfg: cfg}
+		log: lg, hub: newHub(maxLog, maxTab), ctx: sctx, stop: stop, userUp: opts.OnUpdate, cfg: cfg}
 	for _, h := range cfg.Hosts {
 		s.hosts[strings.ToLower(h)] = true
 	}
@@ -402,8 +413,15 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
+// eventWriteTimeout bounds the write of one event (and of the keepalive)
+// to a tab: a tab that takes no more within it is cut off.
+const eventWriteTimeout = 10 * time.Second
+
 // events is the event stream (Server-Sent Events): a reset, the transcript
-// kept, the state and the pending dialogs, then every message as it happens.
+// kept, the state and the pending dialogs, then every message as it
+// happens. Each write has a deadline; a tab the hub cuts off (it fell more
+// than its budget behind) has its write ended at once and its connection
+// closed; it comes back to the replay.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	sub, first := s.hub.subscribe(s.resetMsg)
 	if sub == nil {
@@ -412,45 +430,56 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.hub.unsubscribe(sub)
 	rc := http.NewResponseController(w)
+	// A cut ends the write under way: the deadline moves to now.
+	ended := make(chan struct{})
+	cutter := make(chan struct{})
+	go func() {
+		defer close(cutter)
+		select {
+		case <-sub.done:
+			rc.SetWriteDeadline(time.Now())
+		case <-ended:
+		}
+	}()
+	defer func() { close(ended); <-cutter }()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	write := func(b []byte) error {
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return err
+	write := func(format string, b []byte) bool {
+		if rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout)) != nil {
+			return false
 		}
-		return nil
+		_, err := fmt.Fprintf(w, format, b)
+		return err == nil
 	}
-	for _, b := range first {
-		if write(b) != nil {
+	flush := func() bool {
+		return rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout)) == nil && rc.Flush() == nil
+	}
+	for i, b := range first {
+		first[i] = nil // written: the transcript's to keep or drop
+		if !write("data: %s\n\n", b) {
 			return
 		}
 	}
-	if rc.Flush() != nil {
+	if !flush() {
 		return
 	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
 		select {
-		case b := <-sub.ch:
-			if write(b) != nil {
-				return
-			}
-			// Write what else is queued before flushing.
-			for more := true; more; {
-				select {
-				case b := <-sub.ch:
-					if write(b) != nil {
-						return
-					}
-				default:
-					more = false
+		case <-sub.wake:
+			// Write all that is queued before flushing.
+			for b := sub.next(); b != nil; b = sub.next() {
+				ok := write("data: %s\n\n", b)
+				sub.written(b)
+				if !ok {
+					return
 				}
 			}
 		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+			if !write(": keepalive%s\n\n", nil) {
 				return
 			}
 		case <-sub.done:
@@ -458,7 +487,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-		if rc.Flush() != nil {
+		if !flush() {
 			return
 		}
 	}
