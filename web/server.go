@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/internal/httpserve"
 )
 
 //go:embed assets
@@ -31,6 +32,9 @@ const DefaultMaxLogBytes = 32 << 20
 // maxBodyBytes bounds a POST body: an amended file of up to
 // acphost.DefaultMaxReadBytes, JSON-escaped.
 const maxBodyBytes = 4*acphost.DefaultMaxReadBytes + 1<<20
+
+// bodyReadTimeout bounds the read of a POST body.
+const bodyReadTimeout = 60 * time.Second
 
 // keepAlive is how often an idle event stream gets a comment line, so that
 // proxies and the browser see it alive.
@@ -329,11 +333,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
-	if !(r.Method == http.MethodGet && shell[r.URL.Path]) && !s.authorized(r) {
+	if s.authorized(r) {
+		httpserve.Trust(r.Context())
+	} else if !(r.Method == http.MethodGet && shell[r.URL.Path]) {
 		http.Error(w, "a valid token is required: open the URL acphost printed", http.StatusUnauthorized)
 		return
 	}
 	if r.Method == http.MethodPost {
+		// No ReadTimeout on the server (event streams live long): the
+		// body has its own.
+		http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			http.Error(w, "want Content-Type application/json", http.StatusUnsupportedMediaType)
 			return
@@ -490,5 +499,36 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if !flush() {
 			return
 		}
+	}
+}
+
+// Serve serves s on ln until ctx ends, then closes s (the running turn
+// cancelled, the event streams ended), shuts the HTTP server down (within
+// five seconds) and returns what s.Close returned; if serving fails first
+// it closes s and returns the error. ln is closed when Serve returns.
+//
+// The server has timeouts (10s for a request's header, 60s for an idle
+// keep-alive connection, and for a POST body) and holds at most 64
+// connections that have not shown the token: past it the oldest idle one
+// is closed, so that a local process without the token cannot use up the
+// descriptors and starve the person's requests. Serving s with an
+// http.Server of your own, set such timeouts yourself.
+func Serve(ctx context.Context, ln net.Listener, s *Server) error {
+	hs, gln := httpserve.New(s, ln, 0, slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(gln) }()
+	select {
+	case <-ctx.Done():
+		err := s.Close()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if hs.Shutdown(shut) != nil {
+			hs.Close()
+		}
+		<-served
+		return err
+	case err := <-served:
+		s.Close()
+		return err
 	}
 }
