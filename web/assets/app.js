@@ -96,10 +96,15 @@
   // HTML in the text stays text; a link whose target is not an absolute
   // http: or https: URL (javascript:, data:, a relative path to this
   // server's API) is left as the text it was written as. Images are never
-  // loaded. Nesting is bounded, and a delimiter with no closer is not
-  // searched for again, so that no input is slow to render.
+  // loaded. Nesting is bounded, a delimiter with no closer is not searched
+  // for again, a bracket's closer found is kept for the brackets before
+  // it, and no line is matched by a pattern that can backtrack (headings
+  // and list items are read by hand): rendering is linear in the text. A
+  // block longer than plainAbove is shown as plain text, not parsed.
 
   const mdDepth = 8;
+  const plainAbove = 64 << 10;
+  const maxTicks = 32; // a longer run of backticks is text
 
   function safeHref(raw) {
     let u;
@@ -147,6 +152,7 @@
       out.push(node);
     };
     const none = new Set(); // delimiters with no closer further on
+    let closeAt = -1, parenAt = -1; // the next "]" and ")" found, for the brackets before them
     let i = 0;
     while (i < s.length) {
       const c = s[i];
@@ -159,7 +165,7 @@
         let n = 1;
         while (s[i + n] === "`") n++;
         const key = "`" + n;
-        const j = none.has(key) ? -1 : codeRun(s, n, i + n);
+        const j = none.has(key) || n > maxTicks ? -1 : codeRun(s, n, i + n);
         if (j < 0) {
           none.add(key);
           text += "`".repeat(n);
@@ -193,9 +199,15 @@
         continue;
       }
       if (c === "[" && depth < mdDepth && !none.has("]")) {
-        const close = s.indexOf("]", i + 1);
+        if (closeAt <= i) closeAt = s.indexOf("]", i + 1);
+        const close = closeAt;
         if (close < 0) none.add("]");
-        const end = close > 0 && s[close + 1] === "(" ? s.indexOf(")", close + 2) : -1;
+        let end = -1;
+        if (close > 0 && s[close + 1] === "(" && !none.has(")")) {
+          if (parenAt < close + 2) parenAt = s.indexOf(")", close + 2);
+          if (parenAt < 0) none.add(")");
+          end = parenAt;
+        }
         if (end > 0) {
           let target = s.slice(close + 2, end).trim();
           const sp = target.search(/\s/);
@@ -225,7 +237,45 @@
     return out;
   }
 
-  const listItem = (line) => /^( {0,3})([-*+]|\d{1,9}[.)])(?:\s+(.*))?$/.exec(line);
+  // indentOf counts the (up to three) spaces a block line may start with.
+  function indentOf(line) {
+    let i = 0;
+    while (i < 3 && line[i] === " ") i++;
+    return i;
+  }
+
+  // listItem reads a list item's line: [line, indent, marker, text after
+  // the marker's space] (text undefined with nothing after the marker),
+  // or null.
+  function listItem(line) {
+    const i = indentOf(line);
+    let j = i;
+    if (line[j] === "-" || line[j] === "*" || line[j] === "+") {
+      j++;
+    } else {
+      while (j < i + 9 && line[j] >= "0" && line[j] <= "9") j++;
+      if (j === i || (line[j] !== "." && line[j] !== ")")) return null;
+      j++;
+    }
+    const marker = line.slice(i, j);
+    if (j === line.length) return [line, line.slice(0, i), marker, undefined];
+    if (!isSpace(line[j])) return null;
+    return [line, line.slice(0, i), marker, line.slice(j).trimStart()];
+  }
+
+  // heading reads an ATX heading's line: [level, text], or null. The
+  // text loses its closing run of #s (one after a space).
+  function heading(line) {
+    const i = indentOf(line);
+    let n = 0;
+    while (line[i + n] === "#") n++;
+    if (n < 1 || n > 6 || !isSpace(line[i + n]) || i + n === line.length) return null;
+    let t = line.slice(i + n).trim();
+    let e = t.length;
+    while (e > 0 && t[e - 1] === "#") e--;
+    if (e < t.length && (e === 0 || isSpace(t[e - 1]))) t = t.slice(0, e).trimEnd();
+    return [n, t];
+  }
   const fenceOpen = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
 
   function mdList(lines, i, depth) {
@@ -283,9 +333,9 @@
         continue;
       }
       if (/^\s*$/.test(line)) { flush(); i++; continue; }
-      if ((m = /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/.exec(line))) {
+      if ((m = heading(line))) {
         flush();
-        out.push(el("h" + Math.min(6, m[1].length + 2), {}, ...mdInline(m[2], depth)));
+        out.push(el("h" + Math.min(6, m[0] + 2), {}, ...mdInline(m[1], depth)));
         i++;
         continue;
       }
@@ -311,17 +361,55 @@
     return out;
   }
 
-  // Agent messages stream in pieces: a block is rendered again (whole)
-  // shortly after its last piece, and at once before anything else is shown.
+  // blockNodes renders one block of a message: Markdown, or plain text
+  // above plainAbove.
+  function blockNodes(text) {
+    return text.length > plainAbove ? [el("p", { class: "plain" }, text)] : mdBlocks(text, 0);
+  }
+
+  // Agent messages stream in pieces, rendered shortly after the last one
+  // (and at once before anything else is shown), incrementally: what text
+  // still to come cannot change (up to a blank line outside a code fence
+  // that a line starting in column 0 follows) is rendered once, and only
+  // the rest of the message again. Each line is looked at once.
   const dirty = new Set();
   let renderTimer = 0;
   function renderDirty() {
     clearTimeout(renderTimer);
     renderTimer = 0;
     const stick = atBottom();
-    for (const b of dirty) b.node.replaceChildren(...mdBlocks(b.raw, 0));
+    for (const b of dirty) renderStreamed(b);
     dirty.clear();
     if (stick) transcript.scrollTop = transcript.scrollHeight;
+  }
+
+  // A streamed message b: raw (its text so far), settled (the length
+  // rendered for good), scan (the next line to look at), fence (the code
+  // fence open there), blank (the line before it was blank), tail (the
+  // nodes of the rest).
+  function renderStreamed(b) {
+    for (const n of b.tail) n.remove();
+    const raw = b.raw;
+    for (let nl = raw.indexOf("\n", b.scan); nl >= 0; nl = raw.indexOf("\n", b.scan)) {
+      const start = b.scan;
+      const line = raw.slice(start, nl);
+      b.scan = nl + 1;
+      const blank = /^\s*$/.test(line);
+      if (!b.fence && !blank && b.blank && !isSpace(line[0]) && start > b.settled) {
+        b.node.append(...blockNodes(raw.slice(b.settled, start)));
+        b.settled = start;
+      }
+      if (b.fence) {
+        const t = line.trim();
+        if (t.length >= b.fence.length && t === b.fence[0].repeat(t.length)) b.fence = "";
+      } else if (!blank) {
+        const m = fenceOpen.exec(line);
+        if (m) b.fence = m[1];
+      }
+      b.blank = !b.fence && blank;
+    }
+    b.tail = blockNodes(raw.slice(b.settled));
+    b.node.append(...b.tail);
   }
 
   // --- transcript ---
@@ -340,7 +428,8 @@
         append(replayed(d, m));
         current = { turn: m.turn, kind: m.type, node: body };
       } else {
-        current = { turn: m.turn, kind: m.type, node: append(replayed(el("div", { class: "text md" }), m)), raw: "" };
+        current = { turn: m.turn, kind: m.type, node: append(replayed(el("div", { class: "text md" }), m)),
+          raw: "", settled: 0, scan: 0, fence: "", blank: false, tail: [] };
       }
     }
     if (m.type === "thought") {
