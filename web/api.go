@@ -88,7 +88,49 @@ func (s *Server) onPermission(ctx context.Context, req *acphost.PermissionReques
 	if err != nil {
 		return "", err
 	}
+	s.clickedBy(req)
 	return a.option, nil
+}
+
+// maxClicked bounds the requests remembered as answered in the page
+// (each forgotten when its answer is shown; one outside a turn never is).
+const maxClicked = 256
+
+// clickedBy remembers that the person answered req (a permission or an
+// elicitation request) in the page, for the answer's note to say "you".
+func (s *Server) clickedBy(req any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clicked == nil || len(s.clicked) >= maxClicked {
+		s.clicked = map[any]bool{}
+	}
+	s.clicked[req] = true
+}
+
+// answeredBy says who answered req, for the answer's note: "you" for the
+// person's click, else what the reason says.
+func (s *Server) answeredBy(req any, reason acphost.AnswerReason) string {
+	s.mu.Lock()
+	clicked := s.clicked[req]
+	delete(s.clicked, req)
+	s.mu.Unlock()
+	switch {
+	case clicked:
+		return "you"
+	case reason == acphost.ReasonHook && s.cfg.PermissionLabel != "":
+		return "the policy: " + safe(s.cfg.PermissionLabel)
+	case reason == acphost.ReasonHook:
+		return "without asking (an earlier \"always\", or the server's policy)"
+	case reason == acphost.ReasonPlanMode:
+		return "plan mode"
+	case reason == acphost.ReasonTimeout:
+		return "the timeout"
+	case reason == acphost.ReasonCancelled:
+		return "the turn's cancellation"
+	case reason == acphost.ReasonWithdrawn:
+		return "the agent, which withdrew it"
+	}
+	return safe(string(reason))
 }
 
 func (s *Server) onWriteFile(ctx context.Context, p *acphost.WriteProposal) (string, error) {
@@ -120,6 +162,7 @@ func (s *Server) onElicitation(ctx context.Context, req *acphost.ElicitationRequ
 	if err != nil {
 		return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, err
 	}
+	s.clickedBy(req)
 	return a.elicit, nil
 }
 
@@ -355,19 +398,20 @@ func (s *Server) emit(turn int, ev acphost.StreamEvent) {
 		}
 	case acphost.EventPermissionAnswer:
 		if a := ev.Answer; a != nil {
-			text := "answered: cancelled"
+			what := "cancelled"
 			if !a.Cancelled {
-				name := a.OptionID
+				what = a.OptionID
 				if a.Option != nil && a.Option.Name != "" {
-					name = a.Option.Name
+					what = a.Option.Name
 				}
-				text = "answered: " + safe(name)
 			}
-			s.hub.transcript(msgNote{Type: "note", Turn: turn, Kind: "answer", Text: fmt.Sprintf("%s (%s)", text, a.Reason)})
+			s.hub.transcript(msgNote{Type: "note", Turn: turn, Kind: "answer",
+				Text: fmt.Sprintf("answered by %s: %s", s.answeredBy(ev.Permission, a.Reason), safe(what))})
 		}
 	case acphost.EventElicitationAnswer:
 		if a := ev.ElicitationAnswer; a != nil {
-			s.hub.transcript(msgNote{Type: "note", Turn: turn, Kind: "elicitation", Text: fmt.Sprintf("question answered: %s (%s)", a.Action, a.Reason)})
+			s.hub.transcript(msgNote{Type: "note", Turn: turn, Kind: "elicitation",
+				Text: fmt.Sprintf("question answered by %s: %s", s.answeredBy(ev.Elicitation, a.Reason), a.Action)})
 		}
 	case acphost.EventNotice:
 		if n := ev.Notice; n != nil {

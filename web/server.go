@@ -159,6 +159,7 @@ type Server struct {
 	mu        sync.Mutex
 	sess      *acphost.Session // the session prompts go to; nil until New knows it
 	early     []acphost.Update // updates from before it, for New to show
+	clicked   map[any]bool     // requests the person answered in the page
 	switching bool             // a session is being opened: no prompt meanwhile
 	replay    *replayBuf       // the history of the session being loaded
 	turn      *runningTurn

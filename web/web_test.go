@@ -208,6 +208,13 @@ func TestPermissionRoundTrip(t *testing.T) {
 		kindsSeen = append(kindsSeen, m.typ())
 	}
 	assert.Equal(t, "picked reject", text3)
+	var answered string
+	for _, m := range tab3.seen {
+		if m.typ() == "note" && m.str("kind") == "answer" {
+			answered = m.str("text")
+		}
+	}
+	assert.Equal(t, "answered by you: Reject", answered, "the person's click is theirs (issue 26.14), not the hook's")
 	assert.Contains(t, kindsSeen, "user")
 	assert.Contains(t, kindsSeen, "thought")
 	assert.Contains(t, kindsSeen, "tool")
