@@ -545,7 +545,7 @@ func (s *Server) apiElicitation(w http.ResponseWriter, r *http.Request) {
 				_, err = f.Validate(content)
 			}
 			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
+				fieldError(w, f, err)
 				return
 			}
 			a.Content = content
@@ -558,6 +558,30 @@ func (s *Server) apiElicitation(w http.ResponseWriter, r *http.Request) {
 }
 
 // formContent types the page's values by the form's fields.
+// fieldError answers 400 for content that does not fit the form: JSON
+// naming the field, why and its range, for the page to show beside it.
+func fieldError(w http.ResponseWriter, f *acphost.FormSchema, err error) {
+	msg := fieldErrorMsg{Error: safe(err.Error()), Message: safe(err.Error())}
+	var fe *acphost.FormContentError
+	if errors.As(err, &fe) {
+		msg.Field, msg.Message = fe.Field, safe(fe.Msg)
+		if fl := f.Field(fe.Field); fl != nil {
+			msg.Range = fieldRange(fl)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(encode(msg))
+}
+
+// fieldErrorMsg is api/elicitation's refusal of content.
+type fieldErrorMsg struct {
+	Error   string `json:"error"`
+	Field   string `json:"field,omitempty"` // raw: the field's name, as the page sent it
+	Message string `json:"message"`
+	Range   string `json:"range,omitempty"`
+}
+
 func formContent(f *acphost.FormSchema, raw map[string]json.RawMessage) (map[string]any, error) {
 	out := map[string]any{}
 	for name, v := range raw {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/acphost/acphost"
@@ -231,6 +232,48 @@ type fieldView struct {
 	Required    bool         `json:"required"`
 	Default     any          `json:"default,omitempty"`
 	Choices     []choiceView `json:"choices"`
+	Range       string       `json:"range,omitempty"` // its bounds, as the terminal words them: "1 to 5"
+	Min         *float64     `json:"min,omitempty"`   // a number's
+	Max         *float64     `json:"max,omitempty"`
+}
+
+// fieldRange words a field's bounds as the terminal does: "1 to 5", "at
+// least 3 characters", "at most 2 choices"; "" for none.
+func fieldRange(f *acphost.FormField) string {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	between := func(lo, hi *float64, unit string) string {
+		var s string
+		switch {
+		case lo != nil && hi != nil:
+			s = num(*lo) + " to " + num(*hi)
+		case lo != nil:
+			s = "at least " + num(*lo)
+		case hi != nil:
+			s = "at most " + num(*hi)
+		default:
+			return ""
+		}
+		return strings.TrimSpace(s + " " + unit)
+	}
+	ints := func(lo, hi *int, unit string) string {
+		f := func(p *int) *float64 {
+			if p == nil {
+				return nil
+			}
+			v := float64(*p)
+			return &v
+		}
+		return between(f(lo), f(hi), unit)
+	}
+	switch f.Kind {
+	case acphost.FormNumber, acphost.FormInteger:
+		return between(f.Minimum, f.Maximum, "")
+	case acphost.FormMultiSelect:
+		return ints(f.MinItems, f.MaxItems, "choices")
+	case acphost.FormString:
+		return ints(f.MinLength, f.MaxLength, "characters")
+	}
+	return ""
 }
 
 // label is what the page shows for something the agent named, or else only
@@ -372,7 +415,7 @@ func viewElicitation(req *acphost.ElicitationRequest) *elicitationView {
 		v.Title, v.Description = safe(f.Title), safe(f.Description)
 		for _, fl := range f.Fields {
 			fv := fieldView{Name: fl.Name, Label: label(fl.Title, fl.Name), Kind: string(fl.Kind), Title: safe(fl.Title), Description: safe(fl.Description),
-				Required: fl.Required, Default: fl.Default, Choices: []choiceView{}}
+				Required: fl.Required, Default: fl.Default, Choices: []choiceView{}, Range: fieldRange(&fl), Min: fl.Minimum, Max: fl.Maximum}
 			if s, ok := fv.Default.(string); ok {
 				fv.Default = safe(s)
 			}

@@ -439,7 +439,7 @@ func TestElicitationForm(t *testing.T) {
 	t.Parallel()
 	schema := json.RawMessage(`{"type":"object","properties":{
 		"name":{"type":"string","title":"Name","minLength":2},
-		"count":{"type":"integer","minimum":1},
+		"count":{"type":"integer","minimum":1,"maximum":5},
 		"color":{"type":"string","enum":["red","blue"]},
 		"ok":{"type":"boolean"}},"required":["name"]}`)
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
@@ -458,6 +458,14 @@ func TestElicitationForm(t *testing.T) {
 	assert.Equal(t, "enum", fields[2].str("kind"))
 
 	r.post("/api/elicitation", map[string]any{"id": d.str("id"), "action": "accept", "content": map[string]any{"name": "x"}}, http.StatusBadRequest)
+	// The refusal names the field and its range, for the page to show
+	// beside it (issue 26.15), as the terminal says it.
+	assert.Equal(t, "1 to 5", fields[1].str("range"))
+	var refusal map[string]string
+	require.NoError(t, json.Unmarshal([]byte(r.post("/api/elicitation", map[string]any{"id": d.str("id"), "action": "accept",
+		"content": map[string]any{"name": "Ada", "count": 9}}, http.StatusBadRequest)), &refusal))
+	assert.Equal(t, map[string]string{"field": "count", "message": "9 is out of range", "range": "1 to 5"},
+		map[string]string{"field": refusal["field"], "message": refusal["message"], "range": refusal["range"]})
 	r.post("/api/elicitation", map[string]any{"id": d.str("id"), "action": "accept",
 		"content": map[string]any{"name": "Ada", "count": 3, "color": "blue", "ok": true}}, http.StatusOK)
 	text, _ := tb.textUntil("done")

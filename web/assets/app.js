@@ -66,8 +66,9 @@
     return node;
   }
 
-  // post sends a JSON command; a refusal is shown, not thrown.
-  async function post(path, body) {
+  // post sends a JSON command; a refusal is shown (unless refused, given
+  // its status and body, takes it and returns true), not thrown.
+  async function post(path, body, refused) {
     try {
       const r = await fetch(path, {
         method: "POST",
@@ -76,7 +77,9 @@
         credentials: "omit",
       });
       if (!r.ok) {
-        showError(path + ": " + (await r.text()).trim());
+        const text = (await r.text()).trim();
+        if (refused && refused(r.status, text)) showError("");
+        else showError(path + ": " + text);
         return null;
       }
       showError("");
@@ -671,10 +674,10 @@
 
   // busy disables a dialog's buttons while its answer is sent; a refusal
   // enables them again.
-  async function answer(d, path, body) {
+  async function answer(d, path, body, refused) {
     const buttons = [...d.querySelectorAll("button")];
     buttons.forEach((b) => (b.disabled = true));
-    const r = await post(path, body);
+    const r = await post(path, body, refused);
     if (!r) buttons.forEach((b) => (b.disabled = false));
   }
 
@@ -753,13 +756,31 @@
       } else {
         input = el("input", { type: f.kind === "number" || f.kind === "integer" ? "number" : "text" });
         if (f.kind === "integer") input.step = "1";
+        if (f.min !== undefined) input.min = String(f.min);
+        if (f.max !== undefined) input.max = String(f.max);
         if (f.default !== undefined) input.value = String(f.default);
       }
       input.name = f.name;
       inputs.push([f, input]);
       parts.push(el("label", { class: "field" }, f.label + (f.required ? " *" : ""), input,
+        f.range ? el("span", { class: "hint range" }, f.range) : null,
         f.description ? el("span", { class: "hint" }, f.description) : null));
     }
+    // A refusal of the content names its field: shown beside it, with the
+    // field's range, as the terminal does; the dialog stays.
+    const fieldRefused = (status, text) => {
+      let e;
+      try { e = JSON.parse(text); } catch (_) { return false; }
+      const at = inputs.find(([f]) => f.name === e.field);
+      if (status !== 400 || !at) return false;
+      at[1].setAttribute("aria-invalid", "true");
+      at[1].closest("label").append(el("span", { class: "fielderr", role: "alert" }, e.message + (e.range ? ": " + e.range : "")));
+      return true;
+    };
+    const clearErrors = (d) => {
+      for (const x of d.querySelectorAll(".fielderr")) x.remove();
+      for (const x of d.querySelectorAll("[aria-invalid]")) x.removeAttribute("aria-invalid");
+    };
     const collect = () => {
       const content = {};
       for (const [f, input] of inputs) {
@@ -774,7 +795,11 @@
     const accept = el("button", { type: "button", class: "primary accept default" }, q.mode === "url" ? "I will open it" : "Submit");
     const decline = el("button", { type: "button", class: "reject decline" }, "Decline");
     const cancel = el("button", { type: "button", class: "cancel" }, "Dismiss");
-    accept.addEventListener("click", () => answer(accept.closest(".dialog"), "api/elicitation", { id: m.id, action: "accept", content: collect() }));
+    accept.addEventListener("click", () => {
+      const d = accept.closest(".dialog");
+      clearErrors(d);
+      answer(d, "api/elicitation", { id: m.id, action: "accept", content: collect() }, fieldRefused);
+    });
     decline.addEventListener("click", () => answer(decline.closest(".dialog"), "api/elicitation", { id: m.id, action: "decline" }));
     cancel.addEventListener("click", () => answer(cancel.closest(".dialog"), "api/elicitation", { id: m.id, action: "cancel" }));
     parts.push(el("div", { class: "options" }, el("div", { class: "option" }, accept, decline, cancel)));

@@ -82,3 +82,34 @@ func TestRenderedTextNeverRefreshes(t *testing.T) {
 		t.Errorf("the page is at %s", u)
 	}
 }
+
+// TestFormErrorBesideTheField (issue 26.15): content out of a field's
+// range is refused beside that field, with the range, as the terminal
+// words it; not at the foot of the page. The dialog stays, and a fixed
+// value goes through.
+func TestFormErrorBesideTheField(t *testing.T) {
+	b := browser(t)
+	schema := json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer","title":"Count","minimum":1,"maximum":5}},"required":["count"]}`)
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Elicit(fakeagent.FormElicitation("How many?", schema)),
+		fakeagent.Say(fakeagent.Text("thanks")),
+	}}}}
+	r := newRig(t, script, nil)
+	tab := r.tab(b)
+	r.send(tab, "ask")
+	r.poll(tab, `document.querySelector('.dialog.elicitation input[name="count"]') !== null`)
+	eval[bool](r, tab, `(document.querySelector('.dialog.elicitation input[name="count"]').value = "9", true)`)
+	r.answer(tab, `.dialog.elicitation button.accept`)
+	r.poll(tab, `document.querySelector('.dialog.elicitation .fielderr') !== null`)
+	if got := eval[string](r, tab, `document.querySelector('input[name="count"]').closest("label").querySelector(".fielderr").textContent`); got != "9 is out of range: 1 to 5" {
+		t.Errorf("beside the field: %q", got)
+	}
+	if got := eval[string](r, tab, `document.getElementById("error").textContent`); got != "" {
+		t.Errorf("the foot of the page says %q", got)
+	}
+	eval[bool](r, tab, `(document.querySelector('.dialog.elicitation input[name="count"]').value = "3", true)`)
+	r.poll(tab, `!document.querySelector(".dialog.elicitation button.accept").disabled`)
+	r.answer(tab, `.dialog.elicitation button.accept`)
+	r.turnEnded(tab, 1)
+	r.received(`"count":3`)
+}
