@@ -571,9 +571,11 @@
     st.textContent = m.running ? "running" : "idle";
     st.className = "badge" + (m.running ? " running" : "");
     $("stop").disabled = !m.running;
-    $("send").disabled = m.running || m.switching;
+    $("send").disabled = m.switching;
+    $("send").textContent = m.running ? "Queue" : "Send";
     for (const b of document.querySelectorAll("#sessionlist button")) b.disabled = m.running || m.switching || b.dataset.current === "1";
     $("planmode").checked = m.planMode;
+    sendQueued();
     const ae = $("agenterror");
     ae.hidden = !m.agentError;
     ae.textContent = m.agentError ? "agent ended: " + m.agentError : "";
@@ -808,13 +810,51 @@
 
   // --- controls ---
 
+  // A prompt sent while a turn runs is queued, as the terminal does: shown
+  // under the prompt (each can be taken back), and sent, oldest first, once
+  // the turn has ended.
+  const queue = [];
+  let launching = false;
+  function showQueue() {
+    $("queue").replaceChildren(...queue.map((text, i) => {
+      const x = el("button", { type: "button", class: "unqueue", title: "take it back", "aria-label": "take back queued prompt " + (i + 1) }, "×");
+      x.addEventListener("click", () => {
+        queue.splice(i, 1);
+        showQueue();
+        if ($("prompt").value === "") $("prompt").value = text;
+      });
+      return el("li", {}, el("span", { class: "muted" }, "queued: "), el("span", { class: "qtext" }, text), x);
+    }));
+  }
+  async function sendQueued() {
+    if (launching || state.running || state.switching || !queue.length) return;
+    launching = true;
+    const text = queue.shift();
+    showQueue();
+    const ok = await post("api/prompt", { text }, (status) => status === 409);
+    launching = false;
+    if (!ok) {
+      queue.unshift(text); // another tab's turn began first: after it
+      showQueue();
+    }
+  }
   $("promptform").addEventListener("submit", async (e) => {
     e.preventDefault();
     const p = $("prompt");
     const text = p.value;
-    if (!text.trim() || state.running) return;
+    if (!text.trim() || state.switching) return;
     p.value = ""; // now: what the person types next is the next prompt
-    if (!(await post("api/prompt", { text })) && p.value === "") p.value = text;
+    if (state.running || launching || queue.length) {
+      queue.push(text);
+      showQueue();
+      sendQueued();
+      return;
+    }
+    launching = true;
+    const ok = await post("api/prompt", { text });
+    launching = false;
+    if (!ok && p.value === "") p.value = text;
+    sendQueued();
   });
   // The Enter that sends: its line break is not typed into the prompt
   // emptied for the next one (a browser driven over DevTools types it even

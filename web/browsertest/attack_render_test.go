@@ -113,3 +113,38 @@ func TestFormErrorBesideTheField(t *testing.T) {
 	r.turnEnded(tab, 1)
 	r.received(`"count":3`)
 }
+
+// TestPromptsQueueWhileATurnRuns (issue 26.17): Send is not disabled while
+// a turn runs: the prompt is queued (shown under the prompt) and sent once
+// the turn has ended, as the terminal does; one taken back is not sent.
+func TestPromptsQueueWhileATurnRuns(t *testing.T) {
+	b := browser(t)
+	script := fakeagent.Script{Turns: []fakeagent.Turn{
+		{Prompt: "first", Steps: []fakeagent.Step{
+			fakeagent.Ask(fakeagent.PermissionParams("t1", "wait", "execute")),
+			fakeagent.Say(fakeagent.Text("one")),
+		}},
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("two"))}},
+	}}
+	r := newRig(t, script, nil)
+	tab := r.tab(b)
+	r.send(tab, "first")
+	r.poll(tab, `document.querySelector(".dialog.permission") !== null`)
+	r.send(tab, "dropped")
+	r.send(tab, "second")
+	r.poll(tab, `[...document.querySelectorAll("#queue .qtext")].map(x => x.textContent).join("|") === "dropped|second"`)
+	r.click(tab, `#queue li:first-child .unqueue`)
+	r.poll(tab, `document.querySelectorAll("#queue li").length === 1`)
+	eval[bool](r, tab, `(document.getElementById("prompt").value = "", true)`)
+	r.answer(tab, `.dialog.permission button[data-option="allow"]`)
+	if end := r.turnEnded(tab, 2); end != "turn ended: end_turn" {
+		t.Errorf("the queued turn ended %q", end)
+	}
+	r.received(`"text":"second"`)
+	if n := eval[int](r, tab, `document.querySelectorAll("#transcript .user").length`); n != 2 {
+		t.Errorf("%d prompts shown, want first and second", n)
+	}
+	if q := eval[int](r, tab, `document.querySelectorAll("#queue li").length`); q != 0 {
+		t.Errorf("%d prompts still queued", q)
+	}
+}
