@@ -274,7 +274,21 @@ func (s *Server) publishState() {
 	for _, m := range modes.AvailableModes {
 		st.Modes = append(st.Modes, choiceView{Value: m.ID, Name: label(m.Name, m.ID), Description: safe(m.Description)})
 	}
+	// One mode picker: a config option of category "mode" repeats the
+	// modes (Claude's adapter offers both) or, for an agent that offers
+	// its modes only so (opencode), is the picker.
 	for _, o := range sess.ConfigOptions() {
+		if o.Category == acphost.CategoryMode && o.Type == "select" {
+			if len(st.Modes) > 0 || st.ModeOption != "" {
+				continue
+			}
+			v := viewConfig(o)
+			st.Modes, st.ModeOption = v.Options, v.ID
+			if val, ok := v.Value.(string); ok {
+				st.Mode = val
+			}
+			continue
+		}
 		st.Config = append(st.Config, viewConfig(o))
 	}
 	if err := s.c.Err(); err != nil {

@@ -138,6 +138,9 @@ type msgState struct {
 	Holds string `json:"holds,omitempty"`
 	Mode       string       `json:"mode"`
 	Modes      []choiceView `json:"modes"`
+	// ModeOption, when set, is the config option (of category "mode") the
+	// mode picker sets, for an agent that offers its modes only so.
+	ModeOption string       `json:"modeOption,omitempty"`
 	Config     []configView `json:"config"`
 	AgentError string       `json:"agentError,omitempty"`
 }

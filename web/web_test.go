@@ -542,3 +542,31 @@ func TestHooksAreTheServers(t *testing.T) {
 	_, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: "x", OnPermission: acphost.AllowAll()}})
 	assert.Error(t, err)
 }
+
+// TestOneModePicker (issue 26.16): a config option of category "mode" that
+// repeats the ACP modes (Claude's adapter) is not a second picker; one
+// that is an agent's only modes (opencode) is the mode picker, which sets
+// it.
+func TestOneModePicker(t *testing.T) {
+	t.Parallel()
+	both := fakeagent.Script{NewSessionResult: json.RawMessage(`{
+		"modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Manual"},{"id":"plan","name":"Plan"}]},
+		"configOptions":[{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"default","options":[{"value":"default","name":"Manual"},{"value":"plan","name":"Plan"}]},
+			{"id":"model","name":"Model","type":"select","currentValue":"a","options":[{"value":"a","name":"A"}]}]}`)}
+	st := newRig(t, both, nil).tab().next("state", ofType("state"))
+	assert.Len(t, st.list("modes"), 2)
+	assert.Equal(t, "", st.str("modeOption"))
+	require.Len(t, st.list("config"), 1)
+	assert.Equal(t, "model", st.list("config")[0].str("id"))
+
+	only := fakeagent.Script{NewSessionResult: json.RawMessage(`{
+		"configOptions":[{"id":"agent","name":"Agent","category":"mode","type":"select","currentValue":"build","options":[{"value":"build","name":"Build"},{"value":"plan","name":"Plan"}]}]}`)}
+	r := newRig(t, only, nil)
+	st = r.tab().next("state", ofType("state"))
+	assert.Equal(t, "agent", st.str("modeOption"))
+	assert.Equal(t, "build", st.str("mode"))
+	assert.Len(t, st.list("modes"), 2)
+	assert.Empty(t, st.list("config"))
+	r.post("/api/config", map[string]any{"id": "agent", "value": "plan"}, http.StatusOK)
+	r.received(`"method":"session/set_config_option"`)
+}

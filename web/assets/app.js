@@ -507,7 +507,8 @@
       open.clear();
       tools = new Map();
       current = null;
-      $("agent").textContent = [m.agent.name, m.agent.version].filter(Boolean).join(" ");
+      $("agent").title = [m.agent.name, m.agent.version].filter(Boolean).join(" ");
+      $("agent").textContent = [(m.agent.name || "").replace(/^@[^/]+\//, ""), m.agent.version].filter(Boolean).join(" "); // the npm scope in the title only
       if (m.dropped) append(el("div", { class: "note" }, m.dropped + " earlier messages are no longer kept"));
       if (!$("sessions").hidden) loadSessions();
     },
@@ -589,14 +590,18 @@
     }));
     sel.value = m.mode;
 
+    // The selects in the header; the switches in a menu beside them, so
+    // that the header keeps to one line.
+    const switches = m.config.filter((c) => c.type === "boolean").map((c) => {
+      const box = el("input", { type: "checkbox" });
+      box.checked = c.value === true;
+      box.addEventListener("change", () => post("api/config", { id: c.id, value: box.checked }));
+      return el("label", { title: c.description }, box, " " + c.name);
+    });
+    $("more").hidden = switches.length === 0;
+    $("morelist").replaceChildren(...switches);
     const cfg = $("config");
-    cfg.replaceChildren(...m.config.map((c) => {
-      if (c.type === "boolean") {
-        const box = el("input", { type: "checkbox" });
-        box.checked = c.value === true;
-        box.addEventListener("change", () => post("api/config", { id: c.id, value: box.checked }));
-        return el("label", { title: c.description }, box, " " + c.name);
-      }
+    cfg.replaceChildren(...m.config.filter((c) => c.type !== "boolean").map((c) => {
       const s = el("select");
       for (const o of c.options) {
         const opt = el("option", { title: o.description }, o.name);
@@ -605,7 +610,8 @@
       }
       s.value = c.value;
       s.addEventListener("change", () => post("api/config", { id: c.id, value: s.value }));
-      return el("label", { title: c.description }, c.name + " ", s);
+      s.title = c.name + ": " + ((c.options.find((o) => o.value === c.value) || {}).name || "");
+      return el("label", { title: c.description }, el("span", { class: "lbl" }, c.name), s);
     }));
     renumber();
   }
@@ -873,7 +879,10 @@
   });
   $("stop").addEventListener("click", () => post("api/stop", {}));
   $("planmode").addEventListener("change", (e) => post("api/planmode", { on: e.target.checked }));
-  $("mode").addEventListener("change", (e) => post("api/mode", { id: e.target.value }));
+  $("mode").addEventListener("change", (e) => {
+    if (state.modeOption) post("api/config", { id: state.modeOption, value: e.target.value });
+    else post("api/mode", { id: e.target.value });
+  });
   document.addEventListener("keydown", (e) => {
     // Escape stops the turn, as in editors' agent panels (not while editing a proposal).
     if (e.key === "Escape" && state.running && !e.target.closest(".dialog")) post("api/stop", {});

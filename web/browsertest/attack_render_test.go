@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/chromedp/chromedp"
 )
 
 // TestAttackRenderingLinear (issue 31.5): the heading pattern backtracked
@@ -147,4 +148,49 @@ func TestPromptsQueueWhileATurnRuns(t *testing.T) {
 	if q := eval[int](r, tab, `document.querySelectorAll("#queue li").length`); q != 0 {
 		t.Errorf("%d prompts still queued", q)
 	}
+}
+
+// claudeControls is the session Claude's adapter (0.101) opens: five ACP
+// modes, and config options that repeat them (category "mode") beside a
+// model, an effort and two switches.
+var claudeControls = json.RawMessage(`{
+	"modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Manual"},{"id":"acceptEdits","name":"Accept edits"},
+		{"id":"plan","name":"Plan mode"},{"id":"auto","name":"Auto"},{"id":"bypassPermissions","name":"Bypass permissions"}]},
+	"configOptions":[
+		{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"default","options":[{"value":"default","name":"Manual"},
+			{"value":"acceptEdits","name":"Accept edits"},{"value":"plan","name":"Plan mode"},{"value":"auto","name":"Auto"},{"value":"bypassPermissions","name":"Bypass permissions"}]},
+		{"id":"model","name":"Model","category":"model","type":"select","currentValue":"claude-opus-5-5","options":[
+			{"value":"claude-opus-5-5","name":"Claude Opus 5.5 (1M context, default)"},{"value":"claude-sonnet-5","name":"Claude Sonnet 5"}]},
+		{"id":"effort","name":"Effort","category":"thought_level","type":"select","currentValue":"high","options":[
+			{"value":"low","name":"Low"},{"value":"high","name":"High"},{"value":"max","name":"Maximum"}]},
+		{"id":"fast","name":"Fast mode","type":"boolean","currentValue":false},
+		{"id":"ultracode","name":"Ultracode","type":"boolean","currentValue":false}]}`)
+
+// TestHeaderOneModePickerFits1280 (issue 26.16): with Claude's controls the
+// header held two mode pickers (the ACP modes and the "mode" config
+// option) and wrapped onto two lines at 1280 px. One picker, one line.
+func TestHeaderOneModePickerFits1280(t *testing.T) {
+	b := browser(t)
+	r := newRig(t, fakeagent.Script{Name: "@agentclientprotocol/claude-agent-acp", SessionID: "0199b6c2-4f1e-7d3a-9c2b-5e8f1a2b3c4d", NewSessionResult: claudeControls}, nil)
+	tab := r.tab(b)
+	r.do(tab, chromedp.EmulateViewport(1280, 800))
+	r.poll(tab, `document.querySelector("#config select") !== null`)
+	if n := eval[int](r, tab, `[...document.querySelectorAll("header select")].filter(s => [...s.options].some(o => o.value === "acceptEdits")).length`); n != 1 {
+		t.Errorf("%d mode pickers in the header", n)
+	}
+	// One line: every control shares one horizontal band.
+	rows := eval[int](r, tab, `(() => { const rs = [...document.querySelector("header").children].filter(e => e.getBoundingClientRect().width > 0).map(e => e.getBoundingClientRect());
+		return Math.max(...rs.map(r => r.top)) < Math.min(...rs.map(r => r.bottom)) ? 1 : 2 })()`)
+	if rows != 1 {
+		t.Log(eval[string](r, tab, `[...document.querySelector("header").children].map(e => e.id + ":" + Math.round(e.getBoundingClientRect().width) + "@" + Math.round(e.getBoundingClientRect().top) + " " + e.textContent.slice(0, 40)).join("\n")`))
+		t.Errorf("the header takes %d lines at 1280 px", rows)
+	}
+	if over := eval[bool](r, tab, `document.querySelector("header").scrollWidth > document.querySelector("header").clientWidth`); over {
+		t.Error("the header overflows at 1280 px")
+	}
+	r.screenshot(tab, "header-1280.png")
+	// The one picker sets the mode.
+	r.poll(tab, `document.getElementById("mode").value === "default"`)
+	eval[bool](r, tab, `(() => { const s = document.getElementById("mode"); s.value = "plan"; s.dispatchEvent(new Event("change")); return true })()`)
+	r.received(`"modeId":"plan"`)
 }
