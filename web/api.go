@@ -148,6 +148,11 @@ func (s *Server) onWriteFile(ctx context.Context, p *acphost.WriteProposal) (str
 		note("write denied:")
 		return "", ErrDenied
 	case a.content != p.Proposed:
+		// What landed, not the agent's version (which its tool card may
+		// show): the diff of the amended content.
+		applied := *p
+		applied.Proposed = a.content
+		s.hub.transcript(msgWrite{Type: "write", Turn: s.turnID(), Diff: diffView(applied.FileDiff())})
 		note("amended write applied:")
 	default:
 		note("write applied:")

@@ -117,6 +117,14 @@ type msgNote struct {
 	Text string `json:"text"`
 }
 
+// msgWrite is a write the person amended before applying it: what landed,
+// as a diff against the file before, in place of the agent's version.
+type msgWrite struct {
+	Type string      `json:"type"` // "write"
+	Turn int         `json:"turn"`
+	Diff contentView `json:"diff"`
+}
+
 type msgEnd struct {
 	Type       string `json:"type"` // "done" or "error"
 	Turn       int    `json:"turn"`

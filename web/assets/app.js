@@ -457,17 +457,24 @@
       else if (line.startsWith("@@")) cls = "hunk";
       pre.append(el("span", { class: cls }, line));
     }
-    return el("div", {}, el("div", { class: "locations" }, (c.path || "") + "  +" + (c.added || 0) + " −" + (c.removed || 0)), pre);
+    return el("div", { class: "diffblock", "data-path": c.path || "" }, el("div", { class: "locations" }, (c.path || "") + "  +" + (c.added || 0) + " −" + (c.removed || 0)), pre);
   }
 
+  // A tool's text output: Markdown (agents fence command output), plain
+  // above plainAbove as every block is.
   function contentBlock(c) {
     if (c.type === "diff") return diffBlock(c);
-    return el("pre", {}, c.text || "");
+    const text = c.text || "";
+    if (text.includes("```") || text.includes("~~~")) return el("div", { class: "md tooltext" }, ...blockNodes(text));
+    return el("pre", {}, text);
   }
 
-  function toolBody(t, withStatus) {
+  // toolBody shows a tool call; a dialog whose heading already names it
+  // (heading) does not repeat its title.
+  function toolBody(t, withStatus, heading) {
+    const title = t.title || "(untitled tool call)";
     const head = el("div", { class: "head" },
-      el("span", { class: "title" }, t.title || "(untitled tool call)"),
+      title === heading ? null : el("span", { class: "title" }, title),
       t.kind ? el("span", { class: "kind" }, t.kind) : null,
       withStatus && t.status ? el("span", { class: "status " + t.status }, t.status.replace("_", " ")) : null);
     const parts = [head];
@@ -484,10 +491,12 @@
     if (!card) {
       card = append(replayed(el("div", { class: "card tool" }), m));
       card.dataset.tool = m.tool.id;
+      card.dataset.turn = String(m.turn);
       tools.set(key, card);
     }
     card.dataset.status = m.tool.status;
     card.replaceChildren(...toolBody(m.tool, true));
+    markSuperseded(card);
     current = null;
   }
 
@@ -498,7 +507,26 @@
     current = null;
   }
 
+  // write shows what an amended write put on disk, and marks the agent's
+  // version of it in this turn's tool cards as not what landed.
+  let amended = new Set(); // "turn/path" of the writes amended
+  function markSuperseded(card) {
+    for (const b of card.querySelectorAll(".diffblock")) {
+      if (!amended.has(card.dataset.turn + "/" + b.dataset.path) || b.classList.contains("superseded")) continue;
+      b.classList.add("superseded");
+      b.prepend(el("div", { class: "note" }, "the agent's version: amended before it was applied (see below)"));
+    }
+  }
+  function write(m) {
+    amended.add(m.turn + "/" + m.diff.path);
+    for (const card of transcript.querySelectorAll(".card.tool")) markSuperseded(card);
+    append(replayed(el("div", { class: "card write" }, el("div", { class: "head" }, el("span", { class: "title" }, "written, as amended"), el("span", { class: "kind" }, "edit")),
+      diffBlock(m.diff)), m));
+    current = null;
+  }
+
   const handlers = {
+    write,
     reset(m) {
       dirty.clear();
       transcript.replaceChildren();
@@ -506,6 +534,7 @@
       dialogs.replaceChildren();
       open.clear();
       tools = new Map();
+      amended = new Set();
       current = null;
       $("agent").title = [m.agent.name, m.agent.version].filter(Boolean).join(" ");
       $("agent").textContent = [(m.agent.name || "").replace(/^@[^/]+\//, ""), m.agent.version].filter(Boolean).join(" "); // the npm scope in the title only
@@ -657,8 +686,14 @@
     open.set(m.id, d);
     const shown = performance.now();
     shownAt.set(d, shown);
+    const stick = atBottom();
     dialogs.append(d);
     renumber();
+    // The dialog takes room from the transcript: the turn that asked stays
+    // in view (the end of it, and the tool card the request is about).
+    if (stick) transcript.scrollTop = transcript.scrollHeight;
+    const asker = m.permission && m.permission.tool ? [...transcript.querySelectorAll(".card.tool")].find((c) => c.dataset.tool === m.permission.tool.id) : null;
+    if (asker) asker.scrollIntoView({ block: "nearest" });
     // The look of it only: the click handler above decides, by the clock.
     const arm = () => {
       const left = inertMs - (performance.now() - shown);
@@ -676,8 +711,10 @@
     const d = open.get(id);
     if (!d) return;
     open.delete(id);
+    const stick = atBottom();
     d.remove();
     renumber();
+    if (stick) transcript.scrollTop = transcript.scrollHeight;
   }
 
   // busy disables a dialog's buttons while its answer is sent; a refusal
@@ -696,7 +733,8 @@
     if (p.command) parts.push(el("pre", { class: "command" }, p.command));
     if (p.url) parts.push(el("div", { class: "url" }, p.url));
     if (p.plan) parts.push(el("pre", { class: "plantext" }, p.plan));
-    parts.push(el("div", { class: "card" }, ...toolBody(p.tool, false)));
+    // The tool's title once: as the heading, or under it when it differs.
+    parts.push(el("div", { class: "card" }, ...toolBody(p.tool, false, p.heading)));
     const opts = el("div", { class: "options" });
     let def = null;
     for (const o of p.options) {

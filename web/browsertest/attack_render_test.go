@@ -2,8 +2,14 @@ package browsertest
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/web"
 
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/chromedp/chromedp"
@@ -193,4 +199,68 @@ func TestHeaderOneModePickerFits1280(t *testing.T) {
 	r.poll(tab, `document.getElementById("mode").value === "default"`)
 	eval[bool](r, tab, `(() => { const s = document.getElementById("mode"); s.value = "plan"; s.dispatchEvent(new Event("change")); return true })()`)
 	r.received(`"modeId":"plan"`)
+}
+
+// TestDialogsAndToolCards (issue 26.18): a dialog takes room from the
+// transcript, not the view of the turn that asked (the tool card it is
+// about stays visible); the tool's title shows once in it; a tool's fenced
+// output is rendered as code, not raw fences; an amended write shows what
+// landed, and the agent's version in its tool card is marked as not it.
+func TestDialogsAndToolCards(t *testing.T) {
+	b := browser(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := json.Marshal(path)
+	call := json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"t9","title":"Run ls","kind":"edit","status":"pending","content":[
+		{"type":"content","content":{"type":"text","text":"` + "```" + `\nfile1\nfile2\n` + "```" + `"}},
+		{"type":"diff","path":` + string(p) + `,"oldText":"old\n","newText":"agent version\n"}]}`)
+	write, _ := json.Marshal(map[string]string{"path": path, "content": "agent version\n"})
+	var long strings.Builder
+	for i := range 80 {
+		fmt.Fprintf(&long, "line %d of a long answer\n\n", i)
+	}
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Say(fakeagent.Text(long.String())),
+		fakeagent.Say(call),
+		fakeagent.Ask(fakeagent.PermissionParams("t9", "Run ls", "edit")),
+		{Request: &fakeagent.Call{Method: "fs/write_text_file", Params: write}},
+		fakeagent.Say(json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"t9","status":"completed"}`)),
+		fakeagent.Say(fakeagent.Text("done")),
+	}}}}
+	r := newRig(t, script, func(c *web.Config) {
+		c.Agent.Dir = dir
+		c.Agent.FS = &acphost.FSOptions{Read: true, Write: true}
+	})
+	tab := r.tab(b)
+	r.send(tab, "go")
+	r.poll(tab, `document.querySelector(".dialog.permission") !== null && !document.querySelector(".dialog.permission").classList.contains("inert")`)
+	visible := `(() => { const c = document.querySelector('.card.tool[data-tool="t9"]'), m = document.getElementById("transcript");
+		const a = c.getBoundingClientRect(), v = m.getBoundingClientRect(); return a.top >= v.top - 1 && a.bottom <= v.bottom + 1 })()`
+	if !eval[bool](r, tab, visible) {
+		t.Error("the tool card the dialog asks about is hidden")
+	}
+	if n := eval[int](r, tab, `document.querySelector(".dialog.permission").textContent.split("Run ls").length - 1`); n != 1 {
+		t.Errorf("the tool's title shows %d times in the dialog", n)
+	}
+	card := `document.querySelector('.card.tool[data-tool="t9"]')`
+	if code := eval[string](r, tab, `(`+card+`.querySelector("pre.code") || {}).textContent || ""`); code != "file1\nfile2" {
+		t.Errorf("the fenced output renders as %q", code)
+	}
+	if strings.Contains(eval[string](r, tab, card+`.textContent`), "```") {
+		t.Error("raw fences in the tool card")
+	}
+	r.answer(tab, `.dialog.permission button[data-option="allow"]`)
+	r.do(tab, chromedp.WaitVisible(chromedp.CSS(".dialog.proposal textarea.proposed")))
+	r.do(tab, chromedp.SetValue(chromedp.CSS(".dialog.proposal textarea.proposed"), "as amended\n"))
+	r.answer(tab, ".dialog.proposal button.apply")
+	r.turnEnded(tab, 1)
+	if got := eval[string](r, tab, `[...document.querySelectorAll(".card.write pre.diff span.add")].map(s => s.textContent).join("|")`); got != "+as amended" {
+		t.Errorf("the write card shows %q", got)
+	}
+	if !eval[bool](r, tab, card+`.querySelector(".diffblock").classList.contains("superseded")`) {
+		t.Error("the agent's version in the tool card is not marked as not what landed")
+	}
 }
