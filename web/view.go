@@ -133,19 +133,19 @@ type msgEnd struct {
 }
 
 type msgState struct {
-	Type       string       `json:"type"` // "state"
-	Running    bool         `json:"running"`
-	Switching  bool         `json:"switching"` // a session is opening
-	Session    sessionView  `json:"session"`
-	Permission string       `json:"permission,omitempty"` // the policy's name, when not the page alone
-	Recording  bool         `json:"recording"`            // sessions are recorded (Config.Sessions)
-	Turn       int          `json:"turn"`
-	PlanMode   bool         `json:"planMode"`
+	Type       string      `json:"type"` // "state"
+	Running    bool        `json:"running"`
+	Switching  bool        `json:"switching"` // a session is opening
+	Session    sessionView `json:"session"`
+	Permission string      `json:"permission,omitempty"` // the policy's name, when not the page alone
+	Recording  bool        `json:"recording"`            // sessions are recorded (Config.Sessions)
+	Turn       int         `json:"turn"`
+	PlanMode   bool        `json:"planMode"`
 	// Holds says what holds of plan mode, layer by layer, or that the
 	// agent acts without asking (acphost.Enforcement's summary).
-	Holds string `json:"holds,omitempty"`
-	Mode       string       `json:"mode"`
-	Modes      []choiceView `json:"modes"`
+	Holds string       `json:"holds,omitempty"`
+	Mode  string       `json:"mode"`
+	Modes []choiceView `json:"modes"`
 	// ModeOption, when set, is the config option (of category "mode") the
 	// mode picker sets, for an agent that offers its modes only so.
 	ModeOption string       `json:"modeOption,omitempty"`
