@@ -103,6 +103,23 @@ type Transport struct {
 	KeepAlive time.Duration
 	// DialTimeout bounds connecting and the SSH handshake. Default 15s.
 	DialTimeout time.Duration
+
+	containment remote.Containment // the last Dial's, under containmentMu
+}
+
+// containmentMu guards every Transport's containment (a Transport may be
+// copied before its first Dial: a mutex of its own would be copied too).
+var containmentMu sync.Mutex
+
+// Containment says how the remote side held the agent of the last Dial
+// that succeeded: "pid namespace" (the agent is the init of a PID
+// namespace of its own: whatever it starts ends with it) or "mark" (its
+// processes are found by the mark in their environment; one that drops
+// it escapes); "" before any. See the package doc.
+func (t *Transport) Containment() string {
+	containmentMu.Lock()
+	defer containmentMu.Unlock()
+	return string(t.containment)
 }
 
 // promises: a remote process reached over one SSH session.
@@ -128,7 +145,7 @@ func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
 	// Until the link is handed over, ctx ending closes the connection,
 	// which ends any step still waiting on the server.
 	abandon := context.AfterFunc(ctx, func() { client.Close() })
-	l, err := start(ctx, client, remote.CommandLine(cmds.Agent), remote.CommandLine(cmds.Watchdog), cmds.Header)
+	l, err := start(ctx, client, cmds)
 	if !abandon() || err != nil {
 		if l != nil {
 			l.Stop(0)
@@ -141,6 +158,9 @@ func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
 	}
 	l.promises.HostFiles = t.SharedFiles
 	l.keepAlive(t.keepAlive())
+	containmentMu.Lock()
+	t.containment = l.containment
+	containmentMu.Unlock()
 	return l, nil
 }
 
@@ -338,13 +358,14 @@ func (t *Transport) hostKeyCallback() (ssh.HostKeyCallback, error) {
 // link is the agent's session and its watchdog's, on their own
 // connection.
 type link struct {
-	client   *ssh.Client
-	sess     *ssh.Session // the agent's
-	watchdog *ssh.Session
-	watchIn  io.WriteCloser // never written; closing it ends the agent's tree
-	stdin    io.WriteCloser
-	stdout   io.Reader
-	stderr   io.Reader
+	client      *ssh.Client
+	sess        *ssh.Session // the agent's
+	watchdog    *ssh.Session
+	watchIn     io.WriteCloser // its script and mark, then nothing; closing it ends the agent's tree
+	containment remote.Containment
+	stdin       io.WriteCloser
+	stdout      io.Reader
+	stderr      io.Reader
 
 	done    chan struct{}
 	endOnce sync.Once
@@ -363,9 +384,10 @@ type link struct {
 }
 
 // start opens the watchdog's session first (so that nothing the agent
-// starts can outlive the link), then the agent's, and writes the agent's
+// starts can outlive the link), then the agent's, held the way the
+// watchdog found the remote side allows, and writes the agent's
 // environment header.
-func start(ctx context.Context, client *ssh.Client, agentCmd, watchdogCmd string, header []byte) (*link, error) {
+func start(ctx context.Context, client *ssh.Client, cmds remote.Commands) (*link, error) {
 	watchdog, err := client.NewSession()
 	if err != nil {
 		return nil, err
@@ -378,18 +400,24 @@ func start(ctx context.Context, client *ssh.Client, agentCmd, watchdogCmd string
 	if err != nil {
 		return nil, err
 	}
-	if err := watchdog.Start(watchdogCmd); err != nil {
+	argv, input := cmds.HiddenWatchdog()
+	if err := watchdog.Start(remote.CommandLine(argv)); err != nil {
+		return nil, fmt.Errorf("starting the watchdog: %w", err)
+	}
+	if _, err := watchIn.Write(input); err != nil {
 		return nil, fmt.Errorf("starting the watchdog: %w", err)
 	}
 	// The agent starts only once its watchdog waits.
-	if err := remote.AwaitReady(ctx, watchOut); err != nil {
+	how, err := remote.AwaitContainment(ctx, watchOut)
+	if err != nil {
 		return nil, err
 	}
 	sess, err := client.NewSession()
 	if err != nil {
 		return nil, err
 	}
-	l := &link{client: client, sess: sess, watchdog: watchdog, watchIn: watchIn, done: make(chan struct{}), quit: make(chan struct{}), promises: promises}
+	l := &link{client: client, sess: sess, watchdog: watchdog, watchIn: watchIn, containment: how,
+		done: make(chan struct{}), quit: make(chan struct{}), promises: promises}
 	if l.stdin, err = sess.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -399,13 +427,13 @@ func start(ctx context.Context, client *ssh.Client, agentCmd, watchdogCmd string
 	if l.stderr, err = sess.StderrPipe(); err != nil {
 		return nil, err
 	}
-	if err := sess.Start(agentCmd); err != nil {
+	if err := sess.Start(remote.CommandLine(cmds.ContainedAgent(how))); err != nil {
 		return nil, err
 	}
 	l.wg.Add(2)
 	go l.waitSession()
 	go l.waitConnection()
-	if _, err := l.stdin.Write(header); err != nil {
+	if _, err := l.stdin.Write(cmds.Header); err != nil {
 		return l, err
 	}
 	return l, nil

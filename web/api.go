@@ -88,7 +88,49 @@ func (s *Server) onPermission(ctx context.Context, req *acphost.PermissionReques
 	if err != nil {
 		return "", err
 	}
+	s.clickedBy(req)
 	return a.option, nil
+}
+
+// maxClicked bounds the requests remembered as answered in the page
+// (each forgotten when its answer is shown; one outside a turn never is).
+const maxClicked = 256
+
+// clickedBy remembers that the person answered req (a permission or an
+// elicitation request) in the page, for the answer's note to say "you".
+func (s *Server) clickedBy(req any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clicked == nil || len(s.clicked) >= maxClicked {
+		s.clicked = map[any]bool{}
+	}
+	s.clicked[req] = true
+}
+
+// answeredBy says who answered req, for the answer's note: "you" for the
+// person's click, else what the reason says.
+func (s *Server) answeredBy(req any, reason acphost.AnswerReason) string {
+	s.mu.Lock()
+	clicked := s.clicked[req]
+	delete(s.clicked, req)
+	s.mu.Unlock()
+	switch {
+	case clicked:
+		return "you"
+	case reason == acphost.ReasonHook && s.cfg.PermissionLabel != "":
+		return "the policy: " + safe(s.cfg.PermissionLabel)
+	case reason == acphost.ReasonHook:
+		return "without asking (an earlier \"always\", or the server's policy)"
+	case reason == acphost.ReasonPlanMode:
+		return "plan mode"
+	case reason == acphost.ReasonTimeout:
+		return "the timeout"
+	case reason == acphost.ReasonCancelled:
+		return "the turn's cancellation"
+	case reason == acphost.ReasonWithdrawn:
+		return "the agent, which withdrew it"
+	}
+	return safe(string(reason))
 }
 
 func (s *Server) onWriteFile(ctx context.Context, p *acphost.WriteProposal) (string, error) {
@@ -106,6 +148,11 @@ func (s *Server) onWriteFile(ctx context.Context, p *acphost.WriteProposal) (str
 		note("write denied:")
 		return "", ErrDenied
 	case a.content != p.Proposed:
+		// What landed, not the agent's version (which its tool card may
+		// show): the diff of the amended content.
+		applied := *p
+		applied.Proposed = a.content
+		s.hub.transcript(msgWrite{Type: "write", Turn: s.turnID(), Diff: diffView(applied.FileDiff())})
 		note("amended write applied:")
 	default:
 		note("write applied:")
@@ -120,6 +167,7 @@ func (s *Server) onElicitation(ctx context.Context, req *acphost.ElicitationRequ
 	if err != nil {
 		return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, err
 	}
+	s.clickedBy(req)
 	return a.elicit, nil
 }
 
@@ -130,15 +178,48 @@ func (s *Server) onUpdate(u acphost.Update) {
 	if s.userUp != nil {
 		defer s.userUp(u)
 	}
+	s.showMu.Lock()
+	defer s.showMu.Unlock()
+	s.mu.Lock()
 	if u.Replay() {
-		s.mu.Lock()
 		if rb := s.replay; rb != nil && rb.id == u.SessionID() {
 			rb.add(u)
 		}
 		s.mu.Unlock()
 		return
 	}
-	if u.SessionID() != s.session().ID() {
+	sess := s.sess
+	if sess == nil {
+		// The agent spoke before it answered session/new: New shows it
+		// once it knows the session.
+		if shown(u) && len(s.early) < maxEarlyUpdates {
+			s.early = append(s.early, u)
+		}
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.show(sess, u)
+}
+
+// maxEarlyUpdates bounds the updates kept from before the first session
+// is known; later ones are not shown (the state, sent once it is, still
+// holds the mode and options they set).
+const maxEarlyUpdates = 64
+
+// shown reports whether the page shows u outside a turn's stream.
+func shown(u acphost.Update) bool {
+	switch u.(type) {
+	case *acphost.CurrentModeUpdate, *acphost.ConfigOptionUpdate, *acphost.SessionInfoUpdate:
+		return true
+	}
+	return false
+}
+
+// show puts an update outside a turn's stream on the page: a mode change
+// as a note, and the state. s.showMu is held.
+func (s *Server) show(sess *acphost.Session, u acphost.Update) {
+	if u.SessionID() != sess.ID() {
 		return // a session the page has left
 	}
 	switch u := u.(type) {
@@ -147,6 +228,21 @@ func (s *Server) onUpdate(u acphost.Update) {
 		s.publishState()
 	case *acphost.ConfigOptionUpdate, *acphost.SessionInfoUpdate:
 		s.publishState()
+	}
+}
+
+// setFirstSession makes the client's session the page's and shows what
+// the agent said before it was known, in order, before any later update.
+func (s *Server) setFirstSession(sess *acphost.Session) {
+	s.showMu.Lock()
+	defer s.showMu.Unlock()
+	s.mu.Lock()
+	s.sess = sess
+	early := s.early
+	s.early = nil
+	s.mu.Unlock()
+	for _, u := range early {
+		s.show(sess, u)
 	}
 }
 
@@ -183,7 +279,21 @@ func (s *Server) publishState() {
 	for _, m := range modes.AvailableModes {
 		st.Modes = append(st.Modes, choiceView{Value: m.ID, Name: label(m.Name, m.ID), Description: safe(m.Description)})
 	}
+	// One mode picker: a config option of category "mode" repeats the
+	// modes (Claude's adapter offers both) or, for an agent that offers
+	// its modes only so (opencode), is the picker.
 	for _, o := range sess.ConfigOptions() {
+		if o.Category == acphost.CategoryMode && o.Type == "select" {
+			if len(st.Modes) > 0 || st.ModeOption != "" {
+				continue
+			}
+			v := viewConfig(o)
+			st.Modes, st.ModeOption = v.Options, v.ID
+			if val, ok := v.Value.(string); ok {
+				st.Mode = val
+			}
+			continue
+		}
 		st.Config = append(st.Config, viewConfig(o))
 	}
 	if err := s.c.Err(); err != nil {
@@ -307,19 +417,20 @@ func (s *Server) emit(turn int, ev acphost.StreamEvent) {
 		}
 	case acphost.EventPermissionAnswer:
 		if a := ev.Answer; a != nil {
-			text := "answered: cancelled"
+			what := "cancelled"
 			if !a.Cancelled {
-				name := a.OptionID
+				what = a.OptionID
 				if a.Option != nil && a.Option.Name != "" {
-					name = a.Option.Name
+					what = a.Option.Name
 				}
-				text = "answered: " + safe(name)
 			}
-			s.hub.transcript(msgNote{Type: "note", Turn: turn, Kind: "answer", Text: fmt.Sprintf("%s (%s)", text, a.Reason)})
+			s.hub.transcript(msgNote{Type: "note", Turn: turn, Kind: "answer",
+				Text: fmt.Sprintf("answered by %s: %s", s.answeredBy(ev.Permission, a.Reason), safe(what))})
 		}
 	case acphost.EventElicitationAnswer:
 		if a := ev.ElicitationAnswer; a != nil {
-			s.hub.transcript(msgNote{Type: "note", Turn: turn, Kind: "elicitation", Text: fmt.Sprintf("question answered: %s (%s)", a.Action, a.Reason)})
+			s.hub.transcript(msgNote{Type: "note", Turn: turn, Kind: "elicitation",
+				Text: fmt.Sprintf("question answered by %s: %s", s.answeredBy(ev.Elicitation, a.Reason), a.Action)})
 		}
 	case acphost.EventNotice:
 		if n := ev.Notice; n != nil {
@@ -453,7 +564,7 @@ func (s *Server) apiElicitation(w http.ResponseWriter, r *http.Request) {
 				_, err = f.Validate(content)
 			}
 			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
+				fieldError(w, f, err)
 				return
 			}
 			a.Content = content
@@ -466,6 +577,30 @@ func (s *Server) apiElicitation(w http.ResponseWriter, r *http.Request) {
 }
 
 // formContent types the page's values by the form's fields.
+// fieldError answers 400 for content that does not fit the form: JSON
+// naming the field, why and its range, for the page to show beside it.
+func fieldError(w http.ResponseWriter, f *acphost.FormSchema, err error) {
+	msg := fieldErrorMsg{Error: safe(err.Error()), Message: safe(err.Error())}
+	var fe *acphost.FormContentError
+	if errors.As(err, &fe) {
+		msg.Field, msg.Message = fe.Field, safe(fe.Msg)
+		if fl := f.Field(fe.Field); fl != nil {
+			msg.Range = fieldRange(fl)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(encode(msg))
+}
+
+// fieldErrorMsg is api/elicitation's refusal of content.
+type fieldErrorMsg struct {
+	Error   string `json:"error"`
+	Field   string `json:"field,omitempty"` // raw: the field's name, as the page sent it
+	Message string `json:"message"`
+	Range   string `json:"range,omitempty"`
+}
+
 func formContent(f *acphost.FormSchema, raw map[string]json.RawMessage) (map[string]any, error) {
 	out := map[string]any{}
 	for name, v := range raw {

@@ -8,10 +8,9 @@
 //
 //	s, err := web.New(ctx, web.Config{Agent: acphost.ACPOptions{Command: "my-agent"}})
 //	...
-//	defer s.Close()
 //	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 //	fmt.Println(s.URL("http://" + ln.Addr().String() + "/"))
-//	http.Serve(ln, s)
+//	web.Serve(ctx, ln, s) // timeouts, and a cap on connections without the token
 //
 // # How the hooks map to HTTP
 //

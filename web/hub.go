@@ -8,9 +8,9 @@ import (
 	"unicode/utf8"
 )
 
-// subscriberBuffer is how many messages a tab may fall behind before it is
-// dropped; its EventSource then reconnects and replays from the start.
-const subscriberBuffer = 4096
+// DefaultMaxTabBytes is what one tab may have queued, not yet written to
+// it, when Config.MaxTabBytes is zero.
+const DefaultMaxTabBytes = 8 << 20
 
 // maxPieceBytes is the most one transcript message takes: a longer text is
 // sent (and kept) in pieces of about this size.
@@ -23,6 +23,7 @@ const maxPieceBytes = 256 << 10
 // mu, so a tab sees each message once, in order, after its replay.
 type hub struct {
 	maxBytes int
+	maxTab   int // bytes queued for one tab beyond which it is cut off
 
 	mu       sync.Mutex
 	log      [][]byte
@@ -34,14 +35,68 @@ type hub struct {
 	closed   bool
 }
 
-// subscriber is one connected tab.
+// subscriber is one connected tab: what is queued for it, bounded in
+// bytes. Its messages are the hub's own (shared with the transcript and
+// the other tabs); what a tab pins beyond the transcript is its queue.
 type subscriber struct {
-	ch   chan []byte
-	done chan struct{} // closed when the hub drops the tab or closes
+	wake chan struct{} // buffered 1: something was queued
+	done chan struct{} // closed when the hub cuts the tab off or closes
+
+	mu     sync.Mutex // under hub.mu when both are held
+	queue  [][]byte
+	queued int // bytes in queue, and in the message being written
 }
 
-func newHub(maxBytes int) *hub {
-	return &hub{maxBytes: maxBytes, subs: map[*subscriber]struct{}{}}
+// next takes the oldest message queued, or nil. The tab's writer calls
+// written once the message is out, which frees its bytes of the budget.
+func (s *subscriber) next() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) == 0 {
+		return nil
+	}
+	b := s.queue[0]
+	s.queue[0] = nil
+	s.queue = s.queue[1:]
+	return b
+}
+
+func (s *subscriber) written(b []byte) {
+	s.mu.Lock()
+	s.queued -= len(b)
+	s.mu.Unlock()
+}
+
+// push queues b, false if the budget would be exceeded: a tab with nothing
+// queued takes any one message (a message is at most a piece, or one
+// tool call the transcript would not keep).
+func (s *subscriber) push(b []byte, budget int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.queued > 0 && s.queued+len(b) > budget {
+		return false
+	}
+	s.queue = append(s.queue, b)
+	s.queued += len(b)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// cutLocked ends the tab's stream and releases its queue; hub.mu is held.
+func (h *hub) cutLocked(s *subscriber) {
+	delete(h.subs, s)
+	close(s.done)
+	s.mu.Lock()
+	clear(s.queue)
+	s.queue, s.queued = nil, 0
+	s.mu.Unlock()
+}
+
+func newHub(maxBytes, maxTab int) *hub {
+	return &hub{maxBytes: maxBytes, maxTab: maxTab, subs: map[*subscriber]struct{}{}}
 }
 
 // encode marshals a message; every message type is this package's own, so
@@ -246,14 +301,13 @@ func (h *hub) close(d *dialog, how string) {
 	h.sendLocked(encode(msgDialogClose{Type: "dialog_close", ID: d.id, How: how}))
 }
 
-// sendLocked queues b for every tab; a tab whose queue is full is dropped.
+// sendLocked queues b for every tab; a tab that has fallen more than its
+// budget behind is cut off (it comes back to the replay, as a reconnecting
+// tab does).
 func (h *hub) sendLocked(b []byte) {
 	for s := range h.subs {
-		select {
-		case s.ch <- b:
-		default:
-			delete(h.subs, s)
-			close(s.done)
+		if !s.push(b, h.maxTab) {
+			h.cutLocked(s)
 		}
 	}
 }
@@ -275,7 +329,7 @@ func (h *hub) subscribe(reset func(dropped int) []byte) (*subscriber, [][]byte) 
 	for _, d := range h.dialogs {
 		first = append(first, d.msg)
 	}
-	s := &subscriber{ch: make(chan []byte, subscriberBuffer), done: make(chan struct{})}
+	s := &subscriber{wake: make(chan struct{}, 1), done: make(chan struct{})}
 	h.subs[s] = struct{}{}
 	return s, first
 }
@@ -285,8 +339,7 @@ func (h *hub) unsubscribe(s *subscriber) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.subs[s]; ok {
-		delete(h.subs, s)
-		close(s.done)
+		h.cutLocked(s)
 	}
 }
 
@@ -296,7 +349,6 @@ func (h *hub) shutdown() {
 	defer h.mu.Unlock()
 	h.closed = true
 	for s := range h.subs {
-		delete(h.subs, s)
-		close(s.done)
+		h.cutLocked(s)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/internal/httpserve"
 )
 
 //go:embed assets
@@ -31,6 +32,9 @@ const DefaultMaxLogBytes = 32 << 20
 // maxBodyBytes bounds a POST body: an amended file of up to
 // acphost.DefaultMaxReadBytes, JSON-escaped.
 const maxBodyBytes = 4*acphost.DefaultMaxReadBytes + 1<<20
+
+// bodyReadTimeout bounds the read of a POST body.
+const bodyReadTimeout = 60 * time.Second
 
 // keepAlive is how often an idle event stream gets a comment line, so that
 // proxies and the browser see it alive.
@@ -62,6 +66,13 @@ type Config struct {
 	// call) reaches the tabs connected then, and is kept as a note saying
 	// so. Zero: DefaultMaxLogBytes.
 	MaxLogBytes int
+	// MaxTabBytes bounds what one tab may have queued and not yet taken:
+	// a tab further behind (a frozen background tab, a sleeping laptop, a
+	// paused debugger) is cut off at once, its queue released and its
+	// connection closed; the page connects again and is replayed the
+	// transcript kept. A tab that takes no event for eventWriteTimeout
+	// (10s) is cut off too. Zero: DefaultMaxTabBytes.
+	MaxTabBytes int
 	// Logger receives the server's diagnostics. Nil: none.
 	Logger *slog.Logger
 	// Permission, if set, answers permission requests in place of the
@@ -141,8 +152,14 @@ type Server struct {
 	userUp func(acphost.Update)
 	cfg    Config
 
+	// showMu orders what the agent's updates put on the page: the ones
+	// from before New knew the session first (onUpdate, setFirstSession).
+	showMu sync.Mutex
+
 	mu        sync.Mutex
-	sess      *acphost.Session // the session prompts go to
+	sess      *acphost.Session // the session prompts go to; nil until New knows it
+	early     []acphost.Update // updates from before it, for New to show
+	clicked   map[any]bool     // requests the person answered in the page
 	switching bool             // a session is being opened: no prompt meanwhile
 	replay    *replayBuf       // the history of the session being loaded
 	turn      *runningTurn
@@ -179,13 +196,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if maxLog <= 0 {
 		maxLog = DefaultMaxLogBytes
 	}
+	maxTab := cfg.MaxTabBytes
+	if maxTab <= 0 {
+		maxTab = DefaultMaxTabBytes
+	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	sctx, stop := context.WithCancel(context.Background())
 	s := &Server{token: token, hosts: map[string]bool{"localhost": true},
-		log: lg, hub: newHub(maxLog), ctx: sctx, stop: stop, userUp: opts.OnUpdate, cfg: cfg}
+		log: lg, hub: newHub(maxLog, maxTab), ctx: sctx, stop: stop, userUp: opts.OnUpdate, cfg: cfg}
 	for _, h := range cfg.Hosts {
 		s.hosts[strings.ToLower(h)] = true
 	}
@@ -210,10 +231,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.c = c
-	s.sess = c.Session()
 	s.routes()
-	s.setMode(ctx, s.sess, cfg.Mode)
-	s.setOptions(ctx, s.sess)
+	s.setFirstSession(c.Session())
+	s.setMode(ctx, c.Session(), cfg.Mode)
+	s.setOptions(ctx, c.Session())
 	s.publishState()
 	s.wg.Add(1)
 	go s.watchAgent()
@@ -313,11 +334,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
-	if !(r.Method == http.MethodGet && shell[r.URL.Path]) && !s.authorized(r) {
+	if s.authorized(r) {
+		httpserve.Trust(r.Context())
+	} else if !(r.Method == http.MethodGet && shell[r.URL.Path]) {
 		http.Error(w, "a valid token is required: open the URL acphost printed", http.StatusUnauthorized)
 		return
 	}
 	if r.Method == http.MethodPost {
+		// No ReadTimeout on the server (event streams live long): the
+		// body has its own.
+		http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			http.Error(w, "want Content-Type application/json", http.StatusUnsupportedMediaType)
 			return
@@ -397,8 +423,15 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
+// eventWriteTimeout bounds the write of one event (and of the keepalive)
+// to a tab: a tab that takes no more within it is cut off.
+const eventWriteTimeout = 10 * time.Second
+
 // events is the event stream (Server-Sent Events): a reset, the transcript
-// kept, the state and the pending dialogs, then every message as it happens.
+// kept, the state and the pending dialogs, then every message as it
+// happens. Each write has a deadline; a tab the hub cuts off (it fell more
+// than its budget behind) has its write ended at once and its connection
+// closed; it comes back to the replay.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	sub, first := s.hub.subscribe(s.resetMsg)
 	if sub == nil {
@@ -407,45 +440,56 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.hub.unsubscribe(sub)
 	rc := http.NewResponseController(w)
+	// A cut ends the write under way: the deadline moves to now.
+	ended := make(chan struct{})
+	cutter := make(chan struct{})
+	go func() {
+		defer close(cutter)
+		select {
+		case <-sub.done:
+			rc.SetWriteDeadline(time.Now())
+		case <-ended:
+		}
+	}()
+	defer func() { close(ended); <-cutter }()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	write := func(b []byte) error {
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return err
+	write := func(format string, b []byte) bool {
+		if rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout)) != nil {
+			return false
 		}
-		return nil
+		_, err := fmt.Fprintf(w, format, b)
+		return err == nil
 	}
-	for _, b := range first {
-		if write(b) != nil {
+	flush := func() bool {
+		return rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout)) == nil && rc.Flush() == nil
+	}
+	for i, b := range first {
+		first[i] = nil // written: the transcript's to keep or drop
+		if !write("data: %s\n\n", b) {
 			return
 		}
 	}
-	if rc.Flush() != nil {
+	if !flush() {
 		return
 	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
 		select {
-		case b := <-sub.ch:
-			if write(b) != nil {
-				return
-			}
-			// Write what else is queued before flushing.
-			for more := true; more; {
-				select {
-				case b := <-sub.ch:
-					if write(b) != nil {
-						return
-					}
-				default:
-					more = false
+		case <-sub.wake:
+			// Write all that is queued before flushing.
+			for b := sub.next(); b != nil; b = sub.next() {
+				ok := write("data: %s\n\n", b)
+				sub.written(b)
+				if !ok {
+					return
 				}
 			}
 		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+			if !write(": keepalive%s\n\n", nil) {
 				return
 			}
 		case <-sub.done:
@@ -453,8 +497,39 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-		if rc.Flush() != nil {
+		if !flush() {
 			return
 		}
+	}
+}
+
+// Serve serves s on ln until ctx ends, then closes s (the running turn
+// cancelled, the event streams ended), shuts the HTTP server down (within
+// five seconds) and returns what s.Close returned; if serving fails first
+// it closes s and returns the error. ln is closed when Serve returns.
+//
+// The server has timeouts (10s for a request's header, 60s for an idle
+// keep-alive connection, and for a POST body) and holds at most 64
+// connections that have not shown the token: past it the oldest idle one
+// is closed, so that a local process without the token cannot use up the
+// descriptors and starve the person's requests. Serving s with an
+// http.Server of your own, set such timeouts yourself.
+func Serve(ctx context.Context, ln net.Listener, s *Server) error {
+	hs, gln := httpserve.New(s, ln, 0, slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(gln) }()
+	select {
+	case <-ctx.Done():
+		err := s.Close()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if hs.Shutdown(shut) != nil {
+			hs.Close()
+		}
+		<-served
+		return err
+	case err := <-served:
+		s.Close()
+		return err
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/acphost/acphost"
@@ -116,6 +117,14 @@ type msgNote struct {
 	Text string `json:"text"`
 }
 
+// msgWrite is a write the person amended before applying it: what landed,
+// as a diff against the file before, in place of the agent's version.
+type msgWrite struct {
+	Type string      `json:"type"` // "write"
+	Turn int         `json:"turn"`
+	Diff contentView `json:"diff"`
+}
+
 type msgEnd struct {
 	Type       string `json:"type"` // "done" or "error"
 	Turn       int    `json:"turn"`
@@ -134,9 +143,12 @@ type msgState struct {
 	PlanMode   bool        `json:"planMode"`
 	// Holds says what holds of plan mode, layer by layer, or that the
 	// agent acts without asking (acphost.Enforcement's summary).
-	Holds      string       `json:"holds,omitempty"`
-	Mode       string       `json:"mode"`
-	Modes      []choiceView `json:"modes"`
+	Holds string       `json:"holds,omitempty"`
+	Mode  string       `json:"mode"`
+	Modes []choiceView `json:"modes"`
+	// ModeOption, when set, is the config option (of category "mode") the
+	// mode picker sets, for an agent that offers its modes only so.
+	ModeOption string       `json:"modeOption,omitempty"`
 	Config     []configView `json:"config"`
 	AgentError string       `json:"agentError,omitempty"`
 }
@@ -231,6 +243,48 @@ type fieldView struct {
 	Required    bool         `json:"required"`
 	Default     any          `json:"default,omitempty"`
 	Choices     []choiceView `json:"choices"`
+	Range       string       `json:"range,omitempty"` // its bounds, as the terminal words them: "1 to 5"
+	Min         *float64     `json:"min,omitempty"`   // a number's
+	Max         *float64     `json:"max,omitempty"`
+}
+
+// fieldRange words a field's bounds as the terminal does: "1 to 5", "at
+// least 3 characters", "at most 2 choices"; "" for none.
+func fieldRange(f *acphost.FormField) string {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	between := func(lo, hi *float64, unit string) string {
+		var s string
+		switch {
+		case lo != nil && hi != nil:
+			s = num(*lo) + " to " + num(*hi)
+		case lo != nil:
+			s = "at least " + num(*lo)
+		case hi != nil:
+			s = "at most " + num(*hi)
+		default:
+			return ""
+		}
+		return strings.TrimSpace(s + " " + unit)
+	}
+	ints := func(lo, hi *int, unit string) string {
+		f := func(p *int) *float64 {
+			if p == nil {
+				return nil
+			}
+			v := float64(*p)
+			return &v
+		}
+		return between(f(lo), f(hi), unit)
+	}
+	switch f.Kind {
+	case acphost.FormNumber, acphost.FormInteger:
+		return between(f.Minimum, f.Maximum, "")
+	case acphost.FormMultiSelect:
+		return ints(f.MinItems, f.MaxItems, "choices")
+	case acphost.FormString:
+		return ints(f.MinLength, f.MaxLength, "characters")
+	}
+	return ""
 }
 
 // label is what the page shows for something the agent named, or else only
@@ -372,7 +426,7 @@ func viewElicitation(req *acphost.ElicitationRequest) *elicitationView {
 		v.Title, v.Description = safe(f.Title), safe(f.Description)
 		for _, fl := range f.Fields {
 			fv := fieldView{Name: fl.Name, Label: label(fl.Title, fl.Name), Kind: string(fl.Kind), Title: safe(fl.Title), Description: safe(fl.Description),
-				Required: fl.Required, Default: fl.Default, Choices: []choiceView{}}
+				Required: fl.Required, Default: fl.Default, Choices: []choiceView{}, Range: fieldRange(&fl), Min: fl.Minimum, Max: fl.Maximum}
 			if s, ok := fv.Default.(string); ok {
 				fv.Default = safe(s)
 			}

@@ -208,6 +208,13 @@ func TestPermissionRoundTrip(t *testing.T) {
 		kindsSeen = append(kindsSeen, m.typ())
 	}
 	assert.Equal(t, "picked reject", text3)
+	var answered string
+	for _, m := range tab3.seen {
+		if m.typ() == "note" && m.str("kind") == "answer" {
+			answered = m.str("text")
+		}
+	}
+	assert.Equal(t, "answered by you: Reject", answered, "the person's click is theirs (issue 26.14), not the hook's")
 	assert.Contains(t, kindsSeen, "user")
 	assert.Contains(t, kindsSeen, "thought")
 	assert.Contains(t, kindsSeen, "tool")
@@ -432,7 +439,7 @@ func TestElicitationForm(t *testing.T) {
 	t.Parallel()
 	schema := json.RawMessage(`{"type":"object","properties":{
 		"name":{"type":"string","title":"Name","minLength":2},
-		"count":{"type":"integer","minimum":1},
+		"count":{"type":"integer","minimum":1,"maximum":5},
 		"color":{"type":"string","enum":["red","blue"]},
 		"ok":{"type":"boolean"}},"required":["name"]}`)
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
@@ -451,6 +458,14 @@ func TestElicitationForm(t *testing.T) {
 	assert.Equal(t, "enum", fields[2].str("kind"))
 
 	r.post("/api/elicitation", map[string]any{"id": d.str("id"), "action": "accept", "content": map[string]any{"name": "x"}}, http.StatusBadRequest)
+	// The refusal names the field and its range, for the page to show
+	// beside it (issue 26.15), as the terminal says it.
+	assert.Equal(t, "1 to 5", fields[1].str("range"))
+	var refusal map[string]string
+	require.NoError(t, json.Unmarshal([]byte(r.post("/api/elicitation", map[string]any{"id": d.str("id"), "action": "accept",
+		"content": map[string]any{"name": "Ada", "count": 9}}, http.StatusBadRequest)), &refusal))
+	assert.Equal(t, map[string]string{"field": "count", "message": "9 is out of range", "range": "1 to 5"},
+		map[string]string{"field": refusal["field"], "message": refusal["message"], "range": refusal["range"]})
 	r.post("/api/elicitation", map[string]any{"id": d.str("id"), "action": "accept",
 		"content": map[string]any{"name": "Ada", "count": 3, "color": "blue", "ok": true}}, http.StatusOK)
 	text, _ := tb.textUntil("done")
@@ -526,4 +541,32 @@ func TestHooksAreTheServers(t *testing.T) {
 	t.Parallel()
 	_, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: "x", OnPermission: acphost.AllowAll()}})
 	assert.Error(t, err)
+}
+
+// TestOneModePicker (issue 26.16): a config option of category "mode" that
+// repeats the ACP modes (Claude's adapter) is not a second picker; one
+// that is an agent's only modes (opencode) is the mode picker, which sets
+// it.
+func TestOneModePicker(t *testing.T) {
+	t.Parallel()
+	both := fakeagent.Script{NewSessionResult: json.RawMessage(`{
+		"modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Manual"},{"id":"plan","name":"Plan"}]},
+		"configOptions":[{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"default","options":[{"value":"default","name":"Manual"},{"value":"plan","name":"Plan"}]},
+			{"id":"model","name":"Model","type":"select","currentValue":"a","options":[{"value":"a","name":"A"}]}]}`)}
+	st := newRig(t, both, nil).tab().next("state", ofType("state"))
+	assert.Len(t, st.list("modes"), 2)
+	assert.Equal(t, "", st.str("modeOption"))
+	require.Len(t, st.list("config"), 1)
+	assert.Equal(t, "model", st.list("config")[0].str("id"))
+
+	only := fakeagent.Script{NewSessionResult: json.RawMessage(`{
+		"configOptions":[{"id":"agent","name":"Agent","category":"mode","type":"select","currentValue":"build","options":[{"value":"build","name":"Build"},{"value":"plan","name":"Plan"}]}]}`)}
+	r := newRig(t, only, nil)
+	st = r.tab().next("state", ofType("state"))
+	assert.Equal(t, "agent", st.str("modeOption"))
+	assert.Equal(t, "build", st.str("mode"))
+	assert.Len(t, st.list("modes"), 2)
+	assert.Empty(t, st.list("config"))
+	r.post("/api/config", map[string]any{"id": "agent", "value": "plan"}, http.StatusOK)
+	r.received(`"method":"session/set_config_option"`)
 }

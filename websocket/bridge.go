@@ -24,6 +24,7 @@ import (
 	ws "github.com/coder/websocket"
 
 	"github.com/acphost/acphost/internal/cgroup"
+	"github.com/acphost/acphost/internal/httpserve"
 	"github.com/acphost/acphost/internal/proc"
 )
 
@@ -88,6 +89,10 @@ type Bridge struct {
 	// own host, as "https://app.example.com"; "*" allows any. Requests
 	// without an Origin header (non-browser clients) are not affected.
 	AllowedOrigins []string
+	// MaxUntrusted bounds, under Serve, the connections held that have
+	// not shown the token (a request refused, or none made yet); past it
+	// the oldest idle one is closed. 0 means 64.
+	MaxUntrusted int
 	// MaxConnections bounds the agents running at once; 0 means
 	// DefaultMaxConnections (64), negative no bound.
 	MaxConnections int
@@ -135,6 +140,7 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, why, status)
 		return
 	}
+	httpserve.Trust(r.Context())
 	c, ok := b.admit()
 	if !ok {
 		http.Error(w, "too many connections", http.StatusServiceUnavailable)

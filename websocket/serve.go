@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
-	"time"
+
+	"github.com/acphost/acphost/internal/httpserve"
 )
 
 // ErrNoToken is Serve's error for a Bridge without a Token (unless
@@ -20,18 +20,19 @@ var ErrNoToken = errors.New("websocket: a Bridge needs a Token (AllowNoToken ser
 // ErrNoToken, before serving) a b without a Token — unless AllowNoToken,
 // and then a listener that is not loopback or a Unix socket. ln is
 // closed when Serve returns; b cannot be served again.
+//
+// The server has timeouts (10s for a request's header, 60s for an idle
+// keep-alive connection) and holds at most b.MaxUntrusted connections that
+// have not shown the token: past it the oldest idle one is closed, so that
+// a local process without the token cannot use up the descriptors.
 func Serve(ctx context.Context, ln net.Listener, b *Bridge) error {
 	if b.Token == "" && (!b.AllowNoToken || !localAddr(ln.Addr())) {
 		ln.Close()
 		return fmt.Errorf("%w (listening on %s)", ErrNoToken, ln.Addr())
 	}
-	srv := &http.Server{
-		Handler:           b,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(b.logger().Handler(), slog.LevelDebug),
-	}
+	srv, gln := httpserve.New(b, ln, b.MaxUntrusted, slog.NewLogLogger(b.logger().Handler(), slog.LevelDebug))
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(gln) }()
 	select {
 	case <-ctx.Done():
 		srv.Close() // hijacked connections are b's

@@ -155,9 +155,13 @@
 //	                       remote transport): acphost serve, or a sandbox
 //	                       that speaks it; --cwd names the session's directory
 //	                       there and is required
-//	--token T              the bearer token for --url (default: the
-//	                       environment variable ACPHOST_TOKEN, which keeps it
-//	                       off the command line)
+//	--token-file FILE      the bearer token for --url, read from FILE (mode
+//	                       600: refused if others may read it; "-": a line
+//	                       of stdin). Default: the environment variable
+//	                       ACPHOST_TOKEN. Both keep it off the command line,
+//	                       where every user of the machine can read it: a
+//	                       --token T, or a ?token= in the URL, is taken with
+//	                       a warning
 //	--writable DIR         confine the agent, and everything it runs, to
 //	                       changing files beneath DIR (repeatable; Linux with
 //	                       Landlock, else acphost fails). Everything else,
@@ -172,13 +176,15 @@
 // button, plan mode, the agent's modes and options. It prints a URL with a
 // one-time token; loopback only unless --public.
 //
-// acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
+// acphost serve --listen ADDR [--token-file FILE] [--cwd DIR] -- AGENT [ARGS...]
 // serves AGENT over WebSocket at ws://ADDR/acp, starting one AGENT process
 // per connection and stopping it when the connection ends. It prints the
-// URL on stdout and serves until SIGINT or SIGTERM. It never serves
-// without a token: with none given it makes one up and prints it in the
-// URL (?token=…, which `acphost --url` takes as it is); a non-loopback
-// ADDR needs one given (--token or ACPHOST_TOKEN).
+// URL on stdout, then the command that connects to it, and serves until
+// SIGINT or SIGTERM. It never serves without a token: with none given
+// ($ACPHOST_TOKEN, --token-file) it makes one up and writes it to a file
+// only you can read, removed when serve ends; the printed command names
+// that file (--token-file), never the token. A non-loopback ADDR needs a
+// token given.
 //
 // Ctrl-C during a turn cancels that turn and goes on with the next prompt
 // on the same agent; a second Ctrl-C in the same turn, or one between turns,
@@ -361,7 +367,9 @@ Flags:
   --url ws://HOST:PORT/acp
                          reach an agent served over WebSocket (acphost serve,
                          a sandbox); needs --cwd, a directory there
-  --token T              the bearer token for --url (default: $ACPHOST_TOKEN)
+  --token-file FILE      the bearer token for --url, from FILE (yours only;
+                         "-": stdin; default: $ACPHOST_TOKEN); --token T
+                         puts it where every local user sees it (ps)
   --version              print the version
 
 In the chat: /mode [ID], /config [KEY VALUE], /plan on|off, /sessions, /new,
@@ -387,10 +395,11 @@ acphost --resume ID|last -p TEXT --no-wait
                          queue TEXT in the acphost that has the session open
                          and return at once; with none, start one in the
                          background to run it (its pid and log are printed)
-acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]
+acphost serve --listen ADDR [--token-file FILE] [--cwd DIR] -- AGENT [ARGS...]
   serves AGENT over WebSocket, one process per connection, on ADDR (default
-  127.0.0.1:0); never without a token: one is made up and printed in the
-  URL unless --token (or ACPHOST_TOKEN) gives it; beyond loopback, give it
+  127.0.0.1:0); never without a token: one is made up and kept in a file
+  only you can read (the printed command names it) unless ACPHOST_TOKEN or
+  --token-file gives it; beyond loopback, give it
 acphost web [--listen ADDR] [--public] [--cwd DIR] [--fs] [-- AGENT [ARGS...]]
   the agent in the browser: live transcript, approvals, editable proposals
   (--fs), a stop button; prints a URL with a one-time token
@@ -546,7 +555,8 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.StringVar(&cfg.remote.sshKnownHosts, "ssh-known-hosts", "", "the known_hosts `file` that verifies the --ssh host (default: ~/.ssh/known_hosts)")
 	fs.BoolVar(&cfg.remote.sshInsecure, "ssh-insecure", false, "accept any --ssh host key (anyone on the path can pose as the host)")
 	fs.StringVar(&cfg.remote.url, "url", "", "reach an agent served over WebSocket at `ws://host:port/acp` (acphost serve)")
-	fs.StringVar(&cfg.remote.token, "token", "", "the bearer `token` for --url (default: $ACPHOST_TOKEN)")
+	fs.StringVar(&cfg.remote.token, "token", "", "the bearer `token` for --url, on the command line where every local user sees it (default: $ACPHOST_TOKEN)")
+	fs.StringVar(&cfg.remote.tokenFile, "token-file", "", "read the bearer token for --url from `file`, which only you may read (\"-\": a line of stdin)")
 	fs.StringVar(&cfg.agentName, "agent", "", "the named `agent` to run (acphost agents lists them)")
 	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
 	fs.StringVar(&cfg.resume, "resume", "", "continue a recorded session: its `id` (or a unique prefix), or last")
@@ -664,7 +674,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 			return cfg, fmt.Errorf("--no-wait: a prompt of %d bytes is over the %d MiB a queued prompt may have", len(p), maxQueuedPrompt>>20)
 		}
 	}
-	if err := checkRemote(&cfg); err != nil {
+	if err := checkRemote(&cfg, stderr); err != nil {
 		return cfg, err
 	}
 	if cfg.cwd != "" && cfg.remote.remote() {

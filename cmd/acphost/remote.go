@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
-	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
@@ -24,7 +24,8 @@ type remoteFlags struct {
 	sshKnownHosts string
 	sshInsecure   bool
 	url           string // ws:// or wss://: an agent served over WebSocket
-	token         string // --token, else $ACPHOST_TOKEN
+	token         string // --token, --token-file, a ?token= in --url, else $ACPHOST_TOKEN
+	tokenFile     string // --token-file FILE ("-": stdin)
 }
 
 func (r remoteFlags) remote() bool { return r.ssh != "" || r.url != "" }
@@ -34,7 +35,10 @@ const envToken = "ACPHOST_TOKEN"
 
 // checkRemote refuses what a remote agent cannot have: the built-in agent
 // (it is this executable, on this machine), confinement and host files.
-func checkRemote(cfg *config) error {
+func checkRemote(cfg *config, stderr io.Writer) error {
+	if cfg.remote.url == "" && (cfg.remote.token != "" || cfg.remote.tokenFile != "") {
+		return errors.New("--token and --token-file are the bearer token for --url")
+	}
 	if !cfg.remote.remote() {
 		if cfg.remote.sshInsecure || cfg.remote.sshKnownHosts != "" || len(cfg.remote.sshIdentity) > 0 {
 			return errors.New("--ssh-identity, --ssh-known-hosts and --ssh-insecure need --ssh")
@@ -42,7 +46,7 @@ func checkRemote(cfg *config) error {
 		return nil
 	}
 	if cfg.remote.url != "" {
-		return checkURL(cfg)
+		return checkURL(cfg, stderr)
 	}
 	switch {
 	case len(cfg.agent) == 0:
@@ -59,7 +63,7 @@ func checkRemote(cfg *config) error {
 
 // checkURL: --url reaches an agent someone else runs (acphost serve, a
 // sandbox); the session's directory is theirs to name.
-func checkURL(cfg *config) error {
+func checkURL(cfg *config, stderr io.Writer) error {
 	u, err := url.Parse(cfg.remote.url)
 	switch {
 	case err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "":
@@ -73,9 +77,15 @@ func checkURL(cfg *config) error {
 	case len(cfg.writable) > 0 || cfg.fs:
 		return errors.New("--writable and --fs act on this machine, which a served agent does not see")
 	}
-	if cfg.remote.token == "" {
-		cfg.remote.token = os.Getenv(envToken)
+	bare, inURL := urlToken(cfg.remote.url, stderr)
+	tok, err := tokenFrom("acphost", cfg.remote.token, cfg.remote.tokenFile, stderr)
+	if err != nil {
+		return err
 	}
+	if cfg.remote.token == "" && cfg.remote.tokenFile == "" && inURL != "" {
+		tok = inURL // the URL's over the environment's: it was given here
+	}
+	cfg.remote.url, cfg.remote.token = bare, tok
 	return nil
 }
 

@@ -24,10 +24,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("acphost serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:0", "the `address` to listen on")
-	token := fs.String("token", "", "the bearer `token` clients must send (default: $ACPHOST_TOKEN, else a random one, printed in the URL)")
+	token := fs.String("token", "", "the bearer `token` clients must send, on the command line where every local user sees it (default: $ACPHOST_TOKEN)")
+	tokenFile := fs.String("token-file", "", "read the bearer token from `file`, which only you may read (\"-\": a line of stdin); default: $ACPHOST_TOKEN, else one made up and kept in a file of yours")
 	cwd := fs.String("cwd", "", "the `directory` each agent process starts in (default: the current one)")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: acphost serve --listen ADDR [--token T] [--cwd DIR] -- AGENT [ARGS...]\n\n")
+		fmt.Fprint(fs.Output(), "Usage: acphost serve --listen ADDR [--token-file FILE] [--cwd DIR] -- AGENT [ARGS...]\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -40,15 +41,17 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "acphost serve: give the agent command after --")
 		return exitUsage
 	}
-	if *token == "" {
-		*token = os.Getenv(envToken)
+	tok, err := tokenFrom("acphost serve", *token, *tokenFile, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost serve:", err)
+		return exitUsage
 	}
-	printToken := false
-	if *token == "" {
+	madeUp := tok == ""
+	if madeUp {
 		// Never tokenless: loopback is shared by every user of the machine.
 		b := make([]byte, 16)
 		rand.Read(b)
-		*token, printToken = hex.EncodeToString(b), true
+		tok = hex.EncodeToString(b)
 	}
 	dir := *cwd
 	if dir != "" {
@@ -64,22 +67,36 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "acphost serve:", err)
 		return exitFailed
 	}
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && printToken && !tcp.IP.IsLoopback() {
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && madeUp && !tcp.IP.IsLoopback() {
 		ln.Close()
-		fmt.Fprintf(stderr, "acphost serve: %s is beyond loopback: give the token clients will use (--token or ACPHOST_TOKEN)\n", *listen)
+		fmt.Fprintf(stderr, "acphost serve: %s is beyond loopback: give the token clients will use ($%s or --token-file)\n", *listen, envToken)
 		return exitUsage
 	}
-	b := &websocket.Bridge{Command: fs.Arg(0), Args: fs.Args()[1:], Dir: dir, Token: *token, Stderr: stderr,
+	u := fmt.Sprintf("ws://%s%s", ln.Addr(), websocket.DefaultPath)
+	sessDir := dir
+	if sessDir == "" {
+		sessDir, _ = os.Getwd()
+	}
+	connect := "ACPHOST_TOKEN=… acphost --url " + u + " --cwd " + shellQuote(sessDir)
+	if madeUp {
+		// Kept in a file of the person's: the printed command names the
+		// file, never the token (a command line is every user's to read).
+		path, remove, err := writeTokenFile(tok)
+		if err != nil {
+			ln.Close()
+			fmt.Fprintln(stderr, "acphost serve: the token file:", err)
+			return exitFailed
+		}
+		defer remove()
+		connect = "acphost --url " + u + " --token-file " + shellQuote(path) + " --cwd " + shellQuote(sessDir)
+	}
+	b := &websocket.Bridge{Command: fs.Arg(0), Args: fs.Args()[1:], Dir: dir, Token: tok, Stderr: stderr,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if printToken {
-		// The token rides in the URL (a Bridge accepts ?token=), so that
-		// `acphost --url URL` works as printed.
-		fmt.Fprintf(stdout, "ws://%s%s?token=%s\n", ln.Addr(), websocket.DefaultPath, *token)
-	} else {
-		fmt.Fprintf(stdout, "ws://%s%s\n", ln.Addr(), websocket.DefaultPath)
-	}
+	// The URL first (what a script reads), then how to connect.
+	fmt.Fprintln(stdout, u)
+	fmt.Fprintln(stdout, connect)
 	if err := websocket.Serve(ctx, ln, b); err != nil {
 		fmt.Fprintln(stderr, "acphost serve:", err)
 		if errors.Is(err, websocket.ErrNoToken) {

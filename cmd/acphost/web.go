@@ -8,14 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/web"
@@ -335,9 +333,9 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		}
 		return failed
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	// Timeouts, and a cap on connections without the token (web.Serve).
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- web.Serve(ctx, ln, srv) }()
 
 	host := tcp.String()
 	if tcp.IP.IsUnspecified() {
@@ -348,22 +346,17 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acphost web: listening on every interface (%s): from elsewhere use this machine's address; anyone with the URL drives the agent\n", tcp)
 	}
 
-	code := ok
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		fmt.Fprintln(stderr, "acphost web:", err)
-		code = failed
-	}
-	// The server first (the running turn cancelled, the event streams
-	// ended), then the listener and idle connections.
-	if err := srv.Close(); err != nil {
+	// web.Serve returns once ctx ends (the server closed first: the
+	// running turn cancelled, the event streams ended; then the listener
+	// and idle connections), or when serving failed.
+	if err := <-served; err != nil {
+		if ctx.Err() == nil {
+			fmt.Fprintln(stderr, "acphost web:", err)
+			return failed
+		}
 		fmt.Fprintln(stderr, "acphost web: agent:", err)
 	}
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	hs.Shutdown(shut)
-	return code
+	return ok
 }
 
 // agentName names the agent for messages.

@@ -21,6 +21,17 @@
 //
 // Both need sh, and the watchdog /proc, tr, grep, sleep and kill (any
 // Linux).
+//
+// Over SSH (HiddenWatchdog), the agent is held more firmly where the
+// remote side allows it: the watchdog checks that unshare can give this
+// user a PID namespace of its own, and says so when it is ready; the agent
+// then runs as the init of one (unshare --user --map-current-user --pid
+// --fork --kill-child --mount-proc). A process it starts, even one that
+// dropped its environment (env -i, a daemon) or left its session, is in
+// the namespace, and ends with it; nothing in it can see or signal the
+// watchdog. The watchdog's command line names neither its mark nor
+// itself: its script, mark and grace come on its stdin, so an agent
+// without the namespace cannot find its own watchdog by its argv either.
 package remote
 
 import (
@@ -69,27 +80,93 @@ k KILL`
 // Ready is the line the watchdog prints once it waits.
 const Ready = "acphost-watchdog-ready"
 
-// AwaitReady reads r (the watchdog's stdout) until Ready, or fails when r
-// ends first or ctx does (the dial's: it bounds the whole dial).
-func AwaitReady(ctx context.Context, r io.Reader) error {
-	got := make(chan error, 1)
+// Containment is how the remote side holds the agent.
+type Containment string
+
+const (
+	// ContainPIDNamespace: the agent is the init of a PID namespace of its
+	// own; everything it starts ends with it.
+	ContainPIDNamespace Containment = "pid namespace"
+	// ContainMark: the agent's processes are found by the mark in their
+	// environment; one that drops it escapes.
+	ContainMark Containment = "mark"
+)
+
+// unshareArgv runs a command as the init of a PID namespace of its own,
+// in a user namespace mapping only the user to itself (so no setuid
+// program works in it), with a /proc of its own; --kill-child ends it when
+// unshare ends.
+var unshareArgv = []string{"unshare", "--user", "--map-current-user", "--pid", "--fork", "--kill-child", "--mount-proc", "--"}
+
+// hiddenWatchdogArgv is the hidden watchdog's command line: it runs the
+// first line of its stdin.
+var hiddenWatchdogArgv = []string{"sh", "-c", `IFS= read -r _s && eval "$_s"`}
+
+// hiddenWatchdogScript is that first line: it reads the mark and the
+// grace from the next two, checks for PID namespaces, says Ready and the
+// containment, and waits. At its stdin's end it sends SIGTERM to the
+// mark's processes but unshare (whose end SIGKILLs its namespace at once:
+// the agent gets the grace), then SIGKILL to all, unshare with them.
+const hiddenWatchdogScript = `IFS= read -r m; IFS= read -r g; c=mark; ` +
+	`if unshare --user --map-current-user --pid --fork --kill-child --mount-proc true </dev/null >/dev/null 2>&1; then c=pidns; fi; ` +
+	`echo ` + Ready + ` $c; IFS= read -r _ || :; ` +
+	`k() { n=0; for p in /proc/[0-9]*; do q=${p#/proc/}; [ "$q" = "$$" ] && continue; ` +
+	`if tr '\000' '\n' 2>/dev/null <"$p/environ" | grep -qxF -e "$m"; then ` +
+	`if [ "$1" = TERM ] && [ "$(cat "$p/comm" 2>/dev/null)" = unshare ]; then continue; fi; ` +
+	`kill "-$1" "$q" 2>/dev/null && n=$((n + 1)); fi; done; }; ` +
+	`k TERM; if [ "$n" -gt 0 ]; then sleep "$g"; fi; k KILL`
+
+// HiddenWatchdog is the command line and first input of a watchdog whose
+// command line names neither the mark nor itself.
+func (c Commands) HiddenWatchdog() (argv []string, input []byte) {
+	secs := max(1, int(math.Ceil(Grace.Seconds())))
+	return hiddenWatchdogArgv, []byte(hiddenWatchdogScript + "\n" + c.Mark + "\n" + strconv.Itoa(secs) + "\n")
+}
+
+// AwaitContainment reads r (a watchdog's stdout) until Ready and returns
+// the containment it found (ContainMark from a watchdog that names none),
+// as AwaitReady.
+func AwaitContainment(ctx context.Context, r io.Reader) (Containment, error) {
+	type ready struct {
+		how Containment
+		err error
+	}
+	got := make(chan ready, 1)
 	go func() {
 		line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+		word, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
 		switch {
-		case strings.TrimSpace(line) == Ready:
-			got <- nil
+		case word == Ready && rest == "pidns":
+			got <- ready{ContainPIDNamespace, nil}
+		case word == Ready && (rest == "" || rest == "mark"):
+			got <- ready{ContainMark, nil}
 		case err != nil:
-			got <- fmt.Errorf("the watchdog ended before it was ready: %w", err)
+			got <- ready{err: fmt.Errorf("the watchdog ended before it was ready: %w", err)}
 		default:
-			got <- fmt.Errorf("the watchdog printed %q", strings.TrimSpace(line))
+			got <- ready{err: fmt.Errorf("the watchdog printed %q", strings.TrimSpace(line))}
 		}
 	}()
 	select {
-	case err := <-got:
-		return err
+	case r := <-got:
+		return r.how, r.err
 	case <-ctx.Done():
-		return fmt.Errorf("the watchdog was not ready: %w", context.Cause(ctx))
+		return "", fmt.Errorf("the watchdog was not ready: %w", context.Cause(ctx))
 	}
+}
+
+// ContainedAgent is the agent's command line held as c says.
+func (c Commands) ContainedAgent(how Containment) []string {
+	if how != ContainPIDNamespace {
+		return c.Agent
+	}
+	return AgentArgv(append(append([]string(nil), unshareArgv...), c.argv...), c.dir)
+}
+
+// AwaitReady reads r (the watchdog's stdout) until Ready, or fails when r
+// ends first or ctx does (the dial's: it bounds the whole dial).
+func AwaitReady(ctx context.Context, r io.Reader) error {
+	_, err := AwaitContainment(ctx, r)
+	return err
 }
 
 // Grace is the watchdog's wait between SIGTERM and SIGKILL: fixed, since
@@ -110,6 +187,10 @@ type Commands struct {
 	Agent    []string // argv: the prelude, then the agent
 	Watchdog []string // argv: the watchdog of the agent's mark, with Grace
 	Header   []byte   // the agent's environment and a fresh mark
+	Mark     string   // the mark, as an environment entry
+
+	argv []string
+	dir  string
 }
 
 // NewCommands makes the commands that run argv in dir ("" for the login
@@ -120,7 +201,7 @@ func NewCommands(argv, env []string, dir string) (Commands, error) {
 	if err != nil {
 		return Commands{}, err
 	}
-	return Commands{Agent: AgentArgv(argv, dir), Watchdog: WatchdogArgv(mark, Grace), Header: header}, nil
+	return Commands{Agent: AgentArgv(argv, dir), Watchdog: WatchdogArgv(mark, Grace), Header: header, Mark: mark, argv: argv, dir: dir}, nil
 }
 
 // MarkKey is the environment variable of the mark.

@@ -66,8 +66,9 @@
     return node;
   }
 
-  // post sends a JSON command; a refusal is shown, not thrown.
-  async function post(path, body) {
+  // post sends a JSON command; a refusal is shown (unless refused, given
+  // its status and body, takes it and returns true), not thrown.
+  async function post(path, body, refused) {
     try {
       const r = await fetch(path, {
         method: "POST",
@@ -76,7 +77,9 @@
         credentials: "omit",
       });
       if (!r.ok) {
-        showError(path + ": " + (await r.text()).trim());
+        const text = (await r.text()).trim();
+        if (refused && refused(r.status, text)) showError("");
+        else showError(path + ": " + text);
         return null;
       }
       showError("");
@@ -96,10 +99,15 @@
   // HTML in the text stays text; a link whose target is not an absolute
   // http: or https: URL (javascript:, data:, a relative path to this
   // server's API) is left as the text it was written as. Images are never
-  // loaded. Nesting is bounded, and a delimiter with no closer is not
-  // searched for again, so that no input is slow to render.
+  // loaded. Nesting is bounded, a delimiter with no closer is not searched
+  // for again, a bracket's closer found is kept for the brackets before
+  // it, and no line is matched by a pattern that can backtrack (headings
+  // and list items are read by hand): rendering is linear in the text. A
+  // block longer than plainAbove is shown as plain text, not parsed.
 
   const mdDepth = 8;
+  const plainAbove = 64 << 10;
+  const maxTicks = 32; // a longer run of backticks is text
 
   function safeHref(raw) {
     let u;
@@ -147,6 +155,7 @@
       out.push(node);
     };
     const none = new Set(); // delimiters with no closer further on
+    let closeAt = -1, parenAt = -1; // the next "]" and ")" found, for the brackets before them
     let i = 0;
     while (i < s.length) {
       const c = s[i];
@@ -159,7 +168,7 @@
         let n = 1;
         while (s[i + n] === "`") n++;
         const key = "`" + n;
-        const j = none.has(key) ? -1 : codeRun(s, n, i + n);
+        const j = none.has(key) || n > maxTicks ? -1 : codeRun(s, n, i + n);
         if (j < 0) {
           none.add(key);
           text += "`".repeat(n);
@@ -193,9 +202,15 @@
         continue;
       }
       if (c === "[" && depth < mdDepth && !none.has("]")) {
-        const close = s.indexOf("]", i + 1);
+        if (closeAt <= i) closeAt = s.indexOf("]", i + 1);
+        const close = closeAt;
         if (close < 0) none.add("]");
-        const end = close > 0 && s[close + 1] === "(" ? s.indexOf(")", close + 2) : -1;
+        let end = -1;
+        if (close > 0 && s[close + 1] === "(" && !none.has(")")) {
+          if (parenAt < close + 2) parenAt = s.indexOf(")", close + 2);
+          if (parenAt < 0) none.add(")");
+          end = parenAt;
+        }
         if (end > 0) {
           let target = s.slice(close + 2, end).trim();
           const sp = target.search(/\s/);
@@ -225,7 +240,45 @@
     return out;
   }
 
-  const listItem = (line) => /^( {0,3})([-*+]|\d{1,9}[.)])(?:\s+(.*))?$/.exec(line);
+  // indentOf counts the (up to three) spaces a block line may start with.
+  function indentOf(line) {
+    let i = 0;
+    while (i < 3 && line[i] === " ") i++;
+    return i;
+  }
+
+  // listItem reads a list item's line: [line, indent, marker, text after
+  // the marker's space] (text undefined with nothing after the marker),
+  // or null.
+  function listItem(line) {
+    const i = indentOf(line);
+    let j = i;
+    if (line[j] === "-" || line[j] === "*" || line[j] === "+") {
+      j++;
+    } else {
+      while (j < i + 9 && line[j] >= "0" && line[j] <= "9") j++;
+      if (j === i || (line[j] !== "." && line[j] !== ")")) return null;
+      j++;
+    }
+    const marker = line.slice(i, j);
+    if (j === line.length) return [line, line.slice(0, i), marker, undefined];
+    if (!isSpace(line[j])) return null;
+    return [line, line.slice(0, i), marker, line.slice(j).trimStart()];
+  }
+
+  // heading reads an ATX heading's line: [level, text], or null. The
+  // text loses its closing run of #s (one after a space).
+  function heading(line) {
+    const i = indentOf(line);
+    let n = 0;
+    while (line[i + n] === "#") n++;
+    if (n < 1 || n > 6 || !isSpace(line[i + n]) || i + n === line.length) return null;
+    let t = line.slice(i + n).trim();
+    let e = t.length;
+    while (e > 0 && t[e - 1] === "#") e--;
+    if (e < t.length && (e === 0 || isSpace(t[e - 1]))) t = t.slice(0, e).trimEnd();
+    return [n, t];
+  }
   const fenceOpen = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
 
   function mdList(lines, i, depth) {
@@ -283,9 +336,9 @@
         continue;
       }
       if (/^\s*$/.test(line)) { flush(); i++; continue; }
-      if ((m = /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/.exec(line))) {
+      if ((m = heading(line))) {
         flush();
-        out.push(el("h" + Math.min(6, m[1].length + 2), {}, ...mdInline(m[2], depth)));
+        out.push(el("h" + Math.min(6, m[0] + 2), {}, ...mdInline(m[1], depth)));
         i++;
         continue;
       }
@@ -311,17 +364,55 @@
     return out;
   }
 
-  // Agent messages stream in pieces: a block is rendered again (whole)
-  // shortly after its last piece, and at once before anything else is shown.
+  // blockNodes renders one block of a message: Markdown, or plain text
+  // above plainAbove.
+  function blockNodes(text) {
+    return text.length > plainAbove ? [el("p", { class: "plain" }, text)] : mdBlocks(text, 0);
+  }
+
+  // Agent messages stream in pieces, rendered shortly after the last one
+  // (and at once before anything else is shown), incrementally: what text
+  // still to come cannot change (up to a blank line outside a code fence
+  // that a line starting in column 0 follows) is rendered once, and only
+  // the rest of the message again. Each line is looked at once.
   const dirty = new Set();
   let renderTimer = 0;
   function renderDirty() {
     clearTimeout(renderTimer);
     renderTimer = 0;
     const stick = atBottom();
-    for (const b of dirty) b.node.replaceChildren(...mdBlocks(b.raw, 0));
+    for (const b of dirty) renderStreamed(b);
     dirty.clear();
     if (stick) transcript.scrollTop = transcript.scrollHeight;
+  }
+
+  // A streamed message b: raw (its text so far), settled (the length
+  // rendered for good), scan (the next line to look at), fence (the code
+  // fence open there), blank (the line before it was blank), tail (the
+  // nodes of the rest).
+  function renderStreamed(b) {
+    for (const n of b.tail) n.remove();
+    const raw = b.raw;
+    for (let nl = raw.indexOf("\n", b.scan); nl >= 0; nl = raw.indexOf("\n", b.scan)) {
+      const start = b.scan;
+      const line = raw.slice(start, nl);
+      b.scan = nl + 1;
+      const blank = /^\s*$/.test(line);
+      if (!b.fence && !blank && b.blank && !isSpace(line[0]) && start > b.settled) {
+        b.node.append(...blockNodes(raw.slice(b.settled, start)));
+        b.settled = start;
+      }
+      if (b.fence) {
+        const t = line.trim();
+        if (t.length >= b.fence.length && t === b.fence[0].repeat(t.length)) b.fence = "";
+      } else if (!blank) {
+        const m = fenceOpen.exec(line);
+        if (m) b.fence = m[1];
+      }
+      b.blank = !b.fence && blank;
+    }
+    b.tail = blockNodes(raw.slice(b.settled));
+    b.node.append(...b.tail);
   }
 
   // --- transcript ---
@@ -340,7 +431,8 @@
         append(replayed(d, m));
         current = { turn: m.turn, kind: m.type, node: body };
       } else {
-        current = { turn: m.turn, kind: m.type, node: append(replayed(el("div", { class: "text md" }), m)), raw: "" };
+        current = { turn: m.turn, kind: m.type, node: append(replayed(el("div", { class: "text md" }), m)),
+          raw: "", settled: 0, scan: 0, fence: "", blank: false, tail: [] };
       }
     }
     if (m.type === "thought") {
@@ -365,17 +457,24 @@
       else if (line.startsWith("@@")) cls = "hunk";
       pre.append(el("span", { class: cls }, line));
     }
-    return el("div", {}, el("div", { class: "locations" }, (c.path || "") + "  +" + (c.added || 0) + " −" + (c.removed || 0)), pre);
+    return el("div", { class: "diffblock", "data-path": c.path || "" }, el("div", { class: "locations" }, (c.path || "") + "  +" + (c.added || 0) + " −" + (c.removed || 0)), pre);
   }
 
+  // A tool's text output: Markdown (agents fence command output), plain
+  // above plainAbove as every block is.
   function contentBlock(c) {
     if (c.type === "diff") return diffBlock(c);
-    return el("pre", {}, c.text || "");
+    const text = c.text || "";
+    if (text.includes("```") || text.includes("~~~")) return el("div", { class: "md tooltext" }, ...blockNodes(text));
+    return el("pre", {}, text);
   }
 
-  function toolBody(t, withStatus) {
+  // toolBody shows a tool call; a dialog whose heading already names it
+  // (heading) does not repeat its title.
+  function toolBody(t, withStatus, heading) {
+    const title = t.title || "(untitled tool call)";
     const head = el("div", { class: "head" },
-      el("span", { class: "title" }, t.title || "(untitled tool call)"),
+      title === heading ? null : el("span", { class: "title" }, title),
       t.kind ? el("span", { class: "kind" }, t.kind) : null,
       withStatus && t.status ? el("span", { class: "status " + t.status }, t.status.replace("_", " ")) : null);
     const parts = [head];
@@ -392,10 +491,12 @@
     if (!card) {
       card = append(replayed(el("div", { class: "card tool" }), m));
       card.dataset.tool = m.tool.id;
+      card.dataset.turn = String(m.turn);
       tools.set(key, card);
     }
     card.dataset.status = m.tool.status;
     card.replaceChildren(...toolBody(m.tool, true));
+    markSuperseded(card);
     current = null;
   }
 
@@ -406,7 +507,26 @@
     current = null;
   }
 
+  // write shows what an amended write put on disk, and marks the agent's
+  // version of it in this turn's tool cards as not what landed.
+  let amended = new Set(); // "turn/path" of the writes amended
+  function markSuperseded(card) {
+    for (const b of card.querySelectorAll(".diffblock")) {
+      if (!amended.has(card.dataset.turn + "/" + b.dataset.path) || b.classList.contains("superseded")) continue;
+      b.classList.add("superseded");
+      b.prepend(el("div", { class: "note" }, "the agent's version: amended before it was applied (see below)"));
+    }
+  }
+  function write(m) {
+    amended.add(m.turn + "/" + m.diff.path);
+    for (const card of transcript.querySelectorAll(".card.tool")) markSuperseded(card);
+    append(replayed(el("div", { class: "card write" }, el("div", { class: "head" }, el("span", { class: "title" }, "written, as amended"), el("span", { class: "kind" }, "edit")),
+      diffBlock(m.diff)), m));
+    current = null;
+  }
+
   const handlers = {
+    write,
     reset(m) {
       dirty.clear();
       transcript.replaceChildren();
@@ -414,8 +534,10 @@
       dialogs.replaceChildren();
       open.clear();
       tools = new Map();
+      amended = new Set();
       current = null;
-      $("agent").textContent = [m.agent.name, m.agent.version].filter(Boolean).join(" ");
+      $("agent").title = [m.agent.name, m.agent.version].filter(Boolean).join(" ");
+      $("agent").textContent = [(m.agent.name || "").replace(/^@[^/]+\//, ""), m.agent.version].filter(Boolean).join(" "); // the npm scope in the title only
       if (m.dropped) append(el("div", { class: "note" }, m.dropped + " earlier messages are no longer kept"));
       if (!$("sessions").hidden) loadSessions();
     },
@@ -479,9 +601,11 @@
     st.textContent = m.running ? "running" : "idle";
     st.className = "badge" + (m.running ? " running" : "");
     $("stop").disabled = !m.running;
-    $("send").disabled = m.running || m.switching;
+    $("send").disabled = m.switching;
+    $("send").textContent = m.running ? "Queue" : "Send";
     for (const b of document.querySelectorAll("#sessionlist button")) b.disabled = m.running || m.switching || b.dataset.current === "1";
     $("planmode").checked = m.planMode;
+    sendQueued();
     const ae = $("agenterror");
     ae.hidden = !m.agentError;
     ae.textContent = m.agentError ? "agent ended: " + m.agentError : "";
@@ -495,14 +619,18 @@
     }));
     sel.value = m.mode;
 
+    // The selects in the header; the switches in a menu beside them, so
+    // that the header keeps to one line.
+    const switches = m.config.filter((c) => c.type === "boolean").map((c) => {
+      const box = el("input", { type: "checkbox" });
+      box.checked = c.value === true;
+      box.addEventListener("change", () => post("api/config", { id: c.id, value: box.checked }));
+      return el("label", { title: c.description }, box, " " + c.name);
+    });
+    $("more").hidden = switches.length === 0;
+    $("morelist").replaceChildren(...switches);
     const cfg = $("config");
-    cfg.replaceChildren(...m.config.map((c) => {
-      if (c.type === "boolean") {
-        const box = el("input", { type: "checkbox" });
-        box.checked = c.value === true;
-        box.addEventListener("change", () => post("api/config", { id: c.id, value: box.checked }));
-        return el("label", { title: c.description }, box, " " + c.name);
-      }
+    cfg.replaceChildren(...m.config.filter((c) => c.type !== "boolean").map((c) => {
       const s = el("select");
       for (const o of c.options) {
         const opt = el("option", { title: o.description }, o.name);
@@ -511,7 +639,8 @@
       }
       s.value = c.value;
       s.addEventListener("change", () => post("api/config", { id: c.id, value: s.value }));
-      return el("label", { title: c.description }, c.name + " ", s);
+      s.title = c.name + ": " + ((c.options.find((o) => o.value === c.value) || {}).name || "");
+      return el("label", { title: c.description }, el("span", { class: "lbl" }, c.name), s);
     }));
     renumber();
   }
@@ -557,8 +686,14 @@
     open.set(m.id, d);
     const shown = performance.now();
     shownAt.set(d, shown);
+    const stick = atBottom();
     dialogs.append(d);
     renumber();
+    // The dialog takes room from the transcript: the turn that asked stays
+    // in view (the end of it, and the tool card the request is about).
+    if (stick) transcript.scrollTop = transcript.scrollHeight;
+    const asker = m.permission && m.permission.tool ? [...transcript.querySelectorAll(".card.tool")].find((c) => c.dataset.tool === m.permission.tool.id) : null;
+    if (asker) asker.scrollIntoView({ block: "nearest" });
     // The look of it only: the click handler above decides, by the clock.
     const arm = () => {
       const left = inertMs - (performance.now() - shown);
@@ -576,16 +711,18 @@
     const d = open.get(id);
     if (!d) return;
     open.delete(id);
+    const stick = atBottom();
     d.remove();
     renumber();
+    if (stick) transcript.scrollTop = transcript.scrollHeight;
   }
 
   // busy disables a dialog's buttons while its answer is sent; a refusal
   // enables them again.
-  async function answer(d, path, body) {
+  async function answer(d, path, body, refused) {
     const buttons = [...d.querySelectorAll("button")];
     buttons.forEach((b) => (b.disabled = true));
-    const r = await post(path, body);
+    const r = await post(path, body, refused);
     if (!r) buttons.forEach((b) => (b.disabled = false));
   }
 
@@ -596,7 +733,8 @@
     if (p.command) parts.push(el("pre", { class: "command" }, p.command));
     if (p.url) parts.push(el("div", { class: "url" }, p.url));
     if (p.plan) parts.push(el("pre", { class: "plantext" }, p.plan));
-    parts.push(el("div", { class: "card" }, ...toolBody(p.tool, false)));
+    // The tool's title once: as the heading, or under it when it differs.
+    parts.push(el("div", { class: "card" }, ...toolBody(p.tool, false, p.heading)));
     const opts = el("div", { class: "options" });
     let def = null;
     for (const o of p.options) {
@@ -664,13 +802,31 @@
       } else {
         input = el("input", { type: f.kind === "number" || f.kind === "integer" ? "number" : "text" });
         if (f.kind === "integer") input.step = "1";
+        if (f.min !== undefined) input.min = String(f.min);
+        if (f.max !== undefined) input.max = String(f.max);
         if (f.default !== undefined) input.value = String(f.default);
       }
       input.name = f.name;
       inputs.push([f, input]);
       parts.push(el("label", { class: "field" }, f.label + (f.required ? " *" : ""), input,
+        f.range ? el("span", { class: "hint range" }, f.range) : null,
         f.description ? el("span", { class: "hint" }, f.description) : null));
     }
+    // A refusal of the content names its field: shown beside it, with the
+    // field's range, as the terminal does; the dialog stays.
+    const fieldRefused = (status, text) => {
+      let e;
+      try { e = JSON.parse(text); } catch (_) { return false; }
+      const at = inputs.find(([f]) => f.name === e.field);
+      if (status !== 400 || !at) return false;
+      at[1].setAttribute("aria-invalid", "true");
+      at[1].closest("label").append(el("span", { class: "fielderr", role: "alert" }, e.message + (e.range ? ": " + e.range : "")));
+      return true;
+    };
+    const clearErrors = (d) => {
+      for (const x of d.querySelectorAll(".fielderr")) x.remove();
+      for (const x of d.querySelectorAll("[aria-invalid]")) x.removeAttribute("aria-invalid");
+    };
     const collect = () => {
       const content = {};
       for (const [f, input] of inputs) {
@@ -685,7 +841,11 @@
     const accept = el("button", { type: "button", class: "primary accept default" }, q.mode === "url" ? "I will open it" : "Submit");
     const decline = el("button", { type: "button", class: "reject decline" }, "Decline");
     const cancel = el("button", { type: "button", class: "cancel" }, "Dismiss");
-    accept.addEventListener("click", () => answer(accept.closest(".dialog"), "api/elicitation", { id: m.id, action: "accept", content: collect() }));
+    accept.addEventListener("click", () => {
+      const d = accept.closest(".dialog");
+      clearErrors(d);
+      answer(d, "api/elicitation", { id: m.id, action: "accept", content: collect() }, fieldRefused);
+    });
     decline.addEventListener("click", () => answer(decline.closest(".dialog"), "api/elicitation", { id: m.id, action: "decline" }));
     cancel.addEventListener("click", () => answer(cancel.closest(".dialog"), "api/elicitation", { id: m.id, action: "cancel" }));
     parts.push(el("div", { class: "options" }, el("div", { class: "option" }, accept, decline, cancel)));
@@ -694,13 +854,51 @@
 
   // --- controls ---
 
+  // A prompt sent while a turn runs is queued, as the terminal does: shown
+  // under the prompt (each can be taken back), and sent, oldest first, once
+  // the turn has ended.
+  const queue = [];
+  let launching = false;
+  function showQueue() {
+    $("queue").replaceChildren(...queue.map((text, i) => {
+      const x = el("button", { type: "button", class: "unqueue", title: "take it back", "aria-label": "take back queued prompt " + (i + 1) }, "×");
+      x.addEventListener("click", () => {
+        queue.splice(i, 1);
+        showQueue();
+        if ($("prompt").value === "") $("prompt").value = text;
+      });
+      return el("li", {}, el("span", { class: "muted" }, "queued: "), el("span", { class: "qtext" }, text), x);
+    }));
+  }
+  async function sendQueued() {
+    if (launching || state.running || state.switching || !queue.length) return;
+    launching = true;
+    const text = queue.shift();
+    showQueue();
+    const ok = await post("api/prompt", { text }, (status) => status === 409);
+    launching = false;
+    if (!ok) {
+      queue.unshift(text); // another tab's turn began first: after it
+      showQueue();
+    }
+  }
   $("promptform").addEventListener("submit", async (e) => {
     e.preventDefault();
     const p = $("prompt");
     const text = p.value;
-    if (!text.trim() || state.running) return;
+    if (!text.trim() || state.switching) return;
     p.value = ""; // now: what the person types next is the next prompt
-    if (!(await post("api/prompt", { text })) && p.value === "") p.value = text;
+    if (state.running || launching || queue.length) {
+      queue.push(text);
+      showQueue();
+      sendQueued();
+      return;
+    }
+    launching = true;
+    const ok = await post("api/prompt", { text });
+    launching = false;
+    if (!ok && p.value === "") p.value = text;
+    sendQueued();
   });
   // The Enter that sends: its line break is not typed into the prompt
   // emptied for the next one (a browser driven over DevTools types it even
@@ -719,7 +917,10 @@
   });
   $("stop").addEventListener("click", () => post("api/stop", {}));
   $("planmode").addEventListener("change", (e) => post("api/planmode", { on: e.target.checked }));
-  $("mode").addEventListener("change", (e) => post("api/mode", { id: e.target.value }));
+  $("mode").addEventListener("change", (e) => {
+    if (state.modeOption) post("api/config", { id: state.modeOption, value: e.target.value });
+    else post("api/mode", { id: e.target.value });
+  });
   document.addEventListener("keydown", (e) => {
     // Escape stops the turn, as in editors' agent panels (not while editing a proposal).
     if (e.key === "Escape" && state.running && !e.target.closest(".dialog")) post("api/stop", {});
