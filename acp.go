@@ -118,6 +118,7 @@
 //	-                      *RPCError               a JSON-RPC error; errors.Is(err, &RPCError{Code: c}) compares codes (Code*)
 //	ErrAuthRequired        *AuthError              no session until the client authenticates; the agent's methods, the one tried
 //	ErrUnsupported         -                       not advertised by the agent, or not possible here
+//	ErrUnsupported         *MCPServerError         an MCP server of a transport the agent did not advertise
 //	ErrCancelUnconfirmed   -                       a cancelled turn the agent never answered; restarted before the next turn
 //	ErrAgentNotReading     -                       the agent stopped reading its stdin (with ErrCancelUnconfirmed or ErrWriteTimeout)
 //	ErrTurnTimeout         -                       ACPOptions.TurnTimeout ended the turn

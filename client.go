@@ -178,8 +178,18 @@ type ACPOptions struct {
 	// else session/resume. Start fails with ErrUnsupported when the agent
 	// offers neither, and with the agent's answer when it refuses.
 	SessionID string
-	// MCPServers are passed to session/new (raw JSON objects per the spec).
-	MCPServers []json.RawMessage
+	// MCPServers are given to the agent on session/new, load and resume
+	// of every session (SessionOptions.MCPServers replaces them). Each is
+	// checked before anything is sent: a server of a transport the agent
+	// did not advertise in its mcpCapabilities fails the open with an
+	// *MCPServerError (ErrUnsupported). Nil: none.
+	MCPServers []MCPServer
+	// HostTools, if set, serves tools of the host's own to every session,
+	// their servers given to the agent after MCPServers (see HostTools and
+	// package hosttools). Only a local agent (Start without a Transport,
+	// or Connect) shares the host's loopback: with another link the open
+	// fails with ErrUnsupported. Nil: none.
+	HostTools HostTools
 	// PlanMode starts the client in plan mode (see SetPlanMode).
 	PlanMode bool
 	// RequireAsking keeps each session in a mode in which the agent asks
@@ -304,7 +314,7 @@ func (o *ACPOptions) setDefaults() error {
 		o.ClientInfo = Implementation{Name: "acphost", Version: Version}
 	}
 	if o.MCPServers == nil {
-		o.MCPServers = []json.RawMessage{}
+		o.MCPServers = []MCPServer{}
 	}
 	return checkConfinement(o)
 }
@@ -411,6 +421,7 @@ func newClient(ctx context.Context, opts ACPOptions, newDialer func(*ACPClient) 
 	}
 	c.def = c.newHandle(SessionOptions{Mode: opts.Mode})
 	if err := ag.openDefault(ctx, c.def, opts.SessionID); err != nil {
+		c.def.host.close()
 		ag.shutdown(err)
 		c.closeRoots()
 		return nil, ag.startError(err)
@@ -604,6 +615,7 @@ func (c *ACPClient) Close() error {
 	a := c.agent()
 	a.shutdown(ErrClosed)
 	c.planTmp.remove()
+	c.closeHostTools()
 	if !c.inRetiredCallback() {
 		c.joins.Wait()
 		if !a.cb.inCallback(goid()) {

@@ -228,6 +228,23 @@ func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
 // Unwrap returns the cause.
 func (e *ProtocolError) Unwrap() error { return e.Err }
 
+// MCPServerError reports an MCP server of a transport the agent did not
+// advertise in its mcpCapabilities, refused before anything was sent. It
+// matches ErrUnsupported.
+type MCPServerError struct {
+	Method          string       // "session/new", "session/load", …
+	Server          string       // the server's name
+	Transport       MCPTransport // its transport ("stdio", "http", "sse", …)
+	AgentTransports []string     // what the agent takes: "stdio" and its mcpCapabilities
+}
+
+func (e *MCPServerError) Error() string {
+	return fmt.Sprintf("acphost: %s: MCP server %q is %s, which the agent does not take (it takes %s)",
+		e.Method, e.Server, e.Transport, strings.Join(e.AgentTransports, ", "))
+}
+
+func (e *MCPServerError) Unwrap() error { return ErrUnsupported }
+
 // AuthError reports that the agent refused to open a session until the
 // client authenticates (session/new, load or resume answered -32000), after
 // the client tried what it could: ACPOptions.AuthMethod, or else the first

@@ -20,7 +20,8 @@ func (p *presence) UnmarshalJSON(b []byte) error {
 
 // agentCaps is what this client reads of agentCapabilities.
 type agentCaps struct {
-	LoadSession         bool `json:"loadSession"`
+	LoadSession         bool    `json:"loadSession"`
+	MCPCapabilities     mcpCaps `json:"mcpCapabilities"`
 	SessionCapabilities struct {
 		List                  presence `json:"list"`
 		Resume                presence `json:"resume"`

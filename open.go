@@ -72,7 +72,14 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 		}
 		return fmt.Errorf("acphost: the agent does not support %s: %w", method, ErrUnsupported)
 	}
-	params := map[string]any{"cwd": h.opts.Dir, "mcpServers": h.opts.MCPServers}
+	servers, err := h.mcpServers(a)
+	if err == nil {
+		err = checkMCPServers(method, servers, a.caps.MCPCapabilities)
+	}
+	if err != nil {
+		return err
+	}
+	params := map[string]any{"cwd": h.opts.Dir, "mcpServers": servers}
 	if dirs := h.opts.AdditionalDirectories; len(dirs) > 0 {
 		if err := a.checkAdditionalDirectories(method, dirs); err != nil {
 			return err

@@ -39,14 +39,16 @@ type Session struct {
 	planFrom     string       // the mode plan mode found the session in, restored when it goes off
 	planSwitched bool         // plan mode switched the session's mode (planFrom is set)
 	unasked      atomic.Int64 // changes the agent reported making without asking (Enforcement)
+	host hostServing // ACPOptions.HostTools' servers for this session
 }
 
 // SessionOptions configures one session. Zero values take the client's.
 type SessionOptions struct {
 	// Dir is the session's working directory (absolute). Default: ACPOptions.Dir.
 	Dir string
-	// MCPServers are passed to the agent. Default: ACPOptions.MCPServers.
-	MCPServers []json.RawMessage
+	// MCPServers are given to the agent (with the host tools' servers,
+	// see ACPOptions.HostTools). Default: ACPOptions.MCPServers.
+	MCPServers []MCPServer
 	// AdditionalDirectories are more workspace roots (absolute paths) for
 	// the session, sent as additionalDirectories on session/new, load and
 	// resume (and on the re-attach after a restart): the agent's file
@@ -287,6 +289,7 @@ func (s *Session) Close(ctx context.Context) error {
 	if s.onClose != nil {
 		defer s.onClose()
 	}
+	defer s.host.close()
 	s.c.forget(s)
 	a := s.c.agent()
 	defer a.dropSession(s.ID())
@@ -328,6 +331,7 @@ func (c *ACPClient) openHandle(ctx context.Context, opts SessionOptions, how ope
 		h.id = id
 	}
 	if err := a.open(ctx, h, how); err != nil {
+		h.host.close()
 		return nil, err
 	}
 	c.remember(h)

@@ -30,6 +30,11 @@ const (
 	EventRestart          EventType = "restart"           // Err: the agent was restarted before this turn
 	EventDone             EventType = "done"              // StopReason: the turn ended (a confirmed cancellation too, with Err set)
 	EventError            EventType = "error"             // Err: the turn failed
+	// EventHostTool reports a call of one of the host's own tools (see
+	// HostTools) once it is over — answered, refused or failed: HostTool
+	// is the call, Name its tool, Err why it was refused or failed. The
+	// agent's own tool_call updates for it come as the events above.
+	EventHostTool EventType = "host_tool"
 )
 
 // The events of updates a client opts into (ACPOptions.Notices, Compaction).
@@ -83,6 +88,9 @@ type StreamEvent struct {
 	// Elicitation and ElicitationAnswer are set on elicitation events.
 	Elicitation       *ElicitationRequest
 	ElicitationAnswer *ElicitationAnswer
+
+	// HostTool is set on EventHostTool.
+	HostTool *HostToolCall
 }
 
 // endError is the error a Stream pair carries: the turn's, on its end event.

@@ -77,6 +77,11 @@ type turn struct {
 	guard     atomic.Pointer[writeGuard] // the prompt's write, while it is being written
 	// emitting counts dispatcher calls into this turn in progress.
 	emitting sync.WaitGroup
+	// seq numbers the turn, and ctx ends with it (halt ends it early): the
+	// turn as host tools see it (see begin).
+	seq    uint64
+	ctx    context.Context
+	endCtx context.CancelCauseFunc
 
 	text, thought strings.Builder
 	tools         map[string]*turnTool
@@ -117,6 +122,9 @@ func (t *turn) halt(cause error) {
 	t.stopped.Do(func() {
 		t.stopCause = cause
 		close(t.stop)
+		if t.endCtx != nil {
+			t.endCtx(cause)
+		}
 	})
 	if g := t.guard.Load(); g != nil {
 		g.arm(t.stopCause)
@@ -352,6 +360,8 @@ type promptOutcome struct {
 func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(StreamEvent)) (Response, error) {
 	s := a.session(h.ID())
 	t := newTurn(s, emit, req)
+	t.begin(ctx)
+	defer t.finish()
 	a.turns.Add(1)
 	defer a.turns.Add(-1)
 	a.dispatcher.q.barrier(func() { s.attach(t) })

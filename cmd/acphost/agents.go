@@ -27,9 +27,10 @@ type agentDef struct {
 	Config map[string]string `json:"config,omitempty"`
 	// Auth is the authentication method sent after initialize, as --auth.
 	Auth string `json:"auth,omitempty"`
-	// MCPServers are ACP McpServer objects, passed as they are to
-	// session/new (and load, resume), after the defaults' ones.
-	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
+	// MCPServers are ACP McpServer objects (or the {"name": {...}}
+	// object of Claude Code's .mcp.json), given to session/new (and
+	// load, resume) after the defaults' ones.
+	MCPServers mcpList `json:"mcpServers,omitempty"`
 
 	source string // "built-in", or the config file that defines it
 }
@@ -99,7 +100,7 @@ type fileDefaults struct {
 	// file's directory).
 	PermissionPolicy string `json:"permissionPolicy,omitempty"`
 	// MCPServers go to every agent's sessions.
-	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
+	MCPServers mcpList `json:"mcpServers,omitempty"`
 	// Config are session config options for every agent (the agent's
 	// own and --set win).
 	Config map[string]string `json:"config,omitempty"`
@@ -249,46 +250,4 @@ func listAgents(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "default agent: %s\n", cfg.Defaults.Agent)
 	}
 	return exitOK
-}
-
-// checkMCP checks MCP server entries: each a JSON object with a name.
-func checkMCP(where string, servers []json.RawMessage) error {
-	for i, raw := range servers {
-		var s struct {
-			Name    *string `json:"name"`
-			Command string  `json:"command"`
-			URL     string  `json:"url"`
-		}
-		if err := json.Unmarshal(raw, &s); err != nil || s.Name == nil || *s.Name == "" {
-			return fmt.Errorf("%s[%d]: want an object with a \"name\" (and a \"command\", or a \"type\" and \"url\")", where, i)
-		}
-		if s.Command == "" && s.URL == "" {
-			return fmt.Errorf("%s[%d] %q: want a \"command\" (stdio) or a \"url\" (http, sse)", where, i, *s.Name)
-		}
-	}
-	return nil
-}
-
-// mcpName is an MCP server entry's name.
-func mcpName(raw json.RawMessage) string {
-	var s struct {
-		Name string `json:"name"`
-	}
-	_ = json.Unmarshal(raw, &s)
-	return s.Name
-}
-
-// mergeMCP is base with more appended, an entry of more replacing base's
-// entry of the same name.
-func mergeMCP(base, more []json.RawMessage) []json.RawMessage {
-	out := slices.Clone(base)
-	for _, m := range more {
-		name := mcpName(m)
-		if i := slices.IndexFunc(out, func(b json.RawMessage) bool { return mcpName(b) == name }); i >= 0 {
-			out[i] = m
-			continue
-		}
-		out = append(out, m)
-	}
-	return out
 }

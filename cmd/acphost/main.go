@@ -262,18 +262,18 @@ type config struct {
 	args         []string      // the command line as given (for a detached --no-wait run)
 	flagEnd      int           // where the flags end in args
 
-	nonInteractive string            // --non-interactive-permissions: deny or fail
-	noOneToAsk     bool              // permission defaulted to reject: nobody can be asked
-	policyPath     string            // --permission-policy, or the config file's
-	policy         *permPolicy       // the parsed policy file, nil without one
-	mcpServers     []json.RawMessage // the config file's mcpServers (defaults, then the agent's)
-	quiet          bool              // --quiet: only the agent's final answer on stdout
-	sets           []configSet       // --set KEY=VALUE, then the config file's, to set once the session opens
-	auth           string            // --auth METHOD, or the named agent's: sent with authenticate after initialize
-	continueLast   bool              // --continue: the agent's last session in this directory, else a new one
-	recordPath     string            // --record FILE: the wire, as NDJSON
-	login          *loginRun         // acphost login: log in instead of chatting
-	file           fileConfig        // the config file, read once, by parseArgs
+	nonInteractive string      // --non-interactive-permissions: deny or fail
+	noOneToAsk     bool        // permission defaulted to reject: nobody can be asked
+	policyPath     string      // --permission-policy, or the config file's
+	policy         *permPolicy // the parsed policy file, nil without one
+	mcpServers     mcpList     // the config file's mcpServers (defaults, then the agent's)
+	quiet          bool        // --quiet: only the agent's final answer on stdout
+	sets           []configSet // --set KEY=VALUE, then the config file's, to set once the session opens
+	auth           string      // --auth METHOD, or the named agent's: sent with authenticate after initialize
+	continueLast   bool        // --continue: the agent's last session in this directory, else a new one
+	recordPath     string      // --record FILE: the wire, as NDJSON
+	login          *loginRun   // acphost login: log in instead of chatting
+	file           fileConfig  // the config file, read once, by parseArgs
 }
 
 // defaultStartTimeout bounds the agent's start: generous, for a first npx

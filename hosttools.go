@@ -1,0 +1,226 @@
+// Host tools: functions of the host's own that the agent calls (over MCP,
+// served by package hosttools), seen and gated on the host side.
+
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// HostTools serves tools of the host's own to every session of a client
+// (ACPOptions.HostTools). Package hosttools implements it with the MCP Go
+// SDK: an MCP server per session on loopback. A HostTools of your own
+// reports each call through Session.BeginHostTool.
+type HostTools interface {
+	// ServeSession starts serving session s and returns the MCP servers
+	// its agent is to be given: sent after SessionOptions.MCPServers on
+	// every session/new, load and resume of s (a restart's re-attach too),
+	// and checked with them. The client calls it once per Session, on the
+	// goroutine opening it (Start, NewSession, LoadSession …), before the
+	// first open, and stop once: when the session or the client closes, or
+	// when that first open fails. s.ID is "" until the agent answers.
+	ServeSession(s *Session) (servers []MCPServer, stop func(), err error)
+}
+
+// HostToolCall is one call of a host tool, as the host saw it.
+// EventHostTool carries it once the call is over; HostToolCallFrom gives
+// it to the tool's handler (without the outcome).
+type HostToolCall struct {
+	// SessionID and Turn say who called: the session, and its turn's
+	// number (unique in the process, counting from 1).
+	SessionID string
+	Turn      uint64
+	// Server and Tool name the tool: the MCP server's name as given to the
+	// agent, and the tool's name on it. Args are the arguments the agent
+	// sent (hostile: the handler validates them).
+	Server, Tool string
+	Args         json.RawMessage
+	// ReadOnly: the tool is annotated read-only (MCP readOnlyHint).
+	ReadOnly bool
+
+	// The outcome. Result is the MCP CallToolResult sent to the agent
+	// (after the size cap; Truncated says it was cut), IsError its isError.
+	// Err is why the call did not run or failed: a refusal (matching
+	// ErrRefused: plan mode, a policy, no turn running), a handler's panic
+	// or error.
+	Result    json.RawMessage
+	IsError   bool
+	Truncated bool
+	Err       error
+}
+
+type hostCallKey struct{}
+
+// HostToolCallFrom returns the call a host tool's handler serves, from
+// the handler's ctx (see Session.BeginHostTool).
+func HostToolCallFrom(ctx context.Context) (HostToolCall, bool) {
+	c, ok := ctx.Value(hostCallKey{}).(*HostToolCall)
+	if !ok {
+		return HostToolCall{}, false
+	}
+	return *c, true
+}
+
+// turnSeq numbers turns for HostToolCall.Turn.
+var turnSeq atomic.Uint64
+
+// begin gives the turn its number and the context host tools' handlers
+// run in, which ends when the turn does or is halted.
+func (t *turn) begin(ctx context.Context) {
+	t.seq = turnSeq.Add(1)
+	t.ctx, t.endCtx = context.WithCancelCause(ctx)
+}
+
+// finish ends the turn's context (runTurn defers it).
+func (t *turn) finish() { t.endCtx(errTurnOver) }
+
+var errTurnOver = fmt.Errorf("acphost: the turn is over: %w", context.Canceled)
+
+// BeginHostTool is for HostTools implementations: call it as a call of a
+// host tool arrives on session s, before any handler runs. It fills in
+// call's SessionID and Turn and decides whether the call may run: it
+// refuses (an error matching ErrRefused) a call when no turn of the
+// session is running, and, in plan mode, a call of a tool not ReadOnly.
+// Otherwise it returns the ctx to run the handler in: it ends when ctx
+// does or when the turn ends or is cancelled (the cause says which), and
+// HostToolCallFrom reads call from it. Either way call end with the call's
+// outcome (exactly once, from any goroutine): it reports EventHostTool to
+// the turn's stream, after the updates read so far.
+func (s *Session) BeginHostTool(ctx context.Context, call HostToolCall) (_ context.Context, end func(HostToolCall), _ error) {
+	s.mu.Lock()
+	t := s.running
+	s.mu.Unlock()
+	call.SessionID = s.ID()
+	if t == nil {
+		call.Err = fmt.Errorf("acphost: host tool %s: no turn of session %s is running: %w", call.Tool, call.SessionID, ErrRefused)
+		return ctx, func(HostToolCall) {}, call.Err
+	}
+	call.Turn = t.seq
+	end = func(done HostToolCall) {
+		done.SessionID, done.Turn = call.SessionID, call.Turn
+		t.emitHostTool(done)
+	}
+	if s.c.PlanMode() && !call.ReadOnly {
+		call.Err = fmt.Errorf("acphost: host tool %s is not annotated read-only (readOnlyHint), and plan mode is on: %w", call.Tool, ErrRefused)
+		end(call)
+		return ctx, func(HostToolCall) {}, call.Err
+	}
+	hctx, cancel := context.WithCancelCause(context.WithValue(ctx, hostCallKey{}, &call))
+	stop := context.AfterFunc(t.ctx, func() { cancel(context.Cause(t.ctx)) })
+	once := sync.Once{}
+	return hctx, func(done HostToolCall) {
+		once.Do(func() {
+			stop()
+			cancel(errTurnOver)
+			end(done)
+		})
+	}, nil
+}
+
+// emitHostTool reports a host tool's call to t's stream, on the
+// dispatcher after what was read so far (if t still runs by then).
+func (t *turn) emitHostTool(call HostToolCall) {
+	if t.emitFn == nil {
+		return
+	}
+	c := call
+	t.s.a.dispatcher.q.push(item{kind: itemBarrier, barrier: func() {
+		cur := t.s.current()
+		if cur == nil {
+			return
+		}
+		defer cur.emitting.Done()
+		if cur == t {
+			t.emit(StreamEvent{Type: EventHostTool, Name: c.Tool, HostTool: &c, Err: c.Err})
+		}
+	}}, false)
+}
+
+// hostServing is a session's host tools: served once, stopped once.
+type hostServing struct {
+	mu      sync.Mutex
+	ready   chan struct{} // closed once ServeSession returned; nil before it is called
+	servers []MCPServer
+	err     error
+	stop    func()
+	stopped bool
+}
+
+// mcpServers returns the servers to give the agent for session h: its
+// SessionOptions.MCPServers and its host tools' (served on first use).
+func (h *Session) mcpServers(a *agent) ([]MCPServer, error) {
+	ht := h.c.opts.HostTools
+	if ht == nil {
+		return h.opts.MCPServers, nil
+	}
+	host, err := h.host.serve(func() ([]MCPServer, func(), error) {
+		if p := a.link.promises(); p.Transport != "process" && p.Transport != "stream" {
+			return nil, nil, fmt.Errorf("acphost: host tools are served on the host's loopback, which a %s link's agent does not share: %w", p.Transport, ErrUnsupported)
+		}
+		var servers []MCPServer
+		var stop func()
+		var err error
+		if perr := a.cb.safely("HostTools.ServeSession", func() { servers, stop, err = ht.ServeSession(h) }); perr != nil {
+			err = perr
+		}
+		return servers, stop, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]MCPServer{}, h.opts.MCPServers...), host...), nil
+}
+
+// serve calls start the first time, without holding the lock; later
+// calls wait for it and get what it returned.
+func (hs *hostServing) serve(start func() ([]MCPServer, func(), error)) ([]MCPServer, error) {
+	hs.mu.Lock()
+	if hs.ready != nil {
+		ready := hs.ready
+		hs.mu.Unlock()
+		<-ready
+		hs.mu.Lock()
+		defer hs.mu.Unlock()
+		return hs.servers, hs.err
+	}
+	hs.ready = make(chan struct{})
+	hs.mu.Unlock()
+	servers, stop, err := start()
+	hs.mu.Lock()
+	hs.servers, hs.err = servers, err
+	late := hs.stopped // closed while starting
+	if !late {
+		hs.stop = stop
+	}
+	close(hs.ready)
+	hs.mu.Unlock()
+	if late && stop != nil {
+		stop()
+	}
+	return servers, err
+}
+
+// close stops serving, once (the stop function runs without the lock).
+func (hs *hostServing) close() {
+	hs.mu.Lock()
+	stop := hs.stop
+	hs.stop, hs.stopped = nil, true
+	hs.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// closeHostTools stops the host tools of every session still open.
+func (c *ACPClient) closeHostTools() {
+	c.mu.Lock()
+	handles := append([]*Session(nil), c.handles...)
+	c.mu.Unlock()
+	for _, h := range handles {
+		h.host.close()
+	}
+}

@@ -1,0 +1,121 @@
+package acphost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMCPServersWire: typed servers go out as the ACP schema has them
+// (stdio without a type, every list an array), Raw as written.
+func TestMCPServersWire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		servers := []MCPServer{
+			{Name: "fs", Command: "/bin/fs-mcp"},
+			{Name: "api", Type: MCPHTTP, URL: "http://127.0.0.1:1/mcp", Headers: []NameValue{{"Authorization", "Bearer x"}}},
+			{Name: "ev", Type: MCPSSE, URL: "http://127.0.0.1:2/sse"},
+			{Raw: raw(`{"name":"odd","command":"x","args":[],"env":[],"future":1}`)},
+		}
+		_, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(`{"mcpCapabilities":{"http":true,"sse":true}}`)}, ACPOptions{MCPServers: servers})
+		sn := received(fa.Agent, "session/new")
+		require.Len(t, sn, 1)
+		var params struct {
+			MCPServers json.RawMessage `json:"mcpServers"`
+		}
+		require.NoError(t, json.Unmarshal(sn[0], &params))
+		assert.JSONEq(t, `[
+			{"name":"fs","command":"/bin/fs-mcp","args":[],"env":[]},
+			{"type":"http","name":"api","url":"http://127.0.0.1:1/mcp","headers":[{"name":"Authorization","value":"Bearer x"}]},
+			{"type":"sse","name":"ev","url":"http://127.0.0.1:2/sse","headers":[]},
+			{"name":"odd","command":"x","args":[],"env":[],"future":1}]`, string(params.MCPServers))
+	})
+}
+
+// TestMCPServerRoundTrip: what UnmarshalJSON reads, MarshalJSON writes
+// back; fields it does not model keep the whole object in Raw.
+func TestMCPServerRoundTrip(t *testing.T) {
+	for _, in := range []string{
+		`{"name":"fs","command":"/bin/fs","args":["-v"],"env":[{"name":"K","value":"V"}]}`,
+		`{"type":"http","name":"api","url":"https://x/mcp","headers":[]}`,
+		`{"type":"acp","name":"a","serverId":"7"}`,
+		`{"name":"fs","command":"/bin/fs","args":[],"env":[],"_meta":{"x":1}}`,
+	} {
+		var m MCPServer
+		require.NoError(t, json.Unmarshal([]byte(in), &m), in)
+		out, err := json.Marshal(m)
+		require.NoError(t, err)
+		assert.JSONEq(t, in, string(out))
+	}
+	var m MCPServer
+	require.NoError(t, json.Unmarshal([]byte(`{"type":"acp","name":"a","serverId":"7"}`), &m))
+	assert.Equal(t, "a", m.Name)
+	assert.Equal(t, MCPTransport("acp"), m.Type)
+	assert.NotNil(t, m.Raw)
+	assert.Error(t, json.Unmarshal([]byte(`[1]`), &m))
+	assert.Error(t, json.Unmarshal([]byte(`{"type":3}`), &m))
+}
+
+// TestMCPServerTransportRefused: a server of a transport the agent did not
+// advertise fails the open before session/new is sent, naming the
+// transport and what the agent takes.
+func TestMCPServerTransportRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, tc := range []struct {
+			caps   string
+			server MCPServer
+			want   string
+		}{
+			{`{}`, MCPServer{Name: "api", Type: MCPHTTP, URL: "http://x"}, `MCP server "api" is http, which the agent does not take (it takes stdio)`},
+			{`{"mcpCapabilities":{"http":true}}`, MCPServer{Name: "ev", Type: MCPSSE, URL: "http://x"}, `MCP server "ev" is sse, which the agent does not take (it takes stdio, http)`},
+			{`{"mcpCapabilities":{"http":true,"sse":true}}`, MCPServer{Raw: raw(`{"type":"acp","name":"a","serverId":"1"}`)}, `"a" is acp, which the agent does not take (it takes stdio, http, sse)`},
+		} {
+			rec := filepath.Join(t.TempDir(), "rec")
+			script := fakeagent.Script{AgentCapabilities: raw(tc.caps), RecordFile: rec}
+			_, _, err := tryConnectFake(t, script, ACPOptions{MCPServers: []MCPServer{tc.server}})
+			require.ErrorIs(t, err, ErrUnsupported)
+			var me *MCPServerError
+			require.True(t, errors.As(err, &me), "%v", err)
+			assert.Equal(t, "session/new", me.Method)
+			assert.Contains(t, err.Error(), tc.want)
+			msgs, rerr := fakeagent.ReadRecord(rec)
+			require.NoError(t, rerr)
+			for _, m := range msgs {
+				assert.NotEqual(t, "session/new", m.Method, "nothing is sent")
+			}
+		}
+	})
+}
+
+// TestMCPServerMalformedRefused: a server without a name, a duplicate name,
+// a stdio server without a command, a remote one without a url, a Raw that
+// is no object, an unknown type given typed: refused before anything is
+// sent, also on NewSession.
+func TestMCPServerMalformedRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(`{"mcpCapabilities":{"http":true}}`)}, ACPOptions{})
+		for _, tc := range []struct {
+			servers []MCPServer
+			want    string
+		}{
+			{[]MCPServer{{Command: "x"}}, "mcpServers[0]: no name"},
+			{[]MCPServer{{Name: "a", Command: "x"}, {Name: "a", Command: "y"}}, `mcpServers[1]: the name "a" is taken`},
+			{[]MCPServer{{Name: "a"}}, `stdio server "a" has no command`},
+			{[]MCPServer{{Name: "a", Type: MCPHTTP}}, `http server "a" has no url`},
+			{[]MCPServer{{Raw: raw(`[1]`)}}, "Raw is not a JSON object"},
+			{[]MCPServer{{Name: "a", Type: "ws", URL: "ws://x"}}, `type "ws" is not one this version knows`},
+		} {
+			_, err := c.NewSession(context.Background(), SessionOptions{MCPServers: tc.servers})
+			require.Error(t, err)
+			assert.True(t, strings.Contains(err.Error(), tc.want), "%v, want %q", err, tc.want)
+		}
+		assert.Len(t, received(fa.Agent, "session/new"), 1, "only Start's")
+	})
+}
