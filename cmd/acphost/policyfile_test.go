@@ -207,6 +207,7 @@ func TestConfigPolicyAndMCPServers(t *testing.T) {
 	extra, configFile, _ := isolated(t)
 	record := filepath.Join(t.TempDir(), "record.jsonl")
 	script := *twoTurns(record)
+	script.AgentCapabilities = json.RawMessage(`{"mcpCapabilities":{"http":true}}`)
 	agent := fakeAgentDef(t, script, "")
 	agent["mcpServers"] = []any{
 		map[string]any{"name": "fs", "command": "/opt/fs-mcp", "args": []string{"--root", "/x"}, "env": []any{}},

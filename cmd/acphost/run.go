@@ -574,6 +574,9 @@ func (a *app) run() int {
 		if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
 			a.authHelp(ae)
 		}
+		if me := (*acphost.MCPServerError)(nil); errors.As(err, &me) {
+			return exitUsage // the configuration asks what the agent cannot do
+		}
 		return exitFailed
 	}
 	defer a.closeClient(client)
