@@ -17,6 +17,9 @@ func TestLibraryImportsNoThirdPartyPackage(t *testing.T) {
 		"./container": nil,
 		"./ssh":       {"golang.org/x/crypto/", "golang.org/x/sys/"},
 		"./websocket": {"github.com/coder/websocket"},
+		// The MCP Go SDK and what it links (SPEC.md, Host tools).
+		"./hosttools": {"github.com/modelcontextprotocol/go-sdk/", "github.com/google/jsonschema-go/", "github.com/segmentio/",
+			"github.com/yosida95/uritemplate/", "golang.org/x/oauth2", "golang.org/x/sync/", "golang.org/x/sys/", "golang.org/x/time/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).Output()
 		if err != nil {

@@ -90,7 +90,7 @@ var errTurnOver = fmt.Errorf("acphost: the turn is over: %w", context.Canceled)
 // HostToolCallFrom reads call from it. Either way call end with the call's
 // outcome (exactly once, from any goroutine): it reports EventHostTool to
 // the turn's stream, after the updates read so far.
-func (s *Session) BeginHostTool(ctx context.Context, call HostToolCall) (_ context.Context, end func(HostToolCall), _ error) {
+func (s *Session) BeginHostTool(ctx context.Context, call HostToolCall) (context.Context, func(HostToolCall), error) {
 	s.mu.Lock()
 	t := s.running
 	s.mu.Unlock()
@@ -100,13 +100,13 @@ func (s *Session) BeginHostTool(ctx context.Context, call HostToolCall) (_ conte
 		return ctx, func(HostToolCall) {}, call.Err
 	}
 	call.Turn = t.seq
-	end = func(done HostToolCall) {
+	report := func(done HostToolCall) {
 		done.SessionID, done.Turn = call.SessionID, call.Turn
 		t.emitHostTool(done)
 	}
 	if s.c.PlanMode() && !call.ReadOnly {
 		call.Err = fmt.Errorf("acphost: host tool %s is not annotated read-only (readOnlyHint), and plan mode is on: %w", call.Tool, ErrRefused)
-		end(call)
+		report(call)
 		return ctx, func(HostToolCall) {}, call.Err
 	}
 	hctx, cancel := context.WithCancelCause(context.WithValue(ctx, hostCallKey{}, &call))
@@ -116,7 +116,7 @@ func (s *Session) BeginHostTool(ctx context.Context, call HostToolCall) (_ conte
 		once.Do(func() {
 			stop()
 			cancel(errTurnOver)
-			end(done)
+			report(done)
 		})
 	}, nil
 }

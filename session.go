@@ -39,7 +39,7 @@ type Session struct {
 	planFrom     string       // the mode plan mode found the session in, restored when it goes off
 	planSwitched bool         // plan mode switched the session's mode (planFrom is set)
 	unasked      atomic.Int64 // changes the agent reported making without asking (Enforcement)
-	host hostServing // ACPOptions.HostTools' servers for this session
+	host         hostServing  // ACPOptions.HostTools' servers for this session
 }
 
 // SessionOptions configures one session. Zero values take the client's.

@@ -61,13 +61,14 @@ type Agent struct {
 	// left them (nil until the first one).
 	configOptions []map[string]json.RawMessage
 	// modes are the sessions' current modes, once set (see sessionMode).
-	modes     map[string]string
-	nSessions int
-	sessions  map[string]bool
-	nTurns    int
-	active    map[string][]*turn
-	closed    bool
-	wg        sync.WaitGroup
+	modes      map[string]string
+	nSessions  int
+	sessions   map[string]bool
+	mcpServers map[string][]mcpServer // each session's, as last opened
+	nTurns     int
+	active     map[string][]*turn
+	closed     bool
+	wg         sync.WaitGroup
 }
 
 // New returns an agent that plays s. It does nothing until [Agent.Serve] is called.
@@ -84,6 +85,7 @@ func New(s Script) *Agent {
 		wlock:      make(chan struct{}, 1),
 		pending:    map[string]*call{},
 		sessions:   map[string]bool{},
+		mcpServers: map[string][]mcpServer{},
 		active:     map[string][]*turn{},
 	}
 }

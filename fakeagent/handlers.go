@@ -147,6 +147,7 @@ func (a *Agent) sessionNew(m Message) {
 	}
 	sid := a.newSessionID()
 	a.history.add(historyEntry{SessionID: sid, Cwd: cwdOf(m.Params), Dirs: dirsOf(m.Params)})
+	a.noteMCPServers(sid, m.Params)
 	result := a.sessionResult(sid)
 	if len(a.script.BeforeSessionNew) == 0 {
 		a.reply(m.ID, result)
@@ -391,6 +392,7 @@ func (a *Agent) sessionFork(m Message) {
 	}
 	sid := a.newSessionID()
 	a.history.add(historyEntry{SessionID: sid, Cwd: cwdOf(m.Params), Dirs: dirsOf(m.Params)})
+	a.noteMCPServers(sid, m.Params)
 	for _, u := range a.history.updates(src) {
 		a.history.add(historyEntry{SessionID: sid, Update: u})
 	}

@@ -45,6 +45,9 @@ type toolCall struct {
 	Status        string `json:"status,omitempty"`
 	// Content is a tool_call_update's content (a Run step's output).
 	Content []toolContent `json:"content,omitempty"`
+	// RawInput and RawOutput are an MCPCall step's arguments and result.
+	RawInput  json.RawMessage `json:"rawInput,omitempty"`
+	RawOutput json.RawMessage `json:"rawOutput,omitempty"`
 }
 
 type toolContent struct {
@@ -97,6 +100,12 @@ func Say(u json.RawMessage) Step { return Step{Update: u} }
 
 // Ask returns a step that sends a permission request with params and waits for the answer.
 func Ask(params json.RawMessage) Step { return Step{Permission: params} }
+
+// CallMCP is an MCPCall step: call tool of the session's MCP server
+// server with args (a JSON object; nil: {}).
+func CallMCP(server, tool string, args json.RawMessage) Step {
+	return Step{MCPCall: &MCPCall{Server: server, Tool: tool, Arguments: args}}
+}
 
 // Demo returns the built-in demo script used by examples: every turn streams a thought,
 // announces an "ls" tool call t1 and asks permission for it; allowed, it completes with the

@@ -168,6 +168,7 @@ func (a *Agent) reopen(m Message, supported bool) (string, bool) {
 	a.mu.Lock()
 	a.sessions[sid] = true
 	a.mu.Unlock()
+	a.noteMCPServers(sid, m.Params)
 	return sid, true
 }
 

@@ -198,6 +198,23 @@ type Step struct {
 	// (a non-zero exit, or a command that did not start), with the combined output as text
 	// content. A cancel of the turn kills the command's process group.
 	Run []string `json:"run,omitempty"`
+	// MCPCall has the agent call a tool of an MCP server it was given in
+	// the session's mcpServers (an http one: Streamable HTTP, with the
+	// server's headers), as an agent calls an MCP tool: a tool_call of
+	// kind other titled mcp__<server>__<tool>, in progress, with the
+	// arguments as rawInput, then a tool_call_update, completed (failed
+	// for a result with isError, an MCP error, or a server that cannot
+	// be reached), with the result's text as content and the whole result
+	// as rawOutput. A cancel of the turn ends the call.
+	MCPCall *MCPCall `json:"mcpCall,omitempty"`
+}
+
+// MCPCall names a tool of an MCP server given in the session's mcpServers,
+// and its arguments (a JSON object; nil: {}).
+type MCPCall struct {
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // Call is an agent→client request or notification.
@@ -273,6 +290,14 @@ func (st Step) validate() error {
 	if err := st.Request.validate("Request"); err != nil {
 		return err
 	}
+	if c := st.MCPCall; c != nil {
+		if c.Server == "" || c.Tool == "" {
+			return fmt.Errorf("MCPCall needs a Server and a Tool")
+		}
+		if err := checkJSON("MCPCall.Arguments", c.Arguments, '{'); err != nil {
+			return err
+		}
+	}
 	if st.Delay != "" {
 		if _, err := time.ParseDuration(st.Delay); err != nil {
 			return fmt.Errorf("bad delay: %w", err)
@@ -287,7 +312,7 @@ func (st Step) actions() int {
 		isSet(st.Update), isSet(st.Permission), st.WaitAll, st.Request != nil,
 		st.Notify != nil, st.CancelRequest, st.Raw != "", st.HugeLine > 0,
 		st.Stderr != "", st.Exit != nil, st.WaitCancel, st.Updates > 0, st.Delay != "",
-		st.StopReading, len(st.Run) > 0,
+		st.StopReading, len(st.Run) > 0, st.MCPCall != nil,
 	} {
 		if set {
 			n++

@@ -175,6 +175,8 @@ func (t *turn) step(s Step, cancellable bool) result {
 		return t.a.wedge()
 	case len(s.Run) > 0:
 		return t.runCommand(s.Run, cancellable)
+	case s.MCPCall != nil:
+		return t.callMCP(*s.MCPCall, cancellable)
 	case s.Delay != "":
 		d, _ := time.ParseDuration(s.Delay) // validated
 		elapsed := make(chan struct{})
