@@ -98,6 +98,12 @@
 //	                       ask; unmatched requests follow --permission (see
 //	                       permPolicy); a malformed file stops acphost at
 //	                       start, naming its line
+//	--mcp-config FILE      MCP servers for the agent in the {"mcpServers":
+//	                       {...}} format of Claude Code, Cursor and Zed (see
+//	                       mcpList); repeatable, a server of the same name
+//	                       replacing the config file's; a malformed file, an
+//	                       unknown type or a server the agent cannot take
+//	                       stops acphost with exit status 2
 //	--quiet                only each turn's final answer text on stdout
 //	--elicit POLICY        how to answer the agent's questions (elicitations:
 //	                       a form to fill in, or a URL to open). ask: show the
@@ -266,7 +272,8 @@ type config struct {
 	noOneToAsk     bool        // permission defaulted to reject: nobody can be asked
 	policyPath     string      // --permission-policy, or the config file's
 	policy         *permPolicy // the parsed policy file, nil without one
-	mcpServers     mcpList     // the config file's mcpServers (defaults, then the agent's)
+	mcpServers     mcpList     // the config file's mcpServers (defaults, then the agent's), then --mcp-config's
+	mcpConfigs     []string    // --mcp-config FILE (repeatable)
 	quiet          bool        // --quiet: only the agent's final answer on stdout
 	sets           []configSet // --set KEY=VALUE, then the config file's, to set once the session opens
 	auth           string      // --auth METHOD, or the named agent's: sent with authenticate after initialize
@@ -314,6 +321,11 @@ Flags:
                          "allow"}, {"path": "src/**", "answer": "ask"}]};
                          kind, title/command globs, path glob; answer
                          allow, reject or ask; unmatched: --permission
+  --mcp-config FILE      MCP servers for the agent, {"mcpServers": {"NAME":
+                         {"command", "args", "env"} or {"type": "http"|"sse",
+                         "url", "headers"}}} as Claude Code, Cursor and Zed
+                         read it (repeatable; wins by name over the config
+                         file's); a server the agent cannot take exits 2
   --elicit POLICY        the agent's questions (forms, URLs): ask, accept,
                          decline or cancel (default: ask when stdin is a
                          terminal and no --json, else decline). ask: one field
@@ -535,6 +547,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.Var(&prompts, "prompt", "a turn's `prompt` (repeatable); without one, prompts are read from stdin")
 	fs.StringVar(&cfg.permission, "permission", "", "permission `policy`: ask, allow, reject or plan (default: ask on a terminal, else reject)")
 	fs.StringVar(&cfg.nonInteractive, "non-interactive-permissions", "", "with nobody to ask (stdin not a terminal, or --json): `deny` (reject-kind answer) or fail (end the turn, exit 1)")
+	mcpConfigFlag(fs, &cfg)
 	fs.StringVar(&cfg.policyPath, "permission-policy", "", "a JSON `file` of permission rules (first match wins; unmatched requests follow --permission)")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "only the agent's final answer text of each turn on stdout")
 	fs.StringVar(&cfg.elicit, "elicit", "", "elicitation `policy`: ask, accept, decline or cancel (default: ask on a terminal without --json, else decline)")
@@ -612,6 +625,9 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		return cfg, err
 	}
 	if err := resolveAgent(&cfg, file); err != nil {
+		return cfg, err
+	}
+	if err := applyMCPConfigs(&cfg); err != nil {
 		return cfg, err
 	}
 	cfg.sets = addSoftSets(cfg.sets, file.Defaults.Config)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -162,4 +163,25 @@ func mergeMCP(base, more mcpList) mcpList {
 		out = append(out, m)
 	}
 	return out
+}
+
+// mcpConfigFlag defines --mcp-config on fs (acphost and acphost web).
+func mcpConfigFlag(fs *flag.FlagSet, cfg *config) {
+	fs.Func("mcp-config", "a JSON `file` of MCP servers for the agent, {\"mcpServers\": {...}} as Claude Code, Cursor and Zed read it (repeatable; wins by name over the config file's)", func(path string) error {
+		cfg.mcpConfigs = append(cfg.mcpConfigs, path)
+		return nil
+	})
+}
+
+// applyMCPConfigs reads the --mcp-config files into cfg.mcpServers, after
+// the config file's (a server of the same name replaced).
+func applyMCPConfigs(cfg *config) error {
+	for _, path := range cfg.mcpConfigs {
+		servers, err := readMCPConfig(path)
+		if err != nil {
+			return err
+		}
+		cfg.mcpServers = mergeMCP(cfg.mcpServers, servers)
+	}
+	return nil
 }

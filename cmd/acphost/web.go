@@ -65,6 +65,7 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	fl.BoolVar(&cfg.presentation, "presentation", false, "ask agents to attach their permission prompt text")
 	fl.StringVar(&cfg.permission, "permission", "", "permission `policy`: ask (a dialog in the page; \"always\" answers remembered), reads (what the agent calls a read or search allowed, the rest asked), allow, reject or plan (default: ask)")
 	fl.StringVar(&cfg.mode, "mode", "", "session mode `id` to ask for on each session opened")
+	mcpConfigFlag(fl, cfg)
 	var sets repeated
 	fl.Var(&sets, "set", "a session config option to set on each session opened, as `key=value` (repeatable)")
 	fl.StringVar(&cfg.auth, "auth", "", "authenticate with the agent's `method` after initialize (acphost login lists them)")
@@ -128,6 +129,9 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 		}
 	}
 	if err := resolveAgent(cfg, file); err != nil {
+		return wf, err
+	}
+	if err := applyMCPConfigs(cfg); err != nil {
 		return wf, err
 	}
 	cfg.sets = addSoftSets(cfg.sets, file.Defaults.Config)
@@ -233,7 +237,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		return usage
 	}
 	opts := acphost.ACPOptions{Command: path, Args: agentArgs, Env: env, Dir: cfg.cwd,
-		PermissionPresentation: cfg.presentation, TurnTimeout: cfg.timeout, Notices: true, AuthMethod: cfg.auth}
+		PermissionPresentation: cfg.presentation, TurnTimeout: cfg.timeout, Notices: true, AuthMethod: cfg.auth, MCPServers: cfg.mcpServers}
 	if cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
@@ -330,6 +334,9 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		}
 		if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
 			fmt.Fprintln(stderr, "acphost web: the agent needs a login first: acphost login, with the same agent flags, lists its methods")
+		}
+		if me := (*acphost.MCPServerError)(nil); errors.As(err, &me) {
+			return usage // the configuration asks what the agent cannot do
 		}
 		return failed
 	}
