@@ -31,6 +31,10 @@ type Agent struct {
 	// elicitation.form, and leaves the tool out of the model's tool list
 	// when it does not.
 	Elicits bool
+	// HostToolsEnv is added to the agent's environment in the host-tools
+	// scenario (Claude defers MCP tools behind its tool search unless
+	// ENABLE_TOOL_SEARCH=false).
+	HostToolsEnv []string
 	// RejectStop is the stop reason after a reject-kind answer.
 	RejectStop acphost.StopReason
 	// FSWrite: the build's file-write tool goes through fs/write_text_file
@@ -179,6 +183,7 @@ var Agents = []Agent{
 		Presentation:      true,
 		PresentationTitle: func(file string) string { return "echo hi > " + file },
 		Elicits:           true,
+		HostToolsEnv:      []string{"ENABLE_TOOL_SEARCH=false"},
 		RejectStop:        acphost.StopEndTurn,
 		unset:             claudeUnset,
 		command:           nodeEntry("@agentclientprotocol/claude-agent-acp/dist/index.js"),
@@ -188,6 +193,7 @@ var Agents = []Agent{
 		Name: "claude-legacy", Spec: "@zed-industries/claude-agent-acp@0.23.1",
 		RejectStop:       acphost.StopEndTurn,
 		StaleAfterCancel: true,
+		HostToolsEnv:     []string{"ENABLE_TOOL_SEARCH=false"},
 		unset:            claudeUnset,
 		command:          nodeEntry("@zed-industries/claude-agent-acp/dist/index.js"),
 		setup:            claudeSetup,

@@ -442,6 +442,7 @@ func TestAgents(t *testing.T) {
 			t.Run("two-turns", func(t *testing.T) { testTwoTurns(t, a, nil) })
 			t.Run("write-tool", func(t *testing.T) { testWriteTool(t, a) })
 			t.Run("confined", func(t *testing.T) { testConfined(t, a) })
+			t.Run("host-tools", func(t *testing.T) { testHostTools(t, a) })
 			if a.Presentation {
 				t.Run("presentation", func(t *testing.T) { testPresentation(t, a) })
 			}

@@ -270,6 +270,13 @@ func (m *MockLLM) decide(steps []step, done int, tools map[string]toolInfo, idPr
 			p.tool, p.args = "AskUserQuestion", mustJSON(map[string]any{"questions": []any{map[string]any{
 				"question": AskQuestion, "header": AskHeader, "options": opts, "multiSelect": false}}})
 		}
+	case "mcp":
+		// File is "<server>/<tool>": a host tool, by the agent's naming.
+		server, tool, _ := strings.Cut(st.File, "/")
+		p.text = "I'll look it up with the " + server + " tool " + tool + "."
+		if name := mcpToolName(tools, server, tool); name != "" {
+			p.tool, p.args = name, mustJSON(map[string]any{"id": HostToolArg})
+		}
 	case "write":
 		p.text = "I'll write " + st.File + " with the file tool."
 		switch {
@@ -298,6 +305,21 @@ func (m *MockLLM) decide(steps []step, done int, tools map[string]toolInfo, idPr
 		p.thought = ""
 	}
 	return p
+}
+
+// HostToolArg is the "id" argument the "mcp" step passes the host's tool.
+const HostToolArg = "A-1001"
+
+// mcpToolName is the name under which the agent offers its model tool of
+// MCP server server: Claude's mcp__<server>__<tool>, opencode's
+// <server>_<tool>, Gemini's mcp_<server>_<tool> or the bare name.
+func mcpToolName(tools map[string]toolInfo, server, tool string) string {
+	for _, name := range []string{"mcp__" + server + "__" + tool, server + "_" + tool, "mcp_" + server + "_" + tool, server + "__" + tool, tool} {
+		if has(tools, name) {
+			return name
+		}
+	}
+	return ""
 }
 
 type toolInfo struct{ freeform bool }
