@@ -35,6 +35,9 @@ type Agent struct {
 	// scenario (Claude defers MCP tools behind its tool search unless
 	// ENABLE_TOOL_SEARCH=false).
 	HostToolsEnv []string
+	// hostToolsPrep, if set, changes the agent's config under home for the
+	// host-tools scenario.
+	hostToolsPrep func(home string) error
 	// RejectStop is the stop reason after a reject-kind answer.
 	RejectStop acphost.StopReason
 	// FSWrite: the build's file-write tool goes through fs/write_text_file
@@ -161,6 +164,30 @@ func geminiSetup(home string, m *MockLLM) ([]string, error) {
 	}, nil
 }
 
+// geminiTrustFolder turns gemini's folder trust off: in a folder it does
+// not trust, gemini connects no MCP server.
+func geminiTrustFolder(home string) error {
+	p := filepath.Join(home, ".gemini", "settings.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	var s map[string]any
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	sec, _ := s["security"].(map[string]any)
+	if sec == nil {
+		sec = map[string]any{}
+	}
+	sec["folderTrust"] = map[string]any{"enabled": false}
+	s["security"] = sec
+	if b, err = json.Marshal(s); err != nil {
+		return err
+	}
+	return os.WriteFile(p, b, 0o644)
+}
+
 var geminiUnset = []string{"GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_APPLICATION_CREDENTIALS"}
 
 func nodeEntry(rel string, args ...string) func(string) (string, []string) {
@@ -224,11 +251,12 @@ var Agents = []Agent{
 	},
 	{
 		Name: "gemini", Spec: "@google/gemini-cli@0.61.0",
-		RejectStop: acphost.StopEndTurn,
-		FSWrite:    true,
-		unset:      geminiUnset,
-		command:    nodeEntry("@google/gemini-cli/bundle/gemini.js", "--acp"),
-		setup:      geminiSetup,
+		RejectStop:    acphost.StopEndTurn,
+		FSWrite:       true,
+		unset:         geminiUnset,
+		command:       nodeEntry("@google/gemini-cli/bundle/gemini.js", "--acp"),
+		setup:         geminiSetup,
+		hostToolsPrep: geminiTrustFolder,
 	},
 }
 

@@ -39,7 +39,19 @@ func testHostTools(t *testing.T, a Agent) {
 			mu.Unlock()
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "order " + q.ID + ": " + hostToolSecret}}}, nil, nil
 		})
-	s := start(t, a, func(_ *session, o *acphost.ACPOptions) {
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			t.Logf("host MCP server: %s (err %v)", method, err)
+			return res, err
+		}
+	})
+	s := start(t, a, func(s *session, o *acphost.ACPOptions) {
+		if a.hostToolsPrep != nil {
+			if err := a.hostToolsPrep(s.home); err != nil {
+				t.Fatal(err)
+			}
+		}
 		o.HostTools = hosttools.New(srv, hosttools.Options{Name: "shop"})
 		o.Env = append(o.Env, a.HostToolsEnv...)
 	})

@@ -220,12 +220,13 @@ func parseSteps(text string) (steps []step, ok bool) {
 
 // plan is what the mock answers to one main call.
 type plan struct {
-	tool     string          // tool name; "" for final text
-	args     json.RawMessage // arguments object (function tools)
-	freeform string          // input of a freeform tool (codex apply_patch)
-	text     string          // the short text before the tool call, or the final text
-	thought  string
-	callID   string
+	tool      string          // tool name; "" for final text
+	namespace string          // the Responses namespace of tool, if any
+	args      json.RawMessage // arguments object (function tools)
+	freeform  string          // input of a freeform tool (codex apply_patch)
+	text      string          // the short text before the tool call, or the final text
+	thought   string
+	callID    string
 }
 
 func (m *MockLLM) callID(prefix string) string {
@@ -276,6 +277,9 @@ func (m *MockLLM) decide(steps []step, done int, tools map[string]toolInfo, idPr
 		p.text = "I'll look it up with the " + server + " tool " + tool + "."
 		if name := mcpToolName(tools, server, tool); name != "" {
 			p.tool, p.args = name, mustJSON(map[string]any{"id": HostToolArg})
+			if ti := tools[name]; ti.namespace != "" {
+				p.namespace, p.tool = ti.namespace, ti.name
+			}
 		}
 	case "write":
 		p.text = "I'll write " + st.File + " with the file tool."
@@ -314,7 +318,7 @@ const HostToolArg = "A-1001"
 // MCP server server: Claude's mcp__<server>__<tool>, opencode's
 // <server>_<tool>, Gemini's mcp_<server>_<tool> or the bare name.
 func mcpToolName(tools map[string]toolInfo, server, tool string) string {
-	for _, name := range []string{"mcp__" + server + "__" + tool, server + "_" + tool, "mcp_" + server + "_" + tool, server + "__" + tool, tool} {
+	for _, name := range []string{"mcp__" + server + "__" + tool, "mcp__" + server + "/" + tool, server + "_" + tool, "mcp_" + server + "_" + tool, server + "__" + tool, tool} {
 		if has(tools, name) {
 			return name
 		}
@@ -322,7 +326,12 @@ func mcpToolName(tools map[string]toolInfo, server, tool string) string {
 	return ""
 }
 
-type toolInfo struct{ freeform bool }
+// toolInfo is what the mock knows of an offered tool. A tool of a
+// namespace is keyed "<namespace>/<name>".
+type toolInfo struct {
+	freeform        bool
+	namespace, name string
+}
 
 func has(tools map[string]toolInfo, name string) bool { _, ok := tools[name]; return ok }
 
@@ -497,6 +506,9 @@ type toolDecl struct {
 	Function *struct {
 		Name string `json:"name"`
 	} `json:"function"`
+	// Tools are a Responses "namespace" tool's own (Codex offers an MCP
+	// server as the namespace mcp__<server>).
+	Tools []toolDecl `json:"tools"`
 }
 
 func toolSet(decls []toolDecl) map[string]toolInfo {
@@ -508,6 +520,11 @@ func toolSet(decls []toolDecl) map[string]toolInfo {
 		}
 		if name != "" {
 			out[name] = toolInfo{freeform: d.Type == "custom"}
+		}
+		if d.Type == "namespace" {
+			for _, in := range d.Tools {
+				out[name+"/"+in.Name] = toolInfo{namespace: name, name: in.Name}
+			}
 		}
 	}
 	return out
@@ -603,6 +620,9 @@ func (m *MockLLM) responses(w http.ResponseWriter, r *http.Request, body []byte)
 			item = map[string]any{"type": "custom_tool_call", "id": m.callID("ctc_mock_"), "call_id": p.callID, "name": p.tool, "input": p.freeform, "status": "completed"}
 		} else {
 			item = map[string]any{"type": "function_call", "id": m.callID("fc_mock_"), "call_id": p.callID, "name": p.tool, "arguments": string(p.args), "status": "completed"}
+			if p.namespace != "" {
+				item["namespace"] = p.namespace
+			}
 		}
 		s.event("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": out, "item": item})
 		s.event("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": out, "item": item})
