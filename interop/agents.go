@@ -35,6 +35,11 @@ type Agent struct {
 	// scenario (Claude defers MCP tools behind its tool search unless
 	// ENABLE_TOOL_SEARCH=false).
 	HostToolsEnv []string
+	// HostToolsUnoffered: an agent gap. The build connects to the host's
+	// MCP server (initialize, tools/list) but offers its model none of
+	// the server's tools, with its tool search on or off; the host-tools
+	// scenario checks for exactly this.
+	HostToolsUnoffered bool
 	// hostToolsPrep, if set, changes the agent's config under home for the
 	// host-tools scenario.
 	hostToolsPrep func(home string) error
@@ -234,13 +239,14 @@ var Agents = []Agent{
 	},
 	{
 		Name: "codex-ts", Spec: "@agentclientprotocol/codex-acp@2.6.0",
-		Mode:              "read-only", // the default "agent" mode has a guardian LLM decide instead of the user
-		Presentation:      true,
-		PresentationTitle: func(string) string { return "Run command?" },
-		RejectStop:        acphost.StopCancelled,
-		unset:             codexUnset,
-		command:           nodeEntry("@agentclientprotocol/codex-acp/dist/index.js"),
-		setup:             codexSetup,
+		Mode:               "read-only", // the default "agent" mode has a guardian LLM decide instead of the user
+		Presentation:       true,
+		PresentationTitle:  func(string) string { return "Run command?" },
+		RejectStop:         acphost.StopCancelled,
+		unset:              codexUnset,
+		command:            nodeEntry("@agentclientprotocol/codex-acp/dist/index.js"),
+		setup:              codexSetup,
+		HostToolsUnoffered: true,
 	},
 	{
 		Name: "opencode", Spec: "opencode-ai@1.18.33",

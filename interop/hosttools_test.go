@@ -39,10 +39,14 @@ func testHostTools(t *testing.T, a Agent) {
 			mu.Unlock()
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "order " + q.ID + ": " + hostToolSecret}}}, nil, nil
 		})
+	var methods []string
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
 			t.Logf("host MCP server: %s (err %v)", method, err)
+			mu.Lock()
+			methods = append(methods, method)
+			mu.Unlock()
 			return res, err
 		}
 	})
@@ -63,7 +67,16 @@ func testHostTools(t *testing.T, a Agent) {
 	}
 	mu.Lock()
 	got := append([]acphost.HostToolCall(nil), calls...)
+	seen := strings.Join(methods, " ")
 	mu.Unlock()
+	if a.HostToolsUnoffered {
+		// The gap, exactly: connected and listed, never offered to the model.
+		if len(got) != 0 || !strings.Contains(seen, "initialize") || !strings.Contains(seen, "tools/list") || !strings.Contains(r.resp.Text, "mock: no tool for step mcp") {
+			t.Fatalf("%s: handler ran %d times, server saw %q, text %q; want the known gap (listed, not offered): has it been fixed?", a.Name, len(got), seen, r.resp.Text)
+		}
+		t.Logf("%s connects to the host's server (%s) but offers its model none of its tools (known gap)", a.Name, seen)
+		return
+	}
 	if len(got) != 1 {
 		s.dump()
 		t.Fatalf("the host's handler ran %d times; want once (model calls: %v)", len(got), actions(s.mock.Calls()))
