@@ -186,9 +186,10 @@ type ACPOptions struct {
 	MCPServers []MCPServer
 	// HostTools, if set, serves tools of the host's own to every session,
 	// their servers given to the agent after MCPServers (see HostTools and
-	// package hosttools). Only a local agent (Start without a Transport,
-	// or Connect) shares the host's loopback: with another link the open
-	// fails with ErrUnsupported. Nil: none.
+	// package hosttools). A local agent (Start without a Transport, or
+	// Connect) shares the host's loopback; a link that is a HostForwarder
+	// (ssh) is given a forwarded port; with another link the open fails
+	// with ErrUnsupported. Nil: none.
 	HostTools HostTools
 	// PlanMode starts the client in plan mode (see SetPlanMode).
 	PlanMode bool

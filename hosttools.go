@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sync"
 	"sync/atomic"
 )
@@ -150,17 +151,44 @@ type hostServing struct {
 	stopped bool
 }
 
+// A HostForwarder is a Link whose agent can be given a way back to the
+// host (ssh.Transport's links are: a port forwarded on the connection).
+// The client uses it to serve ACPOptions.HostTools to an agent that does
+// not share the host's loopback.
+type HostForwarder interface {
+	Link
+	// ForwardHost makes addr, a TCP address on the host's loopback,
+	// reachable from the agent's side and returns the address the agent
+	// is to dial for it there; called again with the same addr it returns
+	// the same. What it starts ends with the link (Stop). It is called on
+	// the goroutine opening a session.
+	ForwardHost(addr string) (string, error)
+}
+
+// forwarderOf returns the link's HostForwarder, if its Link is one.
+func forwarderOf(l link) HostForwarder {
+	if t, ok := l.(*transportLink); ok {
+		f, _ := t.l.(HostForwarder)
+		return f
+	}
+	return nil
+}
+
 // mcpServers returns the servers to give the agent for session h: its
-// SessionOptions.MCPServers and its host tools' (served on first use).
+// SessionOptions.MCPServers and its host tools' (served on first use;
+// for an agent beyond the host's loopback, through its link's forward).
 func (h *Session) mcpServers(a *agent) ([]MCPServer, error) {
 	ht := h.c.opts.HostTools
 	if ht == nil {
 		return h.opts.MCPServers, nil
 	}
+	p := a.link.promises()
+	local := p.Transport == "process" || p.Transport == "stream"
+	fwd := forwarderOf(a.link)
+	if !local && fwd == nil {
+		return nil, fmt.Errorf("acphost: host tools are served on the host's loopback, which a %s link's agent does not share, and the link forwards no port: %w", p.Transport, ErrUnsupported)
+	}
 	host, err := h.host.serve(func() ([]MCPServer, func(), error) {
-		if p := a.link.promises(); p.Transport != "process" && p.Transport != "stream" {
-			return nil, nil, fmt.Errorf("acphost: host tools are served on the host's loopback, which a %s link's agent does not share: %w", p.Transport, ErrUnsupported)
-		}
 		var servers []MCPServer
 		var stop func()
 		var err error
@@ -172,7 +200,35 @@ func (h *Session) mcpServers(a *agent) ([]MCPServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !local {
+		if host, err = forwarded(host, fwd); err != nil {
+			return nil, err
+		}
+	}
 	return append(append([]MCPServer{}, h.opts.MCPServers...), host...), nil
+}
+
+// forwarded is servers with each loopback URL's address replaced by the
+// address fwd gives the agent for it.
+func forwarded(servers []MCPServer, fwd HostForwarder) ([]MCPServer, error) {
+	out := make([]MCPServer, len(servers))
+	for i, m := range servers {
+		out[i] = m
+		if m.Raw != nil || m.URL == "" {
+			continue
+		}
+		u, err := url.Parse(m.URL)
+		if err != nil || u.Hostname() != "127.0.0.1" {
+			continue // not the host's loopback: the agent reaches it as it is
+		}
+		there, err := fwd.ForwardHost(u.Host)
+		if err != nil {
+			return nil, fmt.Errorf("acphost: forwarding host tools %q to the agent: %w", m.Name, err)
+		}
+		u.Host = there
+		out[i].URL = u.String()
+	}
+	return out, nil
 }
 
 // serve calls start the first time, without holding the lock; later

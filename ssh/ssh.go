@@ -381,6 +381,9 @@ type link struct {
 	quit     chan struct{} // stops the keepalive
 	wg       sync.WaitGroup
 	promises acphost.Promises
+
+	fmu      sync.Mutex
+	forwards map[string]string // ForwardHost: host address -> the remote one
 }
 
 // start opens the watchdog's session first (so that nothing the agent
