@@ -123,13 +123,18 @@ func (s *Session) BeginHostTool(ctx context.Context, call HostToolCall) (context
 }
 
 // emitHostTool reports a host tool's call to t's stream, on the
-// dispatcher after what was read so far (if t still runs by then).
+// dispatcher after what was read so far (if t still runs by then). The
+// item counts its arguments and result against the queue's bounds, so an
+// agent that calls host tools faster than the stream is read waits (its
+// HTTP request does) instead of growing the queue; past the lifted bound
+// the event is not queued, and the Logger says so.
 func (t *turn) emitHostTool(call HostToolCall) {
 	if t.emitFn == nil {
 		return
 	}
 	c := call
-	t.s.a.dispatcher.q.push(item{kind: itemBarrier, barrier: func() {
+	size := itemOverhead + len(c.Args) + len(c.Result)
+	queued := t.s.a.dispatcher.q.push(item{kind: itemBarrier, size: size, barrier: func() {
 		cur := t.s.current()
 		if cur == nil {
 			return
@@ -138,7 +143,10 @@ func (t *turn) emitHostTool(call HostToolCall) {
 		if cur == t {
 			t.emit(StreamEvent{Type: EventHostTool, Name: c.Tool, HostTool: &c, Err: c.Err})
 		}
-	}}, false)
+	}}, true)
+	if !queued {
+		t.s.a.opts.Logger.Warn("acphost: a host tool call's event was not queued: the queue is over its bound", "tool", c.Tool, "session", c.SessionID)
+	}
 }
 
 // hostServing is a session's host tools: served once, stopped once.

@@ -102,7 +102,13 @@ type served struct {
 	mu       sync.Mutex
 	stopped  bool
 	inFlight sync.WaitGroup
+	slots    chan struct{} // MaxConcurrentRequests
 }
+
+// MaxConcurrentRequests bounds the agent's requests a session's endpoint
+// serves at once; more are answered 429 at once. With the SDK's 4 MiB
+// body limit it bounds what an agent can make the endpoint hold.
+const MaxConcurrentRequests = 16
 
 var _ acphost.HostTools = (*HostTools)(nil)
 
@@ -115,7 +121,7 @@ func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(
 	}
 	var key [32]byte
 	_, _ = rand.Read(key[:]) // never fails (crypto/rand)
-	sv := &served{h: h, s: s, token: hex.EncodeToString(key[:]), serve: make(chan struct{})}
+	sv := &served{h: h, s: s, token: hex.EncodeToString(key[:]), serve: make(chan struct{}), slots: make(chan struct{}, MaxConcurrentRequests)}
 	sv.life, sv.end = context.WithCancel(context.Background())
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.srv }, &mcp.StreamableHTTPOptions{
 		// Stateless: each request its own MCP session, closed with it, so
@@ -175,6 +181,13 @@ func (sv *served) guard(next http.Handler) http.Handler {
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		select {
+		case sv.slots <- struct{}{}:
+			defer func() { <-sv.slots }()
+		default:
+			http.Error(w, "too many requests at once", http.StatusTooManyRequests)
 			return
 		}
 		sv.mu.Lock()

@@ -502,3 +502,68 @@ func TestHostToolsNotAdvertised(t *testing.T) {
 	stop()
 	<-served
 }
+
+// TestAttackConcurrentRequestsAreBounded: an agent that opens more requests
+// at once than MaxConcurrentRequests gets 429 for the rest at once; the
+// ones held are served when their handlers return.
+func TestAttackConcurrentRequestsAreBounded(t *testing.T) {
+	release := make(chan struct{})
+	var started atomic.Int32
+	srv, _ := newServer(func(s *mcp.Server) {
+		mcp.AddTool(s, &mcp.Tool{Name: "hold", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(ctx context.Context, _ *mcp.CallToolRequest, _ noIn) (*mcp.CallToolResult, any, error) {
+			started.Add(1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "held"}}}, nil, nil
+		})
+	})
+	a := connect(t, oneTurn(fakeagent.Step{WaitCancel: true}), acphost.ACPOptions{HostTools: hosttools.New(srv, hosttools.Options{})})
+	servers := sentServers(t, a.Agent)
+	url, auth := servers[0].URL, servers[0].Headers[0].Value
+	turn := make(chan error, 1)
+	go func() {
+		_, err := a.c.GenerateCtx(context.Background(), acphost.Request{Prompt: "go"})
+		turn <- err
+	}()
+	testutil.Eventually(t, "the turn running", func() bool {
+		for _, m := range a.Received() {
+			if m.Method == "session/prompt" {
+				return true
+			}
+		}
+		return false
+	})
+	clients := make([]*mcp.ClientSession, hosttools.MaxConcurrentRequests)
+	for i := range clients {
+		clients[i] = sdkClient(t, url, auth)
+	}
+	var wg sync.WaitGroup
+	for _, cs := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "hold"})
+			if err != nil || res.IsError {
+				t.Errorf("a held call: %v %+v", err, res)
+			}
+		}()
+	}
+	testutil.Eventually(t, "every slot held", func() bool { return started.Load() == hosttools.MaxConcurrentRequests })
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", auth)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	close(release)
+	wg.Wait()
+	a.c.Cancel()
+	<-turn
+}
