@@ -52,8 +52,8 @@
 // or overrides named agents and sets defaults (agent, permission, elicit,
 // timeout, startTimeout, presentation, nonInteractivePermissions,
 // permissionPolicy, mcpServers); an agent may list its own mcpServers
-// (ACP McpServer objects, sent as written after the defaults' ones);
-// flags win over it.
+// (ACP McpServer objects, or the {"name": {...}} object of --mcp-config;
+// sent after the defaults' ones); flags win over it.
 //
 // Flags:
 //
@@ -424,8 +424,9 @@ adds or overrides agents and sets defaults; flags win over it:
    "agents": {"mine": {"command": ["my-agent", "--acp"], "env": {"K": "v"},
                        "mode": "default", "config": {"model": "fast"},
                        "mcpServers": [...]}}}
-mcpServers (ACP McpServer objects, sent as written) come from the defaults,
-then the agent; permissionPolicy is relative to the config file.
+mcpServers (ACP McpServer objects, or {"NAME": {...}} as --mcp-config) come
+from the defaults, then the agent, then --mcp-config; permissionPolicy is
+relative to the config file.
 
 Ctrl-C cancels the running turn; a second one, or one between turns, quits.
 Exit status: 0 every turn ended, 1 the agent failed or a turn timed out,
