@@ -11,6 +11,9 @@ import (
 // lockPoll is how often a busy install lock is tried again.
 const lockPoll = 50 * time.Millisecond
 
+// lockBusyHook, set by a test, is called when the lock is found taken.
+var lockBusyHook func()
+
 // lockDir takes dir's install lock (dir/.lock), waiting for another
 // process's install to end, or for ctx; the lock ends with the process
 // that holds it, however it ends.
@@ -29,6 +32,9 @@ func lockDir(ctx context.Context, dir string) (unlockFn func(), err error) {
 		}
 		if !busy {
 			return func() { unlock(f); f.Close() }, nil
+		}
+		if lockBusyHook != nil {
+			lockBusyHook()
 		}
 		select {
 		case <-ctx.Done():

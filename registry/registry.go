@@ -17,6 +17,7 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -243,22 +244,36 @@ func checkEnv(env map[string]string) error {
 	return nil
 }
 
-// jsonReason says where a JSON error is, as line:column.
+// jsonReason says where a JSON error is: line:column for a syntax error,
+// the agent and member for a value of the wrong type.
 func jsonReason(b []byte, err error) string {
-	var off int64 = -1
-	switch e := err.(type) {
-	case *json.SyntaxError:
-		off = e.Offset
-	case *json.UnmarshalTypeError:
-		off = e.Offset
-		if e.Field != "" {
-			return fmt.Sprintf("%s: %s is a JSON %s, want %s (line %s)", e.Field, e.Field, e.Value, e.Type, lineCol(b, off))
-		}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("line %s: %v", lineCol(b, se.Offset), err)
 	}
-	if off < 0 {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
 		return err.Error()
 	}
-	return fmt.Sprintf("line %s: %v", lineCol(b, off), err)
+	what := fmt.Sprintf("is a JSON %s, want %s", te.Value, te.Type)
+	var doc struct{ Agents []json.RawMessage }
+	if json.Unmarshal(b, &doc) == nil {
+		for i, raw := range doc.Agents {
+			var a Agent
+			var ae *json.UnmarshalTypeError
+			if err := json.Unmarshal(raw, &a); errors.As(err, &ae) {
+				field := strings.TrimPrefix(ae.Field, "agents.")
+				if field == "" {
+					return fmt.Sprintf("agents[%d] %s", i, what)
+				}
+				return fmt.Sprintf("agents[%d]: %s %s", i, field, what)
+			}
+		}
+	}
+	if te.Field != "" {
+		return te.Field + " " + what
+	}
+	return "the document " + what
 }
 
 func lineCol(b []byte, off int64) string {
