@@ -18,7 +18,7 @@ import (
 func TestHostileArchivesRefusedDiskUnchanged(t *testing.T) {
 	s := newServer(t)
 	good := entry{name: "bin/fake", mode: 0o755, body: []byte("#!/bin/sh\n")}
-	zeros := bytes.Repeat([]byte{0}, 64<<20) // 64 MiB that deflate to about 64 KiB
+	zeros := bytes.Repeat([]byte{0}, 8<<20) // 8 MiB that deflate to about 8 KiB
 	for _, tc := range []struct {
 		name    string
 		archive func(root string) []byte
@@ -95,7 +95,7 @@ func TestHostileArchivesRefusedDiskUnchanged(t *testing.T) {
 			return tarGz(t, []entry{good, {name: "zeros", body: zeros}})
 		}, "a.tar.gz", ErrTooLarge, "the unpacked archive is more than"},
 		{"too large a download", func(string) []byte {
-			return zeros[:9<<20]
+			return zeros[:3<<20]
 		}, "a.tar.gz", ErrTooLarge, "is more than"},
 		{"too many entries", func(string) []byte {
 			var es []entry
@@ -116,7 +116,7 @@ func TestHostileArchivesRefusedDiskUnchanged(t *testing.T) {
 			os.WriteFile(filepath.Join(outside, "victim"), []byte("keep me"), 0o644)
 			cacheDir := filepath.Join(root, "cache")
 			os.MkdirAll(filepath.Join(cacheDir, "agents"), 0o755)
-			cache := &Cache{Dir: cacheDir, Client: s.Client(), MaxUnpacked: 8 << 20, MaxDownload: 8 << 20, MaxEntries: 100}
+			cache := &Cache{Dir: cacheDir, Client: s.Client(), MaxUnpacked: 1 << 20, MaxDownload: 2 << 20, MaxEntries: 100}
 			before := tree(t, root)
 			a := binaryAgent("hostile", "1.0.0", s.put("/"+strings.ReplaceAll(tc.name, " ", "-")+"/"+tc.file, tc.archive(root)), "./bin/fake", nil)
 			in, _, err := cache.Install(context.Background(), a)

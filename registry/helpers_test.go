@@ -130,10 +130,12 @@ func tarBytes(t testing.TB, entries []entry) []byte {
 	return b.Bytes()
 }
 
-func gz(t testing.TB, b []byte) []byte {
+func gz(t testing.TB, b []byte) []byte { return gzLevel(t, b, gzip.BestSpeed) }
+
+func gzLevel(t testing.TB, b []byte, level int) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&out, gzip.BestSpeed)
+	zw, _ := gzip.NewWriterLevel(&out, level)
 	if _, err := zw.Write(b); err != nil {
 		t.Fatal(err)
 	}
@@ -195,11 +197,13 @@ func fakeArchive(t testing.TB, version string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tarGz(t, []entry{
+	// Stored, not compressed: the test binary is large, and deflating it
+	// under the race detector takes seconds.
+	return gzLevel(t, tarBytes(t, []entry{
 		{name: "bin/", typ: tar.TypeDir, mode: 0o755},
 		{name: "bin/fake", mode: 0o755, body: bin},
 		{name: "VERSION", body: []byte(version)},
-	})
+	}), gzip.NoCompression)
 }
 
 // fakeEnv is the environment that makes the installed test binary a
