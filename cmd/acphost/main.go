@@ -252,6 +252,7 @@ type config struct {
 	agent        []string // empty: the built-in fake agent
 	remote       remoteFlags
 	agentName    string        // --agent, or the config file's default agent
+	registry     string        // --registry FILE|URL: the ACP registry --agent looks in
 	agentEnv     []string      // the named agent's environment
 	modeSoft     bool          // mode is the named agent's default, not asked for
 	startTimeout time.Duration // --start-timeout
@@ -558,6 +559,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.StringVar(&cfg.remote.token, "token", "", "the bearer `token` for --url, on the command line where every local user sees it (default: $ACPHOST_TOKEN)")
 	fs.StringVar(&cfg.remote.tokenFile, "token-file", "", "read the bearer token for --url from `file`, which only you may read (\"-\": a line of stdin)")
 	fs.StringVar(&cfg.agentName, "agent", "", "the named `agent` to run (acphost agents lists them)")
+	fs.StringVar(&cfg.registry, "registry", "", "the ACP registry `file or URL` --agent looks in (default: $ACPHOST_REGISTRY, else the official one)")
 	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
 	fs.StringVar(&cfg.resume, "resume", "", "continue a recorded session: its `id` (or a unique prefix), or last")
 	fs.BoolVar(&cfg.continueLast, "continue", false, "continue this agent's latest session in this directory, or start one when there is none")
@@ -602,6 +604,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	if err != nil {
 		return cfg, err
 	}
+	file.useRegistry(cfg.registry, cfg.json, cfg.remote.ssh != "" || cfg.remote.url != "", stderr)
 	cfg.file = file
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -749,6 +752,7 @@ func resolveAgent(cfg *config, file fileConfig) error {
 		return err
 	}
 	cfg.agent, cfg.agentEnv = def.Command, def.envList()
+	cfg.writable = file.withStateDirs(def, cfg.writable)
 	cfg.mcpServers = mergeMCP(cfg.mcpServers, def.MCPServers)
 	if cfg.mode == "" && def.Mode != "" {
 		cfg.mode, cfg.modeSoft = def.Mode, true
