@@ -235,6 +235,7 @@ func (c *Cache) Install(ctx context.Context, a Agent) (in Installed, downloaded 
 	}
 	defer unlock()
 
+	removeLeftovers(dir)
 	final := filepath.Join(dir, a.Version)
 	if in, err := readManifest(final); err == nil {
 		return in, false, nil // installed, perhaps by another process while we waited
@@ -291,6 +292,18 @@ func (c *Cache) Install(ctx context.Context, a Agent) (in Installed, downloaded 
 	}
 	in.Dir = final
 	return in, true, nil
+}
+
+// removeLeftovers removes what an install killed midway left in dir (its
+// download and unpacking directory); called with the lock held, so no
+// install is making them.
+func removeLeftovers(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if n := e.Name(); strings.HasPrefix(n, ".download-") || strings.HasPrefix(n, ".unpack-") || strings.HasPrefix(n, ".tmp-") {
+			os.RemoveAll(filepath.Join(dir, n))
+		}
+	}
 }
 
 func (c *Cache) maxDownload() int64 {

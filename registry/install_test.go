@@ -171,6 +171,33 @@ func TestInstallFailedDownloadLeavesNothing(t *testing.T) {
 	}
 }
 
+// What an install killed midway left (a download, a half-unpacked
+// directory, a version directory without its manifest) is gone after the
+// next install, which installs whole.
+func TestInstallAfterAKilledOne(t *testing.T) {
+	s := newServer(t)
+	dir := t.TempDir()
+	agentDir := filepath.Join(dir, "agents", "fake")
+	for _, p := range []string{".download-123", ".unpack-1.0.0-456/bin/fake", "1.0.0/bin/fake"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(agentDir, p)), 0o755)
+		os.WriteFile(filepath.Join(agentDir, p), []byte("half"), 0o755)
+	}
+	cache := &Cache{Dir: dir, Client: s.Client()}
+	if _, err := cache.Lookup("fake", "1.0.0"); !errors.Is(err, ErrNotInstalled) {
+		t.Fatalf("a version without its manifest is installed: %v", err)
+	}
+	in, err := install(t, s, cache, "/fake.tar.gz", fakeArchive(t, "1.0.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(in.Path()); string(b) == "half" {
+		t.Error("the half-made install was kept")
+	}
+	if d := changed(map[string]string{}, tree(t, agentDir), ".", ".lock", "sums.json", "1.0.0", "1.0.0/bin", "1.0.0/bin/fake", "1.0.0/VERSION", "1.0.0/"+manifestName); len(d) > 0 {
+		t.Errorf("left: %v", d)
+	}
+}
+
 // An agent without a binary for this platform (nor a package) is a clear
 // error naming the platforms it has.
 func TestInstallUnknownPlatformNamesTheOffered(t *testing.T) {

@@ -252,7 +252,6 @@ type config struct {
 	agent        []string // empty: the built-in fake agent
 	remote       remoteFlags
 	agentName    string        // --agent, or the config file's default agent
-	registry     string        // --registry FILE|URL: the ACP registry --agent looks in
 	agentEnv     []string      // the named agent's environment
 	modeSoft     bool          // mode is the named agent's default, not asked for
 	startTimeout time.Duration // --start-timeout
@@ -262,6 +261,10 @@ type config struct {
 	noWait       bool          // --no-wait: hand the prompts to the acphost that has the session open
 	args         []string      // the command line as given (for a detached --no-wait run)
 	flagEnd      int           // where the flags end in args
+
+	// The ACP registry (registryagents.go) and the named agent's profile.
+	registry string                // --registry FILE|URL: the registry --agent looks in
+	profile  *acphost.AgentProfile // nil: the library recognises the agent by its command
 
 	nonInteractive string            // --non-interactive-permissions: deny or fail
 	noOneToAsk     bool              // permission defaulted to reject: nobody can be asked
@@ -752,7 +755,7 @@ func resolveAgent(cfg *config, file fileConfig) error {
 		return err
 	}
 	cfg.agent, cfg.agentEnv = def.Command, def.envList()
-	cfg.writable = file.withStateDirs(def, cfg.writable)
+	cfg.profile = def.libProfile()
 	cfg.mcpServers = mergeMCP(cfg.mcpServers, def.MCPServers)
 	if cfg.mode == "" && def.Mode != "" {
 		cfg.mode, cfg.modeSoft = def.Mode, true

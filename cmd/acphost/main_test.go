@@ -27,6 +27,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/confine"
+	"github.com/acphost/acphost/registry"
 )
 
 var (
@@ -53,6 +54,8 @@ func TestMain(m *testing.M) {
 	os.Unsetenv(envStateDir)
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")) // the registry's installs
+	os.Unsetenv(registry.EnvRegistry)
 	args := []string{"build", "-o", binPath}
 	if raceEnabled {
 		args = append(args, "-race")

@@ -1,10 +1,12 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/claude"
 )
 
 // profile is what acphost knows about an agent beyond the command that
@@ -14,64 +16,71 @@ import (
 // "npx -y @agentclientprotocol/claude-agent-acp@0.101.0" of your own is
 // still Claude). A config entry's own fields win over the profile's.
 //
-// New knowledge about an agent is a new field here, filled in profiles
-// below and applied in (agentDef).withProfile or where the field is used.
+// Its modes and state directories are the library's (lib: the agent's
+// entry of acphost.KnownProfiles, or one given here for an agent the
+// library does not know, such as Devin), handed to the library as
+// ACPOptions.Profile; the rest is what the command line needs. New
+// knowledge about an agent is a new field here, filled in profiles below.
 type profile struct {
 	name        string   // the built-in agent's name
 	registryIDs []string // its ids in the ACP registry
 	packages    []string // npm or PyPI packages (no version) that are this agent
 	binaries    []string // base names of its executable
 
-	// askingMode is the session mode that asks before acting, set when no
-	// --mode (nor the config entry's mode) is given: some agents start in
-	// one that runs commands unasked.
-	askingMode string
-	// planMode is the agent's own plan-mode id, when it has one (issue
-	// 24: the library's claude/ and codex/ packages name them).
-	planMode string
-	// stateDirs are where the agent keeps its state (logins, sessions,
-	// settings), relative to $HOME: with --writable they are writable too,
-	// when they exist, or the agent cannot run confined.
-	stateDirs []string
+	lib *acphost.AgentProfile // modes and state directories; nil: the library recognises it by its command, or does not
+	// startMode is the session mode set when no --mode (nor the config
+	// entry's mode) is given: some agents start in one that runs commands
+	// unasked.
+	startMode string
 	// authHint says how the agent is logged in, for acphost agents.
 	authHint string
-	// provenVersion is the version acphost's tests ran (interop/run.sh,
-	// or the registry's for an agent proven only through the registry).
+	// provenVersion is the version acphost's tests ran (interop/run.sh),
+	// or the registry's for an agent known only through the registry.
 	provenVersion string
 }
+
+// libProfile is the library's profile of that name.
+func libProfile(name string) *acphost.AgentProfile {
+	for i := range acphost.KnownProfiles {
+		if acphost.KnownProfiles[i].Name == name {
+			return &acphost.KnownProfiles[i]
+		}
+	}
+	return nil
+}
+
+// devinProfile is Devin's, from what the registry says of it (August
+// 2026): the binary bin/devin of Cognition's per-platform archives, run as
+// "devin acp". Its modes and state directories are not known yet: plan
+// mode then judges its modes by their words, and confines it (with
+// --writable) to the temporary directory alone.
+var devinProfile = acphost.AgentProfile{Name: "devin", Match: []string{"devin"}}
 
 // profiles are the agents acphost knows.
 var profiles = []profile{
 	{name: "claude", registryIDs: []string{"claude-acp", "claude-code-acp"},
 		packages: []string{"@agentclientprotocol/claude-agent-acp", "@zed-industries/claude-agent-acp", "@zed-industries/claude-code-acp"},
+		lib:      libProfile("claude"),
 		// The adapter starts in its own "auto" mode, which runs shell
 		// commands without asking; "default" asks.
-		askingMode: "default", planMode: "plan", stateDirs: []string{".claude"},
-		authHint:      "ANTHROPIC_API_KEY, or acphost login --agent claude",
-		provenVersion: "0.101.0"},
+		startMode: claude.ModeDefault,
+		authHint:  "ANTHROPIC_API_KEY, or acphost login --agent claude", provenVersion: "0.101.0"},
 	{name: "codex", registryIDs: []string{"codex-acp"},
-		packages:  []string{"@agentclientprotocol/codex-acp", "@zed-industries/codex-acp"},
-		binaries:  []string{"codex-acp"},
-		stateDirs: []string{".codex"}, authHint: "OPENAI_API_KEY or CODEX_API_KEY, or acphost login --agent codex",
+		packages: []string{"@agentclientprotocol/codex-acp", "@zed-industries/codex-acp"}, binaries: []string{"codex-acp"},
+		lib: libProfile("codex"), authHint: "OPENAI_API_KEY or CODEX_API_KEY, or acphost login --agent codex",
 		provenVersion: "2.6.0"},
 	{name: "gemini", registryIDs: []string{"gemini"}, packages: []string{"@google/gemini-cli"},
-		planMode: "plan", stateDirs: []string{".gemini"}, authHint: "GEMINI_API_KEY, or acphost login --agent gemini",
-		provenVersion: "0.61.0"},
+		lib: libProfile("gemini"), authHint: "GEMINI_API_KEY, or acphost login --agent gemini", provenVersion: "0.61.0"},
 	{name: "opencode", registryIDs: []string{"opencode"}, packages: []string{"opencode-ai"}, binaries: []string{"opencode"},
-		stateDirs: []string{".local/share/opencode", ".config/opencode"}, provenVersion: "1.18.33"},
-	{name: "qwen", registryIDs: []string{"qwen-code"}, packages: []string{"@qwen-code/qwen-code"}, stateDirs: []string{".qwen"}},
-	{name: "auggie", registryIDs: []string{"auggie"}, packages: []string{"@augmentcode/auggie"}, stateDirs: []string{".augment"}},
-	{name: "cline", registryIDs: []string{"cline"}, packages: []string{"cline"}, stateDirs: []string{".cline"}},
+		lib: libProfile("opencode"), provenVersion: "1.18.33"},
+	{name: "qwen", registryIDs: []string{"qwen-code"}, packages: []string{"@qwen-code/qwen-code"}},
+	{name: "auggie", registryIDs: []string{"auggie"}, packages: []string{"@augmentcode/auggie"}},
+	{name: "cline", registryIDs: []string{"cline"}, packages: []string{"cline"}},
 	{name: "copilot", registryIDs: []string{"github-copilot"}, packages: []string{"@github/copilot-language-server"}},
-	{name: "droid", registryIDs: []string{"factory-droid"}, packages: []string{"droid"}, stateDirs: []string{".factory"}},
-	// Devin, from what the registry says of it (August 2026): the binary
-	// bin/devin of Cognition's per-platform archives, run as "devin acp".
-	// It came to acphost through the registry, so that is where its
-	// version comes from; its login methods are those it advertises at
-	// initialize (acphost login --agent devin lists them).
-	{name: "devin", registryIDs: []string{"devin"}, binaries: []string{"devin"},
-		authHint:      "the methods it advertises: acphost login --agent devin",
-		provenVersion: "3000.4.25 (registry)"},
+	{name: "droid", registryIDs: []string{"factory-droid"}, packages: []string{"droid"}},
+	{name: "devin", registryIDs: []string{"devin"}, binaries: []string{"devin"}, lib: &devinProfile,
+		authHint:      "the login methods it advertises: acphost login --agent devin lists them",
+		provenVersion: "3000.4.25 (the registry's; not run here)"},
 }
 
 // profileFor is the profile of an agent called name (built in, in the
@@ -141,28 +150,17 @@ func (d agentDef) withProfile(name string) agentDef {
 	}
 	d.profile = p
 	if d.Mode == "" {
-		d.Mode = p.askingMode
+		d.Mode = p.startMode
 	}
 	return d
 }
 
-// withStateDirs is writable with the existing state directories of d's
-// profile added, for an agent confined with --writable (else it cannot
-// keep its logins and sessions), each said on stderr.
-func (c fileConfig) withStateDirs(d agentDef, writable []string) []string {
-	if len(writable) == 0 || d.profile == nil {
-		return writable
+// libProfile is the profile the library is to use for d: nil when acphost
+// knows none (the library then recognises the agent by its command, or
+// judges its modes by their words).
+func (d agentDef) libProfile() *acphost.AgentProfile {
+	if d.profile == nil {
+		return nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return writable
-	}
-	for _, rel := range d.profile.stateDirs {
-		dir := filepath.Join(home, rel)
-		if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !slices.Contains(writable, dir) {
-			writable = append(slices.Clone(writable), dir)
-			c.reg.note("--writable: %s is writable too (the agent's state, from its profile)", dir)
-		}
-	}
-	return writable
+	return d.profile.lib
 }

@@ -346,8 +346,11 @@ type agentJSON struct {
 }
 
 type profileJSON struct {
-	AskingMode    string   `json:"askingMode,omitempty"`
-	PlanMode      string   `json:"planMode,omitempty"`
+	Name          string   `json:"name"`
+	StartMode     string   `json:"startMode,omitempty"`
+	PlanModes     []string `json:"planModes,omitempty"`
+	AskingModes   []string `json:"askingModes,omitempty"`
+	UnaskedModes  []string `json:"unaskedModes,omitempty"`
 	StateDirs     []string `json:"stateDirs,omitempty"`
 	AuthHint      string   `json:"authHint,omitempty"`
 	ProvenVersion string   `json:"provenVersion,omitempty"`
@@ -357,7 +360,11 @@ func (p *profile) json() *profileJSON {
 	if p == nil {
 		return nil
 	}
-	return &profileJSON{AskingMode: p.askingMode, PlanMode: p.planMode, StateDirs: p.stateDirs, AuthHint: p.authHint, ProvenVersion: p.provenVersion}
+	j := &profileJSON{Name: p.name, StartMode: p.startMode, AuthHint: p.authHint, ProvenVersion: p.provenVersion}
+	if l := p.lib; l != nil {
+		j.PlanModes, j.AskingModes, j.UnaskedModes, j.StateDirs = l.PlanModes, l.AskingModes, l.UnaskedModes, l.StateDirs
+	}
+	return j
 }
 
 // list prints the named agents, then the registry's.

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/acphost/acphost/claude"
+)
+
+// An agent's profile applies however it was found: built-in name,
+// registry id, a config entry running its package (pinned or not) or
+// its binary; an entry's own mode wins over the profile's.
+func TestProfileAppliesHoweverTheAgentWasFound(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		command []string
+		want    string
+	}{
+		{"claude", nil, "claude"},
+		{"claude-acp", []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp@0.69.0"}, "claude"},
+		{"mine", []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp@0.101.0"}, "claude"},
+		{"mine", []string{"/usr/bin/npx", "-y", "--package", "@zed-industries/codex-acp@0.16.0", "codex-acp"}, "codex"},
+		{"mine", []string{"uvx", "--from", "@google/gemini-cli==1", "x"}, "gemini"},
+		{"devin", []string{"/home/u/.cache/acphost/agents/devin/3000.4.25/bin/devin", "acp"}, "devin"},
+		{"work-devin", []string{"/opt/devin/bin/devin", "acp"}, "devin"},
+		{"mine", []string{"my-agent", "--acp"}, ""},
+	} {
+		got := ""
+		if p := profileFor(tc.name, tc.command); p != nil {
+			got = p.name
+		}
+		if got != tc.want {
+			t.Errorf("%s %v: profile %q, want %q", tc.name, tc.command, got, tc.want)
+		}
+	}
+	d := agentDef{Command: []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp@0.101.0"}}.withProfile("mine")
+	if d.Mode != claude.ModeDefault || d.libProfile() == nil || d.libProfile().Name != "claude" {
+		t.Errorf("claude by package: mode %q, lib %+v", d.Mode, d.libProfile())
+	}
+	d = agentDef{Command: []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp"}, Mode: "plan"}.withProfile("mine")
+	if d.Mode != "plan" {
+		t.Errorf("the entry's mode lost to the profile's: %q", d.Mode)
+	}
+	d = agentDef{Command: []string{"/x/bin/devin", "acp"}}.withProfile("devin")
+	if d.libProfile() != &devinProfile {
+		t.Errorf("devin: lib %+v", d.libProfile())
+	}
+}
