@@ -23,6 +23,8 @@ const (
 	DefaultMaxDownload = 1 << 30 // 1 GiB of archive
 	DefaultMaxUnpacked = 4 << 30 // 4 GiB unpacked
 	DefaultMaxEntries  = 200_000 // archive entries
+	// DefaultIdleTimeout ends a download that receives nothing this long.
+	DefaultIdleTimeout = 60 * time.Second
 )
 
 // Cache installs the binary distributions of registry agents, each into
@@ -57,6 +59,9 @@ type Cache struct {
 	MaxDownload int64
 	MaxUnpacked int64
 	MaxEntries  int
+	// IdleTimeout ends a download (an ErrDownload) when nothing arrives
+	// for this long, from the request on. Zero: DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// Progress, when set, is called on the goroutine that called Install
 	// as the archive arrives, with the bytes so far and the total (-1 when
 	// the server did not say). It should return quickly.
@@ -331,6 +336,20 @@ func (c *Cache) maxEntries() int {
 // its name and SHA-256 (hex). A body shorter than its Content-Length, or
 // longer than MaxDownload, fails it.
 func (c *Cache) download(ctx context.Context, dir, archive string) (file, sum string, err error) {
+	idle := c.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stalled := fmt.Errorf("%w: %s: nothing arrived for %v", ErrDownload, archive, idle)
+	timer := time.AfterFunc(idle, func() { cancel(stalled) })
+	defer timer.Stop()
+	defer func() {
+		if err != nil && context.Cause(ctx) == stalled {
+			err = stalled
+		}
+	}()
 	resp, err := get(ctx, c.Client, archive, nil, false)
 	if err != nil {
 		return "", "", err
@@ -353,7 +372,7 @@ func (c *Cache) download(ctx context.Context, dir, archive string) (file, sum st
 		}
 	}()
 	h := sha256.New()
-	w := &progressWriter{w: io.MultiWriter(f, h), total: resp.ContentLength, fn: c.Progress}
+	w := &progressWriter{w: io.MultiWriter(f, h), total: resp.ContentLength, fn: c.Progress, alive: func() { timer.Reset(idle) }}
 	n, err := io.Copy(w, io.LimitReader(resp.Body, limit+1))
 	switch {
 	case err != nil:
@@ -374,11 +393,13 @@ type progressWriter struct {
 	done  int64
 	total int64
 	fn    func(done, total int64)
+	alive func() // bytes came
 }
 
 func (p *progressWriter) Write(b []byte) (int, error) {
 	n, err := p.w.Write(b)
 	p.done += int64(n)
+	p.alive()
 	if p.fn != nil {
 		p.fn(p.done, p.total)
 	}

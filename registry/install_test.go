@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/acphost/acphost"
 )
@@ -195,6 +196,41 @@ func TestInstallAfterAKilledOne(t *testing.T) {
 	}
 	if d := changed(map[string]string{}, tree(t, agentDir), ".", ".lock", "sums.json", "1.0.0", "1.0.0/bin", "1.0.0/bin/fake", "1.0.0/VERSION", "1.0.0/"+manifestName); len(d) > 0 {
 		t.Errorf("left: %v", d)
+	}
+}
+
+// A download that stalls (the headers, then nothing) ends after
+// IdleTimeout, leaving nothing behind; so does one whose headers never come.
+func TestInstallStalledDownloadEnds(t *testing.T) {
+	s := newServer(t)
+	dir := t.TempDir()
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	s.handle("/stall-body.tar.gz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		w.Write([]byte{0x1f, 0x8b})
+		w.(http.Flusher).Flush()
+		select {
+		case <-done:
+		case <-r.Context().Done():
+		}
+	})
+	s.handle("/stall-headers.tar.gz", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-done:
+		case <-r.Context().Done():
+		}
+	})
+	for _, path := range []string{"/stall-body.tar.gz", "/stall-headers.tar.gz"} {
+		cache := &Cache{Dir: dir, Client: s.Client(), IdleTimeout: 100 * time.Millisecond}
+		a := binaryAgent("fake", "1.0.0", s.URL+path, "./bin/fake", nil)
+		_, _, err := cache.Install(context.Background(), a)
+		if !errors.Is(err, ErrDownload) || !strings.Contains(err.Error(), "nothing arrived for 100ms") {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	if d := changed(map[string]string{}, tree(t, dir), ".", "agents", "agents/fake", "agents/fake/.lock"); len(d) > 0 {
+		t.Errorf("left %v", d)
 	}
 }
 

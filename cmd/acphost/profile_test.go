@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/acphost/acphost/claude"
@@ -44,4 +45,21 @@ func TestProfileAppliesHoweverTheAgentWasFound(t *testing.T) {
 	if d.libProfile() != &devinProfile {
 		t.Errorf("devin: lib %+v", d.libProfile())
 	}
+}
+
+// The progress line shows bytes and total, rewritten in place, and is
+// cleared at the end; it is drawn at most every 100ms but for the last.
+func TestProgressLine(t *testing.T) {
+	var b strings.Builder
+	p := &progressLine{w: &b, what: "devin 3000.4.25"}
+	p.update(1<<20, 4<<20)
+	p.update(2<<20, 4<<20) // within 100ms: not drawn
+	p.update(4<<20, 4<<20)
+	p.end()
+	want := "\r\x1b[Kdevin 3000.4.25: 1.0 MiB of 4.0 MiB (25%)\r\x1b[Kdevin 3000.4.25: 4.0 MiB of 4.0 MiB (100%)\r\x1b[K"
+	if b.String() != want {
+		t.Errorf("%q\nwant %q", b.String(), want)
+	}
+	var nothing *progressLine
+	nothing.end() // no terminal: no line, and ending it is fine
 }
