@@ -90,6 +90,18 @@ func (i Installed) Path() string {
 	return filepath.Join(i.Dir, filepath.FromSlash(p))
 }
 
+// VersionDir is where version of agent id is (or would be) installed.
+func (c *Cache) VersionDir(id, version string) (string, error) {
+	dir, err := c.agentDir(id)
+	if err != nil {
+		return "", err
+	}
+	if !versionPattern.MatchString(version) {
+		return "", fmt.Errorf("%w: %s %q", ErrNotInstalled, id, version)
+	}
+	return filepath.Join(dir, version), nil
+}
+
 // manifestName is the file in a version directory that says what was
 // installed there; a directory without one is not an install.
 const manifestName = ".acphost-install.json"

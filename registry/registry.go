@@ -219,6 +219,11 @@ func (p *Package) check() error {
 	return checkEnv(p.Env)
 }
 
+// CmdPath is t's cmd as a slash path relative to where the archive is
+// unpacked ("./bin/devin" → "bin/devin", "./bin\\devin.exe" →
+// "bin/devin.exe"); an error for one that would leave that directory.
+func (t Target) CmdPath() (string, error) { return cmdPath(t.Cmd) }
+
 func (t Target) check() error {
 	u, err := url.Parse(t.Archive)
 	switch {

@@ -168,9 +168,15 @@ func (c fileConfig) registryDef(r *registry.Registry, a registry.Agent) (agentDe
 	case !c.reg.install:
 		// Not installed, and nothing is to run now: the command it will have.
 		t := a.Distribution.Binary[registry.Platform()]
-		dir, _ := registry.DefaultCacheDir()
-		d.Command = append([]string{filepath.Join(dir, "agents", a.ID, a.Version, filepath.FromSlash(strings.TrimPrefix(strings.ReplaceAll(t.Cmd, `\`, "/"), "./")))}, t.Args...)
-		d.Env = t.Env
+		dir, err := cache.VersionDir(a.ID, a.Version)
+		if err != nil {
+			return agentDef{}, err
+		}
+		p, err := t.CmdPath()
+		if err != nil {
+			return agentDef{}, err
+		}
+		d.Command, d.Env = append([]string{filepath.Join(dir, filepath.FromSlash(p))}, t.Args...), t.Env
 		return d.withProfile(a.ID), nil
 	default:
 		c.reg.note("%s is not installed: installing it (first use)", a.ID)

@@ -241,9 +241,38 @@ func TestRegistryAgentErrors(t *testing.T) {
 	if r.code != exitFailed || !strings.Contains(r.stdout, "claude ") || !strings.Contains(r.stderr, "is malformed") {
 		t.Errorf("agents with a malformed registry: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	// The embedded registry names Devin, a binary for this platform.
+	// The embedded registry names Devin, a binary for this platform, with
+	// its profile and the command it will have once installed; listing
+	// it downloads nothing.
 	r = runIn(t, t.TempDir(), extra, nil, "", "agents")
 	if r.code != 0 || !strings.Contains(r.stdout, "devin               3000.4.25   binary        no         Devin") {
 		t.Errorf("agents: exit %d; stdout:\n%s", r.code, r.stdout)
 	}
+	r = runIn(t, t.TempDir(), extra, nil, "", "agents", "--json")
+	var list struct {
+		Agents []struct {
+			Name, From, Version, Distribution string
+			Installed                         bool
+			Command                           []string
+			Profile                           *struct{ Name, ProvenVersion string }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || r.code != 0 {
+		t.Fatalf("agents --json: exit %d, %v", r.code, err)
+	}
+	cache := strings.TrimPrefix(extra[len(extra)-1], "XDG_CACHE_HOME=")
+	for _, a := range list.Agents {
+		if a.Name != "devin" {
+			continue
+		}
+		if a.From != "registry" || a.Version != "3000.4.25" || a.Distribution != "binary" || a.Installed || a.Profile == nil || a.Profile.Name != "devin" ||
+			strings.Join(a.Command, " ") != filepath.Join(cache, "acphost", "agents", "devin", "3000.4.25", "bin", "devin")+" acp" {
+			t.Errorf("devin: %+v %+v", a, a.Profile)
+		}
+		if _, err := os.Stat(filepath.Join(cache, "acphost", "agents", "devin")); !os.IsNotExist(err) {
+			t.Errorf("listing made devin's directory: %v", err)
+		}
+		return
+	}
+	t.Errorf("agents --json lacks devin:\n%s", r.stdout)
 }
