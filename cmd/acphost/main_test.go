@@ -885,6 +885,7 @@ func TestParseArgs(t *testing.T) {
 		if tc.want.file, err = loadConfig(); err != nil {
 			t.Fatal(err)
 		}
+		tc.want.file.reg = got.file.reg // parseArgs' registry use (registryagents_test.go tests it)
 		if tc.want.nonInteractive == "" {
 			tc.want.nonInteractive = "deny"
 		}
