@@ -472,6 +472,9 @@ func run(args []string) int {
 	case errors.Is(err, errVersion):
 		printVersion(os.Stdout)
 		return exitOK
+	case isInstallFailure(err): // a registry agent's download: no usage error
+		fmt.Fprintln(os.Stderr, "acphost:", err)
+		return exitFailed
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "acphost:", err)
 		fmt.Fprintln(os.Stderr, "Run 'acphost --help' for usage.")

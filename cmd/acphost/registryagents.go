@@ -205,12 +205,25 @@ func (u *registryUse) install1(cache *registry.Cache, a registry.Agent) (registr
 	in, downloaded, err := cache.Install(ctx, a)
 	bar.end()
 	if err != nil {
-		return registry.Installed{}, fmt.Errorf("installing %s %s: %w", a.ID, a.Version, err)
+		return registry.Installed{}, &installFailure{fmt.Errorf("installing %s %s: %w", a.ID, a.Version, err)}
 	}
 	if downloaded {
 		u.note("installed %s %s in %s (archive SHA-256 %s)", a.ID, a.Version, in.Dir, in.SHA256)
 	}
 	return in, nil
+}
+
+// installFailure is an install that failed (a download, a refused
+// archive): not a usage error, so acphost exits 1 for it.
+type installFailure struct{ err error }
+
+func (e *installFailure) Error() string { return e.err.Error() }
+func (e *installFailure) Unwrap() error { return e.err }
+
+// isInstallFailure tells run to exit 1, not 2, for err.
+func isInstallFailure(err error) bool {
+	var f *installFailure
+	return errors.As(err, &f)
 }
 
 func envMap(env []string) map[string]string {

@@ -232,6 +232,21 @@ func TestRegistryAgentErrors(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, "registry "+regFile+` is malformed: agents[0] ("x"): distribution: none of npx, uvx, binary`) {
 		t.Errorf("malformed: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
+	// A failed download is no usage error: exit 1, said once, nothing installed.
+	s := newArchiveServer(t)
+	fakeRegistry(t, regFile, "gone", "1.0.0", s.URL+"/missing.tar.gz", fakeagent.Script{})
+	r = runIn(t, t.TempDir(), append(extra, "SSL_CERT_FILE="+s.ca), nil, "", "--registry", regFile, "--agent", "gone", "-p", "hi")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "acphost: installing gone 1.0.0: registry: download failed: "+s.URL+"/missing.tar.gz: HTTP 404 Not Found\n") ||
+		strings.Contains(r.stderr, "--help") {
+		t.Errorf("404: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	// A plain-http archive off loopback is refused before any connection.
+	fakeRegistry(t, regFile, "plain", "1.0.0", "http://example.com/a.tar.gz", fakeagent.Script{})
+	r = runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "plain", "-p", "hi")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "not an https URL: http://example.com/a.tar.gz (plain http only to a loopback address)") {
+		t.Errorf("http: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	os.WriteFile(regFile, []byte(`{"version":"1.0.0","agents":[{"id":"x","version":"1.0.0"}]}`), 0o644)
 	// Built-in agents do not need the registry.
 	r = runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "demo", "-p", "hi")
 	if r.code != 0 {
