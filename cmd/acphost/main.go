@@ -58,7 +58,10 @@
 // Flags:
 //
 //	-p, --prompt TEXT      a turn's prompt (repeatable)
-//	--agent NAME           a named agent (built in, or from the config file)
+//	--agent NAME           a named agent (built in, from the config file, or
+//	                       an ACP registry id: a binary installed on first use)
+//	--registry FILE|URL    the registry --agent looks in ($ACPHOST_REGISTRY;
+//	                       default: the official one, else the built-in copy)
 //	--resume ID|last       continue a recorded session (last: the latest in
 //	                       the current directory); its agent and directory
 //	                       unless given
@@ -294,7 +297,10 @@ read line by line from standard input, with in-chat commands (/help).
 
 Flags:
   -p, --prompt TEXT      a turn's prompt (repeatable; turns run in order)
-  --agent NAME           a named agent (built in, or from the config file)
+  --agent NAME           a named agent (built in, from the config file, or
+                         an ACP registry id: a binary installed on first use)
+  --registry FILE|URL    the registry --agent looks in ($ACPHOST_REGISTRY;
+                         default: the official one, else the built-in copy)
   --resume ID|last       continue a recorded session (acphost sessions lists
                          them; last: the latest in this directory)
   --continue             continue this agent's latest session in this
@@ -382,7 +388,8 @@ typed while a turn runs is queued and runs after it. On a terminal, Up/Down
 recall earlier prompts (kept per agent) and Tab completes commands, modes and
 session ids; Ctrl-D at an empty prompt quits.
 
-acphost agents           the named agents and the command each runs
+acphost agents           the named agents and the command each runs, then
+                         the ACP registry's by id (install|update|remove ID)
 acphost sessions [--json] | show | history | export | import | prune | rm
                          the recorded sessions ($XDG_STATE_HOME/acphost), and
                          which an acphost has open with a turn running
