@@ -86,8 +86,11 @@ func get(ctx context.Context, client *http.Client, raw string, header http.Heade
 	resp, err := httpClient(client).Do(req)
 	if err != nil {
 		var ue *url.Error
-		if errors.As(err, &ue) && errors.Is(ue.Err, ErrInsecureURL) {
-			return nil, ue.Err
+		if errors.As(err, &ue) {
+			if errors.Is(ue.Err, ErrInsecureURL) {
+				return nil, ue.Err
+			}
+			err = ue.Err // without its copy of the URL
 		}
 		return nil, fmt.Errorf("%w: %s: %w", ErrDownload, u.Redacted(), err)
 	}
