@@ -58,13 +58,15 @@ var devinProfile = acphost.AgentProfile{Name: "devin", Match: []string{"devin"}}
 
 // profiles are the agents acphost knows.
 var profiles = []profile{
-	{name: "claude", registryIDs: []string{"claude-acp", "claude-code-acp"},
-		packages: []string{"@agentclientprotocol/claude-agent-acp", "@zed-industries/claude-agent-acp", "@zed-industries/claude-code-acp"},
-		lib:      libProfile("claude"),
+	{name: "claude", registryIDs: []string{"claude-acp"}, packages: []string{"@agentclientprotocol/claude-agent-acp"},
+		lib: libProfile("claude"),
 		// The adapter starts in its own "auto" mode, which runs shell
 		// commands without asking; "default" asks.
 		startMode: claude.ModeDefault,
 		authHint:  "ANTHROPIC_API_KEY, or acphost login --agent claude", provenVersion: "0.101.0"},
+	{name: "claude-legacy", registryIDs: []string{"claude-code-acp"},
+		packages: []string{"@zed-industries/claude-agent-acp", "@zed-industries/claude-code-acp"},
+		lib:      libProfile("claude-legacy"), startMode: claude.ModeDefault, provenVersion: "0.23.1"},
 	{name: "codex", registryIDs: []string{"codex-acp"},
 		packages: []string{"@agentclientprotocol/codex-acp", "@zed-industries/codex-acp"}, binaries: []string{"codex-acp"},
 		lib: libProfile("codex"), authHint: "OPENAI_API_KEY or CODEX_API_KEY, or acphost login --agent codex",
@@ -155,12 +157,19 @@ func (d agentDef) withProfile(name string) agentDef {
 	return d
 }
 
-// libProfile is the profile the library is to use for d: nil when acphost
-// knows none (the library then recognises the agent by its command, or
-// judges its modes by their words).
+// libProfile is the profile the library is to be given for d: one the
+// library does not know itself (Devin's). Nil for the others: the library
+// recognises those by the agent's command (which names their package or
+// binary however the agent was found) and its agentInfo name, finer than
+// a name could (the legacy Claude adapter is not Claude's).
 func (d agentDef) libProfile() *acphost.AgentProfile {
-	if d.profile == nil {
+	if d.profile == nil || d.profile.lib == nil {
 		return nil
+	}
+	for i := range acphost.KnownProfiles {
+		if &acphost.KnownProfiles[i] == d.profile.lib {
+			return nil
+		}
 	}
 	return d.profile.lib
 }

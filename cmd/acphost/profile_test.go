@@ -34,15 +34,21 @@ func TestProfileAppliesHoweverTheAgentWasFound(t *testing.T) {
 		}
 	}
 	d := agentDef{Command: []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp@0.101.0"}}.withProfile("mine")
-	if d.Mode != claude.ModeDefault || d.libProfile() == nil || d.libProfile().Name != "claude" {
-		t.Errorf("claude by package: mode %q, lib %+v", d.Mode, d.libProfile())
+	if d.Mode != claude.ModeDefault || d.profile.lib == nil || d.profile.lib.Name != "claude" || d.libProfile() != nil {
+		t.Errorf("claude by package: mode %q, lib %+v, given %+v", d.Mode, d.profile.lib, d.libProfile())
+	}
+	// The legacy adapter is the library's claude-legacy, which the library
+	// finds by the command itself: the CLI hands it no profile.
+	d = agentDef{Command: []string{"npx", "-y", "@zed-industries/claude-agent-acp@0.23.1"}}.withProfile("old")
+	if d.profile == nil || d.profile.lib == nil || d.profile.lib.Name != "claude-legacy" || d.libProfile() != nil {
+		t.Errorf("legacy claude: %+v", d.profile)
 	}
 	d = agentDef{Command: []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp"}, Mode: "plan"}.withProfile("mine")
 	if d.Mode != "plan" {
 		t.Errorf("the entry's mode lost to the profile's: %q", d.Mode)
 	}
 	d = agentDef{Command: []string{"/x/bin/devin", "acp"}}.withProfile("devin")
-	if d.libProfile() != &devinProfile {
+	if d.libProfile() != &devinProfile { // the library knows no Devin: the CLI gives it
 		t.Errorf("devin: lib %+v", d.libProfile())
 	}
 }
