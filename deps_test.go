@@ -15,6 +15,7 @@ func TestLibraryImportsNoThirdPartyPackage(t *testing.T) {
 		".":           nil,
 		"./fakeagent": nil,
 		"./container": nil,
+		"./registry":  nil,
 		"./ssh":       {"golang.org/x/crypto/", "golang.org/x/sys/"},
 		"./websocket": {"github.com/coder/websocket"},
 		// The MCP Go SDK and what it links (SPEC.md, Host tools).

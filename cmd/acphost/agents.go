@@ -32,7 +32,9 @@ type agentDef struct {
 	// load, resume) after the defaults' ones.
 	MCPServers mcpList `json:"mcpServers,omitempty"`
 
-	source string // "built-in", or the config file that defines it
+	source  string       // "built-in", the config file that defines it, or the registry's origin
+	profile *profile     // what acphost knows of the agent beyond its command
+	reg     *regAgentRef // set for an agent of the registry
 }
 
 // demoAgent names the built-in fake agent.
@@ -41,13 +43,13 @@ const demoAgent = "demo"
 // builtinAgents are the npm-distributed agents of the ACP registry
 // (github.com/agentclientprotocol/registry) that run on Linux, started
 // through npx; the environment is the registry's. Unpinned: npx runs the
-// newest release (pin one in the config file: "@scope/pkg@1.2.3").
+// newest release (pin one in the config file: "@scope/pkg@1.2.3"). Every
+// other agent of the registry is there by its registry id (see
+// registryagents.go); what acphost knows of each beyond its command is in
+// its profile (profile.go).
 var builtinAgents = map[string]agentDef{
 	"claude": {Command: []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp"},
-		// The adapter starts in its own "auto" mode, which runs shell
-		// commands without asking; "default" asks.
-		Mode:        "default",
-		Description: "Claude Code (Anthropic) through the ACP adapter"},
+		Description: "Claude Code (Anthropic) through the ACP adapter"}, // its asking mode: see profiles
 	"codex": {Command: []string{"npx", "-y", "@agentclientprotocol/codex-acp"},
 		Description: "Codex (OpenAI) through the ACP adapter"},
 	"gemini": {Command: []string{"npx", "-y", "@google/gemini-cli", "--acp"},
@@ -85,6 +87,7 @@ type fileConfig struct {
 	Agents   map[string]agentDef `json:"agents"`
 
 	path string
+	reg  *registryUse // which registry, and whether a lookup may install
 }
 
 type fileDefaults struct {
@@ -104,6 +107,10 @@ type fileDefaults struct {
 	// Config are session config options for every agent (the agent's
 	// own and --set win).
 	Config map[string]string `json:"config,omitempty"`
+	// Registry is the ACP registry to use, a file (relative: to the config
+	// file's directory) or an https URL, as --registry ($ACPHOST_REGISTRY
+	// wins over it). Empty: the official one.
+	Registry string `json:"registry,omitempty"`
 }
 
 // envConfig names the config file instead of the default place.
@@ -126,9 +133,9 @@ func configPath() (string, error) {
 func loadConfig() (fileConfig, error) {
 	path, err := configPath()
 	if err != nil {
-		return fileConfig{}, nil // no home: no file
+		return fileConfig{reg: newRegistryUse("", "")}, nil // no home: no file
 	}
-	cfg := fileConfig{path: path}
+	cfg := fileConfig{path: path, reg: newRegistryUse("", "")}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
@@ -141,6 +148,7 @@ func loadConfig() (fileConfig, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		return cfg, fmt.Errorf("%s: %w", path, err)
 	}
+	cfg.reg = newRegistryUse(cfg.Defaults.Registry, path)
 	for name, d := range cfg.Agents {
 		if name == "" || name == demoAgent || len(d.Command) == 0 || d.Command[0] == "" {
 			return cfg, fmt.Errorf("%s: agent %q: want a name other than %q and a command", path, name, demoAgent)
@@ -179,18 +187,28 @@ func (c fileConfig) agents() map[string]agentDef {
 	return all
 }
 
-// lookupAgent finds a named agent.
+// lookupAgent finds a named agent: built in, in the config file, or in
+// the registry (an agent of the registry that is a binary is installed on
+// first use, when parseArgs allowed it: see registryUse).
 func (c fileConfig) lookupAgent(name string) (agentDef, error) {
 	all := c.agents()
 	if d, ok := all[name]; ok {
-		return d, nil
+		return d.withProfile(name), nil
+	}
+	d, found, inRegistry, err := c.registryAgent(name)
+	if found || err != nil {
+		return d, err
 	}
 	names := []string{demoAgent}
 	for n := range all {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return agentDef{}, fmt.Errorf("--agent %s: no such agent; known: %s (acphost agents shows their commands)", name, strings.Join(names, ", "))
+	more := ""
+	if inRegistry > 0 {
+		more = fmt.Sprintf(", and the registry's %d", inRegistry)
+	}
+	return agentDef{}, fmt.Errorf("--agent %s: no such agent; known: %s%s (acphost agents lists them with their commands)", name, strings.Join(names, ", "), more)
 }
 
 // envList is d.Env as KEY=value, sorted.
@@ -203,21 +221,9 @@ func (d agentDef) envList() []string {
 	return env
 }
 
-// listAgents is "acphost agents": each named agent with its command.
-func listAgents(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		if args[0] == "-h" || args[0] == "--help" {
-			fmt.Fprint(stdout, "Usage: acphost agents\n\nLists the agents --agent NAME can start, with the command each runs and where it is defined.\n")
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "acphost agents: unexpected %q\n", args[0])
-		return exitUsage
-	}
-	cfg, err := loadConfig()
-	if err != nil {
-		fmt.Fprintln(stderr, "acphost:", err)
-		return exitUsage
-	}
+// printNamedAgents is the table of the built-in and configured agents,
+// each with its command, and the config file's place.
+func printNamedAgents(cfg fileConfig, stdout io.Writer) {
 	all := cfg.agents()
 	names := make([]string, 0, len(all))
 	for n := range all {
@@ -228,15 +234,8 @@ func listAgents(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(tw, "NAME\tCOMMAND\tFROM")
 	fmt.Fprintf(tw, "%s\t%s\t%s\n", demoAgent, "(this program, as the built-in fake agent)", "built-in")
 	for _, n := range names {
-		d := all[n]
-		cmd := strings.Join(d.Command, " ")
-		if env := d.envList(); len(env) > 0 {
-			cmd = strings.Join(env, " ") + " " + cmd
-		}
-		if d.Mode != "" {
-			cmd += "  (mode " + d.Mode + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, cmd, d.source)
+		d := all[n].withProfile(n)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, d.commandLine(), d.source)
 	}
 	tw.Flush()
 	if cfg.path != "" {
@@ -249,5 +248,16 @@ func listAgents(args []string, stdout, stderr io.Writer) int {
 	if cfg.Defaults.Agent != "" {
 		fmt.Fprintf(stdout, "default agent: %s\n", cfg.Defaults.Agent)
 	}
-	return exitOK
+}
+
+// commandLine is d's environment, command and mode as one line.
+func (d agentDef) commandLine() string {
+	cmd := strings.Join(d.Command, " ")
+	if env := d.envList(); len(env) > 0 {
+		cmd = strings.Join(env, " ") + " " + cmd
+	}
+	if d.Mode != "" {
+		cmd += "  (mode " + d.Mode + ")"
+	}
+	return cmd
 }

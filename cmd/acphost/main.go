@@ -58,7 +58,10 @@
 // Flags:
 //
 //	-p, --prompt TEXT      a turn's prompt (repeatable)
-//	--agent NAME           a named agent (built in, or from the config file)
+//	--agent NAME           a named agent (built in, from the config file, or
+//	                       an ACP registry id: a binary installed on first use)
+//	--registry FILE|URL    the registry --agent looks in ($ACPHOST_REGISTRY;
+//	                       default: the official one, else the built-in copy)
 //	--resume ID|last       continue a recorded session (last: the latest in
 //	                       the current directory); its agent and directory
 //	                       unless given
@@ -268,6 +271,10 @@ type config struct {
 	args         []string      // the command line as given (for a detached --no-wait run)
 	flagEnd      int           // where the flags end in args
 
+	// The ACP registry (registryagents.go) and the named agent's profile.
+	registry string                // --registry FILE|URL: the registry --agent looks in
+	profile  *acphost.AgentProfile // nil: the library recognises the agent by its command
+
 	nonInteractive string      // --non-interactive-permissions: deny or fail
 	noOneToAsk     bool        // permission defaulted to reject: nobody can be asked
 	policyPath     string      // --permission-policy, or the config file's
@@ -297,7 +304,10 @@ read line by line from standard input, with in-chat commands (/help).
 
 Flags:
   -p, --prompt TEXT      a turn's prompt (repeatable; turns run in order)
-  --agent NAME           a named agent (built in, or from the config file)
+  --agent NAME           a named agent (built in, from the config file, or
+                         an ACP registry id: a binary installed on first use)
+  --registry FILE|URL    the registry --agent looks in ($ACPHOST_REGISTRY;
+                         default: the official one, else the built-in copy)
   --resume ID|last       continue a recorded session (acphost sessions lists
                          them; last: the latest in this directory)
   --continue             continue this agent's latest session in this
@@ -390,7 +400,8 @@ typed while a turn runs is queued and runs after it. On a terminal, Up/Down
 recall earlier prompts (kept per agent) and Tab completes commands, modes and
 session ids; Ctrl-D at an empty prompt quits.
 
-acphost agents           the named agents and the command each runs
+acphost agents           the named agents and the command each runs, then
+                         the ACP registry's by id (install|update|remove ID)
 acphost sessions [--json] | show | history | export | import | prune | rm
                          the recorded sessions ($XDG_STATE_HOME/acphost), and
                          which an acphost has open with a turn running
@@ -481,6 +492,9 @@ func run(args []string) int {
 	case errors.Is(err, errVersion):
 		printVersion(os.Stdout)
 		return exitOK
+	case isInstallFailure(err): // a registry agent's download: no usage error
+		fmt.Fprintln(os.Stderr, "acphost:", err)
+		return exitFailed
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "acphost:", err)
 		fmt.Fprintln(os.Stderr, "Run 'acphost --help' for usage.")
@@ -572,6 +586,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.StringVar(&cfg.remote.token, "token", "", "the bearer `token` for --url, on the command line where every local user sees it (default: $ACPHOST_TOKEN)")
 	fs.StringVar(&cfg.remote.tokenFile, "token-file", "", "read the bearer token for --url from `file`, which only you may read (\"-\": a line of stdin)")
 	fs.StringVar(&cfg.agentName, "agent", "", "the named `agent` to run (acphost agents lists them)")
+	fs.StringVar(&cfg.registry, "registry", "", "the ACP registry `file or URL` --agent looks in (default: $ACPHOST_REGISTRY, else the official one)")
 	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
 	fs.StringVar(&cfg.resume, "resume", "", "continue a recorded session: its `id` (or a unique prefix), or last")
 	fs.BoolVar(&cfg.continueLast, "continue", false, "continue this agent's latest session in this directory, or start one when there is none")
@@ -616,6 +631,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	if err != nil {
 		return cfg, err
 	}
+	file.useRegistry(cfg.registry, cfg.json, cfg.remote.ssh != "" || cfg.remote.url != "", stderr)
 	cfg.file = file
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -766,6 +782,7 @@ func resolveAgent(cfg *config, file fileConfig) error {
 		return err
 	}
 	cfg.agent, cfg.agentEnv = def.Command, def.envList()
+	cfg.profile = def.libProfile()
 	cfg.mcpServers = mergeMCP(cfg.mcpServers, def.MCPServers)
 	if cfg.mode == "" && def.Mode != "" {
 		cfg.mode, cfg.modeSoft = def.Mode, true

@@ -27,6 +27,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/confine"
+	"github.com/acphost/acphost/registry"
 )
 
 var (
@@ -53,6 +54,8 @@ func TestMain(m *testing.M) {
 	os.Unsetenv(envStateDir)
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")) // the registry's installs
+	os.Unsetenv(registry.EnvRegistry)
 	args := []string{"build", "-o", binPath}
 	if raceEnabled {
 		args = append(args, "-race")
@@ -882,6 +885,7 @@ func TestParseArgs(t *testing.T) {
 		if tc.want.file, err = loadConfig(); err != nil {
 			t.Fatal(err)
 		}
+		tc.want.file.reg = got.file.reg // parseArgs' registry use (registryagents_test.go tests it)
 		if tc.want.nonInteractive == "" {
 			tc.want.nonInteractive = "deny"
 		}

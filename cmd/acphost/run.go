@@ -252,6 +252,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		OnElicitation:          a.elicitor.answer,
 		OnElicitationComplete:  a.sink.elicitationComplete,
 		Notices:                true,
+		Profile:                a.cfg.profile,
 		// The mode is set after the session opens (openSession), so that
 		// a mode the agent does not have is named with the ones it has.
 	}

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/registry"
+)
+
+// archiveServer is a loopback HTTPS server (httptest's test CA, which
+// acphost trusts through SSL_CERT_FILE) serving archives, counting hits.
+type archiveServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	files map[string][]byte
+	hits  map[string]int
+	ca    string // the CA's PEM file
+}
+
+func newArchiveServer(t *testing.T) *archiveServer {
+	s := &archiveServer{files: map[string][]byte{}, hits: map[string]int{}}
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits[r.URL.Path]++
+		b, ok := s.files[r.URL.Path]
+		s.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.Write(b)
+	}))
+	t.Cleanup(s.Close)
+	s.ca = filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(s.ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *archiveServer) put(path string, b []byte) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[path] = b
+	return s.URL + path
+}
+
+func (s *archiveServer) count(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+// acphostArchive is a tar.gz of the acphost binary under test at
+// bin/fake (stored, not deflated: it is large), and a VERSION file.
+func acphostArchive(t *testing.T, version string) []byte {
+	bin, err := os.ReadFile(binPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.NoCompression)
+	tw := tar.NewWriter(zw)
+	for _, f := range []struct {
+		name string
+		mode int64
+		body []byte
+	}{{"bin/fake", 0o755, bin}, {"VERSION", 0o644, []byte(version)}} {
+		tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.body)), Typeflag: tar.TypeReg})
+		tw.Write(f.body)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	zw.Close()
+	return b.Bytes()
+}
+
+// fakeRegistry writes a registry file of one binary agent for this
+// platform: the acphost binary playing script.
+func fakeRegistry(t *testing.T, path, id, version, archive string, script fakeagent.Script) {
+	_, _, env, err := fakeagent.Command(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	r := registry.Registry{Version: "1.0.0", Agents: []registry.Agent{{ID: id, Name: "Fake " + id, Version: version,
+		Description: "the fake agent from an archive", Distribution: registry.Distribution{Binary: map[string]registry.Target{
+			registry.Platform(): {Archive: archive, Cmd: "./bin/fake", Env: m},
+			"plan9-mips":        {Archive: archive, Cmd: "./bin/fake"},
+		}}}}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRegistryAgentEndToEnd: acphost --registry FILE --agent ID installs
+// a binary agent from a loopback HTTPS archive on first use, saying so,
+// and runs a turn; the second run starts it from the cache without a
+// download; acphost agents lists it installed; update installs the new
+// version; remove removes them; login uses the agent's methods.
+func TestRegistryAgentEndToEnd(t *testing.T) {
+	s := newArchiveServer(t)
+	extra, _, _ := isolated(t)
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	extra = append(extra, "SSL_CERT_FILE="+s.ca, "XDG_CACHE_HOME="+cacheDir)
+	regFile := filepath.Join(t.TempDir(), "registry.json")
+	say := func(text string) fakeagent.Script {
+		return fakeagent.Script{Name: "registry-fake", Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text(text))}, StopReason: "end_turn"}}}
+	}
+	fakeRegistry(t, regFile, "fake-agent", "1.0.0", s.put("/1.0.0/fake.tar.gz", acphostArchive(t, "1.0.0")), say("answer from 1.0.0"))
+
+	r := runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "fake-agent", "-p", "hi")
+	if r.code != 0 || !strings.Contains(r.stdout, "answer from 1.0.0") {
+		t.Fatalf("first run: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	installed := filepath.Join(cacheDir, "acphost", "agents", "fake-agent", "1.0.0")
+	for _, want := range []string{"acphost: fake-agent is not installed: installing it (first use)", "installed fake-agent 1.0.0 in " + installed} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("first run's stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "\r") {
+		t.Errorf("a progress line though stderr is no terminal:\n%q", r.stderr)
+	}
+
+	r = runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "fake-agent", "-p", "hi")
+	if r.code != 0 || !strings.Contains(r.stdout, "answer from 1.0.0") || strings.Contains(r.stderr, "installing") || s.count("/1.0.0/fake.tar.gz") != 1 {
+		t.Fatalf("second run: exit %d, %d downloads; stdout:\n%s\nstderr:\n%s", r.code, s.count("/1.0.0/fake.tar.gz"), r.stdout, r.stderr)
+	}
+
+	// The listing, through ACPHOST_REGISTRY this time.
+	withEnv := append(extra[:len(extra):len(extra)], registry.EnvRegistry+"="+regFile)
+	r = runIn(t, t.TempDir(), withEnv, nil, "", "agents")
+	if r.code != 0 || !strings.Contains(r.stdout, "registry: "+regFile+" (1 agents") ||
+		!strings.Contains(r.stdout, "fake-agent  1.0.0    binary        yes") || !strings.Contains(r.stdout, "claude ") {
+		t.Errorf("agents: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runIn(t, t.TempDir(), withEnv, nil, "", "agents", "--json")
+	var list struct {
+		Agents []struct {
+			Name, From, Version, Distribution string
+			Installed                         bool
+			Command                           []string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || r.code != 0 {
+		t.Fatalf("agents --json: exit %d, %v:\n%s", r.code, err, r.stdout)
+	}
+	found := false
+	for _, a := range list.Agents {
+		if a.Name == "fake-agent" {
+			found = a.From == "registry" && a.Version == "1.0.0" && a.Distribution == "binary" && a.Installed &&
+				len(a.Command) > 0 && a.Command[0] == filepath.Join(installed, "bin", "fake")
+		}
+	}
+	if !found {
+		t.Errorf("agents --json lacks the installed fake-agent:\n%s", r.stdout)
+	}
+
+	// A new version in the registry: update installs it beside the old.
+	fakeRegistry(t, regFile, "fake-agent", "1.1.0", s.put("/1.1.0/fake.tar.gz", acphostArchive(t, "1.1.0")), say("answer from 1.1.0"))
+	r = runIn(t, t.TempDir(), extra, nil, "", "agents", "update", "fake-agent", "--registry", regFile)
+	if r.code != 0 || !strings.Contains(r.stdout, "installed fake-agent 1.1.0") {
+		t.Errorf("update: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "fake-agent", "-p", "hi")
+	if r.code != 0 || !strings.Contains(r.stdout, "answer from 1.1.0") || strings.Contains(r.stderr, "installing") {
+		t.Errorf("after update: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runIn(t, t.TempDir(), extra, nil, "", "agents", "install", "fake-agent", "--registry", regFile)
+	if r.code != 0 || !strings.Contains(r.stdout, "fake-agent 1.1.0 is installed") {
+		t.Errorf("install again: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runIn(t, t.TempDir(), extra, nil, "", "agents", "remove", "fake-agent")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed fake-agent 1.0.0, 1.1.0") {
+		t.Errorf("remove: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(installed); !os.IsNotExist(err) {
+		t.Errorf("after remove: %v", err)
+	}
+
+	// login --agent ID serves the agent's own login methods: its terminal
+	// login runs the installed binary with the method's arguments.
+	login, authFile := loginScript(t, false)
+	fakeRegistry(t, regFile, "fake-auth", "2.0.0", s.put("/2.0.0/fake.tar.gz", acphostArchive(t, "2.0.0")), *login)
+	r = runIn(t, t.TempDir(), extra, nil, "", "login", "--yes", "--registry", regFile, "--agent", "fake-auth")
+	if r.code != 0 || !strings.Contains(r.stdout, "logged in with tui") || !strings.Contains(r.stdout, filepath.Join("fake-auth", "2.0.0", "bin", "fake")) ||
+		!strings.Contains(r.stderr, "installing it (first use)") {
+		t.Errorf("login: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(authFile); err != nil {
+		t.Errorf("the agent's login did not run: %v", err)
+	}
+}
+
+// A registry agent with no binary for this platform is a clear error
+// naming the platforms it has; a malformed registry is one clear error.
+func TestRegistryAgentErrors(t *testing.T) {
+	extra, _, _ := isolated(t)
+	extra = append(extra, "XDG_CACHE_HOME="+t.TempDir())
+	regFile := filepath.Join(t.TempDir(), "registry.json")
+	os.WriteFile(regFile, []byte(`{"version":"1.0.0","agents":[{"id":"elsewhere","name":"E","version":"1.0.0","description":"d",
+		"distribution":{"binary":{"plan9-mips":{"archive":"https://example.com/a.tgz","cmd":"a"},"aix-ppc64":{"archive":"https://example.com/a.tgz","cmd":"a"}}}}]}`), 0o644)
+	r := runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "elsewhere", "-p", "hi")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "agent elsewhere has no distribution for "+registry.Platform()+" (no npx or uvx package either); its binaries are for: aix-ppc64, plan9-mips") {
+		t.Errorf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	os.WriteFile(regFile, []byte(`{"version":"1.0.0","agents":[{"id":"x","version":"1.0.0"}]}`), 0o644)
+	r = runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "x", "-p", "hi")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "registry "+regFile+` is malformed: agents[0] ("x"): distribution: none of npx, uvx, binary`) {
+		t.Errorf("malformed: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	// A failed download is no usage error: exit 1, said once, nothing installed.
+	s := newArchiveServer(t)
+	fakeRegistry(t, regFile, "gone", "1.0.0", s.URL+"/missing.tar.gz", fakeagent.Script{})
+	r = runIn(t, t.TempDir(), append(extra, "SSL_CERT_FILE="+s.ca), nil, "", "--registry", regFile, "--agent", "gone", "-p", "hi")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "acphost: installing gone 1.0.0: registry: download failed: "+s.URL+"/missing.tar.gz: HTTP 404 Not Found\n") ||
+		strings.Contains(r.stderr, "--help") {
+		t.Errorf("404: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	// A plain-http archive off loopback is refused before any connection.
+	fakeRegistry(t, regFile, "plain", "1.0.0", "http://example.com/a.tar.gz", fakeagent.Script{})
+	r = runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "plain", "-p", "hi")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "not an https URL: http://example.com/a.tar.gz (plain http only to a loopback address)") {
+		t.Errorf("http: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	os.WriteFile(regFile, []byte(`{"version":"1.0.0","agents":[{"id":"x","version":"1.0.0"}]}`), 0o644)
+	// Built-in agents do not need the registry.
+	r = runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "demo", "-p", "hi")
+	if r.code != 0 {
+		t.Errorf("demo with a malformed registry: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	r = runIn(t, t.TempDir(), extra, nil, "", "agents", "--registry", regFile)
+	if r.code != exitFailed || !strings.Contains(r.stdout, "claude ") || !strings.Contains(r.stderr, "is malformed") {
+		t.Errorf("agents with a malformed registry: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	// The embedded registry names Devin, a binary for this platform, with
+	// its profile and the command it will have once installed; listing
+	// it downloads nothing.
+	r = runIn(t, t.TempDir(), extra, nil, "", "agents")
+	if r.code != 0 || !strings.Contains(r.stdout, "devin               3000.4.25   binary        no         Devin") {
+		t.Errorf("agents: exit %d; stdout:\n%s", r.code, r.stdout)
+	}
+	r = runIn(t, t.TempDir(), extra, nil, "", "agents", "--json")
+	var list struct {
+		Agents []struct {
+			Name, From, Version, Distribution string
+			Installed                         bool
+			Command                           []string
+			Profile                           *struct{ Name, ProvenVersion string }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || r.code != 0 {
+		t.Fatalf("agents --json: exit %d, %v", r.code, err)
+	}
+	cache := strings.TrimPrefix(extra[len(extra)-1], "XDG_CACHE_HOME=")
+	for _, a := range list.Agents {
+		if a.Name != "devin" {
+			continue
+		}
+		if a.From != "registry" || a.Version != "3000.4.25" || a.Distribution != "binary" || a.Installed || a.Profile == nil || a.Profile.Name != "devin" ||
+			strings.Join(a.Command, " ") != filepath.Join(cache, "acphost", "agents", "devin", "3000.4.25", "bin", "devin")+" acp" {
+			t.Errorf("devin: %+v %+v", a, a.Profile)
+		}
+		if _, err := os.Stat(filepath.Join(cache, "acphost", "agents", "devin")); !os.IsNotExist(err) {
+			t.Errorf("listing made devin's directory: %v", err)
+		}
+		return
+	}
+	t.Errorf("agents --json lacks devin:\n%s", r.stdout)
+}
