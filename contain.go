@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/acphost/acphost/internal/cgroup"
+	"github.com/acphost/acphost/internal/proc"
 	"github.com/acphost/acphost/internal/terminal"
 )
 
@@ -15,9 +16,10 @@ import (
 type ContainMode string
 
 const (
-	// ContainAuto, the zero value, uses a cgroup where the system allows it
-	// and otherwise the process group, which a Logger warning and
-	// Containment report.
+	// ContainAuto, the zero value, uses the first of these the system
+	// allows: a cgroup (ContainCgroup), a PID namespace
+	// (ContainPIDNamespace), the process group (ContainProcessGroup). Each
+	// step down is reported by a Logger warning and by Containment.
 	ContainAuto ContainMode = ""
 	// ContainCgroup requires a Linux cgroup v2 group per process tree: the
 	// agent's, and one per terminal. Close (and terminal/kill, release)
@@ -26,6 +28,19 @@ const (
 	// fails, and so does terminal/create, with an error matching
 	// ErrUnsupported.
 	ContainCgroup ContainMode = "cgroup"
+	// ContainPIDNamespace requires a Linux PID namespace per process tree,
+	// made through an unprivileged user namespace that maps the user's own
+	// uid and gid to themselves (the agent keeps its identity; with
+	// CAP_SYS_ADMIN no user namespace is made). The agent, and each
+	// terminal's command, is PID 1 of its namespace: when it dies (Close,
+	// the stop ladder, the host's death) the kernel kills every process
+	// left in the namespace, however it detached, and none of them can
+	// name a process outside to signal it. Where user namespaces are
+	// refused (a sysctl, an AppArmor rule), Start fails, and so does
+	// terminal/create, with an error matching ErrUnsupported that says why.
+	// See SPEC.md (Process lifecycle, known limits) for what a namespace's
+	// PID 1 does otherwise (SIGTERM, setuid programs).
+	ContainPIDNamespace ContainMode = "pid-namespace"
 	// ContainProcessGroup holds the agent by its process group (and
 	// parent-death signal) only: a process that leaves the group
 	// (setsid, a daemon) outlives Close.
@@ -34,76 +49,154 @@ const (
 
 // Containment is how a client's agent process is held.
 type Containment struct {
-	// Mode is ContainCgroup or ContainProcessGroup; "" for a Connect
-	// client, whose agent is no process of ours.
+	// Mode is ContainCgroup, ContainPIDNamespace or ContainProcessGroup;
+	// "" for a Connect client, whose agent is no process of ours.
 	Mode ContainMode
 	// Cgroup is the agent's cgroup directory when Mode is ContainCgroup.
 	Cgroup string
-	// Reason says why Mode is not ContainCgroup; it matches ErrUnsupported.
+	// Reason says why Mode is not ContainCgroup (and, for
+	// ContainProcessGroup, not ContainPIDNamespace either); it matches
+	// ErrUnsupported.
 	Reason error
 }
 
-// newCgroup is cgroup.New; tests make it fail to exercise the fallback.
-var newCgroup = cgroup.New
+// Word is the containment in one word, for a header: "cgroup",
+// "namespace", "group", or "" for no process of ours.
+func (c Containment) Word() string {
+	switch c.Mode {
+	case ContainCgroup:
+		return "cgroup"
+	case ContainPIDNamespace:
+		return "namespace"
+	case ContainProcessGroup:
+		return "group"
+	}
+	return ""
+}
+
+// newCgroup is cgroup.New and namespaceAvailable proc.NamespaceAvailable;
+// tests make them fail to exercise the fallbacks.
+var (
+	newCgroup          = cgroup.New
+	namespaceAvailable = proc.NamespaceAvailable
+)
 
 var errContainOff = fmt.Errorf("acphost: ACPOptions.Contain is %q (%w)", ContainProcessGroup, ErrUnsupported)
 
 // checkContain rejects a mode that is none of the constants.
 func checkContain(o *ACPOptions) error {
 	switch o.Contain {
-	case ContainAuto, ContainCgroup, ContainProcessGroup:
+	case ContainAuto, ContainCgroup, ContainPIDNamespace, ContainProcessGroup:
 		return nil
 	}
 	return fmt.Errorf("acphost: unknown ACPOptions.Contain %q", o.Contain)
 }
 
-// newContainment makes the cgroup for the agent as mode asks: nil and why
-// where there is none and the mode allows that (with a warning), an error
-// wrapping ErrUnsupported where it does not.
-func newContainment(mode ContainMode, log *slog.Logger) (*cgroup.Group, Containment, error) {
-	if mode == ContainProcessGroup {
-		return nil, Containment{Mode: ContainProcessGroup, Reason: errContainOff}, nil
+// containPlan is what the agent's start is to try: the cgroup (nil for
+// none), then a PID namespace, then the process group; and why the steps
+// not tried were not.
+type containPlan struct {
+	group     *cgroup.Group
+	namespace bool
+	reasons   []error // why a cgroup, or a namespace, cannot be had
+}
+
+// newContainment plans the agent's containment as mode asks: an error
+// wrapping ErrUnsupported where the mode requires what cannot be had.
+func newContainment(mode ContainMode) (containPlan, error) {
+	var plan containPlan
+	switch mode {
+	case ContainProcessGroup:
+		plan.reasons = []error{errContainOff}
+		return plan, nil
+	case ContainPIDNamespace:
+		if err := namespaceAvailable(); err != nil {
+			return plan, containError(err)
+		}
+		plan.namespace = true
+		plan.reasons = []error{fmt.Errorf("acphost: ACPOptions.Contain is %q (%w)", ContainPIDNamespace, ErrUnsupported)}
+		return plan, nil
 	}
 	g, err := newCgroup("agent-")
-	if err == nil {
-		return g, Containment{Mode: ContainCgroup, Cgroup: g.Path()}, nil
+	if err != nil && mode == ContainCgroup {
+		return plan, containError(err)
 	}
-	if ferr := containFallback(mode, err, log); ferr != nil {
-		return nil, Containment{}, ferr
-	}
-	return nil, fallbackContainment(err), nil
-}
-
-// containFallback returns the error for a cgroup not had, or nil after a
-// warning where ContainAuto allows the process group.
-func containFallback(mode ContainMode, err error, log *slog.Logger) error {
-	err = fmt.Errorf("acphost: containment: %w (%w)", err, ErrUnsupported)
+	plan.group = g
 	if mode == ContainCgroup {
-		return err
+		return plan, nil
 	}
-	log.Warn("acphost: processes are held by their process group only; one that leaves it (setsid, a daemon) outlives Close", "reason", err)
-	return nil
+	if err != nil {
+		plan.reasons = append(plan.reasons, err)
+	}
+	// Also with a cgroup: its start may be refused, and then tried so.
+	if nerr := namespaceAvailable(); nerr == nil {
+		plan.namespace = true
+	} else if err != nil {
+		plan.reasons = append(plan.reasons, nerr)
+	}
+	return plan, nil
 }
 
-// fallbackContainment is the report for the agent held by its process
-// group because of err.
-func fallbackContainment(err error) Containment {
-	if !errors.Is(err, ErrUnsupported) {
-		err = fmt.Errorf("acphost: containment: %w (%w)", err, ErrUnsupported)
+// containError is a containment that cannot be had, matching
+// ErrUnsupported.
+func containError(err error) error {
+	if errors.Is(err, ErrUnsupported) {
+		return fmt.Errorf("acphost: containment: %w", err)
 	}
-	return Containment{Mode: ContainProcessGroup, Reason: err}
+	return fmt.Errorf("acphost: containment: %w (%w)", err, ErrUnsupported)
 }
 
-// terminalCgroups maps the mode onto the terminal package's, with a
-// warning for each client whose terminals fall back.
-func terminalCgroups(o *ACPOptions, t *terminal.Options) {
+// containmentOf reports how p is held, given why the plan's first steps
+// were not possible (reasons) and why its start stepped down (p.Fallback),
+// warning for each step down under ContainAuto.
+func containmentOf(mode ContainMode, p *proc.Process, reasons []error, log *slog.Logger) Containment {
+	if fb := p.Fallback(); fb != nil {
+		reasons = append(reasons, fb)
+	}
+	var c Containment
+	switch {
+	case p.Cgroup() != "":
+		return Containment{Mode: ContainCgroup, Cgroup: p.Cgroup()}
+	case p.Namespaced():
+		c.Mode = ContainPIDNamespace
+	default:
+		c.Mode = ContainProcessGroup
+	}
+	c.Reason = containError(errors.Join(reasons...))
+	if mode == ContainAuto {
+		warnFallback(c.Mode, c.Reason, log)
+	}
+	return c
+}
+
+// warnFallback logs that processes are held by mode, not a cgroup.
+func warnFallback(mode ContainMode, reason error, log *slog.Logger) {
+	if mode == ContainPIDNamespace {
+		log.Warn("acphost: no cgroup: processes are held by a PID namespace of their own (each tree dies with its first process; setuid programs do not work in it)", "reason", reason)
+		return
+	}
+	log.Warn("acphost: processes are held by their process group only; one that leaves it (setsid, a daemon) outlives Close", "reason", reason)
+}
+
+// terminalContain maps the mode onto the terminal package's, with a
+// warning for each client whose terminals step down.
+func terminalContain(o *ACPOptions, t *terminal.Options) {
 	switch o.Contain {
 	case ContainCgroup:
 		t.Cgroup = terminal.CgroupRequired
+	case ContainPIDNamespace:
+		t.Cgroup, t.Namespace = terminal.CgroupOff, terminal.NamespaceRequired
 	case ContainProcessGroup:
 		t.Cgroup = terminal.CgroupOff
 	default:
 		log := o.Logger
-		t.OnFallback = func(err error) { _ = containFallback(ContainAuto, err, log) }
+		t.Namespace = terminal.NamespaceAuto
+		t.OnFallback = func(namespaced bool, err error) {
+			mode := ContainProcessGroup
+			if namespaced {
+				mode = ContainPIDNamespace
+			}
+			warnFallback(mode, containError(err), log)
+		}
 	}
 }

@@ -29,11 +29,13 @@ import (
 // own, writing its pid to pidFile; with holdStdout it keeps the agent's
 // stdout (the pipe the host reads) open.
 func daemonScript(pidFile string, holdStdout bool) string {
-	out := "/dev/null"
+	out := "exec 9>/dev/null"
 	if holdStdout {
-		out = "/proc/$PPID/fd/1" // $PPID: the agent, whose Run step this is
+		// The agent's (whose Run step this is) stdout, by its pid as /proc
+		// names it: $PPID is its pid in its own namespace, if it has one.
+		out = "read -r _ _ _ pp _ </proc/self/stat; exec 9>/proc/$pp/fd/1"
 	}
-	return fmt.Sprintf(`exec 9>%s; setsid sh -c 'sleep 1000 & echo $! > %s' </dev/null >/dev/null 2>&1 9>&9`, out, pidFile)
+	return fmt.Sprintf(`%s; setsid sh -c 'sleep 1000 & echo %s > %s' </dev/null >/dev/null 2>&1 9>&9`, out, testutil.NamedPID, pidFile)
 }
 
 // readPID waits for a pid written to file.
@@ -45,8 +47,8 @@ func readPID(t *testing.T, file string) int {
 		if err != nil {
 			return false
 		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil
+		pid, err = testutil.HostPID(string(b))
+		return err == nil && pid > 0
 	})
 	return pid
 }
@@ -60,9 +62,19 @@ func sessionOf(t *testing.T, pid int) string {
 	return fields[3] // state ppid pgrp session
 }
 
+// containModes are the ways of containment every daemon test runs: the
+// one ContainAuto picks here (a cgroup for root or a delegated user, else
+// a PID namespace), and a PID namespace asked for (possible for root and,
+// where user namespaces are allowed, for a normal user).
+var containModes = []ContainMode{ContainAuto, ContainPIDNamespace}
+
+// modeName names a mode in a subtest.
+func modeName(m ContainMode) string { return cmp.Or(string(m), "auto") }
+
 // An agent whose own tool double-forks a setsid daemon (a new session and
 // group, reparented away from the agent) leaves nothing behind after
-// Close: confined or not, holding the agent's stdout or not.
+// Close: confined or not, holding the agent's stdout or not, in a cgroup
+// or a PID namespace.
 func TestCloseLeavesNoDaemonOfTheAgent(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -73,63 +85,80 @@ func TestCloseLeavesNoDaemonOfTheAgent(t *testing.T) {
 		{"holding stdout", true, false},
 		{"confined", false, true},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.confine && !confine.Available() {
-				t.Skip("Landlock is not available on this kernel")
-			}
-			dir := t.TempDir()
-			pidFile := filepath.Join(dir, "daemon.pid")
-			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
-				{Run: []string{"sh", "-c", daemonScript(pidFile, tc.holdStdout)}},
-				fakeagent.Say(fakeagent.Text("spawned")),
-			}}}}
-			opts := ACPOptions{Dir: dir, CloseGrace: 200 * time.Millisecond}
-			if tc.confine {
-				opts.Confine = &Confinement{Writable: []string{dir}}
-			}
-			c, err := startFake(t, script, opts)
-			require.NoError(t, err)
-			resp, err := c.Generate(Request{Prompt: "go"})
-			require.NoError(t, err)
-			assert.Equal(t, "spawned", resp.Text)
-			pid := readPID(t, pidFile)
-			require.True(t, processRunning(pid))
-			require.NotEqual(t, sessionOf(t, c.PID()), sessionOf(t, pid), "the daemon left the agent's session")
-			require.NoError(t, c.Close())
-			eventually(t, "the daemon to be gone after Close", func() bool { return !processRunning(pid) })
-		})
+	for _, mode := range containModes {
+		for _, tc := range cases {
+			t.Run(modeName(mode)+"/"+tc.name, func(t *testing.T) {
+				if tc.confine && !confine.Available() {
+					t.Skip("Landlock is not available on this kernel")
+				}
+				dir := t.TempDir()
+				pidFile := filepath.Join(dir, "daemon.pid")
+				script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+					{Run: []string{"sh", "-c", daemonScript(pidFile, tc.holdStdout)}},
+					fakeagent.Say(fakeagent.Text("spawned")),
+				}}}}
+				opts := ACPOptions{Dir: dir, CloseGrace: 200 * time.Millisecond, Contain: mode}
+				if tc.confine {
+					opts.Confine = &Confinement{Writable: []string{dir}}
+				}
+				c, err := startFake(t, script, opts)
+				require.NoError(t, err)
+				requireContained(t, c)
+				resp, err := c.Generate(Request{Prompt: "go"})
+				require.NoError(t, err)
+				assert.Equal(t, "spawned", resp.Text)
+				pid := readPID(t, pidFile)
+				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+				require.True(t, processRunning(pid))
+				require.NotEqual(t, sessionOf(t, c.PID()), sessionOf(t, pid), "the daemon left the agent's session")
+				require.NoError(t, c.Close())
+				eventually(t, "the daemon to be gone after Close", func() bool { return !processRunning(pid) })
+			})
+		}
 	}
 }
 
+// requireContained fails a test whose agent is held by its process group
+// only: every machine CI runs on gives a cgroup or a PID namespace.
+func requireContained(t *testing.T, c *ACPClient) {
+	t.Helper()
+	got := c.Containment()
+	require.Contains(t, []ContainMode{ContainCgroup, ContainPIDNamespace}, got.Mode, "held by its process group only: %v", got.Reason)
+}
+
 // A host terminal whose command double-forks a setsid daemon leaves
-// nothing behind, after terminal/kill as after Close.
+// nothing behind, after terminal/kill as after Close, in a cgroup or a PID
+// namespace.
 func TestTerminalLeavesNoDaemon(t *testing.T) {
-	for _, how := range []string{"kill", "close"} {
-		t.Run(how, func(t *testing.T) {
-			dir := t.TempDir()
-			pidFile := filepath.Join(dir, "daemon.pid")
-			cmd := daemonScript(pidFile, false) + "; exec sleep 1000"
-			c, err := startFake(t, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
-				{Request: &fakeagent.Call{Method: "terminal/create", Params: raw(`{"command":"sh","args":["-c",` + strconv.Quote(cmd) + `]}`)}},
-			}}, {Steps: []fakeagent.Step{
-				{Request: &fakeagent.Call{Method: "terminal/kill", Params: raw(`{"terminalId":"term-1"}`)}},
-				{Request: &fakeagent.Call{Method: "terminal/wait_for_exit", Params: raw(`{"terminalId":"term-1"}`)}},
-			}}}}, ACPOptions{Dir: dir, Terminal: &TerminalOptions{KillGrace: 200 * time.Millisecond}, CloseGrace: 200 * time.Millisecond})
-			require.NoError(t, err)
-			_, err = c.Generate(Request{Prompt: "create"})
-			require.NoError(t, err)
-			pid := readPID(t, pidFile)
-			require.True(t, processRunning(pid))
-			if how == "kill" {
-				_, err = c.Generate(Request{Prompt: "kill"})
+	for _, mode := range containModes {
+		for _, how := range []string{"kill", "close"} {
+			t.Run(modeName(mode)+"/"+how, func(t *testing.T) {
+				dir := t.TempDir()
+				pidFile := filepath.Join(dir, "daemon.pid")
+				cmd := daemonScript(pidFile, false) + "; exec sleep 1000"
+				c, err := startFake(t, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+					{Request: &fakeagent.Call{Method: "terminal/create", Params: raw(`{"command":"sh","args":["-c",` + strconv.Quote(cmd) + `]}`)}},
+				}}, {Steps: []fakeagent.Step{
+					{Request: &fakeagent.Call{Method: "terminal/kill", Params: raw(`{"terminalId":"term-1"}`)}},
+					{Request: &fakeagent.Call{Method: "terminal/wait_for_exit", Params: raw(`{"terminalId":"term-1"}`)}},
+				}}}}, ACPOptions{Dir: dir, Contain: mode, Terminal: &TerminalOptions{KillGrace: 200 * time.Millisecond}, CloseGrace: 200 * time.Millisecond})
 				require.NoError(t, err)
-				eventually(t, "the daemon to be gone after terminal/kill", func() bool { return !processRunning(pid) })
-				return
-			}
-			require.NoError(t, c.Close())
-			eventually(t, "the daemon to be gone after Close", func() bool { return !processRunning(pid) })
-		})
+				requireContained(t, c)
+				_, err = c.Generate(Request{Prompt: "create"})
+				require.NoError(t, err)
+				pid := readPID(t, pidFile)
+				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+				require.True(t, processRunning(pid))
+				if how == "kill" {
+					_, err = c.Generate(Request{Prompt: "kill"})
+					require.NoError(t, err)
+					eventually(t, "the daemon to be gone after terminal/kill", func() bool { return !processRunning(pid) })
+					return
+				}
+				require.NoError(t, c.Close())
+				eventually(t, "the daemon to be gone after Close", func() bool { return !processRunning(pid) })
+			})
+		}
 	}
 }
 
@@ -161,7 +190,7 @@ func init() {
 // its pid to dir/terminal.pid, a daemon of the agent's own writing
 // dir/daemon.pid, then waits to be killed.
 func terminalHostMain(dir string) {
-	create := `{"command":"sh","args":["-c","echo $$ > ` + filepath.Join(dir, "terminal.pid") + `; exec sleep 1000"]}`
+	create := `{"command":"sh","args":["-c","echo \"$$ $(readlink /proc/self/ns/pid)\" > ` + filepath.Join(dir, "terminal.pid") + `; exec sleep 1000"]}`
 	path, args, env, err := fakeagent.Command(fakeagent.Script{IgnoreEOF: true, Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 		{Request: &fakeagent.Call{Method: "terminal/create", Params: raw(create)}},
 		{Run: []string{"sh", "-c", daemonScript(filepath.Join(dir, "daemon.pid"), false)}},

@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"slices"
@@ -36,8 +37,8 @@ func processDialer(opts *ACPOptions, planMode func() bool, tmp *planTemp) dialer
 	}
 }
 
-// startProcess spawns the agent in its own process group (and cgroup, see
-// ACPOptions.Contain) with all three pipes connected.
+// startProcess spawns the agent in its own process group (and cgroup or
+// PID namespace, see ACPOptions.Contain) with all three pipes connected.
 // Under Confine with plan (plan mode at this start), the agent may write
 // only plan mode's directories (see Confinement.PlanWritable).
 func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
@@ -45,7 +46,8 @@ func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
 	if !opts.CleanEnv {
 		env = append(os.Environ(), opts.Env...)
 	}
-	s := proc.Spec{Command: opts.Command, Args: opts.Args, Env: env, Dir: opts.Dir, GroupRequired: opts.Contain == ContainCgroup, Log: opts.Logger}
+	s := proc.Spec{Command: opts.Command, Args: opts.Args, Env: env, Dir: opts.Dir,
+		GroupRequired: opts.Contain == ContainCgroup, NamespaceRequired: opts.Contain == ContainPIDNamespace, Log: opts.Logger}
 	planConfined := false
 	if opts.Confine != nil && (plan != nil || !opts.Confine.PlanOnly) {
 		s.Confined, s.Writable = true, opts.Confine.Writable
@@ -58,20 +60,19 @@ func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
 			s.Writable, planConfined = planConfinement(opts.Confine, startProfile(opts), env, tmp), true
 		}
 	}
-	group, containment, err := newContainment(opts.Contain, opts.Logger)
+	held, err := newContainment(opts.Contain)
 	if err != nil {
 		return nil, err
 	}
-	s.Group = group
+	s.Group, s.Namespace = held.group, held.namespace
 	p, err := proc.Start(s)
+	if errors.Is(err, proc.ErrNoNamespace) {
+		return nil, containError(err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if reason := p.Fallback(); reason != nil {
-		_ = containFallback(ContainAuto, reason, opts.Logger)
-		containment = fallbackContainment(reason)
-	}
-	return &processLink{p: p, containment: containment, planConfined: planConfined}, nil
+	return &processLink{p: p, containment: containmentOf(opts.Contain, p, held.reasons, opts.Logger), planConfined: planConfined}, nil
 }
 
 func (l *processLink) stream() (io.Reader, io.Writer) { return l.p.Stdout(), l.p.Stdin() }

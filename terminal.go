@@ -226,7 +226,7 @@ func newTerminals(opts *ACPOptions, roots *sandbox.Roots) *terminal.Manager {
 	if t.MaxTerminals <= 0 {
 		t.MaxTerminals = defaultMaxTerminals
 	}
-	terminalCgroups(opts, &t)
+	terminalContain(opts, &t)
 	switch {
 	case opts.Confine != nil: // the agent's commands are confined as it is
 		t.Confine, t.Writable = true, append(slices.Clone(opts.Confine.Writable), o.Writable...)

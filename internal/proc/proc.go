@@ -9,6 +9,7 @@
 package proc
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -48,6 +49,12 @@ type Spec struct {
 	// GroupRequired fails a start the kernel refuses in Group; otherwise
 	// it is tried once more without it (see Process.Fallback).
 	GroupRequired bool
+	// Namespace starts the process, when not in Group (nil, or a start
+	// there refused), as PID 1 of a PID namespace of its own
+	// (SetNamespace). NamespaceRequired fails a start the kernel refuses
+	// so (the error matches ErrNoNamespace); otherwise it is tried once
+	// more with the process group only.
+	Namespace, NamespaceRequired bool
 	// Log receives the warning for a cgroup that did not empty.
 	Log *slog.Logger
 }
@@ -72,9 +79,11 @@ type Process struct {
 
 	locked   bool          // startAndWait's thread is locked for the parent-death signal
 	pidfd    int           // the agent's pidfd, for the exit watcher; -1: none
-	group    *cgroup.Group // nil: held by the process group only
-	unused   *cgroup.Group // the group a retried start left empty
-	fallback error         // why a start was retried without the group
+	group      *cgroup.Group // nil: held by the process group only
+	unused     *cgroup.Group // the group a retried start left empty
+	namespaced bool          // PID 1 of a PID namespace of its own
+	death      *DeathWatch   // kills a namespaced confined process with the host
+	fallback   error         // why a start was retried without the group or the namespace
 }
 
 // Start spawns the agent in its own process group (and cgroup) with all
@@ -168,7 +177,11 @@ func (p *Process) startAndWait(started chan<- error) {
 // pidfd told of the exit), unlocks the thread that started it, closes
 // exited and runs what OnExit asked for.
 func (p *Process) reap() {
+	if p.pidfd >= 0 {
+		p.death.Stop() // a zombie: its pid is still its own
+	}
 	p.exitErr = p.cmd.Wait()
+	p.death.Stop()
 	p.unlock()
 	p.exitMu.Lock()
 	p.reaped = true
@@ -213,35 +226,66 @@ func (p *Process) unlock() {
 	}
 }
 
-// start starts the agent, in its cgroup if it has one. A start the kernel
-// refuses there (no internal processes, a threaded group, permissions, a
-// kernel without CLONE_INTO_CGROUP) is tried once more without the cgroup
-// unless GroupRequired, recording why in fallback.
+// start starts the agent: in its cgroup if it has one, else (or where the
+// kernel refuses the start there: no internal processes, a threaded group,
+// permissions, a kernel without CLONE_INTO_CGROUP) in a PID namespace if
+// the spec asks for one, else (or where that is refused) with its process
+// group only. A refused step is an error where the spec requires it, and
+// otherwise recorded in fallback.
 func (p *Process) start() error {
-	p.parentDeath(p.cmd, p.group)
+	var reasons []error
+	if p.group != nil {
+		p.parentDeath(p.cmd, p.group)
+		watchExit(p.cmd.SysProcAttr, &p.pidfd)
+		p.group.Attach(p.cmd.SysProcAttr)
+		err := p.launch(p.cmd)
+		if err == nil {
+			return nil
+		}
+		if p.spec.GroupRequired {
+			return fmt.Errorf("%w (in cgroup %s)", err, p.group.Path())
+		}
+		reasons = append(reasons, fmt.Errorf("%w: starting the agent in %s: %v", cgroup.ErrUnavailable, p.group.Path(), err))
+		p.unused, p.group = p.group, nil // removed by Start, off this locked thread
+		p.cmd = p.retry()
+	}
+	if p.spec.Namespace {
+		SetNamespace(p.cmd.SysProcAttr)
+		p.parentDeath(p.cmd, nil)
+		watchExit(p.cmd.SysProcAttr, &p.pidfd)
+		err := p.launch(p.cmd)
+		if err == nil {
+			p.namespaced = true
+			if p.spec.Confined { // no parent-death signal: see StartRestricted
+				p.death = WatchDeath(p.cmd.Process.Pid)
+			}
+			p.fallback = errors.Join(reasons...)
+			return nil
+		}
+		if p.spec.NamespaceRequired {
+			return noNamespace(err)
+		}
+		reasons = append(reasons, noNamespace(err))
+		p.cmd = p.retry()
+	}
+	p.parentDeath(p.cmd, nil)
 	watchExit(p.cmd.SysProcAttr, &p.pidfd)
-	if p.group == nil {
-		return p.launch(p.cmd)
-	}
-	p.group.Attach(p.cmd.SysProcAttr)
-	err := p.launch(p.cmd)
-	if err == nil {
-		return nil
-	}
-	if p.spec.GroupRequired {
-		return fmt.Errorf("%w (in cgroup %s)", err, p.group.Path())
-	}
-	retry := p.command()
-	retry.Stdin, retry.Stdout, retry.Stderr = p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr
-	p.parentDeath(retry, nil)
-	watchExit(retry.SysProcAttr, &p.pidfd)
-	if rerr := p.launch(retry); rerr != nil {
+	if err := p.launch(p.cmd); err != nil {
+		if len(reasons) > 0 {
+			return reasons[0] // the first refusal says why
+		}
 		return err
 	}
-	p.cmd = retry
-	p.fallback = fmt.Errorf("%w: starting the agent in %s: %v", cgroup.ErrUnavailable, p.group.Path(), err)
-	p.unused, p.group = p.group, nil // removed by Start, off this locked thread
+	p.fallback = errors.Join(reasons...)
 	return nil
+}
+
+// retry is a fresh command for a start tried once more (a started or
+// failed exec.Cmd cannot be reused), on the same pipes.
+func (p *Process) retry() *exec.Cmd {
+	cmd := p.command()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr
+	return cmd
 }
 
 // launch starts cmd, confined if the spec says so.
@@ -253,9 +297,13 @@ func (p *Process) launch(cmd *exec.Cmd) error {
 }
 
 // Fallback is why the agent runs without the cgroup of Spec.Group (a
-// retried start, matching cgroup.ErrUnavailable); nil when it runs in it
-// or none was given.
+// retried start, matching cgroup.ErrUnavailable) or the namespace of
+// Spec.Namespace (matching ErrNoNamespace); nil when it runs as asked.
 func (p *Process) Fallback() error { return p.fallback }
+
+// Namespaced reports whether the agent is PID 1 of a PID namespace of its
+// own.
+func (p *Process) Namespaced() bool { return p.namespaced }
 
 // Cgroup is the directory of the agent's cgroup, "" for none.
 func (p *Process) Cgroup() string {

@@ -41,6 +41,12 @@ const threadGoneWait = 5 * time.Second
 // thread it would follow is gone (callers contain it otherwise: a cgroup
 // and its watcher). cmd must be unstarted and, like any, Wait-ed by the
 // caller after a nil return; on error nothing is left running.
+//
+// A cmd that SetNamespace puts in a user namespace has its uid and gid
+// maps written by this (unrestricted) goroutine once the restricted thread
+// is gone, before the gate opens: the restricted thread may not write
+// /proc (Landlock), and the gate shell waits, unmapped, until they are
+// written.
 func StartRestricted(cmd *exec.Cmd, writable []string) error {
 	if cmd.Err != nil {
 		return cmd.Err
@@ -48,6 +54,7 @@ func StartRestricted(cmd *exec.Cmd, writable []string) error {
 	if cmd.SysProcAttr != nil {
 		cmd.SysProcAttr.Pdeathsig = 0
 	}
+	maps := deferIDMaps(cmd.SysProcAttr)
 	gateR, gateW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -76,7 +83,11 @@ func StartRestricted(cmd *exec.Cmd, writable []string) error {
 		gateW.Close()
 		return s.err
 	}
-	if err := waitThreadGone(s.tid, threadGoneWait); err != nil {
+	err = waitThreadGone(s.tid, threadGoneWait)
+	if err == nil {
+		err = maps.write(cmd.Process.Pid)
+	}
+	if err != nil {
 		gateW.Close() // the shell exits without running the program
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()

@@ -72,7 +72,7 @@ func TestCgroupFallbackIsReported(t *testing.T) {
 	unavailable := fmt.Errorf("%w: forced", cgroup.ErrUnavailable)
 	defer terminal.FailCgroups(unavailable)()
 	var reasons []error
-	m := newManager(t, terminal.Options{OnFallback: func(err error) { reasons = append(reasons, err) }})
+	m := newManager(t, terminal.Options{OnFallback: func(_ bool, err error) { reasons = append(reasons, err) }})
 	create(t, m, "s", sh("true"))
 	create(t, m, "s", sh("true"))
 	require.Len(t, reasons, 1, "reported once")

@@ -129,6 +129,17 @@ const (
 	CgroupOff                        // the process group only
 )
 
+// NamespaceMode says whether a command not in a cgroup runs as PID 1 of a
+// PID namespace of its own (proc.SetNamespace); see the package
+// documentation.
+type NamespaceMode int
+
+const (
+	NamespaceOff      NamespaceMode = iota // the process group only
+	NamespaceAuto                          // a namespace where possible, else the process group (OnFallback)
+	NamespaceRequired                      // a namespace, or Create fails (the error matches proc.ErrNoNamespace)
+)
+
 // Defaults for Options, and the size of one read from an output pipe.
 const (
 	defaultKillGrace    = 2 * time.Second
@@ -212,9 +223,14 @@ type Options struct {
 	MaxTerminals int
 	// Cgroup says whether each command runs in a cgroup of its own.
 	Cgroup CgroupMode
+	// Namespace says whether a command that runs in no cgroup runs in a
+	// PID namespace of its own; zero: it does not.
+	Namespace NamespaceMode
 	// OnFallback, if set, is called once, from Create, with the reason
-	// when CgroupAuto finds no cgroup and falls back to process groups.
-	OnFallback func(error)
+	// when CgroupAuto finds no cgroup (or NamespaceAuto no namespace) and a
+	// command runs held otherwise: namespaced reports whether by a PID
+	// namespace (else by its process group).
+	OnFallback func(namespaced bool, reason error)
 }
 
 // Manager owns every terminal of one client. It is safe for concurrent
@@ -238,7 +254,8 @@ type term struct {
 	owner string
 	cmd   *exec.Cmd
 	r     *os.File      // read end of the output pipe
-	group *cgroup.Group // nil: the process group only
+	group *cgroup.Group // nil: a PID namespace or the process group only
+	death *proc.DeathWatch // kills a namespaced confined command with the host
 
 	exited   chan struct{} // closed when the command has exited (maybe not yet reaped)
 	readDone chan struct{} // closed when the reader goroutine has stopped
@@ -355,26 +372,35 @@ func (m *Manager) finished(t *term) {
 	m.mu.Unlock()
 }
 
-// newGroup returns the cgroup for a new command, nil for none.
-func (m *Manager) newGroup() (*cgroup.Group, error) {
+// newGroup returns the cgroup for a new command: nil and why where there
+// is none (or none is asked for), an error where one is required.
+func (m *Manager) newGroup() (*cgroup.Group, error, error) {
 	if m.opts.Cgroup == CgroupOff {
-		return nil, nil
+		return nil, nil, nil
 	}
 	g, err := newCgroup("term-")
 	if err == nil {
-		return g, nil
+		return g, nil, nil
 	}
 	if m.opts.Cgroup == CgroupRequired {
-		return nil, fmt.Errorf("terminal: %w", err)
+		return nil, nil, fmt.Errorf("terminal: %w", err)
+	}
+	return nil, err, nil
+}
+
+// fellBack calls OnFallback for the first command of m held otherwise
+// than by a cgroup under CgroupAuto (or a namespace under NamespaceAuto).
+func (m *Manager) fallBack(namespaced bool, reasons []error) {
+	if len(reasons) == 0 {
+		return
 	}
 	m.mu.Lock()
 	report := !m.fellBack && m.opts.OnFallback != nil
 	m.fellBack = true
 	m.mu.Unlock()
 	if report {
-		m.opts.OnFallback(err)
+		m.opts.OnFallback(namespaced, errors.Join(reasons...))
 	}
-	return nil, nil
 }
 
 // command builds the exec.Cmd for s without starting it.
@@ -429,10 +455,12 @@ func (m *Manager) command(s Spec) (*exec.Cmd, error) {
 }
 
 // start starts cmd with both stdout and stderr on one pipe, in g when
-// set: the calling thread becomes the command's parent (its parent-death
-// signal follows that thread).
-// A confined command (writable non-nil) is started by proc.StartRestricted.
-func (t *term) start(cmd *exec.Cmd, g *cgroup.Group, writable []string) error {
+// set, else as PID 1 of a PID namespace when namespaced: the calling
+// thread becomes the command's parent (its parent-death signal follows
+// that thread). A confined command (writable non-nil) is started by
+// proc.StartRestricted; namespaced, it has no parent-death signal, and a
+// proc.DeathWatch kills it with the host instead.
+func (t *term) start(cmd *exec.Cmd, g *cgroup.Group, namespaced bool, writable []string) error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
@@ -442,6 +470,8 @@ func (t *term) start(cmd *exec.Cmd, g *cgroup.Group, writable []string) error {
 	cmd.Stdout, cmd.Stderr = w, w
 	if g != nil {
 		g.Attach(cmd.SysProcAttr)
+	} else if namespaced {
+		proc.SetNamespace(cmd.SysProcAttr)
 	}
 	if writable != nil {
 		err = proc.StartRestricted(cmd, writable)
@@ -454,6 +484,9 @@ func (t *term) start(cmd *exec.Cmd, g *cgroup.Group, writable []string) error {
 		return err
 	}
 	t.cmd, t.r, t.group = cmd, r, g
+	if g == nil && namespaced && writable != nil {
+		t.death = proc.WatchDeath(cmd.Process.Pid)
+	}
 	return nil
 }
 
@@ -466,43 +499,64 @@ func (m *Manager) restrict() []string {
 	return append([]string{}, m.opts.Writable...)
 }
 
-// launch starts s for t on the calling thread: confined first if asked,
-// in a cgroup if one can be had. A start that fails in a cgroup under
-// CgroupAuto (the kernel refused the move: no internal processes, a
-// threaded group, permissions) is tried once more without it.
+// launch starts s for t on the calling thread, confined first if asked:
+// in a cgroup if one can be had, else in a PID namespace if asked for and
+// possible, else with its process group only. A start that fails in a
+// cgroup (the kernel refused the move: no internal processes, a threaded
+// group, permissions) or a namespace is tried the next way unless that
+// one is required.
 func (m *Manager) launch(t *term, s Spec) error {
 	var g *cgroup.Group
-	var err error
-	offThread(func() { g, err = m.newGroup() })
+	var reason, err error
+	offThread(func() { g, reason, err = m.newGroup() })
 	if err != nil {
 		return err
+	}
+	var reasons []error
+	if reason != nil {
+		reasons = append(reasons, reason)
 	}
 	cmd, err := m.command(s)
 	if err != nil {
 		removeGroup(g, time.Second)
 		return err
 	}
-	err = t.start(cmd, g, m.restrict())
-	if err == nil || g == nil {
+	if g != nil {
+		err = t.start(cmd, g, false, m.restrict())
+		if err == nil {
+			return nil
+		}
+		removeGroup(g, time.Second)
+		if m.opts.Cgroup == CgroupRequired {
+			return err
+		}
+		reasons = append(reasons, fmt.Errorf("%w: starting in a cgroup: %v", cgroup.ErrUnavailable, err))
+		if cmd, err = m.command(s); err != nil {
+			return err
+		}
+	}
+	if m.opts.Namespace != NamespaceOff {
+		nerr := proc.NamespaceAvailable()
+		if nerr == nil {
+			serr := t.start(cmd, nil, true, m.restrict())
+			if serr == nil {
+				m.fallBack(true, reasons)
+				return nil
+			}
+			nerr = fmt.Errorf("%w: starting in one: %v", proc.ErrNoNamespace, serr)
+			if cmd, err = m.command(s); err != nil {
+				return err
+			}
+		}
+		if m.opts.Namespace == NamespaceRequired {
+			return fmt.Errorf("terminal: %w", nerr)
+		}
+		reasons = append(reasons, nerr)
+	}
+	if err := t.start(cmd, nil, false, m.restrict()); err != nil {
 		return err
 	}
-	removeGroup(g, time.Second)
-	if m.opts.Cgroup == CgroupRequired {
-		return err
-	}
-	if cmd, err = m.command(s); err != nil {
-		return err
-	}
-	if err := t.start(cmd, nil, m.restrict()); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	report := !m.fellBack && m.opts.OnFallback != nil
-	m.fellBack = true
-	m.mu.Unlock()
-	if report {
-		m.opts.OnFallback(fmt.Errorf("%w: starting in a cgroup", cgroup.ErrUnavailable))
-	}
+	m.fallBack(false, reasons)
 	return nil
 }
 
@@ -552,10 +606,14 @@ func (m *Manager) supervise(t *term, s Spec, started chan<- error) {
 		m.awaitDrain(t)
 		t.signal(true) // whatever the command left in its group and cgroup
 	}
+	if held {
+		t.death.Stop() // a zombie: its pid is still its own
+	}
 	t.mu.Lock()
 	t.reaped = true
 	t.mu.Unlock()
 	_ = t.cmd.Wait() // non-zero exits are in ProcessState
+	t.death.Stop()
 	if !held {
 		close(t.exited)
 	}
