@@ -40,7 +40,7 @@ func noNamespace(err error) error {
 	why := err.Error()
 	for _, s := range []struct{ file, refuses string }{
 		{"/proc/sys/user/max_user_namespaces", "0"},
-		{"/proc/sys/kernel/unprivileged_userns_clone", "0"},               // Debian, older Ubuntu
+		{"/proc/sys/kernel/unprivileged_userns_clone", "0"},             // Debian, older Ubuntu
 		{"/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1"}, // Ubuntu 23.10+
 	} {
 		if b, rerr := os.ReadFile(s.file); rerr == nil && strings.TrimSpace(string(b)) == s.refuses {

@@ -77,8 +77,8 @@ type Process struct {
 	reaped bool   // exited is closed
 	onExit func() // what OnExit asked to run at the exit
 
-	locked   bool          // startAndWait's thread is locked for the parent-death signal
-	pidfd    int           // the agent's pidfd, for the exit watcher; -1: none
+	locked     bool          // startAndWait's thread is locked for the parent-death signal
+	pidfd      int           // the agent's pidfd, for the exit watcher; -1: none
 	group      *cgroup.Group // nil: held by the process group only
 	unused     *cgroup.Group // the group a retried start left empty
 	namespaced bool          // PID 1 of a PID namespace of its own

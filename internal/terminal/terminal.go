@@ -253,8 +253,8 @@ type Manager struct {
 type term struct {
 	owner string
 	cmd   *exec.Cmd
-	r     *os.File      // read end of the output pipe
-	group *cgroup.Group // nil: a PID namespace or the process group only
+	r     *os.File         // read end of the output pipe
+	group *cgroup.Group    // nil: a PID namespace or the process group only
 	death *proc.DeathWatch // kills a namespaced confined command with the host
 
 	exited   chan struct{} // closed when the command has exited (maybe not yet reaped)
