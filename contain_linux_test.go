@@ -20,6 +20,7 @@ import (
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/cgroup"
 	"github.com/acphost/acphost/internal/confine"
+	"github.com/acphost/acphost/internal/proc"
 	"github.com/acphost/acphost/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -167,13 +168,16 @@ func TestTerminalLeavesNoDaemon(t *testing.T) {
 // dialing an abstract unix socket.
 const (
 	testTermHostEnv = "ACPHOST_TEST_TERMINAL_HOST" // the directory the host works in
+	testTermModeEnv = "ACPHOST_TEST_TERMINAL_MODE" // its ContainMode, and "+confined"
 	testDialEnv     = "ACPHOST_TEST_DIAL_ABSTRACT" // "@name"
 )
 
 func init() {
 	if dir := os.Getenv(testTermHostEnv); dir != "" {
+		mode := os.Getenv(testTermModeEnv)
 		os.Unsetenv(testTermHostEnv) // the agent is this binary again
-		terminalHostMain(dir)
+		os.Unsetenv(testTermModeEnv)
+		terminalHostMain(dir, mode)
 	}
 	if addr := os.Getenv(testDialEnv); addr != "" {
 		conn, err := net.Dial("unix", addr)
@@ -188,8 +192,9 @@ func init() {
 
 // terminalHostMain starts an agent that runs a terminal command writing
 // its pid to dir/terminal.pid, a daemon of the agent's own writing
-// dir/daemon.pid, then waits to be killed.
-func terminalHostMain(dir string) {
+// dir/daemon.pid, then waits to be killed. mode is the ContainMode, with
+// "+confined" for a confined agent (and so terminal).
+func terminalHostMain(dir, mode string) {
 	create := `{"command":"sh","args":["-c","echo \"$$ $(readlink /proc/self/ns/pid)\" > ` + filepath.Join(dir, "terminal.pid") + `; exec sleep 1000"]}`
 	path, args, env, err := fakeagent.Command(fakeagent.Script{IgnoreEOF: true, Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 		{Request: &fakeagent.Call{Method: "terminal/create", Params: raw(create)}},
@@ -198,61 +203,81 @@ func terminalHostMain(dir string) {
 	if err != nil {
 		panic(err)
 	}
-	c, err := Start(context.Background(), ACPOptions{Command: path, Args: args, Env: env, Dir: dir, Terminal: &TerminalOptions{}})
+	opts := ACPOptions{Command: path, Args: args, Env: env, Dir: dir, Terminal: &TerminalOptions{}}
+	m, confined := strings.CutSuffix(mode, "+confined")
+	opts.Contain = ContainMode(m)
+	if confined {
+		opts.Confine = &Confinement{Writable: []string{dir}}
+	}
+	c, err := Start(context.Background(), opts)
 	if err != nil {
 		panic(err)
 	}
 	if _, err := c.Generate(Request{Prompt: "go"}); err != nil {
 		panic(err)
 	}
-	fmt.Println(c.PID())
+	fmt.Println(c.PID(), c.Containment().Word())
 	time.Sleep(time.Hour) // until killed
 	os.Exit(1)
 }
 
 // startTerminalHost runs terminalHostMain in a subprocess and returns it
-// once its agent has started the terminal and the daemon.
-func startTerminalHost(t *testing.T, dir string) (host *exec.Cmd, agentPID int) {
+// once its agent has started the terminal and the daemon, with the agent's
+// pid and its Containment().Word().
+func startTerminalHost(t *testing.T, dir, mode string) (host *exec.Cmd, agentPID int, held string) {
 	t.Helper()
 	host = exec.Command(os.Args[0], "-test.run=^$")
-	host.Env = append(os.Environ(), testTermHostEnv+"="+dir)
+	host.Env = append(os.Environ(), testTermHostEnv+"="+dir, testTermModeEnv+"="+mode)
 	host.Stderr = os.Stderr
 	out, err := host.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, host.Start())
 	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
-	_, err = fmt.Fscan(out, &agentPID)
-	require.NoError(t, err, "the host reports its agent's PID")
-	return host, agentPID
+	_, err = fmt.Fscan(out, &agentPID, &held)
+	require.NoError(t, err, "the host reports its agent's PID and containment")
+	return host, agentPID, held
 }
 
 // A host killed without Close (SIGKILL, a crash) takes its terminals'
-// commands with it, as it takes its agent.
+// commands with it, as it takes its agent, and the daemon the agent left:
+// in a cgroup (the host's watcher kills it) or a PID namespace (the
+// parent-death signal, or for a confined agent and terminal a DeathWatch,
+// kills its PID 1, and the kernel the rest).
 func TestTerminalsDieWithTheHost(t *testing.T) {
-	dir := t.TempDir()
-	host, agent := startTerminalHost(t, dir)
-	term := readPID(t, filepath.Join(dir, "terminal.pid"))
-	require.True(t, processRunning(term))
-	require.NoError(t, host.Process.Kill())
-	_ = host.Wait() // a zombie host would still look alive to the sweep
-	eventually(t, "the agent to die with its host", func() bool { return !processRunning(agent) })
-	eventually(t, "the terminal's command to die with its host", func() bool { return !processRunning(term) })
-
-	// The agent's daemon left the agent's process group: no parent-death
-	// signal reaches it, but it is still in the dead host's cgroup, which
-	// the host's watcher kills as the host dies.
-	daemon := readPID(t, filepath.Join(dir, "daemon.pid"))
-	deadline := time.Now().Add(10 * time.Second)
-	for processRunning(daemon) {
-		if time.Now().After(deadline) {
-			// Not before: a first cgroup.New of this process would sweep the
-			// dead host's groups itself.
-			if _, err := cgroup.New("probe-"); err != nil {
-				t.Skipf("LOUD: no cgroups here, so nothing kills a dead host's daemons: %v", err)
+	for _, mode := range containModes {
+		for _, confined := range []bool{false, true} {
+			name := modeName(mode)
+			arg := string(mode)
+			if confined {
+				name, arg = name+"+confined", arg+"+confined"
 			}
-			t.Fatal("the agent's daemon outlived its host: no watcher killed the host's cgroups")
+			t.Run(name, func(t *testing.T) {
+				if confined && !confine.Available() {
+					t.Skip("Landlock is not available on this kernel")
+				}
+				dir := t.TempDir()
+				host, agent, held := startTerminalHost(t, dir, arg)
+				if held == "group" {
+					t.Skipf("LOUD: neither a cgroup nor a PID namespace here, so nothing kills a dead host's daemons: %v", namespaceAvailable())
+				}
+				term := readPID(t, filepath.Join(dir, "terminal.pid"))
+				daemon := readPID(t, filepath.Join(dir, "daemon.pid"))
+				for _, p := range []int{agent, term, daemon} {
+					t.Cleanup(func() { _ = syscall.Kill(p, syscall.SIGKILL) })
+				}
+				require.True(t, processRunning(term))
+				require.True(t, processRunning(daemon))
+				require.NoError(t, host.Process.Kill())
+				_ = host.Wait() // a zombie host would still look alive to the sweep
+				eventually(t, "the agent to die with its host", func() bool { return !processRunning(agent) })
+				eventually(t, "the terminal's command to die with its host", func() bool { return !processRunning(term) })
+				// The agent's daemon left the agent's process group: no
+				// parent-death signal reaches it, but it is in the dead
+				// host's cgroup, which the host's watcher kills as the host
+				// dies, or in the agent's namespace, which dies with it.
+				eventually(t, "the agent's daemon ("+held+") to die with its host", func() bool { return !processRunning(daemon) })
+			})
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -299,14 +324,18 @@ func TestConfinedAgentCannotSignalOrReachTheHost(t *testing.T) {
 	assert.NotContains(t, string(stat[strings.LastIndexByte(string(stat), ')'):]), ") T", "the sibling was not stopped")
 }
 
-// With the cgroup, Containment names it and every process of the agent is
-// in it.
+// Containment names how the agent is held, and it is so: with the cgroup,
+// every process of the agent is in it (and Close removes it); in a PID
+// namespace, the agent is its PID 1.
 func TestContainmentIsReported(t *testing.T) {
 	c, err := startFake(t, fakeagent.Script{}, ACPOptions{})
 	require.NoError(t, err)
 	got := c.Containment()
-	if got.Mode != ContainCgroup {
-		t.Skipf("this machine gives no cgroup: %v", got.Reason)
+	requireContained(t, c)
+	if got.Mode == ContainPIDNamespace {
+		assert.Equal(t, 1, nsPID(t, c.PID()), "the agent is PID 1 of its namespace")
+		assert.ErrorIs(t, got.Reason, ErrUnsupported, "why no cgroup")
+		return
 	}
 	require.NoError(t, got.Reason)
 	own, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", c.PID()))
@@ -316,20 +345,126 @@ func TestContainmentIsReported(t *testing.T) {
 	assert.NoDirExists(t, got.Cgroup, "Close removes the cgroup")
 }
 
-// Where no cgroup can be had (forced here), ContainAuto falls back to the
-// process group, says so in Containment and in a Logger warning — and a
-// setsid daemon then does outlive Close, as SPEC.md's known limits say;
-// ContainCgroup makes the same failure an error matching ErrUnsupported;
-// ContainProcessGroup asks for the fallback.
-func TestContainmentFallbackIsReported(t *testing.T) {
-	// Not parallel: newCgroup is the package's.
-	unavailable := fmt.Errorf("%w: forced by the test", cgroup.ErrUnavailable)
-	newCgroup = func(string) (*cgroup.Group, error) { return nil, unavailable }
-	t.Cleanup(func() { newCgroup = cgroup.New })
+// nsPID is pid's pid in its own PID namespace (the last of NSpid).
+func nsPID(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			n, err := strconv.Atoi(f[len(f)-1])
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatal("no NSpid line")
+	return 0
+}
 
+// In a PID namespace the agent (confined or not) is PID 1 and keeps the
+// user's identity: it runs as the host's uid and gid, and the files it
+// writes are the user's. It cannot name the host's processes: signalling
+// the host by its pid fails, while signalling its own children works.
+func TestNamespacedAgentKeepsItsUserAndCannotSignalTheHost(t *testing.T) {
+	if err := proc.NamespaceAvailable(); err != nil {
+		t.Skipf("LOUD: no PID namespace here: %v", err)
+	}
+	for _, confined := range []bool{false, true} {
+		t.Run(fmt.Sprintf("confined=%v", confined), func(t *testing.T) {
+			if confined && !confine.Available() {
+				t.Skip("Landlock is not available on this kernel")
+			}
+			dir := t.TempDir()
+			attempt := func(file, cmd string) fakeagent.Step {
+				return fakeagent.Step{Run: []string{"sh", "-c", "(" + cmd + ") >" + file + " 2>&1; echo $? >> " + file}}
+			}
+			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+				attempt("id", "id -u; id -g"),
+				attempt("own", "sleep 1000 & kill $!"),
+				attempt("host", fmt.Sprintf("kill -0 %d", os.Getpid())),
+				attempt("init", "kill -0 1"), // the agent itself
+			}}}}
+			opts := ACPOptions{Dir: dir, Contain: ContainPIDNamespace}
+			if confined {
+				opts.Confine = &Confinement{Writable: []string{dir}}
+			}
+			c, err := startFake(t, script, opts)
+			require.NoError(t, err)
+			require.Equal(t, ContainPIDNamespace, c.Containment().Mode)
+			assert.Equal(t, 1, nsPID(t, c.PID()))
+			_, err = c.Generate(Request{Prompt: "go"})
+			require.NoError(t, err)
+			read := func(f string) string {
+				b, err := os.ReadFile(filepath.Join(dir, f))
+				require.NoError(t, err)
+				return strings.TrimSpace(string(b))
+			}
+			assert.Equal(t, fmt.Sprintf("%d\n%d\n0", os.Getuid(), os.Getgid()), read("id"), "the agent's uid and gid are the user's")
+			fi, err := os.Stat(filepath.Join(dir, "id"))
+			require.NoError(t, err)
+			st := fi.Sys().(*syscall.Stat_t)
+			assert.Equal(t, [2]uint32{uint32(os.Getuid()), uint32(os.Getgid())}, [2]uint32{st.Uid, st.Gid}, "its files are the user's")
+			assert.True(t, strings.HasSuffix(read("own"), "0"), "signalling its own children works: %s", read("own"))
+			assert.True(t, strings.HasSuffix(read("init"), "0"), "its own PID 1 is the agent: %s", read("init"))
+			host := read("host")
+			assert.False(t, strings.HasSuffix(host, "\n0") || host == "0", "signalling the host by its pid fails: %s", host)
+		})
+	}
+}
+
+// failContainment makes cgroups, and with noNamespace PID namespaces,
+// unavailable for the test (not parallel: the hooks are the package's).
+func failContainment(t *testing.T, noNamespace bool) (cgroupErr, namespaceErr error) {
+	cgroupErr = fmt.Errorf("%w: forced by the test", cgroup.ErrUnavailable)
+	newCgroup = func(string) (*cgroup.Group, error) { return nil, cgroupErr }
+	t.Cleanup(func() { newCgroup = cgroup.New })
+	if noNamespace {
+		namespaceErr = fmt.Errorf("%w: namespaces forced off by the test", proc.ErrNoNamespace)
+		namespaceAvailable = func() error { return namespaceErr }
+		t.Cleanup(func() { namespaceAvailable = proc.NamespaceAvailable })
+	}
+	return cgroupErr, namespaceErr
+}
+
+// Where no cgroup can be had (forced here), ContainAuto holds the agent by
+// a PID namespace, saying so in Containment and a Logger warning;
+// ContainCgroup makes the same failure an error matching ErrUnsupported.
+func TestContainmentStepsDownToANamespace(t *testing.T) {
+	failContainment(t, false)
+	if err := proc.NamespaceAvailable(); err != nil {
+		t.Skipf("LOUD: no PID namespace here: %v", err)
+	}
 	_, err := startFake(t, fakeagent.Script{}, ACPOptions{Contain: ContainCgroup})
 	require.ErrorIs(t, err, ErrUnsupported)
 	require.ErrorIs(t, err, cgroup.ErrUnavailable)
+
+	var log testutil.SyncBuffer
+	c, err := startFake(t, fakeagent.Script{}, ACPOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	require.NoError(t, err)
+	got := c.Containment()
+	assert.Equal(t, ContainPIDNamespace, got.Mode)
+	assert.Equal(t, "namespace", got.Word())
+	assert.ErrorIs(t, got.Reason, ErrUnsupported)
+	assert.ErrorIs(t, got.Reason, cgroup.ErrUnavailable)
+	assert.Contains(t, log.String(), "level=WARN", "the step down is not silent")
+	assert.Contains(t, log.String(), "PID namespace")
+	assert.Contains(t, log.String(), "forced by the test")
+}
+
+// Where neither a cgroup nor a PID namespace can be had (forced here),
+// ContainAuto falls back to the process group, says so in Containment and
+// in a Logger warning — and a setsid daemon then does outlive Close, as
+// SPEC.md's known limits say; ContainPIDNamespace makes the missing
+// namespace an error matching ErrUnsupported that says why;
+// ContainProcessGroup asks for the fallback.
+func TestContainmentFallbackIsReported(t *testing.T) {
+	_, nsErr := failContainment(t, true)
+
+	_, err := startFake(t, fakeagent.Script{}, ACPOptions{Contain: ContainPIDNamespace})
+	require.ErrorIs(t, err, ErrUnsupported)
+	require.ErrorIs(t, err, nsErr)
+	require.ErrorContains(t, err, "namespaces forced off by the test")
 
 	_, err = startFake(t, fakeagent.Script{}, ACPOptions{Contain: "jail"})
 	require.ErrorContains(t, err, "unknown ACPOptions.Contain")
@@ -346,10 +481,12 @@ func TestContainmentFallbackIsReported(t *testing.T) {
 			require.NoError(t, err)
 			got := c.Containment()
 			assert.Equal(t, ContainProcessGroup, got.Mode)
+			assert.Equal(t, "group", got.Word())
 			assert.Empty(t, got.Cgroup)
 			require.ErrorIs(t, got.Reason, ErrUnsupported)
 			if mode == ContainAuto {
 				assert.ErrorIs(t, got.Reason, cgroup.ErrUnavailable)
+				assert.ErrorIs(t, got.Reason, proc.ErrNoNamespace)
 				assert.Contains(t, log.String(), "level=WARN", "the fallback is not silent")
 				assert.Contains(t, log.String(), "forced by the test")
 			} else {
@@ -377,7 +514,7 @@ func TestWarmAgentsHoldNoThreadEach(t *testing.T) {
 	c, err := startFake(t, fakeagent.Script{}, ACPOptions{})
 	require.NoError(t, err)
 	if c.Containment().Mode != ContainCgroup {
-		t.Skipf("LOUD: no cgroups here, so each agent keeps a locked thread for its parent-death signal: %v", c.Containment().Reason)
+		t.Skipf("LOUD: no cgroup here (%s), so each agent keeps a locked thread for its parent-death signal: %v", c.Containment().Word(), c.Containment().Reason)
 	}
 	base := threads()
 	const n = 16
