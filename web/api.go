@@ -274,6 +274,7 @@ func (s *Server) publishState() {
 	if e := sess.Enforcement(); e.PlanMode || s.cfg.PermissionLabel != "allow" {
 		st.Holds = e.String()
 	}
+	st.Containment = s.c.Containment().Word()
 	modes := sess.Modes()
 	st.Mode = modes.CurrentModeID
 	for _, m := range modes.AvailableModes {

@@ -151,6 +151,9 @@ type msgState struct {
 	ModeOption string       `json:"modeOption,omitempty"`
 	Config     []configView `json:"config"`
 	AgentError string       `json:"agentError,omitempty"`
+	// Containment is how the agent's processes are held, in a word
+	// (acphost.Containment.Word).
+	Containment string `json:"containment,omitempty"`
 }
 
 type choiceView struct {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -318,7 +319,8 @@ func TestNamedAgentsAndConfigFile(t *testing.T) {
 	// The default agent, its mode and the default permission.
 	r = runIn(t, t.TempDir(), extra, nil, "", "-p", "hi")
 	if r.code != 0 || !strings.Contains(r.stdout, "acphost · configured") || !strings.Contains(r.stdout, "mode: review") ||
-		!strings.Contains(r.stdout, "permission: allow") || !strings.Contains(r.stdout, "got allow") {
+		!strings.Contains(r.stdout, "permission: allow") || !strings.Contains(r.stdout, "got allow") ||
+		!regexp.MustCompile(` · containment: (cgroup|namespace|group)\b`).MatchString(r.stdout) {
 		t.Errorf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "starting agent mine") {

@@ -926,6 +926,9 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	}
 	a.human.setMode(modes.CurrentModeID)
 	parts = append(parts, "permission: "+a.permissionLabel(client))
+	if w := client.Containment().Word(); w != "" {
+		parts = append(parts, "containment: "+w)
+	}
 	a.out.line(styleDim, strings.Join(parts, " · "))
 	if a.stdinTTY && len(a.cfg.prompts) == 0 {
 		hint := "/help lists the commands; a prompt typed while a turn runs is queued; Ctrl-C stops a turn"

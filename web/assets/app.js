@@ -595,7 +595,7 @@
     state = m;
     $("session").textContent = m.session.title || m.session.id;
     $("session").title = "session " + m.session.id;
-    $("policy").textContent = (m.permission ? "permission: " + m.permission : "") + (m.holds ? " (" + m.holds + ")" : "");
+    $("policy").textContent = [(m.permission ? "permission: " + m.permission : "") + (m.holds ? " (" + m.holds + ")" : ""), m.containment ? "containment: " + m.containment : ""].filter(Boolean).join(" · ");
     $("newsession").disabled = m.running || m.switching;
     const st = $("status");
     st.textContent = m.running ? "running" : "idle";
