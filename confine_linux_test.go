@@ -23,7 +23,7 @@ func TestConfinedTerminalWritesOnlyInsideItsRoots(t *testing.T) {
 		t.Skip("Landlock is not available on this kernel")
 	}
 	dir, cache, outside := t.TempDir(), t.TempDir(), t.TempDir()
-	script := `echo $$ $(cut -d' ' -f6 /proc/$$/stat) > ids; echo in > inside; echo cached > "$CACHE/c"; echo out > "$OUT/x"; ln -s "$OUT" esc; echo out > esc/y; sh -c 'echo out > "$OUT/z"'; exit 0`
+	script := `read -r p _ _ _ _ sid _ </proc/self/stat; echo $p $sid > ids; echo in > inside; echo cached > "$CACHE/c"; echo out > "$OUT/x"; ln -s "$OUT" esc; echo out > esc/y; sh -c 'echo out > "$OUT/z"'; exit 0`
 	create := `{"command":"sh","args":["-c",` + strconv.Quote(script) + `],"env":[{"name":"CACHE","value":` + strconv.Quote(cache) + `},{"name":"OUT","value":` + strconv.Quote(outside) + `}]}`
 	res := serviceCalls(t, ACPOptions{Dir: dir, Terminal: &TerminalOptions{Confine: true, Writable: []string{cache}}},
 		fakeagent.Call{Method: "terminal/create", Params: raw(create)},
@@ -74,7 +74,7 @@ func TestConfinedAgentWritesOnlyWhereAllowed(t *testing.T) {
 	require.NoError(t, err)
 	// The agent's own first acts: a write to the project, one to its state
 	// with its pid and session id.
-	wrapper := `echo x > "$PROJECT/direct" 2>/dev/null; echo $$ $(cut -d' ' -f6 /proc/$$/stat) > "$STATE/ids"; exec "$@"`
+	wrapper := `echo x > "$PROJECT/direct" 2>/dev/null; read -r p _ _ _ _ sid _ </proc/self/stat; echo $p $sid > "$STATE/ids"; exec "$@"`
 	c, err := Start(t.Context(), ACPOptions{
 		Command: "/bin/sh", Args: append([]string{"-c", wrapper, "sh", path}, args...),
 		Env:      append(env, "PROJECT="+dir, "STATE="+state),

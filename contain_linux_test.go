@@ -316,8 +316,9 @@ func TestConfinedAgentCannotSignalOrReachTheHost(t *testing.T) {
 		return strings.TrimSpace(string(b)) + " " + strings.TrimSpace(string(e))
 	}
 	assert.Equal(t, "0", strings.TrimSpace(status("own")), "signalling its own children works")
-	assert.Contains(t, status("host"), "ermi", "signalling the host is refused")
-	assert.Contains(t, status("sibling"), "ermi", "signalling an unconfined process is refused")
+	// Refused by Landlock's scope, or (in a PID namespace) not even named.
+	assert.Regexp(t, "ermi|No such process", status("host"), "signalling the host is refused")
+	assert.Regexp(t, "ermi|No such process", status("sibling"), "signalling an unconfined process is refused")
 	assert.Regexp(t, `^3 .*ermi`, status("socket"), "connecting to the host's abstract socket is refused")
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", sibling.Process.Pid))
 	require.NoError(t, err)

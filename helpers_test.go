@@ -178,3 +178,18 @@ func errorsAs[T error](err error, target *T) bool { return errors.As(err, target
 
 // eventually polls cond until it holds or ten seconds pass.
 var eventually = testutil.Eventually
+
+// autoContainment is the mode ContainAuto picks on this machine.
+func autoContainment(t *testing.T) ContainMode {
+	t.Helper()
+	plan, err := newContainment(ContainAuto)
+	require.NoError(t, err)
+	if plan.group != nil {
+		require.NoError(t, plan.group.Remove(time.Second))
+		return ContainCgroup
+	}
+	if plan.namespace {
+		return ContainPIDNamespace
+	}
+	return ContainProcessGroup
+}
