@@ -263,9 +263,11 @@ type ACPOptions struct {
 	// Contain chooses how the agent's process tree and each terminal's are
 	// held so that Close leaves nothing behind (see ContainMode). Zero
 	// (ContainAuto): a cgroup v2 group per tree on Linux where the host may
-	// create one, else the process group, reported by
-	// ACPClient.Containment and a Logger warning. ContainCgroup makes a
-	// missing cgroup an error; ContainProcessGroup never uses one.
+	// create one, else a PID namespace of its own (a normal user's case),
+	// else the process group, each step down reported by
+	// ACPClient.Containment and a Logger warning. ContainCgroup and
+	// ContainPIDNamespace make the missing one an error;
+	// ContainProcessGroup uses neither.
 	Contain ContainMode
 }
 

@@ -14,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
+if [ "$(id -u)" -ne 0 ]; then echo "as-user: run it as root (it makes the user)"; exit 1; fi
 user=${ACPHOST_CI_USER:-acphostci}
 if ! id "$user" >/dev/null 2>&1; then
 	useradd --create-home --shell /bin/bash "$user"

@@ -51,7 +51,13 @@
 // group or session (setsid, daemons, double forks) die with the terminal
 // too. Where a cgroup cannot be had, CgroupAuto falls back to the process
 // group and calls [Options].OnFallback once; CgroupRequired fails Create.
-// Processes that leave the process group then escape, as they do on other
+// A command in no cgroup runs, with [Options].Namespace set, as PID 1 of a
+// PID namespace of its own (proc.SetNamespace): when it dies the kernel
+// kills everything left in the namespace, daemons included; NamespaceAuto
+// falls back to the process group where that is refused (OnFallback),
+// NamespaceRequired fails Create. As PID 1 the command ignores a SIGTERM it
+// has no handler for, so Kill's SIGKILL after KillGrace ends it. Processes
+// that leave the process group otherwise escape, as they do on other
 // systems. On systems without process groups (Windows) only the command
 // itself is killed.
 //
