@@ -1,8 +1,9 @@
 // Package proc owns local child processes: the process group (and on
 // Linux and FreeBSD the parent-death signal, followed from an OS thread
-// kept locked while the child lives), the cgroup a child is started in,
-// Landlock confinement (package confine), and for an agent the three
-// pipes, the stderr pump and its tail, the stop ladder and the exit.
+// kept locked while the child lives), the cgroup or PID namespace a child
+// is started in, Landlock confinement (package confine), and for an agent
+// the three pipes, the stderr pump and its tail, the stop ladder and the
+// exit.
 //
 // [Process] is one agent subprocess; package terminal uses the group,
 // thread and exit helpers for its commands.
