@@ -16,12 +16,14 @@ var (
 	goldenDuration = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|ms|s|m)\b`)
 	goldenTempDir  = regexp.MustCompile(`/tmp/[^\s]+`)
 	goldenVersion  = regexp.MustCompile(`acphost \d+\.\d+\.\d+(-\S+)?`)
+	goldenContain  = regexp.MustCompile(`· containment: (cgroup|namespace|group)\b`) // the machine's
 )
 
 func normalizeScreen(s string) string {
 	s = goldenTempDir.ReplaceAllString(s, "<tmp>")
 	s = goldenDuration.ReplaceAllString(s, "<d>")
 	s = goldenVersion.ReplaceAllString(s, "acphost <version>")
+	s = goldenContain.ReplaceAllString(s, "· containment: <containment>")
 	var lines []string
 	for _, l := range strings.Split(s, "\n") {
 		lines = append(lines, strings.TrimRight(l, " "))
