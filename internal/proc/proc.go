@@ -165,11 +165,12 @@ func (p *Process) startAndWait(started chan<- error) {
 		exited := make(chan struct{})
 		if watchExitAsync(p.pidfd, func() { close(exited) }) {
 			<-exited
+			p.death.Stop() // a zombie: its pid is still its own
 		}
 		p.reap()
 		return
 	}
-	if !watchExitAsync(p.pidfd, p.reap) {
+	if !watchExitAsync(p.pidfd, func() { p.death.Stop(); p.reap() }) {
 		p.reap() // no pidfd: Wait blocks, holding a thread
 	}
 }
@@ -178,11 +179,8 @@ func (p *Process) startAndWait(started chan<- error) {
 // pidfd told of the exit), unlocks the thread that started it, closes
 // exited and runs what OnExit asked for.
 func (p *Process) reap() {
-	if p.pidfd >= 0 {
-		p.death.Stop() // a zombie: its pid is still its own
-	}
 	p.exitErr = p.cmd.Wait()
-	p.death.Stop()
+	p.death.Stop() // if the exit was not seen before (no pidfd)
 	p.unlock()
 	p.exitMu.Lock()
 	p.reaped = true
@@ -272,10 +270,7 @@ func (p *Process) start() error {
 	p.parentDeath(p.cmd, nil)
 	watchExit(p.cmd.SysProcAttr, &p.pidfd)
 	if err := p.launch(p.cmd); err != nil {
-		if len(reasons) > 0 {
-			return reasons[0] // the first refusal says why
-		}
-		return err
+		return err // refused plainly too: not for the cgroup or the namespace
 	}
 	p.fallback = errors.Join(reasons...)
 	return nil

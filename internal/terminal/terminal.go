@@ -394,7 +394,7 @@ func (m *Manager) newGroup() (*cgroup.Group, error, error) {
 	return nil, err, nil
 }
 
-// fellBack calls OnFallback for the first command of m held otherwise
+// fallBack calls OnFallback for the first command of m held otherwise
 // than by a cgroup under CgroupAuto (or a namespace under NamespaceAuto).
 func (m *Manager) fallBack(namespaced bool, reasons []error) {
 	if len(reasons) == 0 {
