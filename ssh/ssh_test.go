@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -393,7 +394,9 @@ func TestSSHLoginDir(t *testing.T) {
 	tr, _ := remoteFake(t, srv, fakeagent.Script{})
 	dir, err := tr.LoginDir(context.Background())
 	require.NoError(t, err)
-	home, err := os.UserHomeDir()
+	// The login's directory is the passwd entry's home, not this
+	// process's $HOME (which may be elsewhere, as in CI's unprivileged run).
+	me, err := user.Current()
 	require.NoError(t, err)
-	assert.Equal(t, home, dir, "the remote host is this machine, logged in as this user")
+	assert.Equal(t, me.HomeDir, dir, "the remote host is this machine, logged in as this user")
 }
