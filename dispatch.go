@@ -24,6 +24,7 @@ type item struct {
 	barrier func()
 	answer  *permissionAnswered
 	in      *inflight
+	req     *PermissionRequest // a permission request's params, when already parsed (see openNow)
 }
 
 // queue is the FIFO between the read loop and the dispatcher. Updates and
@@ -190,7 +191,9 @@ func (d *dispatcher) dispatch(it item) {
 	case itemUpdate:
 		d.dispatchUpdate(it)
 	case itemPermission:
-		if req, ok := d.parsePermission(it); ok {
+		if it.req != nil {
+			d.dispatchPermission(it, it.req)
+		} else if req, ok := d.parsePermission(it); ok {
 			d.dispatchPermission(it, req)
 		}
 	case itemBarrier:
@@ -236,6 +239,35 @@ func (d *dispatcher) dispatchPermission(it item, req *PermissionRequest) {
 		return
 	}
 	d.openPermission(s, it, req)
+}
+
+// openNow opens a permission request on the calling goroutine, the read
+// loop, when that keeps wire order and runs no user code: nothing is
+// queued, being delivered or held back (park), and the turn it arrives in
+// has no stream (whose emitter opening calls). It holds the queue's lock
+// meanwhile, so the dispatcher stays off the session's state. Opening hands
+// the request to a broker goroutine (or answers it off the read loop), so
+// the request costs one hand-off (read loop → broker) instead of two
+// (read loop → dispatcher → broker). It reports false when the caller must
+// queue it (then, if parsed, with its params in it.req).
+func (d *dispatcher) openNow(it *item) bool {
+	q := d.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) > 0 || q.busy || q.closed || len(d.parked) > 0 || d.opening() {
+		return false
+	}
+	req, ok := d.parsePermission(*it)
+	if !ok {
+		return true // answered -32602, off the read loop
+	}
+	it.req = req
+	s := d.known(req.SessionID)
+	if s == nil || s.streaming() {
+		return false
+	}
+	d.openPermission(s, *it, req)
+	return true
 }
 
 // park holds an item back while a session/new waits for its answer: an

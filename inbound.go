@@ -81,7 +81,10 @@ func (a *agent) inbound(m wire.Message) {
 			a.opts.Logger.Warn("acphost: session/request_permission without an id: cannot be answered")
 			return
 		}
-		a.enqueue(item{kind: itemPermission, size: itemOverhead + len(m.Params), id: m.ID, params: m.Params, in: a.cancellable(m.ID, in)})
+		it := item{kind: itemPermission, size: itemOverhead + len(m.Params), id: m.ID, params: m.Params, in: a.cancellable(m.ID, in)}
+		if !a.dispatcher.openNow(&it) {
+			a.enqueue(it)
+		}
 	case "elicitation/create":
 		a.elicit(m, in)
 	case "elicitation/complete":

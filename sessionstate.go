@@ -120,6 +120,14 @@ func (s *sessionState) current() *turn {
 	return s.turn
 }
 
+// streaming reports whether the session's running turn has a stream (an
+// emitter: user code).
+func (s *sessionState) streaming() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turn != nil && s.turn.emitFn != nil
+}
+
 // tool merges an update into the session's record of that tool call and
 // returns the merged state and its size (toolCallSize), which the turn
 // keeping it reuses.

@@ -194,6 +194,12 @@ func (t *turn) keepText(b *strings.Builder, s string) {
 		t.truncated = true
 	default:
 		t.room -= len(s)
+		if b.Cap()-b.Len() < len(s) {
+			// Grow doubles (WriteString's append grows large buffers by
+			// a quarter): a long answer's copies cost about twice its
+			// text instead of five times, the buffer at most twice it.
+			b.Grow(len(s))
+		}
 		b.WriteString(s)
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"runtime/trace"
 	"slices"
 	"strings"
@@ -65,6 +66,7 @@ func main() {
 	turns := flag.Int("turns", 3000, "turns per measurement (stream: a tenth)")
 	only := flag.String("workloads", "", "comma-separated workloads (default all)")
 	jsonOut := flag.String("json", "", "write every measurement to this file")
+	cpuProfile := flag.String("cpuprofile", "", "worker: write a CPU profile of the timed turns")
 	flag.Parse()
 
 	switch {
@@ -75,7 +77,7 @@ func main() {
 		}
 		return
 	case *isWorker:
-		m, err := measure(*client, *workload, *turns)
+		m, err := measure(*client, *workload, *turns, *cpuProfile)
 		out := result{Client: *client, Workload: *workload, Metrics: m}
 		if err != nil {
 			out.Err = err.Error()
@@ -160,7 +162,7 @@ func read() counters {
 
 // measure starts the client against a zero agent, warms it up, and runs
 // the workload's turns.
-func measure(client, workload string, turns int) (map[string]float64, error) {
+func measure(client, workload string, turns int, cpuProfile string) (map[string]float64, error) {
 	var prompt string
 	for _, w := range workloads {
 		if w.name == workload {
@@ -198,6 +200,16 @@ func measure(client, workload string, turns int) (map[string]float64, error) {
 	runtime.GC()
 	lat := make([]float64, turns)
 	var updates int64
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+	}
 	before := read()
 	for i := range turns {
 		t0 := time.Now()
@@ -209,6 +221,9 @@ func measure(client, workload string, turns int) (map[string]float64, error) {
 		updates += res.Updates
 	}
 	after := read()
+	if cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	if updates != perTurnUpdates*int64(turns) {
 		return nil, fmt.Errorf("%d updates, want %d", updates, perTurnUpdates*int64(turns))
 	}
