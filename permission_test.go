@@ -212,3 +212,45 @@ func TestMalformedPermissionRequestGetsInvalidParams(t *testing.T) {
 		assert.Equal(t, CodeInvalidParams, e.Code)
 	})
 }
+
+// TestPermissionWaitsForTheUpdateBeingDelivered: a permission request read
+// while OnUpdate still runs for an update before it is not opened on the
+// read loop (dispatcher.openNow) but queued behind it: OnPermission runs
+// only once that OnUpdate has returned (wire order).
+func TestPermissionWaitsForTheUpdateBeingDelivered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var delivered, askedEarly atomic.Bool
+		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			fakeagent.Say(fakeagent.Text("first")),
+			fakeagent.Ask(fakeagent.PermissionParams("t1", "do it", "execute", alwaysFirst...)),
+			fakeagent.Say(fakeagent.Text("{{answer}}")),
+		}}}}
+		c, _ := connectFake(t, script, ACPOptions{
+			OnUpdate: func(u Update) {
+				if m, ok := u.(*MessageChunk); ok && m.Content.Text == "first" {
+					<-release
+					delivered.Store(true)
+				}
+			},
+			OnPermission: func(context.Context, *PermissionRequest) (string, error) {
+				if !delivered.Load() {
+					askedEarly.Store(true)
+				}
+				return "once", nil
+			},
+		})
+		done := make(chan Response, 1)
+		go func() {
+			resp, err := c.Generate(Request{Prompt: "x"})
+			assert.NoError(t, err)
+			done <- resp
+		}()
+		synctest.Wait() // OnUpdate holds "first"; the request has been read
+		assert.False(t, askedEarly.Load(), "OnPermission ran before the update before it was delivered")
+		close(release)
+		resp := <-done
+		assert.False(t, askedEarly.Load())
+		assert.Equal(t, "firstonce", resp.Text)
+	})
+}
