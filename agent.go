@@ -126,7 +126,7 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		return nil, a.startError(err)
 	}
 	a.profile = c.profileFor(a.init.AgentInfo.Name)
-	a.stateDirs = a.profile.stateDirs(c.agentEnv())
+	a.stateDirs = a.profile.stateDirsOutside(c.agentEnv(), c.opts.Dir)
 	if pl, ok := l.(*processLink); ok {
 		a.planKernel = pl.planConfined
 	}

@@ -376,16 +376,25 @@ func (a *agent) insideState(tc *ToolCall) bool {
 	return true
 }
 
+// within reports whether clean path p is dir or lies beneath it ("/"
+// holds every absolute path).
 func within(dir, p string) bool {
-	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+	if p == dir {
+		return true
+	}
+	if !strings.HasSuffix(dir, string(filepath.Separator)) {
+		dir += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, dir)
 }
 
-// planConfinement is what an agent started in plan mode may write: its
-// profile's state directories (made if missing), tmp, its private
-// temporary directory, and Confinement.PlanWritable.
-func planConfinement(c *Confinement, p *AgentProfile, env []string, tmp string) []string {
+// planConfinement is what an agent started in plan mode in project may
+// write: its profile's state directories outside the project (made if
+// missing), its private temporary directory tmp, and
+// Confinement.PlanWritable.
+func planConfinement(c *Confinement, p *AgentProfile, env []string, project, tmp string) []string {
 	out := []string{tmp}
-	for _, d := range p.stateDirs(env) {
+	for _, d := range p.stateDirsOutside(env, project) {
 		if err := os.MkdirAll(d, 0o700); err == nil || errors.Is(err, os.ErrExist) {
 			out = append(out, d)
 		}

@@ -242,6 +242,45 @@ func (p *AgentProfile) stateDirs(env []string) []string {
 	return out
 }
 
+// stateDirsOutside is stateDirs without the directories that, their
+// symlinks resolved, are, hold or lie in project (the agent's working
+// directory; "" this process's): such a directory is not the agent's own
+// state — a "~/" whose home holds the project, a CLAUDE_CONFIG_DIR of "/",
+// a symlink to the project the agent made on an earlier, unconfined run —
+// and kept, it would open the project to the agent under plan mode's
+// kernel layer and hide its edits from detection.
+func (p *AgentProfile) stateDirsOutside(env []string, project string) []string {
+	if project == "" {
+		project, _ = os.Getwd()
+	}
+	proj := resolvePath(project)
+	var out []string
+	for _, d := range p.stateDirs(env) {
+		if r := resolvePath(d); !within(r, proj) && !within(proj, r) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// resolvePath is absolute path p with the symlinks of its longest existing
+// ancestor resolved (the rest may not exist yet).
+func resolvePath(p string) string {
+	p, _ = filepath.Abs(p)
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
 // profileFor is ACPOptions.Profile, else the known profile the agent's
 // agentInfo name or command names.
 func (c *ACPClient) profileFor(agentName string) *AgentProfile {

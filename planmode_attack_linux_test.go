@@ -1,0 +1,58 @@
+package acphost
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/confine"
+	"github.com/stretchr/testify/require"
+)
+
+// The kernel layer against state directories that hold the project: a
+// CLAUDE_CONFIG_DIR of "/", a profile's "~/" whose home holds the project,
+// a state directory the agent made a symlink to the project on an earlier,
+// unconfined run. Each would leave the project writable to a silent agent.
+func TestPlanModeAttackKernelStateDirHoldingTheProject(t *testing.T) {
+	if !confine.Available() {
+		t.Skip("Landlock is not available on this kernel")
+	}
+	for _, tc := range []struct {
+		name  string
+		state func(home, proj string) (*AgentProfile, []string)
+	}{
+		{"config-dir-root", func(home, proj string) (*AgentProfile, []string) {
+			return &AgentProfile{Name: "x", StateDirs: []string{"$CLAUDE_CONFIG_DIR"}}, []string{"CLAUDE_CONFIG_DIR=/"}
+		}},
+		{"home", func(home, proj string) (*AgentProfile, []string) {
+			return &AgentProfile{Name: "x", StateDirs: []string{"~/"}}, []string{"HOME=" + home}
+		}},
+		{"symlink", func(home, proj string) (*AgentProfile, []string) {
+			require.NoError(t, os.Symlink(proj, filepath.Join(home, ".claude")))
+			return &AgentProfile{Name: "x", StateDirs: []string{"~/.claude"}}, []string{"HOME=" + home}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Not under the temporary directory, which may be writable.
+			home, err := os.MkdirTemp(".", ".plan-attack-")
+			require.NoError(t, err)
+			home, _ = filepath.Abs(home)
+			t.Cleanup(func() { os.RemoveAll(home) })
+			proj := filepath.Join(home, "proj")
+			require.NoError(t, os.Mkdir(proj, 0o755))
+			out := filepath.Join(proj, "out.txt")
+			profile, env := tc.state(home, proj)
+			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+				{Run: []string{"sh", "-c", "echo hi > " + out + "; exit 1"}},
+			}}}}
+			c, err := startFake(t, script, ACPOptions{Dir: proj, PlanMode: true, Profile: profile, Env: env,
+				Confine: &Confinement{PlanOnly: true}})
+			require.NoError(t, err)
+			require.True(t, c.Enforcement().Kernel)
+			_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "write"})
+			require.NoError(t, err)
+			requireNoFile(t, out)
+		})
+	}
+}
