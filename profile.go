@@ -124,13 +124,17 @@ func (p *AgentProfile) kind(m SessionMode) ModeKind {
 	return kindFromWords(m.ID + " " + m.Name)
 }
 
-// modeWords recognise a mode no profile names, by its id and name.
+// modeWords recognise a mode no profile names, by its id and name, the
+// first kind whose words occur winning: a mode that says it acts unasked
+// is taken at its word even when it also says "plan" ("Auto-plan"), for
+// plan mode must never pick such a mode, nor detection let its commands
+// pass as read-only.
 var modeWords = []struct {
 	kind  ModeKind
 	words []string
 }{
-	{ModeReadOnly, []string{"plan", "read-only", "readonly", "read only"}},
 	{ModeUnasked, []string{"auto", "yolo", "bypass", "full-access", "full access", "accept", "dontask", "don't ask", "never ask"}},
+	{ModeReadOnly, []string{"plan", "read-only", "readonly", "read only"}},
 	{ModeAsks, []string{"default", "ask", "manual"}},
 }
 
