@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -265,12 +266,27 @@ func (a *agent) setSessionMode(ctx context.Context, st *sessionState, off modeOf
 		}
 		if opts := decodeConfigOptions(res.ConfigOptions); opts != nil {
 			st.setState(nil, opts)
+			if v := optionValue(opts, off.configID); v != "" && v != id {
+				// The answer is the agent's word on its mode: a refusal.
+				return fmt.Errorf("acphost: the agent answered with its mode still %q", cutBytes(v, 64))
+			}
 		}
 	} else if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": st.id, "modeId": id}, nil); err != nil {
 		return err
 	}
 	st.noteModeSet(id)
 	return nil
+}
+
+// optionValue is the current value of config option id among opts, ""
+// when it has none.
+func optionValue(opts []ConfigOption, id string) string {
+	for i := range opts {
+		if opts[i].ID == id {
+			return opts[i].Current()
+		}
+	}
+	return ""
 }
 
 // noteModeSet records that the host set mode id, until the agent reports
