@@ -168,6 +168,7 @@ type pendingPermission struct {
 	cancel context.CancelFunc
 	in     *inflight
 	once   sync.Once
+	ask    *toolAsk // where an allow is noted for detection (checkChange); nil: no tool call
 }
 
 // settle answers the request unless it was answered already; it reports
@@ -186,6 +187,9 @@ func (p *pendingPermission) claim(ans PermissionAnswer) bool {
 	first := false
 	p.once.Do(func() {
 		first = true
+		if p.ask != nil && ans.Option != nil && ans.Option.Kind.IsAllow() {
+			p.ask.allowed.Store(true)
+		}
 		p.cancel()
 		p.s.mu.Lock()
 		delete(p.s.pending, p)
@@ -233,13 +237,14 @@ type permissionAnswered struct {
 func (b *broker) open(s *sessionState, it item, req *PermissionRequest) {
 	in := it.in
 	size := 0
+	var ask *toolAsk
 	if req.ToolCall.ID != "" {
 		var merged *ToolCall
 		merged, size = s.tool(&req.ToolCall, req.toolSet)
 		req.ToolCall = *merged
-		s.markAsked(merged.ID)
+		ask = s.markAsked(merged.ID)
 	}
-	p := &pendingPermission{b: b, s: s, id: it.id, req: req, ctx: in.ctx, cancel: in.cancel, in: in}
+	p := &pendingPermission{b: b, s: s, id: it.id, req: req, ctx: in.ctx, cancel: in.cancel, in: in, ask: ask}
 	in.perm.Store(p)
 	s.mu.Lock()
 	p.t = s.turn

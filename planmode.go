@@ -330,13 +330,16 @@ func (s *sessionState) checkChange(tc *ToolCall) {
 	}
 	a := s.a
 	plan := a.c.PlanMode()
-	if !plan && s.asked(tc.ID) {
+	asked, allowed := s.asked(tc.ID)
+	if !plan && allowed {
 		return
 	}
 	off := s.modeOffer()
 	mode := s.effectiveMode()
 	kind := a.profile.kind(off.mode(mode))
-	if tc.Kind == ToolExecute && !hasDiff(tc) && (kind == ModeReadOnly || !plan && kind == ModeAsks) {
+	// The agent's judgement that a command reads only stands when it did
+	// not ask; one it asked about and was refused, then ran, is a change.
+	if !asked && tc.Kind == ToolExecute && !hasDiff(tc) && (kind == ModeReadOnly || !plan && kind == ModeAsks) {
 		return
 	}
 	if a.insideState(tc) {

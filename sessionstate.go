@@ -184,22 +184,38 @@ type toolRecord struct {
 	state ToolCall
 	size  int
 	turn  uint64
-	asked bool // a permission request named it
+	ask   *toolAsk // a permission request named it; nil: none
 }
 
-// markAsked records that a permission request named tool call id; on the
-// dispatcher, after the request's merge made its record.
-func (s *sessionState) markAsked(id string) {
-	if rec, ok := s.tools[id]; ok {
-		rec.asked = true
-	}
-}
+// toolAsk records how the permission requests naming a tool call were
+// answered: asking is not consent, only an answer of an allow kind is.
+// Written by whichever goroutine answers (pendingPermission.claim), read on
+// the dispatcher.
+type toolAsk struct{ allowed atomic.Bool }
 
-// asked reports whether a permission request named tool call id (as long
-// as its record is kept: see shedTools).
-func (s *sessionState) asked(id string) bool {
+// markAsked records that a permission request named tool call id and
+// returns where its answer is to be noted (nil when the call has no
+// record); on the dispatcher, after the request's merge made its record.
+func (s *sessionState) markAsked(id string) *toolAsk {
 	rec, ok := s.tools[id]
-	return ok && rec.asked
+	if !ok {
+		return nil
+	}
+	if rec.ask == nil {
+		rec.ask = new(toolAsk)
+	}
+	return rec.ask
+}
+
+// asked reports whether a permission request named tool call id, and
+// whether one was answered with an allow (as long as its record is kept:
+// see shedTools).
+func (s *sessionState) asked(id string) (asked, allowed bool) {
+	rec, ok := s.tools[id]
+	if !ok || rec.ask == nil {
+		return false, false
+	}
+	return true, rec.ask.allowed.Load()
 }
 
 // pruneTools runs at the end of a turn: it forgets finished tool calls and

@@ -1,0 +1,211 @@
+package acphost
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/stretchr/testify/require"
+)
+
+// Hostile and unusual agents against plan mode and RequireAsking (issue 24
+// review). Each test failed before its fix.
+
+// RequireAsking (the CLI's --permission reject and ask): an agent that
+// asks, is rejected, and then reports the change done anyway made it
+// without the host's consent. Asking is not consent; only an allow is.
+func TestRequireAskingStopsAChangeDoneAfterItsRejection(t *testing.T) {
+	for _, kind := range []string{"edit", "execute"} {
+		t.Run(kind, func(t *testing.T) {
+			script := claudeLike(fakeagent.Turn{Steps: []fakeagent.Step{
+				fakeagent.Say(fakeagent.ToolCall("x1", "change it", kind)),
+				fakeagent.Ask(fakeagent.PermissionParams("x1", "change it", kind)),
+				fakeagent.Say(fakeagent.ToolUpdate("x1", "completed")),
+				{WaitCancel: true},
+			}})
+			c, _ := connectFake(t, script, ACPOptions{RequireAsking: true, OnPermission: RejectAll()})
+			_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
+			require.ErrorIs(t, err, ErrUnaskedChange)
+			require.NotErrorIs(t, err, ErrPlanModeBypassed)
+			require.Equal(t, 1, c.Enforcement().Unasked)
+		})
+	}
+}
+
+// Plan mode: a command asked about in the agent's read-only mode (so
+// rejected by the host), then reported done anyway, is no read-only
+// judgement of the agent's: it asked, and ran it refused.
+func TestPlanModeStopsACommandRunAfterItsRejectionInAReadOnlyMode(t *testing.T) {
+	script := claudeLike(fakeagent.Turn{Steps: []fakeagent.Step{
+		fakeagent.Say(fakeagent.ToolCall("x1", "rm -rf build", "execute")),
+		fakeagent.Ask(fakeagent.PermissionParams("x1", "rm -rf build", "execute")),
+		fakeagent.Say(fakeagent.ToolUpdate("x1", "completed")),
+		{WaitCancel: true},
+	}})
+	c, _ := connectFake(t, script, ACPOptions{PlanMode: true, OnPermission: allowEverything})
+	require.Equal(t, ModeReadOnly, c.Enforcement().ModeKind)
+	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "clean"})
+	require.ErrorIs(t, err, ErrPlanModeBypassed)
+}
+
+// A mode whose words say both "plan" and "auto" is no plan mode: picking
+// it would put the agent in a mode that acts unasked, report "agent mode"
+// as a layer that holds, and let its commands pass detection as read-only.
+func TestPlanModeAttackDoesNotTakeAnAutoModeForAPlanMode(t *testing.T) {
+	script := fakeagent.Script{
+		NewSessionResult: raw(`{"modes":{"currentModeId":"manual","availableModes":[
+			{"id":"manual","name":"Manual"},{"id":"autoplan","name":"Auto-plan: plans, then runs without asking"}]}}`),
+		Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			fakeagent.Say(raw(`{"sessionUpdate":"tool_call","toolCallId":"x1","title":"rm -rf build","kind":"execute","status":"completed"}`)),
+			{WaitCancel: true},
+		}}},
+	}
+	var none *AgentProfile
+	require.Equal(t, ModeUnasked, none.kind(SessionMode{ID: "autoplan", Name: "Auto-plan: plans, then runs without asking"}))
+	c, a := connectFake(t, script, ACPOptions{PlanMode: true})
+	e := c.Enforcement()
+	require.NotEqual(t, "autoplan", e.PlanModeID, "%+v", e)
+	require.NotContains(t, modesSet(a.Agent), "autoplan")
+	require.Equal(t, "manual", e.PlanModeID, "falls back to the mode that asks")
+}
+
+// A state directory that holds the project (a profile's "~/", a
+// CLAUDE_CONFIG_DIR of "/" or of the home) would make every edit of the
+// project the agent's "own state" to detection.
+func TestPlanModeAttackStateDirHoldingTheProject(t *testing.T) {
+	home := t.TempDir()
+	proj := filepath.Join(home, "src", "proj")
+	require.NoError(t, os.MkdirAll(proj, 0o755))
+	for _, state := range []*AgentProfile{
+		{Name: "tilde", StateDirs: []string{"~/"}},
+		{Name: "root", StateDirs: []string{"$CLAUDE_CONFIG_DIR"}},
+	} {
+		t.Run(state.Name, func(t *testing.T) {
+			t.Setenv("HOME", home)
+			t.Setenv("CLAUDE_CONFIG_DIR", "/")
+			edit := raw(`{"sessionUpdate":"tool_call","toolCallId":"e1","title":"Write main.go","kind":"edit","status":"completed",
+				"content":[{"type":"diff","path":` + string(mustMarshal(filepath.Join(proj, "main.go"))) + `,"oldText":null,"newText":"x"}]}`)
+			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(edit), {WaitCancel: true}}}}}
+			c, _ := connectFake(t, script, ACPOptions{Dir: proj, PlanMode: true, Profile: state})
+			_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "fix"})
+			require.ErrorIs(t, err, ErrPlanModeBypassed)
+		})
+	}
+}
+
+// A state directory that is a symlink into the project (planted by the
+// agent on an earlier, unconfined run) is not the agent's own state.
+func TestPlanModeAttackStateDirSymlinkedIntoTheProject(t *testing.T) {
+	home := t.TempDir()
+	proj := filepath.Join(home, "proj")
+	require.NoError(t, os.MkdirAll(filepath.Join(proj, "src"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(proj, "src"), filepath.Join(home, ".claude")))
+	p := withHome(home)
+	edit := raw(`{"sessionUpdate":"tool_call","toolCallId":"e1","title":"Write","kind":"edit","status":"completed",
+		"locations":[{"path":` + string(mustMarshal(filepath.Join(home, ".claude", "main.go"))) + `}]}`)
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(edit), {WaitCancel: true}}}}}
+	c, _ := connectFake(t, script, ACPOptions{Dir: proj, PlanMode: true, Profile: p})
+	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "fix"})
+	require.ErrorIs(t, err, ErrPlanModeBypassed)
+}
+
+// opencode-like: set_config_option answered with configOptions that keep
+// the old mode is a refusal. The host must not claim the agent is in plan
+// mode.
+func TestPlanModeAttackConfigOptionAnswerKeepsTheOldMode(t *testing.T) {
+	opts := `[{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"build",` +
+		`"options":[{"value":"build","name":"build"},{"value":"plan","name":"plan"}]}]`
+	c, _, err := tryConnectHostile(t, turnCtx(t), ACPOptions{PlanMode: true}, func(h *hostileAgent) {
+		go func() {
+			for call := range h.calls {
+				switch call.Method {
+				case "session/new":
+					h.reply(call.ID, `{"sessionId":"s1","configOptions":`+opts+`}`)
+				case "session/set_config_option":
+					h.reply(call.ID, `{"configOptions":`+opts+`}`)
+				}
+			}
+		}()
+	}, "session/new", "session/set_config_option")
+	require.NoError(t, err)
+	e := c.Enforcement()
+	require.Equal(t, "build", e.Mode, "%+v", e)
+	require.False(t, e.AgentMode, "%+v", e)
+}
+
+// Thousands of modes with huge hostile ids: the one-line report stays a
+// line, whatever the agent offers.
+func TestEnforcementStringIsBounded(t *testing.T) {
+	var modes []string
+	long := strings.Repeat("\x1b[31mask", 4096) // 32 KiB, an escape sequence in it
+	for i := range 2000 {
+		modes = append(modes, `{"id":`+string(mustMarshal(fmt.Sprintf("ask-%d-%s", i, long[:64])))+`}`)
+	}
+	modes = append(modes, `{"id":`+string(mustMarshal("auto"+long))+`}`)
+	script := fakeagent.Script{NewSessionResult: raw(`{"modes":{"currentModeId":` + string(mustMarshal("auto"+long)) +
+		`,"availableModes":[` + strings.Join(modes, ",") + `]}}`)}
+	c, _ := connectFake(t, script, ACPOptions{MaxResponseBytes: 8 << 20})
+	e := c.Enforcement()
+	require.True(t, e.ActsUnasked)
+	require.LessOrEqual(t, len(e.AskingModes), maxNamedModes)
+	s := e.String()
+	require.Less(t, len(s), 1024, "%.200s…", s)
+	require.NotContains(t, s, "\x1b")
+	c.SetPlanMode(true)
+	require.Less(t, len(c.Enforcement().String()), 1024)
+}
+
+// Plan mode toggled while turns run and reports are read: no race.
+func TestPlanModeToggledDuringTurnsIsNotARace(t *testing.T) {
+	var turns []fakeagent.Turn
+	for range 20 {
+		turns = append(turns, fakeagent.Turn{Steps: []fakeagent.Step{
+			fakeagent.Say(raw(`{"sessionUpdate":"current_mode_update","currentModeId":"auto"}`)),
+			fakeagent.Say(fakeagent.Text("ok")),
+		}})
+	}
+	c, _ := connectFake(t, claudeLike(turns...), ACPOptions{RequireAsking: true})
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for on := true; ; on = !on {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c.SetPlanMode(on)
+			_ = c.Enforcement().String()
+		}
+	}()
+	ctx := turnCtx(t)
+	for range 20 {
+		_, err := c.GenerateCtx(ctx, Request{Prompt: "go"})
+		require.NoError(t, err)
+	}
+	close(stop)
+	wg.Wait()
+}
+
+// Many modes cost the host once per prompt (askingModes, modeOffer): not
+// quadratic in what the agent offers.
+func BenchmarkAskingModesManyModes(b *testing.B) {
+	var offered []SessionMode
+	for i := range 20000 {
+		offered = append(offered, SessionMode{ID: fmt.Sprintf("ask-%d", i)})
+	}
+	var none *AgentProfile
+	b.ResetTimer()
+	for range b.N {
+		_ = none.askingModes(offered)
+	}
+}
+
+var _ = json.Marshal
