@@ -41,7 +41,8 @@ type Enforcement struct {
 	// AgentMode: plan mode is on and the session is in PlanModeID.
 	AgentMode bool
 	// AskingModes are the modes the agent offers that ask before a
-	// change, best first.
+	// change, best first: the first maxNamedModes (8), each id cut to 64
+	// bytes, for a report (the agent may offer thousands).
 	AskingModes []string
 	// Kernel: the agent process runs under plan mode's read-only
 	// confinement (Confinement.PlanWritable), which holds even for a
@@ -77,7 +78,7 @@ func (s *Session) Enforcement() Enforcement {
 	}
 	e.PlanModeID = a.profile.planMode(off.modes)
 	e.AgentMode = e.PlanMode && e.PlanModeID != "" && cur == e.PlanModeID
-	e.AskingModes = a.profile.askingModes(off.modes)
+	e.AskingModes = namedModes(a.profile.askingModes(off.modes, maxNamedModes))
 	e.Kernel = a.planKernel
 	if e.PlanMode && !e.Kernel {
 		e.KernelReason = s.c.kernelReason(a)
@@ -98,7 +99,7 @@ func (e Enforcement) String() string {
 	if e.PlanMode {
 		layers := []string{"host"}
 		if e.AgentMode {
-			layers = append(layers, "agent mode "+SafeText(e.PlanModeID))
+			layers = append(layers, "agent mode "+SafeText(cutBytes(e.PlanModeID, maxModeBytes)))
 			if e.ModeKind == ModeAsks {
 				layers[len(layers)-1] += " (asks)"
 			}
@@ -120,7 +121,7 @@ func (e Enforcement) String() string {
 	}
 	s := "but the agent acts without asking"
 	if e.Mode != "" && e.ModeKind == ModeUnasked {
-		s = "but mode " + SafeText(e.Mode) + " acts without asking"
+		s = "but mode " + SafeText(cutBytes(e.Mode, maxModeBytes)) + " acts without asking"
 	}
 	if len(e.AskingModes) > 0 {
 		s += "; modes that ask: " + SafeText(strings.Join(e.AskingModes, ", "))
@@ -180,8 +181,13 @@ func (s *sessionState) modeOffer() modeOffer {
 			continue
 		}
 		o.configID = opt.ID
+		seen := make(map[string]bool, len(o.modes)+len(opt.Choices))
+		for _, m := range o.modes {
+			seen[m.ID] = true
+		}
 		for _, c := range opt.Choices {
-			if !o.offers(c.Value) {
+			if !seen[c.Value] {
+				seen[c.Value] = true
 				o.modes = append(o.modes, SessionMode{ID: c.Value, Name: c.Name, Description: c.Description})
 			}
 		}
@@ -233,7 +239,7 @@ func (a *agent) syncMode(ctx context.Context, h *Session) {
 			m = cur
 		}
 		if a.profile.kind(off.mode(m)) == ModeUnasked {
-			if asks := a.profile.askingModes(off.modes); len(asks) > 0 {
+			if asks := a.profile.askingModes(off.modes, 1); len(asks) > 0 {
 				target = asks[0]
 			}
 		}
@@ -345,13 +351,7 @@ func (s *sessionState) checkChange(tc *ToolCall) {
 	if a.insideState(tc) {
 		return
 	}
-	asks := a.profile.askingModes(off.modes)
-	if len(asks) > maxNamedModes {
-		asks = asks[:maxNamedModes]
-	}
-	for i := range asks {
-		asks[i] = cutBytes(asks[i], 64)
-	}
+	asks := namedModes(a.profile.askingModes(off.modes, maxNamedModes))
 	err := &UnaskedChangeError{ToolCall: *tc, PlanMode: plan, Mode: mode, AskingModes: asks}
 	if h := s.pub.Load(); h != nil {
 		h.unasked.Add(1)
@@ -368,8 +368,21 @@ func (s *sessionState) checkChange(tc *ToolCall) {
 	}
 }
 
-// maxNamedModes bounds the modes an UnaskedChangeError names.
-const maxNamedModes = 8
+// maxNamedModes bounds the modes an UnaskedChangeError or an Enforcement
+// names, maxModeBytes the bytes of each id it shows.
+const (
+	maxNamedModes = 8
+	maxModeBytes  = 64
+)
+
+// namedModes cuts ids (maxNamedModes at most) to maxModeBytes each, in
+// place, for a report.
+func namedModes(ids []string) []string {
+	for i := range ids {
+		ids[i] = cutBytes(ids[i], maxModeBytes)
+	}
+	return ids
+}
 
 // insideState reports whether every file tc names lies in the agent's own
 // state directories (none named: no).

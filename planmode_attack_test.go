@@ -204,7 +204,7 @@ func BenchmarkAskingModesManyModes(b *testing.B) {
 	var none *AgentProfile
 	b.ResetTimer()
 	for range b.N {
-		_ = none.askingModes(offered)
+		_ = none.askingModes(offered, -1)
 	}
 }
 

@@ -177,25 +177,34 @@ func (p *AgentProfile) planMode(offered []SessionMode) string {
 	if m := p.pick(offered, ids, ModeReadOnly); m != "" {
 		return m
 	}
-	if asks := p.askingModes(offered); len(asks) > 0 {
+	if asks := p.askingModes(offered, 1); len(asks) > 0 {
 		return asks[0]
 	}
 	return ""
 }
 
-// askingModes are the offered modes that ask, best first.
-func (p *AgentProfile) askingModes(offered []SessionMode) []string {
+// askingModes are the offered modes that ask, best first, n at most (n <
+// 0: all). Linear in what the agent offers, which it may make huge.
+func (p *AgentProfile) askingModes(offered []SessionMode, n int) []string {
 	var out []string
+	seen := map[string]bool{}
+	add := func(id string) bool {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+		return n >= 0 && len(out) >= n
+	}
 	if p != nil {
 		for _, id := range p.AskingModes {
-			if slices.ContainsFunc(offered, func(m SessionMode) bool { return m.ID == id }) {
-				out = append(out, id)
+			if slices.ContainsFunc(offered, func(m SessionMode) bool { return m.ID == id }) && add(id) {
+				return out
 			}
 		}
 	}
 	for _, m := range offered {
-		if p.kind(m) == ModeAsks && !slices.Contains(out, m.ID) {
-			out = append(out, m.ID)
+		if p.kind(m) == ModeAsks && add(m.ID) {
+			return out
 		}
 	}
 	return out
