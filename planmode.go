@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/acphost/acphost/internal/confine"
 )
 
 // Plan mode holds in layers (SPEC.md, Plan mode): the host rejects every
@@ -401,23 +403,11 @@ func (a *agent) insideState(tc *ToolCall) bool {
 		return false
 	}
 	for _, p := range paths {
-		if !filepath.IsAbs(p) || !slices.ContainsFunc(dirs, func(d string) bool { return within(d, filepath.Clean(p)) }) {
+		if !filepath.IsAbs(p) || !slices.ContainsFunc(dirs, func(d string) bool { return confine.Within(d, filepath.Clean(p)) }) {
 			return false
 		}
 	}
 	return true
-}
-
-// within reports whether clean path p is dir or lies beneath it ("/"
-// holds every absolute path).
-func within(dir, p string) bool {
-	if p == dir {
-		return true
-	}
-	if !strings.HasSuffix(dir, string(filepath.Separator)) {
-		dir += string(filepath.Separator)
-	}
-	return strings.HasPrefix(p, dir)
 }
 
 // planConfinement is what an agent started in plan mode in project may

@@ -9,6 +9,7 @@ import (
 	"github.com/acphost/acphost/claude"
 	"github.com/acphost/acphost/codex"
 	"github.com/acphost/acphost/gemini"
+	"github.com/acphost/acphost/internal/confine"
 	"github.com/acphost/acphost/opencode"
 )
 
@@ -266,32 +267,13 @@ func (p *AgentProfile) stateDirsOutside(env []string, project string) []string {
 	if project == "" {
 		project, _ = os.Getwd()
 	}
-	proj := resolvePath(project)
 	var out []string
 	for _, d := range p.stateDirs(env) {
-		if r := resolvePath(d); !within(r, proj) && !within(proj, r) {
+		if !confine.Overlap(d, project) {
 			out = append(out, d)
 		}
 	}
 	return out
-}
-
-// resolvePath is absolute path p with the symlinks of its longest existing
-// ancestor resolved (the rest may not exist yet).
-func resolvePath(p string) string {
-	p, _ = filepath.Abs(p)
-	rest := ""
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return filepath.Join(p, rest)
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
 }
 
 // profileFor is ACPOptions.Profile, else the known profile the agent's

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/internal/confine"
 )
 
 // maxStderrLines is how much of the agent's stderr a failure shows.
@@ -865,8 +866,9 @@ func (a *app) closeClient(client *acphost.ACPClient) {
 // confinement is --writable's, and the kernel layer of plan mode
 // (--permission plan, /plan on) where Landlock works: in plan mode the
 // agent may write only its own state (its profile's), a private TMPDIR
-// and the --writable directories that do not hold the project cwd;
-// outside it, --writable's directories, or anywhere without --writable.
+// and the --writable directories outside the project cwd (neither holding
+// it nor in it, their symlinks resolved: Landlock follows them); outside
+// it, --writable's directories, or anywhere without --writable.
 // Switching plan mode restarts the agent under the other confinement
 // before the next turn (when it can re-attach its session).
 func confinement(cfg config, cwd string) *acphost.Confinement {
@@ -881,17 +883,11 @@ func confinement(cfg config, cwd string) *acphost.Confinement {
 		c = &acphost.Confinement{PlanOnly: true}
 	}
 	for _, dir := range cfg.writable {
-		if !within(dir, cwd) {
+		if !confine.Overlap(dir, cwd) {
 			c.PlanWritable = append(c.PlanWritable, dir)
 		}
 	}
 	return c
-}
-
-// within reports whether path is dir or lies beneath it.
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // greet names the agent, the session, its mode and the permission policy
