@@ -315,12 +315,15 @@ const maxNamedAuthMethods, maxNamedAuthMethodID = 8, 64
 
 // namedAuthMethod is an agent's method id as an error message shows it:
 // cut short, and quoted unless it is plain printable text.
-func namedAuthMethod(id string) string {
-	id = cutMethodID(id)
-	if id == "" || SafeText(id) != id || strings.ContainsAny(id, "\n\t ,") {
-		return strconv.Quote(id)
+func namedAuthMethod(id string) string { return plainOrQuoted(cutMethodID(id)) }
+
+// plainOrQuoted is the agent's word w as a message shows it in a list:
+// quoted unless it is plain printable text.
+func plainOrQuoted(w string) string {
+	if w == "" || SafeText(w) != w || strings.ContainsAny(w, "\n\t ,") {
+		return strconv.Quote(w)
 	}
-	return id
+	return w
 }
 
 // Is matches ErrAuthRequired.
@@ -419,12 +422,17 @@ func (e *UnaskedChangeError) Error() string {
 	if e.PlanMode {
 		what = "changed something in plan mode"
 	}
-	msg := fmt.Sprintf("acphost: the agent %s: %s tool call %q (%s)", what, e.ToolCall.Kind, cutBytes(e.ToolCall.Title, 80), cutBytes(e.ToolCall.ID, 64))
+	msg := fmt.Sprintf("acphost: the agent %s: %s tool call %q (%s)", what, plainOrQuoted(cutBytes(string(e.ToolCall.Kind), 64)),
+		cutBytes(e.ToolCall.Title, 80), plainOrQuoted(cutBytes(e.ToolCall.ID, 64)))
 	if e.Mode != "" {
 		msg += fmt.Sprintf("; its mode is %q", cutBytes(e.Mode, 64))
 	}
 	if len(e.AskingModes) > 0 {
-		msg += fmt.Sprintf("; modes that ask: %s", strings.Join(e.AskingModes, ", "))
+		asks := make([]string, len(e.AskingModes))
+		for i, m := range e.AskingModes {
+			asks[i] = plainOrQuoted(m)
+		}
+		msg += "; modes that ask: " + strings.Join(asks, ", ")
 	}
 	return msg
 }

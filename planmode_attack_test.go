@@ -209,3 +209,21 @@ func BenchmarkAskingModesManyModes(b *testing.B) {
 }
 
 var _ = json.Marshal
+
+// The agent's words in an UnaskedChangeError's message (which the Logger
+// gets too) are quoted where they are not plain text: an unknown tool kind
+// with a diff, an asking mode's id with a newline and an escape sequence.
+func TestUnaskedChangeErrorQuotesTheAgentsWords(t *testing.T) {
+	edit := raw(`{"sessionUpdate":"tool_call","toolCallId":"e1","title":"Write","kind":"other\n\u001b[2Jlevel=INFO","status":"completed",
+		"content":[{"type":"diff","path":"/work/main.go","oldText":null,"newText":"x"}]}`)
+	script := fakeagent.Script{
+		NewSessionResult: raw(`{"modes":{"currentModeId":"yolo","availableModes":[{"id":"yolo"},{"id":"ask\n\u001b[31mlevel=INFO msg=fine"}]}}`),
+		Turns:            []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(edit), {WaitCancel: true}}}},
+	}
+	c, _ := connectFake(t, script, ACPOptions{RequireAsking: true, OnPermission: RejectAll()})
+	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
+	require.ErrorIs(t, err, ErrUnaskedChange)
+	msg := err.Error()
+	require.NotContains(t, msg, "\n")
+	require.NotContains(t, msg, "\x1b")
+}
