@@ -140,8 +140,10 @@ func (c *ACPClient) kernelReason(a *agent) string {
 		return "Landlock is not available here"
 	case c.opts.Confine == nil:
 		return "ACPOptions.Confine is not set"
+	case !a.planKernel && !a.supports(openLoad) && !a.supports(openResume):
+		return "the agent was started outside plan mode and cannot be restarted under it: it re-attaches no session (session/load or resume)"
 	case !a.planKernel:
-		return "the agent was started outside plan mode; it is restarted under it before the next turn when it can re-attach its sessions"
+		return "the agent was started outside plan mode; it is restarted under it before the next turn"
 	}
 	return ""
 }

@@ -56,3 +56,23 @@ func TestPlanModeAttackKernelStateDirHoldingTheProject(t *testing.T) {
 		})
 	}
 }
+
+// Plan mode turned on for an agent started outside it that cannot
+// re-attach its session: it is not restarted, and the report must not say
+// it will be.
+func TestPlanModeAttackKernelReasonForAnAgentThatCannotReattach(t *testing.T) {
+	if !confine.Available() {
+		t.Skip("Landlock is not available on this kernel")
+	}
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}}}}
+	c, err := startFake(t, script, ACPOptions{Confine: &Confinement{PlanOnly: true}})
+	require.NoError(t, err)
+	c.SetPlanMode(true)
+	resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
+	require.NoError(t, err)
+	require.Nil(t, resp.Restarted)
+	e := c.Enforcement()
+	require.False(t, e.Kernel)
+	require.NotContains(t, e.KernelReason, "restarted under it before the next turn", "it cannot be")
+	require.Contains(t, e.KernelReason, "re-attach")
+}
