@@ -266,6 +266,7 @@ func (a *agent) syncMode(ctx context.Context, h *Session) {
 
 // setSessionMode sets the session's mode the way the agent offers it.
 func (a *agent) setSessionMode(ctx context.Context, st *sessionState, off modeOffer, id string) error {
+	reports := st.modeReportCount()
 	if off.configID != "" && !off.viaACP(id) {
 		var res struct {
 			ConfigOptions json.RawMessage `json:"configOptions"`
@@ -284,8 +285,14 @@ func (a *agent) setSessionMode(ctx context.Context, st *sessionState, off modeOf
 	} else if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": st.id, "modeId": id}, nil); err != nil {
 		return err
 	}
-	st.noteModeSet(id)
+	st.noteModeSet(id, reports)
 	return nil
+}
+
+func (s *sessionState) modeReportCount() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.modeReports
 }
 
 // optionValue is the current value of config option id among opts, ""
@@ -300,10 +307,13 @@ func optionValue(opts []ConfigOption, id string) string {
 }
 
 // noteModeSet records that the host set mode id, until the agent reports
-// another one.
-func (s *sessionState) noteModeSet(id string) {
+// another one; reports is modeReportCount from before the set. A mode the
+// agent reported meanwhile is its word, which the host believes over its
+// own request: whether it came before or after the answer, the dispatcher
+// may have delivered it either side of this call.
+func (s *sessionState) noteModeSet(id string, reports uint64) {
 	s.mu.Lock()
-	if s.modeState.CurrentModeID != id {
+	if s.modeState.CurrentModeID != id && s.modeReports == reports {
 		s.modeSet = id
 	}
 	s.mu.Unlock()

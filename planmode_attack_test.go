@@ -227,3 +227,44 @@ func TestUnaskedChangeErrorQuotesTheAgentsWords(t *testing.T) {
 	require.NotContains(t, msg, "\n")
 	require.NotContains(t, msg, "\x1b")
 }
+
+// An agent that answers set_mode with success but reports another mode
+// while it answers (flapping): the host believes the agent's report, not
+// its own request, so it never claims the agent mode layer for a session
+// the agent says is in auto. The agent answers only once its report was
+// delivered, the order the dispatcher may take whichever side of the
+// answer the report was sent.
+func TestPlanModeAttackSetModeAnsweredWithAnotherMode(t *testing.T) {
+	delivered := make(chan struct{}, 1)
+	opts := ACPOptions{OnUpdate: func(u Update) {
+		if _, ok := u.(*CurrentModeUpdate); ok {
+			delivered <- struct{}{}
+		}
+	}}
+	c, h, err := tryConnectHostile(t, turnCtx(t), opts, func(h *hostileAgent) {
+		go func() {
+			for call := range h.calls {
+				switch call.Method {
+				case "session/new":
+					h.reply(call.ID, `{"sessionId":"s1","modes":{"currentModeId":"auto","availableModes":[{"id":"auto","name":"Auto"},{"id":"plan","name":"Plan"}]}}`)
+				case "session/set_mode":
+					h.update("s1", `{"sessionUpdate":"current_mode_update","currentModeId":"auto"}`)
+					<-delivered
+					h.reply(call.ID, `{}`)
+				}
+			}
+		}()
+	}, "session/new", "session/set_mode")
+	require.NoError(t, err)
+	c.SetPlanMode(true)
+	go func() {
+		if id, ok := <-h.prompts; ok {
+			h.reply(id, `{"stopReason":"end_turn"}`)
+		}
+	}()
+	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "plan"})
+	require.NoError(t, err)
+	e := c.Enforcement()
+	require.Equal(t, "auto", e.Mode, "%v", e)
+	require.False(t, e.AgentMode, "%v", e)
+}

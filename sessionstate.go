@@ -16,13 +16,14 @@ type sessionState struct {
 	replaying atomic.Bool // a session/load is replaying history
 	dropped   atomic.Bool // closed and forgotten: look the id up again
 
-	mu        sync.Mutex
-	turn      *turn // the turn updates are delivered to, nil between turns
-	pending   map[*pendingPermission]struct{}
-	modeState SessionModes
-	options   []ConfigOption
-	said      SessionDetails // what the agent said of the session (see Session.Details)
-	modeSet   string         // the mode the host set last, until the agent reports another (see effectiveMode)
+	mu          sync.Mutex
+	turn        *turn // the turn updates are delivered to, nil between turns
+	pending     map[*pendingPermission]struct{}
+	modeState   SessionModes
+	options     []ConfigOption
+	said        SessionDetails // what the agent said of the session (see Session.Details)
+	modeSet     string         // the mode the host set last, until the agent reports another (see effectiveMode)
+	modeReports uint64         // modes the agent reported (noteCurrentMode), to tell one reported while the host set its own
 
 	// tools is the merged state of the tool calls seen in the session,
 	// toolBytes its estimated size (bounded by MaxResponseBytes), and turns
@@ -282,6 +283,7 @@ func (s *sessionState) setCurrentMode(id string) {
 // mode the host set means the agent left it. Call it with mu held.
 func (s *sessionState) noteCurrentMode(id string) {
 	s.modeState.CurrentModeID = id
+	s.modeReports++
 	if id != s.modeSet {
 		s.modeSet = ""
 	}
