@@ -340,8 +340,9 @@ func hasDiff(tc *ToolCall) bool {
 // RequireAsking, logged and stops the running turn with an
 // *UnaskedChangeError. A command reported in the agent's own
 // read-only mode (or, with RequireAsking, in an asking mode) is the
-// agent's judgement that it reads only, and an edit of the agent's own
-// state directories (Claude's plan file) is its own: neither counts.
+// agent's judgement that it reads only, and an edit (not a command) of
+// the agent's own state directories (Claude's plan file) is its own:
+// neither counts.
 // "in_progress" is no evidence: opencode and Codex report it before they
 // ask.
 func (s *sessionState) checkChange(tc *ToolCall) {
@@ -362,8 +363,8 @@ func (s *sessionState) checkChange(tc *ToolCall) {
 	if !asked && tc.Kind == ToolExecute && !hasDiff(tc) && (kind == ModeReadOnly || !plan && kind == ModeAsks) {
 		return
 	}
-	if a.insideState(tc) {
-		return
+	if tc.Kind != ToolExecute && a.insideState(tc) {
+		return // a command's locations do not bound what it changes
 	}
 	asks := namedModes(a.profile.askingModes(off.modes, maxNamedModes))
 	err := &UnaskedChangeError{ToolCall: *tc, PlanMode: plan, Mode: mode, AskingModes: asks}
@@ -399,7 +400,8 @@ func namedModes(ids []string) []string {
 }
 
 // insideState reports whether every file tc names lies in the agent's own
-// state directories (none named: no).
+// state directories (none named: no). For an edit, delete or move only:
+// what a command changes its locations do not say.
 func (a *agent) insideState(tc *ToolCall) bool {
 	var paths []string
 	for _, l := range tc.Locations {

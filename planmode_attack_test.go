@@ -268,3 +268,17 @@ func TestPlanModeAttackSetModeAnsweredWithAnotherMode(t *testing.T) {
 	require.Equal(t, "auto", e.Mode, "%v", e)
 	require.False(t, e.AgentMode, "%v", e)
 }
+
+// A command's locations do not bound what it changes: an execute the agent
+// reports done with its location in the agent's state directory (its cwd
+// there, say) is no edit of its own state.
+func TestPlanModeAttackCommandLocatedInTheStateDir(t *testing.T) {
+	home := t.TempDir()
+	loc := string(mustMarshal(filepath.Join(home, ".claude", "plans")))
+	run := raw(`{"sessionUpdate":"tool_call","toolCallId":"x1","title":"rm -rf ../../proj","kind":"execute","status":"completed",
+		"locations":[{"path":` + loc + `}]}`)
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(run), {WaitCancel: true}}}}}
+	c, _ := connectFake(t, script, ACPOptions{PlanMode: true, Profile: withHome(home)})
+	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "plan"})
+	require.ErrorIs(t, err, ErrPlanModeBypassed)
+}
