@@ -275,7 +275,9 @@ func (a *agent) setSessionMode(ctx context.Context, st *sessionState, off modeOf
 		if err := a.call(ctx, "session/set_config_option", params, &res); err != nil {
 			return err
 		}
-		if opts := decodeConfigOptions(res.ConfigOptions); opts != nil {
+		// An answer without the option set is malformed: it does not
+		// replace what the host knows of the session's options.
+		if opts := decodeConfigOptions(res.ConfigOptions); hasOption(opts, off.configID) {
 			st.setState(nil, opts)
 			if v := optionValue(opts, off.configID); v != "" && v != id {
 				// The answer is the agent's word on its mode: a refusal.
@@ -293,6 +295,10 @@ func (s *sessionState) modeReportCount() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.modeReports
+}
+
+func hasOption(opts []ConfigOption, id string) bool {
+	return slices.ContainsFunc(opts, func(o ConfigOption) bool { return o.ID == id })
 }
 
 // optionValue is the current value of config option id among opts, ""

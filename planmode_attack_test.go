@@ -282,3 +282,38 @@ func TestPlanModeAttackCommandLocatedInTheStateDir(t *testing.T) {
 	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "plan"})
 	require.ErrorIs(t, err, ErrPlanModeBypassed)
 }
+
+// A set_config_option answer with malformed configOptions does not wipe
+// what the host knows of the session's modes (so plan mode off can still
+// put the session back in the mode it found).
+func TestPlanModeAttackMalformedConfigOptionAnswer(t *testing.T) {
+	opts := `[{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"build",` +
+		`"options":[{"value":"build","name":"build"},{"value":"plan","name":"plan"}]}]`
+	sets := make(chan string, 4)
+	c, h, err := tryConnectHostile(t, turnCtx(t), ACPOptions{PlanMode: true}, func(h *hostileAgent) {
+		go func() {
+			for call := range h.calls {
+				switch call.Method {
+				case "session/new":
+					h.reply(call.ID, `{"sessionId":"s1","configOptions":`+opts+`}`)
+				case "session/set_config_option":
+					sets <- call.Method
+					h.reply(call.ID, `{"configOptions":[1,"x",null]}`)
+				}
+			}
+		}()
+	}, "session/new", "session/set_config_option")
+	require.NoError(t, err)
+	<-sets
+	e := c.Enforcement()
+	require.Equal(t, "plan", e.PlanModeID, "%v", e)
+	c.SetPlanMode(false)
+	go func() {
+		if id, ok := <-h.prompts; ok {
+			h.reply(id, `{"stopReason":"end_turn"}`)
+		}
+	}()
+	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
+	require.NoError(t, err)
+	require.Len(t, sets, 1, "plan mode off set the mode back")
+}
