@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"github.com/acphost/acphost/fakeagent"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/acphost/acphost"
@@ -29,5 +32,27 @@ func TestPlanConfinementKeepsNoWritableDirOfTheProject(t *testing.T) {
 	}
 	if len(c.Writable) != len(cfg.writable) {
 		t.Fatalf("Writable %q: outside plan mode --writable holds as given", c.Writable)
+	}
+}
+
+// An agent whose mode id is 8 KiB, an escape sequence in it, under
+// --permission reject: the header stays one line of bounded length with
+// no escape, whatever the agent names its modes.
+func TestHeaderBoundsTheAgentsModeNames(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("auto\x1b[31m", 8<<10/9)
+	id, _ := json.Marshal(long)
+	script := &fakeagent.Script{
+		NewSessionResult: json.RawMessage(`{"modes":{"currentModeId":` + string(id) + `,"availableModes":[{"id":` + string(id) + `}]}}`),
+		Turns:            []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}}},
+	}
+	r := runIn(t, dir, nil, script, "", "--permission", "reject", "-p", "go")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if len(line) > 1024 || strings.Contains(line, "\x1b[31m") {
+			t.Fatalf("a header line of %d bytes: %.200q…", len(line), line)
+		}
 	}
 }

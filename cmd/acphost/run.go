@@ -942,7 +942,7 @@ func currentMode(modes acphost.SessionModes) string {
 	if modes.CurrentModeID == "" {
 		return ""
 	}
-	s := acphost.SafeText(modes.CurrentModeID)
+	s := oneLine(acphost.SafeText(modes.CurrentModeID), 64) // the agent's word, any length
 	for _, m := range modes.AvailableModes {
 		if m.ID == modes.CurrentModeID {
 			if d := oneLine(acphost.SafeText(m.Description), 80); d != "" {
