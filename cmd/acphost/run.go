@@ -912,6 +912,12 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	}
 	parts := []string{"acphost", name, "session " + acphost.SafeText(sess.ID())}
 	modes := sess.Modes()
+	if m := sess.Enforcement().Mode; m != "" {
+		// The mode the host set last (plan mode's, RequireAsking's),
+		// until the agent reports another: its confirming update may
+		// still be on its way.
+		modes.CurrentModeID = m
+	}
 	if a.cfg.mode != "" && a.modeSet {
 		// Set and accepted; the agent's confirming update may still be
 		// on its way.
