@@ -26,6 +26,10 @@ if [ "$uid" -eq 0 ]; then echo "as-user: $user is root"; exit 1; fi
 # caches it may write.
 work=$(mktemp -d /tmp/acphost-as-user.XXXXXX)
 chmod 755 "$work"
+# The user's own temporary directory, short as /tmp is: a unix socket's
+# path has 108 bytes at most, and the tests put control sockets under
+# their t.TempDir().
+utmp=$(mktemp -d /tmp/au.XXXXXX)
 git clone -q --no-local "$root" "$work/acphost"
 mkdir -p "$work/home" "$work/go/pkg"
 modcache=$(go env GOMODCACHE)
@@ -34,14 +38,14 @@ if [ -d interop/.cache/agents ] && [ "${ACPHOST_AS_USER_INTEROP:-1}" = 1 ]; then
 	mkdir -p "$work/acphost/interop/.cache"
 	cp -a interop/.cache/agents "$work/acphost/interop/.cache/"
 fi
-chown -R "$user:" "$work"
+chown -R "$user:" "$work" "$utmp"
 
 # as runs a command as the user, in the clone, with a clean environment.
 as() {
 	runuser -u "$user" -- env -i \
 		HOME="$work/home" USER="$user" LOGNAME="$user" PATH="$(dirname "$(command -v go)"):/usr/local/bin:/usr/bin:/bin" \
 		GOPATH="$work/go" GOFLAGS="-modcacherw -buildvcs=false" GOPROXY="$(go env GOPROXY)" GOTOOLCHAIN=local \
-		TMPDIR="$work/home" \
+		TMPDIR="$utmp" \
 		ACPHOST_REQUIRE_SSHD="${ACPHOST_REQUIRE_SSHD:-}" ACPHOST_REQUIRE_TMUX="${ACPHOST_REQUIRE_TMUX:-}" \
 		ACPHOST_REQUIRE_CHROMIUM="${ACPHOST_REQUIRE_CHROMIUM:-}" \
 		bash -c 'cd "$0" && exec "$@"' "$work/acphost" "$@"
@@ -85,5 +89,5 @@ if [ "${ACPHOST_AS_USER_INTEROP:-1}" = 1 ]; then
 	if ! as interop/run.sh; then status=1; fi
 	check "interop/run.sh" || status=1
 fi
-if [ $status -eq 0 ]; then rm -rf "$work"; fi
+if [ $status -eq 0 ]; then rm -rf "$work" "$utmp"; fi
 exit $status
