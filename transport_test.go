@@ -23,6 +23,13 @@ import (
 // package's own process code: os/exec, three pipes, a goroutine waiting
 // for the exit. sever cuts the link without ending the agent, as a
 // dropped connection does.
+//
+// Its stdout and stderr are os.Pipes of its own, not cmd.StdoutPipe and
+// StderrPipe: cmd.Wait closes those as soon as the agent exits, throwing
+// away what the client had not read yet (the crash's "panic: boom", one
+// run in a few hundred under load). And Done closes only once the client
+// has read stderr to its end, so the exit's tail is whole when the client
+// asks for it.
 type execTransport struct {
 	script    fakeagent.Script
 	promises  Promises
@@ -35,13 +42,30 @@ type execTransport struct {
 type execLink struct {
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
-	stdout   io.ReadCloser
-	stderr   io.ReadCloser
+	stdout   *os.File
+	stderr   *eofReader
 	promises Promises
 	done     chan struct{}
 	waited   chan struct{} // cmd.Wait returned
+	stopping chan struct{} // Stop was called: stderr may never be read
 	endOnce  sync.Once
 	err      error
+}
+
+// eofReader is a stderr that says (eof closed) once its reader has had
+// everything: the agent and all it started have closed their ends.
+type eofReader struct {
+	f    *os.File
+	once sync.Once
+	eof  chan struct{}
+}
+
+func (r *eofReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	if err != nil {
+		r.once.Do(func() { close(r.eof) })
+	}
+	return n, err
 }
 
 func (t *execTransport) Dial(ctx context.Context) (Link, error) {
@@ -55,22 +79,37 @@ func (t *execTransport) Dial(ctx context.Context) (Link, error) {
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
-	l := &execLink{cmd: cmd, promises: t.promises, done: make(chan struct{}), waited: make(chan struct{})}
+	l := &execLink{cmd: cmd, promises: t.promises, done: make(chan struct{}), waited: make(chan struct{}), stopping: make(chan struct{})}
 	if l.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
-	if l.stdout, err = cmd.StdoutPipe(); err != nil {
+	outR, outW, err := os.Pipe()
+	if err != nil {
 		return nil, err
 	}
-	if l.stderr, err = cmd.StderrPipe(); err != nil {
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close() // the agent holds its own copies now
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
 		return nil, err
 	}
+	l.stdout, l.stderr = outR, &eofReader{f: errR, eof: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
 		code := cmd.ProcessState.ExitCode()
+		select {
+		case <-l.stderr.eof: // the client drains stderr from Dial on,
+		case <-l.stopping: // unless it stops the link before it began
+		}
 		l.end(&ExitError{ExitCode: code, Err: err})
 		close(l.waited)
 	}()
@@ -102,10 +141,15 @@ func (l *execLink) Done() <-chan struct{}       { return l.done }
 func (l *execLink) Err() error                  { return l.err }
 func (l *execLink) Promises() Promises          { return l.promises }
 
+// Stop kills the agent and releases the pipes once it is reaped and its
+// stderr read to the end (the kill closes the agent's ends).
 func (l *execLink) Stop(time.Duration) {
+	close(l.stopping)
 	l.stdin.Close()
 	l.cmd.Process.Kill()
 	<-l.waited
+	l.stdout.Close()
+	l.stderr.f.Close()
 }
 
 func (t *execTransport) link() *execLink {
