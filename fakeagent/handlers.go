@@ -141,7 +141,7 @@ func (a *Agent) authorized() bool {
 }
 
 func (a *Agent) sessionNew(m Message) {
-	if !a.authorized() {
+	if !a.script.AuthAtPrompt && !a.authorized() {
 		a.replyError(m.ID, codeAuthRequired, "Authentication required")
 		return
 	}

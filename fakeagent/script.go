@@ -25,6 +25,10 @@ type Script struct {
 	// RequireAuth makes session/new and session/prompt fail with -32000
 	// "Authentication required" until an authenticate request has arrived.
 	RequireAuth bool `json:"requireAuth,omitempty"`
+	// AuthAtPrompt, with RequireAuth, lets session/new through and
+	// refuses only session/prompt, as claude-agent-acp does without
+	// credentials.
+	AuthAtPrompt bool `json:"authAtPrompt,omitempty"`
 	// AuthFile, if set, is a login that outlives the process, as real
 	// agents keep their credentials: authenticate creates it, and so does
 	// the agent's terminal login (the agent run with [LoginArg]), logout

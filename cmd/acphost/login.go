@@ -112,10 +112,25 @@ func (a *app) login(opts acphost.ACPOptions) int {
 	case err == nil:
 		methods, command = client.AuthMethods(), client.TerminalAuthCommand
 		client.Close()
-		if a.cfg.login.method == "" {
+		if a.cfg.login.method != "" {
+			break
+		}
+		refused := a.cfg.authRefusal()
+		if refused.IsZero() {
 			a.note("", "the agent opened a session: it needs no login now")
 			a.listAuthMethods(methods)
 			return exitOK
+		}
+		// Some agents (claude-agent-acp) open sessions and refuse the
+		// prompt: the refusal acphost saw is the truth, not the session.
+		a.note(styleYellow, "the agent opens a session, but refused a prompt for want of a login ("+refused.Local().Format("2006-01-02 15:04")+")")
+		if len(methods) == 0 {
+			if hint := a.cfg.loginHint(); hint != "" {
+				a.note("", hint)
+			} else {
+				a.note("", "it offers no login method through ACP: log in with the agent's own program, then run a prompt again")
+			}
+			return exitFailed
 		}
 	case errors.As(err, &ae):
 		methods, command = ae.Methods, ae.TerminalCommand
@@ -151,6 +166,7 @@ func (a *app) login(opts acphost.ACPOptions) int {
 		return exitFailed
 	}
 	client.Close()
+	a.cfg.markAuthRefused(false)
 	a.note(styleGreen, "logged in with "+methodName(m.ID)+": a session opens")
 	return exitOK
 }

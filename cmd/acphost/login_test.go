@@ -174,3 +174,54 @@ func TestLoginShowsTheAgentsMethodsExactly(t *testing.T) {
 		t.Errorf("login does not show exactly what runs:\n%s", r.stdout)
 	}
 }
+
+// TestPromptNeedingALoginSaysHow: an agent that opens the session and
+// refuses the prompt with -32000 (claude-agent-acp without credentials)
+// gets one line naming the login command; acphost login then agrees
+// (not "it needs no login now"), and once logged in forgets the refusal.
+func TestPromptNeedingALoginSaysHow(t *testing.T) {
+	extra, _, _ := isolated(t)
+	authFile := filepath.Join(t.TempDir(), "credentials")
+	script := &fakeagent.Script{RequireAuth: true, AuthAtPrompt: true, AuthFile: authFile}
+	dir := t.TempDir()
+	r := runIn(t, dir, extra, script, "", "-p", "hi", "-p", "again")
+	if r.code != exitFailed {
+		t.Fatalf("exit %d, want 1; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	want := "acphost: the agent needs a login (it said: Authentication required): run acphost login\n"
+	if !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "-32000") || strings.Count(r.stderr, "needs a login") != 1 {
+		t.Errorf("stderr does not say once, in one line, what to run (%q):\n%s", want, r.stderr)
+	}
+
+	r = runIn(t, dir, extra, script, "", "login")
+	if r.code != exitFailed || strings.Contains(r.stdout, "needs no login") || !strings.Contains(r.stdout, "refused a prompt for want of a login") {
+		t.Errorf("login after a refused prompt: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	// With a method the agent runs, login uses it and the refusal is forgotten.
+	script.AuthMethods = json.RawMessage(`[{"id":"browser","name":"In the browser"}]`)
+	r = runIn(t, dir, extra, script, "", "login")
+	if r.code != 0 || !strings.Contains(r.stdout, "logged in with browser") {
+		t.Fatalf("login with the one method: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runIn(t, dir, extra, script, "", "login"); r.code != 0 || !strings.Contains(r.stdout, "needs no login now") {
+		t.Errorf("login once logged in: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestLoginCommandNamesTheAgent: the line says what to type for the agent
+// of the command line: its name, or its command, and where it runs.
+func TestLoginCommandNamesTheAgent(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  config
+		want string
+	}{
+		{config{agentName: "claude"}, "acphost login --agent claude"},
+		{config{agent: []string{"/opt/my agent", "--acp"}}, "acphost login -- '/opt/my agent' --acp"},
+		{config{agentName: "codex", remote: remoteFlags{ssh: "me@box"}}, "acphost login --ssh me@box --agent codex"},
+	} {
+		if got := loginCommand(tc.cfg); got != tc.want {
+			t.Errorf("loginCommand(%+v) = %q, want %q", tc.cfg, got, tc.want)
+		}
+	}
+}

@@ -76,8 +76,9 @@ type app struct {
 
 	ctl *controlServer // the control socket, nil without one
 
-	failed  bool // a turn failed: exit status 1
-	modeSet bool // cfg.mode was set (the agent accepted session/set_mode)
+	failed   bool // a turn failed: exit status 1
+	authGood bool // a turn went through: no login is missing (see reportNeedsLogin)
+	modeSet  bool // cfg.mode was set (the agent accepted session/set_mode)
 }
 
 func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
@@ -575,6 +576,7 @@ func (a *app) run() int {
 		a.reportAgentError("could not start the agent", err)
 		if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
 			a.authHelp(ae)
+			a.diag(styleRed, "the agent needs a login: run %s", loginCommand(a.cfg))
 		}
 		if me := (*acphost.MCPServerError)(nil); errors.As(err, &me) {
 			return exitUsage // the configuration asks what the agent cannot do
@@ -1136,6 +1138,10 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 
 	switch {
 	case err == nil:
+		if !a.authGood { // once a run: the agent is logged in after all
+			a.authGood = true
+			a.cfg.markAuthRefused(false)
+		}
 		return true
 	case quitting:
 		return false
@@ -1164,6 +1170,10 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		a.failed = true
 		a.diag(styleRed, "%s", unaskedMessage(err))
 		return true
+	case needsLogin(err):
+		a.failed = true
+		a.reportNeedsLogin(err)
+		return left < 0 // prompts of the command line would be refused too
 	default:
 		a.failed = true
 		a.diag(styleRed, "the turn failed: %s", errMsg(err))

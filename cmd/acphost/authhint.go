@@ -1,0 +1,122 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/internal/remote"
+)
+
+// needsLogin reports an agent's refusal for want of a login: an
+// *acphost.AuthError (a session refused), or ACP's -32000 answering any
+// other call (claude-agent-acp opens the session and refuses the prompt).
+func needsLogin(err error) bool {
+	if errors.Is(err, acphost.ErrAuthRequired) {
+		return true
+	}
+	var rpc *acphost.RPCError
+	return errors.As(err, &rpc) && rpc.Code == acphost.CodeAuthRequired
+}
+
+// loginCommand is the acphost login command line for the agent of cfg:
+// its name, or its command, and the remote it runs on.
+func loginCommand(cfg config) string {
+	words := []string{"acphost", "login"}
+	if cfg.remote.ssh != "" {
+		words = append(words, "--ssh", remote.Quote(cfg.remote.ssh))
+	}
+	if cfg.remote.url != "" {
+		words = append(words, "--url", remote.Quote(cfg.remote.url))
+	}
+	switch {
+	case cfg.agentName != "":
+		words = append(words, "--agent", remote.Quote(cfg.agentName))
+	case len(cfg.agent) > 0:
+		words = append(words, "--")
+		for _, w := range cfg.agent {
+			words = append(words, remote.Quote(w))
+		}
+	}
+	return acphost.SafeText(strings.Join(words, " "))
+}
+
+// reportNeedsLogin says, in one line, that the agent wants a login and
+// what to run, and remembers the refusal for acphost login (see
+// authRefusal).
+func (a *app) reportNeedsLogin(err error) {
+	var rpc *acphost.RPCError
+	said := "authentication required"
+	if errors.As(err, &rpc) && strings.TrimSpace(rpc.Message) != "" {
+		said = oneLine(acphost.SafeText(rpc.Message), 80)
+	}
+	a.diag(styleRed, "the agent needs a login (it said: %s): run %s", said, loginCommand(a.cfg))
+	if hint := a.cfg.loginHint(); hint != "" {
+		a.note(styleDim, hint)
+	}
+	a.authGood = false
+	a.cfg.markAuthRefused(true)
+}
+
+// authMarkPath is the file that says the agent of cfg refused a prompt
+// for want of a login: under the state directory, by the agent's history
+// key ("" without a state directory).
+func (cfg config) authMarkPath() string {
+	dir, err := stateDir()
+	if err != nil {
+		return ""
+	}
+	key := historyKey(cfg.agentName, cfg.agent)
+	if cfg.remote.remote() {
+		key += "-" + safeFileName(cfg.remote.ssh+cfg.remote.url)
+	}
+	return filepath.Join(dir, "auth", key)
+}
+
+// markAuthRefused records (refused) or forgets (a prompt went through, a
+// login succeeded) that the agent refused a prompt for want of a login.
+// It is best effort: the mark only makes acphost login tell the truth.
+func (cfg config) markAuthRefused(refused bool) {
+	path := cfg.authMarkPath()
+	if path == "" {
+		return
+	}
+	if !refused {
+		_ = os.Remove(path)
+		return
+	}
+	if err := privateDir(filepath.Dir(path)); err != nil {
+		return
+	}
+	_ = os.WriteFile(path, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600)
+}
+
+// authRefusal is when the agent last refused a prompt for want of a
+// login, zero when it has not since its last good prompt.
+func (cfg config) authRefusal() time.Time {
+	path := cfg.authMarkPath()
+	if path == "" {
+		return time.Time{}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return time.Time{}
+	}
+	t, _ := time.Parse(time.RFC3339, strings.TrimSpace(string(b)))
+	if t.IsZero() {
+		t = time.Unix(0, 0)
+	}
+	return t
+}
+
+// loginHint is how the named agent logs in outside ACP, for an agent that
+// offers no method of its own ("" when none is known).
+func (cfg config) loginHint() string {
+	if cfg.agentName == "" || cfg.remote.remote() {
+		return ""
+	}
+	return builtinAgents[cfg.agentName].loginHint
+}
