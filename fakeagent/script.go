@@ -109,6 +109,9 @@ type Turn struct {
 	Steps []Step `json:"steps,omitempty"`
 	// StopReason answers the prompt when the steps are done; "" means "end_turn".
 	StopReason string `json:"stopReason,omitempty"`
+	// Error, if set, answers the prompt instead with this JSON-RPC error
+	// object ({"code":-32603,"message":"Internal error","data":…}).
+	Error json.RawMessage `json:"error,omitempty"`
 	// After are steps played once the prompt has been answered, whatever the answer (late
 	// updates, a protocol violation some agents commit). They cannot be cancelled.
 	After []Step `json:"after,omitempty"`

@@ -75,7 +75,13 @@ func (t *turn) run() {
 	answered := false
 	switch res {
 	case finished:
-		t.answerStop(t.spec.StopReason)
+		if len(t.spec.Error) > 0 {
+			var e rpcError
+			_ = json.Unmarshal(t.spec.Error, &e)
+			_ = t.a.send(outMsg{ID: t.reqID, Error: &e})
+		} else {
+			t.answerStop(t.spec.StopReason)
+		}
 		answered = true
 	case cancelled:
 		answered = t.onCancel()

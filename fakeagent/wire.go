@@ -43,8 +43,9 @@ type outMsg struct {
 }
 
 type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 // readLine returns the next line without its "\n" or "\r\n". A line longer than max is

@@ -27,6 +27,7 @@ const maxStderrLines = 10
 // app is one run: an agent, its turns, the user's signals.
 type app struct {
 	recording   *boundedRecording // --record's file, nil without it
+	stderrTail  stderrTail        // the agent's stderr, last bytes, when it goes nowhere else (no --stderr)
 	agentStderr io.Writer         // where --stderr - sends the agent's stderr when not os.Stderr (a background acphost's bounded log)
 	cfg         config
 	stdinTTY    bool
@@ -342,6 +343,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	var closer io.Closer
 	switch a.cfg.stderrPath {
 	case "":
+		opts.Stderr = &a.stderrTail
 	case "-":
 		opts.Stderr = os.Stderr
 		if a.agentStderr != nil {
@@ -1177,6 +1179,9 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	default:
 		a.failed = true
 		a.diag(styleRed, "the turn failed: %s", errMsg(err))
+		if errors.As(err, new(*acphost.RPCError)) {
+			a.showStderrTail(err)
+		}
 		return true
 	}
 }
@@ -1250,10 +1255,22 @@ func (a *app) reportAgentError(what string, err error) {
 		err = errors.New("unknown error")
 	}
 	a.diag(styleRed, "%s: %s", what, errMsg(err))
+	a.showStderrTail(err)
+}
+
+// showStderrTail shows the last lines the agent wrote on stderr, unless
+// they go elsewhere (--stderr), and the known cause of a failure there.
+func (a *app) showStderrTail(err error) {
+	defer func() {
+		if hint := rootHint(os.Geteuid(), a.cfg, os.Environ()); hint != "" {
+			a.diag(styleYellow, "%s", hint)
+		}
+	}()
 	if a.cfg.stderrPath != "" {
 		return
 	}
 	var tail string
+	named := 1 // the error's message names the tail's last line
 	var exitErr *acphost.ExitError
 	var protoErr *acphost.ProtocolError
 	switch {
@@ -1261,9 +1278,11 @@ func (a *app) reportAgentError(what string, err error) {
 		tail = exitErr.Stderr
 	case errors.As(err, &protoErr):
 		tail = protoErr.Stderr
+	default: // the agent's own error: its stderr may say more
+		tail, named = a.stderrTail.String(), 0
 	}
 	lines := strings.Split(strings.TrimRight(acphost.SafeText(tail), " \t\r\n"), "\n")
-	if len(lines) < 2 { // none, or the one line the message already names
+	if len(lines) <= named || lines[0] == "" { // none, or the one line the message already names
 		return
 	}
 	if len(lines) > maxStderrLines {
