@@ -118,7 +118,7 @@ func (a *app) help(sess *acphost.Session) {
 }
 
 func (a *app) modeCmd(sess *acphost.Session, args []string) {
-	modes := sess.Modes()
+	modes, _ := sessionModes(sess)
 	if len(args) == 0 {
 		if len(modes.AvailableModes) == 0 {
 			a.note(styleDim, "the agent offers no modes")

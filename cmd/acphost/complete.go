@@ -169,7 +169,8 @@ func (a *app) argCandidates(cmd string) []string {
 	switch cmd {
 	case "mode":
 		if sess != nil {
-			for _, m := range sess.Modes().AvailableModes {
+			modes, _ := sessionModes(sess)
+			for _, m := range modes.AvailableModes {
 				add(m.ID)
 			}
 		}

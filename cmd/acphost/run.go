@@ -752,7 +752,7 @@ func (a *app) openRecorded(client *acphost.ACPClient, r sessionRecord) (*acphost
 // setMode switches sess to mode id, naming the agent's modes when it has
 // no such mode.
 func (a *app) setMode(sess *acphost.Session, id string) error {
-	modes := sess.Modes()
+	modes, optionID := sessionModes(sess)
 	if len(modes.AvailableModes) == 0 {
 		return errors.New("the agent offers no modes")
 	}
@@ -761,7 +761,7 @@ func (a *app) setMode(sess *acphost.Session, id string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return sess.SetMode(ctx, id)
+	return switchMode(ctx, sess, optionID, id)
 }
 
 // modeList is "default (Default), plan (Plan)".
@@ -915,7 +915,7 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 		name += " (built-in demo)"
 	}
 	parts := []string{"acphost", name, "session " + acphost.SafeText(sess.ID())}
-	modes := sess.Modes()
+	modes, _ := sessionModes(sess)
 	if m := sess.Enforcement().Mode; m != "" {
 		// The mode the host set last (plan mode's, RequireAsking's),
 		// until the agent reports another: its confirming update may
