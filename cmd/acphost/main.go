@@ -304,6 +304,8 @@ read line by line from standard input, with in-chat commands (/help).
 
 Flags:
   -p, --prompt TEXT      a turn's prompt (repeatable; turns run in order)
+  -f, --file PATH        a file whose whole text is one turn's prompt (-:
+                         standard input; repeatable, in order with -p)
   --agent NAME           a named agent (built in, from the config file, or
                          an ACP registry id: a binary installed on first use)
   --registry FILE|URL    the registry --agent looks in ($ACPHOST_REGISTRY;
@@ -560,6 +562,9 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	fs.BoolVar(&version, "version", false, "print the version and exit")
 	fs.Var(&prompts, "p", "a turn's `prompt` (repeatable; short for --prompt)")
 	fs.Var(&prompts, "prompt", "a turn's `prompt` (repeatable); without one, prompts are read from stdin")
+	promptFromFile := &promptFile{prompts: &prompts, stdin: os.Stdin}
+	fs.Var(promptFromFile, "f", "a `file` whose whole text is one turn's prompt (-: standard input; short for --file)")
+	fs.Var(promptFromFile, "file", "a `file` whose whole text is one turn's prompt (-: standard input)")
 	fs.StringVar(&cfg.permission, "permission", "", "permission `policy`: ask, allow, reject or plan (default: ask on a terminal, else reject)")
 	fs.StringVar(&cfg.nonInteractive, "non-interactive-permissions", "", "with nobody to ask (stdin not a terminal, or --json): `deny` (reject-kind answer) or fail (end the turn, exit 1)")
 	mcpConfigFlag(fs, &cfg)
