@@ -12,7 +12,19 @@ import (
 // terminal. A stderr on the same terminal writes above the edited line.
 func (a *app) useEditor(stdin, stdout, stderr *os.File) {
 	ed := newEditor(stdin, stdout, nil, func() { a.onSignal(os.Interrupt, false) })
-	ed.t.AutoCompleteCallback = a.complete
+	ed.t.AutoCompleteCallback = func(line string, pos int, key rune) (string, int, bool) {
+		if key != keyInterrupt {
+			return a.complete(line, pos, key)
+		}
+		// Ctrl-C between turns, as a shell does: a line with text is
+		// cleared, an empty one quits (off the Terminal's goroutine:
+		// quitting closes the agent).
+		if line != "" {
+			return "", 0, true
+		}
+		go a.quitOnInterrupt()
+		return "", 0, true
+	}
 	a.ed = ed
 	a.out.ed = ed
 	a.out.marker = func() string {

@@ -33,6 +33,8 @@ type editor struct {
 
 	kick   chan struct{} // a line is wanted: start a ReadLine
 	chunks chan []byte   // read from standard input, not yet given to the Terminal
+	keys   chan []byte   // keys the editor types itself (keyInterrupt), not from stdin
+	alive  atomic.Bool   // run is editing lines: a key sent to keys is read
 	stash  []byte        // taken from chunks, not yet read by the Terminal
 	eof    bool
 
@@ -47,7 +49,7 @@ type editor struct {
 
 func newEditor(in, out *os.File, hist *history, interrupt func()) *editor {
 	e := &editor{fd: int(in.Fd()), outFd: int(out.Fd()), in: in, out: out, interrupt: interrupt,
-		kick: make(chan struct{}, 1), chunks: make(chan []byte), hist: hist}
+		kick: make(chan struct{}, 1), chunks: make(chan []byte), keys: make(chan []byte, 1), hist: hist}
 	e.t = term.NewTerminal(e, "")
 	e.t.History = e
 	e.size()
@@ -131,12 +133,16 @@ func (e *editor) Read(p []byte) (int, error) {
 		if e.eof {
 			return 0, io.EOF
 		}
-		b, ok := <-e.chunks
-		if !ok {
-			e.eof = true
-			return 0, io.EOF
+		select {
+		case b, ok := <-e.chunks:
+			if !ok {
+				e.eof = true
+				return 0, io.EOF
+			}
+			e.stash = b
+		case b := <-e.keys:
+			e.stash = b
 		}
-		e.stash = b
 	}
 	n := copy(p, e.stash)
 	e.stash = e.stash[n:]
@@ -163,6 +169,8 @@ func (e *editor) run(in *inbox, s *screen) {
 		in.read() // the plain line reader
 		return
 	}
+	e.alive.Store(true)
+	defer e.alive.Store(false)
 	for {
 		if len(e.stash) == 0 && !e.eof {
 			select {
@@ -176,6 +184,8 @@ func (e *editor) run(in *inbox, s *screen) {
 				} else {
 					e.stash = b
 				}
+			case b := <-e.keys:
+				e.stash = b
 			}
 		}
 		s.beginEdit(e)
@@ -190,6 +200,25 @@ func (e *editor) run(in *inbox, s *screen) {
 		}
 		in.put(line)
 	}
+}
+
+// keyInterrupt is the key the editor types itself for a Ctrl-C between
+// turns (Ctrl-\, which the terminal keeps a signal, so a person cannot
+// type it): the Terminal hands it to AutoCompleteCallback with the line
+// being edited, which clears a line with text or quits at an empty one.
+const keyInterrupt = 0x1c
+
+// interruptLine types keyInterrupt into the line being edited and reports
+// whether it will be read (false once the editor has stopped).
+func (e *editor) interruptLine() bool {
+	if !e.alive.Load() {
+		return false
+	}
+	select {
+	case e.keys <- []byte{keyInterrupt}:
+	default: // one is on its way already
+	}
+	return true
 }
 
 // setPrompt changes the prompt of the line being edited and redraws it.

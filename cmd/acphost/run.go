@@ -77,9 +77,10 @@ type app struct {
 
 	ctl *controlServer // the control socket, nil without one
 
-	failed   bool // a turn failed: exit status 1
-	authGood bool // a turn went through: no login is missing (see reportNeedsLogin)
-	modeSet  bool // cfg.mode was set (the agent accepted session/set_mode)
+	failed   bool        // a turn failed: exit status 1
+	chatting atomic.Bool // the chat reads prompts (a Ctrl-C between turns goes to the line editor)
+	authGood bool        // a turn went through: no login is missing (see reportNeedsLogin)
+	modeSet  bool        // cfg.mode was set (the agent accepted session/set_mode)
 }
 
 func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
@@ -996,6 +997,8 @@ func enforcementNote(e acphost.Enforcement, policy string) string {
 // chat reads prompts and commands from standard input until it ends, a
 // signal or /quit, or the agent dies.
 func (a *app) chat(client *acphost.ACPClient) {
+	a.chatting.Store(true)
+	defer a.chatting.Store(false)
 	for {
 		scr := a.out
 		if scr == nil && a.stdinTTY {
@@ -1336,6 +1339,18 @@ func (a *app) onSignal(sig os.Signal, asked bool) {
 	if sig == os.Interrupt && !asked && a.cancelTurn("cancelling the turn") {
 		return
 	}
+	if sig == os.Interrupt && !asked && a.ed != nil && a.chatting.Load() && a.ed.interruptLine() {
+		return // the editor clears the line, or quits at an empty one
+	}
+	a.quitOnSignal(sig, asked)
+}
+
+// quitOnInterrupt quits as Ctrl-C at an empty line does.
+func (a *app) quitOnInterrupt() { a.quitOnSignal(os.Interrupt, false) }
+
+// quitOnSignal closes the agent and ends the run, with the exit status
+// the signal (or /quit, asked) calls for.
+func (a *app) quitOnSignal(sig os.Signal, asked bool) {
 	a.mu.Lock()
 	if a.quitting() {
 		a.mu.Unlock()

@@ -230,3 +230,25 @@ func TestTerminalResumeLast(t *testing.T) {
 	p2.typeLine("/quit")
 	p2.waitFor("[exited 0]", 1)
 }
+
+// Ctrl-C at the chat's prompt, as in a shell: with text on the line it
+// clears the line and the chat goes on; at an empty line it quits (130).
+func TestTerminalCtrlCClearsTheLine(t *testing.T) {
+	extra, _, _ := isolated(t)
+	p := startPane(t, nil, extra, "--permission", "allow")
+	p.waitFor("> ", 1)
+	p.tmux("send-keys", "-l", "half a thought")
+	p.waitFor("> half a thought", 1)
+	p.tmux("send-keys", "C-c")
+	testutil.Until(t, readTimeout, func() (bool, string) {
+		s := p.screen()
+		return !strings.Contains(s, "half a thought"), "the line was not cleared:\n" + s
+	})
+	if s := p.screen(); strings.Contains(s, "[exited") || strings.Contains(s, "closing the agent") {
+		t.Fatalf("Ctrl-C with text on the line quit:\n%s", s)
+	}
+	p.typeLine("list files")
+	p.waitFor("✓ end_turn", 1)
+	p.tmux("send-keys", "C-c")
+	p.waitFor("[exited 130]", 1)
+}
