@@ -1324,12 +1324,17 @@ func (a *app) cancelTurn(why string) bool {
 	a.interrupted = true
 	cancel := a.turnCancel
 	a.mu.Unlock()
-	cancel()
 	more := ""
 	if n := a.in.queued(); n > 0 {
 		more = fmt.Sprintf("; %d queued prompt(s) run next", n)
 	}
+	// The notice first, in place of a running tool's line: the tool's
+	// final line comes once the agent has stopped it.
+	if a.out != nil {
+		a.out.dropRunningTool()
+	}
 	a.diag(styleYellow, "%s (Ctrl-C again to quit%s)", why, more)
+	cancel()
 	return true
 }
 

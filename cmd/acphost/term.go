@@ -50,6 +50,7 @@ type screen struct {
 	status   bool   // the transient status line is showing
 	paused   bool   // no status line (a prompt is waiting for the user)
 	lastTool string // id of the tool line printed last, while it can be rewritten in place
+	running  bool   // and that line says the tool is running (⋯)
 
 	// The line editor, when there is one (see editor): output goes
 	// through its Terminal.Write.
@@ -417,9 +418,11 @@ const maxRewritable = 72
 func (s *screen) toolLine(id, styled, plain string, rewrite bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	running := strings.HasPrefix(plain, "  ⋯ ")
 	if rewrite && s.live && s.lastTool == id && s.col0 && !s.editing {
 		s.clearStatusLocked()
 		s.out("\x1b[1A\r\x1b[2K" + styled + "\n")
+		s.running = running
 		return true
 	}
 	if rewrite {
@@ -428,9 +431,23 @@ func (s *screen) toolLine(id, styled, plain string, rewrite bool) bool {
 	s.breakLineLocked()
 	s.putLocked(styled+"\n", "\n")
 	if utf8.RuneCountInString(plain) <= maxRewritable {
-		s.lastTool = id
+		s.lastTool, s.running = id, running
 	}
 	return false
+}
+
+// dropRunningTool erases the last line printed when it is a tool's
+// running line (⋯) a terminal can still reach: the turn is being
+// cancelled, and the tool's final line (✗) follows the notice instead
+// of leaving a stale running line above it.
+func (s *screen) dropRunningTool() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live && s.lastTool != "" && s.running && s.col0 && !s.editing {
+		s.clearStatusLocked()
+		s.out("\x1b[1A\r\x1b[2K")
+		s.lastTool = ""
+	}
 }
 
 // showStatus draws the transient status line when the cursor is at the

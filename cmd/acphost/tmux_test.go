@@ -252,3 +252,23 @@ func TestTerminalCtrlCClearsTheLine(t *testing.T) {
 	p.tmux("send-keys", "C-c")
 	p.waitFor("[exited 130]", 1)
 }
+
+// Ctrl-C while a tool runs: the notice takes the place of the tool's
+// running line, and its final line follows; no stale ⋯ line is left.
+func TestTerminalCtrlCMidToolLeavesNoRunningLine(t *testing.T) {
+	script := &fakeagent.Script{Turns: []fakeagent.Turn{
+		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.ToolCall("t9", "sleepy", "execute")), {WaitCancel: true}}},
+	}}
+	extra, _, _ := isolated(t)
+	p := startPane(t, script, extra, "-p", "slow")
+	p.waitFor("⋯ execute sleepy", 1)
+	p.tmux("send-keys", "C-c")
+	s := p.waitFor("[exited", 1)
+	if strings.Contains(s, "⋯ execute sleepy") {
+		t.Errorf("the tool's running line stayed:\n%s", s)
+	}
+	i, j := strings.Index(s, "cancelling the turn"), strings.Index(s, "✗ execute sleepy")
+	if i < 0 || j < i {
+		t.Errorf("want the notice, then the tool's final line:\n%s", s)
+	}
+}
