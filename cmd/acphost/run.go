@@ -125,7 +125,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	if a.stdinTTY && a.out != nil && a.out.live && isTerminal(stdout) {
 		a.useEditor(stdin, stdout, stderr)
 	}
-	if !cfg.noStore && !cfg.remote.remote() {
+	if !cfg.noStore {
 		if st, err := openStore(); err == nil {
 			a.store = st
 			a.sink = &transcriptSink{sink: a.sink, a: a} // each turn goes in the session's transcript
@@ -473,7 +473,13 @@ func (a *app) adopt(r sessionRecord) error {
 	if unreachable(r) && r.PID != os.Getpid() {
 		a.diag(styleYellow, "session %s may be open in acphost pid %d, which has no control socket to ask; continuing it here", acphost.SafeText(r.ID), r.PID)
 	}
-	if a.cfg.agentName == "" && len(a.cfg.agent) == 0 {
+	remote := !a.cfg.remote.remote() && (r.SSH != "" || r.URL != "")
+	if remote {
+		// Reached as before; --ssh-identity and the like come from the
+		// command line again, a --url token from --token or the environment.
+		a.cfg.remote.ssh, a.cfg.remote.url = r.SSH, r.URL
+	}
+	if a.cfg.agentName == "" && len(a.cfg.agent) == 0 && r.URL == "" {
 		a.cfg.agentName = r.Agent
 		if r.Agent != "" && r.Agent != demoAgent {
 			def, err := a.cfg.file.lookupAgent(r.Agent)
@@ -493,6 +499,11 @@ func (a *app) adopt(r sessionRecord) error {
 	}
 	if a.cfg.mode == "" {
 		a.cfg.mode, a.cfg.modeSoft = r.Mode, true
+	}
+	if remote {
+		if err := checkRemote(&a.cfg); err != nil {
+			return fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
+		}
 	}
 	return nil
 }
@@ -827,6 +838,7 @@ func (a *app) record() {
 		r = sessionRecord{ID: sess.ID(), Created: now}
 	}
 	r.Agent, r.Command = recordAgent(a.cfg)
+	r.SSH, r.URL = a.cfg.remote.ssh, a.cfg.remote.url
 	r.Cwd, r.LastUsed = a.cwd, now
 	a.mu.Lock()
 	r.PID, r.TurnSince, r.Control = os.Getpid(), a.turnSince, a.controlPath()
@@ -912,7 +924,10 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	if v := acphost.SafeText(info.Version); v != "" {
 		name += " " + v
 	}
-	if len(a.cfg.agent) == 0 {
+	switch {
+	case a.cfg.remote.url != "":
+		name += " at " + acphost.SafeText(a.cfg.remote.url)
+	case len(a.cfg.agent) == 0:
 		name += " (built-in demo)"
 	}
 	parts := []string{"acphost", name, "session " + acphost.SafeText(sess.ID())}

@@ -36,6 +36,11 @@ type sessionRecord struct {
 	// Control is that process's control socket (see control.go), which
 	// acphost cancel and --no-wait talk to; "" once it let go.
 	Control string `json:"control,omitempty"`
+	// SSH and URL say how a remote agent was reached (--ssh HOST, --url
+	// ws://…), so --resume reaches it again; a --url token is never kept
+	// (give --token or $ACPHOST_TOKEN again).
+	SSH string `json:"ssh,omitempty"`
+	URL string `json:"url,omitempty"`
 }
 
 // state says whether a live acphost process holds the session and runs a
@@ -57,7 +62,7 @@ func (r sessionRecord) state() string {
 // id of the same agent — a named agent by its name (the command the
 // configuration runs for it may change), another by its command.
 func (r sessionRecord) same(o sessionRecord) bool {
-	if r.ID != o.ID || r.Agent != o.Agent {
+	if r.ID != o.ID || r.Agent != o.Agent || r.SSH != o.SSH || r.URL != o.URL {
 		return false
 	}
 	return r.Agent != "" || strings.Join(r.Command, "\x00") == strings.Join(o.Command, "\x00")
@@ -67,8 +72,8 @@ func (r sessionRecord) same(o sessionRecord) bool {
 // command; the built-in agent by its name alone.
 func recordAgent(cfg config) (agent string, command []string) {
 	agent, command = cfg.agentName, cfg.agent
-	if agent == "" && len(command) == 0 {
-		agent = demoAgent
+	if agent == "" && len(command) == 0 && cfg.remote.url == "" {
+		agent = demoAgent // a --url agent is the server's: named by the URL
 	}
 	if agent == demoAgent {
 		command = nil
@@ -78,13 +83,20 @@ func recordAgent(cfg config) (agent string, command []string) {
 
 // agentLabel names the record's agent for people.
 func (r sessionRecord) agentLabel() string {
-	if r.Agent != "" {
-		return r.Agent
-	}
-	if len(r.Command) == 0 {
+	label := r.Agent
+	switch {
+	case label != "":
+	case len(r.Command) > 0:
+		label = filepath.Base(r.Command[0])
+	case r.URL != "":
+		return r.URL
+	default:
 		return "?"
 	}
-	return filepath.Base(r.Command[0])
+	if r.SSH != "" {
+		label += " on " + r.SSH
+	}
+	return label
 }
 
 // storeFile is the file's content.
