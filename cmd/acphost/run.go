@@ -501,7 +501,7 @@ func (a *app) adopt(r sessionRecord) error {
 		a.cfg.mode, a.cfg.modeSoft = r.Mode, true
 	}
 	if remote {
-		if err := checkRemote(&a.cfg); err != nil {
+		if err := checkRemote(&a.cfg, os.Stderr); err != nil {
 			return fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
 		}
 	}

@@ -27,9 +27,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	token := fs.String("token", "", "the bearer `token` clients must send, on the command line where every local user sees it (default: $ACPHOST_TOKEN)")
 	tokenFile := fs.String("token-file", "", "read the bearer token from `file`, which only you may read (\"-\": a line of stdin); default: $ACPHOST_TOKEN, else one made up and kept in a file of yours")
 	cwd := fs.String("cwd", "", "the `directory` each agent process starts in (default: the current one)")
+	agentName := fs.String("agent", "", "the `name` of the agent to serve (acphost agents lists them)")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: acphost serve --listen ADDR [--token-file FILE] [--cwd DIR] -- AGENT [ARGS...]\n\n")
-		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), "Usage: acphost serve [--listen ADDR] [--token-file FILE] [--cwd DIR] (--agent NAME | -- AGENT [ARGS...])\n\nFlags:\n")
+		printFlags(fs.Output(), fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -37,8 +38,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	if fs.NArg() == 0 || fs.Arg(0) == "" {
-		fmt.Fprintln(stderr, "acphost serve: give the agent command after --")
+	command, env, err := serveAgent(*agentName, fs.Args())
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost serve:", err)
 		return exitUsage
 	}
 	tok, err := tokenFrom("acphost serve", *token, *tokenFile, stderr)
@@ -90,7 +92,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		defer remove()
 		connect = "acphost --url " + u + " --token-file " + shellQuote(path) + " --cwd " + shellQuote(sessDir)
 	}
-	b := &websocket.Bridge{Command: fs.Arg(0), Args: fs.Args()[1:], Dir: dir, Token: tok, Stderr: stderr,
+	b := &websocket.Bridge{Command: command[0], Args: command[1:], Env: env, Dir: dir, Token: tok, Stderr: stderr,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -105,4 +107,29 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// serveAgent is the agent serve runs: the named one (as --agent runs it
+// everywhere else), or the command after --.
+func serveAgent(name string, args []string) (command, env []string, err error) {
+	switch {
+	case name != "" && len(args) > 0:
+		return nil, nil, errors.New("--agent and a command after -- both name the agent; give one")
+	case name == demoAgent: // this executable, as the built-in agent
+		path, args, env, err := agentCommand(config{})
+		return append([]string{path}, args...), env, err
+	case name != "":
+		file, err := loadConfig()
+		if err != nil {
+			return nil, nil, err
+		}
+		def, err := file.lookupAgent(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return def.Command, def.envList(), nil
+	case len(args) == 0 || args[0] == "":
+		return nil, nil, errors.New("give the agent: --agent NAME, or its command after --")
+	}
+	return args, nil, nil
 }

@@ -77,7 +77,7 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	fl.BoolVar(&cfg.noStore, "no-store", false, "do not record sessions in the session store, nor list them")
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), webUsage)
-		fl.PrintDefaults()
+		printFlags(fl.Output(), fl)
 	}
 	if err := fl.Parse(args); err != nil {
 		return wf, fmt.Errorf("%w: %w", errFlagParse, err)
