@@ -603,6 +603,9 @@ func (a *app) run() int {
 	}
 
 	sess := client.Session()
+	if w := provenWarning(a.cfg, client.AgentInfo()); w != "" {
+		a.diag(styleYellow, "%s", w)
+	}
 	if resume != nil {
 		a.endReplay(rp, *resume, loadsSessions(client))
 	}
