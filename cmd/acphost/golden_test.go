@@ -17,6 +17,7 @@ var (
 	goldenTempDir  = regexp.MustCompile(`/tmp/[^\s]+`)
 	goldenVersion  = regexp.MustCompile(`acphost \d+\.\d+\.\d+(-\S+)?`)
 	goldenContain  = regexp.MustCompile(`· containment: (cgroup|namespace|group)\b`) // the machine's
+	goldenDemoID   = regexp.MustCompile(`\bdemo-[0-9a-f]{8}\b`)
 )
 
 func normalizeScreen(s string) string {
@@ -24,6 +25,7 @@ func normalizeScreen(s string) string {
 	s = goldenDuration.ReplaceAllString(s, "<d>")
 	s = goldenVersion.ReplaceAllString(s, "acphost <version>")
 	s = goldenContain.ReplaceAllString(s, "· containment: <containment>")
+	s = goldenDemoID.ReplaceAllString(s, "demo-<id>")
 	var lines []string
 	for _, l := range strings.Split(s, "\n") {
 		lines = append(lines, strings.TrimRight(l, " "))

@@ -214,6 +214,8 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -806,6 +808,11 @@ func agentCommand(cfg config) (path string, args, env []string, err error) {
 		return cfg.agent[0], cfg.agent[1:], cfg.agentEnv, nil
 	}
 	script := fakeagent.Demo()
+	// An id of each run's own: the store keys conversations by agent and
+	// id, and every demo run would otherwise be session s1, one record.
+	var id [4]byte
+	rand.Read(id[:])
+	script.SessionID = "demo-" + hex.EncodeToString(id[:])
 	if s := os.Getenv(envDemoScript); s != "" {
 		script = fakeagent.Script{}
 		if err := json.Unmarshal([]byte(s), &script); err != nil {

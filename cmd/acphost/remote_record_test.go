@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,4 +49,24 @@ func TestURLSessionIsRecorded(t *testing.T) {
 	}
 	srv.signal(syscall.SIGTERM)
 	srv.wait()
+}
+
+// TestDemoRunsAreSessionsOfTheirOwn: two runs of the demo agent, in two
+// directories, are two records, not one session s1 merged.
+func TestDemoRunsAreSessionsOfTheirOwn(t *testing.T) {
+	extra, _, _ := isolated(t)
+	a, b := t.TempDir(), t.TempDir()
+	for _, dir := range []string{a, b} {
+		if r := runIn(t, dir, extra, nil, "", "--permission", "allow", "-p", "list files"); r.code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+		}
+	}
+	r := runIn(t, a, extra, nil, "", "sessions", "--json")
+	var recs []sessionRecord
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if len(recs) != 2 || recs[0].ID == recs[1].ID {
+		t.Errorf("want two sessions with ids of their own: %+v", recs)
+	}
 }

@@ -148,15 +148,9 @@ func (h *human) event(ev acphost.StreamEvent) {
 		s.block(formatRequest(s, ev.Permission))
 	case acphost.EventPermissionAnswer:
 		if a := ev.Answer; a != nil {
-			switch {
-			case a.Cancelled || a.Option == nil:
-				h.refused[ev.ID] = "cancelled"
-			case !a.Option.Kind.IsAllow():
-				h.refused[ev.ID] = "rejected"
-				if a.Reason == acphost.ReasonPlanMode {
-					h.refused[ev.ID] = "rejected by plan mode"
-				}
-			default:
+			if why := refusal(a); why != "" {
+				h.refused[ev.ID] = why
+			} else {
 				delete(h.refused, ev.ID)
 			}
 		}
@@ -514,4 +508,19 @@ func toolOutputLines(ev acphost.StreamEvent) []string {
 		lines = lines[:len(lines)-1]
 	}
 	return lines
+}
+
+// refusal is why answer refused a permission ("rejected", "rejected by
+// plan mode", "cancelled"), "" for an allow.
+func refusal(a *acphost.PermissionAnswer) string {
+	switch {
+	case a.Cancelled || a.Option == nil:
+		return "cancelled"
+	case !a.Option.Kind.IsAllow():
+		if a.Reason == acphost.ReasonPlanMode {
+			return "rejected by plan mode"
+		}
+		return "rejected"
+	}
+	return ""
 }

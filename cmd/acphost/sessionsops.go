@@ -217,9 +217,10 @@ type historyTurn struct {
 }
 
 type historyTool struct {
-	Title  string `json:"title"`
-	Kind   string `json:"kind,omitempty"`
-	Status string `json:"status,omitempty"`
+	Title   string `json:"title"`
+	Kind    string `json:"kind,omitempty"`
+	Status  string `json:"status,omitempty"`
+	Refused string `json:"refused,omitempty"` // its permission was refused: why
 }
 
 // turns groups a transcript's entries by turn, oldest first.
@@ -234,7 +235,7 @@ func turns(es []transcriptEntry) []historyTurn {
 		case entryPrompt:
 			t.Prompt = e.Text
 		case entryTool:
-			t.Tools = append(t.Tools, historyTool{Title: e.Title, Kind: e.Kind, Status: e.Status})
+			t.Tools = append(t.Tools, historyTool{Title: e.Title, Kind: e.Kind, Status: e.Status, Refused: e.Refused})
 		case entryAnswer:
 			if t.Answer != "" {
 				t.Answer += "\n"
@@ -309,7 +310,11 @@ func sessionsHistory(st *store, args []string, stdout io.Writer) error {
 			}
 		}
 		for _, tc := range t.Tools {
-			b.WriteString("  " + toolMark(s, tc.Status) + " " + s.style(styleDim, toolSummary(tc)) + "\n")
+			mark := toolMark(s, tc.Status)
+			if tc.Refused != "" { // as the live view showed it
+				mark = s.style(styleYellow, "✗")
+			}
+			b.WriteString("  " + mark + " " + s.style(styleDim, toolSummary(tc)) + "\n")
 		}
 		if t.Omitted > 0 {
 			b.WriteString(s.style(styleDim, fmt.Sprintf("  … %d more tool call(s) not kept", t.Omitted)) + "\n")
@@ -347,7 +352,10 @@ func toolSummary(tc historyTool) string {
 	if k := oneLine(acphost.SafeText(tc.Kind), 20); k != "" {
 		extra = append(extra, k)
 	}
-	if st := oneLine(acphost.SafeText(tc.Status), 20); st != "" && st != string(acphost.StatusCompleted) {
+	if r := oneLine(acphost.SafeText(tc.Refused), 30); r != "" {
+		extra = append(extra, r)
+	}
+	if st := oneLine(acphost.SafeText(tc.Status), 20); st != "" && (st != string(acphost.StatusCompleted) || tc.Refused != "") {
 		extra = append(extra, st)
 	}
 	if len(extra) > 0 {

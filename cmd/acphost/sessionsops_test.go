@@ -391,7 +391,7 @@ func TestTranscriptStaysBounded(t *testing.T) {
 	const n = 120 // about 5 MiB written
 	for i := range n {
 		es := turnEntries("prompt "+strings.Repeat("p", 4<<10)+" #"+strconv.Itoa(i), time.Now(),
-			turnResult{stop: "end_turn", resp: acphost.Response{Text: answer}})
+			turnResult{stop: "end_turn", resp: acphost.Response{Text: answer}}, nil)
 		if err := st.appendTranscript(r, es); err != nil {
 			t.Fatal(err)
 		}
@@ -450,5 +450,20 @@ func TestSessionsUsage(t *testing.T) {
 	r := runIn(t, dir, extra, nil, "", "sessions", "show", "nosuch")
 	if r.code != exitFailed || r.stderr != "acphost: sessions show: no session \"nosuch\" recorded (acphost sessions lists them)\n" {
 		t.Errorf("show nosuch: exit %d; stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestHistoryShowsARejectedToolRejected: the demo's tool call, rejected
+// (the demo reports it completed all the same), is ✗ rejected in
+// sessions history as it was in the live view, not ✓.
+func TestHistoryShowsARejectedToolRejected(t *testing.T) {
+	extra, _, _ := isolated(t)
+	dir := t.TempDir()
+	if r := runIn(t, dir, extra, nil, "", "--permission", "reject", "-p", "list files"); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	r := runIn(t, dir, extra, nil, "", "sessions", "history", "last")
+	if !strings.Contains(r.stdout, "✗ ls (execute, rejected, completed)") || strings.Contains(r.stdout, "✓ ls") {
+		t.Errorf("history does not show the rejected call rejected:\n%s\n%s", r.stdout, r.stderr)
 	}
 }

@@ -52,6 +52,9 @@ type transcriptEntry struct {
 	Title  string `json:"title,omitempty"`
 	Kind   string `json:"kind,omitempty"`
 	Status string `json:"status,omitempty"`
+	// Refused says the tool call's permission was refused ("rejected",
+	// "rejected by plan mode", "cancelled"), whatever the agent reported.
+	Refused string `json:"refused,omitempty"`
 	// Stop, Ms, Error and Omitted end a turn: its stop reason, how long it
 	// took, why it failed, how many tool calls were not kept.
 	Stop    string `json:"stop,omitempty"`
@@ -67,6 +70,7 @@ func (e transcriptEntry) bounded() transcriptEntry {
 	e.Title = cutText(e.Title, maxEntryField)
 	e.Kind = clip(e.Kind, maxEntryField)
 	e.Status = clip(e.Status, maxEntryField)
+	e.Refused = clip(e.Refused, maxEntryField)
 	e.Stop = clip(e.Stop, maxEntryField)
 	e.Ms = max(e.Ms, 0)
 	e.Omitted = max(e.Omitted, 0)
@@ -91,7 +95,7 @@ func validEntryType(t string) bool {
 }
 
 // turnEntries is the transcript of one turn.
-func turnEntries(prompt string, since time.Time, r turnResult) []transcriptEntry {
+func turnEntries(prompt string, since time.Time, r turnResult, refused map[string]string) []transcriptEntry {
 	now := time.Now()
 	es := []transcriptEntry{{Time: since, Type: entryPrompt, Text: prompt}}
 	tools := r.resp.ToolCalls
@@ -101,7 +105,7 @@ func turnEntries(prompt string, since time.Time, r turnResult) []transcriptEntry
 		tools = tools[:maxTranscriptTools]
 	}
 	for _, tc := range tools {
-		es = append(es, transcriptEntry{Time: now, Type: entryTool, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status)})
+		es = append(es, transcriptEntry{Time: now, Type: entryTool, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status), Refused: refused[tc.ID]})
 	}
 	if text := strings.TrimSpace(r.resp.Text); text != "" {
 		es = append(es, transcriptEntry{Time: now, Type: entryAnswer, Text: text})
@@ -314,14 +318,31 @@ type transcriptSink struct {
 	mu       sync.Mutex
 	prompt   string
 	since    time.Time
-	reported bool // a failure to write was said once
+	refused  map[string]string // tool call id → why its permission was refused, this turn
+	reported bool              // a failure to write was said once
 }
 
 func (t *transcriptSink) beginTurn(prompt string, echo bool) {
 	t.mu.Lock()
-	t.prompt, t.since = prompt, time.Now()
+	t.prompt, t.since, t.refused = prompt, time.Now(), map[string]string{}
 	t.mu.Unlock()
 	t.sink.beginTurn(prompt, echo)
+}
+
+// event notes the permission answers, so that the transcript says a
+// rejected tool call was rejected even when the agent reports it completed.
+func (t *transcriptSink) event(ev acphost.StreamEvent) {
+	if ev.Type == acphost.EventPermissionAnswer && ev.Answer != nil {
+		why := refusal(ev.Answer)
+		t.mu.Lock()
+		if t.refused != nil && why != "" && len(t.refused) < maxTranscriptTools {
+			t.refused[ev.ID] = why
+		} else if why == "" {
+			delete(t.refused, ev.ID)
+		}
+		t.mu.Unlock()
+	}
+	t.sink.event(ev)
 }
 
 func (t *transcriptSink) endTurn(r turnResult) {
@@ -331,11 +352,11 @@ func (t *transcriptSink) endTurn(r turnResult) {
 		return
 	}
 	t.mu.Lock()
-	prompt, since := t.prompt, t.since
+	prompt, since, refused := t.prompt, t.since, t.refused
 	t.mu.Unlock()
 	rec := sessionRecord{ID: sess.ID()}
 	rec.Agent, rec.Command = recordAgent(t.a.cfg)
-	err := t.a.store.appendTranscript(rec, turnEntries(prompt, since, r))
+	err := t.a.store.appendTranscript(rec, turnEntries(prompt, since, r, refused))
 	if err == nil {
 		return
 	}

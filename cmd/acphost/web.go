@@ -385,5 +385,5 @@ func (w webStore) RecordTurn(sessionID string, t web.TurnRecord) error {
 		r.stop, r.userCancel = acphost.StopCancelled, true
 	}
 	rec := sessionRecord{ID: sessionID, Agent: w.agent, Command: w.command, Cwd: w.cwd}
-	return w.st.appendTranscript(rec, turnEntries(t.Prompt, t.Started, r))
+	return w.st.appendTranscript(rec, turnEntries(t.Prompt, t.Started, r, nil))
 }
