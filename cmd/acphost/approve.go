@@ -157,8 +157,8 @@ func formatRequest(s *screen, req *acphost.PermissionRequest) string {
 	// A diff shows a write better than the raw input, which carries the
 	// same text escaped (opencode sends both).
 	hasDiff := slices.ContainsFunc(tc.Content, func(c acphost.ToolCallContent) bool { return c.Diff != nil })
-	if in := compactJSON(tc.RawInput); in != "" && !hasDiff {
-		b.WriteString("  input: " + oneLine(in, maxInputRunes) + "\n")
+	if label, in := inputLine(tc.RawInput); in != "" && !hasDiff {
+		b.WriteString("  " + label + ": " + in + "\n")
 	}
 	for _, loc := range tc.Locations {
 		l := acphost.SafeText(loc.Path)

@@ -428,7 +428,7 @@ func TestPermissionDetails(t *testing.T) {
 		"? Permission: npm test\n",
 		"  Reason: verify the change\n",
 		"  tool: execute Bash\n",
-		`  input: {"command":"npm test"}` + "\n",
+		"  command: $ npm test\n",
 		"  1) Yes [allow_once]\n",
 		"  2) Yes, and don't ask again [allow_always]\n       - " + change + "\n",
 		"  3) No [reject_once]\n",
