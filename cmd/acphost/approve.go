@@ -161,7 +161,7 @@ func formatRequest(s *screen, req *acphost.PermissionRequest) string {
 		b.WriteString("  " + label + ": " + in + "\n")
 	}
 	for _, loc := range tc.Locations {
-		l := acphost.SafeText(loc.Path)
+		l := acphost.SafeText(s.shownPath(loc.Path))
 		if loc.Line != nil {
 			l += ":" + strconv.Itoa(*loc.Line)
 		}
@@ -197,8 +197,10 @@ func writeToolContent(b *strings.Builder, s *screen, content []acphost.ToolCallC
 	for _, c := range content {
 		switch {
 		case c.Diff != nil:
-			text, st := c.Diff.Unified(acphost.DiffOptions{MaxLines: maxDiffLines})
-			fmt.Fprintf(b, "  diff %s %s\n", acphost.SafeText(c.Diff.Path), s.style(styleDim, fmt.Sprintf("(+%d -%d)", st.Added, st.Removed)))
+			d := *c.Diff
+			d.Path = s.shownPath(d.Path)
+			text, st := d.Unified(acphost.DiffOptions{MaxLines: maxDiffLines})
+			fmt.Fprintf(b, "  diff %s %s\n", acphost.SafeText(d.Path), s.style(styleDim, fmt.Sprintf("(+%d -%d)", st.Added, st.Removed)))
 			for _, l := range strings.Split(strings.TrimRight(acphost.SafeText(text), "\n"), "\n") {
 				code := ""
 				switch {

@@ -544,6 +544,11 @@ func (a *app) run() int {
 	if a.cwd == "" && !a.cfg.remote.remote() {
 		a.cwd, _ = os.Getwd()
 	}
+	for _, s := range []*screen{a.out, a.errs} {
+		if s != nil {
+			s.dir = a.cwd // questions may go to either
+		}
+	}
 	opts, files, err := a.options()
 	if err != nil {
 		a.diag(styleRed, "%v", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,22 @@ type screen struct {
 	// marker is the prompt of a line the person starts typing unasked
 	// (while a turn runs, a prompt to queue).
 	marker func() string
+	// dir is the session's directory: paths beneath it are shown
+	// relative to it ("" : as they are).
+	dir string
+}
+
+// shownPath is an agent's path as the screen shows it: relative to the
+// session's directory when beneath it, else as it is.
+func (s *screen) shownPath(path string) string {
+	if s.dir == "" || !filepath.IsAbs(path) {
+		return path
+	}
+	rel, err := filepath.Rel(s.dir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return rel
 }
 
 func newScreen(w io.Writer, color, live bool) *screen {
