@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acphost/acphost"
 )
@@ -97,19 +98,23 @@ func onOff(b bool) string {
 func (a *app) help(sess *acphost.Session) {
 	var b strings.Builder
 	b.WriteString("acphost commands:\n")
+	var rows [][2]string
 	for _, c := range hostCommands {
-		fmt.Fprintf(&b, "  /%-20s %s\n", strings.TrimSpace(c.name+" "+c.args), c.help)
+		rows = append(rows, [2]string{"/" + strings.TrimSpace(c.name+" "+c.args), c.help})
 	}
+	writeColumns(&b, rows)
 	cmds := sess.Details().Commands
 	if len(cmds) > 0 {
 		b.WriteString("the agent's commands (sent to it as the prompt):\n")
+		rows = rows[:0]
 		for _, c := range cmds {
 			n := oneLine(acphost.SafeText(c.Name), 30)
 			if h := oneLine(acphost.SafeText(c.InputHint), 30); h != "" {
 				n += " " + h
 			}
-			fmt.Fprintf(&b, "  /%-20s %s\n", n, oneLine(acphost.SafeText(c.Description), 80))
+			rows = append(rows, [2]string{"/" + n, oneLine(acphost.SafeText(c.Description), 80)})
 		}
+		writeColumns(&b, rows)
 	} else {
 		b.WriteString("the agent has published no commands of its own\n")
 	}
@@ -125,21 +130,24 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 			return
 		}
 		var b strings.Builder
+		var rows [][2]string
 		for _, m := range modes.AvailableModes {
 			mark := " "
 			if m.ID == modes.CurrentModeID {
 				mark = "*"
 			}
-			line := fmt.Sprintf("%s %s", mark, acphost.SafeText(m.ID))
+			left := mark + " " + oneLine(acphost.SafeText(m.ID), 40)
+			var right string
 			if n := oneLine(acphost.SafeText(m.Name), 40); n != "" && n != m.ID {
-				line += "  " + n
+				right = n
 			}
 			if d := oneLine(acphost.SafeText(m.Description), 80); d != "" {
-				line += " — " + d
+				right = strings.TrimSpace(right + " — " + d)
 			}
-			b.WriteString(line + "\n")
+			rows = append(rows, [2]string{left, right})
 		}
-		a.note("", b.String())
+		writeColumns(&b, rows)
+		a.note("", strings.TrimRight(b.String(), "\n"))
 		return
 	}
 	if err := a.setMode(sess, args[0]); err != nil {
@@ -406,4 +414,30 @@ func planSwitchNote(e acphost.Enforcement) string {
 		parts = append(parts, "not kernel-enforced: "+e.KernelReason)
 	}
 	return strings.Join(parts, " and ") + " before the next prompt"
+}
+
+// maxColumn is the widest first column writeColumns pads to; a longer
+// entry has its second column on a line of its own, under the others.
+const maxColumn = 28
+
+// writeColumns writes rows as two aligned columns, indented two spaces:
+// the first padded to the widest entry (at most maxColumn).
+func writeColumns(b *strings.Builder, rows [][2]string) {
+	width := 0
+	for _, r := range rows {
+		if n := utf8.RuneCountInString(r[0]); n <= maxColumn {
+			width = max(width, n)
+		}
+	}
+	for _, r := range rows {
+		n := utf8.RuneCountInString(r[0])
+		switch {
+		case r[1] == "":
+			b.WriteString("  " + r[0] + "\n")
+		case n > width:
+			b.WriteString("  " + r[0] + "\n  " + strings.Repeat(" ", width) + "  " + r[1] + "\n")
+		default:
+			b.WriteString("  " + r[0] + strings.Repeat(" ", width-n) + "  " + r[1] + "\n")
+		}
+	}
 }

@@ -25,7 +25,7 @@ func TestModeFromAConfigOption(t *testing.T) {
 		t.Fatalf("the mode option's choices are not modes:\n%s\n%s", r.stdout, r.stderr)
 	}
 	first, rest, _ := strings.Cut(r.stdout, "mode: plan")
-	if !strings.Contains(first, "* build  Build") || !strings.Contains(first, "  plan  Plan — reads only") {
+	if !strings.Contains(first, "* build  Build") || !strings.Contains(first, "  plan   Plan — reads only") {
 		t.Errorf("the first /mode does not list the option's choices, build current:\n%s", first)
 	}
 	if !strings.Contains(rest, "* plan") {
@@ -42,5 +42,20 @@ func TestModeFromAConfigOption(t *testing.T) {
 
 	if r := runWith(t, script, "", "--mode", "plan", "-p", "hi"); r.code != 0 {
 		t.Errorf("--mode plan: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestColumnsAlign: /mode's and /help's second column starts at one
+// place whatever the names' lengths; a name too long for it has its
+// text on the next line, still aligned.
+func TestColumnsAlign(t *testing.T) {
+	var b strings.Builder
+	writeColumns(&b, [][2]string{{"* default", "Default"}, {"  acceptEdits", "Accept edits"}, {"  a-mode-with-a-name-far-too-long", "Long"}})
+	want := "  * default      Default\n" +
+		"    acceptEdits  Accept edits\n" +
+		"    a-mode-with-a-name-far-too-long\n" +
+		"                 Long\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
