@@ -27,6 +27,7 @@ const maxStderrLines = 10
 // app is one run: an agent, its turns, the user's signals.
 type app struct {
 	recording   *boundedRecording // --record's file, nil without it
+	refusals    *refusalCount     // the run's permission answers, nil at a terminal
 	stderrTail  stderrTail        // the agent's stderr, last bytes, when it goes nowhere else (no --stderr)
 	agentStderr io.Writer         // where --stderr - sends the agent's stderr when not os.Stderr (a background acphost's bounded log)
 	cfg         config
@@ -124,6 +125,10 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a.in.onQueued = a.onQueued
 	if a.stdinTTY && a.out != nil && a.out.live && isTerminal(stdout) {
 		a.useEditor(stdin, stdout, stderr)
+	}
+	if !a.stdinTTY {
+		a.refusals = &refusalCount{sink: a.sink}
+		a.sink = a.refusals
 	}
 	if !cfg.noStore {
 		if st, err := openStore(); err == nil {
@@ -637,6 +642,11 @@ func (a *app) run() int {
 		a.runPrompts()
 	} else {
 		a.chat(client)
+	}
+	if a.refusals != nil && !a.quitting() {
+		if line := a.refusals.closingLine(a.cfg); line != "" {
+			a.diag(styleYellow, "%s", line)
+		}
 	}
 	a.in.closeQueue()
 	a.closeClient(client)
