@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -184,7 +185,13 @@ func (h *human) event(ev acphost.StreamEvent) {
 			s.line(styleYellow, "the agent's mode is now "+acphost.SafeText(ev.Mode))
 		}
 	case acphost.EventRestart:
-		s.line(styleYellow, "the agent was restarted; the conversation so far is lost: "+errMsg(ev.Err))
+		var rs *acphost.RestartError
+		switch {
+		case errors.As(ev.Err, &rs) && !rs.ContextLost:
+			s.line(styleYellow, "the agent was restarted; session "+acphost.SafeText(rs.OldSessionID)+" re-attached by "+acphost.SafeText(rs.How)+", with its conversation")
+		default:
+			s.line(styleYellow, "the agent was restarted; the conversation so far is lost: "+errMsg(ev.Err))
+		}
 	default: // done and error: endTurn reports them
 		return
 	}

@@ -28,6 +28,7 @@ const maxStderrLines = 10
 type app struct {
 	recording   *boundedRecording // --record's file, nil without it
 	refusals    *refusalCount     // the run's permission answers, nil at a terminal
+	recovers    bool              // the client restarts a crashed agent (a chat at a terminal)
 	stderrTail  stderrTail        // the agent's stderr, last bytes, when it goes nowhere else (no --stderr)
 	agentStderr io.Writer         // where --stderr - sends the agent's stderr when not os.Stderr (a background acphost's bounded log)
 	cfg         config
@@ -346,6 +347,12 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		}
 	}
 	opts.Confine = confinement(a.cfg, a.cwd)
+	if a.stdinTTY && len(a.cfg.prompts) == 0 && a.cfg.login == nil {
+		// A chat outlives a crash: the next prompt restarts the agent,
+		// re-attaching the session where the agent keeps it.
+		opts.Recover = &acphost.RecoverOptions{}
+		a.recovers = true
+	}
 	var closer io.Closer
 	switch a.cfg.stderrPath {
 	case "":
@@ -1078,10 +1085,14 @@ func (a *app) nextLine(client *acphost.ACPClient) (line string, queued, ok, fail
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var dead atomic.Bool
+	agentDone := client.Done()
+	if a.recovers {
+		agentDone = nil // the next prompt restarts a dead agent
+	}
 	go func() {
 		select {
 		case <-a.quit:
-		case <-client.Done():
+		case <-agentDone:
 			dead.Store(true)
 		case <-ctx.Done():
 		}
@@ -1200,9 +1211,20 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	case cancelled:
 		a.noteUnconfirmed(err)
 		return true
+	case a.recovers && errors.Is(err, acphost.ErrContextLost):
+		a.diag(styleYellow, "the agent was restarted in a fresh session (it could not re-attach this one, so it has no memory of it); the prompt was not sent: sending it again")
+		return a.turn(prompt, echo, left)
+	case a.recovers && errors.Is(err, acphost.ErrAgentExited):
+		a.failed = true
+		a.reportAgentError("the agent failed", err)
+		a.diag(styleYellow, "the next prompt restarts the agent (re-attaching this session where the agent keeps sessions); or /quit, and later acphost --resume last")
+		return true
 	case client.Err() != nil || dead(err):
 		a.failed = true
 		a.reportAgentError("the agent failed", err)
+		if a.store != nil && !a.recovers {
+			a.diag(styleYellow, "acphost --resume last continues this session with a new agent, where the agent keeps sessions")
+		}
 		return false
 	case errors.Is(err, acphost.ErrUnaskedChange):
 		a.failed = true

@@ -272,3 +272,30 @@ func TestTerminalCtrlCMidToolLeavesNoRunningLine(t *testing.T) {
 		t.Errorf("want the notice, then the tool's final line:\n%s", s)
 	}
 }
+
+// A crash in a chat does not end it: the next prompt restarts the agent,
+// re-attaching the session (session/load), and the chat goes on.
+func TestTerminalChatOutlivesACrash(t *testing.T) {
+	extra, _, _ := isolated(t)
+	code := 3
+	script := &fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile: filepath.Join(t.TempDir(), "history.json"), SessionID: "chat-9",
+		Turns: []fakeagent.Turn{
+			{Prompt: "crash", Steps: []fakeagent.Step{{Stderr: "fatal: out of cheese"}, {Exit: &code}}},
+			{Prompt: "again", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("back again"))}},
+		}}
+	p := startPane(t, script, extra, "--permission", "allow")
+	p.waitFor("> ", 1)
+	p.typeLine("crash")
+	s := p.waitFor("the next prompt restarts the agent", 1)
+	if !strings.Contains(s, "out of cheese") || strings.Contains(s, "[exited") {
+		t.Fatalf("the crash ended the chat, or was not explained:\n%s", s)
+	}
+	p.typeLine("again")
+	s = p.waitFor("back again", 1)
+	if !strings.Contains(s, "the agent was restarted; session chat-9 re-attached by load, with its conversation") || strings.Contains(s, "is lost") {
+		t.Errorf("the restart is not said:\n%s", s)
+	}
+	p.typeLine("/quit")
+	p.waitFor("[exited 0]", 1)
+}
