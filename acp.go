@@ -8,7 +8,7 @@
 //	c, err := acphost.Start(ctx, acphost.ACPOptions{
 //		Command: "npx", Args: []string{"-y", "@agentclientprotocol/claude-agent-acp"},
 //		OnUpdate: func(u acphost.Update) { ... },                  // live transcript
-//		OnPermission: acphost.RejectWrites(nil),                   // or ask a human
+//		OnPermission: acphost.RejectChanges(nil),                  // or ask a human
 //	})
 //	...
 //	defer c.Close()
@@ -20,6 +20,33 @@
 // turn's context is the stop button) and [ACPClient.GenerateStream] (the
 // turn as [StreamEvent]s). Package fakeagent is a scriptable ACP agent for
 // tests and demos.
+//
+// # Which one do I use
+//
+// A turn runs four ways; each is on [ACPClient] (its default session) and
+// on [Session] (one opened with NewSession, LoadSession, ResumeSession or
+// ForkSession), which is all the second set adds:
+//
+//	GenerateCtx(ctx, req)          the turn, cancelled by ctx: the one to start with
+//	GenerateStream(ctx, req, emit) the same, and each event to emit as it comes (on the dispatcher goroutine)
+//	Stream(ctx, req)               the same events as an iterator: for ev, err := range c.Stream(ctx, req)
+//	Generate(req)                  GenerateCtx without a ctx (no stop button): scripts and examples
+//
+// OnUpdate sees every update of every session, turn or not; the stream
+// sees one turn's, as [StreamEvent] values (whose Name is the tool
+// call's title: [StreamEvent.Title]).
+//
+// "Plan" means several things, only the first three enforced by the host:
+//
+//	ACPOptions.PlanMode, SetPlanMode  the host's read-only mode: permission requests of tools that can change
+//	                                  anything rejected, and the host's fs writes and commands refused
+//	RejectChanges                     the same rule for permission requests only (RejectWrites is its old name)
+//	Confinement                       the kernel's version (Linux, Landlock): the agent's own tools cannot write either
+//	SetMode(ctx, "plan")              the agent's own mode of that name, where it has one: its promise, not the host's
+//	EventPlan, Update's Plan          the agent's to-do list for the turn, nothing to do with permissions
+//
+// A [PermissionAnswer] with Reason [ReasonHook] was chosen by OnPermission:
+// the caller's own function or a policy, not the library.
 //
 // # Concurrency
 //
@@ -65,7 +92,7 @@
 // PermissionTimeout fires (the request is then answered with a reject
 // option) or when the client closes. Each request is answered exactly once.
 // Without OnPermission the first allow_once option is chosen. Policies
-// ([RejectWrites], [AllowReads], [AllowAll], [RejectAll], [Remember]) compose
+// ([RejectChanges], [AllowReads], [AllowAll], [RejectAll], [Remember]) compose
 // with a caller's own function; ACPOptions.PlanMode (or SetPlanMode) also
 // refuses the host's file writes and commands. [ParsePermissionRequest]
 // decodes the presentation record and structured changes real agents attach.

@@ -65,7 +65,7 @@ type AnswerReason string
 
 // The reasons of a PermissionAnswer.
 const (
-	ReasonHook      AnswerReason = "hook"      // OnPermission chose an offered option
+	ReasonHook      AnswerReason = "hook"      // OnPermission (the caller's own function, or a policy) chose an offered option: a UI that asked a person shows it as theirs
 	ReasonDefault   AnswerReason = "default"   // no OnPermission: the default choice
 	ReasonPlanMode  AnswerReason = "plan_mode" // plan mode rejected a tool that can change things
 	ReasonInvalid   AnswerReason = "invalid"   // OnPermission returned an error, a panic, "" or an id not offered

@@ -24,15 +24,16 @@ func ReadOnlyKind(k ToolKind) bool {
 	return false
 }
 
-// RejectWrites returns a policy that rejects every request whose tool can
-// change anything — every kind but the read-only ones (see ReadOnlyKind),
-// so commands too — and passes the rest to next (nil next allows them,
-// preferring allow_once). It is the mirror of [AllowReads]. It covers only
-// permission requests: for the same guarantee on the host's own services
-// (fs/write_text_file, terminal/*), set ACPOptions.PlanMode or call
-// SetPlanMode instead: the client then applies this rule before
-// OnPermission and refuses those requests too.
-func RejectWrites(next PermissionFunc) PermissionFunc {
+// RejectChanges returns a policy that rejects every request whose tool
+// can change anything — every kind but the read-only ones (see
+// ReadOnlyKind): edits, deletes, moves, commands (execute), mode switches
+// and kinds it does not know — and passes the rest to next (nil next
+// allows them, preferring allow_once). It is the mirror of [AllowReads].
+// It covers only permission requests: for the same guarantee on the
+// host's own services (fs/write_text_file, terminal/*), set
+// ACPOptions.PlanMode or call SetPlanMode instead: the client then applies
+// this rule before OnPermission and refuses those requests too.
+func RejectChanges(next PermissionFunc) PermissionFunc {
 	if next == nil {
 		next = AllowAll()
 	}
@@ -43,6 +44,11 @@ func RejectWrites(next PermissionFunc) PermissionFunc {
 		return next(ctx, req)
 	}
 }
+
+// RejectWrites is [RejectChanges] under its first name, kept for the
+// callers that use it: despite the name it rejects commands and every
+// other tool that can change anything, not only file writes.
+func RejectWrites(next PermissionFunc) PermissionFunc { return RejectChanges(next) }
 
 // AllowReads returns a policy that allows read-only tools (see ReadOnlyKind)
 // and asks fallback about everything else (nil fallback rejects).

@@ -72,3 +72,22 @@ func TestRememberAlways(t *testing.T) {
 	assert.Equal(t, "reject_always", id)
 	assert.Equal(t, 4, asked)
 }
+
+// TestRejectChangesRejectsCommandsToo: the policy's clearer name and its
+// old one reject every kind that can change anything, commands included,
+// and pass read-only kinds on.
+func TestRejectChangesRejectsCommandsToo(t *testing.T) {
+	for _, policy := range []PermissionFunc{RejectChanges(nil), RejectWrites(nil)} {
+		for kind, allow := range map[ToolKind]bool{ToolExecute: false, ToolEdit: false, ToolKind("new-kind"): false, ToolRead: true, ToolSearch: true} {
+			req := &PermissionRequest{ToolCall: ToolCall{Kind: kind}, Options: []PermissionOption{
+				{ID: "y", Kind: AllowOnce}, {ID: "n", Kind: RejectOnce}}}
+			id, err := policy(context.Background(), req)
+			if err != nil || (id == "y") != allow {
+				t.Errorf("%s: answered %q, %v; want allowed %v", kind, id, err, allow)
+			}
+		}
+	}
+	if ev := (StreamEvent{Name: "Read main.go"}); ev.Title() != "Read main.go" {
+		t.Errorf("StreamEvent.Title = %q", ev.Title())
+	}
+}

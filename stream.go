@@ -93,6 +93,10 @@ type StreamEvent struct {
 	HostTool *HostToolCall
 }
 
+// Title is the tool call's title, which the field Name holds (the name
+// is historical: it is not the tool's name, ToolCall.Name).
+func (e StreamEvent) Title() string { return e.Name }
+
 // endError is the error a Stream pair carries: the turn's, on its end event.
 func endError(ev StreamEvent) error {
 	if ev.Type == EventDone || ev.Type == EventError {
