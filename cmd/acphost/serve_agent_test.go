@@ -11,12 +11,12 @@ import (
 // name and a command, or neither, is a usage error.
 func TestServeNamedAgent(t *testing.T) {
 	needSignals(t)
-	srv := start(t, nil, "serve", "--listen", "127.0.0.1:0", "--agent", "demo")
+	srv := start(t, nil, "serve", "--listen", "127.0.0.1:0", "--token", "s3cret", "--agent", "demo")
 	url, ok := srv.line()
 	if !ok || !strings.HasPrefix(url, "ws://127.0.0.1:") {
 		t.Fatalf("serve printed %q; stderr: %s", url, srv.stderr.String())
 	}
-	r := runWith(t, nil, "", "--url", url, "--cwd", t.TempDir(), "--permission", "allow", "--json", "-p", "list files")
+	r := runWith(t, nil, "", "--url", url, "--token", "s3cret", "--cwd", t.TempDir(), "--permission", "allow", "--json", "-p", "list files")
 	if res := ofType(events(t, r.stdout), "result"); r.code != 0 || len(res) != 1 || resultText(res[0]) == "" {
 		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
