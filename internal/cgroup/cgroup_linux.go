@@ -131,11 +131,13 @@ func (g *Group) Attach(a *syscall.SysProcAttr) {
 // mayUnshareCgroup reports whether a cgroup namespace is a boundary here
 // (nsdelegate) and this process holds CAP_SYS_ADMIN, which
 // unshare(CLONE_NEWCGROUP) needs.
-var mayUnshareCgroup = sync.OnceValue(func() bool {
+var mayUnshareCgroup = sync.OnceValue(func() bool { return nsDelegate() && HasCapSysAdmin() })
+
+// HasCapSysAdmin reports whether this process holds CAP_SYS_ADMIN in its
+// effective set (what unshare(2) of a cgroup or PID namespace needs
+// without a user namespace).
+var HasCapSysAdmin = sync.OnceValue(func() bool {
 	const capSysAdmin = 21
-	if !nsDelegate() {
-		return false
-	}
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return false

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/acphost/acphost/internal/cgroup"
 )
 
 // ErrNoNamespace is matched by the errors of [NamespaceAvailable] (and of
@@ -53,20 +55,7 @@ func noNamespace(err error) error {
 
 // hostCanUnshare reports whether this process holds CAP_SYS_ADMIN, which
 // a PID namespace needs without a user namespace.
-var hostCanUnshare = sync.OnceValue(func() bool {
-	const capSysAdmin = 21
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
-	}
-	for line := range strings.Lines(string(b)) {
-		if hex, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
-			return err == nil && caps&(1<<capSysAdmin) != 0
-		}
-	}
-	return false
-})
+var hostCanUnshare = cgroup.HasCapSysAdmin
 
 // SetNamespace has the process started with a be PID 1 of a PID namespace
 // of its own: when it dies the kernel kills every process left in the
