@@ -63,7 +63,7 @@ var profiles = []profile{
 		// The adapter starts in its own "auto" mode, which runs shell
 		// commands without asking; "default" asks.
 		startMode: claude.ModeDefault,
-		authHint:  "ANTHROPIC_API_KEY, or acphost login --agent claude", provenVersion: "0.101.0"},
+		authHint:  "ANTHROPIC_API_KEY, or Claude Code's own login (run claude and /login once)", provenVersion: "0.101.0"},
 	{name: "claude-legacy", registryIDs: []string{"claude-code-acp"},
 		packages: []string{"@zed-industries/claude-agent-acp", "@zed-industries/claude-code-acp"},
 		lib:      libProfile("claude-legacy"), startMode: claude.ModeDefault, provenVersion: "0.23.1"},
