@@ -103,7 +103,9 @@ type containPlan struct {
 
 // newContainment plans the agent's containment as mode asks: an error
 // wrapping ErrUnsupported where the mode requires what cannot be had.
-func newContainment(mode ContainMode) (containPlan, error) {
+// avoid, if set, is why ContainAuto must not use a PID namespace for this
+// agent (its profile's NoPIDNamespace).
+func newContainment(mode ContainMode, avoid error) (containPlan, error) {
 	var plan containPlan
 	switch mode {
 	case ContainProcessGroup:
@@ -129,7 +131,11 @@ func newContainment(mode ContainMode) (containPlan, error) {
 		plan.reasons = append(plan.reasons, err)
 	}
 	// Also with a cgroup: its start may be refused, and then tried so.
-	if nerr := namespaceAvailable(); nerr == nil {
+	nerr := namespaceAvailable()
+	if nerr == nil && avoid != nil {
+		nerr = avoid
+	}
+	if nerr == nil {
 		plan.namespace = true
 	} else if err != nil {
 		plan.reasons = append(plan.reasons, nerr)

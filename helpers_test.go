@@ -182,7 +182,7 @@ var eventually = testutil.Eventually
 // autoContainment is the mode ContainAuto picks on this machine.
 func autoContainment(t *testing.T) ContainMode {
 	t.Helper()
-	plan, err := newContainment(ContainAuto)
+	plan, err := newContainment(ContainAuto, nil)
 	require.NoError(t, err)
 	if plan.group != nil {
 		require.NoError(t, plan.group.Remove(time.Second))

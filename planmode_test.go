@@ -316,3 +316,19 @@ func TestPlanModeFallsBackToAnAskingMode(t *testing.T) {
 	require.True(t, e.AgentMode)
 	require.Contains(t, e.String(), "agent mode default (asks)")
 }
+
+// An agent whose profile says it breaks in a PID namespace (Codex TS:
+// its apply_patch never returned after approval as an unprivileged user)
+// is never put in one by ContainAuto; a cgroup still may hold it.
+func TestProfileKeepsAnAgentOutOfAPIDNamespace(t *testing.T) {
+	p := recogniseProfile("env", "node", "/x/node_modules/@agentclientprotocol/codex-acp/dist/index.js")
+	require.Equal(t, "codex-ts", p.Name)
+	require.ErrorIs(t, p.namespaceRefused(), ErrUnsupported)
+	require.NoError(t, recogniseProfile("codex-acp").namespaceRefused(), "the Rust adapter is fine there")
+	plan, err := newContainment(ContainAuto, p.namespaceRefused())
+	require.NoError(t, err)
+	require.False(t, plan.namespace)
+	if plan.group != nil {
+		require.NoError(t, plan.group.Remove(time.Second))
+	}
+}

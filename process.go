@@ -60,7 +60,7 @@ func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
 			s.Writable, planConfined = planConfinement(opts.Confine, startProfile(opts), env, opts.Dir, tmp), true
 		}
 	}
-	held, err := newContainment(opts.Contain)
+	held, err := newContainment(opts.Contain, startProfile(opts).namespaceRefused())
 	if err != nil {
 		return nil, err
 	}

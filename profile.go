@@ -1,6 +1,7 @@
 package acphost
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,6 +38,11 @@ type AgentProfile struct {
 	// the agent's home directory; a leading "$VAR" is that variable of the
 	// agent's environment, and the entry is skipped when it is unset.
 	StateDirs []string
+	// NoPIDNamespace: the agent breaks as PID 1 of a PID namespace of its
+	// own, so ContainAuto holds it by a cgroup or else its process group
+	// (with the warning every step down gives), never a namespace;
+	// ContainPIDNamespace still insists.
+	NoPIDNamespace bool
 	// Match recognises the agent by its agentInfo name or its command:
 	// any of these words, case-insensitive. Empty for a profile given in
 	// ACPOptions.Profile.
@@ -81,6 +87,13 @@ var KnownProfiles = []AgentProfile{
 	{Name: "claude", Match: []string{"claude"},
 		PlanModes: []string{claude.ModePlan}, AskingModes: []string{claude.ModeDefault},
 		UnaskedModes: []string{claude.ModeAuto, claude.ModeAcceptEdits, claude.ModeBypass}, StateDirs: claude.StateDirs},
+	// The TypeScript adapter's apply_patch never returns after its
+	// approval when the adapter is PID 1 of a namespace (interop as an
+	// unprivileged user; the Rust adapter is fine).
+	{Name: "codex-ts", Match: []string{"@agentclientprotocol/codex-acp", "agentclientprotocol/codex"}, NoPIDNamespace: true,
+		PlanModes: []string{codex.ModeReadOnly}, AskingModes: []string{codex.ModeReadOnly},
+		UnaskedModes: []string{codex.ModeAgent, codex.ModeAgentFullAccess, codex.ModeWorkspaceWrite},
+		StateDirs:    codex.StateDirs},
 	{Name: "codex", Match: []string{"codex"},
 		PlanModes: []string{codex.ModeReadOnly}, AskingModes: []string{codex.ModeReadOnly},
 		UnaskedModes: []string{codex.ModeAgent, codex.ModeAgentFullAccess, codex.ModeWorkspaceWrite, codex.ModeAuto, codex.ModeFullAccess},
@@ -310,4 +323,13 @@ func (c *ACPClient) agentEnv() []string {
 		return c.opts.Env
 	}
 	return append(os.Environ(), c.opts.Env...)
+}
+
+// namespaceRefused is why ContainAuto must not put this agent in a PID
+// namespace; nil when it may.
+func (p *AgentProfile) namespaceRefused() error {
+	if p == nil || !p.NoPIDNamespace {
+		return nil
+	}
+	return fmt.Errorf("acphost: containment: the %s profile says its agent breaks in a PID namespace (%w)", p.Name, ErrUnsupported)
 }
