@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acphost/acphost/bench/internal/stats"
 	"os"
 	"os/exec"
 	"runtime"
@@ -183,17 +184,7 @@ func (w *worker) slow() (map[string]float64, error) {
 	return w.burst(1, w.sz.slowChunks, w.sz.slowSpin, "")
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+var median = stats.Median
 
 func percentile(xs []float64, p float64) float64 {
 	s := slices.Clone(xs)

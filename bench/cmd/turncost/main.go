@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/acphost/acphost/bench/internal/stats"
 	"io"
 	"os"
 	"os/exec"
@@ -349,17 +350,7 @@ func countTrace(file string) (wakeups, started int, err error) {
 	return wakeups, started, nil
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+var median = stats.Median
 
 // rows are the table's lines: workload, metric, label, unit.
 var rows = []struct{ workload, metric, label, format string }{
