@@ -434,14 +434,31 @@ func (a *agent) insideState(tc *ToolCall) bool {
 // write: its profile's state directories outside the project (made if
 // missing), its private temporary directory tmp, and
 // Confinement.PlanWritable.
-func planConfinement(c *Confinement, p *AgentProfile, env []string, project, tmp string) []string {
+func planConfinement(c *Confinement, p *AgentProfile, launcher string, env []string, project, tmp string) []string {
 	out := []string{tmp}
-	for _, d := range p.stateDirsOutside(env, project) {
+	dirs := p.stateDirsOutside(env, project)
+	if l := launcherProfile(launcher); l != nil {
+		dirs = append(dirs, l.stateDirsOutside(env, project)...)
+	}
+	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o700); err == nil || errors.Is(err, os.ErrExist) {
 			out = append(out, d)
 		}
 	}
 	return append(out, c.PlanWritable...)
+}
+
+// launcherProfile names the caches of the program that fetches and starts
+// the agent (npx, uvx: "npx -y @agentclientprotocol/claude-agent-acp"),
+// which it writes before the agent runs; nil for any other command.
+func launcherProfile(command string) *AgentProfile {
+	switch filepath.Base(command) {
+	case "npx", "npm":
+		return &AgentProfile{Name: "npx", StateDirs: []string{"$npm_config_cache", "~/.npm"}}
+	case "uvx", "uv":
+		return &AgentProfile{Name: "uvx", StateDirs: []string{"$UV_CACHE_DIR", "$XDG_CACHE_HOME/uv", "~/.cache/uv"}}
+	}
+	return nil
 }
 
 // planTemp is the private temporary directory (TMPDIR) of the agents a

@@ -332,3 +332,12 @@ func TestProfileKeepsAnAgentOutOfAPIDNamespace(t *testing.T) {
 		require.NoError(t, plan.group.Remove(time.Second))
 	}
 }
+
+// An agent started through npx (as the CLI's named agents are) needs
+// npm's cache writable before it runs: plan mode's kernel layer keeps it.
+func TestPlanConfinementKeepsTheLaunchersCache(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	got := planConfinement(&Confinement{}, nil, "/usr/bin/npx", []string{"HOME=" + home}, dir, "/tmp/x")
+	require.Contains(t, got, filepath.Join(home, ".npm"))
+	require.Equal(t, []string{"/tmp/x"}, planConfinement(&Confinement{}, nil, "/opt/agent", []string{"HOME=" + home}, dir, "/tmp/x"))
+}

@@ -57,7 +57,7 @@ func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
 				return nil, err
 			}
 			s.Env = append(slices.Clip(env), "TMPDIR="+tmp)
-			s.Writable, planConfined = planConfinement(opts.Confine, startProfile(opts), env, opts.Dir, tmp), true
+			s.Writable, planConfined = planConfinement(opts.Confine, startProfile(opts), opts.Command, env, opts.Dir, tmp), true
 		}
 	}
 	held, err := newContainment(opts.Contain, startProfile(opts).namespaceRefused())
