@@ -43,8 +43,11 @@ type agent struct {
 	cb callbacks      // goroutines running user code
 	wg sync.WaitGroup // every goroutine of this agent
 
-	perms *broker // decides permission requests
-	gen   int     // which agent process of the client this is (1, 2, …)
+	replies  *replier  // what answering the agent's requests needs (answer.go)
+	perms    *broker   // decides permission requests
+	elicitor *elicitor // answers elicitations
+	foreign  foreign   // counts and refuses what names others' sessions
+	gen      int       // which agent process of the client this is (1, 2, …)
 
 	turns atomic.Int32 // turns running
 
@@ -52,11 +55,9 @@ type agent struct {
 	stateDirs  []string      // the profile's state directories, resolved
 	planKernel bool          // the process runs under plan mode's confinement
 
-	elicits elicitations // open elicitations by session (elicitation.go)
+	sessions *sessionTable // the sessions this connection opened or is opening
 
-	mu       sync.Mutex
-	sessions map[string]*sessionState // the sessions this connection opened or is opening
-	opening  map[*newCall]struct{}    // session/new calls awaiting their answer
+	mu sync.Mutex // guards poisonedBy
 
 	requests  *requestBudget // agent→client requests being handled
 	fileSlots chan struct{}  // fs requests holding file content (maxFileRequests)
@@ -74,8 +75,8 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	a := &agent{
 		c: c, opts: &c.opts, link: l,
 		dead:      make(chan struct{}),
-		sessions:  map[string]*sessionState{},
-		opening:   map[*newCall]struct{}{},
+		sessions:  newSessionTable(),
+		foreign:   foreign{n: &c.foreign, log: c.opts.Logger},
 		requests:  newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
 		fileSlots: make(chan struct{}, maxFileRequests),
 	}
@@ -84,11 +85,18 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	a.files = &fileService{opts: c.opts.FS, roots: roots, writable: c.writable, planMode: c.PlanMode, hook: hook}
 	a.terminals = &terminalService{opts: c.opts.Terminal, dir: c.opts.Dir, roots: roots, terms: newTerminals(&c.opts, roots), planMode: c.PlanMode, hook: hook}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.perms = &broker{
+		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: c.opts.Logger,
+		timeout: c.opts.PermissionTimeout, planMode: c.PlanMode, poisoned: a.poisoned.Load,
+		idle: make(chan *pendingPermission),
+	}
+	a.elicitor = &elicitor{
+		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: c.opts.Logger,
+		timeout: c.opts.ElicitationTimeout, hook: c.opts.OnElicitation, poisoned: a.poisoned.Load,
+	}
 	a.dispatcher = &dispatcher{
 		q: newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes), cb: &a.cb, ended: make(chan struct{}),
-		known: a.known, opening: a.isOpening, countForeign: a.countForeign,
-		parsePermission: a.parsePermission, refusePermission: a.refusePermission,
-		openPermission: func(s *sessionState, it item, req *PermissionRequest) { a.perms.open(s, it, req) }, // a.perms is made with the connection
+		sessions: a.sessions, foreign: a.foreign, perms: a.perms,
 	}
 	r, w := l.stream()
 	a.stream = wire.New(r, w, c.opts.MaxLineBytes)
@@ -102,11 +110,7 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		lift: a.lift, poison: a.poison, stop: a.stop, deathCause: a.deathCause,
 	}
 	a.conn = wire.NewConn(a.stream, a.inbound, a.readEnded)
-	a.perms = &broker{
-		ctx: a.ctx, wg: &a.wg, cb: &a.cb, conn: a.conn, q: a.dispatcher.q, log: c.opts.Logger,
-		timeout: c.opts.PermissionTimeout, planMode: c.PlanMode, poisoned: a.poisoned.Load,
-		idle: make(chan *pendingPermission),
-	}
+	a.replies = &replier{conn: a.conn, log: c.opts.Logger, wg: &a.wg, q: a.dispatcher.q}
 	l.pump(&a.wg, a.stderrSink())
 	l.watch(&a.wg, a.ctx.Done(), a.linkEnded)
 	a.wg.Add(1)

@@ -13,20 +13,21 @@ import (
 // errCancelCalled is the cause of a turn stopped by Cancel.
 var errCancelCalled = fmt.Errorf("acphost: turn stopped by Cancel: %w", context.Canceled)
 
-// cancelTurn is the stop button: session/cancel, every pending permission
+// cancel is the stop button: session/cancel, every pending permission
 // of the session answered "cancelled" (and later ones too, until the next
 // turn), updates still delivered, then a bounded wait for the answer.
-func (a *agent) cancelTurn(t *turn, answered <-chan promptOutcome, cause error) (Response, error) {
+func (t *turn) cancel(answered <-chan promptOutcome, cause error) (Response, error) {
+	a := t.a
 	grace := time.NewTimer(a.opts.CancelGrace)
 	defer grace.Stop()
 	g := a.writes.guard(context.Background())
 	g.arm(cause) // the grace covers the writes too, should the agent not read them
-	a.beginCancel(t)
+	t.beginCancel()
 	g.release()
 	if !g.aborted {
 		select {
 		case out := <-answered:
-			return a.finishTurn(t, out, cause)
+			return t.conclude(out, cause)
 		case <-grace.C:
 		}
 	}
@@ -36,30 +37,24 @@ func (a *agent) cancelTurn(t *turn, answered <-chan promptOutcome, cause error) 
 	return t.response(StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.opts.CancelGrace, cause)
 }
 
-// beginCancel sends session/cancel and settles the session's pending
-// permission requests.
-func (a *agent) beginCancel(t *turn) {
-	s := t.s
-	s.mu.Lock()
-	t.cancelled = true
-	pending := make([]*pendingPermission, 0, len(s.pending))
-	for p := range s.pending {
-		pending = append(pending, p)
-	}
-	s.mu.Unlock()
-	a.cancelElicitations(s)
-	ans := answerCancelled(ReasonCancelled)
+// beginCancel sends session/cancel and answers the session's requests
+// waiting for a person "cancelled" (claimed before session/cancel is
+// sent, so their answer events precede what the agent does next; written
+// after it).
+func (t *turn) beginCancel() {
+	a := t.a
+	pending := t.s.cancelling(t)
 	claimed := pending[:0]
 	for _, p := range pending {
-		if p.claim(ans) { // before session/cancel: the answer event precedes what the agent does next
+		if p.claimCancelled() {
 			claimed = append(claimed, p)
 		}
 	}
-	if err := a.notify("session/cancel", map[string]string{"sessionId": s.id}); err != nil {
+	if err := a.notify("session/cancel", map[string]string{"sessionId": t.s.id}); err != nil {
 		a.opts.Logger.Debug("acphost: session/cancel not sent", "err", err)
 	}
 	for _, p := range claimed {
-		p.send(ans)
+		p.sendCancelled()
 	}
 }
 

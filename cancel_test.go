@@ -213,7 +213,7 @@ func TestCancelWhileTurnIsStarting(t *testing.T) {
 		s := c.Session()
 		s.hold(true) // a turn has taken the session and is still starting
 		c.Cancel()
-		tt := newTurn(c.agent().session(s.ID()), nil, Request{})
+		tt := c.agent().newTurn(s, Request{}, nil)
 		s.setRunning(tt)
 		select {
 		case <-tt.stop:
@@ -223,7 +223,7 @@ func TestCancelWhileTurnIsStarting(t *testing.T) {
 		s.setRunning(nil)
 		s.hold(false)
 		c.Cancel() // between turns: nothing is kept for the next one
-		next := newTurn(c.agent().session(s.ID()), nil, Request{})
+		next := c.agent().newTurn(s, Request{}, nil)
 		s.hold(true)
 		s.setRunning(next)
 		select {

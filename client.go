@@ -487,30 +487,38 @@ func (c *ACPClient) TerminalAuthCommand(id string) (command string, args, env []
 
 // started is the options the agent's process was started with, nil for an
 // agent the client did not start itself (Connect's stream, a Transport's).
-func (a *agent) started() *ACPOptions {
-	if _, ok := a.link.(*processLink); ok {
-		return a.opts
+func (a *agent) started() *program {
+	if _, ok := a.link.(*processLink); !ok || a.opts.Transport != nil {
+		return nil
 	}
-	return nil
+	return &program{command: a.opts.Command, args: a.opts.Args, env: a.opts.Env}
+}
+
+// program is the command line of an agent the client started: what a
+// terminal authentication method runs again, with its own arguments and
+// environment.
+type program struct {
+	command   string
+	args, env []string
 }
 
 // terminalAuthCommand is the command of the terminal method id among
-// methods, for the agent opts starts (nil: an agent the client did not
+// methods, for the agent prog runs (nil: an agent the client did not
 // start, whose program it does not know).
-func terminalAuthCommand(opts *ACPOptions, methods []AuthMethod, id string) (command string, args, env []string, err error) {
-	if opts == nil || opts.Transport != nil {
+func terminalAuthCommand(prog *program, methods []AuthMethod, id string) (command string, args, env []string, err error) {
+	if prog == nil {
 		return "", nil, nil, fmt.Errorf("acphost: terminal authentication of an agent the client did not start (Connect, a Transport): %w", ErrUnsupported)
 	}
 	for _, m := range methods {
 		if m.ID != id || m.Type != "terminal" {
 			continue
 		}
-		args = append(append([]string(nil), opts.Args...), m.Args...)
-		env = append([]string(nil), opts.Env...)
+		args = append(append([]string(nil), prog.args...), m.Args...)
+		env = append([]string(nil), prog.env...)
 		for _, k := range sortedKeys(m.Env) {
 			env = append(env, k+"="+m.Env[k])
 		}
-		return opts.Command, args, env, nil
+		return prog.command, args, env, nil
 	}
 	return "", nil, nil, fmt.Errorf("acphost: the agent offers no terminal authentication method %q: %w", id, ErrUnsupported)
 }
@@ -674,6 +682,10 @@ func (c *ACPClient) GenerateCtx(ctx context.Context, req Request) (Response, err
 // OnUpdate, emit must not start another turn itself.
 func (c *ACPClient) GenerateStream(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
 	return c.generate(ctx, req, emit)
+}
+
+func (c *ACPClient) generate(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
+	return c.def.generate(ctx, req, emit, 0)
 }
 
 // Stream returns the default session's turn as an iterator; see

@@ -11,18 +11,15 @@ type itemKind uint8
 const (
 	itemUpdate     itemKind = iota // deliver a session/update
 	itemPermission                 // start handling a session/request_permission
-	itemBarrier                    // a prompt was answered: end its turn's delivery
-	itemAnswer                     // a permission was answered: emit the event
+	itemBarrier                    // run barrier in dispatch order (a prompt's answer, an answer's stream event, …)
 )
 
 // item is one entry of the ordered queue.
 type item struct {
 	kind    itemKind
 	size    int // bytes counted against the queue's byte bound: params and itemOverhead
-	id      json.RawMessage
 	params  json.RawMessage
 	barrier func()
-	answer  *permissionAnswered
 	in      *inflight
 	req     *PermissionRequest // a permission request's params, when already parsed (see openNow)
 }
@@ -148,19 +145,16 @@ func (q *queue) close() {
 // dispatcher delivers the queued items in wire order on one goroutine, the
 // only one that runs OnUpdate and stream emitters. It owns the queue, the
 // session of the previous update (most updates repeat it) and the items
-// held back while a session/new waits for its answer (see park). What it
-// needs from its agent it is given as functions: it never sees the agent.
+// held back while a session/new waits for its answer (see park). It looks
+// sessions up in the connection's table, counts what names others, and
+// hands permission requests to the broker once their turn has seen them.
 type dispatcher struct {
-	q     *queue
-	cb    *callbacks
-	ended chan struct{} // closed when the dispatcher has ended
-
-	known            func(id string) *sessionState   // a session the connection knows, or nil
-	opening          func() bool                     // a session/new waits for its answer
-	countForeign     func(what string, attrs ...any) // a message named a session not known
-	parsePermission  func(it item) (*PermissionRequest, bool)
-	refusePermission func(it item, session string) // one naming a session not known
-	openPermission   func(s *sessionState, it item, req *PermissionRequest)
+	q        *queue
+	cb       *callbacks
+	ended    chan struct{} // closed when the dispatcher has ended
+	sessions *sessionTable
+	foreign  foreign
+	perms    *broker
 
 	last      *sessionState
 	parked    []item
@@ -193,13 +187,11 @@ func (d *dispatcher) dispatch(it item) {
 	case itemPermission:
 		if it.req != nil {
 			d.dispatchPermission(it, it.req)
-		} else if req, ok := d.parsePermission(it); ok {
+		} else if req, ok := parsePermission(it); ok {
 			d.dispatchPermission(it, req)
 		}
 	case itemBarrier:
 		it.barrier()
-	case itemAnswer:
-		it.answer.emit()
 	}
 }
 
@@ -214,13 +206,13 @@ func (d *dispatcher) dispatchUpdate(it item) {
 	u := decodeUpdate(it.params, hint, true) // it.params: the stream's copy, kept only by the update
 	s := d.last
 	if s == nil || s.id != u.SessionID() || s.dropped.Load() {
-		s = d.known(u.SessionID())
+		s = d.sessions.known(u.SessionID())
 	}
 	if d.park(it, s == nil) {
 		return
 	}
 	if s == nil {
-		d.countForeign("a session it was not given", "method", "session/update", "session", u.SessionID())
+		d.foreign.count("a session it was not given", "method", "session/update", "session", u.SessionID())
 		return
 	}
 	d.last = s
@@ -230,15 +222,26 @@ func (d *dispatcher) dispatchUpdate(it item) {
 // dispatchPermission opens a permission request of a session the
 // connection knows, and refuses one naming any other.
 func (d *dispatcher) dispatchPermission(it item, req *PermissionRequest) {
-	s := d.known(req.SessionID)
+	s := d.sessions.known(req.SessionID)
 	if d.park(it, s == nil) {
 		return
 	}
 	if s == nil {
-		d.refusePermission(it, req.SessionID)
+		d.foreign.refuse(it.in, "session/request_permission", req.SessionID)
 		return
 	}
-	d.openPermission(s, it, req)
+	d.deliverPermission(s, it.in, req)
+}
+
+// parsePermission decodes a permission request's params; malformed ones
+// are answered -32602 (off the calling goroutine) and ok is false.
+func parsePermission(it item) (req *PermissionRequest, ok bool) {
+	req, err := ParsePermissionRequest(it.params)
+	if err != nil {
+		it.in.goRefuse(CodeInvalidParams, err.Error())
+		return nil, false
+	}
+	return req, true
 }
 
 // openNow opens a permission request on the calling goroutine, the read
@@ -254,19 +257,19 @@ func (d *dispatcher) openNow(it *item) bool {
 	q := d.q
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.items) > 0 || q.busy || q.closed || len(d.parked) > 0 || d.opening() {
+	if len(q.items) > 0 || q.busy || q.closed || len(d.parked) > 0 || d.sessions.isOpening() {
 		return false
 	}
-	req, ok := d.parsePermission(*it)
+	req, ok := parsePermission(*it)
 	if !ok {
 		return true // answered -32602, off the read loop
 	}
 	it.req = req
-	s := d.known(req.SessionID)
+	s := d.sessions.known(req.SessionID)
 	if s == nil || s.streaming() {
 		return false
 	}
-	d.openPermission(s, *it, req)
+	d.deliverPermission(s, it.in, req)
 	return true
 }
 
@@ -277,7 +280,7 @@ func (d *dispatcher) openNow(it *item) bool {
 // queue's bounds; past them they are dispatched at once, unknown sessions
 // then counting as foreign.
 func (d *dispatcher) park(it item, unknown bool) bool {
-	if d.releasing || (!unknown && len(d.parked) == 0) || !d.opening() {
+	if d.releasing || (!unknown && len(d.parked) == 0) || !d.sessions.isOpening() {
 		return false
 	}
 	if len(d.parked) >= d.q.limit || d.parkedSz+it.size > d.q.limitBytes {
@@ -329,12 +332,27 @@ func (d *dispatcher) deliverUpdate(s *sessionState, u Update) {
 	}
 }
 
-// endDelivery runs when the dispatcher reaches a prompt's answer: every
-// update before it has been delivered.
-func endDelivery(t *turn) {
-	t.s.endTurn(t)
-	t.s.pruneTools()
-	close(t.barrier)
+// deliverPermission merges the request's tool call with what the
+// session's updates said of it, shows the request to the running turn
+// (its tool call, and the permission event on its stream) and hands it to
+// the broker, which decides it off this goroutine.
+func (d *dispatcher) deliverPermission(s *sessionState, in *inflight, req *PermissionRequest) {
+	size := 0
+	var ask *toolAsk
+	if req.ToolCall.ID != "" {
+		var merged *ToolCall
+		merged, size = s.tool(&req.ToolCall, req.toolSet)
+		req.ToolCall = *merged
+		ask = s.markAsked(merged.ID)
+	}
+	if t := s.current(); t != nil {
+		if req.ToolCall.ID != "" {
+			t.observeTool(req.ToolCall, size, nil)
+		}
+		t.emit(StreamEvent{Type: EventPermission, Permission: req, Name: req.ToolCall.Title, ID: req.ToolCall.ID, Kind: req.ToolCall.Kind})
+		t.emitting.Done()
+	}
+	d.perms.open(s, in, req, ask)
 }
 
 // flush waits until everything queued so far has been dispatched (or the

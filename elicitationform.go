@@ -283,22 +283,6 @@ func choices(enum, names []string, titled []wireChoice) []FormChoice {
 	return out
 }
 
-// FormContentError is why accepted content does not fit the requested
-// schema; it matches ErrElicitationContent.
-type FormContentError struct {
-	Field string // "" for the content as a whole
-	Msg   string
-}
-
-func (e *FormContentError) Error() string {
-	if e.Field == "" {
-		return "acphost: elicitation content: " + e.Msg
-	}
-	return fmt.Sprintf("acphost: elicitation field %q: %s", e.Field, e.Msg)
-}
-
-func (e *FormContentError) Is(target error) bool { return target == ErrElicitationContent }
-
 // Validate checks accepted content against the schema and returns it in
 // wire form: every name a field, every required field present, each value
 // of its field's type (string, a number type, bool, []string) within its

@@ -91,6 +91,14 @@ var (
 	// ErrAuthRequired matches an *AuthError: the agent opens no session
 	// until the client authenticates.
 	ErrAuthRequired = errors.New("acphost: the agent requires authentication")
+	// ErrLinkLost matches a *LinkError: the link to the agent failed (a
+	// dropped connection, a peer that went away), not the agent itself.
+	ErrLinkLost = errors.New("acphost: link to the agent lost")
+	// ErrRequestEnded is the cause of a request-scoped elicitation's ctx
+	// ending because the client's request it belongs to ended first: the agent
+	// answered it (or failed it) without waiting for the user, or the client
+	// gave up on it. The agent is answered "cancel".
+	ErrRequestEnded = errors.New("acphost: the request the elicitation belongs to has ended")
 )
 
 // Standard JSON-RPC and ACP error codes.
@@ -257,17 +265,14 @@ type AuthError struct {
 	Tried   string
 	Err     error
 
-	opts *ACPOptions // the client's, for TerminalCommand; nil for an agent it did not start
+	program *program // the agent's command line, for TerminalCommand; nil for an agent the client did not start
 }
 
 // TerminalCommand returns the command that runs the agent's terminal
 // method id, as ACPClient.TerminalAuthCommand does for a started client:
 // run it with a terminal for the person, then start the client again.
 func (e *AuthError) TerminalCommand(id string) (command string, args, env []string, err error) {
-	if e.opts == nil {
-		return "", nil, nil, fmt.Errorf("acphost: no agent to run: %w", ErrUnsupported)
-	}
-	return terminalAuthCommand(e.opts, e.Methods, id)
+	return terminalAuthCommand(e.program, e.Methods, id)
 }
 
 func (e *AuthError) Error() string {
@@ -442,3 +447,51 @@ func (e *UnaskedChangeError) Error() string {
 func (e *UnaskedChangeError) Is(target error) bool {
 	return target == ErrUnaskedChange || (e.PlanMode && target == ErrPlanModeBypassed)
 }
+
+// LinkError reports that the link to an agent failed: the agent may still
+// have been running on the far side (the transport stops what it can
+// reach). With ACPOptions.Recover the client dials again. It matches
+// ErrLinkLost.
+type LinkError struct {
+	// Transport is the link's Promises.Transport ("ssh", "websocket", …).
+	Transport string
+	// Op says what failed: "dial", "read", "keepalive", "closed" ….
+	Op string
+	// DuringTurn is true when a turn was running.
+	DuringTurn bool
+	// Err is the transport's error.
+	Err error
+}
+
+func (e *LinkError) Error() string {
+	msg := "acphost: " + e.Transport + " link lost"
+	if e.Op != "" {
+		msg += " (" + e.Op + ")"
+	}
+	if e.DuringTurn {
+		msg += " during a turn"
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *LinkError) Is(target error) bool { return target == ErrLinkLost }
+func (e *LinkError) Unwrap() error        { return e.Err }
+
+// FormContentError is why accepted content does not fit the requested
+// schema; it matches ErrElicitationContent.
+type FormContentError struct {
+	Field string // "" for the content as a whole
+	Msg   string
+}
+
+func (e *FormContentError) Error() string {
+	if e.Field == "" {
+		return "acphost: elicitation content: " + e.Msg
+	}
+	return fmt.Sprintf("acphost: elicitation field %q: %s", e.Field, e.Msg)
+}
+
+func (e *FormContentError) Is(target error) bool { return target == ErrElicitationContent }

@@ -120,31 +120,26 @@ func (f *fileService) handler(method string) func(context.Context, json.RawMessa
 // serveRequest answers an agent→client request on a goroutine of its own
 // with a ctx that $/cancel_request or the agent's end cancels.
 func (a *agent) serveRequest(m wire.Message, in *inflight, handle func(ctx context.Context, params json.RawMessage) (any, error)) {
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		defer in.finish()
-		defer in.cancel()
-		defer a.untrack(m.ID)
+	a.wg.Go(func() {
 		if holdsFile(m.Method) {
 			select {
 			case a.fileSlots <- struct{}{}:
 				defer func() { <-a.fileSlots }() // after the answer is written: it holds the content too
 			case <-in.ctx.Done():
-				a.reply(m.ID, nil, &wire.Error{Code: CodeRequestCancelled, Message: "request cancelled"})
+				in.answer(nil, errRequestCancelled)
 				return
 			}
 		}
 		result, err := handle(in.ctx, m.Params)
 		switch {
 		case in.ctx.Err() != nil:
-			a.reply(m.ID, nil, &wire.Error{Code: CodeRequestCancelled, Message: "request cancelled"})
+			in.answer(nil, errRequestCancelled)
 		case err != nil:
-			a.reply(m.ID, nil, wireError(err))
+			in.answer(nil, wireError(err))
 		default:
-			a.reply(m.ID, result, nil)
+			in.answer(result, nil)
 		}
-	}()
+	})
 }
 
 // maxFileRequests bounds the fs requests that hold a file's content (up to

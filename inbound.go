@@ -9,50 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
 	"github.com/acphost/acphost/internal/wire"
 )
-
-// inflight is an agent→client request being handled: its share of the
-// request budget, and for the requests $/cancel_request can end, a ctx
-// that cancel ends (a child of the agent's: its death ends them all).
-// Those are registered with the connection as the request is read, so a
-// $/cancel_request that arrives before the handler starts is not lost.
-type inflight struct {
-	budget   *requestBudget
-	size     int // the bytes of its share of the request budget
-	finished atomic.Bool
-	ctx      context.Context
-	cancel   context.CancelFunc
-	perm     atomic.Pointer[pendingPermission] // set once the broker has it
-}
-
-// cancellable gives in a ctx and registers it under id.
-func (a *agent) cancellable(id json.RawMessage, in *inflight) *inflight {
-	in.ctx, in.cancel = context.WithCancel(a.ctx)
-	a.conn.Track(id, in)
-	return in
-}
-
-// Cancel handles the agent's $/cancel_request for the request: its
-// handler sees its ctx end, and a permission request is answered
-// "cancelled" at once (off the read loop).
-func (in *inflight) Cancel() {
-	in.cancel()
-	if perm := in.perm.Load(); perm != nil {
-		perm.b.goSettle(perm, answerCancelled(ReasonWithdrawn))
-	}
-}
-
-// finish returns in's share of the request budget, once: call it when the
-// request has been answered (or its answer failed). A nil in has no share.
-func (in *inflight) finish() {
-	if in != nil && in.finished.CompareAndSwap(false, true) {
-		in.budget.release(in.size)
-	}
-}
 
 // inbound routes each request and notification; it runs on the read loop
 // and must not block except for backpressure: room in the update queue
@@ -70,7 +32,7 @@ func (a *agent) inbound(m wire.Message) {
 		case err != nil:
 			return // the agent is gone
 		}
-		in = &inflight{budget: a.requests, size: len(m.Params)}
+		in = a.replies.newInflight(m.ID, a.requests, len(m.Params))
 	}
 	switch m.Method {
 	case "session/update":
@@ -81,7 +43,7 @@ func (a *agent) inbound(m wire.Message) {
 			a.opts.Logger.Warn("acphost: session/request_permission without an id: cannot be answered")
 			return
 		}
-		it := item{kind: itemPermission, size: itemOverhead + len(m.Params), id: m.ID, params: m.Params, in: a.cancellable(m.ID, in)}
+		it := item{kind: itemPermission, size: itemOverhead + len(m.Params), params: m.Params, in: in.cancellable(a.ctx)}
 		if !a.dispatcher.openNow(&it) {
 			a.enqueue(it)
 		}
@@ -100,11 +62,11 @@ func (a *agent) inbound(m wire.Message) {
 		h := a.service(m.Method)
 		switch {
 		case h == nil:
-			a.goReplyError(in, m.ID, CodeMethodNotFound, "method not found: "+m.Method)
-		case a.known(sessionIDIn(m.Params)) == nil:
-			a.refuseForeign(in, m.ID, m.Method, sessionIDIn(m.Params))
+			in.goRefuse(CodeMethodNotFound, "method not found: "+m.Method)
+		case a.sessions.known(sessionIDIn(m.Params)) == nil:
+			a.foreign.refuse(in, m.Method, sessionIDIn(m.Params))
 		default:
-			a.serveRequest(m, a.cancellable(m.ID, in), h)
+			a.serveRequest(m, in.cancellable(a.ctx), h)
 		}
 	}
 }
@@ -129,8 +91,8 @@ func (a *agent) flooded(what string) {
 // ackNotificationSentAsRequest answers {} to a notification method the
 // agent sent with an id, so it does not wait forever.
 func (a *agent) ackNotificationSentAsRequest(m wire.Message, in *inflight) {
-	if m.ID != nil {
-		a.goReply(in, m.ID, struct{}{}, nil)
+	if in != nil {
+		in.goAnswer(struct{}{}, nil)
 	}
 }
 
@@ -145,42 +107,102 @@ func sessionIDIn(params json.RawMessage) string {
 	return p.SessionID
 }
 
-// refuseForeign answers a request that names a session this connection
-// never opened: it reaches no hook (SPEC.md, Containment).
-func (a *agent) refuseForeign(in *inflight, id json.RawMessage, method, session string) {
-	a.countForeign("a session it was not given", "method", method, "session", session)
-	a.goReplyError(in, id, CodeInvalidParams, "unknown session: "+strconv.Quote(session))
+// foreign counts the messages that name what the agent was not given (a
+// session, a request of the client's), logging the first ones, and
+// refuses the requests among them: they reach no hook (SPEC.md,
+// Containment).
+type foreign struct {
+	n   *atomic.Int64 // the client's count (ACPClient.ForeignMessages), across agents
+	log *slog.Logger
 }
 
-// parsePermission decodes a permission request's params; malformed ones
-// are answered -32602 (off the calling goroutine) and ok is false.
-func (a *agent) parsePermission(it item) (req *PermissionRequest, ok bool) {
-	req, err := ParsePermissionRequest(it.params)
+// count counts one, logging it with attrs while the first ones tell the
+// story (a flood would drown the log).
+func (f foreign) count(what string, attrs ...any) {
+	if f.n.Add(1) <= 100 {
+		f.log.Warn("acphost: the agent named "+what, attrs...)
+	}
+}
+
+// refuse answers a request naming a session this connection never opened.
+func (f foreign) refuse(in *inflight, method, session string) {
+	f.count("a session it was not given", "method", method, "session", session)
+	in.goRefuse(CodeInvalidParams, "unknown session: "+strconv.Quote(session))
+}
+
+// elicit routes an elicitation/create: refused at once (off the read loop)
+// when it does not decode, names a session this connection does not know
+// or a request of the client's not awaiting its answer, or asks in a mode
+// not advertised. A session-scoped one is then opened on the dispatcher,
+// after every update read before it; a request-scoped one, which has no
+// session, turn or stream to keep in order with, is started at once (the
+// dispatcher may be the very goroutine that waits for the request it
+// belongs to: OnUpdate may open a session).
+func (a *agent) elicit(m wire.Message, in *inflight) {
+	if in == nil {
+		a.opts.Logger.Warn("acphost: elicitation/create without an id: cannot be answered")
+		return
+	}
+	req, err := ParseElicitationRequest(m.Params)
 	if err != nil {
-		a.untrack(it.id)
-		it.in.cancel()
-		a.goReplyError(it.in, it.id, CodeInvalidParams, err.Error())
-		return nil, false
+		in.goRefuse(CodeInvalidParams, err.Error())
+		return
 	}
-	return req, true
+	var s *sessionState
+	if req.Scope == ScopeSession {
+		if s = a.sessions.known(req.SessionID); s == nil {
+			a.foreign.refuse(in, m.Method, req.SessionID)
+			return
+		}
+	}
+	if !slices.Contains(a.opts.elicitationModes(), req.Mode) || a.elicitor.hookFor(s) == nil {
+		in.goRefuse(CodeInvalidParams, "elicitation mode "+strconv.Quote(string(req.Mode))+" was not advertised")
+		return
+	}
+	p := a.elicitor.newPending(s, in.cancellable(a.ctx), req)
+	if s != nil {
+		a.enqueue(item{kind: itemBarrier, size: itemOverhead + len(m.Params), in: in, barrier: p.open})
+		return
+	}
+	method, unwatch, ok := a.conn.Watch(req.RequestID, p.requestEnded)
+	if !ok {
+		a.refuseUnknownRequest(in, req.RequestID)
+		return
+	}
+	req.Method, p.unwatch = method, unwatch
+	p.start(false)
 }
 
-// refusePermission refuses a permission request that names a session this
-// connection never opened.
-func (a *agent) refusePermission(it item, session string) {
-	a.untrack(it.id)
-	it.in.cancel()
-	a.refuseForeign(it.in, it.id, "session/request_permission", session)
+// refuseUnknownRequest answers a request-scoped elicitation whose
+// requestId names no request of the client's awaiting its answer: an
+// agent cannot pose as part of a request it was not asked (SPEC.md,
+// Containment). It is counted with the foreign messages.
+func (a *agent) refuseUnknownRequest(in *inflight, requestID json.RawMessage) {
+	named := cutBytes(string(requestID), maxNamedRequestID) // the agent's bytes: not echoed whole
+	a.foreign.count("a request of the client's that awaits no answer", "method", "elicitation/create", "requestId", SafeText(named))
+	in.goRefuse(CodeInvalidParams, "unknown request: "+strconv.Quote(named)+" names no request of the client's awaiting its answer outside a session")
 }
 
-// countForeign reports a message for a session the connection does not
-// know.
-// countForeign counts a message that names what the agent was not given
-// (a session, a request), logging the first ones with attrs.
-func (a *agent) countForeign(what string, attrs ...any) {
-	if a.c.foreign.Add(1) <= 100 { // the first ones tell the story; a flood would drown the log
-		a.opts.Logger.Warn("acphost: the agent named "+what, attrs...)
+// maxNamedRequestID bounds how much of a refused requestId is echoed.
+const maxNamedRequestID = 64
+
+// elicitationComplete delivers an elicitation/complete for an accepted URL
+// elicitation to OnElicitationComplete, on the dispatcher in wire order;
+// unknown and completed ids are ignored, as the spec asks.
+func (a *agent) elicitationComplete(params json.RawMessage) {
+	var w struct {
+		ElicitationID string `json:"elicitationId"`
 	}
+	if json.Unmarshal(params, &w) != nil || a.opts.OnElicitationComplete == nil {
+		return
+	}
+	c, ok := a.elicitor.urls.complete(w.ElicitationID)
+	if !ok {
+		return
+	}
+	a.enqueue(item{kind: itemBarrier, size: itemOverhead + len(params), barrier: func() {
+		_ = a.cb.safely("OnElicitationComplete", func() { a.opts.OnElicitationComplete(c) })
+	}})
 }
 
 // service returns the handler of an agent→client method the client serves.
@@ -198,34 +220,3 @@ func (a *agent) skipped(line []byte) {
 	}
 	a.opts.Logger.Debug("acphost: skipped a stdout line that is not JSON-RPC 2.0", "bytes", len(line))
 }
-
-// goReplyError answers a request with an error, off the read loop.
-func (a *agent) goReplyError(in *inflight, id json.RawMessage, code int, msg string) {
-	a.goReply(in, id, nil, &wire.Error{Code: code, Message: msg})
-}
-
-// goReply answers a request off the read loop, then returns its share of
-// the request budget.
-func (a *agent) goReply(in *inflight, id json.RawMessage, result any, rpcErr *wire.Error) {
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		defer in.finish()
-		a.reply(id, result, rpcErr)
-	}()
-}
-
-func (a *agent) reply(id json.RawMessage, result any, rpcErr *wire.Error) {
-	replied(a.opts.Logger, id, a.conn.Reply(id, result, rpcErr))
-}
-
-// replied logs a reply that could not be written (the agent is going).
-func replied(log *slog.Logger, id json.RawMessage, err error) {
-	if err != nil {
-		log.Debug("acphost: reply failed", "id", string(id), "err", err)
-	}
-}
-
-// untrack forgets an agent→client request: $/cancel_request no longer
-// reaches it.
-func (a *agent) untrack(id json.RawMessage) { a.conn.Untrack(id) }

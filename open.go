@@ -91,7 +91,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	}
 	if !opensNew(how) {
 		params["sessionId"] = h.ID()
-		known := a.known(h.ID()) != nil
+		known := a.sessions.known(h.ID()) != nil
 		s := a.session(h.ID())
 		prev := s.pub.Swap(h) // the replay goes to h's hooks
 		defer func() {
@@ -100,7 +100,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 			case known:
 				s.pub.Store(prev)
 			default: // not opened after all: its id is foreign again
-				a.dropSession(h.ID())
+				a.sessions.drop(h.ID())
 			}
 		}()
 	}
@@ -115,7 +115,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 		}
 	}
 	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) {
-		err = &AuthError{Methods: a.init.AuthMethods, Tried: tried, Err: err, opts: a.started()}
+		err = &AuthError{Methods: a.init.AuthMethods, Tried: tried, Err: err, program: a.started()}
 	}
 	if err != nil {
 		return wrapOp(method, err)
@@ -124,7 +124,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 		if res.SessionID == "" {
 			return &ProtocolError{Msg: method + " answered without a sessionId"}
 		}
-		if s := a.known(res.SessionID); s == nil || s.pub.Load() != h {
+		if s := a.sessions.known(res.SessionID); s == nil || s.pub.Load() != h {
 			return &ProtocolError{Msg: fmt.Sprintf("%s answered with the id of a session already open on this connection (%q)", method, res.SessionID)}
 		}
 		h.setID(res.SessionID)
@@ -209,9 +209,7 @@ type newCall struct{ h *Session }
 // so what the agent sends after its answer finds it.
 func (a *agent) callOpening(ctx context.Context, method string, params map[string]any, res *openResult, h *Session) error {
 	nc := &newCall{h: h}
-	a.mu.Lock()
-	a.opening[nc] = struct{}{}
-	a.mu.Unlock()
+	a.sessions.beginOpening(nc)
 	defer a.opened(nc, nil) // unanswered: hold nothing back for it any more
 	a.lift(1)
 	defer a.lift(-1)
@@ -222,22 +220,12 @@ func (a *agent) callOpening(ctx context.Context, method string, params map[strin
 // session it answered (when result holds one), and has the dispatcher
 // release what it held back. It runs on the read loop for an answer.
 func (a *agent) opened(nc *newCall, result json.RawMessage) {
-	a.mu.Lock()
-	_, waiting := a.opening[nc]
-	delete(a.opening, nc)
-	h := nc.h
-	if !waiting {
-		h = nil
-	}
-	if h != nil && result != nil {
-		if sid := sessionIDIn(result); sid != "" && a.sessions[sid] == nil {
-			s := newSessionState(a, sid)
-			s.bind(h)
-			a.sessions[sid] = s
-		}
-	}
-	a.mu.Unlock()
-	if h != nil {
+	waited := a.sessions.endOpening(nc, result, func(id string) *sessionState {
+		s := newSessionState(a, id)
+		s.bind(nc.h)
+		return s
+	})
+	if waited {
 		a.dispatcher.q.push(item{kind: itemBarrier, barrier: a.dispatcher.releaseParked}, false) // on the dispatcher, never here
 	}
 }
@@ -259,42 +247,8 @@ func decodeConfigOptions(raw json.RawMessage) []ConfigOption {
 	})
 }
 
-// dropSession forgets a closed session's record (its tool calls, modes),
-// so a long-lived process does not keep every session it ever served.
-func (a *agent) dropSession(id string) {
-	a.mu.Lock()
-	if s := a.sessions[id]; s != nil {
-		s.dropped.Store(true)
-		delete(a.sessions, id)
-	}
-	a.mu.Unlock()
-}
-
-// isOpening reports whether a session/new waits for its answer.
-func (a *agent) isOpening() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.opening) > 0
-}
-
-// known returns the record of a session this connection opened (or is
-// opening by load or resume), nil for any other id: what the agent names is
-// looked up here, never created.
-func (a *agent) known(id string) *sessionState {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.sessions[id]
-}
-
 // session returns the record of a session the host opens or uses,
 // creating it.
 func (a *agent) session(id string) *sessionState {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s := a.sessions[id]
-	if s == nil {
-		s = newSessionState(a, id)
-		a.sessions[id] = s
-	}
-	return s
+	return a.sessions.ensure(id, func() *sessionState { return newSessionState(a, id) })
 }

@@ -224,7 +224,7 @@ func (a *agent) syncMode(ctx context.Context, h *Session) {
 	if !plan && !switched && !a.opts.RequireAsking {
 		return // the per-turn path of a client that asks for none of this
 	}
-	st := a.known(h.ID())
+	st := a.sessions.known(h.ID())
 	if st == nil {
 		return
 	}

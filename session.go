@@ -108,7 +108,7 @@ func (s *Session) isClosed() bool {
 // It is an empty record, not kept, once the session is closed.
 func (s *Session) state() *sessionState {
 	a := s.c.agent()
-	if st := a.known(s.ID()); st != nil {
+	if st := a.sessions.known(s.ID()); st != nil {
 		return st
 	}
 	return newSessionState(a, s.ID())
@@ -186,7 +186,7 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value an
 		return nil, err
 	}
 	opts := decodeConfigOptions(res.ConfigOptions)
-	if st := a.known(s.ID()); st != nil {
+	if st := a.sessions.known(s.ID()); st != nil {
 		st.setState(nil, opts)
 	}
 	return opts, nil
@@ -228,6 +228,68 @@ func (s *Session) GenerateCtx(ctx context.Context, req Request) (Response, error
 // ACPClient.GenerateStream.
 func (s *Session) GenerateStream(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
 	return s.generate(ctx, req, emit, 0)
+}
+
+// generate runs a turn for the goroutine caller (0: this one; see
+// callbacks.callerID).
+func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEvent), caller uint64) (Response, error) {
+	resp, err := s.runOne(ctx, req, emit, caller)
+	if emit != nil {
+		emit(endEvent(resp, err))
+	}
+	return resp, err
+}
+
+// runOne runs one turn: it takes the session, makes sure the agent is live
+// (restarting it if needed) and runs the prompt.
+func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent), caller uint64) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	leave, reentrant := s.c.agent().cb.enterTurn(s.ID(), len(s.turnSem) > 0, caller)
+	if reentrant {
+		return Response{}, fmt.Errorf("acphost: a turn of session %s started from a callback that turn would wait for: %w", s.ID(), ErrReentrant)
+	}
+	defer leave()
+	if s.isClosed() {
+		return Response{}, fmt.Errorf("acphost: session %s is closed: %w", s.ID(), ErrClosed)
+	}
+	if err := s.acquireTurn(ctx); err != nil {
+		return Response{}, err
+	}
+	s.hold(true)
+	defer func() {
+		s.hold(false)
+		<-s.turnSem
+	}()
+	a, err := s.c.readyAgent(ctx)
+	if err != nil {
+		return Response{}, err
+	}
+	restarted := s.takeRestart()
+	if restarted != nil {
+		if emit != nil {
+			emit(StreamEvent{Type: EventRestart, Err: restarted})
+		}
+		if restarted.ContextLost {
+			return Response{SessionID: s.ID()}, restarted
+		}
+	}
+	a.syncMode(ctx, s)
+	resp, err := a.newTurn(s, req, emit).run(ctx, s, req)
+	resp.Restarted = restarted
+	return resp, err
+}
+
+// acquireTurn takes the session for one turn: turns of a session run one
+// at a time, in the order they came.
+func (s *Session) acquireTurn(ctx context.Context) error {
+	select {
+	case s.turnSem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Cancel stops this session's running turn, if any; see ACPClient.Cancel.
@@ -292,7 +354,7 @@ func (s *Session) Close(ctx context.Context) error {
 	defer s.host.close()
 	s.c.forget(s)
 	a := s.c.agent()
-	defer a.dropSession(s.ID())
+	defer a.sessions.drop(s.ID())
 	if a.terminals.terms != nil {
 		a.terminals.terms.CloseOwner(s.ID())
 	}

@@ -17,8 +17,8 @@ type sessionState struct {
 	dropped   atomic.Bool // closed and forgotten: look the id up again
 
 	mu          sync.Mutex
-	turn        *turn // the turn updates are delivered to, nil between turns
-	pending     map[*pendingPermission]struct{}
+	turn        *turn               // the turn updates are delivered to, nil between turns
+	pending     map[asking]struct{} // requests of the session waiting for a person: permissions, elicitations
 	modeState   SessionModes
 	options     []ConfigOption
 	said        SessionDetails // what the agent said of the session (see Session.Details)
@@ -35,7 +35,7 @@ type sessionState struct {
 }
 
 func newSessionState(a *agent, id string) *sessionState {
-	return &sessionState{a: a, id: id, pending: map[*pendingPermission]struct{}{}, tools: map[string]*toolRecord{}}
+	return &sessionState{a: a, id: id, pending: map[asking]struct{}{}, tools: map[string]*toolRecord{}}
 }
 
 func (s *sessionState) setState(modes *SessionModes, options []ConfigOption) {
@@ -119,6 +119,64 @@ func (s *sessionState) current() *turn {
 		s.turn.emitting.Add(1)
 	}
 	return s.turn
+}
+
+// asking is a request of the session that waits for a person (a
+// permission, an elicitation): cancelling the session's turn answers it.
+type asking interface {
+	// arrivedIn binds the request to the turn it arrived in (nil between
+	// turns), under the session's lock, before anyone can claim it.
+	arrivedIn(t *turn)
+	// claimCancelled claims the request for the cancelled turn's answer,
+	// reporting whether it was still unanswered; sendCancelled then
+	// writes that answer.
+	claimCancelled() bool
+	sendCancelled()
+}
+
+// addPending registers a request waiting for a person, binding it to the
+// turn it arrived in, and reports whether that turn is being cancelled
+// (then answer it "cancelled" at once: the cancel has collected the
+// session's pending requests already).
+func (s *sessionState) addPending(p asking) (cancelling bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.arrivedIn(s.turn)
+	s.pending[p] = struct{}{}
+	return s.turn != nil && s.turn.cancelled
+}
+
+// forgetPending forgets an answered request.
+func (s *sessionState) forgetPending(p asking) {
+	s.mu.Lock()
+	delete(s.pending, p)
+	s.mu.Unlock()
+}
+
+// cancelling marks t cancelled (requests arriving later are answered
+// "cancelled") and returns the requests waiting for a person now.
+func (s *sessionState) cancelling(t *turn) []asking {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.cancelled = true
+	pending := make([]asking, 0, len(s.pending))
+	for p := range s.pending {
+		pending = append(pending, p)
+	}
+	return pending
+}
+
+// emitTo emits ev on t's stream, if t is still the session's running turn
+// (on the dispatcher).
+func (s *sessionState) emitTo(t *turn, ev StreamEvent) {
+	cur := s.current()
+	if cur == nil {
+		return
+	}
+	defer cur.emitting.Done()
+	if cur == t {
+		cur.emit(ev)
+	}
 }
 
 // streaming reports whether the session's running turn has a stream (an

@@ -90,42 +90,6 @@ type Promises struct {
 	HostFiles bool
 }
 
-// ErrLinkLost matches a *LinkError: the link to the agent failed (a
-// dropped connection, a peer that went away), not the agent itself.
-var ErrLinkLost = errors.New("acphost: link to the agent lost")
-
-// LinkError reports that the link to an agent failed: the agent may still
-// have been running on the far side (the transport stops what it can
-// reach). With ACPOptions.Recover the client dials again. It matches
-// ErrLinkLost.
-type LinkError struct {
-	// Transport is the link's Promises.Transport ("ssh", "websocket", …).
-	Transport string
-	// Op says what failed: "dial", "read", "keepalive", "closed" ….
-	Op string
-	// DuringTurn is true when a turn was running.
-	DuringTurn bool
-	// Err is the transport's error.
-	Err error
-}
-
-func (e *LinkError) Error() string {
-	msg := "acphost: " + e.Transport + " link lost"
-	if e.Op != "" {
-		msg += " (" + e.Op + ")"
-	}
-	if e.DuringTurn {
-		msg += " during a turn"
-	}
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-func (e *LinkError) Is(target error) bool { return target == ErrLinkLost }
-func (e *LinkError) Unwrap() error        { return e.Err }
-
 // A dialer yields a link to a new agent each time it is called: at Start,
 // and for each restart (an unconfirmed cancel, crash recovery).
 type dialer func(ctx context.Context) (link, error)

@@ -66,7 +66,8 @@ type Response struct {
 // turn is one running prompt. Its response fields are written only by the
 // dispatcher goroutine until delivery ends (barrier or detach).
 type turn struct {
-	s        *sessionState
+	a        *agent        // the agent process it runs on
+	s        *sessionState // its session's record on that agent
 	emitFn   func(StreamEvent)
 	barrier  chan struct{}      // closed when every update before the answer was delivered
 	answered chan promptOutcome // the prompt's answer (or the agent's death)
@@ -95,7 +96,7 @@ type turn struct {
 	cancelled bool // the turn was cancelled: later permissions are answered "cancelled"; guarded by the session's mu
 
 	lastActivity atomic.Int64 // unix nanos of the last update, for IdleTimeout
-	waitingPerms atomic.Int32 // permission requests waiting for an answer
+	asking       atomic.Int32 // requests of the turn waiting for a person (permissions, elicitations)
 }
 
 // turnToolCost is what keeping a tool call costs a turn besides its state:
@@ -108,9 +109,11 @@ type turnTool struct {
 	resulted bool
 }
 
-func newTurn(s *sessionState, emit func(StreamEvent), req Request) *turn {
-	t := &turn{s: s, emitFn: emit, barrier: make(chan struct{}), answered: make(chan promptOutcome, 1), stop: make(chan struct{}), tools: map[string]*turnTool{},
-		room: s.a.opts.MaxResponseBytes, discard: req.Discard}
+// newTurn makes the turn that runs req on session h of agent a; emit is
+// its stream's emitter (nil: none).
+func (a *agent) newTurn(h *Session, req Request, emit func(StreamEvent)) *turn {
+	t := &turn{a: a, s: a.session(h.ID()), emitFn: emit, barrier: make(chan struct{}), answered: make(chan promptOutcome, 1), stop: make(chan struct{}), tools: map[string]*turnTool{},
+		room: a.opts.MaxResponseBytes, discard: req.Discard}
 	t.touch()
 	return t
 }
@@ -142,9 +145,22 @@ func (t *turn) halted() bool {
 
 func (t *turn) touch() { t.lastActivity.Store(time.Now().UnixNano()) }
 
+// askBegan and askEnded count a request of the turn that waits for a
+// person: meanwhile the turn is not idle (IdleTimeout).
+func (t *turn) askBegan() { t.asking.Add(1) }
+
+func (t *turn) askEnded() {
+	t.asking.Add(-1)
+	t.touch()
+}
+
+// streams reports whether the turn has a stream (GenerateStream, Stream):
+// only a stream is shown answers.
+func (t *turn) streams() bool { return t.emitFn != nil }
+
 func (t *turn) emit(ev StreamEvent) {
 	if t.emitFn != nil {
-		_ = t.s.a.cb.safely("emit", func() { t.emitFn(ev) })
+		_ = t.a.cb.safely("emit", func() { t.emitFn(ev) })
 	}
 }
 
@@ -276,81 +292,6 @@ func (t *turn) response(stop StopReason, meta json.RawMessage) Response {
 	return r
 }
 
-func (c *ACPClient) generate(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
-	return c.def.generate(ctx, req, emit, 0)
-}
-
-// generate runs a turn for the goroutine caller (0: this one; see
-// callbacks.callerID).
-func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEvent), caller uint64) (Response, error) {
-	resp, err := s.runOne(ctx, req, emit, caller)
-	if emit != nil {
-		emit(endEvent(resp, err))
-	}
-	return resp, err
-}
-
-// runOne runs one turn: it takes the session, makes sure the agent is live
-// (restarting it if needed) and runs the prompt.
-func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent), caller uint64) (Response, error) {
-	if err := ctx.Err(); err != nil {
-		return Response{}, err
-	}
-	leave, reentrant := s.c.agent().cb.enterTurn(s.ID(), len(s.turnSem) > 0, caller)
-	if reentrant {
-		return Response{}, fmt.Errorf("acphost: a turn of session %s started from a callback that turn would wait for: %w", s.ID(), ErrReentrant)
-	}
-	defer leave()
-	if s.isClosed() {
-		return Response{}, fmt.Errorf("acphost: session %s is closed: %w", s.ID(), ErrClosed)
-	}
-	if err := s.acquireTurn(ctx); err != nil {
-		return Response{}, err
-	}
-	s.hold(true)
-	defer func() {
-		s.hold(false)
-		<-s.turnSem
-	}()
-	a, err := s.c.readyAgent(ctx)
-	if err != nil {
-		return Response{}, err
-	}
-	restarted := s.takeRestart()
-	if restarted != nil {
-		if emit != nil {
-			emit(StreamEvent{Type: EventRestart, Err: restarted})
-		}
-		if restarted.ContextLost {
-			return Response{SessionID: s.ID()}, restarted
-		}
-	}
-	a.syncMode(ctx, s)
-	resp, err := a.runTurn(ctx, s, req, emit)
-	resp.Restarted = restarted
-	return resp, err
-}
-
-// endEvent is a turn's last event: done when it ended (a cancellation the
-// agent confirmed included, with Err set), error when it failed.
-func endEvent(resp Response, err error) StreamEvent {
-	ev := StreamEvent{Type: EventDone, StopReason: resp.StopReason, Err: err}
-	confirmedCancel := resp.StopReason == StopCancelled && !errors.Is(err, ErrCancelUnconfirmed) && !isDeath(err)
-	if err != nil && !confirmedCancel {
-		ev.Type = EventError
-	}
-	return ev
-}
-
-func (s *Session) acquireTurn(ctx context.Context) error {
-	select {
-	case s.turnSem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 type promptResult struct {
 	StopReason StopReason      `json:"stopReason"`
 	Meta       json.RawMessage `json:"_meta"`
@@ -361,24 +302,24 @@ type promptOutcome struct {
 	err error
 }
 
-// runTurn sends the prompt and waits for its answer, a cancellation or the
-// agent's death.
-func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(StreamEvent)) (Response, error) {
-	s := a.session(h.ID())
-	t := newTurn(s, emit, req)
+// run sends the prompt and waits for its answer, a cancellation or the
+// agent's death; h is the session's handle, whose Cancel reaches the turn
+// while it runs.
+func (t *turn) run(ctx context.Context, h *Session, req Request) (Response, error) {
+	a := t.a
 	t.begin(ctx)
 	defer t.finish()
 	a.turns.Add(1)
 	defer a.turns.Add(-1)
-	a.dispatcher.q.barrier(func() { s.attach(t) })
+	a.dispatcher.q.barrier(func() { t.s.attach(t) })
 	h.setRunning(t)
 	defer h.setRunning(nil)
 
 	wd := a.newWatchdog(t) // its clock starts before the prompt's write
 	defer wd.stop()
-	answered, err := a.sendPrompt(ctx, t, req)
+	answered, err := t.sendPrompt(ctx, req)
 	if err != nil {
-		s.detach(t)
+		t.s.detach(t)
 		stop := StopReason("")
 		if errors.Is(err, ErrAgentNotReading) && (ctx.Err() != nil || t.halted()) {
 			stop = StopCancelled // cancelled while the prompt was being written
@@ -394,17 +335,18 @@ func (a *agent) runTurn(ctx context.Context, h *Session, req Request, emit func(
 	case <-a.dead:
 		out = <-answered // the answer, or the death (failPrompts)
 	case <-ctx.Done():
-		return a.cancelTurn(t, answered, ctx.Err())
+		return t.cancel(answered, ctx.Err())
 	case <-t.stop:
-		return a.cancelTurn(t, answered, t.stopCause)
+		return t.cancel(answered, t.stopCause)
 	}
-	return a.finishTurn(t, out, nil)
+	return t.conclude(out, nil)
 }
 
 // sendPrompt writes session/prompt and returns a channel with its answer.
 // The turn is the call's Pending: the read loop hands it the answer
 // itself (see turn.Answer), with no goroutine waiting for it.
-func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan promptOutcome, error) {
+func (t *turn) sendPrompt(ctx context.Context, req Request) (<-chan promptOutcome, error) {
+	a := t.a
 	if a.isDead() {
 		return nil, a.cause
 	}
@@ -437,7 +379,15 @@ func (a *agent) sendPrompt(ctx context.Context, t *turn, req Request) (<-chan pr
 // before anything read after it is dispatched.
 func (t *turn) Answer(result, rpcErr json.RawMessage) {
 	t.answered <- promptOutcomeOf(result, rpcErr)
-	t.s.a.dispatcher.q.barrier(func() { endDelivery(t) })
+	t.a.dispatcher.q.barrier(t.endDelivery)
+}
+
+// endDelivery runs on the dispatcher when it reaches the prompt's answer:
+// every update before it has been delivered.
+func (t *turn) endDelivery() {
+	t.s.endTurn(t)
+	t.s.pruneTools()
+	close(t.barrier)
 }
 
 // Fail gives the turn the agent's death, when it came before the answer.
@@ -490,9 +440,10 @@ func appendPrompt(b []byte, id uint64, session string, blocks []ContentBlock, en
 	return append(b, "]}}"...)
 }
 
-// finishTurn waits for the turn barrier and builds the result. cancelErr is
+// conclude waits for the turn barrier and builds the result. cancelErr is
 // the cancellation cause, if the turn was cancelled.
-func (a *agent) finishTurn(t *turn, out promptOutcome, cancelErr error) (Response, error) {
+func (t *turn) conclude(out promptOutcome, cancelErr error) (Response, error) {
+	a := t.a
 	if out.err == nil {
 		select {
 		case <-t.barrier:
@@ -563,7 +514,7 @@ func (wd *watchdog) run(life context.Context, turnLimit, idleLimit time.Duration
 				t.halt(fmt.Errorf("%w after %v: %w", ErrTurnTimeout, turnLimit, context.DeadlineExceeded))
 				return
 			}
-			if t.waitingPerms.Load() > 0 {
+			if t.asking.Load() > 0 {
 				t.touch()
 			}
 			if idleLimit > 0 && now.Sub(time.Unix(0, t.lastActivity.Load())) >= idleLimit {
