@@ -160,6 +160,8 @@
 //	ErrPlanModeBypassed    *UnaskedChangeError     ... or any change it made in plan mode
 //	ErrFileTooLarge        -                       a file over FSOptions.MaxReadBytes
 //	ErrElicitationContent  *FormContentError       an accepted elicitation's content did not fit its schema: not sent
+//	ErrRequestEnded        -                       the cause of a request-scoped elicitation's ctx: the client's request it belongs to ended
+//	ErrLinkLost            *LinkError              the link to the agent failed (SSH, WebSocket, …), not the agent
 package acphost
 
 import (
@@ -403,6 +405,15 @@ func decodeChoices(raw json.RawMessage) []ConfigChoice {
 		}
 	}
 	return out
+}
+
+// decodeConfigOptions keeps every option it can decode; an option of an
+// unknown type is kept with its raw JSON, a malformed one is skipped.
+func decodeConfigOptions(raw json.RawMessage) []ConfigOption {
+	return decodeEach(raw, func(item json.RawMessage) (ConfigOption, bool) {
+		var o ConfigOption
+		return o, json.Unmarshal(item, &o) == nil
+	})
 }
 
 // Implementation names a program: the agent's agentInfo.

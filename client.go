@@ -684,6 +684,9 @@ func (c *ACPClient) GenerateStream(ctx context.Context, req Request, emit func(S
 	return c.generate(ctx, req, emit)
 }
 
+// Enforcement reports which layers hold for the default session.
+func (c *ACPClient) Enforcement() Enforcement { return c.def.Enforcement() }
+
 func (c *ACPClient) generate(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
 	return c.def.generate(ctx, req, emit, 0)
 }

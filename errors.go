@@ -199,7 +199,6 @@ func (e *ExitError) Is(target error) bool { return target == ErrAgentExited }
 // Unwrap returns the os/exec error.
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// lastLine returns the last non-blank line of s, trimmed.
 // lastLine is the last line of the agent's stderr s, as an error message
 // shows it (agentWords).
 func lastLine(s string) string {

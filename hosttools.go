@@ -81,17 +81,8 @@ func (t *turn) finish() { t.endCtx(errTurnOver) }
 
 var errTurnOver = fmt.Errorf("acphost: the turn is over: %w", context.Canceled)
 
-// BeginHostTool is for HostTools implementations: call it as a call of a
-// host tool arrives on session s, before any handler runs. It fills in
-// call's SessionID and Turn and decides whether the call may run: it
-// refuses (an error matching ErrRefused) a call when no turn of the
-// session is running, and, in plan mode, a call of a tool not ReadOnly.
-// Otherwise it returns the ctx to run the handler in: it ends when ctx
-// does or when the turn ends or is cancelled (the cause says which), and
-// HostToolCallFrom reads call from it. Either way call end with the call's
-// outcome (exactly once, from any goroutine): it reports EventHostTool to
-// the turn's stream, after the updates read so far.
-func (s *Session) BeginHostTool(ctx context.Context, call HostToolCall) (context.Context, func(HostToolCall), error) {
+// beginHostTool is Session.BeginHostTool.
+func (s *Session) beginHostTool(ctx context.Context, call HostToolCall) (context.Context, func(HostToolCall), error) {
 	s.mu.Lock()
 	t := s.running
 	s.mu.Unlock()
@@ -134,7 +125,7 @@ func (t *turn) emitHostTool(call HostToolCall) {
 	}
 	c := call
 	size := itemOverhead + len(c.Args) + len(c.Result)
-	queued := t.s.a.dispatcher.q.push(item{kind: itemBarrier, size: size, barrier: func() {
+	queued := t.a.dispatcher.q.push(item{kind: itemBarrier, size: size, barrier: func() {
 		cur := t.s.current()
 		if cur == nil {
 			return
@@ -145,7 +136,7 @@ func (t *turn) emitHostTool(call HostToolCall) {
 		}
 	}}, true)
 	if !queued {
-		t.s.a.opts.Logger.Warn("acphost: a host tool call's event was not queued: the queue is over its bound", "tool", c.Tool, "session", c.SessionID)
+		t.a.opts.Logger.Warn("acphost: a host tool call's event was not queued: the queue is over its bound", "tool", c.Tool, "session", c.SessionID)
 	}
 }
 

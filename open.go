@@ -238,15 +238,6 @@ func (a *agent) callWithBarrier(ctx context.Context, method string, params, resu
 	return a.callError(method, err)
 }
 
-// decodeConfigOptions keeps every option it can decode; an option of an
-// unknown type is kept with its raw JSON, a malformed one is skipped.
-func decodeConfigOptions(raw json.RawMessage) []ConfigOption {
-	return decodeEach(raw, func(item json.RawMessage) (ConfigOption, bool) {
-		var o ConfigOption
-		return o, json.Unmarshal(item, &o) == nil
-	})
-}
-
 // session returns the record of a session the host opens or uses,
 // creating it.
 func (a *agent) session(id string) *sessionState {

@@ -87,16 +87,6 @@ func answerCancelled(r AnswerReason) PermissionAnswer {
 	return PermissionAnswer{Cancelled: true, Reason: r}
 }
 
-// DefaultPermission is the choice made when ACPOptions.OnPermission is nil:
-// AllowOption (allow_once first), else RejectOption (reject_once first);
-// "" (answered "cancelled") when the agent offered neither kind.
-func DefaultPermission(req *PermissionRequest) string {
-	if id := AllowOption(req); id != "" {
-		return id
-	}
-	return RejectOption(req)
-}
-
 // firstOf returns the first option of this kind.
 func (req *PermissionRequest) firstOf(kind PermissionKind) *PermissionOption {
 	for i := range req.Options {
@@ -126,4 +116,26 @@ func (req *PermissionRequest) rejectAnswer(r AnswerReason, err error) Permission
 		return PermissionAnswer{Cancelled: true, Reason: r, Err: err}
 	}
 	return PermissionAnswer{OptionID: o.ID, Option: o, Reason: r, Err: err}
+}
+
+// Heading returns the text to show as the approval dialog's heading: the
+// decoded presentation title (fromPresentation is true), else the tool
+// call's title, else the tool call's name, skipping those with no printable
+// text. It is empty only when the agent sent none of them (Codex sends requests with no title at all); show a
+// generic heading of your own then. The text is as the agent sent it: pass
+// it through [SafeText] before printing it on a terminal.
+func (r *PermissionRequest) Heading() (text string, fromPresentation bool) {
+	if r == nil {
+		return "", false
+	}
+	if r.Presentation.Present() {
+		return r.Presentation.Title, true
+	}
+	if !blank(r.ToolCall.Title) {
+		return r.ToolCall.Title, false
+	}
+	if !blank(r.ToolCall.Name) {
+		return r.ToolCall.Name, false
+	}
+	return "", false
 }

@@ -64,8 +64,8 @@ type Enforcement struct {
 	ActsUnasked bool
 }
 
-// Enforcement reports which layers hold for the session now.
-func (s *Session) Enforcement() Enforcement {
+// enforcement is Session.Enforcement: which layers hold for s now.
+func (s *Session) enforcement() Enforcement {
 	a := s.c.agent()
 	st := s.state()
 	off := st.modeOffer()
@@ -89,9 +89,6 @@ func (s *Session) Enforcement() Enforcement {
 	e.ActsUnasked = e.ModeKind == ModeUnasked || e.Unasked > 0
 	return e
 }
-
-// Enforcement reports which layers hold for the default session.
-func (c *ACPClient) Enforcement() Enforcement { return c.def.Enforcement() }
 
 // String sums the report up for a person, in one line: which layers hold
 // plan mode, or, outside it, whether the agent acts without asking; ""

@@ -80,6 +80,16 @@ func RejectAll() PermissionFunc {
 	}
 }
 
+// DefaultPermission is the choice made when ACPOptions.OnPermission is nil:
+// AllowOption (allow_once first), else RejectOption (reject_once first);
+// "" (answered "cancelled") when the agent offered neither kind.
+func DefaultPermission(req *PermissionRequest) string {
+	if id := AllowOption(req); id != "" {
+		return id
+	}
+	return RejectOption(req)
+}
+
 // AllowOption returns the id of the first allow_once option, else the first
 // allow_always one, else "" (which the client answers as a rejection).
 func AllowOption(req *PermissionRequest) string {

@@ -107,28 +107,6 @@ func (p Presentation) SafeTitle() string { return SafeText(p.Title) }
 // escape sequences and invalid UTF-8 removed; see [SafeText].
 func (p Presentation) SafeDescription() string { return SafeText(p.Description) }
 
-// Heading returns the text to show as the approval dialog's heading: the
-// decoded presentation title (fromPresentation is true), else the tool
-// call's title, else the tool call's name, skipping those with no printable
-// text. It is empty only when the agent sent none of them (Codex sends requests with no title at all); show a
-// generic heading of your own then. The text is as the agent sent it: pass
-// it through [SafeText] before printing it on a terminal.
-func (r *PermissionRequest) Heading() (text string, fromPresentation bool) {
-	if r == nil {
-		return "", false
-	}
-	if r.Presentation.Present() {
-		return r.Presentation.Title, true
-	}
-	if !blank(r.ToolCall.Title) {
-		return r.ToolCall.Title, false
-	}
-	if !blank(r.ToolCall.Name) {
-		return r.ToolCall.Name, false
-	}
-	return "", false
-}
-
 // OptionMeta is the decoded metadata of one permission option: a
 // description (Codex MCP approvals) and the structured changes selecting the
 // option would make (Codex adapter 1.1.8–1.6.2, Claude adapter
@@ -164,134 +142,6 @@ type OptionMeta struct {
 // Present reports whether a version 1 option record was decoded.
 func (m OptionMeta) Present() bool { return m.Version == 1 }
 
-// ChangeType is the kind of a [PermissionChange]. The set is open: unknown
-// types are kept as sent.
-type ChangeType string
-
-// The change types known to this version.
-const (
-	// ChangePolicyRule adds, removes or replaces a rule (Operation "add",
-	// "remove", "replace"; RuleBehavior "allow", "deny" or "ask").
-	ChangePolicyRule ChangeType = "policy_rule"
-	// ChangeGrant grants access for a Lifetime (Operation "grant").
-	ChangeGrant ChangeType = "grant"
-	// ChangePermissionMode sets the agent's permission mode (Operation
-	// "set", Provider, Mode); it has no targets.
-	ChangePermissionMode ChangeType = "permission_mode"
-)
-
-// TargetType is the kind of a [ChangeTarget]. The set is open.
-type TargetType string
-
-// The target types known to this version.
-const (
-	TargetCommand    TargetType = "command"    // shell commands; matcher argv_prefix
-	TargetNetwork    TargetType = "network"    // network access; matcher host or any
-	TargetFilesystem TargetType = "filesystem" // files; Access, matcher directory, exact_path, glob or special
-	TargetTool       TargetType = "tool"       // an agent tool (ToolName); matcher provider_rule or none
-)
-
-// MatcherType is the kind of a [ChangeMatcher]. The set is open.
-type MatcherType string
-
-// The matcher types known to this version.
-const (
-	MatcherArgvPrefix   MatcherType = "argv_prefix"   // Argv: commands starting with these words
-	MatcherHost         MatcherType = "host"          // Host, optional Protocol
-	MatcherAny          MatcherType = "any"           // everything of the target's kind
-	MatcherDirectory    MatcherType = "directory"     // Path and everything under it
-	MatcherExactPath    MatcherType = "exact_path"    // Path itself
-	MatcherGlob         MatcherType = "glob"          // Pattern
-	MatcherSpecial      MatcherType = "special"       // Provider and a provider-defined Value, e.g. {"kind":"tmpdir"}
-	MatcherProviderRule MatcherType = "provider_rule" // Provider and a rule string in Value, e.g. "npm test:*"
-)
-
-// PermissionChange is one change an option would make, from the
-// option-level {version: 1, changes: [...]} record. Every field is as sent;
-// enums are open and a change whose parts are not all recognised is kept
-// with its Raw JSON and Description (so is an item that is not even an
-// object). A member of the wrong JSON type is left empty and makes
-// [PermissionChange.Known] report false. Show [PermissionChange.Describe];
-// the same holds for [ChangeTarget] and [ChangeMatcher].
-type PermissionChange struct {
-	Type ChangeType
-	// Operation is "add", "remove" or "replace" (policy_rule), "grant"
-	// (grant) or "set" (permission_mode); open.
-	Operation string
-	// RuleBehavior is "allow", "deny" or "ask" (policy_rule only); open.
-	RuleBehavior string
-	// Description is the agent's own sentence for the change, e.g. "Allow
-	// commands starting with npm install". It is agent text: print it with
-	// SafeText.
-	Description string
-	// Provider names the agent-specific vocabulary of Mode ("claudeCode").
-	Provider string
-	// Mode is the permission mode a permission_mode change sets, e.g.
-	// "acceptEdits".
-	Mode string
-	// Lifetime says how long the change lasts; nil when the agent did not
-	// say (Codex policy amendments).
-	Lifetime *ChangeLifetime
-	// Targets are what the change applies to.
-	Targets []ChangeTarget
-	// Raw is the change object as received.
-	Raw json.RawMessage
-
-	malformed bool // a known member had the wrong JSON type
-}
-
-// ChangeLifetime is how long a change lasts. Scope is "turn", "session",
-// "process", "persistent" or "unknown" (open); Storage, for persistent and
-// process scopes, is "user", "project", "project_local" or "cli_argument"
-// (open).
-type ChangeLifetime struct {
-	Scope   string
-	Storage string
-	Raw     json.RawMessage
-}
-
-// ChangeTarget is one thing a change applies to.
-type ChangeTarget struct {
-	Type TargetType
-	// Access is the filesystem access granted ("read", "write"); empty means
-	// the agent did not restrict it (deny rules, directory rules).
-	Access []string
-	// ToolName is the agent tool of a tool target, e.g. "Bash".
-	ToolName string
-	// Matcher selects within the target; nil for a whole tool.
-	Matcher *ChangeMatcher
-	// Raw is the target object as received.
-	Raw json.RawMessage
-
-	malformed bool
-}
-
-// ChangeMatcher selects commands, hosts, paths or rules within a target.
-// The fields set depend on Type.
-type ChangeMatcher struct {
-	Type MatcherType
-	// Argv is the command prefix of an argv_prefix matcher, one word each.
-	Argv []string
-	// Host and Protocol ("http", "https", "socks5Tcp", "socks5Udp"; may be
-	// empty) of a host matcher.
-	Host     string
-	Protocol string
-	// Path of a directory or exact_path matcher.
-	Path string
-	// Pattern of a glob matcher.
-	Pattern string
-	// Provider of a special or provider_rule matcher ("codex", "claudeCode").
-	Provider string
-	// Value is the provider-defined value of a special matcher (an object
-	// such as {"kind":"tmpdir"}) or provider_rule matcher (a rule string
-	// such as "npm test:*"), raw.
-	Value json.RawMessage
-	// Raw is the matcher object as received.
-	Raw json.RawMessage
-
-	malformed bool
-}
-
 // ClaudeCodeMeta is the Claude adapter's toolCall._meta.claudeCode record.
 type ClaudeCodeMeta struct {
 	// ToolName is Claude Code's tool name, e.g. "Bash" or "mcp__docs__search".
@@ -310,31 +160,6 @@ type ClaudeCodeMeta struct {
 type MCPServerRef struct {
 	Name   string
 	Source string
-}
-
-// ClaudeCode decodes the Claude adapter's _meta.claudeCode record of the
-// tool call. ok is false when there is none. Fields of the wrong type are
-// left empty.
-func (tc ToolCall) ClaudeCode() (meta ClaudeCodeMeta, ok bool) {
-	m, isObj := fastjson.ParseObject(tc.Meta)
-	if !isObj {
-		return ClaudeCodeMeta{}, false
-	}
-	raw := m.Get("claudeCode")
-	cc, isObj := fastjson.ParseObject(raw)
-	if !isObj {
-		return ClaudeCodeMeta{}, false
-	}
-	meta.Raw = raw
-	meta.ToolName, _ = fastjson.ParseString(cc.Get("toolName"))
-	meta.ParentToolUseID, _ = fastjson.ParseString(cc.Get("parentToolUseId"))
-	if srv, isObj := fastjson.ParseObject(cc.Get("mcpServer")); isObj {
-		ref := &MCPServerRef{}
-		ref.Name, _ = fastjson.ParseString(srv.Get("name"))
-		ref.Source, _ = fastjson.ParseString(srv.Get("source"))
-		meta.MCPServer = ref
-	}
-	return meta, true
 }
 
 // ParsePermissionRequest decodes the params of a session/request_permission

@@ -292,6 +292,24 @@ func (s *Session) acquireTurn(ctx context.Context) error {
 	}
 }
 
+// Enforcement reports which layers hold plan mode (or, outside it, the
+// host's asking) for the session now; see Enforcement.
+func (s *Session) Enforcement() Enforcement { return s.enforcement() }
+
+// BeginHostTool is for HostTools implementations: call it as a call of a
+// host tool arrives on session s, before any handler runs. It fills in
+// call's SessionID and Turn and decides whether the call may run: it
+// refuses (an error matching ErrRefused) a call when no turn of the
+// session is running, and, in plan mode, a call of a tool not ReadOnly.
+// Otherwise it returns the ctx to run the handler in: it ends when ctx
+// does or when the turn ends or is cancelled (the cause says which), and
+// HostToolCallFrom reads call from it. Either way call end with the call's
+// outcome (exactly once, from any goroutine): it reports EventHostTool to
+// the turn's stream, after the updates read so far.
+func (s *Session) BeginHostTool(ctx context.Context, call HostToolCall) (context.Context, func(HostToolCall), error) {
+	return s.beginHostTool(ctx, call)
+}
+
 // Cancel stops this session's running turn, if any; see ACPClient.Cancel.
 func (s *Session) Cancel() {
 	s.mu.Lock()

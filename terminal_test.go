@@ -1,10 +1,11 @@
 package acphost
 
 import (
-	"github.com/acphost/acphost/internal/testutil"
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/acphost/acphost/internal/testutil"
 
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"

@@ -474,7 +474,6 @@ func isDeath(err error) bool {
 	return errors.Is(err, ErrAgentExited) || errors.Is(err, ErrProtocol) || errors.Is(err, ErrClosed)
 }
 
-// watchdog fires a turn's TurnTimeout and IdleTimeout.
 // watchdog halts a turn that runs past TurnTimeout or goes IdleTimeout
 // without an update.
 type watchdog struct {

@@ -2,6 +2,8 @@ package acphost
 
 import (
 	"encoding/json"
+
+	"github.com/acphost/acphost/internal/fastjson"
 )
 
 // Update is one session/update notification from the agent, decoded by its
@@ -612,4 +614,29 @@ func optionalString(raw json.RawMessage) (*string, bool) {
 		return nil, false
 	}
 	return &v, false
+}
+
+// ClaudeCode decodes the Claude adapter's _meta.claudeCode record of the
+// tool call. ok is false when there is none. Fields of the wrong type are
+// left empty.
+func (tc ToolCall) ClaudeCode() (meta ClaudeCodeMeta, ok bool) {
+	m, isObj := fastjson.ParseObject(tc.Meta)
+	if !isObj {
+		return ClaudeCodeMeta{}, false
+	}
+	raw := m.Get("claudeCode")
+	cc, isObj := fastjson.ParseObject(raw)
+	if !isObj {
+		return ClaudeCodeMeta{}, false
+	}
+	meta.Raw = raw
+	meta.ToolName, _ = fastjson.ParseString(cc.Get("toolName"))
+	meta.ParentToolUseID, _ = fastjson.ParseString(cc.Get("parentToolUseId"))
+	if srv, isObj := fastjson.ParseObject(cc.Get("mcpServer")); isObj {
+		ref := &MCPServerRef{}
+		ref.Name, _ = fastjson.ParseString(srv.Get("name"))
+		ref.Source, _ = fastjson.ParseString(srv.Get("source"))
+		meta.MCPServer = ref
+	}
+	return meta, true
 }
