@@ -240,3 +240,14 @@ func (b *broker) askHook(ctx context.Context, gid uint64, hook func(context.Cont
 func (p *pendingPermission) showAnswer(ans PermissionAnswer) {
 	p.s.emitTo(p.t, StreamEvent{Type: EventPermissionAnswer, Permission: p.req, Answer: &ans, ID: p.req.ToolCall.ID, Name: p.req.ToolCall.Title})
 }
+
+// rejectAnswer is the answer for errors and timeouts: the first reject_once
+// option, else any reject-kind option, else "cancelled".
+func (req *PermissionRequest) rejectAnswer(r AnswerReason, err error) PermissionAnswer {
+	id := RejectOption(req)
+	o := req.Option(id)
+	if id == "" || o == nil {
+		return PermissionAnswer{Cancelled: true, Reason: r, Err: err}
+	}
+	return PermissionAnswer{OptionID: o.ID, Option: o, Reason: r, Err: err}
+}

@@ -52,15 +52,6 @@ func (e *elicitor) newPending(s *sessionState, in *inflight, req *ElicitationReq
 	return p
 }
 
-// onElicitation is the session's elicitation hook: its handle's, else the
-// client's.
-func (s *sessionState) onElicitation() ElicitationFunc {
-	if h := s.pub.Load(); h != nil && h.opts.OnElicitation != nil {
-		return h.opts.OnElicitation
-	}
-	return s.a.opts.OnElicitation
-}
-
 // hookFor is the hook that answers an elicitation of session s: its own,
 // or for a request-scoped one (s nil) the client's.
 func (e *elicitor) hookFor(s *sessionState) ElicitationFunc {

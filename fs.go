@@ -117,31 +117,6 @@ func (f *fileService) handler(method string) func(context.Context, json.RawMessa
 	return nil
 }
 
-// serveRequest answers an agent→client request on a goroutine of its own
-// with a ctx that $/cancel_request or the agent's end cancels.
-func (a *agent) serveRequest(m wire.Message, in *inflight, handle func(ctx context.Context, params json.RawMessage) (any, error)) {
-	a.wg.Go(func() {
-		if holdsFile(m.Method) {
-			select {
-			case a.fileSlots <- struct{}{}:
-				defer func() { <-a.fileSlots }() // after the answer is written: it holds the content too
-			case <-in.ctx.Done():
-				in.answer(nil, errRequestCancelled)
-				return
-			}
-		}
-		result, err := handle(in.ctx, m.Params)
-		switch {
-		case in.ctx.Err() != nil:
-			in.answer(nil, errRequestCancelled)
-		case err != nil:
-			in.answer(nil, wireError(err))
-		default:
-			in.answer(result, nil)
-		}
-	})
-}
-
 // maxFileRequests bounds the fs requests that hold a file's content (up to
 // MaxReadBytes, and its JSON encoding) running at once; more wait.
 const maxFileRequests = 4

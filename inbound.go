@@ -8,10 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/acphost/acphost/internal/wire"
 )
@@ -94,40 +92,6 @@ func (a *agent) ackNotificationSentAsRequest(m wire.Message, in *inflight) {
 	if in != nil {
 		in.goAnswer(struct{}{}, nil)
 	}
-}
-
-// sessionIDIn reads the sessionId of a request's params ("" if none).
-// It reads as the handlers do (encoding/json: the last of duplicate keys,
-// any case), so the session checked is the session served.
-func sessionIDIn(params json.RawMessage) string {
-	var p struct {
-		SessionID string `json:"sessionId"`
-	}
-	_ = json.Unmarshal(params, &p)
-	return p.SessionID
-}
-
-// foreign counts the messages that name what the agent was not given (a
-// session, a request of the client's), logging the first ones, and
-// refuses the requests among them: they reach no hook (SPEC.md,
-// Containment).
-type foreign struct {
-	n   *atomic.Int64 // the client's count (ACPClient.ForeignMessages), across agents
-	log *slog.Logger
-}
-
-// count counts one, logging it with attrs while the first ones tell the
-// story (a flood would drown the log).
-func (f foreign) count(what string, attrs ...any) {
-	if f.n.Add(1) <= 100 {
-		f.log.Warn("acphost: the agent named "+what, attrs...)
-	}
-}
-
-// refuse answers a request naming a session this connection never opened.
-func (f foreign) refuse(in *inflight, method, session string) {
-	f.count("a session it was not given", "method", method, "session", session)
-	in.goRefuse(CodeInvalidParams, "unknown session: "+strconv.Quote(session))
 }
 
 // elicit routes an elicitation/create: refused at once (off the read loop)
@@ -219,4 +183,29 @@ func (a *agent) skipped(line []byte) {
 		a.opts.OnSkippedLine(line)
 	}
 	a.opts.Logger.Debug("acphost: skipped a stdout line that is not JSON-RPC 2.0", "bytes", len(line))
+}
+
+// serveRequest answers an agent→client request on a goroutine of its own
+// with a ctx that $/cancel_request or the agent's end cancels.
+func (a *agent) serveRequest(m wire.Message, in *inflight, handle func(ctx context.Context, params json.RawMessage) (any, error)) {
+	a.wg.Go(func() {
+		if holdsFile(m.Method) {
+			select {
+			case a.fileSlots <- struct{}{}:
+				defer func() { <-a.fileSlots }() // after the answer is written: it holds the content too
+			case <-in.ctx.Done():
+				in.answer(nil, errRequestCancelled)
+				return
+			}
+		}
+		result, err := handle(in.ctx, m.Params)
+		switch {
+		case in.ctx.Err() != nil:
+			in.answer(nil, errRequestCancelled)
+		case err != nil:
+			in.answer(nil, wireError(err))
+		default:
+			in.answer(result, nil)
+		}
+	})
 }

@@ -200,9 +200,6 @@ func (a *agent) openCall(ctx context.Context, how openKind, params map[string]an
 	}
 }
 
-// newCall is a session/new call awaiting its answer, for h.
-type newCall struct{ h *Session }
-
 // callOpening is call for session/new: until it is answered the agent's
 // updates for a session not known yet are held back (see park), and the
 // new session's record is made on the read loop as the answer is read,

@@ -107,17 +107,6 @@ func (req *PermissionRequest) Option(id string) *PermissionOption {
 	return nil
 }
 
-// rejectAnswer is the answer for errors and timeouts: the first reject_once
-// option, else any reject-kind option, else "cancelled".
-func (req *PermissionRequest) rejectAnswer(r AnswerReason, err error) PermissionAnswer {
-	id := RejectOption(req)
-	o := req.Option(id)
-	if id == "" || o == nil {
-		return PermissionAnswer{Cancelled: true, Reason: r, Err: err}
-	}
-	return PermissionAnswer{OptionID: o.ID, Option: o, Reason: r, Err: err}
-}
-
 // Heading returns the text to show as the approval dialog's heading: the
 // decoded presentation title (fromPresentation is true), else the tool
 // call's title, else the tool call's name, skipping those with no printable

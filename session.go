@@ -479,3 +479,14 @@ func (s *Session) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent
 		}
 	}
 }
+
+// endEvent is a turn's last event: done when it ended (a cancellation the
+// agent confirmed included, with Err set), error when it failed.
+func endEvent(resp Response, err error) StreamEvent {
+	ev := StreamEvent{Type: EventDone, StopReason: resp.StopReason, Err: err}
+	confirmedCancel := resp.StopReason == StopCancelled && !errors.Is(err, ErrCancelUnconfirmed) && !isDeath(err)
+	if err != nil && !confirmedCancel {
+		ev.Type = EventError
+	}
+	return ev
+}

@@ -365,3 +365,12 @@ func (s *sessionState) onPermission() PermissionFunc {
 	}
 	return s.a.opts.OnPermission
 }
+
+// onElicitation is the session's elicitation hook: its handle's, else the
+// client's.
+func (s *sessionState) onElicitation() ElicitationFunc {
+	if h := s.pub.Load(); h != nil && h.opts.OnElicitation != nil {
+		return h.opts.OnElicitation
+	}
+	return s.a.opts.OnElicitation
+}

@@ -2,7 +2,10 @@ package acphost
 
 import (
 	"encoding/json"
+	"log/slog"
+	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // sessionTable is the sessions one connection knows — those it opened, or
@@ -81,4 +84,41 @@ func (st *sessionTable) endOpening(nc *newCall, result json.RawMessage, make fun
 		}
 	}
 	return true
+}
+
+// sessionIDIn reads the sessionId of a request's params ("" if none).
+// It reads as the handlers do (encoding/json: the last of duplicate keys,
+// any case), so the session checked is the session served.
+func sessionIDIn(params json.RawMessage) string {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.SessionID
+}
+
+// newCall is a session/new call awaiting its answer, for h.
+type newCall struct{ h *Session }
+
+// foreign counts the messages that name what the agent was not given (a
+// session, a request of the client's), logging the first ones, and
+// refuses the requests among them: they reach no hook (SPEC.md,
+// Containment).
+type foreign struct {
+	n   *atomic.Int64 // the client's count (ACPClient.ForeignMessages), across agents
+	log *slog.Logger
+}
+
+// count counts one, logging it with attrs while the first ones tell the
+// story (a flood would drown the log).
+func (f foreign) count(what string, attrs ...any) {
+	if f.n.Add(1) <= 100 {
+		f.log.Warn("acphost: the agent named "+what, attrs...)
+	}
+}
+
+// refuse answers a request naming a session this connection never opened.
+func (f foreign) refuse(in *inflight, method, session string) {
+	f.count("a session it was not given", "method", method, "session", session)
+	in.goRefuse(CodeInvalidParams, "unknown session: "+strconv.Quote(session))
 }

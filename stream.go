@@ -2,7 +2,6 @@ package acphost
 
 import (
 	"encoding/json"
-	"errors"
 )
 
 // EventType says what a [StreamEvent] reports and so which of its fields
@@ -104,15 +103,4 @@ func endError(ev StreamEvent) error {
 		return ev.Err
 	}
 	return nil
-}
-
-// endEvent is a turn's last event: done when it ended (a cancellation the
-// agent confirmed included, with Err set), error when it failed.
-func endEvent(resp Response, err error) StreamEvent {
-	ev := StreamEvent{Type: EventDone, StopReason: resp.StopReason, Err: err}
-	confirmedCancel := resp.StopReason == StopCancelled && !errors.Is(err, ErrCancelUnconfirmed) && !isDeath(err)
-	if err != nil && !confirmedCancel {
-		ev.Type = EventError
-	}
-	return ev
 }
