@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
-	"sync/atomic"
 )
 
 // HostTools serves tools of the host's own to every session of a client
@@ -65,21 +64,6 @@ func HostToolCallFrom(ctx context.Context) (HostToolCall, bool) {
 	}
 	return *c, true
 }
-
-// turnSeq numbers turns for HostToolCall.Turn.
-var turnSeq atomic.Uint64
-
-// begin gives the turn its number and the context host tools' handlers
-// run in, which ends when the turn does or is halted.
-func (t *turn) begin(ctx context.Context) {
-	t.seq = turnSeq.Add(1)
-	t.ctx, t.endCtx = context.WithCancelCause(ctx)
-}
-
-// finish ends the turn's context (runTurn defers it).
-func (t *turn) finish() { t.endCtx(errTurnOver) }
-
-var errTurnOver = fmt.Errorf("acphost: the turn is over: %w", context.Canceled)
 
 // beginHostTool is Session.BeginHostTool.
 func (s *Session) beginHostTool(ctx context.Context, call HostToolCall) (context.Context, func(HostToolCall), error) {

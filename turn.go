@@ -118,6 +118,21 @@ func (a *agent) newTurn(h *Session, req Request, emit func(StreamEvent)) *turn {
 	return t
 }
 
+// turnSeq numbers turns for HostToolCall.Turn.
+var turnSeq atomic.Uint64
+
+// begin gives the turn its number and the context host tools' handlers
+// run in, which ends when the turn does or is halted.
+func (t *turn) begin(ctx context.Context) {
+	t.seq = turnSeq.Add(1)
+	t.ctx, t.endCtx = context.WithCancelCause(ctx)
+}
+
+// finish ends the turn's context (run defers it).
+func (t *turn) finish() { t.endCtx(errTurnOver) }
+
+var errTurnOver = fmt.Errorf("acphost: the turn is over: %w", context.Canceled)
+
 // halt asks the turn to stop for cause (the Cancel button, a watchdog),
 // bounding the prompt's write if it is still being written. The first
 // cause wins.
@@ -467,6 +482,54 @@ func (t *turn) conclude(out promptOutcome, cancelErr error) (Response, error) {
 		return t.response(stop, out.res.Meta), out.err
 	}
 	return t.response(stop, out.res.Meta), nil
+}
+
+// errCancelCalled is the cause of a turn stopped by Cancel.
+var errCancelCalled = fmt.Errorf("acphost: turn stopped by Cancel: %w", context.Canceled)
+
+// cancel is the stop button: session/cancel, every pending permission
+// of the session answered "cancelled" (and later ones too, until the next
+// turn), updates still delivered, then a bounded wait for the answer.
+func (t *turn) cancel(answered <-chan promptOutcome, cause error) (Response, error) {
+	a := t.a
+	grace := time.NewTimer(a.opts.CancelGrace)
+	defer grace.Stop()
+	g := a.writes.guard(context.Background())
+	g.arm(cause) // the grace covers the writes too, should the agent not read them
+	t.beginCancel()
+	g.release()
+	if !g.aborted {
+		select {
+		case out := <-answered:
+			return t.conclude(out, cause)
+		case <-grace.C:
+		}
+	}
+	// The agent may still be running the turn: never reuse it.
+	a.poison(ErrCancelUnconfirmed)
+	t.s.detach(t)
+	return t.response(StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.opts.CancelGrace, cause)
+}
+
+// beginCancel sends session/cancel and answers the session's requests
+// waiting for a person "cancelled" (claimed before session/cancel is
+// sent, so their answer events precede what the agent does next; written
+// after it).
+func (t *turn) beginCancel() {
+	a := t.a
+	pending := t.s.cancelling(t)
+	claimed := pending[:0]
+	for _, p := range pending {
+		if p.claimCancelled() {
+			claimed = append(claimed, p)
+		}
+	}
+	if err := a.notify("session/cancel", map[string]string{"sessionId": t.s.id}); err != nil {
+		a.opts.Logger.Debug("acphost: session/cancel not sent", "err", err)
+	}
+	for _, p := range claimed {
+		p.sendCancelled()
+	}
 }
 
 // isDeath reports whether err means the agent is gone.

@@ -10,54 +10,6 @@ import (
 	"github.com/acphost/acphost/internal/wire"
 )
 
-// errCancelCalled is the cause of a turn stopped by Cancel.
-var errCancelCalled = fmt.Errorf("acphost: turn stopped by Cancel: %w", context.Canceled)
-
-// cancel is the stop button: session/cancel, every pending permission
-// of the session answered "cancelled" (and later ones too, until the next
-// turn), updates still delivered, then a bounded wait for the answer.
-func (t *turn) cancel(answered <-chan promptOutcome, cause error) (Response, error) {
-	a := t.a
-	grace := time.NewTimer(a.opts.CancelGrace)
-	defer grace.Stop()
-	g := a.writes.guard(context.Background())
-	g.arm(cause) // the grace covers the writes too, should the agent not read them
-	t.beginCancel()
-	g.release()
-	if !g.aborted {
-		select {
-		case out := <-answered:
-			return t.conclude(out, cause)
-		case <-grace.C:
-		}
-	}
-	// The agent may still be running the turn: never reuse it.
-	a.poison(ErrCancelUnconfirmed)
-	t.s.detach(t)
-	return t.response(StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.opts.CancelGrace, cause)
-}
-
-// beginCancel sends session/cancel and answers the session's requests
-// waiting for a person "cancelled" (claimed before session/cancel is
-// sent, so their answer events precede what the agent does next; written
-// after it).
-func (t *turn) beginCancel() {
-	a := t.a
-	pending := t.s.cancelling(t)
-	claimed := pending[:0]
-	for _, p := range pending {
-		if p.claimCancelled() {
-			claimed = append(claimed, p)
-		}
-	}
-	if err := a.notify("session/cancel", map[string]string{"sessionId": t.s.id}); err != nil {
-		a.opts.Logger.Debug("acphost: session/cancel not sent", "err", err)
-	}
-	for _, p := range claimed {
-		p.sendCancelled()
-	}
-}
-
 // errNotReading is why an agent whose writes were aborted is replaced.
 var errNotReading = fmt.Errorf("%w: %w", ErrCancelUnconfirmed, ErrAgentNotReading)
 
