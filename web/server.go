@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -286,12 +288,13 @@ func (s *Server) watchAgent() {
 }
 
 func (s *Server) routes() {
-	sub, _ := fs.Sub(assets, "assets")
-	files := http.FileServerFS(sub)
 	m := http.NewServeMux()
-	m.HandleFunc("GET /{$}", s.page)
-	m.HandleFunc("GET /app.js", func(w http.ResponseWriter, r *http.Request) { files.ServeHTTP(w, r) })
-	m.HandleFunc("GET /app.css", func(w http.ResponseWriter, r *http.Request) { files.ServeHTTP(w, r) })
+	m.Handle("GET /{$}", asset("index.html"))
+	for p := range shell {
+		if name := strings.TrimPrefix(p, "/"); assetTypes[path.Ext(name)] != "" {
+			m.Handle("GET "+p, asset(name))
+		}
+	}
 	m.HandleFunc("GET /events", s.events)
 	m.HandleFunc("POST /api/prompt", s.apiPrompt)
 	m.HandleFunc("POST /api/stop", s.apiStop)
@@ -312,9 +315,49 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // shell is the page itself: nothing secret in it, served without the
-// token (which its script holds and sends with every other request). The
-// favicon a browser asks for is not found, rather than refused.
-var shell = map[string]bool{"/": true, "/app.js": true, "/app.css": true, "/favicon.ico": true}
+// token (which its script holds and sends with every other request): "/"
+// (index.html) and every other file of assets of a type in assetTypes at
+// its name (the script's modules, the style sheet), so that a module added
+// there is served as the others are. The favicon a browser asks for is not
+// found, rather than refused.
+var shell = shellPaths()
+
+func shellPaths() map[string]bool {
+	m := map[string]bool{"/": true, "/favicon.ico": true}
+	files, _ := fs.ReadDir(assets, "assets") // embedded: cannot fail
+	for _, f := range files {
+		if !f.IsDir() && f.Name() != "index.html" && assetTypes[path.Ext(f.Name())] != "" {
+			m["/"+f.Name()] = true
+		}
+	}
+	return m
+}
+
+// assetTypes are the Content-Types of the page's files, by extension: set
+// here rather than looked up in mime's table, which the system's own can
+// change (on Windows the registry may say text/plain for .js, which a
+// browser refuses to run as a module under nosniff). A file of another
+// type in assets is not served.
+var assetTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+}
+
+// asset serves the embedded file assets/name. Every response is no-store
+// (ServeHTTP): a tab never runs modules of two versions of the page.
+func asset(name string) http.Handler {
+	ctype := assetTypes[path.Ext(name)]
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := assets.ReadFile("assets/" + name)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", ctype)
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
+	})
+}
 
 // ServeHTTP checks every request (Host, Origin, token) before routing it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -409,18 +452,6 @@ func (s *Server) authorized(r *http.Request) bool {
 
 func (s *Server) tokenOK(t string) bool {
 	return subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
-}
-
-// page serves the page shell. The token in the printed URL's fragment
-// (or a query, from an older URL) is the script's to read and drop.
-func (s *Server) page(w http.ResponseWriter, r *http.Request) {
-	b, err := assets.ReadFile("assets/index.html")
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(b)
 }
 
 // eventWriteTimeout bounds the write of one event (and of the keepalive)
