@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 const step = 20 * time.Second
 
 // chromium finds the browser, or skips (fails with ACPHOST_REQUIRE_CHROMIUM=1).
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("ACPHOST_CHROMIUM"); p != "" {
 		return p
@@ -66,7 +66,7 @@ func chromium(t *testing.T) string {
 
 // browser starts headless Chromium for the test; it is gone when the test
 // ends.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)),
@@ -93,7 +93,7 @@ func browser(t *testing.T) context.Context {
 // rig is a web.Server on an httptest server, playing a fake agent
 // in-process so the test reads what the agent received.
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *web.Server
 	hs    *httptest.Server
 	agent *fakeagent.Agent
@@ -123,7 +123,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter {
 	return w.ResponseWriter
 }
 
-func newRig(t *testing.T, script fakeagent.Script, mod func(*web.Config)) *rig {
+func newRig(t testing.TB, script fakeagent.Script, mod func(*web.Config)) *rig {
 	t.Helper()
 	a := fakeagent.New(script)
 	toAgentR, toAgentW := io.Pipe()

@@ -58,3 +58,21 @@ func TestPageLoadsEveryScript(t *testing.T) {
 	r.answer(tab, `.dialog.permission button[data-option="allow"]`)
 	r.turnEnded(tab, 1)
 }
+
+// BenchmarkPageLoad: a reload of the page, from the navigation to its
+// scripts having run (DOMContentLoaded, which waits for the module graph)
+// and to the event stream connected. Every file is fetched again each
+// time (no-store).
+func BenchmarkPageLoad(b *testing.B) {
+	br := browser(b)
+	r := newRig(b, fakeagent.Demo(), nil)
+	tab := r.tab(br)
+	var ready float64
+	for b.Loop() {
+		r.do(tab, chromedp.Reload())
+		r.poll(tab, `document.getElementById("conn").textContent === "connected"`)
+		ready += eval[float64](r, tab, `performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd`)
+	}
+	b.ReportMetric(ready/float64(b.N), "ms-to-scripts-run/op")
+	b.ReportMetric(float64(eval[int](r, tab, `performance.getEntriesByType("resource").length`)), "resources/op")
+}
