@@ -1,8 +1,10 @@
 // Package web serves a browser UI for one agent: a live transcript, approval
 // dialogs, editable write proposals, a stop button, plan mode, the agent's
 // modes and config options, and elicitation forms. It is an http.Handler
-// built only on acphost's public API, with its page embedded (go:embed): no
-// CDN, no build step, no dependency beyond the standard library and acphost.
+// built only on acphost's public API, with its page embedded (go:embed): its
+// script is native ES modules, one per concept, served as they are written:
+// no CDN, no build step, no dependency beyond the standard library and
+// acphost.
 // It is the tool behind "acphost web", and the reference for hosting acphost
 // in a web application of your own.
 //
@@ -34,8 +36,8 @@
 //
 // # Security
 //
-// The page shell (index.html, app.js, app.css: nothing secret) is served
-// to any request that passes the Host and Origin checks; every other
+// The page shell (index.html, the script's modules, app.css: nothing
+// secret) is served to any request that passes the Host and Origin checks; every other
 // request (the API, the event stream) must carry the server's token in an
 // "Authorization: Bearer" header, compared in constant time. There is no
 // cookie: a browser sends a cookie to every port of its host, so any other
