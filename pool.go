@@ -79,6 +79,9 @@ type poolMember struct {
 }
 
 // NewPool starts opts.Min processes (in parallel) and returns the pool.
+// The first start that fails ends the others' (their ctx is cancelled):
+// NewPool then closes what started and returns that start's error once
+// every start has returned.
 func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	if opts.Min <= 0 {
 		opts.Min = 1
@@ -98,20 +101,8 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	p := &Pool{opts: opts, done: make(chan struct{}), down: make([]time.Time, max(len(opts.Transports), 1))}
 	p.cond.L = &p.mu
 	p.life, p.endLife = context.WithCancel(context.Background())
-	members := make([]*poolMember, opts.Min)
-	errs := make([]error, opts.Min)
-	var wg sync.WaitGroup
-	for i := range members {
-		members[i] = &poolMember{host: i % len(p.down)}
-		wg.Go(func() { errs[i] = p.start(ctx, members[i]) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for _, m := range members {
-			if m.c != nil {
-				m.c.Close()
-			}
-		}
+	members, err := p.startAll(ctx, opts.Min)
+	if err != nil {
 		p.endLife()
 		return nil, err
 	}
@@ -125,6 +116,41 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 	}
 	p.refill()
 	return p, nil
+}
+
+// startAll starts n members in parallel. The first start that fails
+// cancels the others' (their ctx ends) and is the error; once every start
+// has returned, what did start is closed. Nothing it started outlives it.
+func (p *Pool) startAll(ctx context.Context, n int) ([]*poolMember, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	members := make([]*poolMember, n)
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for i := range members {
+		members[i] = &poolMember{host: i % len(p.down)}
+		wg.Go(func() {
+			if err := p.start(ctx, members[i]); err != nil {
+				once.Do(func() { first = err })
+				cancel(err)
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil {
+		return members, nil
+	}
+	var closing sync.WaitGroup
+	for _, m := range members {
+		if m.c != nil {
+			closing.Go(func() { m.c.Close() })
+		}
+	}
+	closing.Wait()
+	return nil, first
 }
 
 // refill starts spare processes in the background until Spare are idle

@@ -2,7 +2,10 @@ package acphost
 
 import (
 	"context"
+	"errors"
+	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -161,4 +164,90 @@ func (p *Pool) idleReady() int {
 		}
 	}
 	return n
+}
+
+// errRefused is the dial error of stagedTransport's failing dial.
+var errRefused = errors.New("test: dial refused")
+
+// stagedTransport gives NewPool's parallel starts one role each, by dial
+// order: the first dials an in-process fake agent, the second hangs until
+// its ctx ends, the third fails once the others are under way (every
+// other goroutine of the bubble is blocked).
+type stagedTransport struct {
+	dials    atomic.Int32
+	links    sync.WaitGroup // the agents served, until their link is stopped
+	dialled  atomic.Int32
+	stopped  atomic.Int32
+	hungErr  chan error // what ended the hanging dial
+	hungDone atomic.Bool
+}
+
+func (tr *stagedTransport) Dial(ctx context.Context) (Link, error) {
+	switch tr.dials.Add(1) {
+	case 1:
+		tr.dialled.Add(1)
+		return newServedLink(&tr.links, func() { tr.stopped.Add(1) }), nil
+	case 2:
+		<-ctx.Done()
+		tr.hungErr <- ctx.Err()
+		tr.hungDone.Store(true)
+		return nil, ctx.Err()
+	default:
+		synctest.Wait()
+		return nil, errRefused
+	}
+}
+
+// servedLink is a Link to a fake agent served in-process over two pipes.
+type servedLink struct {
+	toAgent  *io.PipeWriter
+	toClient *io.PipeReader
+	served   chan struct{}
+	stopped  func()
+}
+
+func newServedLink(wg *sync.WaitGroup, stopped func()) *servedLink {
+	agentR, toAgent := io.Pipe()
+	toClient, agentW := io.Pipe()
+	l := &servedLink{toAgent: toAgent, toClient: toClient, served: make(chan struct{}), stopped: stopped}
+	wg.Go(func() {
+		defer close(l.served)
+		_ = fakeagent.New(fakeagent.Script{}).Serve(context.Background(), agentR, agentW)
+		agentW.Close()
+		agentR.Close()
+	})
+	return l
+}
+
+func (l *servedLink) Read(p []byte) (int, error)  { return l.toClient.Read(p) }
+func (l *servedLink) Write(p []byte) (int, error) { return l.toAgent.Write(p) }
+func (l *servedLink) Stderr() io.Reader           { return nil }
+func (l *servedLink) Done() <-chan struct{}       { return nil }
+func (l *servedLink) Err() error                  { return nil }
+func (l *servedLink) Promises() Promises          { return Promises{Transport: "test-pipe"} }
+
+func (l *servedLink) Stop(time.Duration) {
+	l.toAgent.Close()
+	l.toClient.Close()
+	<-l.served
+	l.stopped()
+}
+
+// A start of NewPool's that fails ends its siblings' starts at once (their
+// ctx is cancelled, not left to time out), closes what started, and
+// NewPool returns that failure once every start has returned.
+func TestPoolFailedStartCancelsTheOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &stagedTransport{hungErr: make(chan error, 1)}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		p, err := NewPool(ctx, PoolOptions{Min: 3, Agent: ACPOptions{Transport: tr, Dir: t.TempDir()}})
+		require.ErrorIs(t, err, errRefused)
+		assert.Nil(t, p)
+		assert.True(t, tr.hungDone.Load(), "the hanging start returned before NewPool did")
+		assert.ErrorIs(t, <-tr.hungErr, context.Canceled, "the hanging start was cancelled, not left to its deadline")
+		assert.Equal(t, int32(1), tr.dialled.Load())
+		assert.Equal(t, tr.dialled.Load(), tr.stopped.Load(), "what started was closed")
+		tr.links.Wait()
+	})
 }
