@@ -20,8 +20,7 @@ import (
 type agent struct {
 	c          *ACPClient
 	opts       *ACPOptions
-	link       link // how the agent is reached: its process, or Connect's stream
-	stream     *wire.Stream
+	link       link        // how the agent is reached: its process, or Connect's stream
 	conn       *wire.Conn  // calls (prompts included), replies, the requests being handled
 	dispatcher *dispatcher // the ordered queue and its delivery
 	writes     *writes     // guards against an agent that stops reading
@@ -98,19 +97,18 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		q: newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes), cb: &a.cb, ended: make(chan struct{}),
 		sessions: a.sessions, foreign: a.foreign, perms: a.perms,
 	}
-	r, w := l.stream()
-	a.stream = wire.New(r, w, c.opts.MaxLineBytes)
-	a.stream.Skipped = a.skipped
 	a.gen = int(c.gens.Add(1))
+	wopts := wire.Options{MaxMessage: c.opts.MaxLineBytes, Inbound: a.inbound, Skipped: a.skipped, Ended: a.readEnded}
 	if c.rec != nil {
-		a.stream.Trace = func(dir string, msg []byte) { c.rec.message(a.gen, dir, msg) }
+		wopts.Trace = func(dir string, msg []byte) { c.rec.message(a.gen, dir, msg) }
 	}
+	a.conn = l.connect(wopts)
 	a.writes = &writes{
-		stream: a.stream, ctx: a.ctx, grace: c.opts.CancelGrace, timeout: c.opts.WriteTimeout,
+		conn: a.conn, ctx: a.ctx, grace: c.opts.CancelGrace, timeout: c.opts.WriteTimeout,
 		lift: a.lift, poison: a.poison, stop: a.stop, deathCause: a.deathCause,
 	}
-	a.conn = wire.NewConn(a.stream, a.inbound, a.readEnded)
 	a.replies = &replier{conn: a.conn, log: c.opts.Logger, wg: &a.wg, q: a.dispatcher.q}
+	a.conn.Start() // what its hooks use is in place: a.conn, a.writes, a.replies
 	l.pump(&a.wg, a.stderrSink())
 	l.watch(&a.wg, a.ctx.Done(), a.linkEnded)
 	a.wg.Add(1)
@@ -165,7 +163,7 @@ func (a *agent) linkEnded() {
 	// grandchild may hold stdout open).
 	drain := time.NewTimer(250 * time.Millisecond)
 	select {
-	case <-a.stream.ReadDone():
+	case <-a.conn.ReadDone():
 	case <-drain.C:
 	}
 	drain.Stop()
@@ -183,7 +181,7 @@ func (a *agent) readEnded() {
 // connectionError explains why the connection ended: a protocol failure, or
 // an agent that closed stdout (reported with its exit if it follows soon).
 func (a *agent) connectionError() error {
-	readErr := a.stream.ReadErr()
+	readErr := a.conn.ReadErr()
 	var le *wire.LineError
 	if errors.As(readErr, &le) {
 		return &ProtocolError{Msg: fmt.Sprintf("a line from the agent exceeds %d bytes", le.Limit), Err: ErrLineTooLong, Stderr: a.stderrTail()}
@@ -232,7 +230,7 @@ func (a *agent) shutdown(cause error) {
 func (a *agent) stop(cause error) {
 	a.shutOnce.Do(func() {
 		a.die(cause) // first, so the exit we cause is not reported as a crash
-		a.stream.Halt()
+		a.conn.Halt()
 		a.link.stop(a.opts.CloseGrace)
 		if a.terminals.terms != nil {
 			a.terminals.terms.Close()

@@ -22,8 +22,8 @@ func TestInflightAnsweredExactlyOnce(t *testing.T) {
 	for round := range 50 {
 		agentR, hostW := io.Pipe()
 		hostR, agentW := io.Pipe()
-		stream := wire.New(hostR, hostW, 1<<20)
-		conn := wire.NewConn(stream, func(wire.Message) {}, func() {})
+		conn := wire.NewConn(hostR, hostW, wire.Options{MaxMessage: 1 << 20})
+		conn.Start()
 		var wg sync.WaitGroup
 		q := newQueue(16, 1<<20)
 		rp := &replier{conn: conn, log: slog.New(slog.DiscardHandler), wg: &wg, q: q}
@@ -76,7 +76,7 @@ func TestInflightAnsweredExactlyOnce(t *testing.T) {
 		in.finish() // a second return is a no-op
 		assert.Equal(t, 0, budget.n)
 
-		stream.Halt()
+		conn.Halt()
 		_ = agentW.Close()
 		_ = hostW.Close()
 		_ = agentR.Close()

@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"encoding/json"
+	"io"
 	"testing"
 
 	"github.com/acphost/acphost/fakeagent"
@@ -18,45 +19,38 @@ func BenchmarkDecodeUpdate(b *testing.B) {
 	}
 }
 
-// BenchmarkReadEnvelope measures the framing: one line read and classified.
+// BenchmarkReadEnvelope measures the framing: one update line read,
+// classified and handed to the router.
 func BenchmarkReadEnvelope(b *testing.B) {
 	line := append([]byte(`{"jsonrpc":"2.0","method":"session/update","params":`), chunkParams...)
 	line = append(line, "}\n"...)
-	r := &repeatReader{line: line}
-	s := wire.New(r, nil, 0)
-	s.Inbound = func(wire.Message) {}
-	done := false
-	s.Response = func(_, _, _ json.RawMessage) bool { done = true; return false }
+	n := 0
+	c := wire.NewConn(&repeatReader{line: line, left: b.N}, io.Discard, wire.Options{Inbound: func(wire.Message) { n++ }})
 	b.ReportAllocs()
-	for b.Loop() {
-		r.left = 1
-		var v any
-		_ = s.ReadObject(&v)
+	b.ResetTimer()
+	c.Start()
+	<-c.Done()
+	if n != b.N {
+		b.Fatalf("routed %d lines, want %d", n, b.N)
 	}
-	_ = done
 }
 
+// repeatReader yields line left times, then io.EOF.
 type repeatReader struct {
 	line []byte
 	left int
 	pos  int
 }
 
-// Read yields the line left times, then one response line.
 func (r *repeatReader) Read(p []byte) (int, error) {
-	src := r.line
 	if r.left == 0 {
-		src = []byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n")
+		return 0, io.EOF
 	}
-	n := copy(p, src[r.pos:])
+	n := copy(p, r.line[r.pos:])
 	r.pos += n
-	if r.pos == len(src) {
+	if r.pos == len(r.line) {
 		r.pos = 0
-		if r.left > 0 {
-			r.left--
-		} else {
-			r.left = -1
-		}
+		r.left--
 	}
 	return n, nil
 }

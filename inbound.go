@@ -82,7 +82,7 @@ func (a *agent) enqueue(it item) {
 // flooded stops reading an agent that sent more than the lifted bounds
 // allow, and ends it (see ErrFlood).
 func (a *agent) flooded(what string) {
-	a.stream.Halt()
+	a.conn.Halt()
 	a.die(&ProtocolError{Msg: what, Err: ErrFlood, Stderr: a.stderrTail()})
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/internal/proc"
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // processLink is the agent as a local subprocess (internal/proc): its
@@ -75,7 +76,11 @@ func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
 	return &processLink{p: p, containment: containmentOf(opts.Contain, p, held.reasons, opts.Logger), planConfined: planConfined}, nil
 }
 
-func (l *processLink) stream() (io.Reader, io.Writer) { return l.p.Stdout(), l.p.Stdin() }
+// connect frames lines over the agent's stdout and stdin: a pipe has a
+// write deadline, which AbortWrites sets.
+func (l *processLink) connect(opts wire.Options) *wire.Conn {
+	return wire.NewConn(l.p.Stdout(), l.p.Stdin(), opts)
+}
 
 func (l *processLink) pump(wg *sync.WaitGroup, forward io.Writer) { l.p.Pump(wg, forward) }
 func (l *processLink) stderrTail() string                         { return l.p.Tail() }

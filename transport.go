@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/internal/proc"
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // A Transport reaches agents. Each Dial yields a Link to a new agent: the
@@ -29,9 +30,10 @@ type Transport interface {
 }
 
 // A Link is a connection to one agent, made by a Transport. The client
-// speaks JSON-RPC over it, one message per line, and asks nothing of it
-// that Promises does not say. Read, Write, Stderr's reader and Done are
-// used from different goroutines at once.
+// speaks JSON-RPC over it, one message per line (whole messages over a
+// MessageLink), and asks nothing of it that Promises does not say. Read,
+// Write, Stderr's reader and Done are used from different goroutines at
+// once.
 type Link interface {
 	// Read reads what the agent sends. It returns an error once the link
 	// or the agent has ended.
@@ -63,6 +65,26 @@ type Link interface {
 	Stop(grace time.Duration)
 	// Promises says what this link can do.
 	Promises() Promises
+}
+
+// A MessageLink is a Link over a transport that frames messages itself,
+// such as a WebSocket's text messages: the client reads and writes whole
+// JSON-RPC messages through it, without newlines, and never calls its Read
+// and Write. The bounds are the lines': a message over
+// ACPOptions.MaxLineBytes ends the connection with a *ProtocolError
+// matching ErrLineTooLong. websocket.Link is one.
+type MessageLink interface {
+	Link
+	// ReadMessage returns the next message the agent sent, whole. The
+	// slice is the client's, which may change it, until the next
+	// ReadMessage, which may reuse it. It returns an error, and no
+	// message, once the link or the agent has ended (io.EOF when every
+	// message was read). It is called from one goroutine.
+	ReadMessage() ([]byte, error)
+	// WriteMessage sends msg, one message, whole; it must not keep msg
+	// once it returns. Calls do not overlap. One blocked on an agent that
+	// stopped reading must end once Stop is called, as Write must.
+	WriteMessage(msg []byte) error
 }
 
 // Promises is what a Link can tell about its agent and do to it. The
@@ -98,10 +120,12 @@ type dialer func(ctx context.Context) (link, error)
 // routing, sessions) sees it: a Link, or the local subprocess
 // (processLink), which keeps its own stderr tail and exit detail.
 type link interface {
-	// stream is the byte stream: r is what the agent writes, w what it
-	// reads. w is handed on as it is, so a deadline or Close it has can
-	// end a blocked write (see wire.Stream.AbortWrites).
-	stream() (r io.Reader, w io.Writer)
+	// connect makes the JSON-RPC connection over the link, not reading
+	// yet: lines over its byte stream, or a MessageLink's whole messages.
+	// Its AbortWrites must end a write blocked on an agent that stopped
+	// reading: through the writer's deadline or Close (lines), or by
+	// stopping the Link.
+	connect(opts wire.Options) *wire.Conn
 	// pump starts draining what the link carries besides the stream
 	// (stderr, into forward when set, and the tail), on goroutines
 	// counted in wg that end once stop has run.
@@ -153,9 +177,23 @@ type transportLink struct {
 	stopOnce   sync.Once // Do returns to every caller once Stop has returned
 }
 
-func (t *transportLink) stream() (io.Reader, io.Writer) { return t.l, linkWriter{t} }
-func (t *transportLink) stderrTail() string             { return t.tail.String() }
-func (t *transportLink) promises() Promises             { return t.p }
+func (t *transportLink) stderrTail() string { return t.tail.String() }
+func (t *transportLink) promises() Promises { return t.p }
+
+// connect reads and writes a MessageLink's whole messages, and frames
+// lines over any other Link.
+func (t *transportLink) connect(opts wire.Options) *wire.Conn {
+	if ml, ok := t.l.(MessageLink); ok {
+		return wire.NewMessageConn(linkMessages{t: t, ml: ml}, opts)
+	}
+	return wire.NewConn(t.l, linkWriter{t}, opts)
+}
+
+// abandon stops the link in the background, to end a write blocked on an
+// agent that stopped reading (a Link has no deadline to end it with): the
+// write's caller returns at once, and the agent is replaced before the
+// next turn.
+func (t *transportLink) abandon() { go t.stop(t.grace) }
 
 // stop stops the link once, however many ask, and waits (a second at
 // most) for its stderr to be drained.
@@ -169,18 +207,28 @@ func (t *transportLink) stop(grace time.Duration) {
 	}
 }
 
-// linkWriter is the stream's writer: a Link has no deadline to end a
-// blocked write with, so aborting writes (wire.Stream.AbortWrites closes a
-// writer without one) stops the link, in the background: the write's
-// caller returns at once, and the agent is replaced before the next turn.
+// linkWriter is the line framing's writer: aborting writes closes a
+// writer without a deadline (wire.Conn.AbortWrites), which abandons the
+// link.
 type linkWriter struct{ t *transportLink }
 
 func (w linkWriter) Write(p []byte) (int, error) { return w.t.l.Write(p) }
 
 func (w linkWriter) Close() error {
-	go w.t.stop(w.t.grace)
+	w.t.abandon()
 	return nil
 }
+
+// linkMessages is a MessageLink as the connection sees it: aborting
+// writes abandons the link.
+type linkMessages struct {
+	t  *transportLink
+	ml MessageLink
+}
+
+func (m linkMessages) ReadMessage() ([]byte, error)  { return m.ml.ReadMessage() }
+func (m linkMessages) WriteMessage(msg []byte) error { return m.ml.WriteMessage(msg) }
+func (m linkMessages) AbortWrites()                  { m.t.abandon() }
 
 // pump drains stderr on a goroutine of its own, not counted in wg: a
 // Link's stderr that does not end at Stop must not hang Close (see stop).
@@ -276,7 +324,7 @@ func streamDialer(r io.Reader, w io.Writer, closer io.Closer) dialer {
 	}
 }
 
-func (l *streamLink) stream() (io.Reader, io.Writer)                 { return l.r, l.w }
+func (l *streamLink) connect(opts wire.Options) *wire.Conn           { return wire.NewConn(l.r, l.w, opts) }
 func (l *streamLink) pump(*sync.WaitGroup, io.Writer)                {}
 func (l *streamLink) stderrTail() string                             { return "" }
 func (l *streamLink) watch(*sync.WaitGroup, <-chan struct{}, func()) {}

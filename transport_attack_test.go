@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/acphost/acphost/fakeagent"
@@ -147,4 +148,40 @@ func TestPoolHostMoveIsNotARace(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, err)
 	s2.Close(context.Background())
+}
+
+// An agent that writes before the host has made its connection — a
+// $/cancel_request and a request as its very first lines — meets a
+// connection made whole: the read loop starts once everything its hooks
+// use is in place. Before, it started inside wire.NewConn, and its first
+// hook read the agent's connection field as NewConn's caller was still
+// assigning it (a data race: run with -race).
+func TestAgentWritingFirstMeetsAConnectionMade(t *testing.T) {
+	t.Parallel()
+	toAgentR, toAgentW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	early := `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":7}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"early","method":"fs/read_text_file","params":{"sessionId":"none","path":"/etc/hostname"}}` + "\n"
+	agent := fakeagent.New(fakeagent.Script{})
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		if _, err := io.WriteString(toClientW, early); err != nil {
+			served <- err
+			return
+		}
+		served <- agent.Serve(ctx, toAgentR, toClientW)
+		toClientW.Close()
+	}()
+	c, err := Connect(context.Background(), toClientR, toAgentW, closerFunc(func() error {
+		toAgentW.Close()
+		return toClientR.Close()
+	}), ACPOptions{Dir: t.TempDir()})
+	require.NoError(t, err)
+	resp, err := c.Generate(Request{Prompt: "hi"})
+	require.NoError(t, err, "the agent is served after its early lines")
+	assert.NotNil(t, resp)
+	c.Close()
+	cancel()
+	<-served
 }

@@ -16,10 +16,10 @@ var errNotReading = fmt.Errorf("%w: %w", ErrCancelUnconfirmed, ErrAgentNotReadin
 // writes watches the agent's writes, for an agent that stops reading its
 // stdin: the guards of cancelled calls (writeGuard), the WriteTimeout
 // watch, and why the writes were aborted. What it needs of the agent it is
-// given: the stream, the agent's ctx, lift, and poison, stop and
+// given: the connection, the agent's ctx, lift, and poison, stop and
 // deathCause to give up on it.
 type writes struct {
-	stream       *wire.Stream
+	conn         *wire.Conn
 	ctx          context.Context // the agent's
 	grace        time.Duration   // CancelGrace
 	timeout      time.Duration   // WriteTimeout
@@ -126,7 +126,7 @@ func (w *writes) abortFor(why error, death bool) {
 		w.abortedBy, w.abortedDeath = why, death
 	}
 	w.mu.Unlock()
-	w.stream.AbortWrites()
+	w.conn.AbortWrites()
 }
 
 // notReading returns the error to report for a call whose write ended
@@ -173,7 +173,7 @@ func (w *writes) watch() {
 			return
 		case <-tick.C:
 		}
-		blocked := w.stream.WriteBlockedFor()
+		blocked := w.conn.WriteBlockedFor()
 		switch {
 		case blocked >= limit:
 			w.abandonWedged(fmt.Errorf("%w: a write was blocked for %v (%w)", ErrAgentNotReading, blocked.Round(time.Millisecond), ErrWriteTimeout))

@@ -41,8 +41,15 @@ func (c *Counter) Transport(tr acphost.Transport) acphost.Transport {
 	return transport{tr, c}
 }
 
-// Link wraps l so that it counts into c.
-func (c *Counter) Link(l acphost.Link) acphost.Link { return link{l, c} }
+// Link wraps l so that it counts into c; a MessageLink stays one (each
+// message counts its bytes and a newline, as the same message written as
+// a line would).
+func (c *Counter) Link(l acphost.Link) acphost.Link {
+	if ml, ok := l.(acphost.MessageLink); ok {
+		return messageLink{link{l, c}, ml}
+	}
+	return link{l, c}
+}
 
 type transport struct {
 	acphost.Transport
@@ -73,4 +80,19 @@ func (l link) Write(p []byte) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+type messageLink struct {
+	link
+	ml acphost.MessageLink
+}
+
+func (l messageLink) ReadMessage() ([]byte, error) { return l.ml.ReadMessage() }
+
+func (l messageLink) WriteMessage(msg []byte) error {
+	err := l.ml.WriteMessage(msg)
+	if err == nil {
+		l.c.accepted.Add(int64(len(msg)) + 1)
+	}
+	return err
 }

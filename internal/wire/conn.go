@@ -1,30 +1,42 @@
+// Package wire is the host's JSON-RPC 2.0 connection: a Conn numbers,
+// writes and answers the calls over a stream of messages, framed as one
+// compact message per line over a byte stream (NewConn: an agent's stdio,
+// an SSH channel, pipes) or read and written whole by a transport that
+// frames messages itself (NewMessageConn: a WebSocket's text messages).
 package wire
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/acphost/acphost/internal/fastjson"
 )
 
-// Conn is one JSON-RPC 2.0 connection over a Stream. It owns the host's
-// side of the protocol: the ids of the host's calls (one counter, prompts
-// included), the table of calls awaiting their answer, the registry of
-// the peer's requests being handled (for $/cancel_request), replies and
-// notifications. Its read loop hands every request and notification to
-// the inbound handler and every answer to its call, in wire order.
+// Conn is one JSON-RPC 2.0 connection, over a stream of its own: lines
+// over a byte stream (NewConn) or the whole messages of a transport that
+// frames them (NewMessageConn). It owns the host's side of the protocol:
+// the ids of the host's calls (one counter, prompts included), the table
+// of calls awaiting their answer, the registry of the peer's requests
+// being handled (for $/cancel_request), replies and notifications. Its
+// read loop hands every request and notification to Options.Inbound and
+// every answer to its call, in wire order.
 //
 // When reading ends, Done is closed and new calls fail with ErrClosed;
 // the calls already waiting keep waiting until Close gives them its cause,
 // so that every one of them fails with the same, explained, error.
 type Conn struct {
-	s *Stream
+	s    *stream
+	opts Options
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -34,7 +46,11 @@ type Conn struct {
 	refuse  error // why new calls fail: ErrClosed once reading ended, Close's cause once closed
 	closed  bool
 
-	done chan struct{} // closed when the read loop has ended
+	started  atomic.Bool
+	errMu    sync.Mutex
+	readErr  error
+	readDone chan struct{} // closed when reading has ended
+	done     chan struct{} // closed when the read loop has ended
 }
 
 // Pending is the host's side of a call awaiting its answer: exactly one
@@ -64,35 +80,160 @@ var ErrClosed = errors.New("connection closed")
 // member that is not a JSON-RPC error object.
 var ErrMalformedAnswer = errors.New("malformed error in answer")
 
-// NewConn returns a connection over s and starts its read loop: inbound
-// gets every request and notification (see Stream.Inbound). ended, if not
-// nil, runs on the read loop once reading has ended (new calls then fail
-// with ErrClosed), before Done is closed: what watches the connection
-// needs no goroutine of its own. The stream's Inbound and Response hooks
-// belong to the connection; set its other hooks (Skipped, Trace) before.
-func NewConn(s *Stream, inbound func(Message), ended func()) *Conn {
-	c := &Conn{s: s, calls: map[uint64]Pending{}, handled: map[string]Handled{}, done: make(chan struct{})}
-	s.Inbound = inbound
-	s.Response = c.answer
-	go c.read(ended)
-	return c
+// Options configures a Conn. Every hook may be nil; each runs on the read
+// loop, and reading waits while it runs.
+type Options struct {
+	// MaxMessage bounds one incoming message (a line, on the line
+	// framing): a longer one ends reading with a *LineError. Zero means
+	// 64 MiB.
+	MaxMessage int
+	// Inbound receives every request and notification, in wire order. It
+	// must not block for long. Nil: they are dropped.
+	Inbound func(Message)
+	// Skipped sees each message that is not a JSON-RPC 2.0 envelope, and
+	// each response whose id is no JSON-RPC id. The slice is only valid
+	// during the call. Nil: they are dropped silently.
+	Skipped func(msg []byte)
+	// Trace sees every message in both directions ("recv", on the read
+	// loop; "send", on the writing goroutine, under the write lock),
+	// without its framing. The slice is only valid during the call. Nil:
+	// no trace.
+	Trace func(dir string, msg []byte)
+	// Ended runs once reading has ended (new calls then fail with
+	// ErrClosed), before Done is closed: what watches the connection needs
+	// no goroutine of its own. Nil: nothing runs.
+	Ended func()
 }
 
-func (c *Conn) read(ended func()) {
-	defer close(c.done)
-	for c.s.ReadObject(nil) == nil {
+// NewConn returns a connection reading lines from r and writing them to
+// w, one compact message per line. A write blocked on a peer that stopped
+// reading is ended by AbortWrites through w's SetWriteDeadline if it has
+// one, else its Close. Reading begins with Start.
+func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
+	opts.MaxMessage = cmp.Or(max(opts.MaxMessage, 0), defaultMax)
+	return newConn(&lines{src: r, w: w, max: opts.MaxMessage}, opts)
+}
+
+// NewMessageConn returns a connection over a transport that frames
+// messages itself: each message is read and written whole, and one over
+// Options.MaxMessage ends reading as a line over it does. Reading begins
+// with Start.
+func NewMessageConn(m Messages, opts Options) *Conn {
+	opts.MaxMessage = cmp.Or(max(opts.MaxMessage, 0), defaultMax)
+	return newConn(messages{m: m, max: opts.MaxMessage}, opts)
+}
+
+func newConn(f framer, opts Options) *Conn {
+	return &Conn{
+		s:     &stream{f: f, trace: opts.Trace, born: time.Now()},
+		opts:  opts,
+		calls: map[uint64]Pending{}, handled: map[string]Handled{},
+		readDone: make(chan struct{}), done: make(chan struct{}),
 	}
+}
+
+// Start starts the read loop, once: call it when everything the hooks
+// use is in place. Calls may be written before it; their answers are
+// read once it has begun.
+func (c *Conn) Start() {
+	if c.started.CompareAndSwap(false, true) {
+		go c.read()
+	}
+}
+
+func (c *Conn) read() {
+	defer close(c.done)
+	c.setErr(c.readAll())
 	c.mu.Lock()
 	if c.refuse == nil {
 		c.refuse = ErrClosed
 	}
 	c.mu.Unlock()
-	if ended != nil {
-		ended()
+	if c.opts.Ended != nil {
+		c.opts.Ended()
 	}
 }
 
-// Done is closed when the read loop has ended (and its ended has returned).
+// readAll reads messages until reading ends, routing each, and returns
+// why it ended.
+func (c *Conn) readAll() error {
+	for {
+		msg, err := c.s.next()
+		if err != nil {
+			return err
+		}
+		c.route(msg)
+	}
+}
+
+// route hands on one message: a request or notification to Inbound, a
+// response to its call; anything else is skipped.
+func (c *Conn) route(msg []byte) {
+	var env envelope
+	if msg[0] != '{' || !env.decode(msg) || env.JSONRPC != "2.0" {
+		c.skip(msg)
+		return
+	}
+	if c.opts.Trace != nil {
+		c.opts.Trace("recv", msg)
+	}
+	switch {
+	case env.Method != "":
+		if c.opts.Inbound != nil {
+			// The members point into the stream's buffer: keep copies.
+			c.opts.Inbound(Message{ID: bytes.Clone(env.ID), Method: env.Method, Params: bytes.Clone(env.Params)})
+		}
+	case len(env.ID) > 0 && (len(env.Result) > 0 || len(env.Error) > 0):
+		if string(env.Error) == "null" {
+			env.Error = nil // {"result":…,"error":null} is a result
+		}
+		if !c.answer(env.ID, env.Result, env.Error) {
+			c.skip(msg)
+		}
+	default:
+		c.skip(msg)
+	}
+}
+
+func (c *Conn) skip(msg []byte) {
+	if c.opts.Skipped != nil {
+		c.opts.Skipped(msg)
+	}
+}
+
+func (c *Conn) setErr(err error) {
+	c.errMu.Lock()
+	c.readErr = err
+	c.errMu.Unlock()
+	close(c.readDone)
+}
+
+// ReadDone is closed when reading has ended (EOF, an error, Halt), before
+// Options.Ended runs.
+func (c *Conn) ReadDone() <-chan struct{} { return c.readDone }
+
+// ReadErr returns the error that ended reading (nil before it ended).
+func (c *Conn) ReadErr() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	return c.readErr
+}
+
+// Halt makes the read loop stop at the next message: nothing more is
+// handed to Inbound, Skipped or Trace.
+func (c *Conn) Halt() { c.s.halted.Store(true) }
+
+// AbortWrites ends a write blocked on a peer that stopped reading, and
+// fails every later one with ErrWritesAborted: the connection is then
+// unusable for writing (the peer may have received part of a message).
+func (c *Conn) AbortWrites() { c.s.abortWrites() }
+
+// WriteBlockedFor returns how long the write in progress has been going
+// on: 0 when none is. A write that lasts means a peer that stopped reading.
+func (c *Conn) WriteBlockedFor() time.Duration { return c.s.writeBlockedFor() }
+
+// Done is closed when the read loop has ended (and Options.Ended has
+// returned).
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // answer hands a response to its call; it runs on the read loop. A
@@ -131,7 +272,7 @@ func (c *Conn) Send(p Pending, build func(b []byte, id uint64) []byte) (settled 
 	id := c.nextID
 	c.calls[id] = p
 	c.mu.Unlock()
-	err = c.s.AppendLine(func(b []byte) []byte { return build(b, id) })
+	err = c.s.write(func(b []byte) []byte { return build(b, id) })
 	if err != nil && !c.forget(id) {
 		return true, err
 	}
@@ -313,22 +454,33 @@ func (c *Conn) Notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return c.s.AppendLine(func(b []byte) []byte {
+	return c.s.write(func(b []byte) []byte {
 		b = append(b, `{"jsonrpc":"2.0","method":`...)
 		b = fastjson.AppendString(b, method)
 		return appendParams(b, body)
 	})
 }
 
-// Reply answers a request of the peer's (see Stream.Reply).
+// Reply answers a request of the peer's, echoing its raw id byte-exact.
+// Exactly one of result and rpcErr is used.
 func (c *Conn) Reply(id json.RawMessage, result any, rpcErr *Error) error {
-	return c.s.Reply(id, result, rpcErr)
+	member, v := `,"result":`, result
+	if rpcErr != nil {
+		member, v = `,"error":`, rpcErr
+	}
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.s.writeResponse(id, member, body)
 }
 
-// ReplyRaw answers a request with a result already encoded (see
-// Stream.ReplyRaw).
+// ReplyRaw is Reply with a result that is already encoded (nil: null).
 func (c *Conn) ReplyRaw(id, result json.RawMessage) error {
-	return c.s.ReplyRaw(id, result)
+	if len(result) == 0 {
+		result = json.RawMessage("null")
+	}
+	return c.s.writeResponse(id, `,"result":`, result)
 }
 
 // Track registers a request of the peer's, under its raw id, until

@@ -23,8 +23,8 @@ func newConnPair(t *testing.T, inbound func(Message)) (*Conn, *peer) {
 	t.Helper()
 	hostR, peerW := io.Pipe()
 	peerR, hostW := io.Pipe()
-	s := New(hostR, hostW, 0)
-	c := NewConn(s, inbound, nil)
+	c := NewConn(hostR, hostW, Options{Inbound: inbound})
+	c.Start()
 	p := &peer{lines: make(chan map[string]json.RawMessage, 16), w: peerW}
 	go func() {
 		defer close(p.lines)
@@ -223,10 +223,9 @@ func TestConnReadEndRefusesNewCalls(t *testing.T) {
 // match no call are dropped silently.
 func TestConnUnmatchedResponses(t *testing.T) {
 	hostR, peerW := io.Pipe()
-	s := New(hostR, io.Discard, 0)
 	var skipped []string
-	s.Skipped = func(line []byte) { skipped = append(skipped, string(line)) }
-	c := NewConn(s, func(Message) {}, nil)
+	c := NewConn(hostR, io.Discard, Options{Skipped: func(msg []byte) { skipped = append(skipped, string(msg)) }})
+	c.Start()
 	for _, id := range []string{`99`, `"x"`, `null`, `-1`, `1.5`, `true`} {
 		_, err := peerW.Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n"))
 		require.NoError(t, err)
