@@ -9,10 +9,12 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -390,4 +392,85 @@ func initialized(t *testing.T, s *served) (*ws.Conn, int) {
 	require.NoError(t, err)
 	require.Len(t, s.b.pids(), 1)
 	return c, s.b.pids()[0]
+}
+
+// The acphost client reads a Link's messages whole: ReadMessage hands each
+// text frame as it came (raw newlines and all), WriteMessage sends each
+// message as one frame as it is; blank frames, binary frames and a
+// message cut by a close are dropped, and a message over MaxMessageBytes
+// is refused either way.
+func TestLinkMessagesEitherWay(t *testing.T) {
+	t.Parallel()
+	got := make(chan []string, 1)
+	pretty := "{\n  \"jsonrpc\": \"2.0\",\r\n  \"method\": \"x\"\n}"
+	url := rawServer(t, func(rw *bufio.ReadWriter) {
+		var frames []string
+		for range 2 {
+			_, p, err := readClientFrame(rw)
+			if err != nil {
+				break
+			}
+			frames = append(frames, string(p))
+		}
+		got <- frames
+		frame(rw, true, 0x2, []byte{0, 1, 2})
+		frame(rw, true, 0x1, []byte(pretty))
+		frame(rw, true, 0x1, []byte(" \n "))
+		frame(rw, true, 0x1, []byte(`{"jsonrpc":"2.0","method":"y"}`))
+		frame(rw, false, 0x1, []byte(`{"jsonrpc":"2.0","method":"cut`))
+		frame(rw, true, 0x8, closePayload(1000, "exit 5"))
+	})
+	l, err := (&Transport{URL: url, MaxMessageBytes: 100}).DialLink(context.Background())
+	require.NoError(t, err)
+	defer l.Stop(0)
+	var _ acphost.MessageLink = l
+
+	require.NoError(t, l.WriteMessage([]byte("{\"a\":\n1}")))
+	require.ErrorIs(t, l.WriteMessage(bytes.Repeat([]byte("x"), 101)), ErrMessageTooBig)
+	require.NoError(t, l.WriteMessage([]byte(`{"b":2}`)))
+	assert.Equal(t, []string{"{\"a\":\n1}", `{"b":2}`}, <-got, "one frame per message, as written")
+
+	var msgs []string
+	for {
+		m, err := l.ReadMessage()
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			break
+		}
+		msgs = append(msgs, string(m))
+	}
+	assert.Equal(t, []string{pretty, `{"jsonrpc":"2.0","method":"y"}`}, msgs)
+	assert.EqualValues(t, 1, l.BinaryFrames())
+	var ee *acphost.ExitError
+	require.ErrorAs(t, l.Err(), &ee)
+	assert.Equal(t, 5, ee.ExitCode)
+}
+
+// Over a Link the client takes each message whole: a pretty-printed one
+// is read (and recorded as one line), and one over ACPOptions.MaxLineBytes
+// ends the connection as a line over it does, with ErrLineTooLong, while
+// the link itself allows it.
+func TestClientTakesWholeMessagesWithinItsBound(t *testing.T) {
+	t.Parallel()
+	pretty := []byte("{\r\n \"jsonrpc\": \"2.0\",\n \"method\": \"session/update\",\n \"params\": {\"sessionId\": \"s1\", \"update\": {\"sessionUpdate\": \"agent_message_chunk\",\n  \"content\": {\"type\": \"text\", \"text\": \"hi\\nthere\"}}}\n}")
+	big := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + strings.Repeat("x", 4<<10) + `"}}}}`)
+	srv := httptest.NewServer(wsAgent(func(send func([]byte) error) error { return send(pretty) }))
+	defer srv.Close()
+	var rec bytes.Buffer
+	c := start(t, &Transport{URL: "ws" + strings.TrimPrefix(srv.URL, "http")}, acphost.ACPOptions{Record: &rec})
+	resp, err := c.Generate(acphost.Request{Prompt: "x"})
+	require.NoError(t, err)
+	assert.Equal(t, "hi\nthere", resp.Text)
+	c.Close()
+	for _, line := range strings.Split(strings.TrimSuffix(rec.String(), "\n"), "\n") {
+		assert.True(t, json.Valid([]byte(line)), "a record entry is one line: %q", line)
+	}
+
+	bigSrv := httptest.NewServer(wsAgent(func(send func([]byte) error) error { return send(big) }))
+	defer bigSrv.Close()
+	c = start(t, &Transport{URL: "ws" + strings.TrimPrefix(bigSrv.URL, "http")}, acphost.ACPOptions{MaxLineBytes: 2 << 10})
+	_, err = c.Generate(acphost.Request{Prompt: "x"})
+	require.ErrorIs(t, err, acphost.ErrLineTooLong)
+	var pe *acphost.ProtocolError
+	require.ErrorAs(t, err, &pe)
 }

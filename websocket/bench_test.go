@@ -18,11 +18,11 @@ import (
 // chunkFrame is one agent_message_chunk, as the benchmark's agent sends it.
 var chunkFrame = []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-_"}}}}`)
 
-// benchAgent is an ACP agent in-process behind a WebSocket: it answers
-// initialize and session/new, and each session/prompt with n chunks (one
-// text frame each, encoded once) and end_turn; it allocates next to
-// nothing per chunk, so the figures are the client's.
-func benchAgent(n int) http.HandlerFunc {
+// wsAgent is an ACP agent in-process behind a WebSocket: it answers
+// initialize and session/new, and each session/prompt with what prompt
+// sends through send (frames as they are), then end_turn. It allocates
+// next to nothing per frame of its own.
+func wsAgent(prompt func(send func([]byte) error) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		conn, err := ws.Accept(w, r, nil)
 		if err != nil {
@@ -31,6 +31,7 @@ func benchAgent(n int) http.HandlerFunc {
 		defer conn.CloseNow()
 		conn.SetReadLimit(-1)
 		ctx := context.Background() // a ctx that cannot end costs the library nothing per frame; CloseNow ends the reads
+		send := func(b []byte) error { return conn.Write(ctx, ws.MessageText, b) }
 		for {
 			_, data, err := conn.Read(ctx)
 			if err != nil {
@@ -46,24 +47,34 @@ func benchAgent(n int) http.HandlerFunc {
 			var result string
 			switch m.Method {
 			case "initialize":
-				result = `{"protocolVersion":1,"agentCapabilities":{},"authMethods":[],"agentInfo":{"name":"bench","version":"0"}}`
+				result = `{"protocolVersion":1,"agentCapabilities":{},"authMethods":[],"agentInfo":{"name":"wsagent","version":"0"}}`
 			case "session/new":
 				result = `{"sessionId":"s1"}`
 			case "session/prompt":
-				for range n {
-					if conn.Write(ctx, ws.MessageText, chunkFrame) != nil {
-						return
-					}
+				if prompt(send) != nil {
+					return
 				}
 				result = `{"stopReason":"end_turn"}`
 			default:
 				result = `{}`
 			}
-			if conn.Write(ctx, ws.MessageText, []byte(`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":`+result+`}`)) != nil {
+			if send([]byte(`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":`+result+`}`)) != nil {
 				return
 			}
 		}
 	}
+}
+
+// benchAgent answers each prompt with n chunks, each encoded once.
+func benchAgent(n int) http.HandlerFunc {
+	return wsAgent(func(send func([]byte) error) error {
+		for range n {
+			if err := send(chunkFrame); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // BenchmarkLinkUpdates streams turns of 1,000 message chunks from an agent

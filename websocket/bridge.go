@@ -121,7 +121,7 @@ type Bridge struct {
 	conns     map[*bridgeConn]struct{}
 	closing   bool
 	stop      chan struct{} // closed by Close
-	wg        sync.WaitGroup
+	drained   sync.Cond     // signalled as the last connection is released (Close waits on it)
 	cgroupLog sync.Once
 }
 
@@ -266,16 +266,17 @@ func (b *Bridge) admit() (*bridgeConn, bool) {
 	c := &bridgeConn{b: b, id: newUUID(), readDone: make(chan struct{}), gone: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	b.conns[c] = struct{}{}
-	b.wg.Add(1)
 	return c, true
 }
 
 func (b *Bridge) release(c *bridgeConn) {
 	c.cancel()
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	delete(b.conns, c)
-	b.mu.Unlock()
-	b.wg.Done()
+	if len(b.conns) == 0 {
+		b.drained.Broadcast()
+	}
 }
 
 // init makes the bridge's state; b.mu is held.
@@ -283,6 +284,7 @@ func (b *Bridge) init() {
 	if b.conns == nil {
 		b.conns = map[*bridgeConn]struct{}{}
 		b.stop = make(chan struct{})
+		b.drained.L = &b.mu
 	}
 }
 
@@ -296,8 +298,10 @@ func (b *Bridge) Close() error {
 		b.closing = true
 		close(b.stop)
 	}
+	for len(b.conns) > 0 {
+		b.drained.Wait()
+	}
 	b.mu.Unlock()
-	b.wg.Wait()
 	return nil
 }
 
@@ -417,22 +421,15 @@ func (c *bridgeConn) serve() {
 	var wg sync.WaitGroup
 	p.Pump(&wg, c.b.Stderr)
 	relayed := make(chan struct{})
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		c.toAgent(p.Stdin(), first)
-	}()
-	go func() {
-		defer wg.Done()
+	wg.Go(func() { c.toAgent(p.Stdin(), first) })
+	wg.Go(func() {
 		defer close(relayed)
 		c.fromAgent(p.Stdout())
-	}()
+	})
 	if ping := c.b.PingInterval; ping >= 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			keepalive(c.ctx, c.conn, orDefault(ping, DefaultPingInterval), &c.live, func(err error) { c.lost(0, "keepalive", err) })
-		}()
+		})
 	}
 	c.run(p, relayed)
 	c.cancel()
@@ -527,17 +524,22 @@ func (c *bridgeConn) toAgent(stdin io.Writer, first []byte) {
 	if _, err := stdin.Write(first); err != nil {
 		return
 	}
+	var buf []byte
 	for {
-		data, err := readText(c.ctx, c.conn, &c.live, nil)
+		data, err := readText(c.ctx, c.conn, &c.live, nil, buf)
 		if err != nil {
 			c.readFailed(err)
 			return
 		}
+		buf = toLine(data)
 		c.live.enter()
-		_, err = stdin.Write(toLine(data))
+		_, err = stdin.Write(buf)
 		c.live.leave()
 		if err != nil {
 			return
+		}
+		if cap(buf) > keptBytes {
+			buf = nil
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -71,12 +72,15 @@ func toLine(data []byte) []byte {
 	return append(data, '\n')
 }
 
-// readText reads frames until a text frame that is not blank and returns
-// it, counting every frame in live (any frame proves the peer alive) and
-// the binary ones, which are skipped, in binary (nil: not counted).
-func readText(ctx context.Context, conn *ws.Conn, live *liveness, binary *atomic.Int64) ([]byte, error) {
+// readText reads frames until a text message that is not blank and
+// returns it, read into buf's array (grown as needed), counting every
+// frame in live (any frame proves the peer alive) and the binary ones,
+// which are skipped, in binary (nil: not counted). A ctx that cannot end
+// costs nothing per frame (the library arms a timer for any other); the
+// caller then ends a read by dropping the connection.
+func readText(ctx context.Context, conn *ws.Conn, live *liveness, binary *atomic.Int64, buf []byte) ([]byte, error) {
 	for {
-		typ, data, err := conn.Read(ctx)
+		typ, r, err := conn.Reader(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -85,10 +89,36 @@ func readText(ctx context.Context, conn *ws.Conn, live *liveness, binary *atomic
 			if binary != nil {
 				binary.Add(1)
 			}
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return nil, err
+			}
 			continue
 		}
-		if !blank(data) {
-			return data, nil
+		if buf, err = readInto(r, buf[:0]); err != nil {
+			return nil, err
+		}
+		if !blank(buf) {
+			return buf, nil
+		}
+	}
+}
+
+// readInto appends all of r to buf.
+func readInto(r io.Reader, buf []byte) ([]byte, error) {
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, 4<<10)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
 		}
 	}
 }

@@ -75,8 +75,7 @@ func newProxy(t *testing.T, target string) *proxy {
 	require.NoError(t, err)
 	p := &proxy{ln: ln, target: target, frozen: make(chan struct{})}
 	close(p.frozen)
-	p.wg.Add(1)
-	go p.accept()
+	p.wg.Go(p.accept)
 	t.Cleanup(func() {
 		ln.Close()
 		p.cut()
@@ -89,7 +88,6 @@ func newProxy(t *testing.T, target string) *proxy {
 func (p *proxy) url() string { return "ws://" + p.ln.Addr().String() + "/acp" }
 
 func (p *proxy) accept() {
-	defer p.wg.Done()
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
@@ -103,14 +101,12 @@ func (p *proxy) accept() {
 		p.mu.Lock()
 		p.conns = append(p.conns, c, up)
 		p.mu.Unlock()
-		p.wg.Add(2)
-		go p.pipe(up, c)
-		go p.pipe(c, up)
+		p.wg.Go(func() { p.pipe(up, c) })
+		p.wg.Go(func() { p.pipe(c, up) })
 	}
 }
 
 func (p *proxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
 	defer dst.Close()
 	buf := make([]byte, 32<<10)
 	for {

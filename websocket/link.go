@@ -15,43 +15,53 @@ import (
 	"github.com/acphost/acphost"
 )
 
-// Link is one WebSocket connection to one agent, an acphost.Link. Read
-// is called from one goroutine, Write from any (lines are kept whole),
-// Stop once; the acphost client does all three.
+// keptBytes bounds the capacity of a message buffer kept for the next
+// message: a bigger one, left by a big message, is dropped.
+const keptBytes = 64 << 10
+
+// Link is one WebSocket connection to one agent, an acphost.MessageLink:
+// the acphost client reads and writes whole messages, one per text frame.
+// Read and Write carry the same messages as lines, for callers that want
+// a byte stream. ReadMessage (or Read) is called from one goroutine,
+// WriteMessage and Write from any (each message is sent whole), Stop
+// once; the acphost client does all three.
 type Link struct {
-	conn     *ws.Conn
-	raw      *rawConn
-	id       string
-	max      int64
-	ctx      context.Context // ends the link's goroutines; its end drops the connection
-	cancel   context.CancelFunc
-	live     liveness
-	msgs     chan []byte // the reader hands each message to Read
-	pending  []byte      // what Read has not returned yet of the last message
-	wmu      sync.Mutex
-	wbuf     []byte // a line written in part
-	done     chan struct{}
-	endOnce  sync.Once
-	err      error
-	stopOnce sync.Once
-	wg       sync.WaitGroup
-	binary   atomic.Int64
+	conn    *ws.Conn
+	raw     *rawConn
+	id      string
+	max     int64
+	ctx     context.Context // ends the link's goroutines and writes; its end drops the connection
+	cancel  context.CancelFunc
+	live    liveness
+	msgs    chan []byte // the reader hands each message to ReadMessage
+	free    chan []byte // the buffers ReadMessage gave back, for the reader to fill again
+	held    []byte      // the message ReadMessage returned last
+	holding bool
+	pending []byte // what Read has not returned yet of the last message
+	newline bool   // Read owes the newline that ends the last message
+	wmu     sync.Mutex
+	wbuf    []byte // a line written in part
+	done    chan struct{}
+	endOnce sync.Once
+	err     error
+	stop    sync.Once
+	wg      sync.WaitGroup
+	binary  atomic.Int64
 }
 
 func newLink(conn *ws.Conn, raw *rawConn, id string, max int64, ping time.Duration) *Link {
 	conn.SetReadLimit(max)
-	l := &Link{conn: conn, raw: raw, id: id, max: max, msgs: make(chan []byte), done: make(chan struct{})}
+	l := &Link{conn: conn, raw: raw, id: id, max: max, msgs: make(chan []byte), free: make(chan []byte, 2), done: make(chan struct{})}
+	l.free <- nil // two buffers: one being read into while ReadMessage's caller holds the other
+	l.free <- nil
 	l.ctx, l.cancel = context.WithCancel(context.Background())
-	l.wg.Add(1)
-	go l.readLoop()
+	l.wg.Go(l.readLoop)
 	if ping >= 0 {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
+		l.wg.Go(func() {
 			keepalive(l.ctx, conn, orDefault(ping, DefaultPingInterval), &l.live, func(err error) {
 				l.fail(&acphost.LinkError{Transport: "websocket", Op: "keepalive", Err: err})
 			})
-		}()
+		})
 	}
 	return l
 }
@@ -78,30 +88,80 @@ func (l *Link) Done() <-chan struct{} { return l.done }
 // with 1000 and "exit N" or "signal NAME" (a Bridge's agent ended),
 // otherwise an *acphost.LinkError: Op "closed" with a *CloseError for any
 // other close frame, "read" for a connection that failed (a dropped TCP
-// connection: at once), "keepalive" for a server that stopped answering
+// connection: at once) or a message over MaxMessageBytes (matching
+// ErrMessageTooBig), "keepalive" for a server that stopped answering
 // pings, "write" for a failed write, "closed" with ErrStopped after Stop.
 func (l *Link) Err() error { return l.err }
 
-// Read returns the messages received, each as one line; io.EOF once the
-// connection has ended and every message has been read.
-func (l *Link) Read(p []byte) (int, error) {
-	if len(l.pending) == 0 {
-		select {
-		case m := <-l.msgs:
-			l.pending = m
-		case <-l.done:
-			return 0, io.EOF
+// ReadMessage returns the next text message that is not blank, whole.
+// The slice is the caller's, who may change it, until the next
+// ReadMessage, which reuses it. It returns io.EOF once the connection
+// has ended.
+func (l *Link) ReadMessage() ([]byte, error) {
+	if l.holding {
+		b := l.held[:0]
+		if cap(b) > keptBytes {
+			b = nil
 		}
+		l.free <- b // never blocks: the reader holds the other buffer
+		l.held, l.holding = nil, false
+	}
+	select {
+	case m := <-l.msgs:
+		l.held, l.holding = m, true
+		return m, nil
+	case <-l.done:
+		return nil, io.EOF
+	}
+}
+
+// Read returns the messages received, each as one line (its raw CR and
+// LF made spaces); io.EOF once the connection has ended. Use it or
+// ReadMessage, not both.
+func (l *Link) Read(p []byte) (int, error) {
+	if len(l.pending) == 0 && !l.newline {
+		m, err := l.ReadMessage()
+		if err != nil {
+			return 0, err
+		}
+		for i, c := range m {
+			if c == '\n' || c == '\r' {
+				m[i] = ' '
+			}
+		}
+		l.pending, l.newline = m, true
 	}
 	n := copy(p, l.pending)
 	l.pending = l.pending[n:]
+	if len(l.pending) == 0 && n < len(p) {
+		p[n] = '\n'
+		n++
+		l.newline = false
+	}
 	return n, nil
 }
 
-// Write sends each whole line in p as one text frame, keeping a partial
-// line until its newline arrives. It blocks while the server does not
-// read, until Stop (or the keepalive) ends the link. Once the link has
+// WriteMessage sends msg as one text frame. It blocks while the server
+// does not read, until Stop (or the keepalive) ends the link. A message
+// over MaxMessageBytes is refused (ErrMessageTooBig). Once the link has
 // ended it returns Err.
+func (l *Link) WriteMessage(msg []byte) error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	select {
+	case <-l.done:
+		return l.writeErr()
+	default:
+	}
+	if int64(len(msg)) > l.max {
+		return fmt.Errorf("%w: a message written over %d bytes", ErrMessageTooBig, l.max)
+	}
+	return l.send(msg)
+}
+
+// Write sends each whole line in p as one text frame, keeping a partial
+// line until its newline arrives; blank lines are dropped. It blocks as
+// WriteMessage does.
 func (l *Link) Write(p []byte) (int, error) {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
@@ -124,8 +184,10 @@ func (l *Link) Write(p []byte) (int, error) {
 		if len(l.wbuf) > 0 {
 			line = append(l.wbuf, line...)
 		}
-		if err := l.send(line); err != nil {
-			return n, err
+		if line = bytes.TrimSuffix(line, []byte("\r")); !blank(line) {
+			if err := l.send(line); err != nil {
+				return n, err
+			}
 		}
 		l.wbuf = l.wbuf[:0]
 		n += i + 1
@@ -134,13 +196,10 @@ func (l *Link) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (l *Link) send(line []byte) error {
-	line = bytes.TrimSuffix(line, []byte("\r"))
-	if blank(line) {
-		return nil
-	}
+// send writes one text frame; l.wmu is held.
+func (l *Link) send(msg []byte) error {
 	l.live.enter()
-	err := l.conn.Write(l.ctx, ws.MessageText, line)
+	err := l.conn.Write(l.ctx, ws.MessageText, msg)
 	l.live.leave()
 	if err != nil {
 		l.fail(&acphost.LinkError{Transport: "websocket", Op: "write", Err: err})
@@ -158,20 +217,30 @@ func (l *Link) writeErr() error {
 	return io.ErrClosedPipe
 }
 
-// readLoop reads frames until the connection ends, handing each text
-// message to Read.
+// readLoop reads frames until the connection ends, into the two buffers
+// in turn, handing each text message to ReadMessage. Its reads take no
+// ctx: fail drops the connection, which ends them.
 func (l *Link) readLoop() {
-	defer l.wg.Done()
+	buf := <-l.free
 	for {
-		data, err := readText(l.ctx, l.conn, &l.live, &l.binary)
+		data, err := readText(context.Background(), l.conn, &l.live, &l.binary, buf)
 		if err != nil {
 			l.fail(l.readEnd(err))
 			return
 		}
+		// Waiting for the consumer is backpressure, not a dead peer.
 		l.live.enter()
 		select {
-		case l.msgs <- toLine(data):
+		case l.msgs <- data:
 		case <-l.ctx.Done():
+			l.live.leave()
+			return
+		}
+		select {
+		case buf = <-l.free:
+		case <-l.ctx.Done():
+			l.live.leave()
+			return
 		}
 		l.live.leave()
 	}
@@ -216,7 +285,7 @@ func (l *Link) fail(err error) {
 // ended. The server (a Bridge) then stops the agent; the link cannot see
 // that happen.
 func (l *Link) Stop(grace time.Duration) {
-	l.stopOnce.Do(func() {
+	l.stop.Do(func() {
 		closed, _ := closeWithin(l.conn, ws.StatusNormalClosure, "", grace, nil)
 		l.fail(&acphost.LinkError{Transport: "websocket", Op: "closed", Err: ErrStopped})
 		<-closed
