@@ -2,10 +2,12 @@ package wire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -308,4 +310,29 @@ func TestConnWatchFindsOnlyCallsAwaitingTheirAnswer(t *testing.T) {
 	c.Close(errors.New("gone"))
 	<-ended
 	require.Error(t, <-done)
+}
+
+// A request's id is echoed byte-exact, whatever JSON it is: -1 is not
+// answered as 18446744073709551615, nor does 1.5 end the connection
+// (both of which sourcegraph/jsonrpc2 v0.2.3 does: SPEC, Why not
+// jsonrpc2). Params reach Inbound as the peer wrote them.
+func TestRequestIDsAndParamsKeptByteExact(t *testing.T) {
+	ids := []string{`-1`, `1.5`, `18446744073709551616`, `1e3`, `"x"`, `null`, `0`}
+	var input strings.Builder
+	for _, id := range ids {
+		input.WriteString(`{"jsonrpc":"2.0","id":` + id + `,"method":"m","params":{"zeta":1,"alpha":"<b>","n":1.50}}` + "\n")
+	}
+	var out bytes.Buffer
+	var c *Conn
+	c = NewConn(strings.NewReader(input.String()), &out, Options{Inbound: func(m Message) {
+		assert.Equal(t, `{"zeta":1,"alpha":"<b>","n":1.50}`, string(m.Params))
+		require.NoError(t, c.Reply(m.ID, struct{}{}, nil))
+	}})
+	c.read()
+	require.ErrorIs(t, c.ReadErr(), io.EOF, "the connection read every request")
+	var want strings.Builder
+	for _, id := range ids {
+		want.WriteString(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n")
+	}
+	assert.Equal(t, want.String(), out.String())
 }
