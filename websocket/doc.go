@@ -16,10 +16,11 @@
 // owns the process), a new agent on each dial, none of the host's files.
 // Every other end of the connection is an *acphost.LinkError.
 //
-// Frames received are lines to acphost: a text frame's raw CR and LF
-// (JSON allows them only as whitespace, so pretty-printed JSON survives)
-// become spaces and a newline ends it; binary frames are ignored, as the
-// RFD says. Lines written become text frames.
+// A [Link] is an acphost.MessageLink: the client reads each text frame as
+// one whole message and writes each message as one text frame, with no
+// line framing in between (pretty-printed JSON is read as sent); binary
+// frames are ignored, as the RFD says. Its Read and Write give the same
+// messages as lines, for callers that want a byte stream.
 //
 // Liveness: both sides ping every PingInterval (default 15s); a ping not
 // answered within the interval ends the link, unless the side was busy

@@ -46,7 +46,7 @@ type Transport struct {
 	// MaxMessageBytes bounds one message from the server; a larger one
 	// ends the link (Op "read", matching ErrMessageTooBig; the server sees
 	// close 1009). Zero means DefaultMaxMessageBytes (64 MiB, acphost's
-	// MaxLineBytes default); lines written are bounded by it too.
+	// MaxLineBytes default); messages written are bounded by it too.
 	MaxMessageBytes int64
 	// TLSConfig configures wss:// (nil: the system's roots, the URL's
 	// host as the server name).
