@@ -230,6 +230,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -277,20 +278,27 @@ type config struct {
 	registry string                // --registry FILE|URL: the registry --agent looks in
 	profile  *acphost.AgentProfile // nil: the library recognises the agent by its command
 
-	nonInteractive string      // --non-interactive-permissions: deny or fail
-	noOneToAsk     bool        // permission defaulted to reject: nobody can be asked
-	policyPath     string      // --permission-policy, or the config file's
-	policy         *permPolicy // the parsed policy file, nil without one
-	mcpServers     mcpList     // the config file's mcpServers (defaults, then the agent's), then --mcp-config's
-	mcpConfigs     []string    // --mcp-config FILE (repeatable)
-	quiet          bool        // --quiet: only the agent's final answer on stdout
-	sets           []configSet // --set KEY=VALUE, then the config file's, to set once the session opens
-	auth           string      // --auth METHOD, or the named agent's: sent with authenticate after initialize
-	continueLast   bool        // --continue: the agent's last session in this directory, else a new one
-	recordPath     string      // --record FILE: the wire, as NDJSON
-	login          *loginRun   // acphost login: log in instead of chatting
-	file           fileConfig  // the config file, read once, by parseArgs
+	nonInteractive string         // --non-interactive-permissions: deny or fail
+	noOneToAsk     bool           // permission defaulted to reject: nobody can be asked
+	policyPath     string         // --permission-policy, or the config file's
+	policy         *policy.Policy // the parsed policy file, nil without one
+	mcpServers     mcpList        // the config file's mcpServers (defaults, then the agent's), then --mcp-config's
+	mcpConfigs     []string       // --mcp-config FILE (repeatable)
+	quiet          bool           // --quiet: only the agent's final answer on stdout
+	sets           []configSet    // --set KEY=VALUE, then the config file's, to set once the session opens
+	auth           string         // --auth METHOD, or the named agent's: sent with authenticate after initialize
+	continueLast   bool           // --continue: the agent's last session in this directory, else a new one
+	recordPath     string         // --record FILE: the wire, as NDJSON
+	login          *loginRun      // acphost login: log in instead of chatting
+	file           fileConfig     // the config file, read once, by parseArgs
 }
+
+// The --non-interactive-permissions policies: what a permission request
+// gets when nobody can be asked.
+const (
+	nonInteractiveDeny = "deny"
+	nonInteractiveFail = "fail"
+)
 
 // defaultStartTimeout bounds the agent's start: generous, for a first npx
 // download.
@@ -679,7 +687,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		return cfg, fmt.Errorf("--permission %q: want ask, reads, allow, reject or plan", cfg.permission)
 	}
 	if cfg.policyPath != "" {
-		p, err := loadPolicy(cfg.policyPath)
+		p, err := policy.Load(cfg.policyPath)
 		if err != nil {
 			return cfg, err
 		}

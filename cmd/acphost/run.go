@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/internal/confine"
 )
 
@@ -217,7 +218,7 @@ func (a *app) failPermission(ctx context.Context, req *acphost.PermissionRequest
 	a.mu.Lock()
 	if a.permFail == "" {
 		a.permFail = describeTool(req)
-		if l := requestPaths(req, acphost.Classify(req)); len(l) > 0 {
+		if l := policy.RequestPaths(req, acphost.Classify(req)); len(l) > 0 {
 			a.permFail += " on " + strings.Join(l, ", ")
 		}
 	}
@@ -331,7 +332,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 				return acphost.DefaultPermission(req), nil
 			}, decidedPlan, "plan mode allows reads")
 		}
-		opts.OnPermission = p.decider(a.cwd, ask, fallback, func(req *acphost.PermissionRequest, rule, text string) {
+		opts.OnPermission = p.Decider(a.cwd, ask, fallback, func(req *acphost.PermissionRequest, rule, text string) {
 			if a.human != nil {
 				a.answerNotes.Store(req.ToolCall.ID, text)
 			}
@@ -1014,7 +1015,7 @@ func (a *app) permissionLabel(client *acphost.ACPClient) string {
 		p = "fail (nobody to ask: --non-interactive-permissions fail)"
 	}
 	if a.cfg.policy != nil {
-		p = filepath.Base(a.cfg.policy.source) + ", else " + p
+		p = filepath.Base(a.cfg.policy.Source) + ", else " + p
 	}
 	if client.PlanMode() && p != permPlan {
 		p += " + plan mode"

@@ -1,4 +1,7 @@
-package main
+// Package policy is acphost's permission policy file (--permission-policy):
+// rules read from JSON, matched against a permission request, answering
+// allow, reject or ask in front of the --permission policy.
+package policy
 
 import (
 	"bytes"
@@ -23,14 +26,7 @@ const (
 	ruleAsk    = "ask"
 )
 
-// The --non-interactive-permissions policies: what a permission request
-// gets when nobody can be asked.
-const (
-	nonInteractiveDeny = "deny"
-	nonInteractiveFail = "fail"
-)
-
-// permPolicy is a --permission-policy file: rules tried in order, the first
+// Policy is a --permission-policy file: rules tried in order, the first
 // that matches a request answers it; a request no rule matches goes to the
 // --permission policy.
 //
@@ -52,8 +48,10 @@ const (
 // needs every file to match, a reject or ask rule any. An allow rule's
 // command never matches a command line holding shell control characters
 // (; & | ` $ ( ) < > newline) that the glob does not spell out itself.
-type permPolicy struct {
-	source string
+type Policy struct {
+	// Source is the file the policy was read from, as given; answers
+	// name their rule by its base name and line.
+	Source string
 	rules  []permRule
 }
 
@@ -72,8 +70,8 @@ type permRule struct {
 var knownKinds = []acphost.ToolKind{acphost.ToolRead, acphost.ToolEdit, acphost.ToolDelete, acphost.ToolMove,
 	acphost.ToolSearch, acphost.ToolExecute, acphost.ToolThink, acphost.ToolFetch, acphost.ToolSwitchMode, acphost.ToolOther}
 
-// loadPolicy reads and checks a policy file.
-func loadPolicy(path string) (*permPolicy, error) {
+// Load reads and checks a policy file.
+func Load(path string) (*Policy, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--permission-policy: %w", err)
@@ -93,8 +91,8 @@ func lineOf(b []byte, off int64) int {
 }
 
 // parsePolicy parses a policy file's bytes; errors name source:line.
-func parsePolicy(source string, b []byte) (*permPolicy, error) {
-	p := &permPolicy{source: source}
+func parsePolicy(source string, b []byte) (*Policy, error) {
+	p := &Policy{Source: source}
 	fail := func(off int64, format string, args ...any) error {
 		return fmt.Errorf("%s:%d: %s", source, lineOf(b, off), fmt.Sprintf(format, args...))
 	}
@@ -255,9 +253,9 @@ func globRegexp(glob string, path bool) (*regexp.Regexp, error) {
 // shellControl are the characters that chain or redirect shell commands.
 const shellControl = ";&|`$()<>\n"
 
-// requestPaths are the files a request names: its locations and the diffs
+// RequestPaths are the files a request names: its locations and the diffs
 // of cls, its classification.
-func requestPaths(req *acphost.PermissionRequest, cls acphost.Classification) []string {
+func RequestPaths(req *acphost.PermissionRequest, cls acphost.Classification) []string {
 	var paths []string
 	for _, l := range req.ToolCall.Locations {
 		if l.Path != "" && !slices.Contains(paths, l.Path) {
@@ -296,7 +294,7 @@ func (r *permRule) matches(req *acphost.PermissionRequest, cls acphost.Classific
 		}
 	}
 	if r.paths != nil {
-		paths := requestPaths(req, cls)
+		paths := RequestPaths(req, cls)
 		if len(paths) == 0 {
 			return false
 		}
@@ -320,7 +318,7 @@ func (r *permRule) matches(req *acphost.PermissionRequest, cls acphost.Classific
 }
 
 // match returns the first rule matching req, or nil.
-func (p *permPolicy) match(req *acphost.PermissionRequest, cwd string) *permRule {
+func (p *Policy) match(req *acphost.PermissionRequest, cwd string) *permRule {
 	cls := acphost.Classify(req) // once, not once a rule
 	for i := range p.rules {
 		if p.rules[i].matches(req, cls, cwd) {
@@ -330,19 +328,19 @@ func (p *permPolicy) match(req *acphost.PermissionRequest, cwd string) *permRule
 	return nil
 }
 
-// decider is the policy file in front of fallback: allow and reject rules
+// Decider is the policy file in front of fallback: allow and reject rules
 // answer at once (noting which rule did), ask rules go to ask (the person,
 // or with nobody to ask, the --non-interactive-permissions answer).
 //
 // note is told of each answer a rule gave: rule names it (file:line), text
 // says it for people.
-func (p *permPolicy) decider(cwd string, ask, fallback acphost.PermissionFunc, note func(req *acphost.PermissionRequest, rule, text string)) acphost.PermissionFunc {
+func (p *Policy) Decider(cwd string, ask, fallback acphost.PermissionFunc, note func(req *acphost.PermissionRequest, rule, text string)) acphost.PermissionFunc {
 	return func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
 		r := p.match(req, cwd)
 		if r == nil {
 			return fallback(ctx, req)
 		}
-		rule := fmt.Sprintf("%s:%d", filepath.Base(p.source), r.line)
+		rule := fmt.Sprintf("%s:%d", filepath.Base(p.Source), r.line)
 		why := rule
 		var id string
 		switch r.Answer {
