@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/internal/remote"
 )
 
@@ -65,13 +66,13 @@ func (a *app) reportNeedsLogin(err error) {
 // for want of a login: under the state directory, by the agent's history
 // key ("" without a state directory).
 func (cfg config) authMarkPath() string {
-	dir, err := stateDir()
+	dir, err := state.Dir()
 	if err != nil {
 		return ""
 	}
-	key := historyKey(cfg.agentName, cfg.agent)
+	key := agentHistoryKey(cfg.agentName, cfg.agent)
 	if cfg.remote.remote() {
-		key += "-" + safeFileName(cfg.remote.ssh+cfg.remote.url)
+		key += "-" + state.SafeFileName(cfg.remote.ssh+cfg.remote.url)
 	}
 	return filepath.Join(dir, "auth", key)
 }
@@ -88,7 +89,7 @@ func (cfg config) markAuthRefused(refused bool) {
 		_ = os.Remove(path)
 		return
 	}
-	if err := privateDir(filepath.Dir(path)); err != nil {
+	if err := state.PrivateDir(filepath.Dir(path)); err != nil {
 		return
 	}
 	_ = os.WriteFile(path, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600)

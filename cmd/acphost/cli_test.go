@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -379,7 +380,7 @@ func TestSessionsAndResume(t *testing.T) {
 	}
 
 	r = runIn(t, dir, extra, nil, "", "sessions", "--json")
-	var recs []sessionRecord
+	var recs []state.Record
 	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 1 {
 		t.Fatalf("sessions --json: %v: %s", err, r.stdout)
 	}
@@ -446,13 +447,13 @@ const envStoreWriter = "ACPHOST_TEST_STORE_WRITER"
 func storeWriter() int {
 	prefix, nStr, _ := strings.Cut(os.Getenv(envStoreWriter), ":")
 	n, _ := strconv.Atoi(nStr)
-	st, err := openStore()
+	st, err := state.Open()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	for i := range n {
-		if err := st.put(sessionRecord{ID: fmt.Sprintf("%s-%d", prefix, i), Agent: "w", Cwd: "/", LastUsed: time.Now()}); err != nil {
+		if err := st.Put(state.Record{ID: fmt.Sprintf("%s-%d", prefix, i), Agent: "w", Cwd: "/", LastUsed: time.Now()}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -474,7 +475,7 @@ func TestStoreConcurrentWriters(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			cmd := exec.Command(self, "-test.run=^$")
-			cmd.Env = append(os.Environ(), envStateDir+"="+dir, fmt.Sprintf("%s=w%d:%d", envStoreWriter, w, each))
+			cmd.Env = append(os.Environ(), state.EnvDir+"="+dir, fmt.Sprintf("%s=w%d:%d", envStoreWriter, w, each))
 			outs[w], errs[w] = cmd.CombinedOutput()
 		})
 	}
@@ -484,7 +485,7 @@ func TestStoreConcurrentWriters(t *testing.T) {
 			t.Fatalf("writer %d: %v: %s", w, errs[w], outs[w])
 		}
 	}
-	recs, err := (&store{dir: dir}).list()
+	recs, err := (&state.Store{Dir: dir}).List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,14 +506,14 @@ func TestStateDirFollowsXDG(t *testing.T) {
 	if isWindowsOrDarwin() {
 		t.Skip("the XDG rule is for the other systems")
 	}
-	t.Setenv(envStateDir, "")
+	t.Setenv(state.EnvDir, "")
 	t.Setenv("XDG_STATE_HOME", "/x/state")
-	if d, _ := stateDir(); d != "/x/state/acphost" {
+	if d, _ := state.Dir(); d != "/x/state/acphost" {
 		t.Errorf("XDG_STATE_HOME: %s", d)
 	}
 	t.Setenv("XDG_STATE_HOME", "relative/is/ignored")
 	t.Setenv("HOME", "/home/u")
-	if d, _ := stateDir(); d != "/home/u/.local/state/acphost" {
+	if d, _ := state.Dir(); d != "/home/u/.local/state/acphost" {
 		t.Errorf("fallback: %s", d)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
 // hostCommands are the in-chat commands acphost itself answers; any other
@@ -253,13 +254,13 @@ func parseOnOff(s string) (bool, error) {
 }
 
 // thisAgent keeps the records of the agent that runs.
-func (a *app) thisAgent(recs []sessionRecord) []sessionRecord {
-	var probe sessionRecord
+func (a *app) thisAgent(recs []state.Record) []state.Record {
+	var probe state.Record
 	probe.Agent, probe.Command = recordAgent(a.cfg)
-	var out []sessionRecord
+	var out []state.Record
 	for _, r := range recs {
 		probe.ID = r.ID
-		if r.same(probe) {
+		if r.Same(probe) {
 			out = append(out, r)
 		}
 	}
@@ -268,12 +269,12 @@ func (a *app) thisAgent(recs []sessionRecord) []sessionRecord {
 
 // agentSessions lists this agent's recorded sessions; ok is false (and
 // the reason shown) when there are none to list.
-func (a *app) agentSessions() (recs []sessionRecord, ok bool) {
+func (a *app) agentSessions() (recs []state.Record, ok bool) {
 	if a.store == nil {
 		a.note(styleDim, "sessions are not recorded (--no-store)")
 		return nil, false
 	}
-	recs, err := a.store.list()
+	recs, err := a.store.List()
 	if err != nil {
 		a.diag(styleRed, "%v", err)
 		return nil, false
@@ -304,7 +305,7 @@ func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 	if !ok {
 		return
 	}
-	i, err := find(recs, args[0], a.cwd)
+	i, err := state.Find(recs, args[0], a.cwd)
 	if err != nil {
 		a.diag(styleRed, "/resume: %v", err)
 		return
@@ -379,22 +380,22 @@ func (r *replay) end() {
 // pickContinue is --continue: the agent's latest session in this
 // directory, the record itself (another agent's session of the same id is
 // not it); with none (ok false), a new session starts.
-func (a *app) pickContinue() (r sessionRecord, ok bool) {
+func (a *app) pickContinue() (r state.Record, ok bool) {
 	cwd := dirOrHere(a.cfg.cwd)
-	var recs []sessionRecord
+	var recs []state.Record
 	if a.store != nil {
-		all, err := a.store.list()
+		all, err := a.store.List()
 		if err != nil {
 			a.diag(styleYellow, "%v", err)
 		}
 		recs = a.thisAgent(all)
 	}
-	if i, err := find(recs, "last", cwd); err == nil {
+	if i, err := state.Find(recs, "last", cwd); err == nil {
 		a.cfg.resume = recs[i].ID // for what is said about it
 		return recs[i], true
 	}
 	a.note(styleDim, "no earlier session of this agent here: starting a new one")
-	return sessionRecord{}, false
+	return state.Record{}, false
 }
 
 // planSwitchNote says what /plan on does beyond the host's rejections,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
 // useEditor sets up the line editor: standard input and output are a
@@ -54,15 +55,15 @@ func sameFile(f, g *os.File) bool {
 
 // openHistory opens the history of the agent that runs: in the state
 // directory, or in memory only with --no-store.
-func (a *app) openHistory() *history {
+func (a *app) openHistory() *state.History {
 	dir := ""
 	if a.store != nil {
-		dir = a.store.dir
+		dir = a.store.Dir
 	}
-	h, err := openHistory(dir, historyKey(a.cfg.agentName, a.cfg.agent))
+	h, err := state.OpenHistory(dir, agentHistoryKey(a.cfg.agentName, a.cfg.agent))
 	if err != nil {
 		a.diag(styleYellow, "history: %v; prompts are remembered in this run only", err)
-		h = &history{}
+		h = &state.History{}
 	}
 	return h
 }
@@ -196,7 +197,7 @@ func (a *app) argCandidates(cmd string) []string {
 		out = []string{"on", "off"}
 	case "resume":
 		if a.store != nil {
-			if recs, err := a.store.list(); err == nil {
+			if recs, err := a.store.List(); err == nil {
 				for _, r := range a.thisAgent(recs) {
 					add(r.ID)
 				}
@@ -215,4 +216,13 @@ func commonPrefix(ss []string) string {
 		}
 	}
 	return p
+}
+
+// agentHistoryKey names the agent's history file (see historyKey): the
+// built-in agent's is "demo".
+func agentHistoryKey(agentName string, command []string) string {
+	if agentName == "" && len(command) == 0 {
+		agentName = demoAgent
+	}
+	return state.HistoryKey(agentName, command)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
 // configSet is one session config option to set once the session opens:
@@ -94,13 +95,13 @@ func (a *app) setConfig(ctx context.Context, sess *acphost.Session, key, value s
 	} else if vals := configValues(opts[i]); len(vals) > 0 && !slices.Contains(vals, value) {
 		return "", fmt.Errorf("%s is not one of %s", acphost.SafeText(value), agentList(vals))
 	}
-	state, err := sess.SetConfigOption(ctx, key, v)
+	opts, err := sess.SetConfigOption(ctx, key, v)
 	if err != nil {
 		return "", err
 	}
 	now := acphost.SafeText(value)
-	if j := slices.IndexFunc(state, func(o acphost.ConfigOption) bool { return o.ID == key }); j >= 0 && len(state[j].CurrentValue) > 0 {
-		now = configValue(state[j].CurrentValue)
+	if j := slices.IndexFunc(opts, func(o acphost.ConfigOption) bool { return o.ID == key }); j >= 0 && len(opts[j].CurrentValue) > 0 {
+		now = configValue(opts[j].CurrentValue)
 	}
 	return now, nil
 }
@@ -114,7 +115,7 @@ const maxListed, maxListedRunes = 20, 64
 func agentList(items []string) string {
 	shown := make([]string, 0, min(len(items), maxListed))
 	for _, it := range items[:cap(shown)] {
-		shown = append(shown, oneLine(acphost.SafeText(clip(it, 4*maxListedRunes)), maxListedRunes))
+		shown = append(shown, oneLine(acphost.SafeText(state.Clip(it, 4*maxListedRunes)), maxListedRunes))
 	}
 	s := strings.Join(shown, ", ")
 	if more := len(items) - len(shown); more > 0 {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
 // The control socket lets other acphost processes reach a running chat:
@@ -90,10 +91,10 @@ type controlServer struct {
 // runDir is the directory of the control sockets, created private.
 func runDir(stateDir string) (string, error) {
 	dir := filepath.Join(stateDir, "run")
-	if err := privateDir(dir); err != nil {
+	if err := state.PrivateDir(dir); err != nil {
 		return "", err
 	}
-	if err := checkPrivateDir(stateDir); err != nil {
+	if err := state.CheckPrivateDir(stateDir); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -295,7 +296,7 @@ func askControl(path string, req controlRequest) (controlReply, error) {
 		return rep, errNoController
 	}
 	dir := filepath.Dir(path)
-	if err := checkPrivateDir(dir); err != nil {
+	if err := state.CheckPrivateDir(dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return rep, errNoController
 		}
@@ -341,7 +342,7 @@ func askControl(path string, req controlRequest) (controlReply, error) {
 // one session. A record with a live pid and no socket (the chat could not
 // make one, or its pid is someone else's now) is not refused: nothing can
 // tell which, and refusing would refuse for ever (see unreachable).
-func openElsewhere(r sessionRecord) error {
+func openElsewhere(r state.Record) error {
 	if r.PID == 0 || r.PID == os.Getpid() || !processAlive(r.PID) || r.Control == "" {
 		return nil
 	}
@@ -355,7 +356,7 @@ func openElsewhere(r sessionRecord) error {
 // controlAnswers reports whether an acphost listens on the control socket
 // path (in a private directory): a connection is made and closed.
 func controlAnswers(path string) bool {
-	if checkPrivateDir(filepath.Dir(path)) != nil {
+	if state.CheckPrivateDir(filepath.Dir(path)) != nil {
 		return false
 	}
 	c, err := net.DialTimeout("unix", path, time.Second)

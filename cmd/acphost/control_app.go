@@ -12,7 +12,7 @@ func (a *app) openControl() {
 	if a.store == nil {
 		return
 	}
-	ctl, err := listenControl(a.store.dir, a.control)
+	ctl, err := listenControl(a.store.Dir, a.control)
 	if err != nil {
 		a.diag(styleYellow, "%v; acphost cancel and --no-wait cannot reach this acphost", err)
 		return

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/testutil"
 )
@@ -61,10 +62,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // records reads the store as acphost sessions --json prints it.
-func records(t *testing.T, dir string, extra []string) []sessionRecord {
+func records(t *testing.T, dir string, extra []string) []state.Record {
 	t.Helper()
 	r := runIn(t, dir, extra, nil, "", "sessions", "--json")
-	var recs []sessionRecord
+	var recs []state.Record
 	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}
@@ -73,9 +74,9 @@ func records(t *testing.T, dir string, extra []string) []sessionRecord {
 
 // waitTurn waits until the store shows a turn running in the one session
 // of the background acphost, and returns its record.
-func waitTurn(t *testing.T, dir string, extra []string, b *bg) sessionRecord {
+func waitTurn(t *testing.T, dir string, extra []string, b *bg) state.Record {
 	t.Helper()
-	var rec sessionRecord
+	var rec state.Record
 	waitFor(t, "the running turn in the store", func() bool {
 		recs := records(t, dir, extra)
 		if len(recs) == 1 && !recs[0].TurnSince.IsZero() && recs[0].PID == b.cmd.Process.Pid && recs[0].Control != "" {
@@ -99,12 +100,12 @@ func slowScript(id string) *fakeagent.Script {
 // directory, socket 0600), the turn ends cancelled and the next prompt
 // runs; at exit the socket is removed and the record lets go of it.
 func TestCancelViaControlSocket(t *testing.T) {
-	extra, _, state := isolated(t)
+	extra, _, stateDir := isolated(t)
 	dir := t.TempDir()
 	b := startBG(t, dir, extra, slowScript("ctl-1"), "-p", "slow", "-p", "next")
 	rec := waitTurn(t, dir, extra, b)
-	if filepath.Dir(rec.Control) != filepath.Join(state, "run") {
-		t.Errorf("control socket %s, want one in %s/run", rec.Control, state)
+	if filepath.Dir(rec.Control) != filepath.Join(stateDir, "run") {
+		t.Errorf("control socket %s, want one in %s/run", rec.Control, stateDir)
 	}
 	fi, err := os.Stat(filepath.Dir(rec.Control))
 	if err != nil || fi.Mode().Perm() != 0o700 {
@@ -136,13 +137,13 @@ func TestCancelViaControlSocket(t *testing.T) {
 // the test's own), its socket gone or dead — makes acphost cancel fail
 // with a clear error and signal nothing.
 func TestCancelStaleRecordSignalsNothing(t *testing.T) {
-	extra, _, state := isolated(t)
+	extra, _, stateDir := isolated(t)
 	dir := t.TempDir()
 	if r := runIn(t, dir, extra, nil, "", "--permission", "allow", "-p", "x"); r.code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
-	st := &store{dir: state}
-	recs, err := st.list()
+	st := &state.Store{Dir: stateDir}
+	recs, err := st.List()
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("%v %v", recs, err)
 	}
@@ -150,8 +151,8 @@ func TestCancelStaleRecordSignalsNothing(t *testing.T) {
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
 
-	dead := filepath.Join(state, "run", "dead.sock")
-	for _, control := range []string{"", filepath.Join(state, "run", "gone.sock"), dead} {
+	dead := filepath.Join(stateDir, "run", "dead.sock")
+	for _, control := range []string{"", filepath.Join(stateDir, "run", "gone.sock"), dead} {
 		if control == dead {
 			ln, err := net.Listen("unix", dead)
 			if err != nil {
@@ -162,7 +163,7 @@ func TestCancelStaleRecordSignalsNothing(t *testing.T) {
 		}
 		rec := recs[0]
 		rec.PID, rec.TurnSince, rec.Control = os.Getpid(), time.Now(), control
-		if err := st.put(rec); err != nil {
+		if err := st.Put(rec); err != nil {
 			t.Fatal(err)
 		}
 		r := runIn(t, dir, extra, nil, "", "cancel")
@@ -247,12 +248,12 @@ func rawAsk(t *testing.T, path string, b []byte) string {
 // connections served at once holds, and Close leaves no goroutine behind.
 func TestControlServerLeavesNoGoroutine(t *testing.T) {
 	base := runtime.NumGoroutine()
-	state := filepath.Join(t.TempDir(), "state")
-	if err := os.MkdirAll(state, 0o700); err != nil {
+	stateDir := filepath.Join(t.TempDir(), "state")
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	handled := make(chan controlRequest, 10)
-	s, err := listenControl(state, func(req controlRequest) controlReply {
+	s, err := listenControl(stateDir, func(req controlRequest) controlReply {
 		handled <- req
 		return controlReply{OK: true, Running: true}
 	})

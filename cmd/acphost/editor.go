@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"golang.org/x/term"
 )
 
@@ -41,13 +42,13 @@ type editor struct {
 	// skipHistory: the line being edited answers a question (a
 	// permission, a form field) and is not history.
 	skipHistory atomic.Bool
-	hist        *history
+	hist        *state.History
 
 	mu      sync.Mutex
 	restore func() error // undoes rawMode; nil once done
 }
 
-func newEditor(in, out *os.File, hist *history, interrupt func()) *editor {
+func newEditor(in, out *os.File, hist *state.History, interrupt func()) *editor {
 	e := &editor{fd: int(in.Fd()), outFd: int(out.Fd()), in: in, out: out, interrupt: interrupt,
 		kick: make(chan struct{}, 1), chunks: make(chan []byte), keys: make(chan []byte, 1), hist: hist}
 	e.t = term.NewTerminal(e, "")
@@ -235,14 +236,14 @@ func (e *editor) Add(line string) {
 	if e.skipHistory.Load() || e.hist == nil {
 		return
 	}
-	e.hist.add(line)
+	e.hist.Add(line)
 }
 
 func (e *editor) Len() int {
 	if e.hist == nil {
 		return 0
 	}
-	return e.hist.len()
+	return e.hist.Len()
 }
 
-func (e *editor) At(i int) string { return e.hist.at(i) }
+func (e *editor) At(i int) string { return e.hist.At(i) }

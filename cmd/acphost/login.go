@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
 const loginUsage = `Usage: acphost login [--yes] [METHOD] [flags] [--agent NAME | -- AGENT [ARGS...]]
@@ -289,7 +290,7 @@ func shownWord(s string) string {
 // bytes, and quoted unless plain.
 func methodName(id string) string {
 	if len(id) > 64 {
-		return shownWord(clip(id, 64)) + "…"
+		return shownWord(state.Clip(id, 64)) + "…"
 	}
 	return shownWord(id)
 }

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/confine"
 	"github.com/acphost/acphost/registry"
@@ -51,7 +52,7 @@ func TestMain(m *testing.M) {
 	binPath = filepath.Join(dir, "acphost")
 	// No test sees the user's config file or session store.
 	os.Unsetenv(envConfig)
-	os.Unsetenv(envStateDir)
+	os.Unsetenv(state.EnvDir)
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")) // the registry's installs
@@ -923,7 +924,7 @@ func TestWritableConfinesTheAgent(t *testing.T) {
 	if !confine.Available() {
 		t.Skip("Landlock is not available on this kernel")
 	}
-	dir, state := t.TempDir(), t.TempDir()
+	dir, stateDir := t.TempDir(), t.TempDir()
 	target, direct := filepath.Join(dir, "out.txt"), filepath.Join(dir, "direct.txt")
 	write, _ := json.Marshal(map[string]string{"path": target, "content": "through the host"})
 	script := &fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
@@ -931,7 +932,7 @@ func TestWritableConfinesTheAgent(t *testing.T) {
 		{Request: &fakeagent.Call{Method: "fs/write_text_file", Params: write}},
 		fakeagent.Say(fakeagent.Text("done")),
 	}}}}
-	r := runWith(t, script, "", "--json", "--cwd", dir, "--fs", "--writable", state, "-p", "write it")
+	r := runWith(t, script, "", "--json", "--cwd", dir, "--fs", "--writable", stateDir, "-p", "write it")
 	if r.code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
 // envDetached marks the acphost a --no-wait started in the background:
@@ -30,13 +31,13 @@ var detached bool
 // state directory) to run them and exit. It returns once the prompts are
 // queued, or the background acphost has the session open.
 func noWait(cfg config, stdout, stderr io.Writer) int {
-	st, err := openStore()
+	st, err := state.Open()
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost:", err)
 		return exitFailed
 	}
 	cwd := dirOrHere(cfg.cwd)
-	rec, err := st.lookup(cfg.resume, cwd)
+	rec, err := st.Lookup(cfg.resume, cwd)
 	if err != nil {
 		fmt.Fprintf(stderr, "acphost: --resume %s: %v\n", cfg.resume, err)
 		return exitUsage
@@ -53,23 +54,18 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 	// Nobody has the session open. One background acphost at a time is
 	// started, so two --no-wait at once never open the session twice:
 	// the second finds the first one's socket.
-	dir, err := runDir(st.dir)
+	dir, err := runDir(st.Dir)
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
 		return exitFailed
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "spawn.lock"), os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
+	unlock, err := state.LockPath(filepath.Join(dir, "spawn.lock"))
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
 		return exitFailed
 	}
-	defer lock.Close()
-	if err := lockFile(lock); err != nil {
-		fmt.Fprintln(stderr, "acphost: --no-wait: locking:", err)
-		return exitFailed
-	}
-	defer unlockFile(lock)
-	if rec, err = st.lookup(rec.ID, cwd); err != nil {
+	defer unlock()
+	if rec, err = st.Lookup(rec.ID, cwd); err != nil {
 		fmt.Fprintf(stderr, "acphost: --resume %s: %v\n", cfg.resume, err)
 		return exitFailed
 	}
@@ -87,13 +83,13 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 // unreachable reports whether a live acphost has rec's session open
 // without a control socket (it could not make one): nothing can be handed
 // to it, and another must not open the session too.
-func unreachable(rec sessionRecord) bool {
+func unreachable(rec state.Record) bool {
 	return rec.PID != 0 && rec.Control == "" && processAlive(rec.PID)
 }
 
 // handOver queues the prompts in the acphost that has rec's session open.
 // done is false when there is none (nothing was queued).
-func handOver(cfg config, st *store, rec sessionRecord, prompts []string, stdout, stderr io.Writer) (code int, done bool) {
+func handOver(cfg config, st *state.Store, rec state.Record, prompts []string, stdout, stderr io.Writer) (code int, done bool) {
 	sid := acphost.SafeText(rec.ID)
 	for i, p := range prompts {
 		rep, err := askControl(rec.Control, controlRequest{Op: opPrompt, Session: rec.ID, Text: p})
@@ -119,10 +115,10 @@ func handOver(cfg config, st *store, rec sessionRecord, prompts []string, stdout
 
 // waitReleased waits (a little) for an ending acphost to let go of the
 // session's record, so that the one started next is not undone by it.
-func waitReleased(st *store, rec sessionRecord, pid int) {
+func waitReleased(st *state.Store, rec state.Record, pid int) {
 	deadline := time.Now().Add(controlDeadline)
 	for time.Now().Before(deadline) {
-		r, err := st.lookup(rec.ID, rec.Cwd)
+		r, err := st.Lookup(rec.ID, rec.Cwd)
 		if err != nil || r.PID != pid {
 			return
 		}
@@ -133,7 +129,7 @@ func waitReleased(st *store, rec sessionRecord, pid int) {
 // startDetached starts acphost --resume ID with the same flags and prompts
 // in the background, and returns once it has the session open (or has
 // failed to).
-func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout, stderr io.Writer) int {
+func startDetached(cfg config, st *state.Store, rec state.Record, cwd string, stdout, stderr io.Writer) int {
 	sid := acphost.SafeText(rec.ID)
 	attr, err := detachAttr()
 	if err != nil {
@@ -145,19 +141,13 @@ func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout,
 		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
 		return exitFailed
 	}
-	logDir := filepath.Join(st.dir, "log")
-	if err := privateDir(logDir); err != nil {
-		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
-		return exitFailed
-	}
-	pruneLogs(logDir, maxBackgroundLogs-1)
-	logPath := filepath.Join(logDir, time.Now().Format("20060102-150405")+"-"+clip(safeFileName(rec.ID), 40)+".log")
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|oNoFollow, 0o600)
+	logf, err := st.OpenLog(rec.ID)
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
 		return exitFailed
 	}
 	defer logf.Close()
+	logPath := logf.Name()
 	cmd := exec.Command(exe, detachedArgs(cfg, rec.ID)...)
 	// cmd.Dir stays this one: the command line is read again there, and a
 	// relative path in it (--permission-policy, --stderr, --cwd) means what
@@ -175,7 +165,7 @@ func startDetached(cfg config, st *store, rec sessionRecord, cwd string, stdout,
 	pid := cmd.Process.Pid
 	deadline := time.Now().Add(cfg.startTimeout + controlDeadline)
 	for {
-		if r, err := st.lookup(rec.ID, cwd); err == nil && r.PID == pid && r.Control != "" {
+		if r, err := st.Lookup(rec.ID, cwd); err == nil && r.PID == pid && r.Control != "" {
 			report(cfg, stdout, map[string]any{"type": "background", "sessionId": rec.ID, "pid": pid, "prompts": len(cfg.prompts), "log": logPath, "ended": false},
 				fmt.Sprintf("no acphost had session %s open: started acphost pid %d in the background to run %d prompt(s), then exit (log: %s; acphost cancel %s stops a turn)",
 					sid, pid, len(cfg.prompts), logPath, sid))
@@ -210,28 +200,6 @@ func detachedArgs(cfg config, id string) []string {
 	args := append([]string{}, cfg.args[:at]...)
 	args = append(args, "--resume="+id)
 	return append(args, cfg.args[at:]...)
-}
-
-// maxBackgroundLogs is how many background acphost logs are kept.
-const maxBackgroundLogs = 20
-
-// pruneLogs removes the oldest logs in dir (their names begin with when
-// they were made) but the newest keep.
-func pruneLogs(dir string, keep int) {
-	ents, err := os.ReadDir(dir) // sorted by name: oldest first
-	if err != nil {
-		return
-	}
-	var logs []string
-	for _, e := range ents {
-		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".log") {
-			logs = append(logs, e.Name())
-		}
-	}
-	for len(logs) > keep {
-		_ = os.Remove(filepath.Join(dir, logs[0]))
-		logs = logs[1:]
-	}
 }
 
 // logTail is the last lines of a log file, for an error.

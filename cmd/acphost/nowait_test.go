@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -47,7 +48,7 @@ func TestNoWaitQueuesIntoARunningChat(t *testing.T) {
 // background (its output in a log under the state directory) that loads
 // the session, runs the prompt and exits.
 func TestNoWaitStartsOneInTheBackground(t *testing.T) {
-	extra, _, state := isolated(t)
+	extra, _, stateDir := isolated(t)
 	dir := t.TempDir()
 	script := &fakeagent.Script{
 		AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
@@ -66,8 +67,8 @@ func TestNoWaitStartsOneInTheBackground(t *testing.T) {
 		t.Fatalf("--no-wait: exit %d; stdout %q; stderr %q", r.code, r.stdout, r.stderr)
 	}
 	logPath := backgroundRun(t, r)
-	if !strings.HasPrefix(logPath, filepath.Join(state, "log")+string(filepath.Separator)) {
-		t.Errorf("log %s is not under %s/log", logPath, state)
+	if !strings.HasPrefix(logPath, filepath.Join(stateDir, "log")+string(filepath.Separator)) {
+		t.Errorf("log %s is not under %s/log", logPath, stateDir)
 	}
 	waitFor(t, "the background acphost to run the prompt and let go of the session", func() bool {
 		recs := records(t, dir, extra)
@@ -96,11 +97,11 @@ func TestNoWaitUsage(t *testing.T) {
 	if _, err := parseArgs([]string{"--resume", "last", "-p", huge, "--no-wait"}, io.Discard, false); err == nil || !strings.Contains(err.Error(), "over the 1 MiB") {
 		t.Errorf("huge prompt: %v", err)
 	}
-	state := filepath.Join(t.TempDir(), "state")
-	if err := os.MkdirAll(state, 0o700); err != nil {
+	stateDir := filepath.Join(t.TempDir(), "state")
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s, err := listenControl(state, func(controlRequest) controlReply {
+	s, err := listenControl(stateDir, func(controlRequest) controlReply {
 		t.Error("a prompt over the bound was handled")
 		return controlReply{OK: true}
 	})
@@ -180,10 +181,10 @@ func backgroundRun(t *testing.T, r result) (logPath string) {
 // no control socket (its acphost could not make one, or the pid is someone
 // else's now) does not refuse --resume for ever: it warns and goes on.
 func TestResumeOfARecordWithoutSocketGoesOn(t *testing.T) {
-	extra, _, state := isolated(t)
+	extra, _, stateDir := isolated(t)
 	dir := t.TempDir()
-	st := &store{dir: state}
-	if err := st.put(sessionRecord{ID: "nosock-1", Agent: demoAgent, Cwd: dir, PID: os.Getpid(), LastUsed: time.Now()}); err != nil {
+	st := &state.Store{Dir: stateDir}
+	if err := st.Put(state.Record{ID: "nosock-1", Agent: demoAgent, Cwd: dir, PID: os.Getpid(), LastUsed: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	script := &fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`)}
@@ -197,14 +198,14 @@ func TestResumeOfARecordWithoutSocketGoesOn(t *testing.T) {
 // held to the store's rule: planted as a link, it is refused, and nothing
 // is written where it points.
 func TestNoWaitLogDirIsPrivate(t *testing.T) {
-	extra, _, state := isolated(t)
+	extra, _, stateDir := isolated(t)
 	dir := t.TempDir()
 	script := &fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`), SessionID: "logdir-1"}
 	if r := runIn(t, dir, extra, script, "", "-p", "first"); r.code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	elsewhere := t.TempDir()
-	if err := os.Symlink(elsewhere, filepath.Join(state, "log")); err != nil {
+	if err := os.Symlink(elsewhere, filepath.Join(stateDir, "log")); err != nil {
 		t.Fatal(err)
 	}
 	r := runIn(t, dir, extra, script, "", "--resume", "last", "-p", "second", "--no-wait")

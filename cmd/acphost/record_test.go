@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/web"
 )
@@ -56,7 +57,7 @@ func TestRecordWritesTheWireForAReplay(t *testing.T) {
 // session's transcript as a terminal turn is, so acphost sessions history
 // shows it.
 func TestWebTurnsGoToTheTranscript(t *testing.T) {
-	st := &store{dir: filepath.Join(t.TempDir(), "acphost")}
+	st := &state.Store{Dir: filepath.Join(t.TempDir(), "acphost")}
 	cwd := t.TempDir()
 	w := newWebStore(st, config{agentName: demoAgent, cwd: cwd})
 	now := time.Now()
@@ -68,11 +69,11 @@ func TestWebTurnsGoToTheTranscript(t *testing.T) {
 	if err := w.RecordTurn("w1", web.TurnRecord{Prompt: "the prompt", Response: resp, Started: now, Duration: time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := st.list()
+	recs, err := st.List()
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("records %v %v", recs, err)
 	}
-	es, _, err := st.readTranscript(recs[0])
+	es, _, err := st.ReadTranscript(recs[0])
 	if err != nil {
 		t.Fatal(err)
 	}

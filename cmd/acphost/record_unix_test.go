@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
 // TestRecordRefusesAFileItDoesNotOwn: --record FILE in a directory others
@@ -86,7 +88,7 @@ func TestStderrFileIsOpenedAsTheRecordIs(t *testing.T) {
 	if err := os.Symlink(victim, link); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := openOutput(link, true); err == nil {
+	if f, err := state.OpenOutput(link, true); err == nil {
 		f.Close()
 		t.Error("a link was followed")
 	}
@@ -95,12 +97,12 @@ func TestStderrFileIsOpenedAsTheRecordIs(t *testing.T) {
 	}
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o666); err == nil {
-		if f, err := openOutput(fifo, true); err == nil {
+		if f, err := state.OpenOutput(fifo, true); err == nil {
 			f.Close()
 			t.Error("a FIFO was taken")
 		}
 	}
-	f, err := openOutput(os.DevNull, true)
+	f, err := state.OpenOutput(os.DevNull, true)
 	if err != nil {
 		t.Fatalf("%s: %v", os.DevNull, err)
 	}

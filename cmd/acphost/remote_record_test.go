@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
 // TestURLSessionIsRecorded: a --url session names the served agent in
@@ -64,7 +66,7 @@ func TestDemoRunsAreSessionsOfTheirOwn(t *testing.T) {
 		}
 	}
 	r := runIn(t, a, extra, nil, "", "sessions", "--json")
-	var recs []sessionRecord
+	var recs []state.Record
 	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}

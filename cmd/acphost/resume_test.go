@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -50,7 +51,7 @@ func TestResumeOpensNoNewSession(t *testing.T) {
 	}
 	// Only one record: the resumed session, not a fresh one beside it.
 	r = runIn(t, dir, extra, nil, "", "sessions", "--json")
-	var recs []sessionRecord
+	var recs []state.Record
 	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 1 || recs[0].ID != "keep-1" {
 		t.Errorf("sessions after --resume: %v %s", err, r.stdout)
 	}
@@ -70,7 +71,7 @@ func TestNewSessionLetsGoOfTheOldRecord(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	r := runIn(t, dir, extra, nil, "", "sessions", "--json")
-	var recs []sessionRecord
+	var recs []state.Record
 	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 2 {
 		t.Fatalf("sessions: %v %s", err, r.stdout)
 	}
@@ -119,16 +120,16 @@ func TestContinueResumesTheLatestOrStartsOne(t *testing.T) {
 // picked, not another agent's of the same session id (found again by id,
 // it carried that agent's mode and directory).
 func TestContinueTakesThisAgentsRecord(t *testing.T) {
-	extra, configFile, state := isolated(t)
+	extra, configFile, stateDir := isolated(t)
 	writeJSON(t, configFile, map[string]any{"agents": map[string]any{"other": map[string]any{"command": []string{"false"}}}})
 	dir := t.TempDir()
-	st := &store{dir: state}
+	st := &state.Store{Dir: stateDir}
 	now := time.Now()
-	for _, r := range []sessionRecord{
+	for _, r := range []state.Record{
 		{ID: "chat-1", Agent: demoAgent, Cwd: dir, LastUsed: now.Add(-time.Hour)},
 		{ID: "chat-1", Agent: "other", Cwd: dir, Mode: "x-other", LastUsed: now},
 	} {
-		if err := st.put(r); err != nil {
+		if err := st.Put(r); err != nil {
 			t.Fatal(err)
 		}
 	}

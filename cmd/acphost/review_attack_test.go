@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -114,7 +115,7 @@ func TestNoWaitBackgroundReadsTheFlagsWhereTheyWereTyped(t *testing.T) {
 // starts writes a log in <state>/log; nothing removed them, so the
 // directory grew by a file a run for ever. The oldest go as new ones come.
 func TestNoWaitBackgroundLogsAreBounded(t *testing.T) {
-	extra, _, state := isolated(t)
+	extra, _, stateDir := isolated(t)
 	dir := t.TempDir()
 	script := &fakeagent.Script{
 		AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
@@ -128,11 +129,11 @@ func TestNoWaitBackgroundLogsAreBounded(t *testing.T) {
 	if r := runIn(t, dir, extra, script, "", "-p", "first"); r.code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
-	logDir := filepath.Join(state, "log")
+	logDir := filepath.Join(stateDir, "log")
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3 * maxBackgroundLogs {
+	for i := range 3 * state.MaxBackgroundLogs {
 		name := filepath.Join(logDir, "20000101-"+strconv.Itoa(100000+i)+"-old.log")
 		if err := os.WriteFile(name, []byte("old\n"), 0o600); err != nil {
 			t.Fatal(err)
@@ -161,10 +162,10 @@ func TestNoWaitBackgroundLogsAreBounded(t *testing.T) {
 			logs++
 		}
 	}
-	if logs > maxBackgroundLogs {
-		t.Errorf("%d logs in %s, want at most %d", logs, logDir, maxBackgroundLogs)
+	if logs > state.MaxBackgroundLogs {
+		t.Errorf("%d logs in %s, want at most %d", logs, logDir, state.MaxBackgroundLogs)
 	}
-	for _, p := range []string{logPath, keep, filepath.Join(logDir, "20000101-"+strconv.Itoa(100000+3*maxBackgroundLogs-1)+"-old.log")} {
+	for _, p := range []string{logPath, keep, filepath.Join(logDir, "20000101-"+strconv.Itoa(100000+3*state.MaxBackgroundLogs-1)+"-old.log")} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}

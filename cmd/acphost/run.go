@@ -19,6 +19,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/internal/confine"
 )
 
@@ -41,8 +42,8 @@ type app struct {
 	sink        sink
 	approver    *approver
 	elicitor    *elicitor
-	store       *store // nil: sessions are not recorded
-	cwd         string // the session's directory, absolute ("" for a remote agent's default)
+	store       *state.Store // nil: sessions are not recorded
+	cwd         string       // the session's directory, absolute ("" for a remote agent's default)
 
 	// remembered holds the tool call ids whose permission Remember
 	// answered from an earlier "always" without asking.
@@ -63,7 +64,7 @@ type app struct {
 	mu          sync.Mutex
 	client      *acphost.ACPClient
 	sess        *acphost.Session // the session prompts go to
-	rec         sessionRecord    // its record in the store, once written (ID "" before)
+	rec         state.Record     // its record in the store, once written (ID "" before)
 	startCancel context.CancelFunc
 	turnCancel  context.CancelFunc // set while a turn runs
 	interrupted bool               // Ctrl-C already cancelled the running turn
@@ -133,7 +134,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		a.sink = a.refusals
 	}
 	if !cfg.noStore {
-		if st, err := openStore(); err == nil {
+		if st, err := state.Open(); err == nil {
 			a.store = st
 			a.sink = &transcriptSink{sink: a.sink, a: a} // each turn goes in the session's transcript
 		} else {
@@ -364,7 +365,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 			opts.Stderr = a.agentStderr
 		}
 	default:
-		f, err := openOutput(a.cfg.stderrPath, true)
+		f, err := state.OpenOutput(a.cfg.stderrPath, true)
 		if err != nil {
 			return opts, nil, fmt.Errorf("--stderr: %w", err)
 		}
@@ -388,29 +389,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 // openRecording opens --record's file: created 0600, no link followed,
 // and, when it exists, only a regular file of the user's own (made 0600),
 // never another user's or a FIFO (whose open would wait for a reader).
-func openRecording(path string) (*os.File, error) { return openOutput(path, false) }
-
-// openOutput opens a file the agent's output goes to (--record, --stderr)
-// as openRecording does; with devices, a character device (/dev/null, a
-// terminal) is taken as it is.
-func openOutput(path string, devices bool) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|oNoFollow|oNonBlock, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err == nil && devices && fi.Mode()&os.ModeCharDevice != 0 {
-		return f, nil
-	}
-	if err := checkOwnFile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.Truncate(0); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
+func openRecording(path string) (*os.File, error) { return state.OpenOutput(path, false) }
 
 // maxRecordBytes bounds a --record file: a flooding agent must not fill
 // the disk.
@@ -465,13 +444,13 @@ func (cs closers) Close() error {
 
 // resolveResume points the run at a recorded session: its agent (unless
 // one was given) and directory (unless --cwd was).
-func (a *app) resolveResume() (sessionRecord, error) {
+func (a *app) resolveResume() (state.Record, error) {
 	if a.store == nil {
-		return sessionRecord{}, errors.New("--resume needs the session store, which is off (--no-store) or unavailable")
+		return state.Record{}, errors.New("--resume needs the session store, which is off (--no-store) or unavailable")
 	}
-	r, err := a.store.lookup(a.cfg.resume, dirOrHere(a.cfg.cwd))
+	r, err := a.store.Lookup(a.cfg.resume, dirOrHere(a.cfg.cwd))
 	if err != nil {
-		return sessionRecord{}, fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
+		return state.Record{}, fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
 	}
 	return r, a.adopt(r)
 }
@@ -479,7 +458,7 @@ func (a *app) resolveResume() (sessionRecord, error) {
 // adopt points the run at record r, the session it continues: refused when
 // another acphost has it open; its agent (unless one was given), directory
 // (unless --cwd was) and mode (unless --mode was).
-func (a *app) adopt(r sessionRecord) error {
+func (a *app) adopt(r state.Record) error {
 	if err := openElsewhere(r); err != nil {
 		return fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
 	}
@@ -535,7 +514,7 @@ func (a *app) run() int {
 		}
 	}()
 
-	var resume *sessionRecord
+	var resume *state.Record
 	switch {
 	case a.cfg.continueLast:
 		if r, ok := a.pickContinue(); ok {
@@ -722,7 +701,7 @@ func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 // beginReplay announces the recorded session about to be continued and
 // returns what shows its replayed history dimmed (nil without human
 // output).
-func (a *app) beginReplay(r sessionRecord) *replay {
+func (a *app) beginReplay(r state.Record) *replay {
 	if a.out == nil {
 		return nil
 	}
@@ -736,7 +715,7 @@ func (a *app) beginReplay(r sessionRecord) *replay {
 
 // endReplay closes the replay of a continued session, says how it was
 // continued and takes its record as the current one.
-func (a *app) endReplay(rp *replay, r sessionRecord, loaded bool) {
+func (a *app) endReplay(rp *replay, r state.Record, loaded bool) {
 	if rp != nil && loaded {
 		rp.end()
 	}
@@ -763,7 +742,7 @@ func loadsSessions(client *acphost.ACPClient) bool {
 // openRecorded continues a recorded session on a running agent (/resume):
 // session/load (the history is replayed, and shown dimmed) or
 // session/resume, whichever the agent offers.
-func (a *app) openRecorded(client *acphost.ACPClient, r sessionRecord) (*acphost.Session, error) {
+func (a *app) openRecorded(client *acphost.ACPClient, r state.Record) (*acphost.Session, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.startTimeout)
 	defer cancel()
 	opts := acphost.SessionOptions{Dir: a.cfg.cwd}
@@ -818,7 +797,7 @@ func modeList(modes acphost.SessionModes) string {
 // useSession makes sess the one prompts go to, and records it.
 // The session left behind is recorded as no longer open here.
 func (a *app) useSession(sess *acphost.Session) {
-	var left *sessionRecord
+	var left *state.Record
 	a.mu.Lock()
 	if a.sess != sess {
 		if a.rec.ID != sess.ID() {
@@ -826,14 +805,14 @@ func (a *app) useSession(sess *acphost.Session) {
 				old := a.rec
 				left = &old
 			}
-			a.rec = sessionRecord{}
+			a.rec = state.Record{}
 		}
 		a.sess = sess
 	}
 	a.mu.Unlock()
 	if left != nil && a.store != nil {
 		left.PID, left.TurnSince, left.Control = 0, time.Time{}, ""
-		if err := a.store.put(*left); err != nil {
+		if err := a.store.Put(*left); err != nil {
 			a.diag(styleYellow, "%v", err)
 		}
 	}
@@ -861,7 +840,7 @@ func (a *app) record() {
 	}
 	now := time.Now()
 	if r.ID != sess.ID() || r.Created.IsZero() {
-		r = sessionRecord{ID: sess.ID(), Created: now}
+		r = state.Record{ID: sess.ID(), Created: now}
 	}
 	r.Agent, r.Command = recordAgent(a.cfg)
 	r.SSH, r.URL = a.cfg.remote.ssh, a.cfg.remote.url
@@ -878,7 +857,7 @@ func (a *app) record() {
 	if m := sess.Modes().CurrentModeID; m != "" {
 		r.Mode = m
 	}
-	if err := a.store.put(r); err != nil {
+	if err := a.store.Put(r); err != nil {
 		a.diag(styleYellow, "%v", err)
 		return
 	}

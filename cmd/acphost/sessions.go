@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
 const sessionsUsage = `Usage: acphost sessions [--json]     list the recorded sessions, most recent first
@@ -47,14 +48,14 @@ current directory, and an id may be shortened to a unique prefix.
 
 // sessionsCmd is "acphost sessions".
 func sessionsCmd(args []string, stdout, stderr io.Writer) int {
-	st, err := openStore()
+	st, err := state.Open()
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost:", err)
 		return exitFailed
 	}
 	switch {
 	case len(args) == 0 || (len(args) == 1 && args[0] == "--json"):
-		recs, err := st.list()
+		recs, err := st.List()
 		if err != nil {
 			fmt.Fprintln(stderr, "acphost:", err)
 			return exitFailed
@@ -63,13 +64,13 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
 			if recs == nil {
-				recs = []sessionRecord{}
+				recs = []state.Record{}
 			}
 			_ = enc.Encode(recs)
 			return exitOK
 		}
 		if len(recs) == 0 {
-			fmt.Fprintf(stdout, "no sessions recorded yet (%s)\n", st.path())
+			fmt.Fprintf(stdout, "no sessions recorded yet (%s)\n", st.Path())
 			return exitOK
 		}
 		printSessions(stdout, recs, "")
@@ -89,12 +90,12 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 		return subcommand("prune", stdout, stderr, func() error { return sessionsPrune(st, args[1:], stdout) })
 	case args[0] == "rm" && len(args) == 2:
 		cwd, _ := os.Getwd()
-		r, err := st.remove(args[1], cwd)
+		r, err := st.Remove(args[1], cwd)
 		if err != nil {
 			fmt.Fprintln(stderr, "acphost:", err)
 			return exitFailed
 		}
-		fmt.Fprintf(stdout, "forgot session %s (%s, %s)\n", acphost.SafeText(r.ID), acphost.SafeText(r.agentLabel()), acphost.SafeText(r.Cwd))
+		fmt.Fprintf(stdout, "forgot session %s (%s, %s)\n", acphost.SafeText(r.ID), acphost.SafeText(r.AgentLabel()), acphost.SafeText(r.Cwd))
 		return exitOK
 	}
 	fmt.Fprint(stderr, sessionsUsage)
@@ -102,7 +103,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 // printSessions writes a table of records, marking the current one.
-func printSessions(w io.Writer, recs []sessionRecord, current string) {
+func printSessions(w io.Writer, recs []state.Record, current string) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ID\tAGENT\tLAST USED\tSTATE\tDIRECTORY\tTITLE")
 	for _, r := range recs {
@@ -110,11 +111,11 @@ func printSessions(w io.Writer, recs []sessionRecord, current string) {
 		if r.ID == current {
 			mark = "*"
 		}
-		st := r.state()
+		st := liveState(r)
 		if st == "" {
 			st = "-"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, oneLine(acphost.SafeText(r.ID), 40), acphost.SafeText(r.agentLabel()),
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, oneLine(acphost.SafeText(r.ID), 40), acphost.SafeText(r.AgentLabel()),
 			ago(r.LastUsed), st, acphost.SafeText(r.Cwd), oneLine(acphost.SafeText(r.Title), 50))
 	}
 	tw.Flush()
@@ -157,12 +158,12 @@ func cancelCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, cancelUsage)
 		return exitUsage
 	}
-	st, err := openStore()
+	st, err := state.Open()
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost:", err)
 		return exitFailed
 	}
-	r, err := st.lookupHere(id)
+	r, err := lookupHere(st, id)
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost: cancel:", err)
 		return exitFailed
@@ -182,4 +183,40 @@ func cancelCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "cancelling the turn of session %s (acphost pid %d)\n", sid, rep.PID)
 	return exitOK
+}
+
+// liveState says whether a live acphost process holds r's session and
+// runs a turn in it ("" for neither).
+func liveState(r state.Record) string {
+	if r.PID == 0 || !processAlive(r.PID) {
+		return ""
+	}
+	if _, err := os.Lstat(r.Control); r.Control != "" && err != nil {
+		return "" // its control socket is gone: the pid is someone else's now
+	}
+	if !r.TurnSince.IsZero() {
+		return fmt.Sprintf("turn running %s (pid %d)", fmtDuration(time.Since(r.TurnSince)), r.PID)
+	}
+	return fmt.Sprintf("open (pid %d)", r.PID)
+}
+
+// recordAgent is the agent of cfg as a record names it: by name, or by
+// command; the built-in agent by its name alone.
+func recordAgent(cfg config) (agent string, command []string) {
+	agent, command = cfg.agentName, cfg.agent
+	if agent == "" && len(command) == 0 && cfg.remote.url == "" {
+		agent = demoAgent // a --url agent is the server's: named by the URL
+	}
+	if agent == demoAgent {
+		command = nil
+	}
+	return agent, command
+}
+
+// dirOrHere is dir, or the current directory when dir is "".
+func dirOrHere(dir string) string {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	return dir
 }

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
 // The sessions subcommands beyond the listing: show, history, export,
@@ -74,16 +75,16 @@ func parseSub(fl *flag.FlagSet, args []string, want int, what string) ([]string,
 	return pos, nil
 }
 
-// lookupHere finds the record id names (see find) in the current
+// lookupHere finds the record id names (see state.Find) in the current
 // directory.
-func (s *store) lookupHere(id string) (sessionRecord, error) {
-	return s.lookup(id, dirOrHere(""))
+func lookupHere(s *state.Store, id string) (state.Record, error) {
+	return s.Lookup(id, dirOrHere(""))
 }
 
 // configuredCommand is the command r's agent runs now: the
 // configuration's for a named agent, the record's for a command after --,
 // none for the built-in demo; source says where it comes from.
-func configuredCommand(r sessionRecord) (command []string, source string) {
+func configuredCommand(r state.Record) (command []string, source string) {
 	switch r.Agent {
 	case demoAgent:
 		return nil, "built-in demo agent"
@@ -102,10 +103,10 @@ func configuredCommand(r sessionRecord) (command []string, source string) {
 }
 
 // turnCount is how many turns a transcript holds.
-func turnCount(es []transcriptEntry) int {
+func turnCount(es []state.Entry) int {
 	n := 0
 	for _, e := range es {
-		if e.Type == entryPrompt {
+		if e.Type == state.EntryPrompt {
 			n++
 		}
 	}
@@ -114,10 +115,10 @@ func turnCount(es []transcriptEntry) int {
 
 // showJSON is acphost sessions show --json.
 type showJSON struct {
-	Record        sessionRecord `json:"record"`
-	Command       []string      `json:"command"`
-	CommandSource string        `json:"commandSource"`
-	State         string        `json:"state"`
+	Record        state.Record `json:"record"`
+	Command       []string     `json:"command"`
+	CommandSource string       `json:"commandSource"`
+	State         string       `json:"state"`
 	Transcript    struct {
 		Path  string `json:"path"`
 		Bytes int64  `json:"bytes"`
@@ -126,22 +127,22 @@ type showJSON struct {
 }
 
 // sessionsShow is "acphost sessions show ID|last [--json]".
-func sessionsShow(st *store, args []string, stdout io.Writer) error {
+func sessionsShow(st *state.Store, args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("show", flag.ContinueOnError)
 	asJSON := fl.Bool("json", false, "")
 	r, err := lookupOne(st, fl, args)
 	if err != nil {
 		return err
 	}
-	es, size, terr := st.readTranscript(r)
+	es, size, terr := st.ReadTranscript(r)
 	command, source := configuredCommand(r)
 	if *asJSON {
 		var out showJSON
-		out.Record, out.Command, out.CommandSource, out.State = r, command, source, r.state()
+		out.Record, out.Command, out.CommandSource, out.State = r, command, source, liveState(r)
 		if out.Command == nil {
 			out.Command = []string{}
 		}
-		out.Transcript.Path, out.Transcript.Bytes, out.Transcript.Turns = st.transcriptPath(r), size, turnCount(es)
+		out.Transcript.Path, out.Transcript.Bytes, out.Transcript.Turns = st.TranscriptPath(r), size, turnCount(es)
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return errors.Join(enc.Encode(out), terr)
@@ -149,7 +150,7 @@ func sessionsShow(st *store, args []string, stdout io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("session", acphost.SafeText(r.ID))
-	row("agent", acphost.SafeText(r.agentLabel()))
+	row("agent", acphost.SafeText(r.AgentLabel()))
 	cmd := acphost.SafeText(strings.Join(command, " "))
 	if cmd == "" {
 		cmd = "-"
@@ -164,12 +165,12 @@ func sessionsShow(st *store, args []string, stdout io.Writer) error {
 	}
 	row("created", fmtTime(r.Created))
 	row("last used", fmtTime(r.LastUsed))
-	state := r.state()
-	if state == "" {
-		state = "-"
+	live := liveState(r)
+	if live == "" {
+		live = "-"
 	}
-	row("state", state)
-	tr := fmt.Sprintf("%d turn(s), %s (%s)", turnCount(es), fmtBytes(size), st.transcriptPath(r))
+	row("state", live)
+	tr := fmt.Sprintf("%d turn(s), %s (%s)", turnCount(es), fmtBytes(size), st.TranscriptPath(r))
 	if size == 0 {
 		tr = "none"
 	}
@@ -224,24 +225,24 @@ type historyTool struct {
 }
 
 // turns groups a transcript's entries by turn, oldest first.
-func turns(es []transcriptEntry) []historyTurn {
+func turns(es []state.Entry) []historyTurn {
 	var ts []historyTurn
 	for _, e := range es {
-		if e.Type == entryPrompt || len(ts) == 0 {
+		if e.Type == state.EntryPrompt || len(ts) == 0 {
 			ts = append(ts, historyTurn{Time: e.Time, Tools: []historyTool{}})
 		}
 		t := &ts[len(ts)-1]
 		switch e.Type {
-		case entryPrompt:
+		case state.EntryPrompt:
 			t.Prompt = e.Text
-		case entryTool:
+		case state.EntryTool:
 			t.Tools = append(t.Tools, historyTool{Title: e.Title, Kind: e.Kind, Status: e.Status, Refused: e.Refused})
-		case entryAnswer:
+		case state.EntryAnswer:
 			if t.Answer != "" {
 				t.Answer += "\n"
 			}
 			t.Answer += e.Text
-		case entryEnd:
+		case state.EntryEnd:
 			t.Stop, t.Ms, t.Error, t.Omitted = e.Stop, e.Ms, e.Error, e.Omitted
 		}
 	}
@@ -249,7 +250,7 @@ func turns(es []transcriptEntry) []historyTurn {
 }
 
 // sessionsHistory is "acphost sessions history ID|last [--limit N] [--json]".
-func sessionsHistory(st *store, args []string, stdout io.Writer) error {
+func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("history", flag.ContinueOnError)
 	asJSON := fl.Bool("json", false, "")
 	limit := fl.Int("limit", 0, "")
@@ -260,11 +261,11 @@ func sessionsHistory(st *store, args []string, stdout io.Writer) error {
 	if *limit < 0 {
 		return usagef("--limit %d: want a number of turns (0: all)", *limit)
 	}
-	r, err := st.lookupHere(pos[0])
+	r, err := lookupHere(st, pos[0])
 	if err != nil {
 		return err
 	}
-	es, _, err := st.readTranscript(r)
+	es, _, err := st.ReadTranscript(r)
 	if err != nil {
 		return err
 	}
@@ -369,20 +370,20 @@ const exportVersion = 1
 
 // exportDoc is a session as acphost sessions export writes it.
 type exportDoc struct {
-	Version    int               `json:"version"`
-	Record     *sessionRecord    `json:"record"`
-	Transcript []transcriptEntry `json:"transcript"`
+	Version    int           `json:"version"`
+	Record     *state.Record `json:"record"`
+	Transcript []state.Entry `json:"transcript"`
 }
 
 // sessionsExport is "acphost sessions export ID|last [-o FILE]".
-func sessionsExport(st *store, args []string, stdout io.Writer) error {
+func sessionsExport(st *state.Store, args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("export", flag.ContinueOnError)
 	outPath := fl.String("o", "", "")
 	r, err := lookupOne(st, fl, args)
 	if err != nil {
 		return err
 	}
-	es, _, err := st.readTranscript(r)
+	es, _, err := st.ReadTranscript(r)
 	if err != nil {
 		return err
 	}
@@ -390,7 +391,7 @@ func sessionsExport(st *store, args []string, stdout io.Writer) error {
 	// machine only.
 	r.PID, r.TurnSince, r.Control = 0, time.Time{}, ""
 	if es == nil {
-		es = []transcriptEntry{}
+		es = []state.Entry{}
 	}
 	b, err := json.MarshalIndent(exportDoc{Version: exportVersion, Record: &r, Transcript: es}, "", "  ")
 	if err != nil {
@@ -416,7 +417,7 @@ const (
 )
 
 // sessionsImport is "acphost sessions import FILE|- [--force]".
-func sessionsImport(st *store, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func sessionsImport(st *state.Store, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fl := flag.NewFlagSet("import", flag.ContinueOnError)
 	force := fl.Bool("force", false, "")
 	pos, err := parseSub(fl, args, 1, "one file (or - for standard input)")
@@ -450,35 +451,14 @@ func sessionsImport(st *store, args []string, stdin io.Reader, stdout, stderr io
 	if err := admitRecord(&r, file); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	err = st.locked(func() error {
-		sf, err := st.read()
-		if err != nil {
-			return err
+	err = st.ImportRecord(r, es, func(o state.Record) error {
+		if !*force {
+			return fmt.Errorf("session %s of agent %s is already recorded; --force replaces it (and its history)", acphost.SafeText(r.ID), acphost.SafeText(r.Agent))
 		}
-		for i, o := range sf.Sessions {
-			if o.ID != r.ID || o.Agent != r.Agent {
-				continue
-			}
-			if !*force {
-				return fmt.Errorf("session %s of agent %s is already recorded; --force replaces it (and its history)", acphost.SafeText(r.ID), acphost.SafeText(r.Agent))
-			}
-			if o.state() != "" {
-				return fmt.Errorf("session %s is %s: not replaced", acphost.SafeText(r.ID), o.state())
-			}
-			sf.Sessions = append(sf.Sessions[:i], sf.Sessions[i+1:]...)
-			if err := st.removeTranscriptLocked(o); err != nil {
-				return err
-			}
-			break
+		if st := liveState(o); st != "" {
+			return fmt.Errorf("session %s is %s: not replaced", acphost.SafeText(r.ID), st)
 		}
-		sf.Sessions = append(sf.Sessions, r)
-		if err := st.write(sf); err != nil {
-			return err
-		}
-		if len(es) == 0 {
-			return nil
-		}
-		return st.writeTranscriptLocked(r, es)
+		return nil
 	})
 	if err != nil {
 		return err
@@ -494,27 +474,27 @@ func sessionsImport(st *store, args []string, stdin io.Reader, stdout, stderr io
 
 // decodeExport decodes an export document strictly: one JSON object of
 // known fields, of a version this acphost reads.
-func decodeExport(b []byte) (sessionRecord, []transcriptEntry, error) {
+func decodeExport(b []byte) (state.Record, []state.Entry, error) {
 	var doc exportDoc
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
-		return sessionRecord{}, nil, fmt.Errorf("not a session export: %w", err)
+		return state.Record{}, nil, fmt.Errorf("not a session export: %w", err)
 	}
 	if dec.More() {
-		return sessionRecord{}, nil, errors.New("not a session export: more than one JSON value")
+		return state.Record{}, nil, errors.New("not a session export: more than one JSON value")
 	}
 	if doc.Version != exportVersion {
-		return sessionRecord{}, nil, fmt.Errorf("export version %d: this acphost reads version %d", doc.Version, exportVersion)
+		return state.Record{}, nil, fmt.Errorf("export version %d: this acphost reads version %d", doc.Version, exportVersion)
 	}
 	if doc.Record == nil {
-		return sessionRecord{}, nil, errors.New("no record")
+		return state.Record{}, nil, errors.New("no record")
 	}
 	for i, e := range doc.Transcript {
-		if !validEntryType(e.Type) {
-			return sessionRecord{}, nil, fmt.Errorf("transcript entry %d: unknown type %q", i+1, oneLine(acphost.SafeText(e.Type), 40))
+		if !state.ValidEntryType(e.Type) {
+			return state.Record{}, nil, fmt.Errorf("transcript entry %d: unknown type %q", i+1, oneLine(acphost.SafeText(e.Type), 40))
 		}
-		doc.Transcript[i] = e.bounded()
+		doc.Transcript[i] = e.Bounded()
 	}
 	return *doc.Record, doc.Transcript, nil
 }
@@ -523,7 +503,7 @@ func decodeExport(b []byte) (sessionRecord, []transcriptEntry, error) {
 // have written: it names an agent the user has (built in or configured),
 // whose command is then the configuration's — a record never brings a
 // command of its own, since --resume would run it.
-func admitRecord(r *sessionRecord, file fileConfig) error {
+func admitRecord(r *state.Record, file fileConfig) error {
 	switch {
 	case r.ID == "":
 		return errors.New("the record has no session id")
@@ -538,7 +518,7 @@ func admitRecord(r *sessionRecord, file fileConfig) error {
 			oneLine(acphost.SafeText(strings.Join(r.Command, " ")), 80))
 	case r.Agent == "":
 		return errors.New("the record names no agent")
-	case len(r.Agent) > maxEntryField || !plainText(r.Agent):
+	case len(r.Agent) > state.MaxEntryField || !plainText(r.Agent):
 		return errors.New("the record's agent name is not one acphost could have written")
 	case r.Agent == demoAgent:
 		r.Command = nil
@@ -557,8 +537,8 @@ func admitRecord(r *sessionRecord, file fileConfig) error {
 		return fmt.Errorf("the session's directory %q is not absolute", oneLine(acphost.SafeText(r.Cwd), 80))
 	}
 	r.Cwd = filepath.Clean(r.Cwd)
-	r.Title = clip(r.Title, maxTitleBytes)
-	if len(r.Mode) > maxEntryField || !plainText(r.Mode) {
+	r.Title = state.Clip(r.Title, state.MaxTitleBytes)
+	if len(r.Mode) > state.MaxEntryField || !plainText(r.Mode) {
 		return errors.New("the session's mode is not a mode id")
 	}
 	now := time.Now()
@@ -614,7 +594,7 @@ const defaultPruneAge = "30d"
 
 // sessionsPrune is "acphost sessions prune [--older-than D] [--agent NAME]
 // [--dry-run]".
-func sessionsPrune(st *store, args []string, stdout io.Writer) error {
+func sessionsPrune(st *state.Store, args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("prune", flag.ContinueOnError)
 	olderThan := fl.String("older-than", defaultPruneAge, "")
 	agent := fl.String("agent", "", "")
@@ -627,37 +607,17 @@ func sessionsPrune(st *store, args []string, stdout io.Writer) error {
 		return err
 	}
 	cutoff := time.Now().Add(-age)
-	var gone, open []sessionRecord
-	err = st.locked(func() error {
-		sf, err := st.read()
-		if err != nil {
-			return err
+	var open []state.Record
+	gone, err := st.Prune(func(r state.Record) bool {
+		switch {
+		case !r.LastUsed.Before(cutoff) || *agent != "" && r.AgentLabel() != *agent:
+			return true
+		case liveState(r) != "":
+			open = append(open, r) // an acphost process has it: never removed
+			return true
 		}
-		kept := sf.Sessions[:0]
-		for _, r := range sf.Sessions {
-			switch {
-			case !r.LastUsed.Before(cutoff) || *agent != "" && r.agentLabel() != *agent:
-				kept = append(kept, r)
-			case r.state() != "":
-				open = append(open, r) // an acphost process has it: never removed
-				kept = append(kept, r)
-			default:
-				gone = append(gone, r)
-			}
-		}
-		if *dryRun || len(gone) == 0 {
-			return nil
-		}
-		sf.Sessions = kept
-		if err := st.write(sf); err != nil {
-			return err
-		}
-		var errs []error
-		for _, r := range gone {
-			errs = append(errs, st.removeTranscriptLocked(r))
-		}
-		return errors.Join(errs...)
-	})
+		return false
+	}, *dryRun)
 	if err != nil {
 		return err
 	}
@@ -666,11 +626,11 @@ func sessionsPrune(st *store, args []string, stdout io.Writer) error {
 		verb = "would remove"
 	}
 	for _, r := range gone {
-		fmt.Fprintf(stdout, "%s %s (%s, %s, last used %s)\n", verb, oneLine(acphost.SafeText(r.ID), 60), acphost.SafeText(r.agentLabel()),
+		fmt.Fprintf(stdout, "%s %s (%s, %s, last used %s)\n", verb, oneLine(acphost.SafeText(r.ID), 60), acphost.SafeText(r.AgentLabel()),
 			acphost.SafeText(r.Cwd), r.LastUsed.Local().Format("2006-01-02 15:04"))
 	}
 	for _, r := range open {
-		fmt.Fprintf(stdout, "kept %s (%s): %s\n", oneLine(acphost.SafeText(r.ID), 60), acphost.SafeText(r.agentLabel()), r.state())
+		fmt.Fprintf(stdout, "kept %s (%s): %s\n", oneLine(acphost.SafeText(r.ID), 60), acphost.SafeText(r.AgentLabel()), liveState(r))
 	}
 	if len(gone) == 0 {
 		fmt.Fprintf(stdout, "no session to remove: none last used before %s\n", cutoff.Local().Format("2006-01-02 15:04"))
@@ -680,10 +640,10 @@ func sessionsPrune(st *store, args []string, stdout io.Writer) error {
 
 // lookupOne parses a subcommand's flags and its one argument, ID|last, and
 // finds that record.
-func lookupOne(st *store, fl *flag.FlagSet, args []string) (sessionRecord, error) {
+func lookupOne(st *state.Store, fl *flag.FlagSet, args []string) (state.Record, error) {
 	pos, err := parseSub(fl, args, 1, "one session: ID|last")
 	if err != nil {
-		return sessionRecord{}, err
+		return state.Record{}, err
 	}
-	return st.lookupHere(pos[0])
+	return lookupHere(st, pos[0])
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -95,11 +96,11 @@ func TestSessionsHistoryShowsTheTurns(t *testing.T) {
 
 // --no-store records no transcript either.
 func TestNoStoreKeepsNoTranscript(t *testing.T) {
-	extra, _, state := isolated(t)
+	extra, _, stateDir := isolated(t)
 	if r := runIn(t, t.TempDir(), extra, nil, "", "--no-store", "--permission", "allow", "-p", "x"); r.code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
-	if _, err := os.Lstat(filepath.Join(state, "transcripts")); err == nil {
+	if _, err := os.Lstat(filepath.Join(stateDir, "transcripts")); err == nil {
 		t.Errorf("--no-store wrote a transcript")
 	}
 }
@@ -107,7 +108,7 @@ func TestNoStoreKeepsNoTranscript(t *testing.T) {
 // export, rm (which removes the transcript), import: the session and its
 // history are back, and --resume continues it.
 func TestSessionsExportImportRoundTrip(t *testing.T) {
-	extra, _, state := isolated(t)
+	extra, _, stateDir := isolated(t)
 	dir := t.TempDir()
 	script := historyScript(t)
 	if r := runIn(t, dir, extra, script, "", "-p", "first"); r.code != 0 {
@@ -127,7 +128,7 @@ func TestSessionsExportImportRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil || doc.Version != 1 || doc.Record == nil || doc.Record.ID != "sess-hist" || len(doc.Transcript) == 0 {
 		t.Fatalf("export: %v:\n%s", err, b)
 	}
-	transcripts, _ := filepath.Glob(filepath.Join(state, "transcripts", "*.jsonl"))
+	transcripts, _ := filepath.Glob(filepath.Join(stateDir, "transcripts", "*.jsonl"))
 	if len(transcripts) != 1 {
 		t.Fatalf("transcripts: %v", transcripts)
 	}
@@ -169,7 +170,7 @@ func TestSessionsExportImportRoundTrip(t *testing.T) {
 // unknown fields, relative directories, bad ids and an id already recorded
 // (without --force) are refused too, and nothing is recorded then.
 func TestSessionsImportAttacks(t *testing.T) {
-	extra, configFile, state := isolated(t)
+	extra, configFile, stateDir := isolated(t)
 	mine := fakeagent.Script{Name: "configured-mine", SessionID: "m1",
 		AgentCapabilities: json.RawMessage(`{"loadSession":true}`), HistoryFile: filepath.Join(t.TempDir(), "h.json"),
 		Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("mine answered"))}}}}
@@ -201,7 +202,7 @@ func TestSessionsImportAttacks(t *testing.T) {
 	}
 	count := func() int {
 		r := runIn(t, dir, extra, nil, "", "sessions", "--json")
-		var recs []sessionRecord
+		var recs []state.Record
 		if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +276,7 @@ func TestSessionsImportAttacks(t *testing.T) {
 	if r := importDoc(doc(rec("agent", "claude", "id", "c1", "command", planted))); r.code != 0 {
 		t.Fatalf("import of claude: %d %s", r.code, r.stderr)
 	}
-	recs, err := (&store{dir: state}).list()
+	recs, err := (&state.Store{Dir: stateDir}).List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,25 +295,25 @@ func TestSessionsImportAttacks(t *testing.T) {
 // transcripts), only of the agent asked, never one an acphost process has
 // open; --dry-run removes nothing.
 func TestSessionsPrune(t *testing.T) {
-	extra, _, state := isolated(t)
-	st := &store{dir: state}
+	extra, _, stateDir := isolated(t)
+	st := &state.Store{Dir: stateDir}
 	old := time.Now().Add(-40 * 24 * time.Hour)
 	day := time.Now().Add(-25 * time.Hour)
-	for _, r := range []sessionRecord{
+	for _, r := range []state.Record{
 		{ID: "old-closed", Agent: demoAgent, Cwd: "/", Created: old, LastUsed: old},
 		{ID: "old-open", Agent: demoAgent, Cwd: "/", Created: old, LastUsed: old, PID: os.Getpid()}, // this test process is alive
 		{ID: "old-mine", Agent: "mine", Cwd: "/", Created: old, LastUsed: old},
 		{ID: "recent", Agent: demoAgent, Cwd: "/", Created: day, LastUsed: day},
 	} {
-		if err := st.put(r); err != nil {
+		if err := st.Put(r); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.appendTranscript(r, []transcriptEntry{{Time: r.LastUsed, Type: entryPrompt, Text: "hi"}}); err != nil {
+		if err := st.AppendTranscript(r, []state.Entry{{Time: r.LastUsed, Type: state.EntryPrompt, Text: "hi"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ids := func() string {
-		recs, err := st.list()
+		recs, err := st.List()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,7 +324,7 @@ func TestSessionsPrune(t *testing.T) {
 		return strings.Join(l, " ")
 	}
 	transcriptOf := func(id, agent string) bool {
-		_, err := os.Lstat(st.transcriptPath(sessionRecord{ID: id, Agent: agent}))
+		_, err := os.Lstat(st.TranscriptPath(state.Record{ID: id, Agent: agent}))
 		return err == nil
 	}
 	cwd := t.TempDir()
@@ -385,25 +386,25 @@ func TestParseAge(t *testing.T) {
 // A transcript never grows past maxTranscriptBytes: its oldest turns go
 // first, whole, the newest are kept, and each text is cut, marked.
 func TestTranscriptStaysBounded(t *testing.T) {
-	st := &store{dir: filepath.Join(t.TempDir(), "acphost")}
-	r := sessionRecord{ID: "big", Agent: demoAgent}
+	st := &state.Store{Dir: filepath.Join(t.TempDir(), "acphost")}
+	r := state.Record{ID: "big", Agent: demoAgent}
 	answer := strings.Repeat("a", 40<<10)
 	const n = 120 // about 5 MiB written
 	for i := range n {
 		es := turnEntries("prompt "+strings.Repeat("p", 4<<10)+" #"+strconv.Itoa(i), time.Now(),
 			turnResult{stop: "end_turn", resp: acphost.Response{Text: answer}}, nil)
-		if err := st.appendTranscript(r, es); err != nil {
+		if err := st.AppendTranscript(r, es); err != nil {
 			t.Fatal(err)
 		}
-		fi, err := os.Stat(st.transcriptPath(r))
+		fi, err := os.Stat(st.TranscriptPath(r))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fi.Size() > maxTranscriptBytes {
-			t.Fatalf("after turn %d the transcript is %d bytes, over %d", i, fi.Size(), maxTranscriptBytes)
+		if fi.Size() > state.MaxTranscriptBytes {
+			t.Fatalf("after turn %d the transcript is %d bytes, over %d", i, fi.Size(), state.MaxTranscriptBytes)
 		}
 	}
-	es, _, err := st.readTranscript(r)
+	es, _, err := st.ReadTranscript(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,18 +412,18 @@ func TestTranscriptStaysBounded(t *testing.T) {
 	if len(ts) == 0 || len(ts) >= n {
 		t.Fatalf("%d turns kept of %d", len(ts), n)
 	}
-	if es[0].Type != entryPrompt {
+	if es[0].Type != state.EntryPrompt {
 		t.Errorf("the transcript starts mid-turn, with a %q entry", es[0].Type)
 	}
 	if last := ts[len(ts)-1]; !strings.HasSuffix(last.Prompt, " #"+strconv.Itoa(n-1)) {
 		t.Errorf("the newest turn was not kept: %q", last.Prompt[len(last.Prompt)-10:])
 	}
 	a := ts[0].Answer
-	if len(a) > maxEntryText || !strings.HasSuffix(a, cutMark) {
+	if len(a) > state.MaxEntryText || !strings.HasSuffix(a, state.CutMark) {
 		t.Errorf("an answer of %d bytes was kept as %d bytes (ends %q)", len(answer), len(a), a[max(len(a)-10, 0):])
 	}
 	// The file holds only whole JSON lines.
-	b, _ := os.ReadFile(st.transcriptPath(r))
+	b, _ := os.ReadFile(st.TranscriptPath(r))
 	for l := range bytes.Lines(b) {
 		if !json.Valid(l) {
 			t.Fatalf("a line is not JSON: %.60q", l)

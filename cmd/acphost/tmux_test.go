@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/remote"
 	"github.com/acphost/acphost/internal/testutil"
@@ -204,7 +205,7 @@ func TestTerminalAlwaysAskedOnce(t *testing.T) {
 func TestTerminalResumeLast(t *testing.T) {
 	extra, _, _ := isolated(t)
 	dir := t.TempDir()
-	extra = append(extra, envStateDir+"="+dir)
+	extra = append(extra, state.EnvDir+"="+dir)
 	script := &fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
 		HistoryFile: filepath.Join(dir, "history.json"), SessionID: "chat-1",
 		Turns: []fakeagent.Turn{

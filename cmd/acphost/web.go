@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/web"
 )
 
@@ -157,11 +158,11 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 // resumeAgent takes the agent of the session --resume names, as the
 // terminal host does, when no agent was given.
 func resumeAgent(cfg *config, file fileConfig) error {
-	st, err := openStore()
+	st, err := state.Open()
 	if err != nil {
 		return err
 	}
-	r, err := st.lookup(cfg.resume, cfg.cwd)
+	r, err := st.Lookup(cfg.resume, cfg.cwd)
 	if err != nil {
 		return fmt.Errorf("--resume %s: %w", cfg.resume, err)
 	}
@@ -183,24 +184,24 @@ func resumeAgent(cfg *config, file fileConfig) error {
 // this agent in this directory (the server's files and confinement are
 // those of --cwd), written as the terminal host writes them.
 type webStore struct {
-	st      *store
-	agent   string   // as sessionRecord.Agent
-	command []string // as sessionRecord.Command
+	st      *state.Store
+	agent   string   // as state.Record.Agent
+	command []string // as state.Record.Command
 	cwd     string
 }
 
-func newWebStore(st *store, cfg config) webStore {
+func newWebStore(st *state.Store, cfg config) webStore {
 	w := webStore{st: st, cwd: cfg.cwd}
 	w.agent, w.command = recordAgent(cfg)
 	return w
 }
 
-func (w webStore) mine(r sessionRecord) bool {
-	return r.Cwd == w.cwd && r.same(sessionRecord{ID: r.ID, Agent: w.agent, Command: w.command})
+func (w webStore) mine(r state.Record) bool {
+	return r.Cwd == w.cwd && r.Same(state.Record{ID: r.ID, Agent: w.agent, Command: w.command})
 }
 
 func (w webStore) List() ([]web.SessionRecord, error) {
-	recs, err := w.st.list()
+	recs, err := w.st.List()
 	var out []web.SessionRecord
 	for _, r := range recs {
 		if w.mine(r) {
@@ -211,7 +212,7 @@ func (w webStore) List() ([]web.SessionRecord, error) {
 }
 
 func (w webStore) Put(r web.SessionRecord) error {
-	return w.st.put(sessionRecord{ID: r.ID, Agent: w.agent, Command: w.command, Cwd: w.cwd, Title: r.Title, Mode: r.Mode,
+	return w.st.Put(state.Record{ID: r.ID, Agent: w.agent, Command: w.command, Cwd: w.cwd, Title: r.Title, Mode: r.Mode,
 		Created: r.LastUsed, LastUsed: r.LastUsed})
 }
 
@@ -248,7 +249,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 	case "-":
 		opts.Stderr = stderr
 	default:
-		f, err := openOutput(cfg.stderrPath, true)
+		f, err := state.OpenOutput(cfg.stderrPath, true)
 		if err != nil {
 			fmt.Fprintln(stderr, "acphost web: --stderr:", err)
 			return usage
@@ -281,7 +282,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		opts.PlanMode = true // reads are still asked in the page
 	}
 	if !cfg.noStore {
-		if st, err := openStore(); err == nil {
+		if st, err := state.Open(); err == nil {
 			wcfg.Sessions = newWebStore(st, cfg)
 		} else {
 			fmt.Fprintf(stderr, "acphost web: %v; sessions are not recorded\n", err)
@@ -384,6 +385,6 @@ func (w webStore) RecordTurn(sessionID string, t web.TurnRecord) error {
 	if errors.Is(t.Err, context.Canceled) { // the page's stop button
 		r.stop, r.userCancel = acphost.StopCancelled, true
 	}
-	rec := sessionRecord{ID: sessionID, Agent: w.agent, Command: w.command, Cwd: w.cwd}
-	return w.st.appendTranscript(rec, turnEntries(t.Prompt, t.Started, r, nil))
+	rec := state.Record{ID: sessionID, Agent: w.agent, Command: w.command, Cwd: w.cwd}
+	return w.st.AppendTranscript(rec, turnEntries(t.Prompt, t.Started, r, nil))
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package state
 
 import (
 	"fmt"
@@ -26,6 +26,7 @@ func checkOwnFile(f *os.File) error {
 	return nil
 }
 
-// checkPrivateDir: file modes do not say who may write here (Windows ACLs,
-// or no such notion); the user's profile directory is trusted.
-func checkPrivateDir(string) error { return nil }
+// CheckPrivateDir checks nothing here: file modes do not say who may write
+// here (Windows ACLs, or no such notion); the user's profile directory is
+// trusted.
+func CheckPrivateDir(string) error { return nil }

@@ -1,4 +1,4 @@
-package main
+package state
 
 import (
 	"bytes"
@@ -12,10 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/acphost/acphost"
 )
 
 // A session's transcript is what acphost sessions history shows: for each
@@ -27,23 +24,23 @@ import (
 // Bounds of a transcript: the file, one entry's text, the tool calls kept
 // of one turn.
 const (
-	maxTranscriptBytes = 1 << 20
-	maxEntryText       = 16 << 10
-	maxEntryField      = 256 // a tool's title, kind, status; a stop reason
-	maxTranscriptTools = 100
-	cutMark            = "…(cut)"
+	MaxTranscriptBytes = 1 << 20
+	MaxEntryText       = 16 << 10
+	MaxEntryField      = 256 // a tool's title, kind, status; a stop reason
+	MaxTranscriptTools = 100
+	CutMark            = "…(cut)"
 )
 
 // Entry types.
 const (
-	entryPrompt = "prompt"
-	entryTool   = "tool"
-	entryAnswer = "answer"
-	entryEnd    = "end"
+	EntryPrompt = "prompt"
+	EntryTool   = "tool"
+	EntryAnswer = "answer"
+	EntryEnd    = "end"
 )
 
-// transcriptEntry is one line of a transcript.
-type transcriptEntry struct {
+// Entry is one line of a transcript.
+type Entry struct {
 	Time time.Time `json:"time"`
 	Type string    `json:"type"` // prompt, tool, answer, end
 	// Text is a prompt's or an answer's text.
@@ -63,15 +60,15 @@ type transcriptEntry struct {
 	Omitted int    `json:"omitted,omitempty"`
 }
 
-// bounded returns e with its text cut to the bounds.
-func (e transcriptEntry) bounded() transcriptEntry {
-	e.Text = cutText(e.Text, maxEntryText)
-	e.Error = cutText(e.Error, maxEntryText)
-	e.Title = cutText(e.Title, maxEntryField)
-	e.Kind = clip(e.Kind, maxEntryField)
-	e.Status = clip(e.Status, maxEntryField)
-	e.Refused = clip(e.Refused, maxEntryField)
-	e.Stop = clip(e.Stop, maxEntryField)
+// Bounded returns e with its text cut to the bounds.
+func (e Entry) Bounded() Entry {
+	e.Text = cutText(e.Text, MaxEntryText)
+	e.Error = cutText(e.Error, MaxEntryText)
+	e.Title = cutText(e.Title, MaxEntryField)
+	e.Kind = Clip(e.Kind, MaxEntryField)
+	e.Status = Clip(e.Status, MaxEntryField)
+	e.Refused = Clip(e.Refused, MaxEntryField)
+	e.Stop = Clip(e.Stop, MaxEntryField)
 	e.Ms = max(e.Ms, 0)
 	e.Omitted = max(e.Omitted, 0)
 	return e
@@ -82,44 +79,21 @@ func cutText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return clip(s, n-len(cutMark)) + cutMark
+	return Clip(s, n-len(CutMark)) + CutMark
 }
 
-// validEntryType reports whether t is a type of entry.
-func validEntryType(t string) bool {
+// ValidEntryType reports whether t is a type of entry.
+func ValidEntryType(t string) bool {
 	switch t {
-	case entryPrompt, entryTool, entryAnswer, entryEnd:
+	case EntryPrompt, EntryTool, EntryAnswer, EntryEnd:
 		return true
 	}
 	return false
 }
 
-// turnEntries is the transcript of one turn.
-func turnEntries(prompt string, since time.Time, r turnResult, refused map[string]string) []transcriptEntry {
-	now := time.Now()
-	es := []transcriptEntry{{Time: since, Type: entryPrompt, Text: prompt}}
-	tools := r.resp.ToolCalls
-	omitted := 0
-	if len(tools) > maxTranscriptTools {
-		omitted = len(tools) - maxTranscriptTools
-		tools = tools[:maxTranscriptTools]
-	}
-	for _, tc := range tools {
-		es = append(es, transcriptEntry{Time: now, Type: entryTool, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status), Refused: refused[tc.ID]})
-	}
-	if text := strings.TrimSpace(r.resp.Text); text != "" {
-		es = append(es, transcriptEntry{Time: now, Type: entryAnswer, Text: text})
-	}
-	end := transcriptEntry{Time: now, Type: entryEnd, Stop: string(r.stop), Ms: r.elapsed.Milliseconds(), Omitted: omitted}
-	if r.err != nil && !r.userCancel {
-		end.Error = dedupe(r.err.Error())
-	}
-	return append(es, end)
-}
-
 // transcriptKey names a record's transcript file: a hash of its agent
 // (the name; for a command after --, the command) and session id.
-func transcriptKey(r sessionRecord) string {
+func transcriptKey(r Record) string {
 	who := "agent\x00" + r.Agent
 	if r.Agent == "" {
 		who = "command\x00" + strings.Join(r.Command, "\x00")
@@ -128,26 +102,27 @@ func transcriptKey(r sessionRecord) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func (s *store) transcriptDir() string { return filepath.Join(s.dir, "transcripts") }
+func (s *Store) transcriptDir() string { return filepath.Join(s.Dir, "transcripts") }
 
-func (s *store) transcriptPath(r sessionRecord) string {
+// TranscriptPath is the file of r's transcript.
+func (s *Store) TranscriptPath(r Record) string {
 	return filepath.Join(s.transcriptDir(), transcriptKey(r)+".jsonl")
 }
 
 // privateTranscriptDir makes the transcripts directory, and holds it to
 // the store's rule: the user's own, writable by nobody else, no link.
 // Caller holds the lock.
-func (s *store) privateTranscriptDir() error {
-	if err := privateDir(s.transcriptDir()); err != nil {
+func (s *Store) privateTranscriptDir() error {
+	if err := PrivateDir(s.transcriptDir()); err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
 	return nil
 }
 
-// appendTranscript adds entries to r's transcript. When the file would
+// AppendTranscript adds entries to r's transcript. When the file would
 // grow past maxTranscriptBytes, its oldest turns go first, down to three
 // quarters of it.
-func (s *store) appendTranscript(r sessionRecord, entries []transcriptEntry) error {
+func (s *Store) AppendTranscript(r Record, entries []Entry) error {
 	b, err := encodeEntries(entries)
 	if err != nil {
 		return err
@@ -155,11 +130,11 @@ func (s *store) appendTranscript(r sessionRecord, entries []transcriptEntry) err
 	return s.locked(func() error { return s.appendTranscriptLocked(r, b) })
 }
 
-func (s *store) appendTranscriptLocked(r sessionRecord, b []byte) error {
+func (s *Store) appendTranscriptLocked(r Record, b []byte) error {
 	if err := s.privateTranscriptDir(); err != nil {
 		return err
 	}
-	path := s.transcriptPath(r)
+	path := s.TranscriptPath(r)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|oNoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("session store: transcript: %w", err)
@@ -172,19 +147,19 @@ func (s *store) appendTranscriptLocked(r sessionRecord, b []byte) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("session store: transcript %s is not a regular file: refusing it", path)
 	}
-	if fi.Size()+int64(len(b)) <= maxTranscriptBytes {
+	if fi.Size()+int64(len(b)) <= MaxTranscriptBytes {
 		if _, err := f.Write(b); err != nil {
 			return fmt.Errorf("session store: transcript: %w", err)
 		}
 		return nil
 	}
-	old, err := readTail(f, fi.Size(), maxTranscriptBytes)
+	old, err := readTail(f, fi.Size(), MaxTranscriptBytes)
 	if err != nil {
 		return fmt.Errorf("session store: transcript: %w", err)
 	}
 	// Cut to three quarters, so that the next turns append again rather
 	// than each rewriting a full file.
-	kept := keepNewest(old, maxTranscriptBytes*3/4-len(b))
+	kept := keepNewest(old, MaxTranscriptBytes*3/4-len(b))
 	return transcriptErr(replaceFile(path, append(kept, b...)))
 }
 
@@ -220,8 +195,8 @@ func keepNewest(b []byte, budget int) []byte {
 	}
 	// Begin with a turn's prompt, never in the middle of a turn.
 	for start < len(lines) {
-		var e transcriptEntry
-		if json.Unmarshal(lines[start], &e) == nil && e.Type == entryPrompt {
+		var e Entry
+		if json.Unmarshal(lines[start], &e) == nil && e.Type == EntryPrompt {
 			break
 		}
 		start++
@@ -229,10 +204,10 @@ func keepNewest(b []byte, budget int) []byte {
 	return bytes.Join(lines[start:], nil)
 }
 
-// readTranscript returns r's transcript (nothing when there is none) and
+// ReadTranscript returns r's transcript (nothing when there is none) and
 // the file's size. Lines that are not entries are skipped; every entry is
 // cut to the bounds again, whoever wrote the file.
-func (s *store) readTranscript(r sessionRecord) (entries []transcriptEntry, size int64, err error) {
+func (s *Store) ReadTranscript(r Record) (entries []Entry, size int64, err error) {
 	err = s.locked(func() error {
 		entries, size, err = s.readTranscriptLocked(r)
 		return err
@@ -240,14 +215,14 @@ func (s *store) readTranscript(r sessionRecord) (entries []transcriptEntry, size
 	return entries, size, err
 }
 
-func (s *store) readTranscriptLocked(r sessionRecord) ([]transcriptEntry, int64, error) {
+func (s *Store) readTranscriptLocked(r Record) ([]Entry, int64, error) {
 	if _, err := os.Lstat(s.transcriptDir()); errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
-	if err := checkPrivateDir(s.transcriptDir()); err != nil {
+	if err := CheckPrivateDir(s.transcriptDir()); err != nil {
 		return nil, 0, fmt.Errorf("session store: %w", err)
 	}
-	path := s.transcriptPath(r)
+	path := s.TranscriptPath(r)
 	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
@@ -263,7 +238,7 @@ func (s *store) readTranscriptLocked(r sessionRecord) ([]transcriptEntry, int64,
 	if !fi.Mode().IsRegular() {
 		return nil, 0, fmt.Errorf("session store: transcript %s is not a regular file: refusing it", path)
 	}
-	b, err := readTail(f, fi.Size(), maxTranscriptBytes)
+	b, err := readTail(f, fi.Size(), MaxTranscriptBytes)
 	if err != nil {
 		return nil, 0, fmt.Errorf("session store: transcript: %w", err)
 	}
@@ -272,21 +247,21 @@ func (s *store) readTranscriptLocked(r sessionRecord) ([]transcriptEntry, int64,
 
 // parseTranscript decodes the entries of JSON lines, skipping any other
 // line.
-func parseTranscript(b []byte) []transcriptEntry {
-	var es []transcriptEntry
+func parseTranscript(b []byte) []Entry {
+	var es []Entry
 	for line := range bytes.Lines(b) {
-		var e transcriptEntry
-		if json.Unmarshal(line, &e) != nil || !validEntryType(e.Type) {
+		var e Entry
+		if json.Unmarshal(line, &e) != nil || !ValidEntryType(e.Type) {
 			continue
 		}
-		es = append(es, e.bounded())
+		es = append(es, e.Bounded())
 	}
 	return es
 }
 
-// removeTranscript deletes r's transcript, if any. Caller holds the lock.
-func (s *store) removeTranscriptLocked(r sessionRecord) error {
-	err := os.Remove(s.transcriptPath(r))
+// removeTranscriptLocked deletes r's transcript, if any. Caller holds the lock.
+func (s *Store) removeTranscriptLocked(r Record) error {
+	err := os.Remove(s.TranscriptPath(r))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("session store: %w", err)
 	}
@@ -295,7 +270,7 @@ func (s *store) removeTranscriptLocked(r sessionRecord) error {
 
 // writeTranscriptLocked replaces r's transcript with entries (the newest
 // turns that fit the bound). Caller holds the lock.
-func (s *store) writeTranscriptLocked(r sessionRecord, entries []transcriptEntry) error {
+func (s *Store) writeTranscriptLocked(r Record, entries []Entry) error {
 	if err := s.privateTranscriptDir(); err != nil {
 		return err
 	}
@@ -303,77 +278,17 @@ func (s *store) writeTranscriptLocked(r sessionRecord, entries []transcriptEntry
 	if err != nil {
 		return err
 	}
-	if len(b) > maxTranscriptBytes {
-		b = keepNewest(b, maxTranscriptBytes)
+	if len(b) > MaxTranscriptBytes {
+		b = keepNewest(b, MaxTranscriptBytes)
 	}
-	return transcriptErr(replaceFile(s.transcriptPath(r), b))
-}
-
-// transcriptSink records each turn in the session's transcript, around
-// the sink that shows it: the narrowest hook, one call as a turn ends.
-type transcriptSink struct {
-	sink
-	a *app
-
-	mu       sync.Mutex
-	prompt   string
-	since    time.Time
-	refused  map[string]string // tool call id → why its permission was refused, this turn
-	reported bool              // a failure to write was said once
-}
-
-func (t *transcriptSink) beginTurn(prompt string, echo bool) {
-	t.mu.Lock()
-	t.prompt, t.since, t.refused = prompt, time.Now(), map[string]string{}
-	t.mu.Unlock()
-	t.sink.beginTurn(prompt, echo)
-}
-
-// event notes the permission answers, so that the transcript says a
-// rejected tool call was rejected even when the agent reports it completed.
-func (t *transcriptSink) event(ev acphost.StreamEvent) {
-	if ev.Type == acphost.EventPermissionAnswer && ev.Answer != nil {
-		why := refusal(ev.Answer)
-		t.mu.Lock()
-		if t.refused != nil && why != "" && len(t.refused) < maxTranscriptTools {
-			t.refused[ev.ID] = why
-		} else if why == "" {
-			delete(t.refused, ev.ID)
-		}
-		t.mu.Unlock()
-	}
-	t.sink.event(ev)
-}
-
-func (t *transcriptSink) endTurn(r turnResult) {
-	t.sink.endTurn(r)
-	sess := t.a.session()
-	if sess == nil {
-		return
-	}
-	t.mu.Lock()
-	prompt, since, refused := t.prompt, t.since, t.refused
-	t.mu.Unlock()
-	rec := sessionRecord{ID: sess.ID()}
-	rec.Agent, rec.Command = recordAgent(t.a.cfg)
-	err := t.a.store.appendTranscript(rec, turnEntries(prompt, since, r, refused))
-	if err == nil {
-		return
-	}
-	t.mu.Lock()
-	said := t.reported
-	t.reported = true
-	t.mu.Unlock()
-	if !said {
-		t.a.diag(styleYellow, "%s; this session's history is not recorded", acphost.SafeText(err.Error()))
-	}
+	return transcriptErr(replaceFile(s.TranscriptPath(r), b))
 }
 
 // encodeEntries writes entries as JSON lines, each bounded.
-func encodeEntries(entries []transcriptEntry) ([]byte, error) {
+func encodeEntries(entries []Entry) ([]byte, error) {
 	var b []byte
 	for _, e := range entries {
-		line, err := json.Marshal(e.bounded())
+		line, err := json.Marshal(e.Bounded())
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package state
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ func TestStoreRefusesADirOthersCanWrite(t *testing.T) {
 	}
 	// "Another user" plants a record for the victim's directory ...
 	cwd := t.TempDir()
-	planted := storeFile{Version: 1, Sessions: []sessionRecord{{ID: "s1", Command: []string{"sh", "-c", "touch " + filepath.Join(root, "pwned")},
+	planted := storeFile{Version: 1, Sessions: []Record{{ID: "s1", Command: []string{"sh", "-c", "touch " + filepath.Join(root, "pwned")},
 		Cwd: cwd, Created: time.Now(), LastUsed: time.Now()}}}
 	b, _ := json.Marshal(planted)
 	if err := os.WriteFile(filepath.Join(dir, "sessions.json"), b, 0o666); err != nil {
@@ -41,9 +41,9 @@ func TestStoreRefusesADirOthersCanWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	recs, err := (&store{dir: dir}).list()
+	recs, err := (&Store{Dir: dir}).List()
 	if err == nil {
-		i, ferr := find(recs, "last", cwd)
+		i, ferr := Find(recs, "last", cwd)
 		if ferr == nil {
 			t.Errorf("a store in a directory anyone can write (mode %o) was trusted: --resume last would run %q", 0o777, recs[i].Command)
 		}
@@ -59,12 +59,12 @@ func TestStoreRefusesADirOthersCanWrite(t *testing.T) {
 // that every acphost run reads.
 func TestStoreBoundsAgentTitles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "acphost")
-	st := &store{dir: dir}
+	st := &Store{Dir: dir}
 	huge := strings.Repeat("t", 16<<20)
-	if err := st.put(sessionRecord{ID: "s1", Command: []string{"agent"}, Cwd: "/", Title: huge, Created: time.Now(), LastUsed: time.Now()}); err != nil {
+	if err := st.Put(Record{ID: "s1", Command: []string{"agent"}, Cwd: "/", Title: huge, Created: time.Now(), LastUsed: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(st.path())
+	fi, err := os.Stat(st.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,30 +78,30 @@ func TestStoreBoundsAgentTitles(t *testing.T) {
 // through nor read; nor is a transcripts directory that is a link.
 func TestTranscriptLinksAreNotFollowed(t *testing.T) {
 	root := t.TempDir()
-	st := &store{dir: filepath.Join(root, "acphost")}
-	r := sessionRecord{ID: "s1", Agent: demoAgent}
-	if err := st.appendTranscript(r, []transcriptEntry{{Type: entryPrompt, Text: "first"}}); err != nil {
+	st := &Store{Dir: filepath.Join(root, "acphost")}
+	r := Record{ID: "s1", Agent: "demo"}
+	if err := st.AppendTranscript(r, []Entry{{Type: EntryPrompt, Text: "first"}}); err != nil {
 		t.Fatal(err)
 	}
 	victim := filepath.Join(root, "victim")
 	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	path := st.transcriptPath(r)
+	path := st.TranscriptPath(r)
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(victim, path); err != nil {
 		t.Fatal(err)
 	}
-	werr := st.appendTranscript(r, []transcriptEntry{{Type: entryPrompt, Text: "through the link"}})
+	werr := st.AppendTranscript(r, []Entry{{Type: EntryPrompt, Text: "through the link"}})
 	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
 		t.Errorf("the transcript link was followed: the file it names now holds %q", b)
 	}
 	if werr == nil {
 		t.Errorf("writing through a linked transcript did not fail")
 	}
-	if es, _, err := st.readTranscript(r); err == nil {
+	if es, _, err := st.ReadTranscript(r); err == nil {
 		t.Errorf("a linked transcript was read: %v", es)
 	}
 
@@ -116,7 +116,7 @@ func TestTranscriptLinksAreNotFollowed(t *testing.T) {
 	if err := os.Symlink(other, st.transcriptDir()); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.appendTranscript(r, []transcriptEntry{{Type: entryPrompt, Text: "x"}}); err == nil {
+	if err := st.AppendTranscript(r, []Entry{{Type: EntryPrompt, Text: "x"}}); err == nil {
 		t.Errorf("a transcripts directory that is a link was written in")
 	}
 	if left, _ := os.ReadDir(other); len(left) > 0 {
@@ -134,11 +134,11 @@ func TestPromptHistoryLinksAreNotFollowed(t *testing.T) {
 	}
 	root := t.TempDir()
 	dir := filepath.Join(root, "acphost")
-	h, err := openHistory(dir, "demo")
+	h, err := OpenHistory(dir, "demo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.add("first")
+	h.Add("first")
 	victim := filepath.Join(root, "victim")
 	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -150,10 +150,10 @@ func TestPromptHistoryLinksAreNotFollowed(t *testing.T) {
 	if err := os.Symlink(victim, path); err != nil {
 		t.Fatal(err)
 	}
-	if h2, err := openHistory(dir, "demo"); err == nil && h2.len() > 0 {
-		t.Errorf("a linked history was read: %d lines", h2.len())
+	if h2, err := OpenHistory(dir, "demo"); err == nil && h2.Len() > 0 {
+		t.Errorf("a linked history was read: %d lines", h2.Len())
 	}
-	h.add("through the link")
+	h.Add("through the link")
 	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
 		t.Errorf("the history link was followed: the file it names now holds %q", b)
 	}
@@ -168,10 +168,10 @@ func TestPromptHistoryLinksAreNotFollowed(t *testing.T) {
 	if err := os.Symlink(other, filepath.Join(dir, "history")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openHistory(dir, "demo"); err == nil {
+	if _, err := OpenHistory(dir, "demo"); err == nil {
 		t.Errorf("a history directory that is a link was used")
 	}
-	h.add("into the linked dir")
+	h.Add("into the linked dir")
 	if left, _ := os.ReadDir(other); len(left) > 0 {
 		t.Errorf("the linked history directory got %d file(s)", len(left))
 	}
@@ -185,7 +185,7 @@ func TestPromptHistoryLinksAreNotFollowed(t *testing.T) {
 	if err := os.Chmod(filepath.Join(dir, "history"), 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openHistory(dir, "demo"); err == nil {
+	if _, err := OpenHistory(dir, "demo"); err == nil {
 		t.Errorf("a history directory others can write was used")
 	}
 }
@@ -194,18 +194,18 @@ func TestPromptHistoryLinksAreNotFollowed(t *testing.T) {
 // record is the same conversation whatever command the configuration
 // runs for it today; a command after -- is told apart by the command.
 func TestStoreKeepsOneRecordWhenANamedAgentsCommandChanges(t *testing.T) {
-	st := &store{dir: filepath.Join(t.TempDir(), "acphost")}
+	st := &Store{Dir: filepath.Join(t.TempDir(), "acphost")}
 	for _, cmd := range [][]string{{"npx", "agent@1"}, {"npx", "agent@2"}} {
-		if err := st.put(sessionRecord{ID: "s1", Agent: "mine", Command: cmd, Cwd: "/"}); err != nil {
+		if err := st.Put(Record{ID: "s1", Agent: "mine", Command: cmd, Cwd: "/"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, cmd := range [][]string{{"a"}, {"b"}} {
-		if err := st.put(sessionRecord{ID: "s1", Command: cmd, Cwd: "/"}); err != nil {
+		if err := st.Put(Record{ID: "s1", Command: cmd, Cwd: "/"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	recs, err := st.list()
+	recs, err := st.List()
 	if err != nil {
 		t.Fatal(err)
 	}

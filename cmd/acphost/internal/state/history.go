@@ -1,4 +1,4 @@
-package main
+package state
 
 import (
 	"bufio"
@@ -17,31 +17,30 @@ import (
 // it when it has grown to twice as many lines.
 const maxHistory = 500
 
-// history is the prompts typed to one agent, most recent last: in memory
+// History is the prompts typed to one agent, most recent last: in memory
 // for the line editor, and in a file under the state directory
 // (acphost/history/AGENT, mode 0600) so they outlive the process. Every
 // line is appended with the file locked, so acphost processes running at
 // once keep each other's lines; none is lost when the file is cut back.
-type history struct {
+type History struct {
 	mu    sync.Mutex
 	lines []string
 	path  string // "" : in memory only (--no-store)
 }
 
-// historyKey names an agent's history file: its name, or for a command a
-// readable part of it and a hash of the whole.
-func historyKey(agentName string, command []string) string {
-	if agentName != "" {
-		return safeFileName(agentName)
-	}
-	if len(command) == 0 {
-		return demoAgent
+// HistoryKey names an agent's history file: its name, or for a command
+// (when it has no name) a readable part of it and a hash of the whole.
+func HistoryKey(agentName string, command []string) string {
+	if agentName != "" || len(command) == 0 {
+		return SafeFileName(agentName)
 	}
 	sum := sha256.Sum256([]byte(strings.Join(command, "\x00")))
-	return safeFileName(filepath.Base(command[0])) + "-" + hex.EncodeToString(sum[:4])
+	return SafeFileName(filepath.Base(command[0])) + "-" + hex.EncodeToString(sum[:4])
 }
 
-func safeFileName(s string) string {
+// SafeFileName is s as a file name: letters, digits, - _ and . kept, any
+// other character made _; "agent" when nothing (or only dots) is left.
+func SafeFileName(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -57,9 +56,9 @@ func safeFileName(s string) string {
 	return b.String()
 }
 
-// openHistory loads the history in dir/history/key ("" dir: in memory).
-func openHistory(dir, key string) (*history, error) {
-	h := &history{}
+// OpenHistory loads the history in dir/history/key ("" dir: in memory).
+func OpenHistory(dir, key string) (*History, error) {
+	h := &History{}
 	if dir == "" {
 		return h, nil
 	}
@@ -87,8 +86,8 @@ func openHistory(dir, key string) (*history, error) {
 // locked runs fn holding the history's lock. The directory is checked as
 // the store's (the user's own, writable by nobody else, not a link) and
 // nothing in it is opened through a link.
-func (h *history) locked(fn func() error) error {
-	if err := privateDir(filepath.Dir(h.path)); err != nil {
+func (h *History) locked(fn func() error) error {
+	if err := PrivateDir(filepath.Dir(h.path)); err != nil {
 		return err
 	}
 	return withLock(h.path+".lock", fn)
@@ -122,8 +121,8 @@ func writeLines(path string, lines []string) error {
 	return replaceFile(path, []byte(strings.Join(lines, "\n")+"\n"))
 }
 
-// add records a line: not a blank one, nor the one just before again.
-func (h *history) add(line string) {
+// Add records a line: not a blank one, nor the one just before again.
+func (h *History) Add(line string) {
 	if strings.TrimSpace(line) == "" || strings.ContainsAny(line, "\r\n") {
 		return
 	}
@@ -153,14 +152,15 @@ func (h *history) add(line string) {
 	})
 }
 
-func (h *history) len() int {
+// Len is how many lines the history holds.
+func (h *History) Len() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.lines)
 }
 
-// at is the i-th most recent line (0: the last).
-func (h *history) at(i int) string {
+// At is the i-th most recent line (0: the last).
+func (h *History) At(i int) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.lines[len(h.lines)-1-i]

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package state
 
 import (
 	"fmt"
@@ -31,9 +31,9 @@ func checkOwnFile(f *os.File) error {
 	return f.Chmod(0o600)
 }
 
-// checkPrivateDir refuses a directory that is a symbolic link, is not the
+// CheckPrivateDir refuses a directory that is a symbolic link, is not the
 // user's, or that group or others may write.
-func checkPrivateDir(dir string) error {
+func CheckPrivateDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return err

@@ -1,4 +1,10 @@
-package main
+// Package state is what acphost keeps for the user under its state
+// directory (see Dir): the session store (sessions.json), each session's
+// transcript, the prompt history of each agent and the logs of background
+// acphost processes. Every file there holds to the rules of files.go: a
+// private directory, no symbolic link followed, a file replaced
+// atomically, a lock held by the processes that share it.
+package state
 
 import (
 	"encoding/json"
@@ -15,11 +21,11 @@ import (
 	"unicode/utf8"
 )
 
-// sessionRecord is one conversation acphost had, enough to continue it
+// Record is one conversation acphost had, enough to continue it
 // later with --resume: the agent (by name, and the command that ran it),
 // the agent's session id, the directory, what the agent called it, its mode
 // and when it was last used.
-type sessionRecord struct {
+type Record struct {
 	ID       string    `json:"id"`
 	Agent    string    `json:"agent,omitempty"` // the --agent name; "" for a command after --
 	Command  []string  `json:"command"`
@@ -43,46 +49,18 @@ type sessionRecord struct {
 	URL string `json:"url,omitempty"`
 }
 
-// state says whether a live acphost process holds the session and runs a
-// turn in it ("" for neither).
-func (r sessionRecord) state() string {
-	if r.PID == 0 || !processAlive(r.PID) {
-		return ""
-	}
-	if _, err := os.Lstat(r.Control); r.Control != "" && err != nil {
-		return "" // its control socket is gone: the pid is someone else's now
-	}
-	if !r.TurnSince.IsZero() {
-		return fmt.Sprintf("turn running %s (pid %d)", fmtDuration(time.Since(r.TurnSince)), r.PID)
-	}
-	return fmt.Sprintf("open (pid %d)", r.PID)
-}
-
-// same reports whether r and o are the same conversation: the same session
+// Same reports whether r and o are the same conversation: the same session
 // id of the same agent — a named agent by its name (the command the
 // configuration runs for it may change), another by its command.
-func (r sessionRecord) same(o sessionRecord) bool {
+func (r Record) Same(o Record) bool {
 	if r.ID != o.ID || r.Agent != o.Agent || r.SSH != o.SSH || r.URL != o.URL {
 		return false
 	}
 	return r.Agent != "" || strings.Join(r.Command, "\x00") == strings.Join(o.Command, "\x00")
 }
 
-// recordAgent is the agent of cfg as a record names it: by name, or by
-// command; the built-in agent by its name alone.
-func recordAgent(cfg config) (agent string, command []string) {
-	agent, command = cfg.agentName, cfg.agent
-	if agent == "" && len(command) == 0 && cfg.remote.url == "" {
-		agent = demoAgent // a --url agent is the server's: named by the URL
-	}
-	if agent == demoAgent {
-		command = nil
-	}
-	return agent, command
-}
-
-// agentLabel names the record's agent for people.
-func (r sessionRecord) agentLabel() string {
+// AgentLabel names the record's agent for people.
+func (r Record) AgentLabel() string {
 	label := r.Agent
 	switch {
 	case label != "":
@@ -101,29 +79,32 @@ func (r sessionRecord) agentLabel() string {
 
 // storeFile is the file's content.
 type storeFile struct {
-	Version  int             `json:"version"`
-	Sessions []sessionRecord `json:"sessions"`
+	Version  int      `json:"version"`
+	Sessions []Record `json:"sessions"`
 }
 
 // maxRecords bounds the store; the least recently used go first.
 const maxRecords = 1000
 
-// store is the session store: sessions.json in dir, replaced atomically
+// Store is the session store: sessions.json in dir, replaced atomically
 // (a temporary file renamed over it) while sessions.lock is locked
 // (flock on Unix, LockFileEx on Windows), so that acphost processes running
 // at once never lose each other's records and a reader never sees half a
 // file.
-type store struct{ dir string }
+type Store struct {
+	// Dir is the state directory (see Dir).
+	Dir string
+}
 
-// envStateDir names the store's directory instead of the default.
-const envStateDir = "ACPHOST_STATE_DIR"
+// EnvDir names the store's directory instead of the default.
+const EnvDir = "ACPHOST_STATE_DIR"
 
-// stateDir is where the store lives: $ACPHOST_STATE_DIR; else, on Windows
+// Dir is where the store lives: $ACPHOST_STATE_DIR; else, on Windows
 // %LocalAppData%\acphost, on macOS ~/Library/Application Support/acphost,
 // elsewhere $XDG_STATE_HOME/acphost (~/.local/state/acphost when unset or
 // not absolute, as the XDG Base Directory spec says).
-func stateDir() (string, error) {
-	if d := os.Getenv(envStateDir); d != "" {
+func Dir() (string, error) {
+	if d := os.Getenv(EnvDir); d != "" {
 		return d, nil
 	}
 	switch runtime.GOOS {
@@ -150,62 +131,40 @@ func stateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "acphost"), nil
 }
 
-func openStore() (*store, error) {
-	dir, err := stateDir()
+// Open returns the store in the state directory (see Dir); the directory
+// is made, and checked, on first use.
+func Open() (*Store, error) {
+	dir, err := Dir()
 	if err != nil {
 		return nil, fmt.Errorf("session store: %w", err)
 	}
-	return &store{dir: dir}, nil
+	return &Store{Dir: dir}, nil
 }
 
-func (s *store) path() string { return filepath.Join(s.dir, "sessions.json") }
+// Path is the store's file, sessions.json.
+func (s *Store) Path() string { return filepath.Join(s.Dir, "sessions.json") }
 
 // Bounds on what the store keeps: a record's agent-chosen text and the
 // file as a whole (maxRecords of records at their bounds fit well within).
 const (
-	maxTitleBytes = 256
+	MaxTitleBytes = 256
 	maxStoreBytes = 16 << 20
 )
 
 // locked runs fn with the store's lock held. The directory must be the
 // user's own and writable by nobody else — --resume runs what a record
 // names — and neither it nor the lock may be a symbolic link.
-func (s *store) locked(fn func() error) error {
-	if err := privateDir(s.dir); err != nil {
+func (s *Store) locked(fn func() error) error {
+	if err := PrivateDir(s.Dir); err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
-	return withLock(filepath.Join(s.dir, "sessions.lock"), fn)
-}
-
-// privateDir makes dir (0700) if it is missing and holds it to the store's
-// rule: the user's own, writable by nobody else, not a link. Every
-// directory under the state directory goes through it.
-func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	return checkPrivateDir(dir)
-}
-
-// withLock runs fn holding an exclusive lock on the file lockPath, opened
-// without following a link.
-func withLock(lockPath string, fn func() error) error {
-	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
-	if err != nil {
-		return fmt.Errorf("session store: %w", err)
-	}
-	defer f.Close()
-	if err := lockFile(f); err != nil {
-		return fmt.Errorf("session store: locking %s: %w", f.Name(), err)
-	}
-	defer unlockFile(f)
-	return fn()
+	return withLock(filepath.Join(s.Dir, "sessions.lock"), fn)
 }
 
 // read reads the file; a missing one is empty.
-func (s *store) read() (storeFile, error) {
+func (s *Store) read() (storeFile, error) {
 	var sf storeFile
-	f, err := os.OpenFile(s.path(), os.O_RDONLY|oNoFollow, 0)
+	f, err := os.OpenFile(s.Path(), os.O_RDONLY|oNoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return storeFile{Version: 1}, nil
 	}
@@ -218,31 +177,31 @@ func (s *store) read() (storeFile, error) {
 		return sf, fmt.Errorf("session store: %w", err)
 	}
 	if len(b) > maxStoreBytes {
-		return sf, fmt.Errorf("session store: %s is over %d MiB: not read", s.path(), maxStoreBytes>>20)
+		return sf, fmt.Errorf("session store: %s is over %d MiB: not read", s.Path(), maxStoreBytes>>20)
 	}
 	if err := json.Unmarshal(b, &sf); err != nil {
-		return sf, fmt.Errorf("session store: %s: %w", s.path(), err)
+		return sf, fmt.Errorf("session store: %s: %w", s.Path(), err)
 	}
 	return sf, nil
 }
 
 // write replaces the file atomically. Caller holds the lock.
-func (s *store) write(sf storeFile) error {
+func (s *Store) write(sf storeFile) error {
 	sf.Version = 1
 	sort.SliceStable(sf.Sessions, func(i, j int) bool { return sf.Sessions[i].LastUsed.After(sf.Sessions[j].LastUsed) })
-	var dropped []sessionRecord
+	var dropped []Record
 	if len(sf.Sessions) > maxRecords {
 		dropped = sf.Sessions[maxRecords:]
 		sf.Sessions = sf.Sessions[:maxRecords]
 	}
 	for i := range sf.Sessions {
-		sf.Sessions[i].Title = clip(sf.Sessions[i].Title, maxTitleBytes)
+		sf.Sessions[i].Title = Clip(sf.Sessions[i].Title, MaxTitleBytes)
 	}
 	b, err := json.MarshalIndent(sf, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := replaceFile(s.path(), append(b, '\n')); err != nil {
+	if err := replaceFile(s.Path(), append(b, '\n')); err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
 	for _, r := range dropped {
@@ -252,7 +211,7 @@ func (s *store) write(sf storeFile) error {
 }
 
 // update reads, changes and writes the store under its lock.
-func (s *store) update(fn func(*storeFile) error) error {
+func (s *Store) update(fn func(*storeFile) error) error {
 	return s.locked(func() error {
 		sf, err := s.read()
 		if err != nil {
@@ -265,8 +224,8 @@ func (s *store) update(fn func(*storeFile) error) error {
 	})
 }
 
-// list returns the records, most recently used first.
-func (s *store) list() ([]sessionRecord, error) {
+// List returns the records, most recently used first.
+func (s *Store) List() ([]Record, error) {
 	var sf storeFile
 	err := s.locked(func() error {
 		var err error
@@ -277,12 +236,12 @@ func (s *store) list() ([]sessionRecord, error) {
 	return sf.Sessions, err
 }
 
-// put adds r or updates the record of the same conversation (keeping its
+// Put adds r or updates the record of the same conversation (keeping its
 // creation time).
-func (s *store) put(r sessionRecord) error {
+func (s *Store) Put(r Record) error {
 	return s.update(func(sf *storeFile) error {
 		for i, o := range sf.Sessions {
-			if o.same(r) {
+			if o.Same(r) {
 				r.Created = o.Created
 				if r.Title == "" {
 					r.Title = o.Title
@@ -296,16 +255,16 @@ func (s *store) put(r sessionRecord) error {
 	})
 }
 
-// remove deletes the record the id names (see find), and its transcript,
+// Remove deletes the record the id names (see Find), and its transcript,
 // and returns it.
-func (s *store) remove(id, cwd string) (sessionRecord, error) {
-	var gone sessionRecord
+func (s *Store) Remove(id, cwd string) (Record, error) {
+	var gone Record
 	err := s.locked(func() error {
 		sf, err := s.read()
 		if err != nil {
 			return err
 		}
-		i, err := find(sf.Sessions, id, cwd)
+		i, err := Find(sf.Sessions, id, cwd)
 		if err != nil {
 			return err
 		}
@@ -319,30 +278,22 @@ func (s *store) remove(id, cwd string) (sessionRecord, error) {
 	return gone, err
 }
 
-// find picks a record: "last" is the most recently used one in cwd; else
-// a session id, or a unique prefix of one.
-// lookup finds the record id names (see find) in the store.
-func (s *store) lookup(id, cwd string) (sessionRecord, error) {
-	recs, err := s.list()
+// Lookup finds the record id names (see Find) in the store.
+func (s *Store) Lookup(id, cwd string) (Record, error) {
+	recs, err := s.List()
 	if err != nil {
-		return sessionRecord{}, err
+		return Record{}, err
 	}
-	i, err := find(recs, id, cwd)
+	i, err := Find(recs, id, cwd)
 	if err != nil {
-		return sessionRecord{}, err
+		return Record{}, err
 	}
 	return recs[i], nil
 }
 
-// dirOrHere is dir, or the current directory when dir is "".
-func dirOrHere(dir string) string {
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	return dir
-}
-
-func find(recs []sessionRecord, id, cwd string) (int, error) {
+// Find picks a record: "last" is the most recently used one in cwd; else
+// a session id, or a unique prefix of one.
+func Find(recs []Record, id, cwd string) (int, error) {
 	if id == "last" {
 		best := -1
 		for i, r := range recs {
@@ -373,8 +324,8 @@ func find(recs []sessionRecord, id, cwd string) (int, error) {
 	return -1, fmt.Errorf("%q names %d sessions; give more of the id", id, len(hits))
 }
 
-// clip cuts s to at most n bytes, on a rune boundary.
-func clip(s string, n int) string {
+// Clip cuts s to at most n bytes, on a rune boundary.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -384,27 +335,68 @@ func clip(s string, n int) string {
 	return s[:n]
 }
 
-// replaceFile writes b to path atomically: a temporary file beside it
-// (0600, as os.CreateTemp makes it), synced, then renamed over it. The
-// store's files (sessions, transcripts, history) are all written so.
-// Caller holds the file's lock.
-func replaceFile(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+// ImportRecord adds r and its transcript es under the store's lock. A
+// record of the same session id and agent is replaced, with its
+// transcript, only when replace, told of it, returns nil.
+func (s *Store) ImportRecord(r Record, es []Entry, replace func(old Record) error) error {
+	return s.locked(func() error {
+		sf, err := s.read()
+		if err != nil {
+			return err
+		}
+		for i, o := range sf.Sessions {
+			if o.ID != r.ID || o.Agent != r.Agent {
+				continue
+			}
+			if err := replace(o); err != nil {
+				return err
+			}
+			sf.Sessions = append(sf.Sessions[:i], sf.Sessions[i+1:]...)
+			if err := s.removeTranscriptLocked(o); err != nil {
+				return err
+			}
+			break
+		}
+		sf.Sessions = append(sf.Sessions, r)
+		if err := s.write(sf); err != nil {
+			return err
+		}
+		if len(es) == 0 {
+			return nil
+		}
+		return s.writeTranscriptLocked(r, es)
+	})
+}
+
+// Prune removes the records keep refuses, and their transcripts, under the
+// store's lock, and returns them; with dryRun it only returns them.
+func (s *Store) Prune(keep func(Record) bool, dryRun bool) ([]Record, error) {
+	var gone []Record
+	err := s.locked(func() error {
+		sf, err := s.read()
+		if err != nil {
+			return err
+		}
+		kept := sf.Sessions[:0]
+		for _, r := range sf.Sessions {
+			if keep(r) {
+				kept = append(kept, r)
+			} else {
+				gone = append(gone, r)
+			}
+		}
+		if dryRun || len(gone) == 0 {
+			return nil
+		}
+		sf.Sessions = kept
+		if err := s.write(sf); err != nil {
+			return err
+		}
+		var errs []error
+		for _, r := range gone {
+			errs = append(errs, s.removeTranscriptLocked(r))
+		}
+		return errors.Join(errs...)
+	})
+	return gone, err
 }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
+)
+
+// turnEntries is the transcript of one turn.
+func turnEntries(prompt string, since time.Time, r turnResult, refused map[string]string) []state.Entry {
+	now := time.Now()
+	es := []state.Entry{{Time: since, Type: state.EntryPrompt, Text: prompt}}
+	tools := r.resp.ToolCalls
+	omitted := 0
+	if len(tools) > state.MaxTranscriptTools {
+		omitted = len(tools) - state.MaxTranscriptTools
+		tools = tools[:state.MaxTranscriptTools]
+	}
+	for _, tc := range tools {
+		es = append(es, state.Entry{Time: now, Type: state.EntryTool, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status), Refused: refused[tc.ID]})
+	}
+	if text := strings.TrimSpace(r.resp.Text); text != "" {
+		es = append(es, state.Entry{Time: now, Type: state.EntryAnswer, Text: text})
+	}
+	end := state.Entry{Time: now, Type: state.EntryEnd, Stop: string(r.stop), Ms: r.elapsed.Milliseconds(), Omitted: omitted}
+	if r.err != nil && !r.userCancel {
+		end.Error = dedupe(r.err.Error())
+	}
+	return append(es, end)
+}
+
+// transcriptSink records each turn in the session's transcript, around
+// the sink that shows it: the narrowest hook, one call as a turn ends.
+type transcriptSink struct {
+	sink
+	a *app
+
+	mu       sync.Mutex
+	prompt   string
+	since    time.Time
+	refused  map[string]string // tool call id → why its permission was refused, this turn
+	reported bool              // a failure to write was said once
+}
+
+func (t *transcriptSink) beginTurn(prompt string, echo bool) {
+	t.mu.Lock()
+	t.prompt, t.since, t.refused = prompt, time.Now(), map[string]string{}
+	t.mu.Unlock()
+	t.sink.beginTurn(prompt, echo)
+}
+
+// event notes the permission answers, so that the transcript says a
+// rejected tool call was rejected even when the agent reports it completed.
+func (t *transcriptSink) event(ev acphost.StreamEvent) {
+	if ev.Type == acphost.EventPermissionAnswer && ev.Answer != nil {
+		why := refusal(ev.Answer)
+		t.mu.Lock()
+		if t.refused != nil && why != "" && len(t.refused) < state.MaxTranscriptTools {
+			t.refused[ev.ID] = why
+		} else if why == "" {
+			delete(t.refused, ev.ID)
+		}
+		t.mu.Unlock()
+	}
+	t.sink.event(ev)
+}
+
+func (t *transcriptSink) endTurn(r turnResult) {
+	t.sink.endTurn(r)
+	sess := t.a.session()
+	if sess == nil {
+		return
+	}
+	t.mu.Lock()
+	prompt, since, refused := t.prompt, t.since, t.refused
+	t.mu.Unlock()
+	rec := state.Record{ID: sess.ID()}
+	rec.Agent, rec.Command = recordAgent(t.a.cfg)
+	err := t.a.store.AppendTranscript(rec, turnEntries(prompt, since, r, refused))
+	if err == nil {
+		return
+	}
+	t.mu.Lock()
+	said := t.reported
+	t.reported = true
+	t.mu.Unlock()
+	if !said {
+		t.a.diag(styleYellow, "%s; this session's history is not recorded", acphost.SafeText(err.Error()))
+	}
+}
