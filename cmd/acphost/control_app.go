@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/control"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
 // openControl opens the run's control socket; without the store (or when
@@ -12,7 +15,7 @@ func (a *app) openControl() {
 	if a.store == nil {
 		return
 	}
-	ctl, err := listenControl(a.store.Dir, a.control)
+	ctl, err := control.Listen(a.store.Dir, a.control)
 	if err != nil {
 		a.diag(styleYellow, "%v; acphost cancel and --no-wait cannot reach this acphost", err)
 		return
@@ -36,12 +39,12 @@ func (a *app) controlPath() string {
 	if a.ctl == nil {
 		return ""
 	}
-	return a.ctl.path
+	return a.ctl.Path
 }
 
 // control answers a request on the control socket: cancel the running
 // turn as Ctrl-C does, or queue a prompt as one typed during a turn.
-func (a *app) control(req controlRequest) controlReply {
+func (a *app) control(req control.Request) control.Reply {
 	a.mu.Lock()
 	var id string
 	if a.sess != nil {
@@ -51,24 +54,40 @@ func (a *app) control(req controlRequest) controlReply {
 	a.mu.Unlock()
 	switch {
 	case released || a.quitting():
-		return controlReply{Error: "this acphost is ending", Ending: true}
+		return control.Reply{Error: "this acphost is ending", Ending: true}
 	case req.Session == "" || req.Session != id:
-		return controlReply{Error: fmt.Sprintf("this acphost no longer has session %s open", acphost.SafeText(req.Session))}
+		return control.Reply{Error: fmt.Sprintf("this acphost no longer has session %s open", acphost.SafeText(req.Session))}
 	}
 	switch req.Op {
-	case opCancel:
-		return controlReply{OK: true, Running: a.cancelTurn("cancelling the turn (acphost cancel)")}
-	case opPrompt:
+	case control.OpCancel:
+		return control.Reply{OK: true, Running: a.cancelTurn("cancelling the turn (acphost cancel)")}
+	case control.OpPrompt:
 		n, err := a.in.enqueue(req.Text)
 		if err != nil {
-			return controlReply{Error: err.Error(), Ending: true}
+			return control.Reply{Error: err.Error(), Ending: true}
 		}
 		text := fmt.Sprintf("queued (%d, from acphost --no-wait): %s", n, oneLine(acphost.SafeText(req.Text), 60))
 		if a.out != nil {
 			a.out.forget()
 		}
 		a.note(styleDim, text)
-		return controlReply{OK: true, Queued: n}
+		return control.Reply{OK: true, Queued: n}
 	}
-	return controlReply{Error: "unknown request"}
+	return control.Reply{Error: "unknown request"}
+}
+
+// openElsewhere reports another acphost that has r's session open: its
+// pid lives and its control socket answers. Two processes must not drive
+// one session. A record with a live pid and no socket (the chat could not
+// make one, or its pid is someone else's now) is not refused: nothing can
+// tell which, and refusing would refuse for ever (see unreachable).
+func openElsewhere(r state.Record) error {
+	if r.PID == 0 || r.PID == os.Getpid() || !processAlive(r.PID) || r.Control == "" {
+		return nil
+	}
+	if !control.Answers(r.Control) {
+		return nil // a dead acphost's socket; the pid is someone else's now
+	}
+	return fmt.Errorf("session %s is open in acphost pid %d: prompt it there, or queue prompts with acphost --resume %s -p TEXT --no-wait",
+		acphost.SafeText(r.ID), r.PID, acphost.SafeText(r.ID))
 }

@@ -11,11 +11,11 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/testutil"
@@ -211,7 +211,7 @@ func TestControlSocketSurvivesHostileClients(t *testing.T) {
 		t.Errorf("other session: %q", rep)
 	}
 	// A line over the bound is refused without being read to its end.
-	huge := bytes.Repeat([]byte("x"), maxControlLine+10)
+	huge := bytes.Repeat([]byte("x"), control.MaxLine+10)
 	if rep := rawAsk(t, rec.Control, huge); !strings.Contains(rep, "request over") {
 		t.Errorf("huge line: %q", rep)
 	}
@@ -242,69 +242,6 @@ func rawAsk(t *testing.T, path string, b []byte) string {
 	go func() { _, _ = c.Write(b) }() // a refused huge line is never read to its end
 	line, _ := bufio.NewReader(c).ReadString('\n')
 	return line
-}
-
-// In process: hostile connections end within the deadline, the bound on
-// connections served at once holds, and Close leaves no goroutine behind.
-func TestControlServerLeavesNoGoroutine(t *testing.T) {
-	base := runtime.NumGoroutine()
-	stateDir := filepath.Join(t.TempDir(), "state")
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	handled := make(chan controlRequest, 10)
-	s, err := listenControl(stateDir, func(req controlRequest) controlReply {
-		handled <- req
-		return controlReply{OK: true, Running: true}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.deadline.Store(int64(300 * time.Millisecond))
-	var conns []net.Conn
-	for i := 0; i < controlConns+3; i++ { // never finishing their lines
-		c, err := net.Dial("unix", s.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = c.Write([]byte(`{"op"`))
-		conns = append(conns, c)
-	}
-	// The slow writers are cut off at the deadline; then a request works.
-	for _, c := range conns {
-		_ = c.SetReadDeadline(time.Now().Add(readTimeout))
-		if _, err := c.Read(make([]byte, 1)); err == nil {
-			t.Error("a slow writer got an answer")
-		}
-		c.Close()
-	}
-	waitFor(t, "the served connections to end", func() bool { return len(s.sem) == 0 })
-	rep, err := askControl(s.path, controlRequest{Op: opCancel, Session: "s"})
-	if err != nil || !rep.Running || rep.PID != os.Getpid() {
-		t.Fatalf("%+v %v", rep, err)
-	}
-	if req := <-handled; req.Op != opCancel || req.Session != "s" {
-		t.Errorf("handled %+v", req)
-	}
-	// One held open while Close runs is ended by it.
-	held, err := net.Dial("unix", s.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	s.deadline.Store(int64(time.Hour))
-	waitFor(t, "the held connection to be served", func() bool { return len(s.sem) == 1 })
-	s.Close()
-	if _, err := os.Lstat(s.path); !os.IsNotExist(err) {
-		t.Errorf("the socket outlived Close: %v", err)
-	}
-	if _, err := askControl(s.path, controlRequest{Op: opCancel}); err != errNoController {
-		t.Errorf("after Close: %v", err)
-	}
-	if !testutil.GoroutinesBackTo(base) {
-		buf := make([]byte, 1<<20)
-		t.Fatalf("goroutines left:\n%s", buf[:runtime.Stack(buf, true)])
-	}
 }
 
 // In a real terminal: a prompt handed over with --no-wait shows up on the

@@ -230,6 +230,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -718,8 +719,8 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		return cfg, errors.New("--no-wait finds the session in the session store: it cannot be combined with --no-store")
 	}
 	for _, p := range cfg.prompts {
-		if cfg.noWait && len(p) > maxQueuedPrompt {
-			return cfg, fmt.Errorf("--no-wait: a prompt of %d bytes is over the %d MiB a queued prompt may have", len(p), maxQueuedPrompt>>20)
+		if cfg.noWait && len(p) > control.MaxQueuedPrompt {
+			return cfg, fmt.Errorf("--no-wait: a prompt of %d bytes is over the %d MiB a queued prompt may have", len(p), control.MaxQueuedPrompt>>20)
 		}
 	}
 	if err := checkRemote(&cfg, stderr); err != nil {

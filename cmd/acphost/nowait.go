@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
@@ -54,7 +55,7 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 	// Nobody has the session open. One background acphost at a time is
 	// started, so two --no-wait at once never open the session twice:
 	// the second finds the first one's socket.
-	dir, err := runDir(st.Dir)
+	dir, err := control.RunDir(st.Dir)
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost: --no-wait:", err)
 		return exitFailed
@@ -92,8 +93,8 @@ func unreachable(rec state.Record) bool {
 func handOver(cfg config, st *state.Store, rec state.Record, prompts []string, stdout, stderr io.Writer) (code int, done bool) {
 	sid := acphost.SafeText(rec.ID)
 	for i, p := range prompts {
-		rep, err := askControl(rec.Control, controlRequest{Op: opPrompt, Session: rec.ID, Text: p})
-		if i == 0 && (errors.Is(err, errNoController) || rep.Ending) {
+		rep, err := control.Ask(rec.Control, control.Request{Op: control.OpPrompt, Session: rec.ID, Text: p})
+		if i == 0 && (errors.Is(err, control.ErrNoController) || rep.Ending) {
 			if rep.Ending {
 				waitReleased(st, rec, rep.PID)
 			}
@@ -116,7 +117,7 @@ func handOver(cfg config, st *state.Store, rec state.Record, prompts []string, s
 // waitReleased waits (a little) for an ending acphost to let go of the
 // session's record, so that the one started next is not undone by it.
 func waitReleased(st *state.Store, rec state.Record, pid int) {
-	deadline := time.Now().Add(controlDeadline)
+	deadline := time.Now().Add(control.Deadline)
 	for time.Now().Before(deadline) {
 		r, err := st.Lookup(rec.ID, rec.Cwd)
 		if err != nil || r.PID != pid {
@@ -163,7 +164,7 @@ func startDetached(cfg config, st *state.Store, rec state.Record, cwd string, st
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	pid := cmd.Process.Pid
-	deadline := time.Now().Add(cfg.startTimeout + controlDeadline)
+	deadline := time.Now().Add(cfg.startTimeout + control.Deadline)
 	for {
 		if r, err := st.Lookup(rec.ID, cwd); err == nil && r.PID == pid && r.Control != "" {
 			report(cfg, stdout, map[string]any{"type": "background", "sessionId": rec.ID, "pid": pid, "prompts": len(cfg.prompts), "log": logPath, "ended": false},

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -93,7 +94,7 @@ func TestNoWaitUsage(t *testing.T) {
 	}
 	// An argument that long cannot reach a process on Linux; parseArgs
 	// and the control socket refuse it all the same.
-	huge := strings.Repeat("x", maxQueuedPrompt+1)
+	huge := strings.Repeat("x", control.MaxQueuedPrompt+1)
 	if _, err := parseArgs([]string{"--resume", "last", "-p", huge, "--no-wait"}, io.Discard, false); err == nil || !strings.Contains(err.Error(), "over the 1 MiB") {
 		t.Errorf("huge prompt: %v", err)
 	}
@@ -101,15 +102,15 @@ func TestNoWaitUsage(t *testing.T) {
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s, err := listenControl(stateDir, func(controlRequest) controlReply {
+	s, err := control.Listen(stateDir, func(control.Request) control.Reply {
 		t.Error("a prompt over the bound was handled")
-		return controlReply{OK: true}
+		return control.Reply{OK: true}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := askControl(s.path, controlRequest{Op: opPrompt, Session: "s", Text: huge}); err == nil || !strings.Contains(err.Error(), "prompt over") {
+	if _, err := control.Ask(s.Path, control.Request{Op: control.OpPrompt, Session: "s", Text: huge}); err == nil || !strings.Contains(err.Error(), "prompt over") {
 		t.Errorf("huge prompt over the socket: %v", err)
 	}
 }

@@ -223,44 +223,6 @@ func TestNoWaitDoesNotOpenAnOpenSessionTwice(t *testing.T) {
 	_ = b.cmd.Process.Kill()
 }
 
-// TestSweepSparesASocketBeingOpened: an acphost opening its control
-// socket binds the path, then listens; in between, a connection is
-// refused. Another acphost sweeping stale sockets at that moment removed
-// the new one's path: its chat ran unreachable by acphost cancel, and
-// --no-wait opened its session a second time. A socket is stale only
-// once it has refused connections for a while.
-func TestSweepSparesASocketBeingOpened(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	bound := func(name string) string {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { syscall.Close(fd) })
-		if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: p}); err != nil {
-			t.Fatal(err)
-		}
-		return p // bound, not yet listening
-	}
-	opening, stale := bound("opening.sock"), bound("stale.sock")
-	old := time.Now().Add(-2 * staleSocketAge)
-	if err := os.Chtimes(stale, old, old); err != nil {
-		t.Fatal(err)
-	}
-	sweepStaleSockets(dir)
-	if _, err := os.Lstat(opening); err != nil {
-		t.Errorf("the socket of an acphost about to listen was swept: %v", err)
-	}
-	if _, err := os.Lstat(stale); err == nil {
-		t.Errorf("a socket refusing connections for %v was not swept", 2*time.Minute)
-	}
-}
-
 // TestNoWaitNeverContinuesAnotherSession: the agent picks its session
 // ids. One it called "last" was handed to the background acphost as
 // --resume=last, which means the latest session in the directory: the

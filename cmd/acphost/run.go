@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/internal/confine"
@@ -79,7 +80,7 @@ type app struct {
 	turnSince time.Time
 	released  bool
 
-	ctl *controlServer // the control socket, nil without one
+	ctl *control.Server // the control socket, nil without one
 
 	failed   bool        // a turn failed: exit status 1
 	chatting atomic.Bool // the chat reads prompts (a Ctrl-C between turns goes to the line editor)

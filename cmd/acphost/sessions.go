@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
@@ -169,9 +170,9 @@ func cancelCmd(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	sid := acphost.SafeText(r.ID)
-	rep, err := askControl(r.Control, controlRequest{Op: opCancel, Session: r.ID})
+	rep, err := control.Ask(r.Control, control.Request{Op: control.OpCancel, Session: r.ID})
 	switch {
-	case errors.Is(err, errNoController):
+	case errors.Is(err, control.ErrNoController):
 		fmt.Fprintf(stderr, "acphost: cancel: no acphost process has session %s open (no control socket answers; nothing was signalled)\n", sid)
 		return exitFailed
 	case err != nil:

@@ -39,7 +39,7 @@ type Record struct {
 	// turns).
 	PID       int       `json:"pid,omitempty"`
 	TurnSince time.Time `json:"turnSince,omitzero"`
-	// Control is that process's control socket (see control.go), which
+	// Control is that process's control socket (see package control), which
 	// acphost cancel and --no-wait talk to; "" once it let go.
 	Control string `json:"control,omitempty"`
 	// SSH and URL say how a remote agent was reached (--ssh HOST, --url

@@ -1,4 +1,9 @@
-package main
+// Package control is the control socket of a running acphost chat: other
+// acphost processes (acphost cancel, --resume ID -p TEXT --no-wait) reach
+// it to cancel its turn or queue a prompt. The socket is a unix-domain
+// socket in the private run directory under the state directory; the peer
+// is not trusted (see Server).
+package control
 
 import (
 	"bufio"
@@ -19,7 +24,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
@@ -28,43 +32,43 @@ import (
 // --no-wait hands it a prompt to queue. It is a unix-domain socket in
 // <state dir>/run (mode 0700, the user's own), named at random, its path
 // kept in the session's record and removed at exit. The protocol is one
-// JSON line each way per connection: a controlRequest, then a
-// controlReply. The peer is not trusted: a request line is bounded, one
+// JSON line each way per connection: a Request, then a
+// Reply. The peer is not trusted: a request line is bounded, one
 // request is read per connection, the whole exchange has a deadline, few
 // connections are served at once, and on Linux a peer of another uid is
 // refused (SO_PEERCRED) even though the directory already keeps others out.
 
 // Control operations.
 const (
-	opCancel = "cancel"
-	opPrompt = "prompt"
+	OpCancel = "cancel"
+	OpPrompt = "prompt"
 )
 
 const (
-	// maxQueuedPrompt bounds a prompt handed over with --no-wait.
-	maxQueuedPrompt = 1 << 20
-	// maxControlLine bounds a request line: a prompt at its bound, JSON
+	// MaxQueuedPrompt bounds a prompt handed over with --no-wait.
+	MaxQueuedPrompt = 1 << 20
+	// MaxLine bounds a request line: a prompt at its bound, JSON
 	// escaped (at worst 6 bytes a byte), and the rest of the request.
-	maxControlLine = 6*maxQueuedPrompt + 4096
+	MaxLine = 6*MaxQueuedPrompt + 4096
 	// controlConns is how many connections are served at once; more are
 	// closed unanswered.
 	controlConns = 4
-	// controlDeadline bounds one exchange, on either side.
-	controlDeadline = 10 * time.Second
+	// Deadline bounds one exchange, on either side.
+	Deadline = 10 * time.Second
 )
 
-// controlRequest is what a client asks. Session is the session the client
+// Request is what a client asks. Session is the session the client
 // means: a chat that has moved on to another one refuses.
-type controlRequest struct {
+type Request struct {
 	Op      string `json:"op"`
 	Session string `json:"session"`
 	Text    string `json:"text,omitempty"` // opPrompt
 }
 
-// controlReply answers a request: Error says why it was refused; Running
+// Reply answers a request: Error says why it was refused; Running
 // (opCancel) whether a turn was running and is being cancelled; Queued
 // (opPrompt) the prompt's place in the queue.
-type controlReply struct {
+type Reply struct {
 	OK      bool   `json:"ok"`
 	Error   string `json:"error,omitempty"`
 	Running bool   `json:"running,omitempty"`
@@ -74,11 +78,12 @@ type controlReply struct {
 	Ending bool `json:"ending,omitempty"`
 }
 
-// controlServer serves a chat's control socket.
-type controlServer struct {
-	path     string
+// Server serves a chat's control socket.
+type Server struct {
+	// Path is the socket's path, for the session's record.
+	Path     string
 	ln       net.Listener
-	handle   func(controlRequest) controlReply
+	handle   func(Request) Reply
 	deadline atomic.Int64 // time.Duration; tests shorten it
 	sem      chan struct{}
 
@@ -88,8 +93,8 @@ type controlServer struct {
 	wg     sync.WaitGroup
 }
 
-// runDir is the directory of the control sockets, created private.
-func runDir(stateDir string) (string, error) {
+// RunDir is the directory of the control sockets, created private.
+func RunDir(stateDir string) (string, error) {
 	dir := filepath.Join(stateDir, "run")
 	if err := state.PrivateDir(dir); err != nil {
 		return "", err
@@ -100,10 +105,12 @@ func runDir(stateDir string) (string, error) {
 	return dir, nil
 }
 
-// listenControl opens a control socket in stateDir's run directory, first
-// removing the sockets there that nobody listens on any more.
-func listenControl(stateDir string, handle func(controlRequest) controlReply) (*controlServer, error) {
-	dir, err := runDir(stateDir)
+// Listen opens a control socket in stateDir's run directory, first
+// removing the sockets there that nobody listens on any more, and serves
+// it until Close. handle answers each request; it runs on a goroutine of
+// the server's, one per connection, several at once.
+func Listen(stateDir string, handle func(Request) Reply) (*Server, error) {
+	dir, err := RunDir(stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
@@ -121,9 +128,9 @@ func listenControl(stateDir string, handle func(controlRequest) controlReply) (*
 		ul.SetUnlinkOnClose(true)
 	}
 	_ = os.Chmod(path, 0o600) // the directory is what keeps others out
-	s := &controlServer{path: path, ln: ln, handle: handle,
+	s := &Server{Path: path, ln: ln, handle: handle,
 		sem: make(chan struct{}, controlConns), conns: map[net.Conn]struct{}{}}
-	s.deadline.Store(int64(controlDeadline))
+	s.deadline.Store(int64(Deadline))
 	s.wg.Add(1)
 	go s.serve()
 	return s, nil
@@ -159,7 +166,7 @@ func sweepStaleSockets(dir string) {
 	}
 }
 
-func (s *controlServer) serve() {
+func (s *Server) serve() {
 	defer s.wg.Done()
 	for {
 		c, err := s.ln.Accept()
@@ -195,7 +202,7 @@ func (s *controlServer) serve() {
 	}
 }
 
-func (s *controlServer) track(c net.Conn) bool {
+func (s *Server) track(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -205,7 +212,7 @@ func (s *controlServer) track(c net.Conn) bool {
 	return true
 }
 
-func (s *controlServer) untrack(c net.Conn) {
+func (s *Server) untrack(c net.Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
@@ -213,32 +220,32 @@ func (s *controlServer) untrack(c net.Conn) {
 }
 
 // serveConn reads one request and answers it.
-func (s *controlServer) serveConn(c net.Conn) {
+func (s *Server) serveConn(c net.Conn) {
 	_ = c.SetDeadline(time.Now().Add(time.Duration(s.deadline.Load())))
 	if err := samePeer(c); err != nil {
 		return
 	}
-	reply := func(r controlReply) {
+	reply := func(r Reply) {
 		r.PID = os.Getpid()
 		b, _ := json.Marshal(r)
 		_, _ = c.Write(append(b, '\n'))
 	}
-	line, err := readLine(c, maxControlLine)
+	line, err := readLine(c, MaxLine)
 	if err != nil {
 		if errors.Is(err, errLineTooLong) {
-			reply(controlReply{Error: fmt.Sprintf("request over %d bytes", maxControlLine)})
+			reply(Reply{Error: fmt.Sprintf("request over %d bytes", MaxLine)})
 		}
 		return
 	}
-	var req controlRequest
+	var req Request
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		reply(controlReply{Error: "malformed request"})
+		reply(Reply{Error: "malformed request"})
 		return
 	}
-	if req.Op == opPrompt && len(req.Text) > maxQueuedPrompt {
-		reply(controlReply{Error: fmt.Sprintf("prompt over %d bytes", maxQueuedPrompt)})
+	if req.Op == OpPrompt && len(req.Text) > MaxQueuedPrompt {
+		reply(Reply{Error: fmt.Sprintf("prompt over %d bytes", MaxQueuedPrompt)})
 		return
 	}
 	reply(s.handle(req))
@@ -267,7 +274,7 @@ func readLine(r io.Reader, limit int) ([]byte, error) {
 
 // Close stops serving, ends the connections being served, waits for
 // their goroutines and removes the socket.
-func (s *controlServer) Close() {
+func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -280,37 +287,37 @@ func (s *controlServer) Close() {
 	s.mu.Unlock()
 	s.ln.Close()
 	s.wg.Wait()
-	os.Remove(s.path)
+	os.Remove(s.Path)
 }
 
-// errNoController is a control socket that is missing or that nobody
+// ErrNoController is a control socket that is missing or that nobody
 // listens on: the acphost that made it is gone.
-var errNoController = errors.New("no acphost process is listening")
+var ErrNoController = errors.New("no acphost process is listening")
 
-// askControl sends req to the control socket at path and returns the
+// Ask sends req to the control socket at path and returns the
 // reply. It never signals anything: a socket that is gone, or refuses,
 // is errNoController.
-func askControl(path string, req controlRequest) (controlReply, error) {
-	var rep controlReply
+func Ask(path string, req Request) (Reply, error) {
+	var rep Reply
 	if path == "" {
-		return rep, errNoController
+		return rep, ErrNoController
 	}
 	dir := filepath.Dir(path)
 	if err := state.CheckPrivateDir(dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return rep, errNoController
+			return rep, ErrNoController
 		}
 		return rep, err
 	}
-	c, err := net.DialTimeout("unix", path, controlDeadline)
+	c, err := net.DialTimeout("unix", path, Deadline)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
-			return rep, errNoController
+			return rep, ErrNoController
 		}
 		return rep, err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(controlDeadline))
+	_ = c.SetDeadline(time.Now().Add(Deadline))
 	if err := samePeer(c); err != nil {
 		return rep, err
 	}
@@ -337,25 +344,9 @@ func askControl(path string, req controlRequest) (controlReply, error) {
 	return rep, nil
 }
 
-// openElsewhere reports another acphost that has r's session open: its
-// pid lives and its control socket answers. Two processes must not drive
-// one session. A record with a live pid and no socket (the chat could not
-// make one, or its pid is someone else's now) is not refused: nothing can
-// tell which, and refusing would refuse for ever (see unreachable).
-func openElsewhere(r state.Record) error {
-	if r.PID == 0 || r.PID == os.Getpid() || !processAlive(r.PID) || r.Control == "" {
-		return nil
-	}
-	if !controlAnswers(r.Control) {
-		return nil // a dead acphost's socket; the pid is someone else's now
-	}
-	return fmt.Errorf("session %s is open in acphost pid %d: prompt it there, or queue prompts with acphost --resume %s -p TEXT --no-wait",
-		acphost.SafeText(r.ID), r.PID, acphost.SafeText(r.ID))
-}
-
-// controlAnswers reports whether an acphost listens on the control socket
+// Answers reports whether an acphost listens on the control socket
 // path (in a private directory): a connection is made and closed.
-func controlAnswers(path string) bool {
+func Answers(path string) bool {
 	if state.CheckPrivateDir(filepath.Dir(path)) != nil {
 		return false
 	}
