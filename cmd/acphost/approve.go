@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // The --permission policies.
@@ -40,8 +41,8 @@ func isRead(req *acphost.PermissionRequest) bool {
 // approver is the "ask" policy: it shows a permission request and reads
 // the user's choice, by number, from standard input.
 type approver struct {
-	in  *inbox
-	scr *screen // where the question goes: stdout, or stderr with --json
+	in  *tty.Inbox
+	scr *tty.Screen // where the question goes: stdout, or stderr with --json
 	// showRequest prints the whole request first (with --json; the human
 	// renderer has already shown it).
 	showRequest bool
@@ -55,7 +56,7 @@ type approver struct {
 
 // newApprover returns the "ask" policy; seat is the one place at stdin,
 // shared with the elicitation prompt.
-func newApprover(in *inbox, scr *screen, showRequest, echo bool, seat chan struct{}) *approver {
+func newApprover(in *tty.Inbox, scr *tty.Screen, showRequest, echo bool, seat chan struct{}) *approver {
 	return &approver{in: in, scr: scr, showRequest: showRequest, echo: echo, turn: seat}
 }
 
@@ -70,33 +71,33 @@ func (ap *approver) decide(ctx context.Context, req *acphost.PermissionRequest) 
 	}
 	defer func() { <-ap.turn }()
 	if ap.showRequest || waited { // shown by the renderer, but other questions came since
-		ap.scr.block(formatRequest(ap.scr, req))
+		ap.scr.Block(formatRequest(ap.scr, req))
 	}
-	ap.scr.setPaused(true)
-	defer ap.scr.setPaused(false)
+	ap.scr.SetPaused(true)
+	defer ap.scr.SetPaused(false)
 	heading, _ := req.Heading()
 	if heading = oneLine(acphost.SafeText(heading), 40); heading == "" {
 		heading = "permission"
 	}
-	question := ap.scr.style(styleAsk, fmt.Sprintf("%s: choose 1-%d (y: allow once, n: reject):", heading, len(req.Options)))
+	question := ap.scr.Style(tty.StyleAsk, fmt.Sprintf("%s: choose 1-%d (y: allow once, n: reject):", heading, len(req.Options)))
 	for {
-		ap.scr.prompt(question)
-		line, ok, err := ap.in.ask(ctx)
+		ap.scr.Prompt(question)
+		line, ok, err := ap.in.Ask(ctx)
 		switch {
 		case err != nil:
 			// Cancelled, withdrawn or closed: the client has answered already.
-			ap.scr.unprompt()
+			ap.scr.Unprompt()
 			return "", err
 		case !ok:
-			ap.scr.breakLine()
-			ap.scr.line(styleYellow, "no more input: rejecting")
+			ap.scr.BreakLine()
+			ap.scr.Line(tty.StyleYellow, "no more input: rejecting")
 			return acphost.RejectOption(req), nil
 		}
-		ap.scr.answered(acphost.SafeText(line), ap.echo)
+		ap.scr.Answered(acphost.SafeText(line), ap.echo)
 		if id, ok := parseChoice(line, req); ok {
 			return id, nil
 		}
-		ap.scr.line(styleYellow, fmt.Sprintf("%q is not a choice", oneLine(acphost.SafeText(line), 40)))
+		ap.scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not a choice", oneLine(acphost.SafeText(line), 40)))
 	}
 }
 
@@ -133,7 +134,7 @@ const (
 // description, tool kind and title, input, locations, content (diffs) and
 // the numbered options with their kinds and structured changes. Every
 // agent string goes through acphost.SafeText (Describe does it itself).
-func formatRequest(s *screen, req *acphost.PermissionRequest) string {
+func formatRequest(s *tty.Screen, req *acphost.PermissionRequest) string {
 	var b strings.Builder
 	heading, fromPresentation := req.Heading()
 	writeHeading(&b, s, "? Permission: ", heading, "The agent asks for permission")
@@ -149,7 +150,7 @@ func formatRequest(s *screen, req *acphost.PermissionRequest) string {
 	if kind == "" {
 		kind = "tool"
 	}
-	tool := s.style(styleCyan, kind)
+	tool := s.Style(tty.StyleCyan, kind)
 	if title := oneLine(acphost.SafeText(tc.Title), 120); title != "" && (fromPresentation || title != oneLine(heading, 120)) {
 		tool += " " + title
 	}
@@ -161,7 +162,7 @@ func formatRequest(s *screen, req *acphost.PermissionRequest) string {
 		b.WriteString("  " + label + ": " + in + "\n")
 	}
 	for _, loc := range tc.Locations {
-		l := acphost.SafeText(s.shownPath(loc.Path))
+		l := acphost.SafeText(s.ShownPath(loc.Path))
 		if loc.Line != nil {
 			l += ":" + strconv.Itoa(*loc.Line)
 		}
@@ -173,8 +174,8 @@ func formatRequest(s *screen, req *acphost.PermissionRequest) string {
 		if name == "" {
 			name = oneLine(acphost.SafeText(o.ID), 80)
 		}
-		fmt.Fprintf(&b, "  %s %s %s\n", s.style(styleBold, strconv.Itoa(i+1)+")"), name,
-			s.style(styleDim, "["+acphost.SafeText(string(o.Kind))+"]"))
+		fmt.Fprintf(&b, "  %s %s %s\n", s.Style(tty.StyleBold, strconv.Itoa(i+1)+")"), name,
+			s.Style(tty.StyleDim, "["+acphost.SafeText(string(o.Kind))+"]"))
 		if o.Meta.HasDescription {
 			if d := oneLine(acphost.SafeText(o.Meta.Description), 200); d != "" {
 				b.WriteString("       " + d + "\n")
@@ -193,27 +194,27 @@ func formatRequest(s *screen, req *acphost.PermissionRequest) string {
 
 // writeToolContent shows a tool call's content: diffs (capped), text
 // (first lines) and terminals.
-func writeToolContent(b *strings.Builder, s *screen, content []acphost.ToolCallContent) {
+func writeToolContent(b *strings.Builder, s *tty.Screen, content []acphost.ToolCallContent) {
 	for _, c := range content {
 		switch {
 		case c.Diff != nil:
 			d := *c.Diff
-			d.Path = s.shownPath(d.Path)
+			d.Path = s.ShownPath(d.Path)
 			text, st := d.Unified(acphost.DiffOptions{MaxLines: maxDiffLines})
-			fmt.Fprintf(b, "  diff %s %s\n", acphost.SafeText(d.Path), s.style(styleDim, fmt.Sprintf("(+%d -%d)", st.Added, st.Removed)))
+			fmt.Fprintf(b, "  diff %s %s\n", acphost.SafeText(d.Path), s.Style(tty.StyleDim, fmt.Sprintf("(+%d -%d)", st.Added, st.Removed)))
 			for _, l := range strings.Split(strings.TrimRight(acphost.SafeText(text), "\n"), "\n") {
 				code := ""
 				switch {
 				case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-					code = styleBold
+					code = tty.StyleBold
 				case strings.HasPrefix(l, "+"):
-					code = styleGreen
+					code = tty.StyleGreen
 				case strings.HasPrefix(l, "-"):
-					code = styleRed
+					code = tty.StyleRed
 				case strings.HasPrefix(l, "@@"):
-					code = styleCyan
+					code = tty.StyleCyan
 				}
-				b.WriteString("    " + s.style(code, l) + "\n")
+				b.WriteString("    " + s.Style(code, l) + "\n")
 			}
 		case c.Content != nil && c.Content.Type == acphost.BlockText:
 			text := strings.TrimSpace(acphost.SafeText(c.Content.Text))
@@ -221,7 +222,7 @@ func writeToolContent(b *strings.Builder, s *screen, content []acphost.ToolCallC
 				continue
 			}
 			for _, l := range capLines(strings.Split(text, "\n"), maxContentLines) {
-				b.WriteString("    " + s.style(styleDim, l) + "\n")
+				b.WriteString("    " + s.Style(tty.StyleDim, l) + "\n")
 			}
 		case c.TerminalID != "":
 			b.WriteString("  terminal " + acphost.SafeText(c.TerminalID) + "\n")
@@ -240,14 +241,14 @@ func capLines(lines []string, max int) []string {
 
 // writeHeading writes a prompt's heading: the agent's text made safe (or
 // fallback when it is empty) after label, at most maxHeadingLines lines.
-func writeHeading(b *strings.Builder, s *screen, label, text, fallback string) {
+func writeHeading(b *strings.Builder, s *tty.Screen, label, text, fallback string) {
 	text = strings.TrimSpace(acphost.SafeText(text))
 	if text == "" {
 		text = fallback
 	}
 	lines := capLines(strings.Split(text, "\n"), maxHeadingLines)
-	b.WriteString(s.style(styleAsk, label) + s.style(styleBold, lines[0]) + "\n")
+	b.WriteString(s.Style(tty.StyleAsk, label) + s.Style(tty.StyleBold, lines[0]) + "\n")
 	for _, l := range lines[1:] {
-		b.WriteString("    " + s.style(styleBold, l) + "\n")
+		b.WriteString("    " + s.Style(tty.StyleBold, l) + "\n")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/internal/remote"
 )
 
@@ -54,9 +55,9 @@ func (a *app) reportNeedsLogin(err error) {
 	if errors.As(err, &rpc) && strings.TrimSpace(rpc.Message) != "" {
 		said = oneLine(acphost.SafeText(rpc.Message), 80)
 	}
-	a.diag(styleRed, "the agent needs a login (it said: %s): run %s", said, loginCommand(a.cfg))
+	a.diag(tty.StyleRed, "the agent needs a login (it said: %s): run %s", said, loginCommand(a.cfg))
 	if hint := a.cfg.loginHint(); hint != "" {
-		a.note(styleDim, hint)
+		a.note(tty.StyleDim, hint)
 	}
 	a.authGood = false
 	a.cfg.markAuthRefused(true)

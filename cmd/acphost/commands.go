@@ -13,6 +13,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // hostCommands are the in-chat commands acphost itself answers; any other
@@ -49,7 +50,7 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 	case "quit", "exit":
 		a.onSignal(nil, true)
 	case "cancel":
-		a.note(styleDim, "no turn is running")
+		a.note(tty.StyleDim, "no turn is running")
 	case "mode":
 		a.modeCmd(sess, args)
 	case "config":
@@ -59,28 +60,28 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 		case len(args) == 1 && (args[0] == "on" || args[0] == "off"):
 			client.SetPlanMode(args[0] == "on")
 			if args[0] == "on" {
-				a.note(styleYellow, "plan mode on: acphost rejects every tool that can change something, and file writes; "+planSwitchNote(sess.Enforcement()))
+				a.note(tty.StyleYellow, "plan mode on: acphost rejects every tool that can change something, and file writes; "+planSwitchNote(sess.Enforcement()))
 			} else {
-				a.note(styleDim, "plan mode off: permission "+a.permissionLabel(client))
+				a.note(tty.StyleDim, "plan mode off: permission "+a.permissionLabel(client))
 			}
 		default:
-			a.note(styleDim, "plan mode is "+onOff(client.PlanMode())+" (/plan on|off)")
+			a.note(tty.StyleDim, "plan mode is "+onOff(client.PlanMode())+" (/plan on|off)")
 		}
 	case "sessions":
 		a.sessionsCmd(sess)
 	case "new":
 		s, err := client.NewSession(ctx, acphost.SessionOptions{})
 		if err != nil {
-			a.diag(styleRed, "/new: %s", errMsg(err))
+			a.diag(tty.StyleRed, "/new: %s", errMsg(err))
 			break
 		}
 		a.useSession(s)
-		a.note(styleDim, "new session "+acphost.SafeText(s.ID()))
+		a.note(tty.StyleDim, "new session "+acphost.SafeText(s.ID()))
 	case "resume":
 		a.resumeCmd(client, args)
 	default:
 		if cmds := sess.Details().Commands; cmds != nil && !slices.ContainsFunc(cmds, func(c acphost.AvailableCommand) bool { return c.Name == name }) {
-			a.note(styleYellow, fmt.Sprintf("/%s is neither an acphost command nor one of the agent's; /help lists them (//%s sends it as text)",
+			a.note(tty.StyleYellow, fmt.Sprintf("/%s is neither an acphost command nor one of the agent's; /help lists them (//%s sends it as text)",
 				oneLine(acphost.SafeText(name), 40), oneLine(acphost.SafeText(name), 40)))
 			return "", false
 		}
@@ -127,7 +128,7 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 	modes, _ := sessionModes(sess)
 	if len(args) == 0 {
 		if len(modes.AvailableModes) == 0 {
-			a.note(styleDim, "the agent offers no modes")
+			a.note(tty.StyleDim, "the agent offers no modes")
 			return
 		}
 		var b strings.Builder
@@ -152,10 +153,10 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 		return
 	}
 	if err := a.setMode(sess, args[0]); err != nil {
-		a.diag(styleRed, "/mode %s: %s", acphost.SafeText(args[0]), errMsg(err))
+		a.diag(tty.StyleRed, "/mode %s: %s", acphost.SafeText(args[0]), errMsg(err))
 		return
 	}
-	a.note(styleDim, "mode: "+acphost.SafeText(args[0]))
+	a.note(tty.StyleDim, "mode: "+acphost.SafeText(args[0]))
 	if a.human != nil {
 		a.human.setMode(args[0])
 	}
@@ -204,7 +205,7 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 	switch len(args) {
 	case 0:
 		if len(opts) == 0 {
-			a.note(styleDim, "the agent offers no config options")
+			a.note(tty.StyleDim, "the agent offers no config options")
 			return
 		}
 		var b strings.Builder
@@ -224,19 +225,19 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 		return
 	case 2:
 	default:
-		a.note(styleYellow, "/config KEY VALUE (or /config to list them)")
+		a.note(tty.StyleYellow, "/config KEY VALUE (or /config to list them)")
 		return
 	}
 	now, err := a.setConfig(ctx, sess, args[0], args[1])
 	if errors.Is(err, errNoConfigOption) {
-		a.diag(styleRed, "/config %s: no such option (/config lists them)", acphost.SafeText(args[0]))
+		a.diag(tty.StyleRed, "/config %s: no such option (/config lists them)", acphost.SafeText(args[0]))
 		return
 	}
 	if err != nil {
-		a.diag(styleRed, "/config %s: %s", acphost.SafeText(args[0]), errMsg(err))
+		a.diag(tty.StyleRed, "/config %s: %s", acphost.SafeText(args[0]), errMsg(err))
 		return
 	}
-	a.note(styleDim, acphost.SafeText(args[0])+" = "+now)
+	a.note(tty.StyleDim, acphost.SafeText(args[0])+" = "+now)
 }
 
 func parseOnOff(s string) (bool, error) {
@@ -271,12 +272,12 @@ func (a *app) thisAgent(recs []state.Record) []state.Record {
 // the reason shown) when there are none to list.
 func (a *app) agentSessions() (recs []state.Record, ok bool) {
 	if a.store == nil {
-		a.note(styleDim, "sessions are not recorded (--no-store)")
+		a.note(tty.StyleDim, "sessions are not recorded (--no-store)")
 		return nil, false
 	}
 	recs, err := a.store.List()
 	if err != nil {
-		a.diag(styleRed, "%v", err)
+		a.diag(tty.StyleRed, "%v", err)
 		return nil, false
 	}
 	return a.thisAgent(recs), true
@@ -288,7 +289,7 @@ func (a *app) sessionsCmd(sess *acphost.Session) {
 		return
 	}
 	if len(recs) == 0 {
-		a.note(styleDim, "no sessions recorded for this agent")
+		a.note(tty.StyleDim, "no sessions recorded for this agent")
 		return
 	}
 	var b strings.Builder
@@ -298,7 +299,7 @@ func (a *app) sessionsCmd(sess *acphost.Session) {
 
 func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 	if len(args) != 1 {
-		a.note(styleYellow, "/resume ID (/sessions lists them)")
+		a.note(tty.StyleYellow, "/resume ID (/sessions lists them)")
 		return
 	}
 	recs, ok := a.agentSessions()
@@ -307,15 +308,15 @@ func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 	}
 	i, err := state.Find(recs, args[0], a.cwd)
 	if err != nil {
-		a.diag(styleRed, "/resume: %v", err)
+		a.diag(tty.StyleRed, "/resume: %v", err)
 		return
 	}
 	if recs[i].ID == a.session().ID() {
-		a.note(styleDim, "that is the current session")
+		a.note(tty.StyleDim, "that is the current session")
 		return
 	}
 	if err := openElsewhere(recs[i]); err != nil {
-		a.diag(styleRed, "/resume: %v", err)
+		a.diag(tty.StyleRed, "/resume: %v", err)
 		return
 	}
 	s, err := a.openRecorded(client, recs[i])
@@ -323,7 +324,7 @@ func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 		if errors.Is(err, acphost.ErrUnsupported) {
 			err = errors.New("the agent offers neither session/load nor session/resume")
 		}
-		a.diag(styleRed, "/resume: %s", errMsg(err))
+		a.diag(tty.StyleRed, "/resume: %s", errMsg(err))
 		return
 	}
 	a.useSession(s)
@@ -332,7 +333,7 @@ func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 // replay shows the history an agent replays while loading a session,
 // dimmed: the person's prompts, the agent's answers and its tool calls.
 type replay struct {
-	s    *screen
+	s    *tty.Screen
 	last acphost.UpdateKind
 	any  bool
 }
@@ -348,12 +349,12 @@ func (r *replay) update(u acphost.Update) {
 		}
 		text := acphost.SafeText(u.Content.Text)
 		if u.Kind() != r.last {
-			r.s.breakLine()
+			r.s.BreakLine()
 			if u.Kind() == acphost.KindUserMessageChunk {
 				text = "› " + text
 			}
 		}
-		r.s.write(styleDim, text)
+		r.s.Print(tty.StyleDim, text)
 	case *acphost.ToolCallUpdate:
 		if u.Kind() != acphost.KindToolCall {
 			return
@@ -362,7 +363,7 @@ func (r *replay) update(u acphost.Update) {
 		if kind == "" {
 			kind = "tool"
 		}
-		r.s.line(styleDim, "  · "+kind+" "+oneLine(acphost.SafeText(u.State.Title), 100))
+		r.s.Line(tty.StyleDim, "  · "+kind+" "+oneLine(acphost.SafeText(u.State.Title), 100))
 	default:
 		return
 	}
@@ -370,11 +371,11 @@ func (r *replay) update(u acphost.Update) {
 }
 
 func (r *replay) end() {
-	r.s.breakLine()
+	r.s.BreakLine()
 	if !r.any {
 		return
 	}
-	r.s.line(styleDim, "── end of the replayed history ──")
+	r.s.Line(tty.StyleDim, "── end of the replayed history ──")
 }
 
 // pickContinue is --continue: the agent's latest session in this
@@ -386,7 +387,7 @@ func (a *app) pickContinue() (r state.Record, ok bool) {
 	if a.store != nil {
 		all, err := a.store.List()
 		if err != nil {
-			a.diag(styleYellow, "%v", err)
+			a.diag(tty.StyleYellow, "%v", err)
 		}
 		recs = a.thisAgent(all)
 	}
@@ -394,7 +395,7 @@ func (a *app) pickContinue() (r state.Record, ok bool) {
 		a.cfg.resume = recs[i].ID // for what is said about it
 		return recs[i], true
 	}
-	a.note(styleDim, "no earlier session of this agent here: starting a new one")
+	a.note(tty.StyleDim, "no earlier session of this agent here: starting a new one")
 	return state.Record{}, false
 }
 

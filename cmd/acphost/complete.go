@@ -7,14 +7,15 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // useEditor sets up the line editor: standard input and output are a
 // terminal. A stderr on the same terminal writes above the edited line.
 func (a *app) useEditor(stdin, stdout, stderr *os.File) {
-	ed := newEditor(stdin, stdout, nil, func() { a.onSignal(os.Interrupt, false) })
-	ed.t.AutoCompleteCallback = func(line string, pos int, key rune) (string, int, bool) {
-		if key != keyInterrupt {
+	ed := tty.NewEditor(stdin, stdout, nil, func() { a.onSignal(os.Interrupt, false) })
+	ed.SetComplete(func(line string, pos int, key rune) (string, int, bool) {
+		if key != tty.KeyInterrupt {
 			return a.complete(line, pos, key)
 		}
 		// Ctrl-C between turns, as a shell does: a line with text is
@@ -25,21 +26,20 @@ func (a *app) useEditor(stdin, stdout, stderr *os.File) {
 		}
 		go a.quitOnInterrupt()
 		return "", 0, true
-	}
+	})
 	a.ed = ed
-	a.out.ed = ed
-	a.out.marker = func() string {
-		if a.in.busy() {
-			return a.out.style(styleDim, "queue>") + " "
+	a.out.UseEditor(ed, func() string {
+		if a.in.Busy() {
+			return a.out.Style(tty.StyleDim, "queue>") + " "
 		}
-		return a.out.style(styleBold, ">") + " "
+		return a.out.Style(tty.StyleBold, ">") + " "
+	})
+	a.in.Source = func(in *tty.Inbox) {
+		ed.SetHistory(a.openHistory())
+		ed.Run(in, a.out)
 	}
-	a.in.source = func(in *inbox) {
-		ed.hist = a.openHistory()
-		ed.run(in, a.out)
-	}
-	if isTerminal(stderr) && sameFile(stdout, stderr) {
-		a.errs = newScreen(viaEditor{s: a.out, w: stderr}, a.errs.color, false)
+	if tty.IsTerminal(stderr) && sameFile(stdout, stderr) {
+		a.errs = tty.NewScreen(a.out.Above(stderr), a.errs.HasColor(), false)
 		a.elicitor.errs = a.errs
 	}
 }
@@ -62,7 +62,7 @@ func (a *app) openHistory() *state.History {
 	}
 	h, err := state.OpenHistory(dir, agentHistoryKey(a.cfg.agentName, a.cfg.agent))
 	if err != nil {
-		a.diag(styleYellow, "history: %v; prompts are remembered in this run only", err)
+		a.diag(tty.StyleYellow, "history: %v; prompts are remembered in this run only", err)
 		h = &state.History{}
 	}
 	return h
@@ -72,8 +72,8 @@ func (a *app) closeEditor() {
 	if a.ed == nil {
 		return
 	}
-	a.out.closeEditor()
-	a.ed.close()
+	a.out.CloseEditor()
+	a.ed.Close()
 }
 
 // complete is the editor's Tab: it completes the in-chat commands, the
@@ -135,7 +135,7 @@ func (a *app) complete(line string, pos int, key rune) (string, int, bool) {
 		}
 		list[i] = h
 	}
-	a.out.line(styleDim, strings.Join(list, "  "))
+	a.out.Line(tty.StyleDim, strings.Join(list, "  "))
 	return line, pos, true
 }
 

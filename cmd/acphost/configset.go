@@ -11,6 +11,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // configSet is one session config option to set once the session opens:
@@ -56,11 +57,11 @@ func (a *app) applySets(sess *acphost.Session) int {
 		cancel()
 		switch {
 		case err == nil:
-			a.note(styleDim, acphost.SafeText(s.key)+" = "+now)
+			a.note(tty.StyleDim, acphost.SafeText(s.key)+" = "+now)
 		case s.soft:
-			a.diag(styleYellow, "config %s: %s; left as the agent has it", acphost.SafeText(s.key), errMsg(err))
+			a.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acphost.SafeText(s.key), errMsg(err))
 		default:
-			a.diag(styleRed, "--set %s: %s", acphost.SafeText(s.key), errMsg(err))
+			a.diag(tty.StyleRed, "--set %s: %s", acphost.SafeText(s.key), errMsg(err))
 			return exitUsage
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // openControl opens the run's control socket; without the store (or when
@@ -17,7 +18,7 @@ func (a *app) openControl() {
 	}
 	ctl, err := control.Listen(a.store.Dir, a.control)
 	if err != nil {
-		a.diag(styleYellow, "%v; acphost cancel and --no-wait cannot reach this acphost", err)
+		a.diag(tty.StyleYellow, "%v; acphost cancel and --no-wait cannot reach this acphost", err)
 		return
 	}
 	a.mu.Lock()
@@ -62,15 +63,15 @@ func (a *app) control(req control.Request) control.Reply {
 	case control.OpCancel:
 		return control.Reply{OK: true, Running: a.cancelTurn("cancelling the turn (acphost cancel)")}
 	case control.OpPrompt:
-		n, err := a.in.enqueue(req.Text)
+		n, err := a.in.Enqueue(req.Text)
 		if err != nil {
 			return control.Reply{Error: err.Error(), Ending: true}
 		}
 		text := fmt.Sprintf("queued (%d, from acphost --no-wait): %s", n, oneLine(acphost.SafeText(req.Text), 60))
 		if a.out != nil {
-			a.out.forget()
+			a.out.Forget()
 		}
-		a.note(styleDim, text)
+		a.note(tty.StyleDim, text)
 		return control.Reply{OK: true, Queued: n}
 	}
 	return control.Reply{Error: "unknown request"}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // The --elicit policies.
@@ -32,10 +33,10 @@ type elicitor struct {
 	auto   bool              // the policy is the default, not chosen: say so when declining
 	values map[string]string // --elicit-value, for "accept"
 	json   bool
-	in     *inbox
-	scr    *screen // questions: stdout, or stderr with --json
-	errs   *screen // notes
-	echo   bool    // echo answers (stdin is not a terminal)
+	in     *tty.Inbox
+	scr    *tty.Screen // questions: stdout, or stderr with --json
+	errs   *tty.Screen // notes
+	echo   bool        // echo answers (stdin is not a terminal)
 	asking chan struct{}
 }
 
@@ -55,7 +56,7 @@ func (e *elicitor) answer(ctx context.Context, req *acphost.ElicitationRequest) 
 		if e.json {
 			why = "--json reads nothing: declined (see --elicit)"
 		}
-		e.errs.line(styleYellow, "acphost: the agent asks for input ("+oneLine(acphost.SafeText(req.Message), 60)+"); "+why)
+		e.errs.Line(tty.StyleYellow, "acphost: the agent asks for input ("+oneLine(acphost.SafeText(req.Message), 60)+"); "+why)
 	}
 	return acphost.ElicitationAnswer{Action: acphost.ElicitDecline}, nil
 }
@@ -94,14 +95,14 @@ func (e *elicitor) ask(ctx context.Context, req *acphost.ElicitationRequest) (ac
 		return acphost.ElicitationAnswer{}, err
 	}
 	defer func() { <-e.asking }()
-	e.scr.setPaused(true)
-	defer e.scr.setPaused(false)
-	e.scr.block(formatElicitation(e.scr, req, true))
+	e.scr.SetPaused(true)
+	defer e.scr.SetPaused(false)
+	e.scr.Block(formatElicitation(e.scr, req, true))
 	switch {
 	case req.Mode == acphost.ModeURL:
 		return e.askURL(ctx)
 	case req.Form == nil:
-		e.scr.line(styleYellow, "this kind of question cannot be answered here: cancelling")
+		e.scr.Line(tty.StyleYellow, "this kind of question cannot be answered here: cancelling")
 		return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
 	}
 	for {
@@ -120,7 +121,7 @@ func (e *elicitor) ask(ctx context.Context, req *acphost.ElicitationRequest) (ac
 		if err == nil {
 			return acphost.ElicitationAnswer{Action: acphost.ElicitAccept, Content: content}, nil
 		}
-		e.scr.line(styleYellow, errMsg(err)+": once more")
+		e.scr.Line(tty.StyleYellow, errMsg(err)+": once more")
 	}
 }
 
@@ -129,34 +130,34 @@ func (e *elicitor) ask(ctx context.Context, req *acphost.ElicitationRequest) (ac
 // the form.
 func (e *elicitor) askField(ctx context.Context, f *acphost.FormField) (v any, set bool, end acphost.ElicitationAction, err error) {
 	if d := oneLine(acphost.SafeText(f.Description), 200); d != "" {
-		e.scr.line(styleDim, d)
+		e.scr.Line(tty.StyleDim, d)
 	}
 	if f.Kind == acphost.FormOther {
 		if f.Required {
-			e.scr.line(styleYellow, fieldTitle(f)+": a "+acphost.SafeText(f.Type)+" field cannot be answered here: cancelling")
+			e.scr.Line(tty.StyleYellow, fieldTitle(f)+": a "+acphost.SafeText(f.Type)+" field cannot be answered here: cancelling")
 			return nil, false, acphost.ElicitCancel, nil
 		}
-		e.scr.line(styleDim, fieldTitle(f)+": a "+acphost.SafeText(f.Type)+" field cannot be answered here: left out")
+		e.scr.Line(tty.StyleDim, fieldTitle(f)+": a "+acphost.SafeText(f.Type)+" field cannot be answered here: left out")
 		return nil, false, "", nil
 	}
 	if f.Kind == acphost.FormEnum || f.Kind == acphost.FormMultiSelect {
-		e.scr.block(formatChoices(e.scr, f))
+		e.scr.Block(formatChoices(e.scr, f))
 	}
-	question := e.scr.style(styleAsk, fieldQuestion(f))
+	question := e.scr.Style(tty.StyleAsk, fieldQuestion(f))
 	for {
-		e.scr.prompt(question)
-		line, ok, err := e.in.ask(ctx)
+		e.scr.Prompt(question)
+		line, ok, err := e.in.Ask(ctx)
 		switch {
 		case err != nil: // cancelled, withdrawn or closed: answered already
-			e.scr.unprompt()
+			e.scr.Unprompt()
 			return nil, false, "", err
 		case !ok:
-			e.scr.breakLine()
-			e.scr.line(styleYellow, "no more input: cancelling")
+			e.scr.BreakLine()
+			e.scr.Line(tty.StyleYellow, "no more input: cancelling")
 			return nil, false, acphost.ElicitCancel, nil
 		}
 		{
-			e.scr.answered(acphost.SafeText(line), e.echo)
+			e.scr.Answered(acphost.SafeText(line), e.echo)
 			s := strings.TrimSpace(line)
 			switch s {
 			case keyDecline:
@@ -170,7 +171,7 @@ func (e *elicitor) askField(ctx context.Context, f *acphost.FormField) (v any, s
 				if !f.Required {
 					return nil, false, "", nil
 				}
-				e.scr.line(styleYellow, "required: type an answer ("+keyDecline+" declines, "+keyCancel+" dismisses)")
+				e.scr.Line(tty.StyleYellow, "required: type an answer ("+keyDecline+" declines, "+keyCancel+" dismisses)")
 				continue
 			}
 			v, err := parseValue(f, s)
@@ -180,28 +181,28 @@ func (e *elicitor) askField(ctx context.Context, f *acphost.FormField) (v any, s
 			if err == nil {
 				return v, true, "", nil
 			}
-			e.scr.line(styleYellow, err.Error())
+			e.scr.Line(tty.StyleYellow, err.Error())
 		}
 	}
 }
 
 // askURL asks for consent to a URL elicitation shown already.
 func (e *elicitor) askURL(ctx context.Context) (acphost.ElicitationAnswer, error) {
-	question := e.scr.style(styleAsk, "y: accept (open it yourself), n: decline, c: cancel:")
+	question := e.scr.Style(tty.StyleAsk, "y: accept (open it yourself), n: decline, c: cancel:")
 	for {
-		e.scr.prompt(question)
-		line, ok, err := e.in.ask(ctx)
+		e.scr.Prompt(question)
+		line, ok, err := e.in.Ask(ctx)
 		switch {
 		case err != nil:
-			e.scr.unprompt()
+			e.scr.Unprompt()
 			return acphost.ElicitationAnswer{}, err
 		case !ok:
-			e.scr.breakLine()
-			e.scr.line(styleYellow, "no more input: cancelling")
+			e.scr.BreakLine()
+			e.scr.Line(tty.StyleYellow, "no more input: cancelling")
 			return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
 		}
 		{
-			e.scr.answered(acphost.SafeText(line), e.echo)
+			e.scr.Answered(acphost.SafeText(line), e.echo)
 			switch strings.ToLower(strings.TrimSpace(line)) {
 			case "y", "yes":
 				return acphost.ElicitationAnswer{Action: acphost.ElicitAccept}, nil
@@ -210,7 +211,7 @@ func (e *elicitor) askURL(ctx context.Context) (acphost.ElicitationAnswer, error
 			case "c", keyCancel:
 				return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
 			}
-			e.scr.line(styleYellow, fmt.Sprintf("%q is not y, n or c", oneLine(acphost.SafeText(line), 40)))
+			e.scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not y, n or c", oneLine(acphost.SafeText(line), 40)))
 		}
 	}
 }
@@ -419,15 +420,15 @@ func showValue(f *acphost.FormField, v any) string {
 }
 
 // formatChoices lists an enum's choices, numbered, the default marked.
-func formatChoices(s *screen, f *acphost.FormField) string {
+func formatChoices(s *tty.Screen, f *acphost.FormField) string {
 	var b strings.Builder
 	for i, c := range f.Choices {
-		line := fmt.Sprintf("  %s %s", s.style(styleBold, strconv.Itoa(i+1)+")"), oneLine(acphost.SafeText(c.Title), 80))
+		line := fmt.Sprintf("  %s %s", s.Style(tty.StyleBold, strconv.Itoa(i+1)+")"), oneLine(acphost.SafeText(c.Title), 80))
 		if isDefault(f, c.Value) {
-			line += s.style(styleDim, " (default)")
+			line += s.Style(tty.StyleDim, " (default)")
 		}
 		if d := oneLine(acphost.SafeText(c.Description), 120); d != "" {
-			line += s.style(styleDim, " — "+d)
+			line += s.Style(tty.StyleDim, " — "+d)
 		}
 		b.WriteString(line + "\n")
 	}
@@ -451,21 +452,21 @@ func isDefault(f *acphost.FormField, value string) bool {
 // formatElicitation renders a request: the message, then the form's title
 // and description (and, unless asking, its fields), or the URL and its
 // host. Every agent string goes through acphost.SafeText.
-func formatElicitation(s *screen, req *acphost.ElicitationRequest, asking bool) string {
+func formatElicitation(s *tty.Screen, req *acphost.ElicitationRequest, asking bool) string {
 	var b strings.Builder
 	writeHeading(&b, s, "? Question: ", req.Message, "The agent asks for input")
 	switch {
 	case req.Mode == acphost.ModeURL:
 		b.WriteString("  open: " + acphost.SafeText(req.URL) + "\n")
 		if u, err := url.Parse(req.URL); err == nil {
-			b.WriteString("  host: " + s.style(styleBold, acphost.SafeText(u.Host)) + "\n")
+			b.WriteString("  host: " + s.Style(tty.StyleBold, acphost.SafeText(u.Host)) + "\n")
 		}
 		if asking {
-			b.WriteString(s.style(styleDim, "  acphost does not open it: open it yourself if you trust the host") + "\n")
+			b.WriteString(s.Style(tty.StyleDim, "  acphost does not open it: open it yourself if you trust the host") + "\n")
 		}
 	case req.Form != nil:
 		if t := oneLine(acphost.SafeText(req.Form.Title), 120); t != "" {
-			b.WriteString("  " + s.style(styleBold, t) + "\n")
+			b.WriteString("  " + s.Style(tty.StyleBold, t) + "\n")
 		}
 		if d := strings.TrimSpace(acphost.SafeText(req.Form.Description)); d != "" {
 			for _, l := range capLines(strings.Split(d, "\n"), maxContentLines) {
@@ -473,7 +474,7 @@ func formatElicitation(s *screen, req *acphost.ElicitationRequest, asking bool) 
 			}
 		}
 		if asking {
-			b.WriteString(s.style(styleDim, "  one field at a time; Enter takes the default, "+keyDecline+" declines, "+keyCancel+" dismisses") + "\n")
+			b.WriteString(s.Style(tty.StyleDim, "  one field at a time; Enter takes the default, "+keyDecline+" declines, "+keyCancel+" dismisses") + "\n")
 			break
 		}
 		for i := range req.Form.Fields {
@@ -494,7 +495,7 @@ func formatElicitation(s *screen, req *acphost.ElicitationRequest, asking bool) 
 
 // formatElicitationAnswer is "→ accepted: name=Ada, count=4", "→ declined
 // · --elicit decline", …
-func formatElicitationAnswer(s *screen, policy string, ev acphost.StreamEvent) string {
+func formatElicitationAnswer(s *tty.Screen, policy string, ev acphost.StreamEvent) string {
 	a := ev.ElicitationAnswer
 	if a == nil {
 		return ""
@@ -502,7 +503,7 @@ func formatElicitationAnswer(s *screen, policy string, ev acphost.StreamEvent) s
 	var text, code string
 	switch a.Action {
 	case acphost.ElicitAccept:
-		text, code = "→ accepted", styleGreen
+		text, code = "→ accepted", tty.StyleGreen
 		if req := ev.Elicitation; req != nil && req.Form != nil && len(a.Content) > 0 {
 			var parts []string
 			for i := range req.Form.Fields {
@@ -514,9 +515,9 @@ func formatElicitationAnswer(s *screen, policy string, ev acphost.StreamEvent) s
 			text += ": " + oneLine(strings.Join(parts, ", "), 400)
 		}
 	case acphost.ElicitDecline:
-		text, code = "→ declined", styleRed
+		text, code = "→ declined", tty.StyleRed
 	default:
-		text, code = "→ cancelled", styleYellow
+		text, code = "→ cancelled", tty.StyleYellow
 	}
 	switch a.Reason {
 	case acphost.ReasonHook:
@@ -526,7 +527,7 @@ func formatElicitationAnswer(s *screen, policy string, ev acphost.StreamEvent) s
 	default:
 		text += reasonNote(a.Reason, a.Err)
 	}
-	return "  " + s.style(code, text)
+	return "  " + s.Style(code, text)
 }
 
 // showRaw renders a value as sent (a choice by its value).

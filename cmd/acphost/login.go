@@ -13,6 +13,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 const loginUsage = `Usage: acphost login [--yes] [METHOD] [flags] [--agent NAME | -- AGENT [ARGS...]]
@@ -41,7 +42,7 @@ func logoutCmd(args []string, stdin, stdout, stderr *os.File) int {
 		fmt.Fprintln(stdout, "Usage: acphost logout [flags] [--agent NAME | -- AGENT [ARGS...]]\n\nEnds the agent's login, when the agent offers logout.")
 		return exitOK
 	}
-	cfg, err := parseArgs(args, stderr, isTerminal(os.Stdin))
+	cfg, err := parseArgs(args, stderr, tty.IsTerminal(os.Stdin))
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost logout:", err)
 		return exitUsage
@@ -65,10 +66,10 @@ func (a *app) logout(opts acphost.ACPOptions) int {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.startTimeout)
 	defer cancel()
 	if err := client.Logout(ctx); err != nil {
-		a.diag(styleRed, "logout: %s", errMsg(err))
+		a.diag(tty.StyleRed, "logout: %s", errMsg(err))
 		return exitFailed
 	}
-	a.note(styleGreen, "logged out")
+	a.note(tty.StyleGreen, "logged out")
 	return exitOK
 }
 
@@ -86,7 +87,7 @@ func loginCmd(args []string, stdin, stdout, stderr *os.File) int {
 		fmt.Fprint(stdout, loginUsage)
 		return exitOK
 	}
-	cfg, err := parseArgs(args, stderr, isTerminal(os.Stdin))
+	cfg, err := parseArgs(args, stderr, tty.IsTerminal(os.Stdin))
 	if err == nil && (len(cfg.prompts) > 0 || cfg.resume != "" || cfg.noWait) {
 		err = errors.New("login takes no -p, --resume or --no-wait")
 	}
@@ -124,7 +125,7 @@ func (a *app) login(opts acphost.ACPOptions) int {
 		}
 		// Some agents (claude-agent-acp) open sessions and refuse the
 		// prompt: the refusal acphost saw is the truth, not the session.
-		a.note(styleYellow, "the agent opens a session, but refused a prompt for want of a login ("+refused.Local().Format("2006-01-02 15:04")+")")
+		a.note(tty.StyleYellow, "the agent opens a session, but refused a prompt for want of a login ("+refused.Local().Format("2006-01-02 15:04")+")")
 		if len(methods) == 0 {
 			if hint := a.cfg.loginHint(); hint != "" {
 				a.note("", hint)
@@ -146,9 +147,9 @@ func (a *app) login(opts acphost.ACPOptions) int {
 	i := slices.IndexFunc(methods, func(m acphost.AuthMethod) bool { return m.ID == id })
 	if i < 0 {
 		if id != "" {
-			a.diag(styleRed, "login: the agent has no method %q", acphost.SafeText(id))
+			a.diag(tty.StyleRed, "login: the agent has no method %q", acphost.SafeText(id))
 		} else {
-			a.diag(styleYellow, "login: the agent needs a login; name one of its methods")
+			a.diag(tty.StyleYellow, "login: the agent needs a login; name one of its methods")
 		}
 		a.listAuthMethods(methods)
 		return exitUsage
@@ -168,7 +169,7 @@ func (a *app) login(opts acphost.ACPOptions) int {
 	}
 	client.Close()
 	a.cfg.markAuthRefused(false)
-	a.note(styleGreen, "logged in with "+methodName(m.ID)+": a session opens")
+	a.note(tty.StyleGreen, "logged in with "+methodName(m.ID)+": a session opens")
 	return exitOK
 }
 
@@ -179,12 +180,12 @@ func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (strin
 	if len(a.cfg.writable) > 0 {
 		// The login runs as a program of its own, outside the agent's
 		// confinement, with arguments and environment the agent chose.
-		a.diag(styleRed, "login %s: a terminal login runs the agent's program outside --writable's confinement; run acphost login without --writable if you trust the agent that far", methodName(m.ID))
+		a.diag(tty.StyleRed, "login %s: a terminal login runs the agent's program outside --writable's confinement; run acphost login without --writable if you trust the agent that far", methodName(m.ID))
 		return exitUsage
 	}
 	path, args, env, err := command(m.ID)
 	if err != nil {
-		a.diag(styleRed, "login %s: %s", methodName(m.ID), errMsg(err))
+		a.diag(tty.StyleRed, "login %s: %s", methodName(m.ID), errMsg(err))
 		return exitFailed
 	}
 	words := []string{shownWord(path)}
@@ -202,7 +203,7 @@ func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (strin
 	if !a.cfg.login.yes && !a.confirm("the agent's login ("+methodName(m.ID)+") would run: "+shown) {
 		return exitUsage
 	}
-	a.note(styleDim, "running the agent's login ("+methodName(m.ID)+"): "+shown)
+	a.note(tty.StyleDim, "running the agent's login ("+methodName(m.ID)+"): "+shown)
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -210,7 +211,7 @@ func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (strin
 		cmd.Dir = a.cfg.cwd
 	}
 	if err := cmd.Run(); err != nil {
-		a.diag(styleRed, "the agent's login did not succeed: %v", err)
+		a.diag(tty.StyleRed, "the agent's login did not succeed: %v", err)
 		return exitFailed
 	}
 	return exitOK
@@ -222,11 +223,11 @@ func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (strin
 // refuses, unless --yes.
 func (a *app) confirm(what string) bool {
 	if !a.stdinTTY {
-		a.diag(styleRed, "%s; nobody is at a terminal to say yes: pass --yes to run it without asking", what)
+		a.diag(tty.StyleRed, "%s; nobody is at a terminal to say yes: pass --yes to run it without asking", what)
 		return false
 	}
 	a.note("", what)
-	a.errs.line(styleAsk, "run it? [y/N]")
+	a.errs.Line(tty.StyleAsk, "run it? [y/N]")
 	var line []byte
 	b := make([]byte, 1)
 	for len(line) < 64 {
@@ -239,7 +240,7 @@ func (a *app) confirm(what string) bool {
 	case "y", "yes":
 		return true
 	}
-	a.note(styleYellow, "not run")
+	a.note(tty.StyleYellow, "not run")
 	return false
 }
 

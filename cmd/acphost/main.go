@@ -232,6 +232,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -497,7 +498,7 @@ func run(args []string) int {
 			return logoutCmd(args[1:], os.Stdin, os.Stdout, os.Stderr)
 		}
 	}
-	cfg, err := parseArgs(args, os.Stderr, isTerminal(os.Stdin))
+	cfg, err := parseArgs(args, os.Stderr, tty.IsTerminal(os.Stdin))
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(os.Stdout, usageText) // acphost --help | less

@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/registry"
 )
 
@@ -85,7 +86,7 @@ func (c fileConfig) useRegistry(flagValue string, jsonOut, remote bool, stderr i
 	}
 	c.reg.install, c.reg.remote, c.reg.notes = true, remote, stderr
 	f, ok := stderr.(*os.File)
-	c.reg.progress = ok && !jsonOut && isTerminal(f)
+	c.reg.progress = ok && !jsonOut && tty.IsTerminal(f)
 }
 
 func (u *registryUse) source() registry.Source {
@@ -314,7 +315,7 @@ func listAgents(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg.reg.notes = stderr
 	if f, ok := stderr.(*os.File); ok && !*jsonOut {
-		cfg.reg.progress = isTerminal(f)
+		cfg.reg.progress = tty.IsTerminal(f)
 	}
 	a := agentsRun{cfg: cfg, stdout: stdout, stderr: stderr, json: *jsonOut}
 	switch {

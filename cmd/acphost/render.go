@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // sink receives a turn: its start, the library's stream events (on the
@@ -40,7 +42,7 @@ type turnResult struct {
 // dimmed, one line per tool call with a mark when it finishes, the plan as
 // a checklist, permission requests and their answers, elapsed time.
 type human struct {
-	s      *screen
+	s      *tty.Screen
 	policy string // the --permission policy, named in answers it made
 	elicit string // the --elicit policy, likewise
 
@@ -69,7 +71,7 @@ type human struct {
 	tickerEnd sync.WaitGroup
 }
 
-func newHuman(s *screen, policy, elicit string) *human {
+func newHuman(s *tty.Screen, policy, elicit string) *human {
 	return &human{s: s, policy: policy, elicit: elicit, urlHosts: map[string]string{}, toolOutput: defaultToolOutput}
 }
 
@@ -78,12 +80,12 @@ const maxURLHosts = 256
 
 func (h *human) beginTurn(prompt string, echo bool) {
 	if echo {
-		h.s.block(h.s.style(styleBold, "› "+acphost.SafeText(prompt)))
+		h.s.Block(h.s.Style(tty.StyleBold, "› "+acphost.SafeText(prompt)))
 	}
 	h.mu.Lock()
 	h.block, h.msgID, h.tools, h.refused, h.usage, h.start = "", "", map[string]string{}, map[string]string{}, nil, time.Now()
 	h.mu.Unlock()
-	if h.s.live {
+	if h.s.IsLive() {
 		h.stopTick = make(chan struct{})
 		h.tickerEnd.Add(1)
 		go h.tick(h.start, h.stopTick)
@@ -99,10 +101,10 @@ func (h *human) tick(start time.Time, stop <-chan struct{}) {
 	for i := 0; ; i++ {
 		select {
 		case <-stop:
-			h.s.clearStatus()
+			h.s.ClearStatus()
 			return
 		case now := <-t.C:
-			h.s.showStatus(fmt.Sprintf("%c waiting for the agent · %s", frames[i%len(frames)], fmtDuration(now.Sub(start))))
+			h.s.ShowStatus(fmt.Sprintf("%c waiting for the agent · %s", frames[i%len(frames)], tty.FormatDuration(now.Sub(start))))
 		}
 	}
 }
@@ -116,8 +118,8 @@ func (h *human) event(ev acphost.StreamEvent) {
 		if mc, ok := ev.Update.(*acphost.MessageChunk); ok && mc.MessageID != "" {
 			if h.block == ev.Type && h.msgID != "" && mc.MessageID != h.msgID {
 				// Another message: a paragraph of its own.
-				s.breakLine()
-				s.write("", "\n")
+				s.BreakLine()
+				s.Print("", "\n")
 			}
 			h.msgID = mc.MessageID
 		}
@@ -126,27 +128,27 @@ func (h *human) event(ev acphost.StreamEvent) {
 	case acphost.EventToolCall:
 		h.tools[ev.ID] = h.toolText(ev)
 		styled, plain := h.toolLine(ev)
-		s.toolLine(ev.ID, styled, plain, false)
+		s.ToolLine(ev.ID, styled, plain, false)
 	case acphost.EventToolUpdate:
 		// A title or kind that changed while the line is still the last
 		// one is updated in place; otherwise the result line will tell.
 		if text := h.toolText(ev); text != h.tools[ev.ID] {
 			h.tools[ev.ID] = text
 			styled, plain := h.toolLine(ev)
-			s.toolLine(ev.ID, styled, plain, true)
+			s.ToolLine(ev.ID, styled, plain, true)
 		}
 	case acphost.EventToolResult:
 		styled, plain := h.toolLine(ev)
-		if !s.toolLine(ev.ID, styled, plain, true) {
-			s.toolLine(ev.ID, styled, plain, false)
+		if !s.ToolLine(ev.ID, styled, plain, true) {
+			s.ToolLine(ev.ID, styled, plain, false)
 		}
 		if out := h.formatOutput(ev); out != "" {
-			s.block(out)
+			s.Block(out)
 		}
 	case acphost.EventPlan:
-		s.block(h.formatPlan(ev.Plan))
+		s.Block(h.formatPlan(ev.Plan))
 	case acphost.EventPermission:
-		s.block(formatRequest(s, ev.Permission))
+		s.Block(formatRequest(s, ev.Permission))
 	case acphost.EventPermissionAnswer:
 		if a := ev.Answer; a != nil {
 			if why := refusal(a); why != "" {
@@ -155,14 +157,14 @@ func (h *human) event(ev acphost.StreamEvent) {
 				delete(h.refused, ev.ID)
 			}
 		}
-		s.block(h.formatAnswer(ev.ID, ev.Answer))
+		s.Block(h.formatAnswer(ev.ID, ev.Answer))
 	case acphost.EventNotice:
 		if n := ev.Notice; n != nil {
 			text := "notice: " + oneLine(acphost.SafeText(n.Title), 200)
 			if d := oneLine(acphost.SafeText(n.Description), 300); d != "" {
 				text += " — " + d
 			}
-			s.line(styleYellow, text)
+			s.Line(tty.StyleYellow, text)
 		}
 	case acphost.EventElicitation:
 		if req := ev.Elicitation; req != nil && req.Mode == acphost.ModeURL {
@@ -172,25 +174,25 @@ func (h *human) event(ev acphost.StreamEvent) {
 			h.urlHosts[req.ElicitationID] = urlHost(req.URL)
 		}
 		if h.elicit != elicitAsk { // else the form prompt shows it
-			s.block(formatElicitation(s, ev.Elicitation, false))
+			s.Block(formatElicitation(s, ev.Elicitation, false))
 		}
 	case acphost.EventElicitationAnswer:
-		s.block(formatElicitationAnswer(s, h.elicit, ev))
+		s.Block(formatElicitationAnswer(s, h.elicit, ev))
 	case acphost.EventUsage:
 		h.usage = ev.Usage
 		return
 	case acphost.EventMode:
 		if ev.Mode != h.mode {
 			h.mode = ev.Mode
-			s.line(styleYellow, "the agent's mode is now "+acphost.SafeText(ev.Mode))
+			s.Line(tty.StyleYellow, "the agent's mode is now "+acphost.SafeText(ev.Mode))
 		}
 	case acphost.EventRestart:
 		var rs *acphost.RestartError
 		switch {
 		case errors.As(ev.Err, &rs) && !rs.ContextLost:
-			s.line(styleYellow, "the agent was restarted; session "+acphost.SafeText(rs.OldSessionID)+" re-attached by "+acphost.SafeText(rs.How)+", with its conversation")
+			s.Line(tty.StyleYellow, "the agent was restarted; session "+acphost.SafeText(rs.OldSessionID)+" re-attached by "+acphost.SafeText(rs.How)+", with its conversation")
 		default:
-			s.line(styleYellow, "the agent was restarted; the conversation so far is lost: "+errMsg(ev.Err))
+			s.Line(tty.StyleYellow, "the agent was restarted; the conversation so far is lost: "+errMsg(ev.Err))
 		}
 	default: // done and error: endTurn reports them
 		return
@@ -206,17 +208,17 @@ func (h *human) chunk(kind acphost.EventType, text string) {
 	}
 	s := h.s
 	if h.block != kind {
-		s.breakLine()
-		if kind == acphost.EventThought && !s.color {
-			s.write("", "[thinking] ")
+		s.BreakLine()
+		if kind == acphost.EventThought && !s.HasColor() {
+			s.Print("", "[thinking] ")
 		}
 		h.block = kind
 	}
 	code := ""
 	if kind == acphost.EventThought {
-		code = styleThink
+		code = tty.StyleThink
 	}
-	s.write(code, text)
+	s.Print(code, text)
 }
 
 func (h *human) toolText(ev acphost.StreamEvent) string {
@@ -225,12 +227,12 @@ func (h *human) toolText(ev acphost.StreamEvent) string {
 
 // toolLine is "  ⋯ execute ls", with ✓ or ✗ once finished.
 func (h *human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
-	mark, code := "⋯", styleDim
+	mark, code := "⋯", tty.StyleDim
 	switch ev.Status {
 	case acphost.StatusCompleted:
-		mark, code = "✓", styleGreen
+		mark, code = "✓", tty.StyleGreen
 	case acphost.StatusFailed:
-		mark, code = "✗", styleRed
+		mark, code = "✗", tty.StyleRed
 	}
 	kind := oneLine(acphost.SafeText(string(ev.Kind)), 20)
 	if kind == "" {
@@ -251,29 +253,29 @@ func (h *human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
 	if r, ok := h.refused[ev.ID]; ok && ev.Status.Finished() {
 		// The agent may report the call completed all the same (the
 		// demo does): it did not run with permission.
-		mark, code, why = "✗", styleYellow, " ("+r+")"
+		mark, code, why = "✗", tty.StyleYellow, " ("+r+")"
 		if ev.Status == acphost.StatusCompleted {
 			why = " (" + r + "; the agent reports it completed)"
 		}
 	}
 	plain = "  " + mark + " " + kind + " " + title + why
-	styled = "  " + s.style(code, mark) + " " + s.style(styleCyan, kind) + " " + title + s.style(code, why)
+	styled = "  " + s.Style(code, mark) + " " + s.Style(tty.StyleCyan, kind) + " " + title + s.Style(code, why)
 	return styled, plain
 }
 
 func (h *human) formatPlan(entries []acphost.PlanEntry) string {
 	s := h.s
 	var b strings.Builder
-	b.WriteString(s.style(styleBold, "Plan") + "\n")
+	b.WriteString(s.Style(tty.StyleBold, "Plan") + "\n")
 	for _, e := range entries {
 		box, code := "[ ]", ""
 		switch e.Status {
 		case "completed":
-			box, code = "[x]", styleDim
+			box, code = "[x]", tty.StyleDim
 		case "in_progress":
-			box, code = "[~]", styleBold
+			box, code = "[~]", tty.StyleBold
 		}
-		b.WriteString("  " + s.style(code, box+" "+oneLine(acphost.SafeText(e.Content), 200)) + "\n")
+		b.WriteString("  " + s.Style(code, box+" "+oneLine(acphost.SafeText(e.Content), 200)) + "\n")
 	}
 	return b.String()
 }
@@ -285,16 +287,16 @@ func (h *human) formatAnswer(id string, a *acphost.PermissionAnswer) string {
 	}
 	var text, code string
 	if a.Cancelled || a.Option == nil {
-		text, code = "→ cancelled", styleYellow
+		text, code = "→ cancelled", tty.StyleYellow
 	} else {
 		name := oneLine(acphost.SafeText(a.Option.Name), 80)
 		if name == "" {
 			name = oneLine(acphost.SafeText(a.OptionID), 80)
 		}
 		text = "→ " + name + " [" + acphost.SafeText(string(a.Option.Kind)) + "]"
-		code = styleGreen
+		code = tty.StyleGreen
 		if !a.Option.Kind.IsAllow() {
-			code = styleRed
+			code = tty.StyleRed
 		}
 	}
 	switch a.Reason {
@@ -311,7 +313,7 @@ func (h *human) formatAnswer(id string, a *acphost.PermissionAnswer) string {
 	default:
 		text += reasonNote(a.Reason, a.Err)
 	}
-	return "  " + s.style(code, text)
+	return "  " + s.Style(code, text)
 }
 
 // reasonNote says why an answer was given where the person did not give
@@ -353,7 +355,7 @@ func (h *human) elicitationComplete(c acphost.ElicitationComplete) {
 	if !ok || host == "" {
 		what = "the page of question " + oneLine(acphost.SafeText(c.ElicitationID), 40)
 	}
-	h.s.line(styleDim, "  done: the agent says "+what+" is finished")
+	h.s.Line(tty.StyleDim, "  done: the agent says "+what+" is finished")
 }
 
 // note is answerNote's note for the tool call, if any.
@@ -375,21 +377,21 @@ func (h *human) endTurn(r turnResult) {
 	h.block = ""
 	h.mu.Unlock()
 	s := h.s
-	mark, code := "✓", styleGreen
+	mark, code := "✓", tty.StyleGreen
 	what := acphost.SafeText(string(r.stop))
 	switch {
 	case r.err != nil && !r.userCancel:
-		mark, code = "✗", styleRed
+		mark, code = "✗", tty.StyleRed
 		if what == "" {
 			what = "failed"
 		}
 	case r.stop == acphost.StopCancelled:
-		mark, code = "⨯", styleYellow
+		mark, code = "⨯", tty.StyleYellow
 	}
-	parts := []string{what, fmtDuration(r.elapsed)}
+	parts := []string{what, tty.FormatDuration(r.elapsed)}
 	if h.humanWait != nil {
 		if w := h.humanWait(); w > 0 && w < r.elapsed {
-			parts[1] = fmtDuration(r.elapsed-w) + " working + " + fmtDuration(w) + " waiting for you"
+			parts[1] = tty.FormatDuration(r.elapsed-w) + " working + " + tty.FormatDuration(w) + " waiting for you"
 		}
 	}
 	if usage != nil {
@@ -400,7 +402,7 @@ func (h *human) endTurn(r turnResult) {
 			parts = append(parts, fmt.Sprintf("%.4f %s", usage.Cost.Amount, acphost.SafeText(usage.Cost.Currency)))
 		}
 	}
-	s.block(s.style(code, mark) + " " + s.style(styleDim, strings.Join(parts, " · ")) + "\n\n")
+	s.Block(s.Style(code, mark) + " " + s.Style(tty.StyleDim, strings.Join(parts, " · ")) + "\n\n")
 }
 
 // fmtCount formats a token count: 950, 12.3k, 1.2M.
@@ -452,14 +454,14 @@ func (h *human) formatOutput(ev acphost.StreamEvent) string {
 	s := h.s
 	var b strings.Builder
 	if h.toolOutput > 0 && len(lines) > h.toolOutput {
-		fmt.Fprintf(&b, "    %s\n", s.style(styleDim, fmt.Sprintf("┆ %d more lines above (--tool-output all shows them)", len(lines)-h.toolOutput)))
+		fmt.Fprintf(&b, "    %s\n", s.Style(tty.StyleDim, fmt.Sprintf("┆ %d more lines above (--tool-output all shows them)", len(lines)-h.toolOutput)))
 		lines = lines[len(lines)-h.toolOutput:]
 	}
 	for _, l := range lines {
 		if r := []rune(l); len(r) > maxOutputRunes {
 			l = string(r[:maxOutputRunes-1]) + "…"
 		}
-		b.WriteString("    " + s.style(styleDim, "│ "+l) + "\n")
+		b.WriteString("    " + s.Style(tty.StyleDim, "│ "+l) + "\n")
 	}
 	return b.String()
 }
@@ -530,4 +532,15 @@ func refusal(a *acphost.PermissionAnswer) string {
 		return "rejected"
 	}
 	return ""
+}
+
+// oneLine collapses whitespace (line breaks included) and cuts s to max
+// runes, for lines that must stay one line.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-1]) + "…"
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/internal/confine"
 )
 
@@ -36,10 +37,10 @@ type app struct {
 	agentStderr io.Writer         // where --stderr - sends the agent's stderr when not os.Stderr (a background acphost's bounded log)
 	cfg         config
 	stdinTTY    bool
-	in          *inbox
-	out         *screen // human output on stdout; nil with --json
-	errs        *screen // diagnostics (and, with --json, questions) on stderr
-	human       *human  // the human sink, nil with --json
+	in          *tty.Inbox
+	out         *tty.Screen // human output on stdout; nil with --json
+	errs        *tty.Screen // diagnostics (and, with --json, questions) on stderr
+	human       *human      // the human sink, nil with --json
 	sink        sink
 	approver    *approver
 	elicitor    *elicitor
@@ -73,7 +74,7 @@ type app struct {
 	quitDone    chan struct{}      // closed once that signal has closed the agent
 	quitCode    int
 
-	ed *editor // the line editor at an interactive prompt, nil without one
+	ed *tty.Editor // the line editor at an interactive prompt, nil without one
 	// turnSince is when the running turn started (zero between turns),
 	// and released that the process let go of its session: both go in
 	// the session's record, for acphost sessions and acphost cancel.
@@ -89,14 +90,14 @@ type app struct {
 }
 
 func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
-	a := &app{cfg: cfg, stdinTTY: isTerminal(stdin), in: newInbox(stdin),
+	a := &app{cfg: cfg, stdinTTY: tty.IsTerminal(stdin), in: tty.NewInbox(stdin),
 		quit: make(chan struct{}), quitDone: make(chan struct{})}
 	var outW, errW io.Writer = stdout, stderr
 	if detached { // a background acphost: its log is bounded
 		log := newCappedLog(stdout, maxBackgroundLogBytes)
 		outW, errW, a.agentStderr = log, log, log
 	}
-	a.errs = newScreen(errW, colorAllowed(stderr), false)
+	a.errs = tty.NewScreen(errW, tty.ColorAllowed(stderr), false)
 	switch {
 	case cfg.json:
 		js := newJSONSink(outW)
@@ -105,8 +106,8 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	case cfg.quiet:
 		a.sink = newQuietSink(outW)
 	default:
-		live := isTerminal(stdout) && os.Getenv("TERM") != "dumb"
-		a.out = newScreen(outW, colorAllowed(stdout), live)
+		live := tty.IsTerminal(stdout) && os.Getenv("TERM") != "dumb"
+		a.out = tty.NewScreen(outW, tty.ColorAllowed(stdout), live)
 		a.human = newHuman(a.out, cfg.permission, cfg.elicit)
 		a.human.remembered = a.wasRemembered
 		a.human.answerNote = a.answerNote
@@ -126,8 +127,8 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	}
 	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
 		in: a.in, scr: scr, errs: a.errs, echo: !a.stdinTTY, asking: seat}
-	a.in.onQueued = a.onQueued
-	if a.stdinTTY && a.out != nil && a.out.live && isTerminal(stdout) {
+	a.in.OnQueued = a.onQueued
+	if a.stdinTTY && a.out != nil && a.out.IsLive() && tty.IsTerminal(stdout) {
 		a.useEditor(stdin, stdout, stderr)
 	}
 	if !a.stdinTTY {
@@ -139,7 +140,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 			a.store = st
 			a.sink = &transcriptSink{sink: a.sink, a: a} // each turn goes in the session's transcript
 		} else {
-			a.diag(styleYellow, "%v; this session is not recorded", err)
+			a.diag(tty.StyleYellow, "%v; this session is not recorded", err)
 		}
 	}
 	return a
@@ -148,20 +149,20 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 // diag prints a diagnostic on stderr, on a line of its own.
 func (a *app) diag(code, format string, args ...any) {
 	if a.out != nil {
-		a.out.breakLine() // stdout and stderr often share a terminal
-		a.out.forget()    // and the line above is no longer the last tool line
+		a.out.BreakLine() // stdout and stderr often share a terminal
+		a.out.Forget()    // and the line above is no longer the last tool line
 	}
-	a.errs.line(code, "acphost: "+fmt.Sprintf(format, args...))
+	a.errs.Line(code, "acphost: "+fmt.Sprintf(format, args...))
 }
 
 // note prints information for the person: on stdout for human output, on
 // stderr with --json.
 func (a *app) note(code, text string) {
 	if a.out != nil {
-		a.out.line(code, text)
+		a.out.Line(code, text)
 		return
 	}
-	a.errs.line(code, text)
+	a.errs.Line(code, text)
 }
 
 // timed wraps a callback that waits for the person, adding its time to
@@ -188,7 +189,7 @@ func (a *app) askPermission() acphost.PermissionFunc {
 			if o.Kind == acphost.RejectAlways {
 				verb = "rejected"
 			}
-			a.note(styleDim, fmt.Sprintf("  remembered: later %s requests in this session are %s without asking", describeTool(req), verb))
+			a.note(tty.StyleDim, fmt.Sprintf("  remembered: later %s requests in this session are %s without asking", describeTool(req), verb))
 		}
 		return id, err
 	})
@@ -425,7 +426,7 @@ func (a *app) reportRecordingCut() {
 		cut := r.cut
 		r.mu.Unlock()
 		if cut {
-			a.diag(styleYellow, "--record: the recording stopped at %d MiB; what followed is not in it", maxRecordBytes>>20)
+			a.diag(tty.StyleYellow, "--record: the recording stopped at %d MiB; what followed is not in it", maxRecordBytes>>20)
 		}
 	}
 }
@@ -464,7 +465,7 @@ func (a *app) adopt(r state.Record) error {
 		return fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
 	}
 	if unreachable(r) && r.PID != os.Getpid() {
-		a.diag(styleYellow, "session %s may be open in acphost pid %d, which has no control socket to ask; continuing it here", acphost.SafeText(r.ID), r.PID)
+		a.diag(tty.StyleYellow, "session %s may be open in acphost pid %d, which has no control socket to ask; continuing it here", acphost.SafeText(r.ID), r.PID)
 	}
 	remote := !a.cfg.remote.remote() && (r.SSH != "" || r.URL != "")
 	if remote {
@@ -520,7 +521,7 @@ func (a *app) run() int {
 	case a.cfg.continueLast:
 		if r, ok := a.pickContinue(); ok {
 			if err := a.adopt(r); err != nil {
-				a.diag(styleRed, "%v", err)
+				a.diag(tty.StyleRed, "%v", err)
 				return exitUsage
 			}
 			resume = &r
@@ -528,7 +529,7 @@ func (a *app) run() int {
 	case a.cfg.resume != "":
 		r, err := a.resolveResume()
 		if err != nil {
-			a.diag(styleRed, "%v", err)
+			a.diag(tty.StyleRed, "%v", err)
 			return exitUsage
 		}
 		resume = &r
@@ -537,14 +538,14 @@ func (a *app) run() int {
 	if a.cwd == "" && !a.cfg.remote.remote() {
 		a.cwd, _ = os.Getwd()
 	}
-	for _, s := range []*screen{a.out, a.errs} {
+	for _, s := range []*tty.Screen{a.out, a.errs} {
 		if s != nil {
-			s.dir = a.cwd // questions may go to either
+			s.SetDir(a.cwd) // questions may go to either
 		}
 	}
 	opts, files, err := a.options()
 	if err != nil {
-		a.diag(styleRed, "%v", err)
+		a.diag(tty.StyleRed, "%v", err)
 		if errors.Is(err, acphost.ErrLinkLost) {
 			return exitFailed // the remote host could not be reached: the agent failed to start
 		}
@@ -578,7 +579,7 @@ func (a *app) run() int {
 			return a.quitCode
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			a.diag(styleRed, "the agent did not start within %v (--start-timeout); a first npx download can take longer: try --start-timeout 10m", a.cfg.startTimeout)
+			a.diag(tty.StyleRed, "the agent did not start within %v (--start-timeout); a first npx download can take longer: try --start-timeout 10m", a.cfg.startTimeout)
 			return exitFailed
 		}
 		if resume != nil {
@@ -588,7 +589,7 @@ func (a *app) run() int {
 		a.reportAgentError("could not start the agent", err)
 		if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
 			a.authHelp(ae)
-			a.diag(styleRed, "the agent needs a login: run %s", loginCommand(a.cfg))
+			a.diag(tty.StyleRed, "the agent needs a login: run %s", loginCommand(a.cfg))
 		}
 		if me := (*acphost.MCPServerError)(nil); errors.As(err, &me) {
 			return exitUsage // the configuration asks what the agent cannot do
@@ -602,7 +603,7 @@ func (a *app) run() int {
 
 	sess := client.Session()
 	if w := provenWarning(a.cfg, client.AgentInfo()); w != "" {
-		a.diag(styleYellow, "%s", w)
+		a.diag(tty.StyleYellow, "%s", w)
 	}
 	if resume != nil {
 		a.endReplay(rp, *resume, loadsSessions(client))
@@ -610,10 +611,10 @@ func (a *app) run() int {
 	if a.cfg.mode != "" {
 		if err := a.setMode(sess, a.cfg.mode); err != nil {
 			if !a.cfg.modeSoft {
-				a.diag(styleRed, "--mode %s: %s", acphost.SafeText(a.cfg.mode), errMsg(err))
+				a.diag(tty.StyleRed, "--mode %s: %s", acphost.SafeText(a.cfg.mode), errMsg(err))
 				return exitUsage
 			}
-			a.diag(styleYellow, "mode %s: %s; staying in the agent's mode", acphost.SafeText(a.cfg.mode), errMsg(err))
+			a.diag(tty.StyleYellow, "mode %s: %s; staying in the agent's mode", acphost.SafeText(a.cfg.mode), errMsg(err))
 		} else {
 			a.modeSet = true
 		}
@@ -633,10 +634,10 @@ func (a *app) run() int {
 	}
 	if a.refusals != nil && !a.quitting() {
 		if line := a.refusals.closingLine(a.cfg); line != "" {
-			a.diag(styleYellow, "%s", line)
+			a.diag(tty.StyleYellow, "%s", line)
 		}
 	}
-	a.in.closeQueue()
+	a.in.CloseQueue()
 	a.closeClient(client)
 	a.release()
 	a.closeControl()
@@ -655,17 +656,17 @@ func (a *app) run() int {
 func (a *app) runPrompts() {
 	next := 0
 	for !a.quitting() {
-		p, ok := a.in.popQueued()
+		p, ok := a.in.PopQueued()
 		if !ok {
 			if next < len(a.cfg.prompts) {
 				p, next = a.cfg.prompts[next], next+1
-			} else if a.in.closeQueue() {
+			} else if a.in.CloseQueue() {
 				return
 			} else {
 				continue // one was queued just now
 			}
 		}
-		if !a.turn(p, !a.cfg.json, len(a.cfg.prompts)-next+a.in.queued()) {
+		if !a.turn(p, !a.cfg.json, len(a.cfg.prompts)-next+a.in.Queued()) {
 			return
 		}
 	}
@@ -684,10 +685,10 @@ func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 		what += " (npx " + strings.Join(a.cfg.agent[1:], " ") + "; the first run downloads it)"
 	}
 	var stopSpin func()
-	if a.out != nil && a.out.live {
-		stopSpin = a.out.spin("starting agent " + what + "…")
+	if a.out != nil && a.out.IsLive() {
+		stopSpin = a.out.Spin("starting agent " + what + "…")
 	} else if len(a.cfg.agent) > 0 && !a.cfg.json && !a.cfg.quiet {
-		a.errs.line(styleDim, "acphost: starting agent "+what+"…")
+		a.errs.Line(tty.StyleDim, "acphost: starting agent "+what+"…")
 	}
 	client, err := acphost.Start(ctx, opts)
 	if stopSpin != nil {
@@ -710,7 +711,7 @@ func (a *app) beginReplay(r state.Record) *replay {
 	if t := oneLine(acphost.SafeText(r.Title), 60); t != "" {
 		what += " (" + t + ")"
 	}
-	a.out.line(styleDim, what)
+	a.out.Line(tty.StyleDim, what)
 	return &replay{s: a.out}
 }
 
@@ -724,7 +725,7 @@ func (a *app) endReplay(rp *replay, r state.Record, loaded bool) {
 	if !loaded {
 		how = "resumed (the agent does not replay its history)"
 	}
-	a.note(styleDim, "session "+how)
+	a.note(tty.StyleDim, "session "+how)
 	a.mu.Lock()
 	a.rec = r
 	a.mu.Unlock()
@@ -814,7 +815,7 @@ func (a *app) useSession(sess *acphost.Session) {
 	if left != nil && a.store != nil {
 		left.PID, left.TurnSince, left.Control = 0, time.Time{}, ""
 		if err := a.store.Put(*left); err != nil {
-			a.diag(styleYellow, "%v", err)
+			a.diag(tty.StyleYellow, "%v", err)
 		}
 	}
 	a.record()
@@ -859,7 +860,7 @@ func (a *app) record() {
 		r.Mode = m
 	}
 	if err := a.store.Put(r); err != nil {
-		a.diag(styleYellow, "%v", err)
+		a.diag(tty.StyleYellow, "%v", err)
 		return
 	}
 	a.mu.Lock()
@@ -957,13 +958,13 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	if w := client.Containment().Word(); w != "" {
 		parts = append(parts, "containment: "+w)
 	}
-	a.out.line(styleDim, strings.Join(parts, " · "))
+	a.out.Line(tty.StyleDim, strings.Join(parts, " · "))
 	if a.stdinTTY && len(a.cfg.prompts) == 0 {
 		hint := "/help lists the commands; a prompt typed while a turn runs is queued; Ctrl-C stops a turn"
 		if a.ed != nil {
 			hint += "; Tab completes, Up recalls"
 		}
-		a.out.line(styleDim, hint)
+		a.out.Line(tty.StyleDim, hint)
 	}
 }
 
@@ -1025,9 +1026,9 @@ func (a *app) chat(client *acphost.ACPClient) {
 		if scr == nil && a.stdinTTY {
 			scr = a.errs
 		}
-		fromQueue := a.in.queued() > 0
+		fromQueue := a.in.Queued() > 0
 		if scr != nil && a.stdinTTY && !fromQueue {
-			scr.chatPrompt()
+			scr.ChatPrompt()
 		}
 		line, queued, ok, failed := a.nextLine(client)
 		if failed {
@@ -1037,12 +1038,12 @@ func (a *app) chat(client *acphost.ACPClient) {
 		}
 		if !ok {
 			if scr != nil {
-				scr.breakLine()
+				scr.BreakLine()
 			}
 			return
 		}
 		if scr != nil && a.stdinTTY && !fromQueue {
-			scr.answered("", false)
+			scr.Answered("", false)
 		}
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -1079,7 +1080,7 @@ func (a *app) nextLine(client *acphost.ACPClient) (line string, queued, ok, fail
 		}
 		cancel()
 	}()
-	line, queued, ok, err := a.in.next(ctx)
+	line, queued, ok, err := a.in.Next(ctx)
 	if err != nil {
 		cancel()
 		return "", false, false, dead.Load() && !a.quitting()
@@ -1099,8 +1100,8 @@ func (a *app) onQueued(line string, n int) bool {
 		return false
 	}
 	if a.out != nil {
-		a.out.forget()
-		a.out.line(styleDim, fmt.Sprintf("queued (%d): %s", n, oneLine(acphost.SafeText(line), 60)))
+		a.out.Forget()
+		a.out.Line(tty.StyleDim, fmt.Sprintf("queued (%d): %s", n, oneLine(acphost.SafeText(line), 60)))
 	}
 	return true
 }
@@ -1120,8 +1121,8 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	a.record()
 	a.humanWait.Store(0)
 	if a.stdinTTY {
-		a.in.setQueueing(true)
-		defer a.in.setQueueing(false)
+		a.in.SetQueueing(true)
+		defer a.in.SetQueueing(false)
 	}
 
 	a.sink.beginTurn(prompt, echo)
@@ -1153,7 +1154,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		case left < 0:
 			next = "; no more prompts are read"
 		}
-		a.diag(styleRed, "permission request for %s with nobody to answer it (--non-interactive-permissions fail): the turn is cancelled%s; the exit status will be 1", permFail, next)
+		a.diag(tty.StyleRed, "permission request for %s with nobody to answer it (--non-interactive-permissions fail): the turn is cancelled%s; the exit status will be 1", permFail, next)
 		return false
 	}
 	cancelled := errors.Is(err, context.Canceled) && interrupted && client.Err() == nil
@@ -1186,30 +1187,30 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		case left < 0:
 			next = "the next prompt you type gets the same limit"
 		}
-		a.diag(styleRed, "the turn timed out after %v (--timeout applies to each turn); %s; the exit status will be 1", a.cfg.timeout, next)
+		a.diag(tty.StyleRed, "the turn timed out after %v (--timeout applies to each turn); %s; the exit status will be 1", a.cfg.timeout, next)
 		a.noteUnconfirmed(err)
 		return true
 	case cancelled:
 		a.noteUnconfirmed(err)
 		return true
 	case a.recovers && errors.Is(err, acphost.ErrContextLost):
-		a.diag(styleYellow, "the agent was restarted in a fresh session (it could not re-attach this one, so it has no memory of it); the prompt was not sent: sending it again")
+		a.diag(tty.StyleYellow, "the agent was restarted in a fresh session (it could not re-attach this one, so it has no memory of it); the prompt was not sent: sending it again")
 		return a.turn(prompt, echo, left)
 	case a.recovers && errors.Is(err, acphost.ErrAgentExited):
 		a.failed = true
 		a.reportAgentError("the agent failed", err)
-		a.diag(styleYellow, "the next prompt restarts the agent (re-attaching this session where the agent keeps sessions); or /quit, and later acphost --resume last")
+		a.diag(tty.StyleYellow, "the next prompt restarts the agent (re-attaching this session where the agent keeps sessions); or /quit, and later acphost --resume last")
 		return true
 	case client.Err() != nil || dead(err):
 		a.failed = true
 		a.reportAgentError("the agent failed", err)
 		if a.store != nil && !a.recovers {
-			a.diag(styleYellow, "acphost --resume last continues this session with a new agent, where the agent keeps sessions")
+			a.diag(tty.StyleYellow, "acphost --resume last continues this session with a new agent, where the agent keeps sessions")
 		}
 		return false
 	case errors.Is(err, acphost.ErrUnaskedChange):
 		a.failed = true
-		a.diag(styleRed, "%s", unaskedMessage(err))
+		a.diag(tty.StyleRed, "%s", unaskedMessage(err))
 		return true
 	case needsLogin(err):
 		a.failed = true
@@ -1217,7 +1218,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		return left < 0 // prompts of the command line would be refused too
 	default:
 		a.failed = true
-		a.diag(styleRed, "the turn failed: %s", errMsg(err))
+		a.diag(tty.StyleRed, "the turn failed: %s", errMsg(err))
 		if errors.As(err, new(*acphost.RPCError)) {
 			a.showStderrTail(err)
 		}
@@ -1227,7 +1228,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 
 func (a *app) noteUnconfirmed(err error) {
 	if errors.Is(err, acphost.ErrCancelUnconfirmed) {
-		a.diag(styleYellow, "the agent did not confirm the cancellation; it will be restarted before the next turn (the conversation is lost)")
+		a.diag(tty.StyleYellow, "the agent did not confirm the cancellation; it will be restarted before the next turn (the conversation is lost)")
 	}
 }
 
@@ -1293,7 +1294,7 @@ func (a *app) reportAgentError(what string, err error) {
 	if err == nil {
 		err = errors.New("unknown error")
 	}
-	a.diag(styleRed, "%s: %s", what, errMsg(err))
+	a.diag(tty.StyleRed, "%s: %s", what, errMsg(err))
 	a.showStderrTail(err)
 }
 
@@ -1302,7 +1303,7 @@ func (a *app) reportAgentError(what string, err error) {
 func (a *app) showStderrTail(err error) {
 	defer func() {
 		if hint := rootHint(os.Geteuid(), a.cfg, os.Environ()); hint != "" {
-			a.diag(styleYellow, "%s", hint)
+			a.diag(tty.StyleYellow, "%s", hint)
 		}
 	}()
 	if a.cfg.stderrPath != "" {
@@ -1328,14 +1329,14 @@ func (a *app) showStderrTail(err error) {
 		lines = lines[len(lines)-maxStderrLines:]
 	}
 	var b strings.Builder
-	b.WriteString(a.errs.style(styleDim, "agent stderr (last lines):") + "\n")
+	b.WriteString(a.errs.Style(tty.StyleDim, "agent stderr (last lines):") + "\n")
 	for _, l := range lines {
 		b.WriteString("  " + l + "\n")
 	}
 	if a.out != nil {
-		a.out.breakLine()
+		a.out.BreakLine()
 	}
-	a.errs.block(b.String())
+	a.errs.Block(b.String())
 }
 
 // handleSignals implements Ctrl-C and SIGTERM until done is closed.
@@ -1361,15 +1362,15 @@ func (a *app) cancelTurn(why string) bool {
 	cancel := a.turnCancel
 	a.mu.Unlock()
 	more := ""
-	if n := a.in.queued(); n > 0 {
+	if n := a.in.Queued(); n > 0 {
 		more = fmt.Sprintf("; %d queued prompt(s) run next", n)
 	}
 	// The notice first, in place of a running tool's line: the tool's
 	// final line comes once the agent has stopped it.
 	if a.out != nil {
-		a.out.dropRunningTool()
+		a.out.DropRunningTool()
 	}
-	a.diag(styleYellow, "%s (Ctrl-C again to quit%s)", why, more)
+	a.diag(tty.StyleYellow, "%s (Ctrl-C again to quit%s)", why, more)
 	cancel()
 	return true
 }
@@ -1380,7 +1381,7 @@ func (a *app) onSignal(sig os.Signal, asked bool) {
 	if sig == os.Interrupt && !asked && a.cancelTurn("cancelling the turn") {
 		return
 	}
-	if sig == os.Interrupt && !asked && a.ed != nil && a.chatting.Load() && a.ed.interruptLine() {
+	if sig == os.Interrupt && !asked && a.ed != nil && a.chatting.Load() && a.ed.InterruptLine() {
 		return // the editor clears the line, or quits at an empty one
 	}
 	a.quitOnSignal(sig, asked)
@@ -1408,7 +1409,7 @@ func (a *app) quitOnSignal(sig os.Signal, asked bool) {
 	client, startCancel := a.client, a.startCancel
 	a.mu.Unlock()
 	if !asked {
-		a.diag(styleYellow, "closing the agent")
+		a.diag(tty.StyleYellow, "closing the agent")
 	}
 	if startCancel != nil {
 		startCancel()

@@ -12,6 +12,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 const sessionsUsage = `Usage: acphost sessions [--json]     list the recorded sessions, most recent first
@@ -196,7 +197,7 @@ func liveState(r state.Record) string {
 		return "" // its control socket is gone: the pid is someone else's now
 	}
 	if !r.TurnSince.IsZero() {
-		return fmt.Sprintf("turn running %s (pid %d)", fmtDuration(time.Since(r.TurnSince)), r.PID)
+		return fmt.Sprintf("turn running %s (pid %d)", tty.FormatDuration(time.Since(r.TurnSince)), r.PID)
 	}
 	return fmt.Sprintf("open (pid %d)", r.PID)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // The sessions subcommands beyond the listing: show, history, export,
@@ -289,9 +290,9 @@ func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 	}
 	color := false
 	if f, ok := stdout.(*os.File); ok {
-		color = colorAllowed(f)
+		color = tty.ColorAllowed(f)
 	}
-	s := newScreen(stdout, color, false)
+	s := tty.NewScreen(stdout, color, false)
 	var b strings.Builder
 	for i, t := range ts {
 		head := []string{fmt.Sprintf("turn %d", first+i), t.Time.Local().Format("2006-01-02 15:04")}
@@ -299,47 +300,47 @@ func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 			head = append(head, oneLine(acphost.SafeText(t.Stop), 40))
 		}
 		if t.Ms > 0 {
-			head = append(head, fmtDuration(time.Duration(t.Ms)*time.Millisecond))
+			head = append(head, tty.FormatDuration(time.Duration(t.Ms)*time.Millisecond))
 		}
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(s.style(styleDim, "── "+strings.Join(head, " · ")) + "\n")
+		b.WriteString(s.Style(tty.StyleDim, "── "+strings.Join(head, " · ")) + "\n")
 		if p := strings.TrimRight(acphost.SafeText(t.Prompt), "\n"); p != "" {
 			for _, l := range strings.Split(p, "\n") {
-				b.WriteString(s.style(styleBold, "> "+l) + "\n")
+				b.WriteString(s.Style(tty.StyleBold, "> "+l) + "\n")
 			}
 		}
 		for _, tc := range t.Tools {
 			mark := toolMark(s, tc.Status)
 			if tc.Refused != "" { // as the live view showed it
-				mark = s.style(styleYellow, "✗")
+				mark = s.Style(tty.StyleYellow, "✗")
 			}
-			b.WriteString("  " + mark + " " + s.style(styleDim, toolSummary(tc)) + "\n")
+			b.WriteString("  " + mark + " " + s.Style(tty.StyleDim, toolSummary(tc)) + "\n")
 		}
 		if t.Omitted > 0 {
-			b.WriteString(s.style(styleDim, fmt.Sprintf("  … %d more tool call(s) not kept", t.Omitted)) + "\n")
+			b.WriteString(s.Style(tty.StyleDim, fmt.Sprintf("  … %d more tool call(s) not kept", t.Omitted)) + "\n")
 		}
 		if a := strings.TrimSpace(acphost.SafeText(t.Answer)); a != "" {
 			b.WriteString(a + "\n")
 		}
 		if t.Error != "" {
-			b.WriteString(s.style(styleRed, "✗ "+oneLine(acphost.SafeText(t.Error), 200)) + "\n")
+			b.WriteString(s.Style(tty.StyleRed, "✗ "+oneLine(acphost.SafeText(t.Error), 200)) + "\n")
 		}
 	}
-	s.out(b.String())
+	s.Raw(b.String())
 	return nil
 }
 
 // toolMark is a finished tool's mark, as the live output shows it.
-func toolMark(s *screen, status string) string {
+func toolMark(s *tty.Screen, status string) string {
 	switch acphost.ToolStatus(status) {
 	case acphost.StatusCompleted:
-		return s.style(styleGreen, "✓")
+		return s.Style(tty.StyleGreen, "✓")
 	case acphost.StatusFailed:
-		return s.style(styleRed, "✗")
+		return s.Style(tty.StyleRed, "✗")
 	}
-	return s.style(styleDim, "·")
+	return s.Style(tty.StyleDim, "·")
 }
 
 // toolSummary is one line for a tool call: title (kind), and its status

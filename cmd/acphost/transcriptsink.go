@@ -7,6 +7,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // turnEntries is the transcript of one turn.
@@ -88,6 +89,6 @@ func (t *transcriptSink) endTurn(r turnResult) {
 	t.reported = true
 	t.mu.Unlock()
 	if !said {
-		t.a.diag(styleYellow, "%s; this session's history is not recorded", acphost.SafeText(err.Error()))
+		t.a.diag(tty.StyleYellow, "%s; this session's history is not recorded", acphost.SafeText(err.Error()))
 	}
 }

@@ -1,4 +1,9 @@
-package main
+// Package tty is acphost's terminal: the Screen that output streams share
+// (styles, a status line, tool lines rewritten in place), the line Editor
+// at an interactive prompt and the terminal mode it sets, and the Inbox
+// that hands out the lines of standard input to questions and the prompt
+// loop.
+package tty
 
 import (
 	"fmt"
@@ -15,33 +20,33 @@ import (
 
 // SGR styles.
 const (
-	styleBold   = "1"
-	styleDim    = "2"
-	styleThink  = "2;3" // dim italic
-	styleRed    = "31"
-	styleGreen  = "32"
-	styleYellow = "33"
-	styleCyan   = "36"
-	styleAsk    = "1;33" // bold yellow
+	StyleBold   = "1"
+	StyleDim    = "2"
+	StyleThink  = "2;3" // dim italic
+	StyleRed    = "31"
+	StyleGreen  = "32"
+	StyleYellow = "33"
+	StyleCyan   = "36"
+	StyleAsk    = "1;33" // bold yellow
 )
 
-// isTerminal reports whether f is a terminal (not merely a character
+// IsTerminal reports whether f is a terminal (not merely a character
 // device: /dev/null is not one).
-func isTerminal(f *os.File) bool {
+func IsTerminal(f *os.File) bool {
 	return term.IsTerminal(int(f.Fd()))
 }
 
-// colorAllowed reports whether f may get ANSI colors: a terminal, NO_COLOR
+// ColorAllowed reports whether f may get ANSI colors: a terminal, NO_COLOR
 // unset or empty (https://no-color.org), and TERM not "dumb".
-func colorAllowed(f *os.File) bool {
-	return isTerminal(f) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+func ColorAllowed(f *os.File) bool {
+	return IsTerminal(f) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 }
 
-// screen is one output stream shared by the renderer, the approval prompt,
+// Screen is one output stream shared by the renderer, the approval prompt,
 // the elapsed-time status line and diagnostics. It tracks whether the cursor
 // is at the start of a line so blocks never run into each other. Every
 // string given to it must already be safe to print (see acphost.SafeText).
-type screen struct {
+type Screen struct {
 	mu    sync.Mutex
 	w     io.Writer
 	color bool // ANSI colors
@@ -55,7 +60,7 @@ type screen struct {
 
 	// The line editor, when there is one (see editor): output goes
 	// through its Terminal.Write.
-	ed          *editor
+	ed          *Editor
 	editing     bool   // a line is being edited: it is drawn below the output
 	editAsk     bool   // and it answers a question
 	held        string // while editing: the end of an output line not shown yet
@@ -69,9 +74,9 @@ type screen struct {
 	dir string
 }
 
-// shownPath is an agent's path as the screen shows it: relative to the
+// ShownPath is an agent's path as the screen shows it: relative to the
 // session's directory when beneath it, else as it is.
-func (s *screen) shownPath(path string) string {
+func (s *Screen) ShownPath(path string) string {
 	if s.dir == "" || !filepath.IsAbs(path) {
 		return path
 	}
@@ -82,12 +87,15 @@ func (s *screen) shownPath(path string) string {
 	return rel
 }
 
-func newScreen(w io.Writer, color, live bool) *screen {
-	return &screen{w: w, color: color, live: live, col0: true}
+// NewScreen returns a screen writing to w: with color, text is styled
+// (see Style); live, it is a terminal (a status line, lines rewritten in
+// place).
+func NewScreen(w io.Writer, color, live bool) *Screen {
+	return &Screen{w: w, color: color, live: live, col0: true}
 }
 
-// style wraps text in an SGR sequence when colors are on.
-func (s *screen) style(code, text string) string {
+// Style wraps text in an SGR sequence when colors are on.
+func (s *Screen) Style(code, text string) string {
 	if !s.color || code == "" || text == "" {
 		return text
 	}
@@ -96,7 +104,7 @@ func (s *screen) style(code, text string) string {
 
 // out writes b to the terminal: through the line editor when there is
 // one. Caller holds mu.
-func (s *screen) out(b string) {
+func (s *Screen) out(b string) {
 	if s.ed != nil {
 		_, _ = s.ed.t.Write([]byte(b))
 		return
@@ -105,7 +113,7 @@ func (s *screen) out(b string) {
 }
 
 // putLocked writes text whose unstyled form is plain. Caller holds mu.
-func (s *screen) putLocked(styled, plain string) {
+func (s *Screen) putLocked(styled, plain string) {
 	if styled == "" {
 		return
 	}
@@ -125,7 +133,7 @@ func (s *screen) putLocked(styled, plain string) {
 // and rows as wide as the terminal (which look the same as the terminal's
 // own wrapping); the rest of a line waits in held. It reports whether
 // nothing is held (the cursor is at the start of a row).
-func (s *screen) showHeldLocked(text string) bool {
+func (s *Screen) showHeldLocked(text string) bool {
 	text = s.held + text
 	var show string
 	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
@@ -207,37 +215,37 @@ func visibleCut(s string, n int) int {
 	return -1
 }
 
-func (s *screen) breakLineLocked() {
+func (s *Screen) breakLineLocked() {
 	if !s.col0 {
 		s.putLocked("\n", "\n")
 	}
 }
 
-func (s *screen) clearStatusLocked() {
+func (s *Screen) clearStatusLocked() {
 	if s.status {
 		s.out("\r\x1b[2K")
 		s.status = false
 	}
 }
 
-// write prints a piece of running text (no line break added).
-func (s *screen) write(code, text string) {
+// Print prints a piece of running text (no line break added).
+func (s *Screen) Print(code, text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.putLocked(s.style(code, text), text)
+	s.putLocked(s.Style(code, text), text)
 }
 
-// breakLine ends the current line if it has text.
-func (s *screen) breakLine() {
+// BreakLine ends the current line if it has text.
+func (s *Screen) BreakLine() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clearStatusLocked()
 	s.breakLineLocked()
 }
 
-// block prints text (which may be styled and span lines) on lines of its
+// Block prints text (which may be styled and span lines) on lines of its
 // own.
-func (s *screen) block(text string) {
+func (s *Screen) Block(text string) {
 	if text == "" {
 		return
 	}
@@ -250,13 +258,13 @@ func (s *screen) block(text string) {
 	s.putLocked(text, "\n")
 }
 
-// line prints one styled line of its own.
-func (s *screen) line(code, text string) { s.block(s.style(code, text)) }
+// Line prints one styled line of its own.
+func (s *Screen) Line(code, text string) { s.Block(s.Style(code, text)) }
 
-// prompt prints a question on a line of its own and leaves the cursor
+// Prompt prints a question on a line of its own and leaves the cursor
 // after it (and a space). With the line editor, the question is the
 // prompt of the line the answer is edited on.
-func (s *screen) prompt(text string) {
+func (s *Screen) Prompt(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.breakLineLocked()
@@ -267,21 +275,21 @@ func (s *screen) prompt(text string) {
 	s.putLocked(text+" ", " ")
 }
 
-// chatPrompt is the chat's prompt: "> ".
-func (s *screen) chatPrompt() {
+// ChatPrompt is the chat's prompt: "> ".
+func (s *Screen) ChatPrompt() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.breakLineLocked()
 	if s.ed != nil {
-		s.editPromptLocked(s.style(styleBold, ">")+" ", false)
+		s.editPromptLocked(s.Style(StyleBold, ">")+" ", false)
 		return
 	}
-	s.putLocked(s.style(styleBold, ">")+" ", " ")
+	s.putLocked(s.Style(StyleBold, ">")+" ", " ")
 }
 
 // editPromptLocked wants a line edited after prompt p: the line being
 // edited gets it at once, else the next ReadLine starts with it.
-func (s *screen) editPromptLocked(p string, ask bool) {
+func (s *Screen) editPromptLocked(p string, ask bool) {
 	if s.editing {
 		s.editAsk = ask
 		s.ed.setPrompt(p, !ask)
@@ -291,9 +299,9 @@ func (s *screen) editPromptLocked(p string, ask bool) {
 	s.ed.wake()
 }
 
-// unprompt withdraws a question that got no answer (it was cancelled):
+// Unprompt withdraws a question that got no answer (it was cancelled):
 // a line being edited for it gets the prompt of an unasked line.
-func (s *screen) unprompt() {
+func (s *Screen) Unprompt() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ed != nil {
@@ -309,7 +317,7 @@ func (s *screen) unprompt() {
 }
 
 // wantsLine reports whether a line is wanted (a prompt waits for one).
-func (s *screen) wantsLine() bool {
+func (s *Screen) wantsLine() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.want != ""
@@ -318,7 +326,7 @@ func (s *screen) wantsLine() bool {
 // beginEdit readies the screen for a ReadLine: the status line goes, the
 // line being written ends (its rest will follow on a row of its own), and
 // the prompt is the one wanted or, for a line typed unasked, the marker.
-func (s *screen) beginEdit(e *editor) {
+func (s *Screen) beginEdit(e *Editor) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clearStatusLocked()
@@ -341,7 +349,7 @@ func (s *screen) beginEdit(e *editor) {
 
 // endEdit: the line was entered (the cursor is at the start of the row
 // below it) or input ended; what was held is shown.
-func (s *screen) endEdit(eof bool) {
+func (s *Screen) endEdit(eof bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.editing, s.editAsk = false, false
@@ -357,15 +365,15 @@ func (s *screen) endEdit(eof bool) {
 }
 
 // noEditor: the editor could not start; output goes straight out.
-func (s *screen) noEditor() {
+func (s *Screen) noEditor() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ed = nil
 }
 
-// closeEditor leaves the terminal to whoever comes next: the edited line
+// CloseEditor leaves the terminal to whoever comes next: the edited line
 // is left behind on a row of its own.
-func (s *screen) closeEditor() {
+func (s *Screen) CloseEditor() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ed == nil {
@@ -387,7 +395,7 @@ func (s *screen) closeEditor() {
 // viaEditor is a writer for another stream on the same terminal (stderr):
 // its lines go above the line being edited.
 type viaEditor struct {
-	s *screen
+	s *Screen
 	w io.Writer
 }
 
@@ -400,10 +408,10 @@ func (v viaEditor) Write(p []byte) (int, error) {
 	return v.w.Write(p)
 }
 
-// answered records that the user answered a prompt: a terminal echoed the
+// Answered records that the user answered a prompt: a terminal echoed the
 // line and its newline; piped input is echoed here for a readable
 // transcript.
-func (s *screen) answered(text string, echo bool) {
+func (s *Screen) Answered(text string, echo bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if echo {
@@ -414,8 +422,8 @@ func (s *screen) answered(text string, echo bool) {
 	s.lastTool = ""
 }
 
-// setPaused turns the status line off (and clears it) while a prompt waits.
-func (s *screen) setPaused(p bool) {
+// SetPaused turns the status line off (and clears it) while a prompt waits.
+func (s *Screen) SetPaused(p bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.paused = p
@@ -429,10 +437,10 @@ func (s *screen) setPaused(p bool) {
 // line.
 const maxRewritable = 72
 
-// toolLine prints the line of tool call id, or rewrites it in place when
+// ToolLine prints the line of tool call id, or rewrites it in place when
 // it is still the last line printed on a terminal. It reports whether it
 // rewrote.
-func (s *screen) toolLine(id, styled, plain string, rewrite bool) bool {
+func (s *Screen) ToolLine(id, styled, plain string, rewrite bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	running := strings.HasPrefix(plain, "  ⋯ ")
@@ -453,11 +461,11 @@ func (s *screen) toolLine(id, styled, plain string, rewrite bool) bool {
 	return false
 }
 
-// dropRunningTool erases the last line printed when it is a tool's
+// DropRunningTool erases the last line printed when it is a tool's
 // running line (⋯) a terminal can still reach: the turn is being
 // cancelled, and the tool's final line (✗) follows the notice instead
 // of leaving a stale running line above it.
-func (s *screen) dropRunningTool() {
+func (s *Screen) DropRunningTool() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.live && s.lastTool != "" && s.running && s.col0 && !s.editing {
@@ -467,29 +475,29 @@ func (s *screen) dropRunningTool() {
 	}
 }
 
-// showStatus draws the transient status line when the cursor is at the
+// ShowStatus draws the transient status line when the cursor is at the
 // start of a line of a terminal and no prompt is waiting.
-func (s *screen) showStatus(text string) {
+func (s *Screen) ShowStatus(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.live || !s.col0 || s.paused || s.editing {
 		return
 	}
-	s.out("\r\x1b[2K" + s.style(styleDim, text))
+	s.out("\r\x1b[2K" + s.Style(StyleDim, text))
 	s.status = true
 }
 
-// forget makes the last line printed no longer rewritable in place:
+// Forget makes the last line printed no longer rewritable in place:
 // something else (stderr, a note) may have been written after it.
-func (s *screen) forget() {
+func (s *Screen) Forget() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastTool = ""
 }
 
-// spin shows text with a spinner and the elapsed time on the status line
+// Spin shows text with a spinner and the elapsed time on the status line
 // until the returned func is called.
-func (s *screen) spin(text string) (stop func()) {
+func (s *Screen) Spin(text string) (stop func()) {
 	done := make(chan struct{})
 	ended := make(chan struct{})
 	start := time.Now()
@@ -498,14 +506,14 @@ func (s *screen) spin(text string) (stop func()) {
 		frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
-		s.showStatus(fmt.Sprintf("%c %s", frames[0], text))
+		s.ShowStatus(fmt.Sprintf("%c %s", frames[0], text))
 		for i := 1; ; i++ {
 			select {
 			case <-done:
-				s.clearStatus()
+				s.ClearStatus()
 				return
 			case now := <-t.C:
-				s.showStatus(fmt.Sprintf("%c %s %s", frames[i%len(frames)], text, fmtDuration(now.Sub(start))))
+				s.ShowStatus(fmt.Sprintf("%c %s %s", frames[i%len(frames)], text, FormatDuration(now.Sub(start))))
 			}
 		}
 	}()
@@ -515,15 +523,15 @@ func (s *screen) spin(text string) (stop func()) {
 	}
 }
 
-// clearStatus removes the status line.
-func (s *screen) clearStatus() {
+// ClearStatus removes the status line.
+func (s *Screen) ClearStatus() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clearStatusLocked()
 }
 
-// fmtDuration formats an elapsed time for humans: 0.4s, 12.3s, 2m05s.
-func fmtDuration(d time.Duration) string {
+// FormatDuration formats an elapsed time for humans: 0.4s, 12.3s, 2m05s.
+func FormatDuration(d time.Duration) string {
 	if d < time.Minute {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
@@ -531,13 +539,37 @@ func fmtDuration(d time.Duration) string {
 	return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
 }
 
-// oneLine collapses whitespace (line breaks included) and cuts s to max
-// runes, for lines that must stay one line.
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max-1]) + "…"
+// IsLive reports whether the screen is a terminal: a transient status line
+// and lines rewritten in place.
+func (s *Screen) IsLive() bool { return s.live }
+
+// HasColor reports whether the screen uses ANSI colors.
+func (s *Screen) HasColor() bool { return s.color }
+
+// SetDir sets the session's directory, beneath which paths are shown
+// relative to it (see shownPath). Call it before output starts.
+func (s *Screen) SetDir(dir string) {
+	s.mu.Lock()
+	s.dir = dir
+	s.mu.Unlock()
+}
+
+// UseEditor sends the output through the line editor e; marker is the
+// prompt of a line the person starts typing unasked. Call it before e
+// runs.
+func (s *Screen) UseEditor(e *Editor, marker func() string) {
+	s.mu.Lock()
+	s.ed, s.marker = e, marker
+	s.mu.Unlock()
+}
+
+// Above is a writer for another stream w on the same terminal (stderr):
+// its lines go above the line being edited.
+func (s *Screen) Above(w io.Writer) io.Writer { return viaEditor{s: s, w: w} }
+
+// Raw writes text as it is, styled already: no line is ended before it.
+func (s *Screen) Raw(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.out(text)
 }

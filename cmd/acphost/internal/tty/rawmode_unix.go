@@ -1,6 +1,6 @@
 //go:build aix || darwin || dragonfly || freebsd || linux || netbsd || openbsd || solaris || zos
 
-package main
+package tty
 
 import "golang.org/x/sys/unix"
 

@@ -1,4 +1,4 @@
-package main
+package tty
 
 import (
 	"io"
@@ -6,11 +6,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"golang.org/x/term"
 )
 
-// editor is the line editor at an interactive prompt: golang.org/x/term's
+// Editor is the line editor at an interactive prompt: golang.org/x/term's
 // Terminal (line editing, history, Tab completion), fed from standard input
 // in the terminal mode rawMode sets, drawing on standard output.
 //
@@ -22,7 +21,7 @@ import (
 // line is erased, the output written above it and the line redrawn. Output
 // that ends mid-line is held until its line ends (or fills a row), so that
 // the edited line always starts a row of its own.
-type editor struct {
+type Editor struct {
 	t     *term.Terminal
 	fd    int // standard input
 	outFd int // standard output, for its size
@@ -42,14 +41,26 @@ type editor struct {
 	// skipHistory: the line being edited answers a question (a
 	// permission, a form field) and is not history.
 	skipHistory atomic.Bool
-	hist        *state.History
+	hist        History
 
 	mu      sync.Mutex
 	restore func() error // undoes rawMode; nil once done
 }
 
-func newEditor(in, out *os.File, hist *state.History, interrupt func()) *editor {
-	e := &editor{fd: int(in.Fd()), outFd: int(out.Fd()), in: in, out: out, interrupt: interrupt,
+// History is the prompts the line editor recalls with Up and Down, most
+// recent last: Add records an entered line, At(0) is the last one.
+type History interface {
+	Add(line string)
+	Len() int
+	At(i int) string
+}
+
+// NewEditor returns the line editor of the terminal in and out, recalling
+// hist (nil: none). interrupt is called, on the goroutine reading in, for
+// a Ctrl-C read as a key. It touches the terminal's mode only once Run
+// starts.
+func NewEditor(in, out *os.File, hist History, interrupt func()) *Editor {
+	e := &Editor{fd: int(in.Fd()), outFd: int(out.Fd()), in: in, out: out, interrupt: interrupt,
 		kick: make(chan struct{}, 1), chunks: make(chan []byte), keys: make(chan []byte, 1), hist: hist}
 	e.t = term.NewTerminal(e, "")
 	e.t.History = e
@@ -58,7 +69,7 @@ func newEditor(in, out *os.File, hist *state.History, interrupt func()) *editor 
 }
 
 // size tells the Terminal the terminal's width.
-func (e *editor) size() int {
+func (e *Editor) size() int {
 	w, h, err := term.GetSize(e.outFd)
 	if err != nil || w <= 0 {
 		return 80
@@ -68,7 +79,7 @@ func (e *editor) size() int {
 }
 
 // width is the terminal's width, for output held while a line is edited.
-func (e *editor) width() int {
+func (e *Editor) width() int {
 	w, _, err := term.GetSize(e.outFd)
 	if err != nil || w <= 0 {
 		return 80
@@ -77,7 +88,7 @@ func (e *editor) width() int {
 }
 
 // start puts the terminal in the editor's mode and reads standard input.
-func (e *editor) start() error {
+func (e *Editor) start() error {
 	restore, err := rawMode(e.fd)
 	if err != nil {
 		return err
@@ -89,8 +100,8 @@ func (e *editor) start() error {
 	return nil
 }
 
-// close restores the terminal's mode.
-func (e *editor) close() {
+// Close restores the terminal's mode.
+func (e *Editor) Close() {
 	e.mu.Lock()
 	restore := e.restore
 	e.restore = nil
@@ -102,7 +113,7 @@ func (e *editor) close() {
 
 // pump reads standard input. Ctrl-C read as a key is taken out and acts
 // as an interrupt.
-func (e *editor) pump() {
+func (e *Editor) pump() {
 	defer close(e.chunks)
 	buf := make([]byte, 4096)
 	for {
@@ -129,7 +140,7 @@ func (e *editor) pump() {
 }
 
 // Read is the Terminal's input.
-func (e *editor) Read(p []byte) (int, error) {
+func (e *Editor) Read(p []byte) (int, error) {
 	if len(e.stash) == 0 {
 		if e.eof {
 			return 0, io.EOF
@@ -152,19 +163,19 @@ func (e *editor) Read(p []byte) (int, error) {
 
 // Write is the Terminal's output: the edited line, as the Terminal draws
 // it. It must not take the screen's lock (the Terminal holds its own).
-func (e *editor) Write(p []byte) (int, error) { return e.out.Write(p) }
+func (e *Editor) Write(p []byte) (int, error) { return e.out.Write(p) }
 
 // wake asks for a ReadLine: a line is wanted.
-func (e *editor) wake() {
+func (e *Editor) wake() {
 	select {
 	case e.kick <- struct{}{}:
 	default:
 	}
 }
 
-// run edits lines for in until standard input ends: each ReadLine starts
+// Run edits lines for in until standard input ends: each ReadLine starts
 // when the screen wants a line or a key arrives.
-func (e *editor) run(in *inbox, s *screen) {
+func (e *Editor) Run(in *Inbox, s *Screen) {
 	if err := e.start(); err != nil {
 		s.noEditor()
 		in.read() // the plain line reader
@@ -203,20 +214,20 @@ func (e *editor) run(in *inbox, s *screen) {
 	}
 }
 
-// keyInterrupt is the key the editor types itself for a Ctrl-C between
+// KeyInterrupt is the key the editor types itself for a Ctrl-C between
 // turns (Ctrl-\, which the terminal keeps a signal, so a person cannot
 // type it): the Terminal hands it to AutoCompleteCallback with the line
 // being edited, which clears a line with text or quits at an empty one.
-const keyInterrupt = 0x1c
+const KeyInterrupt = 0x1c
 
-// interruptLine types keyInterrupt into the line being edited and reports
+// InterruptLine types keyInterrupt into the line being edited and reports
 // whether it will be read (false once the editor has stopped).
-func (e *editor) interruptLine() bool {
+func (e *Editor) InterruptLine() bool {
 	if !e.alive.Load() {
 		return false
 	}
 	select {
-	case e.keys <- []byte{keyInterrupt}:
+	case e.keys <- []byte{KeyInterrupt}:
 	default: // one is on its way already
 	}
 	return true
@@ -224,7 +235,7 @@ func (e *editor) interruptLine() bool {
 
 // setPrompt changes the prompt of the line being edited and redraws it.
 // The caller holds the screen's lock.
-func (e *editor) setPrompt(p string, history bool) {
+func (e *Editor) setPrompt(p string, history bool) {
 	e.skipHistory.Store(!history)
 	e.t.SetPrompt(p)
 	_, _ = e.t.Write(nil)
@@ -232,18 +243,32 @@ func (e *editor) setPrompt(p string, history bool) {
 
 // Add, Len and At are the Terminal's History: the person's prompts, not
 // their answers to questions.
-func (e *editor) Add(line string) {
+
+// Add records an entered line, unless it answers a question.
+func (e *Editor) Add(line string) {
 	if e.skipHistory.Load() || e.hist == nil {
 		return
 	}
 	e.hist.Add(line)
 }
 
-func (e *editor) Len() int {
+// Len is the length of the history.
+func (e *Editor) Len() int {
 	if e.hist == nil {
 		return 0
 	}
 	return e.hist.Len()
 }
 
-func (e *editor) At(i int) string { return e.hist.At(i) }
+// At is the i-th most recent line of the history (0: the last).
+func (e *Editor) At(i int) string { return e.hist.At(i) }
+
+// SetHistory sets the history Up and Down recall (nil: none). Call it
+// on the goroutine that runs the editor, before run.
+func (e *Editor) SetHistory(h History) { e.hist = h }
+
+// SetComplete sets the Tab completion (and keyInterrupt's handler): the
+// Terminal's AutoCompleteCallback, run on the editor's goroutine.
+func (e *Editor) SetComplete(f func(line string, pos int, key rune) (newLine string, newPos int, ok bool)) {
+	e.t.AutoCompleteCallback = f
+}

@@ -1,4 +1,4 @@
-package main
+package tty
 
 import (
 	"bufio"
@@ -9,14 +9,14 @@ import (
 	"sync"
 )
 
-// inbox hands out the lines of standard input. A line goes to the question
+// Inbox hands out the lines of standard input. A line goes to the question
 // waiting for an answer (a permission, a form field) if there is one, else
 // to the prompt loop. While a turn runs on a terminal, a line nobody asked
 // for is queued as the next prompt (and onQueued is told); from a pipe, a
 // line waits until someone takes it, so a script's lines keep their order.
 // It starts reading on first use, so a run that never asks does not touch
 // stdin.
-type inbox struct {
+type Inbox struct {
 	r    io.Reader
 	once sync.Once
 
@@ -29,32 +29,36 @@ type inbox struct {
 	queue    []string // prompts typed while a turn ran, or handed over (--no-wait)
 	// queueClosed refuses handed-over prompts: the run is ending.
 	queueClosed bool
-	// onQueued is called, without mu held, on the reading goroutine, with
+	// OnQueued is called, without mu held, on the reading goroutine, with
 	// each line about to be queued and its place in the queue; it returns
 	// whether to queue it (false: it was a command, acted on at once).
-	onQueued func(line string, n int) bool
-	// source, if set, reads the lines instead of read (the line editor);
-	// it calls put for each and end at the end.
-	source func(in *inbox)
+	// Set it before the inbox is first used.
+	OnQueued func(line string, n int) bool
+	// Source, if set, reads the lines instead of read: Editor.Run, which
+	// puts each line and ends the input at its end. It runs on a goroutine
+	// of its own from the first use on; set it before that.
+	Source func(in *Inbox)
 }
 
-func newInbox(r io.Reader) *inbox {
-	in := &inbox{r: r}
+// NewInbox returns the inbox of the lines of r; it reads nothing before
+// the first question or prompt.
+func NewInbox(r io.Reader) *Inbox {
+	in := &Inbox{r: r}
 	in.cond = sync.NewCond(&in.mu)
 	return in
 }
 
-func (in *inbox) start() {
+func (in *Inbox) start() {
 	in.once.Do(func() {
-		if in.source != nil {
-			go in.source(in)
+		if in.Source != nil {
+			go in.Source(in)
 			return
 		}
 		go in.read()
 	})
 }
 
-func (in *inbox) read() {
+func (in *Inbox) read() {
 	br := bufio.NewReader(in.r)
 	for {
 		s, err := br.ReadString('\n')
@@ -69,31 +73,31 @@ func (in *inbox) read() {
 }
 
 // end marks the end of input.
-func (in *inbox) end() {
+func (in *Inbox) end() {
 	in.mu.Lock()
 	in.eof = true
 	in.cond.Broadcast()
 	in.mu.Unlock()
 }
 
-// busy reports whether a turn runs (lines typed are queued).
-func (in *inbox) busy() bool {
+// Busy reports whether a turn runs (lines typed are queued).
+func (in *Inbox) Busy() bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.queueing
 }
 
 // put offers one line and returns once it was taken or queued.
-func (in *inbox) put(line string) {
+func (in *Inbox) put(line string) {
 	in.mu.Lock()
 	in.pending = append(in.pending, line)
 	in.cond.Broadcast()
 	for len(in.pending) > 0 {
 		if in.queueing && in.askers == 0 {
 			in.pending = nil
-			f := in.onQueued
+			f := in.OnQueued
 			in.mu.Unlock()
-			if f == nil || f(line, in.queued()+1) {
+			if f == nil || f(line, in.Queued()+1) {
 				in.mu.Lock()
 				in.queue = append(in.queue, line)
 				in.cond.Broadcast()
@@ -109,9 +113,9 @@ func (in *inbox) put(line string) {
 // errQueueClosed refuses a prompt handed over to a run that is ending.
 var errQueueClosed = errors.New("this acphost is ending and takes no more prompts")
 
-// enqueue queues a prompt handed over from outside (acphost --no-wait)
+// Enqueue queues a prompt handed over from outside (acphost --no-wait)
 // and returns its place in the queue.
-func (in *inbox) enqueue(line string) (int, error) {
+func (in *Inbox) Enqueue(line string) (int, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.queueClosed {
@@ -122,8 +126,8 @@ func (in *inbox) enqueue(line string) (int, error) {
 	return len(in.queue), nil
 }
 
-// popQueued takes the first queued prompt, if any.
-func (in *inbox) popQueued() (string, bool) {
+// PopQueued takes the first queued prompt, if any.
+func (in *Inbox) PopQueued() (string, bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if len(in.queue) == 0 {
@@ -134,9 +138,9 @@ func (in *inbox) popQueued() (string, bool) {
 	return line, true
 }
 
-// closeQueue refuses later handed-over prompts, unless some wait still:
+// CloseQueue refuses later handed-over prompts, unless some wait still:
 // it reports whether the queue is now closed (and empty).
-func (in *inbox) closeQueue() bool {
+func (in *Inbox) CloseQueue() bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if len(in.queue) > 0 {
@@ -148,7 +152,7 @@ func (in *inbox) closeQueue() bool {
 
 // take waits for a line until ctx ends. ok is false at end of input;
 // queued says the line came from the queue.
-func (in *inbox) take(ctx context.Context, asker bool) (line string, queued, ok bool, err error) {
+func (in *Inbox) take(ctx context.Context, asker bool) (line string, queued, ok bool, err error) {
 	in.start()
 	stop := context.AfterFunc(ctx, func() {
 		in.mu.Lock()
@@ -183,27 +187,27 @@ func (in *inbox) take(ctx context.Context, asker bool) (line string, queued, ok 
 	}
 }
 
-// ask waits for the answer to a question.
-func (in *inbox) ask(ctx context.Context) (string, bool, error) {
+// Ask waits for the answer to a question.
+func (in *Inbox) Ask(ctx context.Context) (string, bool, error) {
 	line, _, ok, err := in.take(ctx, true)
 	return line, ok, err
 }
 
-// next waits for the next prompt: a queued one first; queued says it was.
-func (in *inbox) next(ctx context.Context) (line string, queued, ok bool, err error) {
+// Next waits for the next prompt: a queued one first; queued says it was.
+func (in *Inbox) Next(ctx context.Context) (line string, queued, ok bool, err error) {
 	return in.take(ctx, false)
 }
 
-// setQueueing turns queueing on while a turn runs on a terminal.
-func (in *inbox) setQueueing(on bool) {
+// SetQueueing turns queueing on while a turn runs on a terminal.
+func (in *Inbox) SetQueueing(on bool) {
 	in.mu.Lock()
 	in.queueing = on
 	in.cond.Broadcast()
 	in.mu.Unlock()
 }
 
-// queued returns how many prompts wait.
-func (in *inbox) queued() int {
+// Queued returns how many prompts wait.
+func (in *Inbox) Queued() int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return len(in.queue)

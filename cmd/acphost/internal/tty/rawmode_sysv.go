@@ -1,6 +1,6 @@
 //go:build aix || linux || solaris || zos
 
-package main
+package tty
 
 import "golang.org/x/sys/unix"
 
