@@ -167,7 +167,7 @@ func mergeMCP(base, more mcpList) mcpList {
 
 // mcpConfigFlag defines --mcp-config on fs (acphost and acphost web).
 func mcpConfigFlag(fs *flag.FlagSet, cfg *config) {
-	fs.Func("mcp-config", "a JSON `file` of MCP servers for the agent, {\"mcpServers\": {...}} as Claude Code, Cursor and Zed read it (repeatable; wins by name over the config file's)", func(path string) error {
+	fs.Func("mcp-config", flagHelp("mcp-config"), func(path string) error {
 		cfg.mcpConfigs = append(cfg.mcpConfigs, path)
 		return nil
 	})
