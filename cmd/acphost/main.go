@@ -23,15 +23,6 @@ import (
 	"github.com/acphost/acphost/fakeagent"
 )
 
-// Exit statuses.
-const (
-	exitOK        = 0
-	exitFailed    = 1
-	exitUsage     = 2
-	exitInterrupt = 130 // 128 + SIGINT
-	exitTerm      = 143 // 128 + SIGTERM
-)
-
 // envDemoScript holds a fakeagent.Script (JSON) for the built-in agent.
 const envDemoScript = "ACPHOST_DEMO_SCRIPT"
 

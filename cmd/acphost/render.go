@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
@@ -532,15 +531,4 @@ func refusal(a *acphost.PermissionAnswer) string {
 		return "rejected"
 	}
 	return ""
-}
-
-// oneLine collapses whitespace (line breaks included) and cuts s to max
-// runes, for lines that must stay one line.
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max-1]) + "…"
 }

@@ -25,9 +25,6 @@ import (
 	"github.com/acphost/acphost/internal/confine"
 )
 
-// maxStderrLines is how much of the agent's stderr a failure shows.
-const maxStderrLines = 10
-
 // app is one run: an agent, its turns, the user's signals.
 type app struct {
 	recording   *boundedRecording // --record's file, nil without it
@@ -1254,33 +1251,6 @@ func unaskedMessage(err error) string {
 		msg += "; the agent offers no mode that asks (/mode lists its modes); --permission allow lets it act"
 	}
 	return msg
-}
-
-// errMsg is err's message, safe to print, each part said once: the
-// library's "acphost: " prefixes go (ours is there already), and a part
-// repeated by a wrapping layer ("initialize: initialize: …") is dropped.
-func errMsg(err error) string {
-	if err == nil {
-		return ""
-	}
-	return acphost.SafeText(dedupe(err.Error()))
-}
-
-// dedupe removes "acphost: " prefixes and consecutive repeats of a
-// ": "-separated part.
-func dedupe(msg string) string {
-	parts := strings.Split(msg, ": ")
-	out := parts[:0]
-	for _, p := range parts {
-		if p == "acphost" {
-			continue
-		}
-		if len(out) > 0 && out[len(out)-1] == p {
-			continue
-		}
-		out = append(out, p)
-	}
-	return strings.Join(out, ": ")
 }
 
 // dead reports errors that mean the agent connection is gone.

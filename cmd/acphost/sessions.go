@@ -7,12 +7,10 @@ import (
 	"io"
 	"os"
 	"text/tabwriter"
-	"time"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
-	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 const sessionsUsage = `Usage: acphost sessions [--json]     list the recorded sessions, most recent first
@@ -123,20 +121,6 @@ func printSessions(w io.Writer, recs []state.Record, current string) {
 	tw.Flush()
 }
 
-// ago formats a past time for a listing.
-func ago(t time.Time) string {
-	d := time.Since(t)
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d/time.Minute))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d/time.Hour))
-	}
-	return t.Local().Format("2006-01-02 15:04")
-}
-
 const cancelUsage = `Usage: acphost cancel [ID|last]
 
 Stops the turn running in a recorded session, from another shell: it asks
@@ -185,40 +169,4 @@ func cancelCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "cancelling the turn of session %s (acphost pid %d)\n", sid, rep.PID)
 	return exitOK
-}
-
-// liveState says whether a live acphost process holds r's session and
-// runs a turn in it ("" for neither).
-func liveState(r state.Record) string {
-	if r.PID == 0 || !processAlive(r.PID) {
-		return ""
-	}
-	if _, err := os.Lstat(r.Control); r.Control != "" && err != nil {
-		return "" // its control socket is gone: the pid is someone else's now
-	}
-	if !r.TurnSince.IsZero() {
-		return fmt.Sprintf("turn running %s (pid %d)", tty.FormatDuration(time.Since(r.TurnSince)), r.PID)
-	}
-	return fmt.Sprintf("open (pid %d)", r.PID)
-}
-
-// recordAgent is the agent of cfg as a record names it: by name, or by
-// command; the built-in agent by its name alone.
-func recordAgent(cfg config) (agent string, command []string) {
-	agent, command = cfg.agentName, cfg.agent
-	if agent == "" && len(command) == 0 && cfg.remote.url == "" {
-		agent = demoAgent // a --url agent is the server's: named by the URL
-	}
-	if agent == demoAgent {
-		command = nil
-	}
-	return agent, command
-}
-
-// dirOrHere is dir, or the current directory when dir is "".
-func dirOrHere(dir string) string {
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	return dir
 }

@@ -7,6 +7,9 @@ import (
 	"sync"
 )
 
+// maxStderrLines is how much of the agent's stderr a failure shows.
+const maxStderrLines = 10
+
 // maxStderrTail bounds the agent's stderr the CLI keeps for a failure
 // the library's error carries no tail for (an agent's JSON-RPC error).
 const maxStderrTail = 8 << 10
