@@ -58,7 +58,7 @@ type Screen struct {
 	lastTool string // id of the tool line printed last, while it can be rewritten in place
 	running  bool   // and that line says the tool is running (⋯)
 
-	// The line editor, when there is one (see editor): output goes
+	// The line editor, when there is one (see Editor): output goes
 	// through its Terminal.Write.
 	ed          *Editor
 	editing     bool   // a line is being edited: it is drawn below the output
@@ -547,7 +547,7 @@ func (s *Screen) IsLive() bool { return s.live }
 func (s *Screen) HasColor() bool { return s.color }
 
 // SetDir sets the session's directory, beneath which paths are shown
-// relative to it (see shownPath). Call it before output starts.
+// relative to it (see ShownPath). Call it before output starts.
 func (s *Screen) SetDir(dir string) {
 	s.mu.Lock()
 	s.dir = dir
