@@ -26,10 +26,9 @@ if [ "$uid" -eq 0 ]; then echo "as-user: $user is root"; exit 1; fi
 # caches it may write.
 work=$(mktemp -d /tmp/acphost-as-user.XXXXXX)
 chmod 755 "$work"
-# The user's own temporary directory, nearly as short as /tmp: a unix
-# socket's path has 107 bytes at most, and the CLI tests put control
-# sockets under their t.TempDir() (TestControlSocketSurvivesHostileClients'
-# is 103 bytes long under /tmp/aXXX; a long TMPDIR is a known limit).
+# The user's own temporary directory, short as a user's usually is (the
+# CLI tests put control sockets under their t.TempDir(); a path over a
+# unix socket's 107 bytes is bound through the directory's descriptor).
 utmp=$(mktemp -d /tmp/aXXX)
 git clone -q --no-local "$root" "$work/acphost"
 mkdir -p "$work/home" "$work/go/pkg"

@@ -120,12 +120,16 @@ func Listen(stateDir string, handle func(Request) Reply) (*Server, error) {
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
 	path := filepath.Join(dir, hex.EncodeToString(b[:])+".sock")
-	ln, err := net.Listen("unix", path)
+	var ln net.Listener
+	err = viaDir(path, func(addr string) (err error) {
+		ln, err = net.Listen("unix", addr)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("control socket: %w", err)
+		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
 	if ul, ok := ln.(*net.UnixListener); ok {
-		ul.SetUnlinkOnClose(true)
+		ul.SetUnlinkOnClose(false) // Close removes Path: the bound address may name a descriptor closed since
 	}
 	_ = os.Chmod(path, 0o600) // the directory is what keeps others out
 	s := &Server{Path: path, ln: ln, handle: handle,
@@ -155,7 +159,7 @@ func sweepStaleSockets(dir string) {
 		if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < staleSocketAge {
 			continue // perhaps bound a moment ago, and about to listen
 		}
-		c, err := net.DialTimeout("unix", p, time.Second)
+		c, err := dial(p, time.Second)
 		if err == nil {
 			c.Close()
 			continue
@@ -290,6 +294,15 @@ func (s *Server) Close() {
 	os.Remove(s.Path)
 }
 
+// dial connects to the control socket at path, however long the path.
+func dial(path string, timeout time.Duration) (c net.Conn, err error) {
+	err = viaDir(path, func(addr string) error {
+		c, err = net.DialTimeout("unix", addr, timeout)
+		return err
+	})
+	return c, err
+}
+
 // ErrNoController is a control socket that is missing or that nobody
 // listens on: the acphost that made it is gone.
 var ErrNoController = errors.New("no acphost process is listening")
@@ -309,7 +322,7 @@ func Ask(path string, req Request) (Reply, error) {
 		}
 		return rep, err
 	}
-	c, err := net.DialTimeout("unix", path, Deadline)
+	c, err := dial(path, Deadline)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
 			return rep, ErrNoController
@@ -350,7 +363,7 @@ func Answers(path string) bool {
 	if state.CheckPrivateDir(filepath.Dir(path)) != nil {
 		return false
 	}
-	c, err := net.DialTimeout("unix", path, time.Second)
+	c, err := dial(path, time.Second)
 	if err != nil {
 		return false
 	}
