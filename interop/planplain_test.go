@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,6 +118,48 @@ func TestCLIPlainPolicies(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCLINamedAgentThroughNpx: the way a user runs Claude — a named agent
+// (`--agent claude`) that starts through npx, here pinned in the user's
+// config file to the proven build — in plan mode, with the kernel layer on
+// where Landlock works: npx writes its cache before the agent runs, so the
+// layer must keep the launcher's cache writable, and still no file of the
+// project is written.
+func TestCLINamedAgentThroughNpx(t *testing.T) {
+	i := slices.IndexFunc(Agents, func(a Agent) bool { return a.Name == "claude" })
+	if i < 0 {
+		t.Fatal("no claude in Agents")
+	}
+	a := Agents[i]
+	p := prepare(t, a)
+	bin := buildCLI(t, t.TempDir())
+	config := filepath.Join(p.tmp, "config.json")
+	if err := os.WriteFile(config, []byte(`{"agents": {"claude": {"command": ["npx", "-y", "`+a.Spec+`"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The tests run offline (a network namespace): npx takes the package
+	// from the npm cache run.sh filled, as npm's prefer-offline says, and
+	// runs no install script (none of the agents here runs with them).
+	env := append(append([]string(nil), p.opts.Env...), "NO_COLOR=1", "ACPHOST_CONFIG="+config, "XDG_STATE_HOME="+filepath.Join(p.tmp, "state"),
+		"npm_config_offline=true", "npm_config_ignore_scripts=true")
+	r := runCLI(t, bin, env, "--agent", "claude", "--cwd", p.work, "--permission", "plan", "--no-store",
+		"--non-interactive-permissions", "deny", "--start-timeout", startTimeout.String(), "--timeout", turnTimeout.String(),
+		"-p", prompt("sh:out1.txt", "write:note1.txt").Prompt)
+	header, _, _ := strings.Cut(r.stdout, "\n")
+	t.Logf("exit %d; header: %s", r.code, header)
+	if r.code != 0 && !strings.Contains(r.stderr, "the turn was stopped") {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, f := range []string{"out1.txt", "note1.txt"} {
+		noFile(t, filepath.Join(p.work, f))
+	}
+	if acphost.CanConfine() && !strings.Contains(header, "kernel") {
+		t.Errorf("Landlock works here, but the header does not say the kernel layer holds: %s", header)
+	}
+	if len(p.mock.Calls()) == 0 {
+		t.Errorf("the agent never asked the model: the turn did not run (stderr:\n%s)", r.stderr)
 	}
 }
 

@@ -93,6 +93,16 @@ for p in "${pids[@]}"; do wait "$p"; done
 installed=$(date +%s)
 log "install step took $((installed - start))s"
 
+# TestCLINamedAgentThroughNpx starts Claude as a user does, through npx;
+# the tests run offline, so npx's own install is made here, outside the
+# namespace (npx then takes it from the cache).
+if [[ -f "$cache/agents/claude/.installed" ]]; then
+  claude_spec=${agents[0]#claude|}
+  if ! timeout 300 npm exec --yes --package="$claude_spec" -- true >"$cache/npx-warm.log" 2>&1; then
+    log "npx $claude_spec could not be prepared (TestCLINamedAgentThroughNpx will fail): $(tail -n 1 "$cache/npx-warm.log")"
+  fi
+fi
+
 cd "$root" || exit 1
 export ACPHOST_INTEROP_CACHE=$cache
 timeout_flag=${INTEROP_TIMEOUT:-25m}
