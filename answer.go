@@ -9,6 +9,7 @@ package acphost
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -126,6 +127,12 @@ func (in *inflight) replyRaw(result []byte) {
 }
 
 func (in *inflight) replied(err error) {
+	if err != nil && !errors.Is(err, wire.ErrWritesAborted) {
+		// Refused by the link (a MessageLink's bound on a message
+		// written) with the agent still there: it gets an answer that
+		// fits instead, or it would wait for one that never comes.
+		err = in.rp.conn.Reply(in.id, nil, errAnswerNotSent)
+	}
 	if err != nil { // the agent is going
 		in.rp.log.Debug("acphost: reply failed", "id", string(in.id), "err", err)
 	}
@@ -163,6 +170,10 @@ func (in *inflight) finish() {
 		in.budget.release(in.size)
 	}
 }
+
+// errAnswerNotSent answers a request whose answer the link refused to
+// write (see replied).
+var errAnswerNotSent = &wire.Error{Code: CodeInternalError, Message: "the answer could not be sent: the link refused it (over its message bound)"}
 
 // errRequestCancelled answers a request the agent withdrew.
 var errRequestCancelled = &wire.Error{Code: CodeRequestCancelled, Message: "request cancelled"}
