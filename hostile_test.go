@@ -31,6 +31,9 @@ type hostileAgent struct {
 	prompts  chan json.RawMessage
 	calls    chan hostileCall     // requests it does not answer itself
 	answers  chan json.RawMessage // the client's responses to its requests
+	// lines, if set (in setup), gets every line the client writes, in
+	// order: notifications included.
+	lines chan json.RawMessage
 }
 
 type hostileCall struct {
@@ -95,6 +98,9 @@ func (h *hostileAgent) serve(r io.Reader) {
 		case <-h.deaf:
 			return
 		default:
+		}
+		if h.lines != nil {
+			h.lines <- append(json.RawMessage(nil), sc.Bytes()...)
 		}
 		var m struct {
 			ID     json.RawMessage `json:"id"`
