@@ -55,9 +55,9 @@ func (a *app) reportNeedsLogin(err error) {
 	if errors.As(err, &rpc) && strings.TrimSpace(rpc.Message) != "" {
 		said = oneLine(acphost.SafeText(rpc.Message), 80)
 	}
-	a.diag(tty.StyleRed, "the agent needs a login (it said: %s): run %s", said, loginCommand(a.cfg))
+	a.output.diag(tty.StyleRed, "the agent needs a login (it said: %s): run %s", said, loginCommand(a.cfg))
 	if hint := a.cfg.loginHint(); hint != "" {
-		a.note(tty.StyleDim, hint)
+		a.output.note(tty.StyleDim, hint)
 	}
 	a.authGood = false
 	a.cfg.markAuthRefused(true)

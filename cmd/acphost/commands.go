@@ -41,7 +41,7 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 	}
 	name, rest, _ := strings.Cut(line[1:], " ")
 	args := strings.Fields(rest)
-	sess := a.session()
+	sess := a.live.session()
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
 	switch name {
@@ -50,7 +50,7 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 	case "quit", "exit":
 		a.onSignal(nil, true)
 	case "cancel":
-		a.note(tty.StyleDim, "no turn is running")
+		a.output.note(tty.StyleDim, "no turn is running")
 	case "mode":
 		a.modeCmd(sess, args)
 	case "config":
@@ -60,28 +60,28 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 		case len(args) == 1 && (args[0] == "on" || args[0] == "off"):
 			client.SetPlanMode(args[0] == "on")
 			if args[0] == "on" {
-				a.note(tty.StyleYellow, "plan mode on: acphost rejects every tool that can change something, and file writes; "+planSwitchNote(sess.Enforcement()))
+				a.output.note(tty.StyleYellow, "plan mode on: acphost rejects every tool that can change something, and file writes; "+planSwitchNote(sess.Enforcement()))
 			} else {
-				a.note(tty.StyleDim, "plan mode off: permission "+a.permissionLabel(client))
+				a.output.note(tty.StyleDim, "plan mode off: permission "+a.permissionLabel(client))
 			}
 		default:
-			a.note(tty.StyleDim, "plan mode is "+onOff(client.PlanMode())+" (/plan on|off)")
+			a.output.note(tty.StyleDim, "plan mode is "+onOff(client.PlanMode())+" (/plan on|off)")
 		}
 	case "sessions":
 		a.sessionsCmd(sess)
 	case "new":
 		s, err := client.NewSession(ctx, acphost.SessionOptions{})
 		if err != nil {
-			a.diag(tty.StyleRed, "/new: %s", errMsg(err))
+			a.output.diag(tty.StyleRed, "/new: %s", errMsg(err))
 			break
 		}
 		a.useSession(s)
-		a.note(tty.StyleDim, "new session "+acphost.SafeText(s.ID()))
+		a.output.note(tty.StyleDim, "new session "+acphost.SafeText(s.ID()))
 	case "resume":
 		a.resumeCmd(client, args)
 	default:
 		if cmds := sess.Details().Commands; cmds != nil && !slices.ContainsFunc(cmds, func(c acphost.AvailableCommand) bool { return c.Name == name }) {
-			a.note(tty.StyleYellow, fmt.Sprintf("/%s is neither an acphost command nor one of the agent's; /help lists them (//%s sends it as text)",
+			a.output.note(tty.StyleYellow, fmt.Sprintf("/%s is neither an acphost command nor one of the agent's; /help lists them (//%s sends it as text)",
 				oneLine(acphost.SafeText(name), 40), oneLine(acphost.SafeText(name), 40)))
 			return "", false
 		}
@@ -121,14 +121,14 @@ func (a *app) help(sess *acphost.Session) {
 		b.WriteString("the agent has published no commands of its own\n")
 	}
 	b.WriteString("A prompt typed while a turn runs is queued; Ctrl-C stops the turn, twice quits. //text sends /text.")
-	a.note("", b.String())
+	a.output.note("", b.String())
 }
 
 func (a *app) modeCmd(sess *acphost.Session, args []string) {
 	modes, _ := sessionModes(sess)
 	if len(args) == 0 {
 		if len(modes.AvailableModes) == 0 {
-			a.note(tty.StyleDim, "the agent offers no modes")
+			a.output.note(tty.StyleDim, "the agent offers no modes")
 			return
 		}
 		var b strings.Builder
@@ -149,16 +149,16 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 			rows = append(rows, [2]string{left, right})
 		}
 		writeColumns(&b, rows)
-		a.note("", strings.TrimRight(b.String(), "\n"))
+		a.output.note("", strings.TrimRight(b.String(), "\n"))
 		return
 	}
 	if err := a.setMode(sess, args[0]); err != nil {
-		a.diag(tty.StyleRed, "/mode %s: %s", acphost.SafeText(args[0]), errMsg(err))
+		a.output.diag(tty.StyleRed, "/mode %s: %s", acphost.SafeText(args[0]), errMsg(err))
 		return
 	}
-	a.note(tty.StyleDim, "mode: "+acphost.SafeText(args[0]))
-	if a.human != nil {
-		a.human.setMode(args[0])
+	a.output.note(tty.StyleDim, "mode: "+acphost.SafeText(args[0]))
+	if a.output.human != nil {
+		a.output.human.setMode(args[0])
 	}
 	a.record()
 }
@@ -205,7 +205,7 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 	switch len(args) {
 	case 0:
 		if len(opts) == 0 {
-			a.note(tty.StyleDim, "the agent offers no config options")
+			a.output.note(tty.StyleDim, "the agent offers no config options")
 			return
 		}
 		var b strings.Builder
@@ -221,23 +221,23 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 			}
 			b.WriteString(line + "\n")
 		}
-		a.note("", b.String()+"/config KEY VALUE sets one")
+		a.output.note("", b.String()+"/config KEY VALUE sets one")
 		return
 	case 2:
 	default:
-		a.note(tty.StyleYellow, "/config KEY VALUE (or /config to list them)")
+		a.output.note(tty.StyleYellow, "/config KEY VALUE (or /config to list them)")
 		return
 	}
 	now, err := a.setConfig(ctx, sess, args[0], args[1])
 	if errors.Is(err, errNoConfigOption) {
-		a.diag(tty.StyleRed, "/config %s: no such option (/config lists them)", acphost.SafeText(args[0]))
+		a.output.diag(tty.StyleRed, "/config %s: no such option (/config lists them)", acphost.SafeText(args[0]))
 		return
 	}
 	if err != nil {
-		a.diag(tty.StyleRed, "/config %s: %s", acphost.SafeText(args[0]), errMsg(err))
+		a.output.diag(tty.StyleRed, "/config %s: %s", acphost.SafeText(args[0]), errMsg(err))
 		return
 	}
-	a.note(tty.StyleDim, acphost.SafeText(args[0])+" = "+now)
+	a.output.note(tty.StyleDim, acphost.SafeText(args[0])+" = "+now)
 }
 
 func parseOnOff(s string) (bool, error) {
@@ -272,12 +272,12 @@ func (a *app) thisAgent(recs []state.Record) []state.Record {
 // the reason shown) when there are none to list.
 func (a *app) agentSessions() (recs []state.Record, ok bool) {
 	if a.store == nil {
-		a.note(tty.StyleDim, "sessions are not recorded (--no-store)")
+		a.output.note(tty.StyleDim, "sessions are not recorded (--no-store)")
 		return nil, false
 	}
 	recs, err := a.store.List()
 	if err != nil {
-		a.diag(tty.StyleRed, "%v", err)
+		a.output.diag(tty.StyleRed, "%v", err)
 		return nil, false
 	}
 	return a.thisAgent(recs), true
@@ -289,17 +289,17 @@ func (a *app) sessionsCmd(sess *acphost.Session) {
 		return
 	}
 	if len(recs) == 0 {
-		a.note(tty.StyleDim, "no sessions recorded for this agent")
+		a.output.note(tty.StyleDim, "no sessions recorded for this agent")
 		return
 	}
 	var b strings.Builder
 	printSessions(&b, recs, sess.ID())
-	a.note("", strings.TrimRight(b.String(), "\n")+"\n/resume ID continues one")
+	a.output.note("", strings.TrimRight(b.String(), "\n")+"\n/resume ID continues one")
 }
 
 func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 	if len(args) != 1 {
-		a.note(tty.StyleYellow, "/resume ID (/sessions lists them)")
+		a.output.note(tty.StyleYellow, "/resume ID (/sessions lists them)")
 		return
 	}
 	recs, ok := a.agentSessions()
@@ -308,15 +308,15 @@ func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 	}
 	i, err := state.Find(recs, args[0], a.cwd)
 	if err != nil {
-		a.diag(tty.StyleRed, "/resume: %v", err)
+		a.output.diag(tty.StyleRed, "/resume: %v", err)
 		return
 	}
-	if recs[i].ID == a.session().ID() {
-		a.note(tty.StyleDim, "that is the current session")
+	if recs[i].ID == a.live.session().ID() {
+		a.output.note(tty.StyleDim, "that is the current session")
 		return
 	}
 	if err := openElsewhere(recs[i]); err != nil {
-		a.diag(tty.StyleRed, "/resume: %v", err)
+		a.output.diag(tty.StyleRed, "/resume: %v", err)
 		return
 	}
 	s, err := a.openRecorded(client, recs[i])
@@ -324,7 +324,7 @@ func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 		if errors.Is(err, acphost.ErrUnsupported) {
 			err = errors.New("the agent offers neither session/load nor session/resume")
 		}
-		a.diag(tty.StyleRed, "/resume: %s", errMsg(err))
+		a.output.diag(tty.StyleRed, "/resume: %s", errMsg(err))
 		return
 	}
 	a.useSession(s)
@@ -387,7 +387,7 @@ func (a *app) pickContinue() (r state.Record, ok bool) {
 	if a.store != nil {
 		all, err := a.store.List()
 		if err != nil {
-			a.diag(tty.StyleYellow, "%v", err)
+			a.output.diag(tty.StyleYellow, "%v", err)
 		}
 		recs = a.thisAgent(all)
 	}
@@ -395,7 +395,7 @@ func (a *app) pickContinue() (r state.Record, ok bool) {
 		a.cfg.resume = recs[i].ID // for what is said about it
 		return recs[i], true
 	}
-	a.note(tty.StyleDim, "no earlier session of this agent here: starting a new one")
+	a.output.note(tty.StyleDim, "no earlier session of this agent here: starting a new one")
 	return state.Record{}, false
 }
 

@@ -28,19 +28,19 @@ func (a *app) useEditor(stdin, stdout, stderr *os.File) {
 		return "", 0, true
 	})
 	a.ed = ed
-	a.out.UseEditor(ed, func() string {
+	a.output.out.UseEditor(ed, func() string {
 		if a.in.Busy() {
-			return a.out.Style(tty.StyleDim, "queue>") + " "
+			return a.output.out.Style(tty.StyleDim, "queue>") + " "
 		}
-		return a.out.Style(tty.StyleBold, ">") + " "
+		return a.output.out.Style(tty.StyleBold, ">") + " "
 	})
 	a.in.Source = func(in *tty.Inbox) {
 		ed.SetHistory(a.openHistory())
-		ed.Run(in, a.out)
+		ed.Run(in, a.output.out)
 	}
 	if tty.IsTerminal(stderr) && sameFile(stdout, stderr) {
-		a.errs = tty.NewScreen(a.out.Above(stderr), a.errs.HasColor(), false)
-		a.elicitor.errs = a.errs
+		a.output.errs = tty.NewScreen(a.output.out.Above(stderr), a.output.errs.HasColor(), false)
+		a.elicitor.errs = a.output.errs
 	}
 }
 
@@ -62,7 +62,7 @@ func (a *app) openHistory() *state.History {
 	}
 	h, err := state.OpenHistory(dir, agentHistoryKey(a.cfg.agentName, a.cfg.agent))
 	if err != nil {
-		a.diag(tty.StyleYellow, "history: %v; prompts are remembered in this run only", err)
+		a.output.diag(tty.StyleYellow, "history: %v; prompts are remembered in this run only", err)
 		h = &state.History{}
 	}
 	return h
@@ -72,7 +72,7 @@ func (a *app) closeEditor() {
 	if a.ed == nil {
 		return
 	}
-	a.out.CloseEditor()
+	a.output.out.CloseEditor()
 	a.ed.Close()
 }
 
@@ -135,7 +135,7 @@ func (a *app) complete(line string, pos int, key rune) (string, int, bool) {
 		}
 		list[i] = h
 	}
-	a.out.Line(tty.StyleDim, strings.Join(list, "  "))
+	a.output.out.Line(tty.StyleDim, strings.Join(list, "  "))
 	return line, pos, true
 }
 
@@ -152,7 +152,7 @@ func takesArgs(name string) bool {
 // agentCommands are the agent's own commands that can be typed back as
 // they are.
 func (a *app) agentCommands() []string {
-	sess := a.session()
+	sess := a.live.session()
 	if sess == nil {
 		return nil
 	}
@@ -172,7 +172,7 @@ func typable(s string) bool {
 }
 
 func (a *app) argCandidates(cmd string) []string {
-	sess := a.session()
+	sess := a.live.session()
 	var out []string
 	add := func(s string) {
 		if typable(s) {

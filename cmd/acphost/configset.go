@@ -57,11 +57,11 @@ func (a *app) applySets(sess *acphost.Session) int {
 		cancel()
 		switch {
 		case err == nil:
-			a.note(tty.StyleDim, acphost.SafeText(s.key)+" = "+now)
+			a.output.note(tty.StyleDim, acphost.SafeText(s.key)+" = "+now)
 		case s.soft:
-			a.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acphost.SafeText(s.key), errMsg(err))
+			a.output.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acphost.SafeText(s.key), errMsg(err))
 		default:
-			a.diag(tty.StyleRed, "--set %s: %s", acphost.SafeText(s.key), errMsg(err))
+			a.output.diag(tty.StyleRed, "--set %s: %s", acphost.SafeText(s.key), errMsg(err))
 			return exitUsage
 		}
 	}

@@ -18,43 +18,25 @@ func (a *app) openControl() {
 	}
 	ctl, err := control.Listen(a.store.Dir, a.control)
 	if err != nil {
-		a.diag(tty.StyleYellow, "%v; acphost cancel and --no-wait cannot reach this acphost", err)
+		a.output.diag(tty.StyleYellow, "%v; acphost cancel and --no-wait cannot reach this acphost", err)
 		return
 	}
-	a.mu.Lock()
-	a.ctl = ctl
-	a.mu.Unlock()
+	a.live.listening(ctl)
 }
 
 // closeControl closes the control socket (idempotent).
 func (a *app) closeControl() {
-	a.mu.Lock()
-	ctl := a.ctl
-	a.mu.Unlock()
-	if ctl != nil {
+	if ctl := a.live.control(); ctl != nil {
 		ctl.Close()
 	}
-}
-
-func (a *app) controlPath() string {
-	if a.ctl == nil {
-		return ""
-	}
-	return a.ctl.Path
 }
 
 // control answers a request on the control socket: cancel the running
 // turn as Ctrl-C does, or queue a prompt as one typed during a turn.
 func (a *app) control(req control.Request) control.Reply {
-	a.mu.Lock()
-	var id string
-	if a.sess != nil {
-		id = a.sess.ID()
-	}
-	released := a.released
-	a.mu.Unlock()
+	id, released := a.live.open()
 	switch {
-	case released || a.quitting():
+	case released || a.ending.quitting():
 		return control.Reply{Error: "this acphost is ending", Ending: true}
 	case req.Session == "" || req.Session != id:
 		return control.Reply{Error: fmt.Sprintf("this acphost no longer has session %s open", acphost.SafeText(req.Session))}
@@ -68,10 +50,10 @@ func (a *app) control(req control.Request) control.Reply {
 			return control.Reply{Error: err.Error(), Ending: true}
 		}
 		text := fmt.Sprintf("queued (%d, from acphost --no-wait): %s", n, oneLine(acphost.SafeText(req.Text), 60))
-		if a.out != nil {
-			a.out.Forget()
+		if a.output.out != nil {
+			a.output.out.Forget()
 		}
-		a.note(tty.StyleDim, text)
+		a.output.note(tty.StyleDim, text)
 		return control.Reply{OK: true, Queued: n}
 	}
 	return control.Reply{Error: "unknown request"}

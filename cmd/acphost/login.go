@@ -55,7 +55,7 @@ func logoutCmd(args []string, stdin, stdout, stderr *os.File) int {
 func (a *app) logout(opts acphost.ACPOptions) int {
 	client, err := a.start(opts)
 	if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
-		a.note("", "the agent is not logged in")
+		a.output.note("", "the agent is not logged in")
 		return exitOK
 	}
 	if err != nil {
@@ -66,10 +66,10 @@ func (a *app) logout(opts acphost.ACPOptions) int {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.startTimeout)
 	defer cancel()
 	if err := client.Logout(ctx); err != nil {
-		a.diag(tty.StyleRed, "logout: %s", errMsg(err))
+		a.output.diag(tty.StyleRed, "logout: %s", errMsg(err))
 		return exitFailed
 	}
-	a.note(tty.StyleGreen, "logged out")
+	a.output.note(tty.StyleGreen, "logged out")
 	return exitOK
 }
 
@@ -119,18 +119,18 @@ func (a *app) login(opts acphost.ACPOptions) int {
 		}
 		refused := a.cfg.authRefusal()
 		if refused.IsZero() {
-			a.note("", "the agent opened a session: it needs no login now")
+			a.output.note("", "the agent opened a session: it needs no login now")
 			a.listAuthMethods(methods)
 			return exitOK
 		}
 		// Some agents (claude-agent-acp) open sessions and refuse the
 		// prompt: the refusal acphost saw is the truth, not the session.
-		a.note(tty.StyleYellow, "the agent opens a session, but refused a prompt for want of a login ("+refused.Local().Format("2006-01-02 15:04")+")")
+		a.output.note(tty.StyleYellow, "the agent opens a session, but refused a prompt for want of a login ("+refused.Local().Format("2006-01-02 15:04")+")")
 		if len(methods) == 0 {
 			if hint := a.cfg.loginHint(); hint != "" {
-				a.note("", hint)
+				a.output.note("", hint)
 			} else {
-				a.note("", "it offers no login method through ACP: log in with the agent's own program, then run a prompt again")
+				a.output.note("", "it offers no login method through ACP: log in with the agent's own program, then run a prompt again")
 			}
 			return exitFailed
 		}
@@ -147,9 +147,9 @@ func (a *app) login(opts acphost.ACPOptions) int {
 	i := slices.IndexFunc(methods, func(m acphost.AuthMethod) bool { return m.ID == id })
 	if i < 0 {
 		if id != "" {
-			a.diag(tty.StyleRed, "login: the agent has no method %q", acphost.SafeText(id))
+			a.output.diag(tty.StyleRed, "login: the agent has no method %q", acphost.SafeText(id))
 		} else {
-			a.diag(tty.StyleYellow, "login: the agent needs a login; name one of its methods")
+			a.output.diag(tty.StyleYellow, "login: the agent needs a login; name one of its methods")
 		}
 		a.listAuthMethods(methods)
 		return exitUsage
@@ -169,7 +169,7 @@ func (a *app) login(opts acphost.ACPOptions) int {
 	}
 	client.Close()
 	a.cfg.markAuthRefused(false)
-	a.note(tty.StyleGreen, "logged in with "+methodName(m.ID)+": a session opens")
+	a.output.note(tty.StyleGreen, "logged in with "+methodName(m.ID)+": a session opens")
 	return exitOK
 }
 
@@ -180,12 +180,12 @@ func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (strin
 	if len(a.cfg.writable) > 0 {
 		// The login runs as a program of its own, outside the agent's
 		// confinement, with arguments and environment the agent chose.
-		a.diag(tty.StyleRed, "login %s: a terminal login runs the agent's program outside --writable's confinement; run acphost login without --writable if you trust the agent that far", methodName(m.ID))
+		a.output.diag(tty.StyleRed, "login %s: a terminal login runs the agent's program outside --writable's confinement; run acphost login without --writable if you trust the agent that far", methodName(m.ID))
 		return exitUsage
 	}
 	path, args, env, err := command(m.ID)
 	if err != nil {
-		a.diag(tty.StyleRed, "login %s: %s", methodName(m.ID), errMsg(err))
+		a.output.diag(tty.StyleRed, "login %s: %s", methodName(m.ID), errMsg(err))
 		return exitFailed
 	}
 	words := []string{shownWord(path)}
@@ -203,7 +203,7 @@ func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (strin
 	if !a.cfg.login.yes && !a.confirm("the agent's login ("+methodName(m.ID)+") would run: "+shown) {
 		return exitUsage
 	}
-	a.note(tty.StyleDim, "running the agent's login ("+methodName(m.ID)+"): "+shown)
+	a.output.note(tty.StyleDim, "running the agent's login ("+methodName(m.ID)+"): "+shown)
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -211,7 +211,7 @@ func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (strin
 		cmd.Dir = a.cfg.cwd
 	}
 	if err := cmd.Run(); err != nil {
-		a.diag(tty.StyleRed, "the agent's login did not succeed: %v", err)
+		a.output.diag(tty.StyleRed, "the agent's login did not succeed: %v", err)
 		return exitFailed
 	}
 	return exitOK
@@ -223,11 +223,11 @@ func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (strin
 // refuses, unless --yes.
 func (a *app) confirm(what string) bool {
 	if !a.stdinTTY {
-		a.diag(tty.StyleRed, "%s; nobody is at a terminal to say yes: pass --yes to run it without asking", what)
+		a.output.diag(tty.StyleRed, "%s; nobody is at a terminal to say yes: pass --yes to run it without asking", what)
 		return false
 	}
-	a.note("", what)
-	a.errs.Line(tty.StyleAsk, "run it? [y/N]")
+	a.output.note("", what)
+	a.output.errs.Line(tty.StyleAsk, "run it? [y/N]")
 	var line []byte
 	b := make([]byte, 1)
 	for len(line) < 64 {
@@ -240,14 +240,14 @@ func (a *app) confirm(what string) bool {
 	case "y", "yes":
 		return true
 	}
-	a.note(tty.StyleYellow, "not run")
+	a.output.note(tty.StyleYellow, "not run")
 	return false
 }
 
 // listAuthMethods shows the agent's login methods and how to use each.
 func (a *app) listAuthMethods(methods []acphost.AuthMethod) {
 	if len(methods) == 0 {
-		a.note("", "the agent offers no login methods")
+		a.output.note("", "the agent offers no login methods")
 		return
 	}
 	var b strings.Builder
@@ -268,7 +268,7 @@ func (a *app) listAuthMethods(methods []acphost.AuthMethod) {
 		b.WriteString(line + "\n")
 	}
 	b.WriteString("acphost login METHOD, with the agent's flags, logs in with one")
-	a.note("", b.String())
+	a.output.note("", b.String())
 }
 
 // authHelp follows a start refused for want of a login: what the agent

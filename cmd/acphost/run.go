@@ -12,240 +12,103 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/acphost/acphost"
-	"github.com/acphost/acphost/cmd/acphost/internal/control"
-	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/internal/confine"
 )
 
-// app is one run: an agent, its turns, the user's signals.
+// app is one run: an agent, its turns, the user's signals. It holds the
+// run's configuration and input, and the parts that keep the rest: what
+// it shows (output), how it answers permissions (permissions), what it has
+// open (live), how it ends early (ending) and where the agent's stderr
+// and wire go (streams). The parts are handed what they need; none of
+// them knows the app.
 type app struct {
-	recording   *boundedRecording // --record's file, nil without it
-	refusals    *refusalCount     // the run's permission answers, nil at a terminal
-	recovers    bool              // the client restarts a crashed agent (a chat at a terminal)
-	stderrTail  stderrTail        // the agent's stderr, last bytes, when it goes nowhere else (no --stderr)
-	agentStderr io.Writer         // where --stderr - sends the agent's stderr when not os.Stderr (a background acphost's bounded log)
-	cfg         config
-	stdinTTY    bool
-	in          *tty.Inbox
-	out         *tty.Screen // human output on stdout; nil with --json
-	errs        *tty.Screen // diagnostics (and, with --json, questions) on stderr
-	human       *human      // the human sink, nil with --json
-	sink        sink
-	approver    *approver
-	elicitor    *elicitor
-	store       *state.Store // nil: sessions are not recorded
-	cwd         string       // the session's directory, absolute ("" for a remote agent's default)
+	cfg      config
+	stdinTTY bool
+	in       *tty.Inbox
+	store    *state.Store // nil: sessions are not recorded
+	cwd      string       // the session's directory, absolute ("" for a remote agent's default)
 
-	// remembered holds the tool call ids whose permission Remember
-	// answered from an earlier "always" without asking.
-	remembered sync.Map
-	// answerNotes holds, by tool call id, why a permission was answered
-	// without asking (the policy file's rule).
-	answerNotes sync.Map
-	// decisions holds, by tool call id, who answered a permission without
-	// asking and by which rule, for the --json permission_decision line.
-	decisions sync.Map
-	// permFail names the permission request that ended the turn under
-	// --non-interactive-permissions fail.
-	permFail string
-	// humanWait is the time the current turn spent waiting for the person
-	// (approvals, forms), in nanoseconds.
-	humanWait atomic.Int64
+	output   *output
+	perms    *permissions
+	elicitor *elicitor
+	live     *liveSession
+	ending   *ending
+	streams  agentStreams
+	hist     humanWait // the running turn's wait for the person
 
-	mu          sync.Mutex
-	client      *acphost.ACPClient
-	sess        *acphost.Session // the session prompts go to
-	rec         state.Record     // its record in the store, once written (ID "" before)
-	startCancel context.CancelFunc
-	turnCancel  context.CancelFunc // set while a turn runs
-	interrupted bool               // Ctrl-C already cancelled the running turn
-	quit        chan struct{}      // closed when a signal (or /quit) asks to exit
-	quitDone    chan struct{}      // closed once that signal has closed the agent
-	quitCode    int
-
-	ed *tty.Editor // the line editor at an interactive prompt, nil without one
-	// turnSince is when the running turn started (zero between turns),
-	// and released that the process let go of its session: both go in
-	// the session's record, for acphost sessions and acphost cancel.
-	turnSince time.Time
-	released  bool
-
-	ctl *control.Server // the control socket, nil without one
-
-	failed   bool        // a turn failed: exit status 1
+	ed       *tty.Editor // the line editor at an interactive prompt, nil without one
 	chatting atomic.Bool // the chat reads prompts (a Ctrl-C between turns goes to the line editor)
-	authGood bool        // a turn went through: no login is missing (see reportNeedsLogin)
-	modeSet  bool        // cfg.mode was set (the agent accepted session/set_mode)
+
+	recovers bool // the client restarts a crashed agent (a chat at a terminal)
+	failed   bool // a turn failed: exit status 1
+	authGood bool // a turn went through: no login is missing (see reportNeedsLogin)
+	modeSet  bool // cfg.mode was set (the agent accepted session/set_mode)
 }
 
 func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a := &app{cfg: cfg, stdinTTY: tty.IsTerminal(stdin), in: tty.NewInbox(stdin),
-		quit: make(chan struct{}), quitDone: make(chan struct{})}
+		output: &output{}, live: &liveSession{}, ending: newEnding()}
+	o := a.output
+	a.perms = &permissions{permission: cfg.permission, nonInteractive: cfg.nonInteractive, noOneToAsk: cfg.noOneToAsk,
+		policy: cfg.policy, json: cfg.json, output: o, live: a.live, wait: &a.hist}
 	var outW, errW io.Writer = stdout, stderr
 	if detached { // a background acphost: its log is bounded
 		log := newCappedLog(stdout, maxBackgroundLogBytes)
-		outW, errW, a.agentStderr = log, log, log
+		outW, errW, a.streams.log = log, log, log
 	}
-	a.errs = tty.NewScreen(errW, tty.ColorAllowed(stderr), false)
+	o.errs = tty.NewScreen(errW, tty.ColorAllowed(stderr), false)
 	switch {
 	case cfg.json:
 		js := newJSONSink(outW)
-		js.decision = a.decision
-		a.sink = js
+		js.decision = a.perms.decision
+		o.sink = js
 	case cfg.quiet:
-		a.sink = newQuietSink(outW)
+		o.sink = newQuietSink(outW)
 	default:
 		live := tty.IsTerminal(stdout) && os.Getenv("TERM") != "dumb"
-		a.out = tty.NewScreen(outW, tty.ColorAllowed(stdout), live)
-		a.human = newHuman(a.out, cfg.permission, cfg.elicit)
-		a.human.remembered = a.wasRemembered
-		a.human.answerNote = a.answerNote
-		a.human.toolOutput = cfg.toolOutput
-		a.human.humanWait = func() time.Duration { return time.Duration(a.humanWait.Load()) }
-		a.sink = a.human
+		o.out = tty.NewScreen(outW, tty.ColorAllowed(stdout), live)
+		o.human = newHuman(o.out, cfg.permission, cfg.elicit)
+		o.human.remembered = a.perms.wasRemembered
+		o.human.answerNote = a.perms.answerNote
+		o.human.toolOutput = cfg.toolOutput
+		o.human.humanWait = a.hist.total
+		o.sink = o.human
+		a.perms.notes = true
 	}
-	scr := a.out // questions
-	if scr == nil {
-		scr = a.errs
-	}
+	scr := o.questions()
 	seat := make(chan struct{}, 1) // one question at a time reads stdin
 	// The person answers --permission ask, and a policy file's ask rules
 	// when there is a terminal to ask at.
 	if cfg.permission == permAsk || cfg.permission == permReads || cfg.policy != nil && a.stdinTTY && !cfg.json {
-		a.approver = newApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
+		a.perms.approver = newApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
 	}
 	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
-		in: a.in, scr: scr, errs: a.errs, echo: !a.stdinTTY, asking: seat}
+		in: a.in, scr: scr, errs: o.errs, echo: !a.stdinTTY, asking: seat}
 	a.in.OnQueued = a.onQueued
-	if a.stdinTTY && a.out != nil && a.out.IsLive() && tty.IsTerminal(stdout) {
+	if a.stdinTTY && o.out != nil && o.out.IsLive() && tty.IsTerminal(stdout) {
 		a.useEditor(stdin, stdout, stderr)
 	}
 	if !a.stdinTTY {
-		a.refusals = &refusalCount{sink: a.sink}
-		a.sink = a.refusals
+		o.refusals = &refusalCount{sink: o.sink}
+		o.sink = o.refusals
 	}
 	if !cfg.noStore {
 		if st, err := state.Open(); err == nil {
 			a.store = st
-			a.sink = &transcriptSink{sink: a.sink, a: a} // each turn goes in the session's transcript
+			// each turn goes in the session's transcript
+			o.sink = &transcriptSink{sink: o.sink, store: st, cfg: &a.cfg, live: a.live, output: o}
 		} else {
-			a.diag(tty.StyleYellow, "%v; this session is not recorded", err)
+			o.diag(tty.StyleYellow, "%v; this session is not recorded", err)
 		}
 	}
 	return a
-}
-
-// diag prints a diagnostic on stderr, on a line of its own.
-func (a *app) diag(code, format string, args ...any) {
-	if a.out != nil {
-		a.out.BreakLine() // stdout and stderr often share a terminal
-		a.out.Forget()    // and the line above is no longer the last tool line
-	}
-	a.errs.Line(code, "acphost: "+fmt.Sprintf(format, args...))
-}
-
-// note prints information for the person: on stdout for human output, on
-// stderr with --json.
-func (a *app) note(code, text string) {
-	if a.out != nil {
-		a.out.Line(code, text)
-		return
-	}
-	a.errs.Line(code, text)
-}
-
-// timed wraps a callback that waits for the person, adding its time to
-// humanWait.
-func timed[T any](a *app, f func(context.Context, T) (string, error)) func(context.Context, T) (string, error) {
-	return func(ctx context.Context, req T) (string, error) {
-		start := time.Now()
-		defer func() { a.humanWait.Add(int64(time.Since(start))) }()
-		return f(ctx, req)
-	}
-}
-
-// askPermission is the "ask" policy under acphost.Remember: an "always"
-// answer is remembered for the same tool kind and title in the session,
-// and requests it answers are noted in remembered.
-func (a *app) askPermission() acphost.PermissionFunc {
-	asked := sync.Map{} // *PermissionRequest → struct{}: the person was asked
-	ask := timed(a, a.approver.decide)
-	remember := acphost.Remember(func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
-		asked.Store(req, struct{}{})
-		id, err := ask(ctx, req)
-		if o := req.Option(id); err == nil && o != nil && (o.Kind == acphost.AllowAlways || o.Kind == acphost.RejectAlways) {
-			verb := "allowed"
-			if o.Kind == acphost.RejectAlways {
-				verb = "rejected"
-			}
-			a.note(tty.StyleDim, fmt.Sprintf("  remembered: later %s requests in this session are %s without asking", describeTool(req), verb))
-		}
-		return id, err
-	})
-	return func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
-		id, err := remember(ctx, req)
-		if _, ok := asked.LoadAndDelete(req); !ok && err == nil {
-			a.remembered.Store(req.ToolCall.ID, struct{}{})
-			a.decided(req, decidedRemembered, "an earlier \"always\" answer for "+describeTool(req))
-		}
-		return id, err
-	}
-}
-
-// describeTool names a request's tool as Remember matches it: kind and
-// title.
-func describeTool(req *acphost.PermissionRequest) string {
-	kind := acphost.SafeText(string(req.ToolCall.Kind))
-	if kind == "" {
-		kind = "tool"
-	}
-	return fmt.Sprintf("%q (%s)", oneLine(acphost.SafeText(req.ToolCall.Title), 60), kind)
-}
-
-// failPermission is --non-interactive-permissions fail: the request is
-// noted, the turn cancelled (turn reports it and stops), and the request
-// rejected meanwhile.
-func (a *app) failPermission(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
-	a.decided(req, decidedNonInteractive, "--non-interactive-permissions fail")
-	a.mu.Lock()
-	if a.permFail == "" {
-		a.permFail = describeTool(req)
-		if l := policy.RequestPaths(req, acphost.Classify(req)); len(l) > 0 {
-			a.permFail += " on " + strings.Join(l, ", ")
-		}
-	}
-	cancel := a.turnCancel
-	a.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		// The cancelled turn answers this request "cancelled" itself; an
-		// answer returned before that would let the agent act on it.
-		<-ctx.Done()
-	}
-	return acphost.RejectOption(req), nil
-}
-
-// answerNote returns (once) why a tool call's permission was answered
-// without asking.
-func (a *app) answerNote(toolCallID string) string {
-	v, ok := a.answerNotes.LoadAndDelete(toolCallID)
-	if !ok {
-		return ""
-	}
-	return v.(string)
-}
-
-func (a *app) wasRemembered(toolCallID string) bool {
-	_, ok := a.remembered.LoadAndDelete(toolCallID)
-	return ok
 }
 
 func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
@@ -261,19 +124,14 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		PermissionPresentation: a.cfg.presentation,
 		TurnTimeout:            a.cfg.timeout,
 		OnElicitation:          a.elicitor.answer,
-		OnElicitationComplete:  a.sink.elicitationComplete,
+		OnElicitationComplete:  a.output.sink.elicitationComplete,
 		Notices:                true,
 		Profile:                a.cfg.profile,
 		// The mode is set after the session opens (openSession), so that
 		// a mode the agent does not have is named with the ones it has.
 	}
 	if a.cfg.elicit == elicitAsk {
-		ask := a.elicitor.answer
-		opts.OnElicitation = func(ctx context.Context, req *acphost.ElicitationRequest) (acphost.ElicitationAnswer, error) {
-			start := time.Now()
-			defer func() { a.humanWait.Add(int64(time.Since(start))) }()
-			return ask(ctx, req)
-		}
+		opts.OnElicitation = timed(&a.hist, a.elicitor.answer)
 	}
 	opts.MCPServers = a.cfg.mcpServers
 	if detached {
@@ -285,60 +143,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	// acphost login runs an agent's terminal login; a remote agent's is
 	// its host's to run.
 	opts.TerminalAuth = !a.cfg.remote.remote()
-	// noOne answers what would be asked when nobody can be asked.
-	noOne := a.deciding(acphost.RejectAll(), decidedNonInteractive, "--non-interactive-permissions deny")
-	if a.cfg.nonInteractive == nonInteractiveFail {
-		noOne = a.failPermission
-	}
-	ask := noOne
-	if a.approver != nil {
-		ask = a.askPermission()
-	}
-	// Every policy but allow needs an agent that asks: one in a mode that
-	// acts unasked is moved to its asking mode, and a change it reports
-	// making unasked stops the turn.
-	opts.RequireAsking = a.cfg.permission != permAllow
-	switch a.cfg.permission {
-	case permAsk:
-		opts.OnPermission = ask
-	case permAllow:
-		opts.OnPermission = a.deciding(acphost.AllowAll(), decidedPermission, "--permission allow")
-	case permReject:
-		opts.OnPermission = a.deciding(acphost.RejectAll(), decidedPermission, "--permission reject")
-		if a.cfg.noOneToAsk {
-			opts.OnPermission = noOne
-		}
-	case permReads:
-		allow := a.deciding(acphost.AllowAll(), decidedPermission, "--permission reads")
-		opts.OnPermission = func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
-			if !isRead(req) {
-				return ask(ctx, req)
-			}
-			if a.human != nil {
-				a.answerNotes.Store(req.ToolCall.ID, "--permission reads: the agent calls it a "+string(req.ToolCall.Kind))
-			}
-			return allow(ctx, req)
-		}
-	case permPlan:
-		// The client rejects whatever can change anything before asking
-		// OnPermission, and refuses fs writes; reads get the default
-		// (allow once).
-		opts.PlanMode = true
-	}
-	if p := a.cfg.policy; p != nil {
-		fallback := opts.OnPermission
-		if fallback == nil { // plan mode: what reaches OnPermission only reads
-			fallback = a.deciding(func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
-				return acphost.DefaultPermission(req), nil
-			}, decidedPlan, "plan mode allows reads")
-		}
-		opts.OnPermission = p.Decider(a.cwd, ask, fallback, func(req *acphost.PermissionRequest, rule, text string) {
-			if a.human != nil {
-				a.answerNotes.Store(req.ToolCall.ID, text)
-			}
-			a.decided(req, decidedPolicy, rule)
-		})
-	}
+	a.perms.hook(&opts, a.cwd)
 	if a.cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
@@ -354,91 +159,23 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		opts.Recover = &acphost.RecoverOptions{}
 		a.recovers = true
 	}
-	var closer io.Closer
-	switch a.cfg.stderrPath {
-	case "":
-		opts.Stderr = &a.stderrTail
-	case "-":
-		opts.Stderr = os.Stderr
-		if a.agentStderr != nil {
-			opts.Stderr = a.agentStderr
-		}
-	default:
-		f, err := state.OpenOutput(a.cfg.stderrPath, true)
-		if err != nil {
-			return opts, nil, fmt.Errorf("--stderr: %w", err)
-		}
-		opts.Stderr, closer = f, f
+	stderr, record, closer, err := a.streams.open(a.cfg.stderrPath, a.cfg.recordPath)
+	if err != nil {
+		return opts, nil, err
 	}
-	if a.cfg.recordPath != "" {
-		f, err := openRecording(a.cfg.recordPath)
-		if err != nil {
-			if closer != nil {
-				closer.Close()
-			}
-			return opts, nil, fmt.Errorf("--record: %w", err)
-		}
-		a.recording = &boundedRecording{w: f, left: maxRecordBytes}
-		opts.Record = a.recording
-		closer = closers{closer, f}
+	opts.Stderr = stderr
+	if record != nil {
+		opts.Record = record
 	}
 	return opts, closer, nil
-}
-
-// openRecording opens --record's file: created 0600, no link followed,
-// and, when it exists, only a regular file of the user's own (made 0600),
-// never another user's or a FIFO (whose open would wait for a reader).
-func openRecording(path string) (*os.File, error) { return state.OpenOutput(path, false) }
-
-// maxRecordBytes bounds a --record file: a flooding agent must not fill
-// the disk.
-const maxRecordBytes = 1 << 30
-
-// boundedRecording is the --record file: whole entries (one per Write, as
-// the library writes them) until max bytes, then nothing, so what is kept
-// still replays.
-type boundedRecording struct {
-	mu   sync.Mutex
-	w    io.Writer
-	left int64
-	cut  bool
-}
-
-func (r *boundedRecording) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cut || int64(len(p)) > r.left {
-		r.cut = true
-		return len(p), nil
-	}
-	r.left -= int64(len(p))
-	return r.w.Write(p)
 }
 
 // reportRecordingCut says, once the run ends, that --record stopped at its
 // bound.
 func (a *app) reportRecordingCut() {
-	if r := a.recording; r != nil {
-		r.mu.Lock()
-		cut := r.cut
-		r.mu.Unlock()
-		if cut {
-			a.diag(tty.StyleYellow, "--record: the recording stopped at %d MiB; what followed is not in it", maxRecordBytes>>20)
-		}
+	if a.streams.recordingCut() {
+		a.output.diag(tty.StyleYellow, "--record: the recording stopped at %d MiB; what followed is not in it", maxRecordBytes>>20)
 	}
-}
-
-// closers closes each of its non-nil members.
-type closers []io.Closer
-
-func (cs closers) Close() error {
-	var errs []error
-	for _, c := range cs {
-		if c != nil {
-			errs = append(errs, c.Close())
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // resolveResume points the run at a recorded session: its agent (unless
@@ -462,7 +199,7 @@ func (a *app) adopt(r state.Record) error {
 		return fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
 	}
 	if unreachable(r) && r.PID != os.Getpid() {
-		a.diag(tty.StyleYellow, "session %s may be open in acphost pid %d, which has no control socket to ask; continuing it here", acphost.SafeText(r.ID), r.PID)
+		a.output.diag(tty.StyleYellow, "session %s may be open in acphost pid %d, which has no control socket to ask; continuing it here", acphost.SafeText(r.ID), r.PID)
 	}
 	remote := !a.cfg.remote.remote() && (r.SSH != "" || r.URL != "")
 	if remote {
@@ -507,18 +244,14 @@ func (a *app) run() int {
 	done := make(chan struct{})
 	defer close(done)
 	go a.handleSignals(sigs, done)
-	defer func() {
-		if a.quitting() {
-			<-a.quitDone // exit only once the agent is closed
-		}
-	}()
+	defer a.ending.wait() // exit only once the agent is closed
 
 	var resume *state.Record
 	switch {
 	case a.cfg.continueLast:
 		if r, ok := a.pickContinue(); ok {
 			if err := a.adopt(r); err != nil {
-				a.diag(tty.StyleRed, "%v", err)
+				a.output.diag(tty.StyleRed, "%v", err)
 				return exitUsage
 			}
 			resume = &r
@@ -526,7 +259,7 @@ func (a *app) run() int {
 	case a.cfg.resume != "":
 		r, err := a.resolveResume()
 		if err != nil {
-			a.diag(tty.StyleRed, "%v", err)
+			a.output.diag(tty.StyleRed, "%v", err)
 			return exitUsage
 		}
 		resume = &r
@@ -535,14 +268,14 @@ func (a *app) run() int {
 	if a.cwd == "" && !a.cfg.remote.remote() {
 		a.cwd, _ = os.Getwd()
 	}
-	for _, s := range []*tty.Screen{a.out, a.errs} {
+	for _, s := range []*tty.Screen{a.output.out, a.output.errs} {
 		if s != nil {
 			s.SetDir(a.cwd) // questions may go to either
 		}
 	}
 	opts, files, err := a.options()
 	if err != nil {
-		a.diag(tty.StyleRed, "%v", err)
+		a.output.diag(tty.StyleRed, "%v", err)
 		if errors.Is(err, acphost.ErrLinkLost) {
 			return exitFailed // the remote host could not be reached: the agent failed to start
 		}
@@ -567,16 +300,14 @@ func (a *app) run() int {
 	}
 
 	client, err := a.start(opts)
-	a.mu.Lock()
-	a.client = client
-	a.mu.Unlock()
-	quitting := a.quitting()
+	a.live.started(client)
+	quitting := a.ending.quitting()
 	if err != nil {
 		if quitting {
-			return a.quitCode
+			return a.ending.exitCode()
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			a.diag(tty.StyleRed, "the agent did not start within %v (--start-timeout); a first npx download can take longer: try --start-timeout 10m", a.cfg.startTimeout)
+			a.output.diag(tty.StyleRed, "the agent did not start within %v (--start-timeout); a first npx download can take longer: try --start-timeout 10m", a.cfg.startTimeout)
 			return exitFailed
 		}
 		if resume != nil {
@@ -586,7 +317,7 @@ func (a *app) run() int {
 		a.reportAgentError("could not start the agent", err)
 		if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
 			a.authHelp(ae)
-			a.diag(tty.StyleRed, "the agent needs a login: run %s", loginCommand(a.cfg))
+			a.output.diag(tty.StyleRed, "the agent needs a login: run %s", loginCommand(a.cfg))
 		}
 		if me := (*acphost.MCPServerError)(nil); errors.As(err, &me) {
 			return exitUsage // the configuration asks what the agent cannot do
@@ -595,12 +326,12 @@ func (a *app) run() int {
 	}
 	defer a.closeClient(client)
 	if quitting {
-		return a.quitCode
+		return a.ending.exitCode()
 	}
 
 	sess := client.Session()
 	if w := provenWarning(a.cfg, client.AgentInfo()); w != "" {
-		a.diag(tty.StyleYellow, "%s", w)
+		a.output.diag(tty.StyleYellow, "%s", w)
 	}
 	if resume != nil {
 		a.endReplay(rp, *resume, loadsSessions(client))
@@ -608,10 +339,10 @@ func (a *app) run() int {
 	if a.cfg.mode != "" {
 		if err := a.setMode(sess, a.cfg.mode); err != nil {
 			if !a.cfg.modeSoft {
-				a.diag(tty.StyleRed, "--mode %s: %s", acphost.SafeText(a.cfg.mode), errMsg(err))
+				a.output.diag(tty.StyleRed, "--mode %s: %s", acphost.SafeText(a.cfg.mode), errMsg(err))
 				return exitUsage
 			}
-			a.diag(tty.StyleYellow, "mode %s: %s; staying in the agent's mode", acphost.SafeText(a.cfg.mode), errMsg(err))
+			a.output.diag(tty.StyleYellow, "mode %s: %s; staying in the agent's mode", acphost.SafeText(a.cfg.mode), errMsg(err))
 		} else {
 			a.modeSet = true
 		}
@@ -629,9 +360,9 @@ func (a *app) run() int {
 	} else {
 		a.chat(client)
 	}
-	if a.refusals != nil && !a.quitting() {
-		if line := a.refusals.closingLine(a.cfg); line != "" {
-			a.diag(tty.StyleYellow, "%s", line)
+	if a.output.refusals != nil && !a.ending.quitting() {
+		if line := a.output.refusals.closingLine(a.cfg); line != "" {
+			a.output.diag(tty.StyleYellow, "%s", line)
 		}
 	}
 	a.in.CloseQueue()
@@ -639,8 +370,8 @@ func (a *app) run() int {
 	a.release()
 	a.closeControl()
 	switch {
-	case a.quitting():
-		return a.quitCode
+	case a.ending.quitting():
+		return a.ending.exitCode()
 	case a.failed:
 		return exitFailed
 	}
@@ -652,7 +383,7 @@ func (a *app) run() int {
 // and those still queued after the last -p.
 func (a *app) runPrompts() {
 	next := 0
-	for !a.quitting() {
+	for !a.ending.quitting() {
 		p, ok := a.in.PopQueued()
 		if !ok {
 			if next < len(a.cfg.prompts) {
@@ -674,18 +405,16 @@ func (a *app) runPrompts() {
 func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.startTimeout)
 	defer cancel()
-	a.mu.Lock()
-	a.startCancel = cancel
-	a.mu.Unlock()
+	a.live.starting(cancel)
 	what := agentName(a.cfg)
 	if len(a.cfg.agent) > 0 && filepath.Base(a.cfg.agent[0]) == "npx" {
 		what += " (npx " + strings.Join(a.cfg.agent[1:], " ") + "; the first run downloads it)"
 	}
 	var stopSpin func()
-	if a.out != nil && a.out.IsLive() {
-		stopSpin = a.out.Spin("starting agent " + what + "…")
+	if a.output.out != nil && a.output.out.IsLive() {
+		stopSpin = a.output.out.Spin("starting agent " + what + "…")
 	} else if len(a.cfg.agent) > 0 && !a.cfg.json && !a.cfg.quiet {
-		a.errs.Line(tty.StyleDim, "acphost: starting agent "+what+"…")
+		a.output.errs.Line(tty.StyleDim, "acphost: starting agent "+what+"…")
 	}
 	client, err := acphost.Start(ctx, opts)
 	if stopSpin != nil {
@@ -701,15 +430,15 @@ func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 // returns what shows its replayed history dimmed (nil without human
 // output).
 func (a *app) beginReplay(r state.Record) *replay {
-	if a.out == nil {
+	if a.output.out == nil {
 		return nil
 	}
 	what := "continuing session " + acphost.SafeText(r.ID)
 	if t := oneLine(acphost.SafeText(r.Title), 60); t != "" {
 		what += " (" + t + ")"
 	}
-	a.out.Line(tty.StyleDim, what)
-	return &replay{s: a.out}
+	a.output.out.Line(tty.StyleDim, what)
+	return &replay{s: a.output.out}
 }
 
 // endReplay closes the replay of a continued session, says how it was
@@ -722,10 +451,8 @@ func (a *app) endReplay(rp *replay, r state.Record, loaded bool) {
 	if !loaded {
 		how = "resumed (the agent does not replay its history)"
 	}
-	a.note(tty.StyleDim, "session "+how)
-	a.mu.Lock()
-	a.rec = r
-	a.mu.Unlock()
+	a.output.note(tty.StyleDim, "session "+how)
+	a.live.adopted(r)
 }
 
 // loadsSessions reports whether the agent offers session/load, which the
@@ -796,32 +523,13 @@ func modeList(modes acphost.SessionModes) string {
 // useSession makes sess the one prompts go to, and records it.
 // The session left behind is recorded as no longer open here.
 func (a *app) useSession(sess *acphost.Session) {
-	var left *state.Record
-	a.mu.Lock()
-	if a.sess != sess {
-		if a.rec.ID != sess.ID() {
-			if a.rec.ID != "" { // written once: let go of it
-				old := a.rec
-				left = &old
-			}
-			a.rec = state.Record{}
-		}
-		a.sess = sess
-	}
-	a.mu.Unlock()
-	if left != nil && a.store != nil {
+	if left := a.live.use(sess); left != nil && a.store != nil {
 		left.PID, left.TurnSince, left.Control = 0, time.Time{}, ""
 		if err := a.store.Put(*left); err != nil {
-			a.diag(tty.StyleYellow, "%v", err)
+			a.output.diag(tty.StyleYellow, "%v", err)
 		}
 	}
 	a.record()
-}
-
-func (a *app) session() *acphost.Session {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.sess
 }
 
 // record writes the current session's record: new, or its last use,
@@ -830,10 +538,7 @@ func (a *app) record() {
 	if a.store == nil {
 		return
 	}
-	a.mu.Lock()
-	sess := a.sess
-	r := a.rec
-	a.mu.Unlock()
+	sess, r := a.live.current()
 	if sess == nil {
 		return
 	}
@@ -844,12 +549,7 @@ func (a *app) record() {
 	r.Agent, r.Command = recordAgent(a.cfg)
 	r.SSH, r.URL = a.cfg.remote.ssh, a.cfg.remote.url
 	r.Cwd, r.LastUsed = a.cwd, now
-	a.mu.Lock()
-	r.PID, r.TurnSince, r.Control = os.Getpid(), a.turnSince, a.controlPath()
-	if a.released {
-		r.PID, r.TurnSince, r.Control = 0, time.Time{}, ""
-	}
-	a.mu.Unlock()
+	a.live.stamp(&r)
 	if t := sess.Details().Title; t != "" {
 		r.Title = t
 	}
@@ -857,21 +557,15 @@ func (a *app) record() {
 		r.Mode = m
 	}
 	if err := a.store.Put(r); err != nil {
-		a.diag(tty.StyleYellow, "%v", err)
+		a.output.diag(tty.StyleYellow, "%v", err)
 		return
 	}
-	a.mu.Lock()
-	if a.sess == sess {
-		a.rec = r
-	}
-	a.mu.Unlock()
+	a.live.written(sess, r)
 }
 
 // release records that this process no longer has its session open.
 func (a *app) release() {
-	a.mu.Lock()
-	a.released, a.turnSince = true, time.Time{}
-	a.mu.Unlock()
+	a.live.release()
 	a.record()
 }
 
@@ -879,7 +573,7 @@ func (a *app) release() {
 // turn is reported but does not change the exit status: every turn ended.
 func (a *app) closeClient(client *acphost.ACPClient) {
 	err := client.Close()
-	if err != nil && !a.failed && !a.quitting() {
+	if err != nil && !a.failed && !a.ending.quitting() {
 		a.reportAgentError("the agent had exited", err)
 	}
 }
@@ -914,7 +608,7 @@ func confinement(cfg config, cwd string) *acphost.Confinement {
 // greet names the agent, the session, its mode and the permission policy
 // at the start of human output.
 func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
-	if a.out == nil {
+	if a.output.out == nil {
 		return
 	}
 	info := client.AgentInfo()
@@ -950,18 +644,18 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	if m := currentMode(modes); m != "" {
 		parts = append(parts, "mode: "+m)
 	}
-	a.human.setMode(modes.CurrentModeID)
+	a.output.human.setMode(modes.CurrentModeID)
 	parts = append(parts, "permission: "+a.permissionLabel(client))
 	if w := client.Containment().Word(); w != "" {
 		parts = append(parts, "containment: "+w)
 	}
-	a.out.Line(tty.StyleDim, strings.Join(parts, " · "))
+	a.output.out.Line(tty.StyleDim, strings.Join(parts, " · "))
 	if a.stdinTTY && len(a.cfg.prompts) == 0 {
 		hint := "/help lists the commands; a prompt typed while a turn runs is queued; Ctrl-C stops a turn"
 		if a.ed != nil {
 			hint += "; Tab completes, Up recalls"
 		}
-		a.out.Line(tty.StyleDim, hint)
+		a.output.out.Line(tty.StyleDim, hint)
 	}
 }
 
@@ -1019,9 +713,9 @@ func (a *app) chat(client *acphost.ACPClient) {
 	a.chatting.Store(true)
 	defer a.chatting.Store(false)
 	for {
-		scr := a.out
+		scr := a.output.out
 		if scr == nil && a.stdinTTY {
-			scr = a.errs
+			scr = a.output.errs
 		}
 		fromQueue := a.in.Queued() > 0
 		if scr != nil && a.stdinTTY && !fromQueue {
@@ -1049,7 +743,7 @@ func (a *app) chat(client *acphost.ACPClient) {
 		if strings.HasPrefix(strings.TrimSpace(line), "/") {
 			prompt, send = a.command(client, strings.TrimSpace(line))
 		}
-		if a.quitting() {
+		if a.ending.quitting() {
 			return
 		}
 		if send && !a.turn(prompt, !a.cfg.json && (!a.stdinTTY || fromQueue || queued), -1) {
@@ -1070,7 +764,7 @@ func (a *app) nextLine(client *acphost.ACPClient) (line string, queued, ok, fail
 	}
 	go func() {
 		select {
-		case <-a.quit:
+		case <-a.ending.begun():
 		case <-agentDone:
 			dead.Store(true)
 		case <-ctx.Done():
@@ -1080,7 +774,7 @@ func (a *app) nextLine(client *acphost.ACPClient) (line string, queued, ok, fail
 	line, queued, ok, err := a.in.Next(ctx)
 	if err != nil {
 		cancel()
-		return "", false, false, dead.Load() && !a.quitting()
+		return "", false, false, dead.Load() && !a.ending.quitting()
 	}
 	return line, queued, ok, false
 }
@@ -1096,9 +790,9 @@ func (a *app) onQueued(line string, n int) bool {
 		a.onSignal(syscall.SIGINT, true)
 		return false
 	}
-	if a.out != nil {
-		a.out.Forget()
-		a.out.Line(tty.StyleDim, fmt.Sprintf("queued (%d): %s", n, oneLine(acphost.SafeText(line), 60)))
+	if a.output.out != nil {
+		a.output.out.Forget()
+		a.output.out.Line(tty.StyleDim, fmt.Sprintf("queued (%d): %s", n, oneLine(acphost.SafeText(line), 60)))
 	}
 	return true
 }
@@ -1106,42 +800,33 @@ func (a *app) onQueued(line string, n int) bool {
 // turn runs one prompt and reports whether the next may run. left is how
 // many -p prompts follow (-1: prompts come from stdin).
 func (a *app) turn(prompt string, echo bool, left int) bool {
-	sess := a.session()
-	client := a.client
+	sess := a.live.session()
+	client, _ := a.live.agent()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	a.mu.Lock()
-	a.turnCancel, a.interrupted = cancel, false
-	a.permFail = ""
-	a.turnSince = time.Now()
-	a.mu.Unlock()
+	a.live.beginTurn(cancel)
 	a.record()
-	a.humanWait.Store(0)
+	a.hist.reset()
 	if a.stdinTTY {
 		a.in.SetQueueing(true)
 		defer a.in.SetQueueing(false)
 	}
 
-	a.sink.beginTurn(prompt, echo)
+	a.output.sink.beginTurn(prompt, echo)
 	start := time.Now()
 	// Ctrl-C cancels ctx rather than calling client.Cancel: Cancel is lost
 	// when it comes before the library has registered the turn.
-	resp, err := sess.GenerateStream(ctx, acphost.Request{Prompt: prompt}, a.sink.event)
+	resp, err := sess.GenerateStream(ctx, acphost.Request{Prompt: prompt}, a.output.sink.event)
 	r := turnResult{resp: resp, err: err, elapsed: time.Since(start), stop: resp.StopReason}
 
-	a.mu.Lock()
-	a.turnCancel = nil
-	a.turnSince = time.Time{}
-	interrupted := a.interrupted
-	permFail := a.permFail
-	a.mu.Unlock()
+	interrupted, permFail := a.live.endTurn()
 
-	quitting := a.quitting()
+	quitting := a.ending.quitting()
 	if permFail != "" && !quitting {
 		if r.stop == "" {
 			r.stop = acphost.StopCancelled
 		}
-		a.sink.endTurn(r)
+		a.output.sink.endTurn(r)
 		a.record()
 		a.failed = true
 		next := ""
@@ -1151,7 +836,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		case left < 0:
 			next = "; no more prompts are read"
 		}
-		a.diag(tty.StyleRed, "permission request for %s with nobody to answer it (--non-interactive-permissions fail): the turn is cancelled%s; the exit status will be 1", permFail, next)
+		a.output.diag(tty.StyleRed, "permission request for %s with nobody to answer it (--non-interactive-permissions fail): the turn is cancelled%s; the exit status will be 1", permFail, next)
 		return false
 	}
 	cancelled := errors.Is(err, context.Canceled) && interrupted && client.Err() == nil
@@ -1159,7 +844,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		r.stop = acphost.StopCancelled // cancelled before the agent saw it
 	}
 	r.userCancel = cancelled && !errors.Is(err, acphost.ErrCancelUnconfirmed)
-	a.sink.endTurn(r)
+	a.output.sink.endTurn(r)
 	if !quitting {
 		a.record()
 	}
@@ -1184,30 +869,30 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		case left < 0:
 			next = "the next prompt you type gets the same limit"
 		}
-		a.diag(tty.StyleRed, "the turn timed out after %v (--timeout applies to each turn); %s; the exit status will be 1", a.cfg.timeout, next)
+		a.output.diag(tty.StyleRed, "the turn timed out after %v (--timeout applies to each turn); %s; the exit status will be 1", a.cfg.timeout, next)
 		a.noteUnconfirmed(err)
 		return true
 	case cancelled:
 		a.noteUnconfirmed(err)
 		return true
 	case a.recovers && errors.Is(err, acphost.ErrContextLost):
-		a.diag(tty.StyleYellow, "the agent was restarted in a fresh session (it could not re-attach this one, so it has no memory of it); the prompt was not sent: sending it again")
+		a.output.diag(tty.StyleYellow, "the agent was restarted in a fresh session (it could not re-attach this one, so it has no memory of it); the prompt was not sent: sending it again")
 		return a.turn(prompt, echo, left)
 	case a.recovers && errors.Is(err, acphost.ErrAgentExited):
 		a.failed = true
 		a.reportAgentError("the agent failed", err)
-		a.diag(tty.StyleYellow, "the next prompt restarts the agent (re-attaching this session where the agent keeps sessions); or /quit, and later acphost --resume last")
+		a.output.diag(tty.StyleYellow, "the next prompt restarts the agent (re-attaching this session where the agent keeps sessions); or /quit, and later acphost --resume last")
 		return true
 	case client.Err() != nil || dead(err):
 		a.failed = true
 		a.reportAgentError("the agent failed", err)
 		if a.store != nil && !a.recovers {
-			a.diag(tty.StyleYellow, "acphost --resume last continues this session with a new agent, where the agent keeps sessions")
+			a.output.diag(tty.StyleYellow, "acphost --resume last continues this session with a new agent, where the agent keeps sessions")
 		}
 		return false
 	case errors.Is(err, acphost.ErrUnaskedChange):
 		a.failed = true
-		a.diag(tty.StyleRed, "%s", unaskedMessage(err))
+		a.output.diag(tty.StyleRed, "%s", unaskedMessage(err))
 		return true
 	case needsLogin(err):
 		a.failed = true
@@ -1215,7 +900,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		return left < 0 // prompts of the command line would be refused too
 	default:
 		a.failed = true
-		a.diag(tty.StyleRed, "the turn failed: %s", errMsg(err))
+		a.output.diag(tty.StyleRed, "the turn failed: %s", errMsg(err))
 		if errors.As(err, new(*acphost.RPCError)) {
 			a.showStderrTail(err)
 		}
@@ -1225,7 +910,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 
 func (a *app) noteUnconfirmed(err error) {
 	if errors.Is(err, acphost.ErrCancelUnconfirmed) {
-		a.diag(tty.StyleYellow, "the agent did not confirm the cancellation; it will be restarted before the next turn (the conversation is lost)")
+		a.output.diag(tty.StyleYellow, "the agent did not confirm the cancellation; it will be restarted before the next turn (the conversation is lost)")
 	}
 }
 
@@ -1264,7 +949,7 @@ func (a *app) reportAgentError(what string, err error) {
 	if err == nil {
 		err = errors.New("unknown error")
 	}
-	a.diag(tty.StyleRed, "%s: %s", what, errMsg(err))
+	a.output.diag(tty.StyleRed, "%s: %s", what, errMsg(err))
 	a.showStderrTail(err)
 }
 
@@ -1273,7 +958,7 @@ func (a *app) reportAgentError(what string, err error) {
 func (a *app) showStderrTail(err error) {
 	defer func() {
 		if hint := rootHint(os.Geteuid(), a.cfg, os.Environ()); hint != "" {
-			a.diag(tty.StyleYellow, "%s", hint)
+			a.output.diag(tty.StyleYellow, "%s", hint)
 		}
 	}()
 	if a.cfg.stderrPath != "" {
@@ -1289,7 +974,7 @@ func (a *app) showStderrTail(err error) {
 	case errors.As(err, &protoErr):
 		tail = protoErr.Stderr
 	default: // the agent's own error: its stderr may say more
-		tail, named = a.stderrTail.String(), 0
+		tail, named = a.streams.tail.String(), 0
 	}
 	lines := strings.Split(strings.TrimRight(acphost.SafeText(tail), " \t\r\n"), "\n")
 	if len(lines) <= named || lines[0] == "" { // none, or the one line the message already names
@@ -1299,14 +984,14 @@ func (a *app) showStderrTail(err error) {
 		lines = lines[len(lines)-maxStderrLines:]
 	}
 	var b strings.Builder
-	b.WriteString(a.errs.Style(tty.StyleDim, "agent stderr (last lines):") + "\n")
+	b.WriteString(a.output.errs.Style(tty.StyleDim, "agent stderr (last lines):") + "\n")
 	for _, l := range lines {
 		b.WriteString("  " + l + "\n")
 	}
-	if a.out != nil {
-		a.out.BreakLine()
+	if a.output.out != nil {
+		a.output.out.BreakLine()
 	}
-	a.errs.Block(b.String())
+	a.output.errs.Block(b.String())
 }
 
 // handleSignals implements Ctrl-C and SIGTERM until done is closed.
@@ -1323,24 +1008,23 @@ func (a *app) handleSignals(sigs <-chan os.Signal, done <-chan struct{}) {
 
 // cancelTurn cancels the running turn, if any, as a first Ctrl-C does.
 func (a *app) cancelTurn(why string) bool {
-	a.mu.Lock()
-	if a.turnCancel == nil || a.interrupted || a.quitting() {
-		a.mu.Unlock()
+	if a.ending.quitting() {
 		return false
 	}
-	a.interrupted = true
-	cancel := a.turnCancel
-	a.mu.Unlock()
+	cancel := a.live.interrupt()
+	if cancel == nil {
+		return false
+	}
 	more := ""
 	if n := a.in.Queued(); n > 0 {
 		more = fmt.Sprintf("; %d queued prompt(s) run next", n)
 	}
 	// The notice first, in place of a running tool's line: the tool's
 	// final line comes once the agent has stopped it.
-	if a.out != nil {
-		a.out.DropRunningTool()
+	if a.output.out != nil {
+		a.output.out.DropRunningTool()
 	}
-	a.diag(tty.StyleYellow, "%s (Ctrl-C again to quit%s)", why, more)
+	a.output.diag(tty.StyleYellow, "%s (Ctrl-C again to quit%s)", why, more)
 	cancel()
 	return true
 }
@@ -1363,23 +1047,19 @@ func (a *app) quitOnInterrupt() { a.quitOnSignal(os.Interrupt, false) }
 // quitOnSignal closes the agent and ends the run, with the exit status
 // the signal (or /quit, asked) calls for.
 func (a *app) quitOnSignal(sig os.Signal, asked bool) {
-	a.mu.Lock()
-	if a.quitting() {
-		a.mu.Unlock()
-		return
-	}
-	a.quitCode = exitInterrupt
+	code := exitInterrupt
 	switch {
 	case asked:
-		a.quitCode = exitOK
+		code = exitOK
 	case sig != os.Interrupt:
-		a.quitCode = exitTerm
+		code = exitTerm
 	}
-	close(a.quit)
-	client, startCancel := a.client, a.startCancel
-	a.mu.Unlock()
+	if !a.ending.begin(code) {
+		return
+	}
+	client, startCancel := a.live.agent()
 	if !asked {
-		a.diag(tty.StyleYellow, "closing the agent")
+		a.output.diag(tty.StyleYellow, "closing the agent")
 	}
 	if startCancel != nil {
 		startCancel()
@@ -1389,14 +1069,5 @@ func (a *app) quitOnSignal(sig os.Signal, asked bool) {
 		// ctx ends.
 		_ = client.Close()
 	}
-	close(a.quitDone)
-}
-
-func (a *app) quitting() bool {
-	select {
-	case <-a.quit:
-		return true
-	default:
-		return false
-	}
+	a.ending.closed()
 }

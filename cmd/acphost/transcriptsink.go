@@ -35,9 +35,15 @@ func turnEntries(prompt string, since time.Time, r turnResult, refused map[strin
 
 // transcriptSink records each turn in the session's transcript, around
 // the sink that shows it: the narrowest hook, one call as a turn ends.
+// The transcript is the current session's (live), of the agent cfg names
+// (read as each turn ends: a continued session may have changed it before
+// the first); a failure to write it is said on output.
 type transcriptSink struct {
 	sink
-	a *app
+	store  *state.Store
+	cfg    *config
+	live   *liveSession
+	output *output
 
 	mu       sync.Mutex
 	prompt   string
@@ -71,7 +77,7 @@ func (t *transcriptSink) event(ev acphost.StreamEvent) {
 
 func (t *transcriptSink) endTurn(r turnResult) {
 	t.sink.endTurn(r)
-	sess := t.a.session()
+	sess := t.live.session()
 	if sess == nil {
 		return
 	}
@@ -79,8 +85,8 @@ func (t *transcriptSink) endTurn(r turnResult) {
 	prompt, since, refused := t.prompt, t.since, t.refused
 	t.mu.Unlock()
 	rec := state.Record{ID: sess.ID()}
-	rec.Agent, rec.Command = recordAgent(t.a.cfg)
-	err := t.a.store.AppendTranscript(rec, turnEntries(prompt, since, r, refused))
+	rec.Agent, rec.Command = recordAgent(*t.cfg)
+	err := t.store.AppendTranscript(rec, turnEntries(prompt, since, r, refused))
 	if err == nil {
 		return
 	}
@@ -89,6 +95,6 @@ func (t *transcriptSink) endTurn(r turnResult) {
 	t.reported = true
 	t.mu.Unlock()
 	if !said {
-		t.a.diag(tty.StyleYellow, "%s; this session's history is not recorded", acphost.SafeText(err.Error()))
+		t.output.diag(tty.StyleYellow, "%s; this session's history is not recorded", acphost.SafeText(err.Error()))
 	}
 }

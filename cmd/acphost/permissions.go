@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/policy"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
+)
+
+// permissions answers the agent's permission requests as the run's
+// policy says (hook), and keeps, by tool call id, what the output later
+// says of an answer given without asking the person. Its hooks run on the
+// library's goroutines; the output's lookups (answerNote, wasRemembered,
+// decision) on the sink's.
+type permissions struct {
+	// The run's policy: --permission, --non-interactive-permissions, the
+	// policy file, --json; noOneToAsk is a reject that defaulted for want
+	// of a terminal.
+	permission, nonInteractive string
+	noOneToAsk, json           bool
+	policy                     *policy.Policy
+
+	approver *approver    // the person at the terminal; nil: nobody is asked
+	output   *output      // where "remembered" is said
+	live     *liveSession // the turn a request under --non-interactive-permissions fail ends
+	wait     *humanWait   // where the time spent asking goes
+	notes    bool         // answerNotes are kept (human output)
+
+	// remembered holds the tool call ids whose permission Remember
+	// answered from an earlier "always" without asking.
+	remembered sync.Map
+	// answerNotes holds, by tool call id, why a permission was answered
+	// without asking (the policy file's rule).
+	answerNotes sync.Map
+	// decisions holds, by tool call id, who answered a permission without
+	// asking and by which rule, for the --json permission_decision line.
+	decisions sync.Map
+}
+
+// hook sets opts' permission hooks: OnPermission, RequireAsking and
+// PlanMode. cwd is the session's directory (the policy file's rules name
+// paths in it).
+func (p *permissions) hook(opts *acphost.ACPOptions, cwd string) {
+	// noOne answers what would be asked when nobody can be asked.
+	noOne := p.deciding(acphost.RejectAll(), decidedNonInteractive, "--non-interactive-permissions deny")
+	if p.nonInteractive == nonInteractiveFail {
+		noOne = p.failPermission
+	}
+	ask := noOne
+	if p.approver != nil {
+		ask = p.askPermission()
+	}
+	// Every policy but allow needs an agent that asks: one in a mode that
+	// acts unasked is moved to its asking mode, and a change it reports
+	// making unasked stops the turn.
+	opts.RequireAsking = p.permission != permAllow
+	switch p.permission {
+	case permAsk:
+		opts.OnPermission = ask
+	case permAllow:
+		opts.OnPermission = p.deciding(acphost.AllowAll(), decidedPermission, "--permission allow")
+	case permReject:
+		opts.OnPermission = p.deciding(acphost.RejectAll(), decidedPermission, "--permission reject")
+		if p.noOneToAsk {
+			opts.OnPermission = noOne
+		}
+	case permReads:
+		allow := p.deciding(acphost.AllowAll(), decidedPermission, "--permission reads")
+		opts.OnPermission = func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+			if !isRead(req) {
+				return ask(ctx, req)
+			}
+			p.note(req, "--permission reads: the agent calls it a "+string(req.ToolCall.Kind))
+			return allow(ctx, req)
+		}
+	case permPlan:
+		// The client rejects whatever can change anything before asking
+		// OnPermission, and refuses fs writes; reads get the default
+		// (allow once).
+		opts.PlanMode = true
+	}
+	if pol := p.policy; pol != nil {
+		fallback := opts.OnPermission
+		if fallback == nil { // plan mode: what reaches OnPermission only reads
+			fallback = p.deciding(func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+				return acphost.DefaultPermission(req), nil
+			}, decidedPlan, "plan mode allows reads")
+		}
+		opts.OnPermission = pol.Decider(cwd, ask, fallback, func(req *acphost.PermissionRequest, rule, text string) {
+			p.note(req, text)
+			p.decided(req, decidedPolicy, rule)
+		})
+	}
+}
+
+// askPermission is the "ask" policy under acphost.Remember: an "always"
+// answer is remembered for the same tool kind and title in the session,
+// and requests it answers are noted in remembered.
+func (p *permissions) askPermission() acphost.PermissionFunc {
+	asked := sync.Map{} // *PermissionRequest → struct{}: the person was asked
+	ask := timed(p.wait, p.approver.decide)
+	remember := acphost.Remember(func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+		asked.Store(req, struct{}{})
+		id, err := ask(ctx, req)
+		if o := req.Option(id); err == nil && o != nil && (o.Kind == acphost.AllowAlways || o.Kind == acphost.RejectAlways) {
+			verb := "allowed"
+			if o.Kind == acphost.RejectAlways {
+				verb = "rejected"
+			}
+			p.output.note(tty.StyleDim, fmt.Sprintf("  remembered: later %s requests in this session are %s without asking", describeTool(req), verb))
+		}
+		return id, err
+	})
+	return func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+		id, err := remember(ctx, req)
+		if _, ok := asked.LoadAndDelete(req); !ok && err == nil {
+			p.remembered.Store(req.ToolCall.ID, struct{}{})
+			p.decided(req, decidedRemembered, "an earlier \"always\" answer for "+describeTool(req))
+		}
+		return id, err
+	}
+}
+
+// describeTool names a request's tool as Remember matches it: kind and
+// title.
+func describeTool(req *acphost.PermissionRequest) string {
+	kind := acphost.SafeText(string(req.ToolCall.Kind))
+	if kind == "" {
+		kind = "tool"
+	}
+	return fmt.Sprintf("%q (%s)", oneLine(acphost.SafeText(req.ToolCall.Title), 60), kind)
+}
+
+// failPermission is --non-interactive-permissions fail: the request is
+// noted, the turn cancelled (turn reports it and stops), and the request
+// rejected meanwhile.
+func (p *permissions) failPermission(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	p.decided(req, decidedNonInteractive, "--non-interactive-permissions fail")
+	what := describeTool(req)
+	if l := policy.RequestPaths(req, acphost.Classify(req)); len(l) > 0 {
+		what += " on " + strings.Join(l, ", ")
+	}
+	if cancel := p.live.failTurn(what); cancel != nil {
+		cancel()
+		// The cancelled turn answers this request "cancelled" itself; an
+		// answer returned before that would let the agent act on it.
+		<-ctx.Done()
+	}
+	return acphost.RejectOption(req), nil
+}
+
+// note keeps, for human output, why req was answered without asking.
+func (p *permissions) note(req *acphost.PermissionRequest, text string) {
+	if p.notes {
+		p.answerNotes.Store(req.ToolCall.ID, text)
+	}
+}
+
+// answerNote returns (once) why a tool call's permission was answered
+// without asking.
+func (p *permissions) answerNote(toolCallID string) string {
+	v, ok := p.answerNotes.LoadAndDelete(toolCallID)
+	if !ok {
+		return ""
+	}
+	return v.(string)
+}
+
+// wasRemembered reports (once) whether an earlier "always" answered a
+// tool call's permission.
+func (p *permissions) wasRemembered(toolCallID string) bool {
+	_, ok := p.remembered.LoadAndDelete(toolCallID)
+	return ok
+}
+
+// decided notes, for --json, that req was answered without asking.
+func (p *permissions) decided(req *acphost.PermissionRequest, by, rule string) {
+	if !p.json {
+		return
+	}
+	p.decisions.Store(req.ToolCall.ID, decisionNote{by, rule})
+}
+
+// deciding wraps f, noting each answer it gives as decided by rule.
+func (p *permissions) deciding(f acphost.PermissionFunc, by, rule string) acphost.PermissionFunc {
+	return func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+		id, err := f(ctx, req)
+		if err == nil {
+			p.decided(req, by, rule)
+		}
+		return id, err
+	}
+}
+
+// decision returns (once) who decided a tool call's permission without
+// asking: what decided noted, or plan mode, or the library's default.
+func (p *permissions) decision(toolCallID string, ans *acphost.PermissionAnswer) (by, rule string, ok bool) {
+	v, found := p.decisions.LoadAndDelete(toolCallID)
+	switch {
+	case ans != nil && ans.Reason == acphost.ReasonPlanMode:
+		return decidedPlan, "plan mode rejects what can change anything", true
+	case ans != nil && ans.Reason == acphost.ReasonDefault:
+		return decidedPlan, "plan mode allows reads", true
+	case found && ans != nil && (ans.Reason == acphost.ReasonHook || ans.Reason == acphost.ReasonCancelled):
+		n := v.(decisionNote)
+		return n.by, n.rule, true
+	}
+	return "", "", false
+}
