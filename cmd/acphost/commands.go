@@ -48,7 +48,7 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 	case "help", "?":
 		a.help(sess)
 	case "quit", "exit":
-		a.onSignal(nil, true)
+		a.signals.on(nil, true)
 	case "cancel":
 		a.output.note(tty.StyleDim, "no turn is running")
 	case "mode":
@@ -254,10 +254,10 @@ func parseOnOff(s string) (bool, error) {
 	return b, nil
 }
 
-// thisAgent keeps the records of the agent that runs.
-func (a *app) thisAgent(recs []state.Record) []state.Record {
+// thisAgent keeps the records of the agent of cfg.
+func thisAgent(cfg config, recs []state.Record) []state.Record {
 	var probe state.Record
-	probe.Agent, probe.Command = recordAgent(a.cfg)
+	probe.Agent, probe.Command = recordAgent(cfg)
 	var out []state.Record
 	for _, r := range recs {
 		probe.ID = r.ID
@@ -280,7 +280,7 @@ func (a *app) agentSessions() (recs []state.Record, ok bool) {
 		a.output.diag(tty.StyleRed, "%v", err)
 		return nil, false
 	}
-	return a.thisAgent(recs), true
+	return thisAgent(a.cfg, recs), true
 }
 
 func (a *app) sessionsCmd(sess *acphost.Session) {
@@ -328,75 +328,6 @@ func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 		return
 	}
 	a.useSession(s)
-}
-
-// replay shows the history an agent replays while loading a session,
-// dimmed: the person's prompts, the agent's answers and its tool calls.
-type replay struct {
-	s    *tty.Screen
-	last acphost.UpdateKind
-	any  bool
-}
-
-func (r *replay) update(u acphost.Update) {
-	if !u.Replay() {
-		return
-	}
-	switch u := u.(type) {
-	case *acphost.MessageChunk:
-		if u.Kind() == acphost.KindAgentThoughtChunk || u.Content.Type != acphost.BlockText {
-			return
-		}
-		text := acphost.SafeText(u.Content.Text)
-		if u.Kind() != r.last {
-			r.s.BreakLine()
-			if u.Kind() == acphost.KindUserMessageChunk {
-				text = "› " + text
-			}
-		}
-		r.s.Print(tty.StyleDim, text)
-	case *acphost.ToolCallUpdate:
-		if u.Kind() != acphost.KindToolCall {
-			return
-		}
-		kind := oneLine(acphost.SafeText(string(u.State.Kind)), 20)
-		if kind == "" {
-			kind = "tool"
-		}
-		r.s.Line(tty.StyleDim, "  · "+kind+" "+oneLine(acphost.SafeText(u.State.Title), 100))
-	default:
-		return
-	}
-	r.last, r.any = u.Kind(), true
-}
-
-func (r *replay) end() {
-	r.s.BreakLine()
-	if !r.any {
-		return
-	}
-	r.s.Line(tty.StyleDim, "── end of the replayed history ──")
-}
-
-// pickContinue is --continue: the agent's latest session in this
-// directory, the record itself (another agent's session of the same id is
-// not it); with none (ok false), a new session starts.
-func (a *app) pickContinue() (r state.Record, ok bool) {
-	cwd := dirOrHere(a.cfg.cwd)
-	var recs []state.Record
-	if a.store != nil {
-		all, err := a.store.List()
-		if err != nil {
-			a.output.diag(tty.StyleYellow, "%v", err)
-		}
-		recs = a.thisAgent(all)
-	}
-	if i, err := state.Find(recs, "last", cwd); err == nil {
-		a.cfg.resume = recs[i].ID // for what is said about it
-		return recs[i], true
-	}
-	a.output.note(tty.StyleDim, "no earlier session of this agent here: starting a new one")
-	return state.Record{}, false
 }
 
 // planSwitchNote says what /plan on does beyond the host's rejections,

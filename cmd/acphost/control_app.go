@@ -36,14 +36,14 @@ func (a *app) closeControl() {
 func (a *app) control(req control.Request) control.Reply {
 	id, released := a.live.open()
 	switch {
-	case released || a.ending.quitting():
+	case released || a.signals.quitting():
 		return control.Reply{Error: "this acphost is ending", Ending: true}
 	case req.Session == "" || req.Session != id:
 		return control.Reply{Error: fmt.Sprintf("this acphost no longer has session %s open", acphost.SafeText(req.Session))}
 	}
 	switch req.Op {
 	case control.OpCancel:
-		return control.Reply{OK: true, Running: a.cancelTurn("cancelling the turn (acphost cancel)")}
+		return control.Reply{OK: true, Running: a.signals.cancelTurn("cancelling the turn (acphost cancel)")}
 	case control.OpPrompt:
 		n, err := a.in.Enqueue(req.Text)
 		if err != nil {

@@ -120,7 +120,7 @@ func (a *app) login(opts acphost.ACPOptions) int {
 		refused := a.cfg.authRefusal()
 		if refused.IsZero() {
 			a.output.note("", "the agent opened a session: it needs no login now")
-			a.listAuthMethods(methods)
+			a.output.note("", authMethodsText(methods))
 			return exitOK
 		}
 		// Some agents (claude-agent-acp) open sessions and refuse the
@@ -151,7 +151,7 @@ func (a *app) login(opts acphost.ACPOptions) int {
 		} else {
 			a.output.diag(tty.StyleYellow, "login: the agent needs a login; name one of its methods")
 		}
-		a.listAuthMethods(methods)
+		a.output.note("", authMethodsText(methods))
 		return exitUsage
 	}
 	m := methods[i]
@@ -244,11 +244,10 @@ func (a *app) confirm(what string) bool {
 	return false
 }
 
-// listAuthMethods shows the agent's login methods and how to use each.
-func (a *app) listAuthMethods(methods []acphost.AuthMethod) {
+// authMethodsText is the agent's login methods and how to use each.
+func authMethodsText(methods []acphost.AuthMethod) string {
 	if len(methods) == 0 {
-		a.output.note("", "the agent offers no login methods")
-		return
+		return "the agent offers no login methods"
 	}
 	var b strings.Builder
 	b.WriteString("the agent's login methods:\n")
@@ -268,13 +267,7 @@ func (a *app) listAuthMethods(methods []acphost.AuthMethod) {
 		b.WriteString(line + "\n")
 	}
 	b.WriteString("acphost login METHOD, with the agent's flags, logs in with one")
-	a.output.note("", b.String())
-}
-
-// authHelp follows a start refused for want of a login: what the agent
-// offers and how to log in.
-func (a *app) authHelp(ae *acphost.AuthError) {
-	a.listAuthMethods(ae.Methods)
+	return b.String()
 }
 
 // shownWord is one of the agent's words (an argument, an environment

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,11 +22,12 @@ import (
 )
 
 // app is one run: an agent, its turns, the user's signals. It holds the
-// run's configuration and input, and the parts that keep the rest: what
-// it shows (output), how it answers permissions (permissions), what it has
-// open (live), how it ends early (ending) and where the agent's stderr
-// and wire go (streams). The parts are handed what they need; none of
-// them knows the app.
+// run's configuration, its input and the outcome of its turns, and the
+// parts that keep the rest: what it shows (output), how it answers
+// permission requests (permissions) and elicitations (elicitor), what it
+// has open (live), what the person's interruptions do (signals), the line
+// editor (editor) and where the agent's stderr and wire go (streams). The
+// parts are handed what they need; none of them knows the app.
 type app struct {
 	cfg      config
 	stdinTTY bool
@@ -35,16 +35,14 @@ type app struct {
 	store    *state.Store // nil: sessions are not recorded
 	cwd      string       // the session's directory, absolute ("" for a remote agent's default)
 
-	output   *output
-	perms    *permissions
-	elicitor *elicitor
-	live     *liveSession
-	ending   *ending
-	streams  agentStreams
-	hist     humanWait // the running turn's wait for the person
-
-	ed       *tty.Editor // the line editor at an interactive prompt, nil without one
-	chatting atomic.Bool // the chat reads prompts (a Ctrl-C between turns goes to the line editor)
+	output    *output
+	perms     *permissions
+	elicitor  *elicitor
+	live      *liveSession
+	signals   *signals
+	editor    *lineEditor // the line editor at an interactive prompt, nil without one
+	streams   agentStreams
+	humanWait humanWait // the running turn's wait for the person
 
 	recovers bool // the client restarts a crashed agent (a chat at a terminal)
 	failed   bool // a turn failed: exit status 1
@@ -54,10 +52,11 @@ type app struct {
 
 func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a := &app{cfg: cfg, stdinTTY: tty.IsTerminal(stdin), in: tty.NewInbox(stdin),
-		output: &output{}, live: &liveSession{}, ending: newEnding()}
+		output: &output{}, live: &liveSession{}}
 	o := a.output
+	a.signals = newSignals(a.live, o, a.in)
 	a.perms = &permissions{permission: cfg.permission, nonInteractive: cfg.nonInteractive, noOneToAsk: cfg.noOneToAsk,
-		policy: cfg.policy, json: cfg.json, output: o, live: a.live, wait: &a.hist}
+		policy: cfg.policy, json: cfg.json, output: o, live: a.live, wait: &a.humanWait}
 	var outW, errW io.Writer = stdout, stderr
 	if detached { // a background acphost: its log is bounded
 		log := newCappedLog(stdout, maxBackgroundLogBytes)
@@ -78,7 +77,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		o.human.remembered = a.perms.wasRemembered
 		o.human.answerNote = a.perms.answerNote
 		o.human.toolOutput = cfg.toolOutput
-		o.human.humanWait = a.hist.total
+		o.human.humanWait = a.humanWait.total
 		o.sink = o.human
 		a.perms.notes = true
 	}
@@ -92,21 +91,26 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
 		in: a.in, scr: scr, errs: o.errs, echo: !a.stdinTTY, asking: seat}
 	a.in.OnQueued = a.onQueued
+	var storeErr error
+	if !cfg.noStore {
+		a.store, storeErr = state.Open()
+	}
 	if a.stdinTTY && o.out != nil && o.out.IsLive() && tty.IsTerminal(stdout) {
-		a.useEditor(stdin, stdout, stderr)
+		a.editor = newLineEditor(stdin, stdout, stderr, a.in, o, &a.cfg, a.store, a.live,
+			func() { a.signals.on(os.Interrupt, false) }, a.signals.quitOnInterrupt)
+		a.signals.editor = a.editor
+		a.elicitor.errs = o.errs // above the edited line
 	}
 	if !a.stdinTTY {
 		o.refusals = &refusalCount{sink: o.sink}
 		o.sink = o.refusals
 	}
-	if !cfg.noStore {
-		if st, err := state.Open(); err == nil {
-			a.store = st
-			// each turn goes in the session's transcript
-			o.sink = &transcriptSink{sink: o.sink, store: st, cfg: &a.cfg, live: a.live, output: o}
-		} else {
-			o.diag(tty.StyleYellow, "%v; this session is not recorded", err)
-		}
+	switch {
+	case a.store != nil:
+		// each turn goes in the session's transcript
+		o.sink = &transcriptSink{sink: o.sink, store: a.store, cfg: &a.cfg, live: a.live, output: o}
+	case storeErr != nil:
+		o.diag(tty.StyleYellow, "%v; this session is not recorded", storeErr)
 	}
 	return a
 }
@@ -131,7 +135,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		// a mode the agent does not have is named with the ones it has.
 	}
 	if a.cfg.elicit == elicitAsk {
-		opts.OnElicitation = timed(&a.hist, a.elicitor.answer)
+		opts.OnElicitation = timed(&a.humanWait, a.elicitor.answer)
 	}
 	opts.MCPServers = a.cfg.mcpServers
 	if detached {
@@ -178,73 +182,17 @@ func (a *app) reportRecordingCut() {
 	}
 }
 
-// resolveResume points the run at a recorded session: its agent (unless
-// one was given) and directory (unless --cwd was).
-func (a *app) resolveResume() (state.Record, error) {
-	if a.store == nil {
-		return state.Record{}, errors.New("--resume needs the session store, which is off (--no-store) or unavailable")
-	}
-	r, err := a.store.Lookup(a.cfg.resume, dirOrHere(a.cfg.cwd))
-	if err != nil {
-		return state.Record{}, fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
-	}
-	return r, a.adopt(r)
-}
-
-// adopt points the run at record r, the session it continues: refused when
-// another acphost has it open; its agent (unless one was given), directory
-// (unless --cwd was) and mode (unless --mode was).
-func (a *app) adopt(r state.Record) error {
-	if err := openElsewhere(r); err != nil {
-		return fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
-	}
-	if unreachable(r) && r.PID != os.Getpid() {
-		a.output.diag(tty.StyleYellow, "session %s may be open in acphost pid %d, which has no control socket to ask; continuing it here", acphost.SafeText(r.ID), r.PID)
-	}
-	remote := !a.cfg.remote.remote() && (r.SSH != "" || r.URL != "")
-	if remote {
-		// Reached as before; --ssh-identity and the like come from the
-		// command line again, a --url token from --token or the environment.
-		a.cfg.remote.ssh, a.cfg.remote.url = r.SSH, r.URL
-	}
-	if a.cfg.agentName == "" && len(a.cfg.agent) == 0 && r.URL == "" {
-		a.cfg.agentName = r.Agent
-		if r.Agent != "" && r.Agent != demoAgent {
-			def, err := a.cfg.file.lookupAgent(r.Agent)
-			if err != nil {
-				return fmt.Errorf("--resume %s: its agent %q: %w", a.cfg.resume, r.Agent, err)
-			}
-			// The command a named agent runs is the configuration's, never
-			// the one a record holds.
-			a.cfg.agentEnv, a.cfg.agent = def.envList(), def.Command
-			a.cfg.mcpServers = mergeMCP(a.cfg.mcpServers, def.MCPServers)
-		} else if r.Agent == "" {
-			a.cfg.agent = r.Command
-		}
-	}
-	if a.cfg.cwd == "" {
-		a.cfg.cwd = r.Cwd
-	}
-	if a.cfg.mode == "" {
-		a.cfg.mode, a.cfg.modeSoft = r.Mode, true
-	}
-	if remote {
-		if err := checkRemote(&a.cfg, os.Stderr); err != nil {
-			return fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
-		}
-	}
-	return nil
-}
-
 func (a *app) run() int {
-	defer a.closeEditor()
+	if a.editor != nil {
+		defer a.editor.close()
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	done := make(chan struct{})
 	defer close(done)
-	go a.handleSignals(sigs, done)
-	defer a.ending.wait() // exit only once the agent is closed
+	go a.signals.handle(sigs, done)
+	defer a.signals.wait() // exit only once the agent is closed
 
 	var resume *state.Record
 	switch {
@@ -301,10 +249,10 @@ func (a *app) run() int {
 
 	client, err := a.start(opts)
 	a.live.started(client)
-	quitting := a.ending.quitting()
+	quitting := a.signals.quitting()
 	if err != nil {
 		if quitting {
-			return a.ending.exitCode()
+			return a.signals.exitCode()
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			a.output.diag(tty.StyleRed, "the agent did not start within %v (--start-timeout); a first npx download can take longer: try --start-timeout 10m", a.cfg.startTimeout)
@@ -316,7 +264,7 @@ func (a *app) run() int {
 		}
 		a.reportAgentError("could not start the agent", err)
 		if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
-			a.authHelp(ae)
+			a.output.note("", authMethodsText(ae.Methods)) // what the agent offers, and how to log in
 			a.output.diag(tty.StyleRed, "the agent needs a login: run %s", loginCommand(a.cfg))
 		}
 		if me := (*acphost.MCPServerError)(nil); errors.As(err, &me) {
@@ -326,7 +274,7 @@ func (a *app) run() int {
 	}
 	defer a.closeClient(client)
 	if quitting {
-		return a.ending.exitCode()
+		return a.signals.exitCode()
 	}
 
 	sess := client.Session()
@@ -360,7 +308,7 @@ func (a *app) run() int {
 	} else {
 		a.chat(client)
 	}
-	if a.output.refusals != nil && !a.ending.quitting() {
+	if a.output.refusals != nil && !a.signals.quitting() {
 		if line := a.output.refusals.closingLine(a.cfg); line != "" {
 			a.output.diag(tty.StyleYellow, "%s", line)
 		}
@@ -370,8 +318,8 @@ func (a *app) run() int {
 	a.release()
 	a.closeControl()
 	switch {
-	case a.ending.quitting():
-		return a.ending.exitCode()
+	case a.signals.quitting():
+		return a.signals.exitCode()
 	case a.failed:
 		return exitFailed
 	}
@@ -383,7 +331,7 @@ func (a *app) run() int {
 // and those still queued after the last -p.
 func (a *app) runPrompts() {
 	next := 0
-	for !a.ending.quitting() {
+	for !a.signals.quitting() {
 		p, ok := a.in.PopQueued()
 		if !ok {
 			if next < len(a.cfg.prompts) {
@@ -424,72 +372,6 @@ func (a *app) start(opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
 	return client, err
-}
-
-// beginReplay announces the recorded session about to be continued and
-// returns what shows its replayed history dimmed (nil without human
-// output).
-func (a *app) beginReplay(r state.Record) *replay {
-	if a.output.out == nil {
-		return nil
-	}
-	what := "continuing session " + acphost.SafeText(r.ID)
-	if t := oneLine(acphost.SafeText(r.Title), 60); t != "" {
-		what += " (" + t + ")"
-	}
-	a.output.out.Line(tty.StyleDim, what)
-	return &replay{s: a.output.out}
-}
-
-// endReplay closes the replay of a continued session, says how it was
-// continued and takes its record as the current one.
-func (a *app) endReplay(rp *replay, r state.Record, loaded bool) {
-	if rp != nil && loaded {
-		rp.end()
-	}
-	how := "loaded"
-	if !loaded {
-		how = "resumed (the agent does not replay its history)"
-	}
-	a.output.note(tty.StyleDim, "session "+how)
-	a.live.adopted(r)
-}
-
-// loadsSessions reports whether the agent offers session/load, which the
-// library prefers over session/resume.
-func loadsSessions(client *acphost.ACPClient) bool {
-	var caps struct {
-		LoadSession bool `json:"loadSession"`
-	}
-	_ = json.Unmarshal(client.AgentCapabilities(), &caps)
-	return caps.LoadSession
-}
-
-// openRecorded continues a recorded session on a running agent (/resume):
-// session/load (the history is replayed, and shown dimmed) or
-// session/resume, whichever the agent offers.
-func (a *app) openRecorded(client *acphost.ACPClient, r state.Record) (*acphost.Session, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.startTimeout)
-	defer cancel()
-	opts := acphost.SessionOptions{Dir: a.cfg.cwd}
-	rp := a.beginReplay(r)
-	if rp != nil {
-		opts.OnUpdate = rp.update
-	}
-	sess, err := client.LoadSession(ctx, r.ID, opts)
-	loaded := true
-	if errors.Is(err, acphost.ErrUnsupported) {
-		sess, err = client.ResumeSession(ctx, r.ID, opts)
-		loaded = false
-	}
-	if err != nil {
-		if errors.Is(err, acphost.ErrUnsupported) {
-			return nil, errors.New("the agent offers neither session/load nor session/resume")
-		}
-		return nil, err
-	}
-	a.endReplay(rp, r, loaded)
-	return sess, nil
 }
 
 // setMode switches sess to mode id, naming the agent's modes when it has
@@ -573,7 +455,7 @@ func (a *app) release() {
 // turn is reported but does not change the exit status: every turn ended.
 func (a *app) closeClient(client *acphost.ACPClient) {
 	err := client.Close()
-	if err != nil && !a.failed && !a.ending.quitting() {
+	if err != nil && !a.failed && !a.signals.quitting() {
 		a.reportAgentError("the agent had exited", err)
 	}
 }
@@ -652,7 +534,7 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	a.output.out.Line(tty.StyleDim, strings.Join(parts, " · "))
 	if a.stdinTTY && len(a.cfg.prompts) == 0 {
 		hint := "/help lists the commands; a prompt typed while a turn runs is queued; Ctrl-C stops a turn"
-		if a.ed != nil {
+		if a.editor != nil {
 			hint += "; Tab completes, Up recalls"
 		}
 		a.output.out.Line(tty.StyleDim, hint)
@@ -710,8 +592,10 @@ func enforcementNote(e acphost.Enforcement, policy string) string {
 // chat reads prompts and commands from standard input until it ends, a
 // signal or /quit, or the agent dies.
 func (a *app) chat(client *acphost.ACPClient) {
-	a.chatting.Store(true)
-	defer a.chatting.Store(false)
+	if a.editor != nil {
+		a.editor.chatting.Store(true)
+		defer a.editor.chatting.Store(false)
+	}
 	for {
 		scr := a.output.out
 		if scr == nil && a.stdinTTY {
@@ -743,7 +627,7 @@ func (a *app) chat(client *acphost.ACPClient) {
 		if strings.HasPrefix(strings.TrimSpace(line), "/") {
 			prompt, send = a.command(client, strings.TrimSpace(line))
 		}
-		if a.ending.quitting() {
+		if a.signals.quitting() {
 			return
 		}
 		if send && !a.turn(prompt, !a.cfg.json && (!a.stdinTTY || fromQueue || queued), -1) {
@@ -764,7 +648,7 @@ func (a *app) nextLine(client *acphost.ACPClient) (line string, queued, ok, fail
 	}
 	go func() {
 		select {
-		case <-a.ending.begun():
+		case <-a.signals.quitAsked():
 		case <-agentDone:
 			dead.Store(true)
 		case <-ctx.Done():
@@ -774,7 +658,7 @@ func (a *app) nextLine(client *acphost.ACPClient) (line string, queued, ok, fail
 	line, queued, ok, err := a.in.Next(ctx)
 	if err != nil {
 		cancel()
-		return "", false, false, dead.Load() && !a.ending.quitting()
+		return "", false, false, dead.Load() && !a.signals.quitting()
 	}
 	return line, queued, ok, false
 }
@@ -784,10 +668,10 @@ func (a *app) nextLine(client *acphost.ACPClient) (line string, queued, ok, fail
 func (a *app) onQueued(line string, n int) bool {
 	switch strings.TrimSpace(line) {
 	case "/cancel":
-		a.cancelTurn("cancelling the turn")
+		a.signals.cancelTurn("cancelling the turn")
 		return false
 	case "/quit", "/exit":
-		a.onSignal(syscall.SIGINT, true)
+		a.signals.on(syscall.SIGINT, true)
 		return false
 	}
 	if a.output.out != nil {
@@ -806,7 +690,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	defer cancel()
 	a.live.beginTurn(cancel)
 	a.record()
-	a.hist.reset()
+	a.humanWait.reset()
 	if a.stdinTTY {
 		a.in.SetQueueing(true)
 		defer a.in.SetQueueing(false)
@@ -821,7 +705,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 
 	interrupted, permFail := a.live.endTurn()
 
-	quitting := a.ending.quitting()
+	quitting := a.signals.quitting()
 	if permFail != "" && !quitting {
 		if r.stop == "" {
 			r.stop = acphost.StopCancelled
@@ -992,82 +876,4 @@ func (a *app) showStderrTail(err error) {
 		a.output.out.BreakLine()
 	}
 	a.output.errs.Block(b.String())
-}
-
-// handleSignals implements Ctrl-C and SIGTERM until done is closed.
-func (a *app) handleSignals(sigs <-chan os.Signal, done <-chan struct{}) {
-	for {
-		select {
-		case <-done:
-			return
-		case sig := <-sigs:
-			a.onSignal(sig, false)
-		}
-	}
-}
-
-// cancelTurn cancels the running turn, if any, as a first Ctrl-C does.
-func (a *app) cancelTurn(why string) bool {
-	if a.ending.quitting() {
-		return false
-	}
-	cancel := a.live.interrupt()
-	if cancel == nil {
-		return false
-	}
-	more := ""
-	if n := a.in.Queued(); n > 0 {
-		more = fmt.Sprintf("; %d queued prompt(s) run next", n)
-	}
-	// The notice first, in place of a running tool's line: the tool's
-	// final line comes once the agent has stopped it.
-	if a.output.out != nil {
-		a.output.out.DropRunningTool()
-	}
-	a.output.diag(tty.StyleYellow, "%s (Ctrl-C again to quit%s)", why, more)
-	cancel()
-	return true
-}
-
-// onSignal: a first Ctrl-C cancels the running turn; a second one, one
-// between turns, SIGTERM and /quit (asked) close the agent and exit.
-func (a *app) onSignal(sig os.Signal, asked bool) {
-	if sig == os.Interrupt && !asked && a.cancelTurn("cancelling the turn") {
-		return
-	}
-	if sig == os.Interrupt && !asked && a.ed != nil && a.chatting.Load() && a.ed.InterruptLine() {
-		return // the editor clears the line, or quits at an empty one
-	}
-	a.quitOnSignal(sig, asked)
-}
-
-// quitOnInterrupt quits as Ctrl-C at an empty line does.
-func (a *app) quitOnInterrupt() { a.quitOnSignal(os.Interrupt, false) }
-
-// quitOnSignal closes the agent and ends the run, with the exit status
-// the signal (or /quit, asked) calls for.
-func (a *app) quitOnSignal(sig os.Signal, asked bool) {
-	code := exitInterrupt
-	switch {
-	case asked:
-		code = exitOK
-	case sig != os.Interrupt:
-		code = exitTerm
-	}
-	if !a.ending.begin(code) {
-		return
-	}
-	client, startCancel := a.live.agent()
-	if !asked {
-		a.output.diag(tty.StyleYellow, "closing the agent")
-	}
-	if startCancel != nil {
-		startCancel()
-	}
-	if client != nil {
-		// A running turn fails with ErrClosed, and the approval prompt's
-		// ctx ends.
-		_ = client.Close()
-	}
-	a.ending.closed()
 }

@@ -4,19 +4,35 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
-// useEditor sets up the line editor: standard input and output are a
-// terminal. A stderr on the same terminal writes above the edited line.
-func (a *app) useEditor(stdin, stdout, stderr *os.File) {
-	ed := tty.NewEditor(stdin, stdout, nil, func() { a.onSignal(os.Interrupt, false) })
+// lineEditor is the chat's line editor at a terminal: the tty.Editor,
+// Tab's completions and the prompt history. Its completions run on the
+// editor's goroutine; interrupt on the signal's.
+type lineEditor struct {
+	ed       *tty.Editor
+	output   *output      // the screen it edits on, where candidates are listed
+	chatting atomic.Bool  // the chat reads prompts (a Ctrl-C between turns goes to the editor)
+	cfg      *config      // the agent: its sessions, its history (read once the run has resolved it)
+	store    *state.Store // nil: sessions are not recorded
+	live     *liveSession // the session whose commands, modes and options complete
+}
+
+// newLineEditor sets up the line editor: standard input and output are a
+// terminal (o.out's). interrupt is a Ctrl-C the editor reads, quit one at
+// an empty line (run off the editor's goroutine: quitting closes the
+// agent). A stderr on the same terminal writes above the edited line.
+func newLineEditor(stdin, stdout, stderr *os.File, in *tty.Inbox, o *output, cfg *config, store *state.Store, live *liveSession, interrupt, quit func()) *lineEditor {
+	e := &lineEditor{output: o, cfg: cfg, store: store, live: live}
+	ed := tty.NewEditor(stdin, stdout, nil, interrupt)
 	ed.SetComplete(func(line string, pos int, key rune) (string, int, bool) {
 		if key != tty.KeyInterrupt {
-			return a.complete(line, pos, key)
+			return e.complete(line, pos, key)
 		}
 		// Ctrl-C between turns, as a shell does: a line with text is
 		// cleared, an empty one quits (off the Terminal's goroutine:
@@ -24,24 +40,24 @@ func (a *app) useEditor(stdin, stdout, stderr *os.File) {
 		if line != "" {
 			return "", 0, true
 		}
-		go a.quitOnInterrupt()
+		go quit()
 		return "", 0, true
 	})
-	a.ed = ed
-	a.output.out.UseEditor(ed, func() string {
-		if a.in.Busy() {
-			return a.output.out.Style(tty.StyleDim, "queue>") + " "
+	e.ed = ed
+	o.out.UseEditor(ed, func() string {
+		if in.Busy() {
+			return o.out.Style(tty.StyleDim, "queue>") + " "
 		}
-		return a.output.out.Style(tty.StyleBold, ">") + " "
+		return o.out.Style(tty.StyleBold, ">") + " "
 	})
-	a.in.Source = func(in *tty.Inbox) {
-		ed.SetHistory(a.openHistory())
-		ed.Run(in, a.output.out)
+	in.Source = func(in *tty.Inbox) {
+		ed.SetHistory(e.openHistory())
+		ed.Run(in, o.out)
 	}
 	if tty.IsTerminal(stderr) && sameFile(stdout, stderr) {
-		a.output.errs = tty.NewScreen(a.output.out.Above(stderr), a.output.errs.HasColor(), false)
-		a.elicitor.errs = a.output.errs
+		o.errs = tty.NewScreen(o.out.Above(stderr), o.errs.HasColor(), false)
 	}
+	return e
 }
 
 func sameFile(f, g *os.File) bool {
@@ -55,32 +71,33 @@ func sameFile(f, g *os.File) bool {
 
 // openHistory opens the history of the agent that runs: in the state
 // directory, or in memory only with --no-store.
-func (a *app) openHistory() *state.History {
+func (e *lineEditor) openHistory() *state.History {
 	dir := ""
-	if a.store != nil {
-		dir = a.store.Dir
+	if e.store != nil {
+		dir = e.store.Dir
 	}
-	h, err := state.OpenHistory(dir, agentHistoryKey(a.cfg.agentName, a.cfg.agent))
+	h, err := state.OpenHistory(dir, agentHistoryKey(e.cfg.agentName, e.cfg.agent))
 	if err != nil {
-		a.output.diag(tty.StyleYellow, "history: %v; prompts are remembered in this run only", err)
+		e.output.diag(tty.StyleYellow, "history: %v; prompts are remembered in this run only", err)
 		h = &state.History{}
 	}
 	return h
 }
 
-func (a *app) closeEditor() {
-	if a.ed == nil {
-		return
-	}
-	a.output.out.CloseEditor()
-	a.ed.Close()
+// interrupt hands a Ctrl-C between turns to the editor: it clears the
+// line, or quits at an empty one (false while a turn runs).
+func (e *lineEditor) interrupt() bool { return e.chatting.Load() && e.ed.InterruptLine() }
+
+func (e *lineEditor) close() {
+	e.output.out.CloseEditor()
+	e.ed.Close()
 }
 
 // complete is the editor's Tab: it completes the in-chat commands, the
 // agent's own commands, mode ids after /mode, session ids after /resume,
 // option ids after /config and on|off after /plan. Several candidates
 // extend the word to what they share, or are listed.
-func (a *app) complete(line string, pos int, key rune) (string, int, bool) {
+func (e *lineEditor) complete(line string, pos int, key rune) (string, int, bool) {
 	if key != '\t' {
 		return "", 0, false
 	}
@@ -96,7 +113,7 @@ func (a *app) complete(line string, pos int, key rune) (string, int, bool) {
 		for _, c := range hostCommands {
 			cands = append(cands, c.name)
 		}
-		for _, c := range a.agentCommands() {
+		for _, c := range e.agentCommands() {
 			if !slices.Contains(cands, c) {
 				cands = append(cands, c)
 			}
@@ -106,7 +123,7 @@ func (a *app) complete(line string, pos int, key rune) (string, int, bool) {
 			return "", 0, false
 		}
 		word, before = arg, "/"+cmd+" "
-		cands = a.argCandidates(cmd)
+		cands = e.argCandidates(cmd)
 	}
 	var hits []string
 	for _, c := range cands {
@@ -135,7 +152,7 @@ func (a *app) complete(line string, pos int, key rune) (string, int, bool) {
 		}
 		list[i] = h
 	}
-	a.output.out.Line(tty.StyleDim, strings.Join(list, "  "))
+	e.output.out.Line(tty.StyleDim, strings.Join(list, "  "))
 	return line, pos, true
 }
 
@@ -151,8 +168,8 @@ func takesArgs(name string) bool {
 
 // agentCommands are the agent's own commands that can be typed back as
 // they are.
-func (a *app) agentCommands() []string {
-	sess := a.live.session()
+func (e *lineEditor) agentCommands() []string {
+	sess := e.live.session()
 	if sess == nil {
 		return nil
 	}
@@ -171,8 +188,8 @@ func typable(s string) bool {
 	return s != "" && acphost.SafeText(s) == s && !strings.ContainsAny(s, " \t")
 }
 
-func (a *app) argCandidates(cmd string) []string {
-	sess := a.live.session()
+func (e *lineEditor) argCandidates(cmd string) []string {
+	sess := e.live.session()
 	var out []string
 	add := func(s string) {
 		if typable(s) {
@@ -196,9 +213,9 @@ func (a *app) argCandidates(cmd string) []string {
 	case "plan":
 		out = []string{"on", "off"}
 	case "resume":
-		if a.store != nil {
-			if recs, err := a.store.List(); err == nil {
-				for _, r := range a.thisAgent(recs) {
+		if e.store != nil {
+			if recs, err := e.store.List(); err == nil {
+				for _, r := range thisAgent(*e.cfg, recs) {
 					add(r.ID)
 				}
 			}
