@@ -35,9 +35,6 @@ type agentDef struct {
 	source  string       // "built-in", the config file that defines it, or the registry's origin
 	profile *profile     // what acphost knows of the agent beyond its command
 	reg     *regAgentRef // set for an agent of the registry
-	// loginHint says how the agent logs in when it offers no ACP method
-	// (built-in agents only).
-	loginHint string
 }
 
 // demoAgent names the built-in fake agent.
@@ -52,8 +49,7 @@ const demoAgent = "demo"
 // its profile (profile.go).
 var builtinAgents = map[string]agentDef{
 	"claude": {Command: []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp"},
-		Description: "Claude Code (Anthropic) through the ACP adapter", // its asking mode: see profiles
-		loginHint:   "the adapter uses Claude Code's own login: run claude (npx @anthropic-ai/claude-code) and /login there once, or set ANTHROPIC_API_KEY"},
+		Description: "Claude Code (Anthropic) through the ACP adapter"}, // its asking mode and login: see profiles
 	"codex": {Command: []string{"npx", "-y", "@agentclientprotocol/codex-acp"},
 		Description: "Codex (OpenAI) through the ACP adapter"},
 	"gemini": {Command: []string{"npx", "-y", "@google/gemini-cli", "--acp"},

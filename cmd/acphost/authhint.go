@@ -114,11 +114,15 @@ func (cfg config) authRefusal() time.Time {
 	return t
 }
 
-// loginHint is how the named agent logs in outside ACP, for an agent that
-// offers no method of its own ("" when none is known).
+// loginHint is how the agent of cfg logs in beyond what it offers through
+// ACP, from its profile's authHint ("" when none is known, and for a
+// remote agent, whose login is its host's).
 func (cfg config) loginHint() string {
-	if cfg.agentName == "" || cfg.remote.remote() {
+	if cfg.remote.remote() {
 		return ""
 	}
-	return builtinAgents[cfg.agentName].loginHint
+	if p := profileFor(cfg.agentName, cfg.agent); p != nil && p.authHint != "" {
+		return "how it logs in: " + p.authHint
+	}
+	return ""
 }

@@ -32,7 +32,9 @@ type profile struct {
 	// entry's mode) is given: some agents start in one that runs commands
 	// unasked.
 	startMode string
-	// authHint says how the agent is logged in, for acphost agents.
+	// authHint says how the agent is logged in, beyond the methods it
+	// offers through ACP: acphost agents shows it, and a run the agent
+	// refuses for want of a login says it (see loginHint).
 	authHint string
 	// provenVersion is the version acphost's tests ran (interop/run.sh),
 	// or the registry's for an agent known only through the registry.
@@ -63,7 +65,7 @@ var profiles = []profile{
 		// The adapter starts in its own "auto" mode, which runs shell
 		// commands without asking; "default" asks.
 		startMode: claude.ModeDefault,
-		authHint:  "ANTHROPIC_API_KEY, or Claude Code's own login (run claude and /login once)", provenVersion: "0.101.0"},
+		authHint:  "ANTHROPIC_API_KEY, or Claude Code's own login: run claude (npx @anthropic-ai/claude-code) and /login there once", provenVersion: "0.101.0"},
 	{name: "claude-legacy", registryIDs: []string{"claude-code-acp"},
 		packages: []string{"@zed-industries/claude-agent-acp", "@zed-industries/claude-code-acp"},
 		lib:      libProfile("claude-legacy"), startMode: claude.ModeDefault, provenVersion: "0.23.1"},
