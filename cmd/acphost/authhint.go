@@ -47,20 +47,19 @@ func loginCommand(cfg config) string {
 }
 
 // reportNeedsLogin says, in one line, that the agent wants a login and
-// what to run, and remembers the refusal for acphost login (see
+// what to run (on o), and remembers the refusal for acphost login (see
 // authRefusal).
-func (a *app) reportNeedsLogin(err error) {
+func reportNeedsLogin(cfg config, o *output, err error) {
 	var rpc *acphost.RPCError
 	said := "authentication required"
 	if errors.As(err, &rpc) && strings.TrimSpace(rpc.Message) != "" {
 		said = oneLine(acphost.SafeText(rpc.Message), 80)
 	}
-	a.output.diag(tty.StyleRed, "the agent needs a login (it said: %s): run %s", said, loginCommand(a.cfg))
-	if hint := a.cfg.loginHint(); hint != "" {
-		a.output.note(tty.StyleDim, hint)
+	o.diag(tty.StyleRed, "the agent needs a login (it said: %s): run %s", said, loginCommand(cfg))
+	if hint := cfg.loginHint(); hint != "" {
+		o.note(tty.StyleDim, hint)
 	}
-	a.authGood = false
-	a.cfg.markAuthRefused(true)
+	cfg.markAuthRefused(true)
 }
 
 // authMarkPath is the file that says the agent of cfg refused a prompt

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -163,43 +161,6 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 	a.record()
 }
 
-// configValues lists a select option's values, from its raw JSON (flat
-// options, or grouped).
-func configValues(o acphost.ConfigOption) []string {
-	var raw struct {
-		Options []struct {
-			Value   string `json:"value"`
-			Group   string `json:"group"`
-			Options []struct {
-				Value string `json:"value"`
-			} `json:"options"`
-		} `json:"options"`
-	}
-	if json.Unmarshal(o.Raw, &raw) != nil {
-		return nil
-	}
-	var vals []string
-	for _, v := range raw.Options {
-		if v.Value != "" {
-			vals = append(vals, v.Value)
-		}
-		for _, g := range v.Options {
-			vals = append(vals, g.Value)
-		}
-	}
-	return vals
-}
-
-// configValue shows a current value (a string id or a boolean) on one
-// line, cut at 200 runes.
-func configValue(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		s = string(raw)
-	}
-	return oneLine(acphost.SafeText(s), 200)
-}
-
 func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []string) {
 	opts := sess.ConfigOptions()
 	switch len(args) {
@@ -228,7 +189,7 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 		a.output.note(tty.StyleYellow, "/config KEY VALUE (or /config to list them)")
 		return
 	}
-	now, err := a.setConfig(ctx, sess, args[0], args[1])
+	now, err := setConfig(ctx, sess, args[0], args[1])
 	if errors.Is(err, errNoConfigOption) {
 		a.output.diag(tty.StyleRed, "/config %s: no such option (/config lists them)", acphost.SafeText(args[0]))
 		return
@@ -238,34 +199,6 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 		return
 	}
 	a.output.note(tty.StyleDim, acphost.SafeText(args[0])+" = "+now)
-}
-
-func parseOnOff(s string) (bool, error) {
-	switch strings.ToLower(s) {
-	case "on", "yes", "y":
-		return true, nil
-	case "off", "no", "n":
-		return false, nil
-	}
-	b, err := strconv.ParseBool(s)
-	if err != nil {
-		return false, fmt.Errorf("%q: want on or off", s)
-	}
-	return b, nil
-}
-
-// thisAgent keeps the records of the agent of cfg.
-func thisAgent(cfg config, recs []state.Record) []state.Record {
-	var probe state.Record
-	probe.Agent, probe.Command = recordAgent(cfg)
-	var out []state.Record
-	for _, r := range recs {
-		probe.ID = r.ID
-		if r.Same(probe) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // agentSessions lists this agent's recorded sessions; ok is false (and

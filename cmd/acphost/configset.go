@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,21 +49,21 @@ func addSoftSets(sets []configSet, m map[string]string) []configSet {
 	return sets
 }
 
-// applySets sets cfg.sets on sess, in order. A --set the agent refuses (or
+// applySets sets sets on sess, in order, saying each on o. A --set the agent refuses (or
 // does not offer) ends the run with a usage error; a config file's only
 // warns.
-func (a *app) applySets(sess *acphost.Session) int {
-	for _, s := range a.cfg.sets {
+func applySets(sess *acphost.Session, sets []configSet, o *output) int {
+	for _, s := range sets {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		now, err := a.setConfig(ctx, sess, s.key, s.value)
+		now, err := setConfig(ctx, sess, s.key, s.value)
 		cancel()
 		switch {
 		case err == nil:
-			a.output.note(tty.StyleDim, acphost.SafeText(s.key)+" = "+now)
+			o.note(tty.StyleDim, acphost.SafeText(s.key)+" = "+now)
 		case s.soft:
-			a.output.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acphost.SafeText(s.key), errMsg(err))
+			o.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acphost.SafeText(s.key), errMsg(err))
 		default:
-			a.output.diag(tty.StyleRed, "--set %s: %s", acphost.SafeText(s.key), errMsg(err))
+			o.diag(tty.StyleRed, "--set %s: %s", acphost.SafeText(s.key), errMsg(err))
 			return exitUsage
 		}
 	}
@@ -73,7 +75,7 @@ var errNoConfigOption = errors.New("no such option")
 
 // setConfig sets one of the session's config options after checking the
 // value against what the agent offers, and returns the value it now has.
-func (a *app) setConfig(ctx context.Context, sess *acphost.Session, key, value string) (string, error) {
+func setConfig(ctx context.Context, sess *acphost.Session, key, value string) (string, error) {
 	opts := sess.ConfigOptions()
 	i := slices.IndexFunc(opts, func(o acphost.ConfigOption) bool { return o.ID == key })
 	if i < 0 {
@@ -123,4 +125,55 @@ func agentList(items []string) string {
 		s += fmt.Sprintf(" and %d more", more)
 	}
 	return s
+}
+
+// configValues lists a select option's values, from its raw JSON (flat
+// options, or grouped).
+func configValues(o acphost.ConfigOption) []string {
+	var raw struct {
+		Options []struct {
+			Value   string `json:"value"`
+			Group   string `json:"group"`
+			Options []struct {
+				Value string `json:"value"`
+			} `json:"options"`
+		} `json:"options"`
+	}
+	if json.Unmarshal(o.Raw, &raw) != nil {
+		return nil
+	}
+	var vals []string
+	for _, v := range raw.Options {
+		if v.Value != "" {
+			vals = append(vals, v.Value)
+		}
+		for _, g := range v.Options {
+			vals = append(vals, g.Value)
+		}
+	}
+	return vals
+}
+
+// configValue shows a current value (a string id or a boolean) on one
+// line, cut at 200 runes.
+func configValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		s = string(raw)
+	}
+	return oneLine(acphost.SafeText(s), 200)
+}
+
+func parseOnOff(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "on", "yes", "y":
+		return true, nil
+	case "off", "no", "n":
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%q: want on or off", s)
+	}
+	return b, nil
 }

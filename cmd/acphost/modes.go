@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	"github.com/acphost/acphost"
 )
@@ -38,4 +39,37 @@ func switchMode(ctx context.Context, sess *acphost.Session, optionID, id string)
 	}
 	_, err := sess.SetConfigOption(ctx, optionID, id)
 	return err
+}
+
+// modeList is "default (Default), plan (Plan)".
+func modeList(modes acphost.SessionModes) string {
+	var parts []string
+	for _, m := range modes.AvailableModes {
+		p := acphost.SafeText(m.ID)
+		if n := oneLine(acphost.SafeText(m.Name), 40); n != "" && n != p {
+			p += " (" + n + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// currentMode names the session's current mode, with its description: an
+// agent's own mode (Claude's "auto", say) may run tools without asking,
+// whatever the host's permission policy.
+func currentMode(modes acphost.SessionModes) string {
+	if modes.CurrentModeID == "" {
+		return ""
+	}
+	s := oneLine(acphost.SafeText(modes.CurrentModeID), 64) // the agent's word, any length
+	for _, m := range modes.AvailableModes {
+		if m.ID == modes.CurrentModeID {
+			if d := oneLine(acphost.SafeText(m.Description), 80); d != "" {
+				s += " (" + d + ")"
+			} else if n := oneLine(acphost.SafeText(m.Name), 40); n != "" && n != m.ID {
+				s += " (" + n + ")"
+			}
+		}
+	}
+	return s
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // output is a run's output side: the screens and the sink a turn's events
-// go to. Its fields are set by newApp (errs again by useEditor, before the
+// go to. Its fields are set by newApp (errs again by newLineEditor, before the
 // first turn) and read by any goroutine after.
 type output struct {
 	out   *tty.Screen // human output on stdout; nil with --json

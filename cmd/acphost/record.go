@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
@@ -46,4 +47,29 @@ func dirOrHere(dir string) string {
 		dir, _ = os.Getwd()
 	}
 	return dir
+}
+
+// thisAgent keeps the records of the agent of cfg.
+func thisAgent(cfg config, recs []state.Record) []state.Record {
+	var probe state.Record
+	probe.Agent, probe.Command = recordAgent(cfg)
+	var out []state.Record
+	for _, r := range recs {
+		probe.ID = r.ID
+		if r.Same(probe) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// agentName names the agent for messages.
+func agentName(cfg config) string {
+	if cfg.agentName != "" {
+		return cfg.agentName
+	}
+	if len(cfg.agent) > 0 {
+		return filepath.Base(cfg.agent[0])
+	}
+	return demoAgent
 }

@@ -121,19 +121,19 @@ func sshTransport(cfg config) (*ssh.Transport, error) {
 // remoteOptions points opts at the remote agent: the transport replaces
 // the command, and the session's directory is on the remote host (the
 // login directory unless --cwd says).
-func (a *app) remoteOptions(opts *acphost.ACPOptions) error {
+func remoteOptions(cfg config, opts *acphost.ACPOptions) error {
 	opts.Command, opts.Args, opts.Env = "", nil, nil
-	if a.cfg.remote.url != "" {
-		opts.Transport = &websocket.Transport{URL: a.cfg.remote.url, Token: a.cfg.remote.token}
+	if cfg.remote.url != "" {
+		opts.Transport = &websocket.Transport{URL: cfg.remote.url, Token: cfg.remote.token}
 		return nil
 	}
-	t, err := sshTransport(a.cfg)
+	t, err := sshTransport(cfg)
 	if err != nil {
 		return err
 	}
 	opts.Command, opts.Args, opts.Env = "", nil, nil
 	opts.Transport = t
-	if a.cfg.cwd == "" {
+	if cfg.cwd == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		dir, err := t.LoginDir(ctx)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/internal/confine"
@@ -152,7 +153,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
 	if a.cfg.remote.remote() {
-		if err := a.remoteOptions(&opts); err != nil {
+		if err := remoteOptions(a.cfg, &opts); err != nil {
 			return opts, nil, err
 		}
 	}
@@ -295,7 +296,7 @@ func (a *app) run() int {
 			a.modeSet = true
 		}
 	}
-	if code := a.applySets(sess); code != 0 {
+	if code := applySets(sess, a.cfg.sets, a.output); code != 0 {
 		return code
 	}
 	a.openControl()
@@ -324,6 +325,27 @@ func (a *app) run() int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// openControl opens the run's control socket; without the store (or when
+// the socket cannot be made) acphost cancel and --no-wait cannot reach it.
+func (a *app) openControl() {
+	if a.store == nil {
+		return
+	}
+	ctl, err := control.Listen(a.store.Dir, controlAnswers{live: a.live, signals: a.signals, in: a.in, output: a.output}.answer)
+	if err != nil {
+		a.output.diag(tty.StyleYellow, "%v; acphost cancel and --no-wait cannot reach this acphost", err)
+		return
+	}
+	a.live.listening(ctl)
+}
+
+// closeControl closes the control socket (idempotent).
+func (a *app) closeControl() {
+	if ctl := a.live.control(); ctl != nil {
+		ctl.Close()
+	}
 }
 
 // runPrompts runs the -p prompts in order, each prompt handed over
@@ -387,19 +409,6 @@ func (a *app) setMode(sess *acphost.Session, id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return switchMode(ctx, sess, optionID, id)
-}
-
-// modeList is "default (Default), plan (Plan)".
-func modeList(modes acphost.SessionModes) string {
-	var parts []string
-	for _, m := range modes.AvailableModes {
-		p := acphost.SafeText(m.ID)
-		if n := oneLine(acphost.SafeText(m.Name), 40); n != "" && n != p {
-			p += " (" + n + ")"
-		}
-		parts = append(parts, p)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // useSession makes sess the one prompts go to, and records it.
@@ -539,26 +548,6 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 		}
 		a.output.out.Line(tty.StyleDim, hint)
 	}
-}
-
-// currentMode names the session's current mode, with its description: an
-// agent's own mode (Claude's "auto", say) may run tools without asking,
-// whatever the host's permission policy.
-func currentMode(modes acphost.SessionModes) string {
-	if modes.CurrentModeID == "" {
-		return ""
-	}
-	s := oneLine(acphost.SafeText(modes.CurrentModeID), 64) // the agent's word, any length
-	for _, m := range modes.AvailableModes {
-		if m.ID == modes.CurrentModeID {
-			if d := oneLine(acphost.SafeText(m.Description), 80); d != "" {
-				s += " (" + d + ")"
-			} else if n := oneLine(acphost.SafeText(m.Name), 40); n != "" && n != m.ID {
-				s += " (" + n + ")"
-			}
-		}
-	}
-	return s
 }
 
 // permissionLabel tells what will happen, not what was asked for: the
@@ -780,7 +769,8 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		return true
 	case needsLogin(err):
 		a.failed = true
-		a.reportNeedsLogin(err)
+		a.authGood = false
+		reportNeedsLogin(a.cfg, a.output, err)
 		return left < 0 // prompts of the command line would be refused too
 	default:
 		a.failed = true

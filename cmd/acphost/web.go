@@ -367,17 +367,6 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 	return ok
 }
 
-// agentName names the agent for messages.
-func agentName(cfg config) string {
-	if cfg.agentName != "" {
-		return cfg.agentName
-	}
-	if len(cfg.agent) > 0 {
-		return filepath.Base(cfg.agent[0])
-	}
-	return demoAgent
-}
-
 // RecordTurn keeps a page's finished turn in the session's transcript, as
 // the terminal does (acphost sessions history shows it).
 func (w webStore) RecordTurn(sessionID string, t web.TurnRecord) error {

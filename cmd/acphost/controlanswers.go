@@ -10,50 +10,38 @@ import (
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
-// openControl opens the run's control socket; without the store (or when
-// the socket cannot be made) acphost cancel and --no-wait cannot reach it.
-func (a *app) openControl() {
-	if a.store == nil {
-		return
-	}
-	ctl, err := control.Listen(a.store.Dir, a.control)
-	if err != nil {
-		a.output.diag(tty.StyleYellow, "%v; acphost cancel and --no-wait cannot reach this acphost", err)
-		return
-	}
-	a.live.listening(ctl)
+// controlAnswers answers the requests on the run's control socket, on
+// its goroutines: cancel the running turn as Ctrl-C does, or queue a
+// prompt as one typed during a turn, in the session the run has open.
+type controlAnswers struct {
+	live    *liveSession
+	signals *signals
+	in      *tty.Inbox
+	output  *output
 }
 
-// closeControl closes the control socket (idempotent).
-func (a *app) closeControl() {
-	if ctl := a.live.control(); ctl != nil {
-		ctl.Close()
-	}
-}
-
-// control answers a request on the control socket: cancel the running
-// turn as Ctrl-C does, or queue a prompt as one typed during a turn.
-func (a *app) control(req control.Request) control.Reply {
-	id, released := a.live.open()
+// answer answers one request.
+func (c controlAnswers) answer(req control.Request) control.Reply {
+	id, released := c.live.open()
 	switch {
-	case released || a.signals.quitting():
+	case released || c.signals.quitting():
 		return control.Reply{Error: "this acphost is ending", Ending: true}
 	case req.Session == "" || req.Session != id:
 		return control.Reply{Error: fmt.Sprintf("this acphost no longer has session %s open", acphost.SafeText(req.Session))}
 	}
 	switch req.Op {
 	case control.OpCancel:
-		return control.Reply{OK: true, Running: a.signals.cancelTurn("cancelling the turn (acphost cancel)")}
+		return control.Reply{OK: true, Running: c.signals.cancelTurn("cancelling the turn (acphost cancel)")}
 	case control.OpPrompt:
-		n, err := a.in.Enqueue(req.Text)
+		n, err := c.in.Enqueue(req.Text)
 		if err != nil {
 			return control.Reply{Error: err.Error(), Ending: true}
 		}
 		text := fmt.Sprintf("queued (%d, from acphost --no-wait): %s", n, oneLine(acphost.SafeText(req.Text), 60))
-		if a.output.out != nil {
-			a.output.out.Forget()
+		if c.output.out != nil {
+			c.output.out.Forget()
 		}
-		a.output.note(tty.StyleDim, text)
+		c.output.note(tty.StyleDim, text)
 		return control.Reply{OK: true, Queued: n}
 	}
 	return control.Reply{Error: "unknown request"}
