@@ -200,8 +200,17 @@ func TestSessionsListingShowsNoEscapes(t *testing.T) {
 // and started a second acphost on the same session.
 func TestNoWaitDoesNotOpenAnOpenSessionTwice(t *testing.T) {
 	root := t.TempDir()
-	long := filepath.Join(root, strings.Repeat("d", 60), strings.Repeat("e", 60))
-	extra := []string{"XDG_CONFIG_HOME=" + filepath.Join(root, "config"), "ACPHOST_STATE_DIR=" + long}
+	stateDir := filepath.Join(root, "state")
+	// A chat that could not make its control socket: its run directory
+	// was a file when it started (any path length is bound now, on
+	// Linux); the file is gone by the time --no-wait runs.
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stateDir, "run"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	extra := []string{"XDG_CONFIG_HOME=" + filepath.Join(root, "config"), "ACPHOST_STATE_DIR=" + stateDir}
 	dir := t.TempDir()
 	b := startBG(t, dir, extra, slowScript("ctl-long"), "-p", "slow", "-p", "next")
 	waitFor(t, "the running turn in the store", func() bool {
@@ -209,7 +218,10 @@ func TestNoWaitDoesNotOpenAnOpenSessionTwice(t *testing.T) {
 		return len(recs) == 1 && !recs[0].TurnSince.IsZero() && recs[0].PID == b.cmd.Process.Pid
 	})
 	if rec := records(t, dir, extra)[0]; rec.Control != "" {
-		t.Skipf("the control socket was made (%s): nothing to test", rec.Control)
+		t.Fatalf("the control socket was made (%s) although its directory is a file: the test's premise does not hold", rec.Control)
+	}
+	if err := os.Remove(filepath.Join(stateDir, "run")); err != nil {
+		t.Fatal(err)
 	}
 	r := runIn(t, dir, extra, nil, "", "--resume", "last", "-p", "queued one", "--no-wait")
 	if m := regexp.MustCompile(`started acphost pid (\d+)`).FindStringSubmatch(r.stdout + r.stderr); m != nil {
