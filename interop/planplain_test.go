@@ -96,29 +96,41 @@ func TestCLIPlainPolicies(t *testing.T) {
 				if bin == "" {
 					bin = buildCLI(t, binDir)
 				}
-				env := append(append([]string(nil), p.opts.Env...), "NO_COLOR=1",
-					"ACPHOST_CONFIG="+filepath.Join(p.tmp, "config.json"), "XDG_STATE_HOME="+filepath.Join(p.tmp, "state"))
-				args := []string{"--cwd", p.work, "--permission", policy, "--no-store", "--non-interactive-permissions", "deny",
-					"--start-timeout", startTimeout.String(), "--timeout", turnTimeout.String()}
+				args := []string{"--permission", policy}
 				if a.FSWrite {
 					args = append(args, "--fs")
 				}
-				args = append(args, "-p", prompt("sh:out1.txt", "write:note1.txt").Prompt, "--", p.opts.Command)
-				r := runCLI(t, bin, env, append(args, p.opts.Args...)...)
-				header, _, _ := strings.Cut(r.stdout, "\n")
-				t.Logf("exit %d; header: %s", r.code, header)
-				if r.code != 0 && !strings.Contains(r.stderr, "the turn was stopped") {
-					t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-				}
-				for _, f := range []string{"out1.txt", "note1.txt"} {
-					noFile(t, filepath.Join(p.work, f))
-				}
+				header := cliWritesNothing(t, bin, p, nil, args, append([]string{"--", p.opts.Command}, p.opts.Args...))
 				if policy == "plan" && !strings.Contains(header, "held by host") {
 					t.Errorf("the header does not say what holds: %s", header)
 				}
 			})
 		}
 	}
+}
+
+// cliWritesNothing runs the built CLI in p's project on the turn that
+// tries a shell write and a file write, with nobody to ask: flags before
+// the prompt, after it (an agent command after --), env over p's (the
+// config file defaults to one in p's directory). The run must end (or the
+// turn be stopped) and neither file exist; it returns the header line.
+func cliWritesNothing(t *testing.T, bin string, p place, env, flags, after []string) (header string) {
+	t.Helper()
+	env = append(append(append([]string(nil), p.opts.Env...), "NO_COLOR=1",
+		"ACPHOST_CONFIG="+filepath.Join(p.tmp, "config.json"), "XDG_STATE_HOME="+filepath.Join(p.tmp, "state")), env...)
+	args := append([]string{"--cwd", p.work, "--no-store", "--non-interactive-permissions", "deny",
+		"--start-timeout", startTimeout.String(), "--timeout", turnTimeout.String()}, flags...)
+	args = append(append(args, "-p", prompt("sh:out1.txt", "write:note1.txt").Prompt), after...)
+	r := runCLI(t, bin, env, args...)
+	header, _, _ = strings.Cut(r.stdout, "\n")
+	t.Logf("exit %d; header: %s", r.code, header)
+	if r.code != 0 && !strings.Contains(r.stderr, "the turn was stopped") {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, f := range []string{"out1.txt", "note1.txt"} {
+		noFile(t, filepath.Join(p.work, f))
+	}
+	return header
 }
 
 // TestCLINamedAgentThroughNpx: the way a user runs Claude — a named agent
@@ -140,26 +152,15 @@ func TestCLINamedAgentThroughNpx(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The tests run offline (a network namespace): npx takes the package
-	// from the npm cache run.sh filled, as npm's prefer-offline says, and
-	// runs no install script (none of the agents here runs with them).
-	env := append(append([]string(nil), p.opts.Env...), "NO_COLOR=1", "ACPHOST_CONFIG="+config, "XDG_STATE_HOME="+filepath.Join(p.tmp, "state"),
-		"npm_config_offline=true", "npm_config_ignore_scripts=true")
-	r := runCLI(t, bin, env, "--agent", "claude", "--cwd", p.work, "--permission", "plan", "--no-store",
-		"--non-interactive-permissions", "deny", "--start-timeout", startTimeout.String(), "--timeout", turnTimeout.String(),
-		"-p", prompt("sh:out1.txt", "write:note1.txt").Prompt)
-	header, _, _ := strings.Cut(r.stdout, "\n")
-	t.Logf("exit %d; header: %s", r.code, header)
-	if r.code != 0 && !strings.Contains(r.stderr, "the turn was stopped") {
-		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	for _, f := range []string{"out1.txt", "note1.txt"} {
-		noFile(t, filepath.Join(p.work, f))
-	}
+	// from its cache, which run.sh filled (npm's offline mode), and runs no
+	// install script (none of the agents here runs with them).
+	header := cliWritesNothing(t, bin, p, []string{"npm_config_offline=true", "npm_config_ignore_scripts=true"},
+		[]string{"--agent", "claude", "--permission", "plan"}, nil)
 	if acphost.CanConfine() && !strings.Contains(header, "kernel") {
 		t.Errorf("Landlock works here, but the header does not say the kernel layer holds: %s", header)
 	}
 	if len(p.mock.Calls()) == 0 {
-		t.Errorf("the agent never asked the model: the turn did not run (stderr:\n%s)", r.stderr)
+		t.Error("the agent never asked the model: the turn did not run")
 	}
 }
 
