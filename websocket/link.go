@@ -35,10 +35,9 @@ type Link struct {
 	live    liveness
 	msgs    chan []byte // the reader hands each message to ReadMessage
 	free    chan []byte // the buffers ReadMessage gave back, for the reader to fill again
-	held    []byte      // the message ReadMessage returned last
-	holding bool
-	pending []byte // what Read has not returned yet of the last message
-	newline bool   // Read owes the newline that ends the last message
+	held    []byte      // the message ReadMessage returned last (never blank), nil before one
+	pending []byte      // what Read has not returned yet of the last message
+	newline bool        // Read owes the newline that ends the last message
 	wmu     sync.Mutex
 	wbuf    []byte // a line written in part
 	done    chan struct{}
@@ -98,17 +97,17 @@ func (l *Link) Err() error { return l.err }
 // ReadMessage, which reuses it. It returns io.EOF once the connection
 // has ended.
 func (l *Link) ReadMessage() ([]byte, error) {
-	if l.holding {
+	if l.held != nil {
 		b := l.held[:0]
 		if cap(b) > keptBytes {
 			b = nil
 		}
 		l.free <- b // never blocks: the reader holds the other buffer
-		l.held, l.holding = nil, false
+		l.held = nil
 	}
 	select {
 	case m := <-l.msgs:
-		l.held, l.holding = m, true
+		l.held = m
 		return m, nil
 	case <-l.done:
 		return nil, io.EOF
