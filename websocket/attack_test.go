@@ -102,25 +102,42 @@ func closePayload(code int, reason string) []byte {
 	return append([]byte{byte(code >> 8), byte(code)}, reason...)
 }
 
-func TestLinkFramesEitherWay(t *testing.T) {
-	t.Parallel()
-	got := make(chan []string, 1)
-	url := rawServer(t, func(rw *bufio.ReadWriter) {
-		var frames []string
+// rawFrame is a frame a raw server sends: FIN, opcode, payload.
+type rawFrame struct {
+	fin bool
+	op  byte
+	p   []byte
+}
+
+// takeTwoThenSend serves a client: the payloads of its first two frames
+// come on got, then frames are sent.
+func takeTwoThenSend(t *testing.T, frames ...rawFrame) (url string, got <-chan []string) {
+	taken := make(chan []string, 1)
+	url = rawServer(t, func(rw *bufio.ReadWriter) {
+		var payloads []string
 		for range 2 {
 			_, p, err := readClientFrame(rw)
 			if err != nil {
 				break
 			}
-			frames = append(frames, string(p))
+			payloads = append(payloads, string(p))
 		}
-		got <- frames
-		frame(rw, true, 0x2, []byte{0, 1, 2})                                                // binary: ignored
-		frame(rw, true, 0x1, []byte("{\n  \"jsonrpc\": \"2.0\",\r\n  \"method\": \"x\"\n}")) // pretty-printed
-		frame(rw, true, 0x1, []byte(" \n "))                                                 // blank: skipped
-		frame(rw, false, 0x1, []byte(`{"jsonrpc":"2.0","method":"cut`))                      // a message begun...
-		frame(rw, true, 0x8, closePayload(1000, "exit 5"))                                   // ...and a close in the middle of it
+		taken <- payloads
+		for _, f := range frames {
+			frame(rw, f.fin, f.op, f.p)
+		}
 	})
+	return url, taken
+}
+
+func TestLinkFramesEitherWay(t *testing.T) {
+	t.Parallel()
+	url, got := takeTwoThenSend(t,
+		rawFrame{true, 0x2, []byte{0, 1, 2}},                                                // binary: ignored
+		rawFrame{true, 0x1, []byte("{\n  \"jsonrpc\": \"2.0\",\r\n  \"method\": \"x\"\n}")}, // pretty-printed
+		rawFrame{true, 0x1, []byte(" \n ")},                                                 // blank: skipped
+		rawFrame{false, 0x1, []byte(`{"jsonrpc":"2.0","method":"cut`)},                      // a message begun...
+		rawFrame{true, 0x8, closePayload(1000, "exit 5")})                                   // ...and a close in the middle of it
 	l, err := (&Transport{URL: url}).DialLink(context.Background())
 	require.NoError(t, err)
 	defer l.Stop(0)
@@ -401,25 +418,14 @@ func initialized(t *testing.T, s *served) (*ws.Conn, int) {
 // is refused either way.
 func TestLinkMessagesEitherWay(t *testing.T) {
 	t.Parallel()
-	got := make(chan []string, 1)
 	pretty := "{\n  \"jsonrpc\": \"2.0\",\r\n  \"method\": \"x\"\n}"
-	url := rawServer(t, func(rw *bufio.ReadWriter) {
-		var frames []string
-		for range 2 {
-			_, p, err := readClientFrame(rw)
-			if err != nil {
-				break
-			}
-			frames = append(frames, string(p))
-		}
-		got <- frames
-		frame(rw, true, 0x2, []byte{0, 1, 2})
-		frame(rw, true, 0x1, []byte(pretty))
-		frame(rw, true, 0x1, []byte(" \n "))
-		frame(rw, true, 0x1, []byte(`{"jsonrpc":"2.0","method":"y"}`))
-		frame(rw, false, 0x1, []byte(`{"jsonrpc":"2.0","method":"cut`))
-		frame(rw, true, 0x8, closePayload(1000, "exit 5"))
-	})
+	url, got := takeTwoThenSend(t,
+		rawFrame{true, 0x2, []byte{0, 1, 2}},
+		rawFrame{true, 0x1, []byte(pretty)},
+		rawFrame{true, 0x1, []byte(" \n ")},
+		rawFrame{true, 0x1, []byte(`{"jsonrpc":"2.0","method":"y"}`)},
+		rawFrame{false, 0x1, []byte(`{"jsonrpc":"2.0","method":"cut`)},
+		rawFrame{true, 0x8, closePayload(1000, "exit 5")})
 	l, err := (&Transport{URL: url, MaxMessageBytes: 100}).DialLink(context.Background())
 	require.NoError(t, err)
 	defer l.Stop(0)
