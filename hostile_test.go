@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,11 +27,13 @@ type hostileAgent struct {
 	w        *io.PipeWriter
 	deaf     chan struct{}
 	deafOnce sync.Once
-	noAnswer map[string]bool // methods it never answers
-	session  string          // the id session/new answers; default "s1"
-	prompts  chan json.RawMessage
-	calls    chan hostileCall     // requests it does not answer itself
-	answers  chan json.RawMessage // the client's responses to its requests
+	noAnswer map[string]bool      // methods it never answers
+	session  string               // the id session/new answers; default "s1"
+	prompts  chan json.RawMessage // the ids of the prompts it does not end itself (see endPrompts)
+	// endPrompts: it answers every prompt end_turn itself.
+	endPrompts atomic.Bool
+	calls      chan hostileCall     // requests it does not answer itself
+	answers    chan json.RawMessage // the client's responses to its requests
 	// lines, if set (in setup), gets every line the client writes, in
 	// order: notifications included.
 	lines chan json.RawMessage
@@ -123,6 +126,8 @@ func (h *hostileAgent) serve(r io.Reader) {
 			h.reply(m.ID, `{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}`)
 		case m.Method == "session/new":
 			h.reply(m.ID, `{"sessionId":`+strconv.Quote(h.session)+`}`)
+		case m.Method == "session/prompt" && h.endPrompts.Load():
+			h.reply(m.ID, `{"stopReason":"end_turn"}`)
 		case m.Method == "session/prompt":
 			h.prompts <- m.ID
 		default:

@@ -257,11 +257,7 @@ func TestPlanModeAttackSetModeAnsweredWithAnotherMode(t *testing.T) {
 	}, "session/new", "session/set_mode")
 	require.NoError(t, err)
 	c.SetPlanMode(true)
-	go func() {
-		if id, ok := <-h.prompts; ok {
-			h.reply(id, `{"stopReason":"end_turn"}`)
-		}
-	}()
+	h.endPrompts.Store(true)
 	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "plan"})
 	require.NoError(t, err)
 	e := c.Enforcement()
@@ -308,11 +304,7 @@ func TestPlanModeAttackMalformedConfigOptionAnswer(t *testing.T) {
 	e := c.Enforcement()
 	require.Equal(t, "plan", e.PlanModeID, "%v", e)
 	c.SetPlanMode(false)
-	go func() {
-		if id, ok := <-h.prompts; ok {
-			h.reply(id, `{"stopReason":"end_turn"}`)
-		}
-	}()
+	h.endPrompts.Store(true)
 	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
 	require.NoError(t, err)
 	require.Len(t, sets, 1, "plan mode off set the mode back")
