@@ -10,13 +10,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // Hostile archives: each is refused with a typed error, and neither the
 // cache nor anything beside it changes (but for the agent's directory and
 // its lock file, which the install takes before it downloads).
 func TestHostileArchivesRefusedDiskUnchanged(t *testing.T) {
-	s := newServer(t)
+	s := testutil.NewFileServer(t)
 	good := entry{name: "bin/fake", mode: 0o755, body: []byte("#!/bin/sh\n")}
 	zeros := bytes.Repeat([]byte{0}, 8<<20) // 8 MiB that deflate to about 8 KiB
 	for _, tc := range []struct {
@@ -118,7 +120,7 @@ func TestHostileArchivesRefusedDiskUnchanged(t *testing.T) {
 			os.MkdirAll(filepath.Join(cacheDir, "agents"), 0o755)
 			cache := &Cache{Dir: cacheDir, Client: s.Client(), MaxUnpacked: 1 << 20, MaxDownload: 2 << 20, MaxEntries: 100}
 			before := tree(t, root)
-			a := binaryAgent("hostile", "1.0.0", s.put("/"+strings.ReplaceAll(tc.name, " ", "-")+"/"+tc.file, tc.archive(root)), "./bin/fake", nil)
+			a := binaryAgent("hostile", "1.0.0", s.Put("/"+strings.ReplaceAll(tc.name, " ", "-")+"/"+tc.file, tc.archive(root)), "./bin/fake", nil)
 			in, _, err := cache.Install(context.Background(), a)
 			if err == nil {
 				t.Fatalf("installed %+v", in)

@@ -7,12 +7,9 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,71 +21,6 @@ import (
 func TestMain(m *testing.M) {
 	fakeagent.Main() // the installed "agent" is this test binary, re-executed
 	os.Exit(m.Run())
-}
-
-// server is a loopback HTTPS server (httptest's test CA: its Client
-// trusts it) serving files by path and counting the requests of each.
-type server struct {
-	*httptest.Server
-	mu    sync.Mutex
-	files map[string][]byte
-	etags map[string]string
-	funcs map[string]http.HandlerFunc
-	hits  map[string]int
-	inm   map[string]string // the last If-None-Match of each path
-}
-
-func newServer(t *testing.T) *server {
-	s := &server{files: map[string][]byte{}, etags: map[string]string{}, funcs: map[string]http.HandlerFunc{},
-		hits: map[string]int{}, inm: map[string]string{}}
-	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *server) serve(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.hits[r.URL.Path]++
-	s.inm[r.URL.Path] = r.Header.Get("If-None-Match")
-	b, ok := s.files[r.URL.Path]
-	etag := s.etags[r.URL.Path]
-	fn := s.funcs[r.URL.Path]
-	s.mu.Unlock()
-	switch {
-	case fn != nil:
-		fn(w, r)
-	case !ok:
-		http.NotFound(w, r)
-	case etag != "" && r.Header.Get("If-None-Match") == etag:
-		w.WriteHeader(http.StatusNotModified)
-	default:
-		if etag != "" {
-			w.Header().Set("ETag", etag)
-		}
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-		w.Write(b)
-	}
-}
-
-// put serves b at path and returns its URL.
-func (s *server) put(path string, b []byte) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.files[path] = b
-	return s.URL + path
-}
-
-func (s *server) handle(path string, fn http.HandlerFunc) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.funcs[path] = fn
-	return s.URL + path
-}
-
-func (s *server) count(path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[path]
 }
 
 // entry is one archive entry for tarGz and zipOf.

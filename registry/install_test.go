@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // turn starts the agent opts name, runs one prompt and returns its text.
@@ -39,10 +40,10 @@ func turn(t *testing.T, opts acphost.ACPOptions) string {
 // from the cache without a download; a new version in the registry is
 // installed beside the old one and runs.
 func TestInstallRunsThenStartsFromCacheThenUpdates(t *testing.T) {
-	s := newServer(t)
+	s := testutil.NewFileServer(t)
 	ctx := context.Background()
-	a1 := binaryAgent("fake", "1.0.0", s.put("/v1/fake.tar.gz", fakeArchive(t, "1.0.0")), "./bin/fake", fakeEnv(t, "hello from 1.0.0"))
-	regURL := s.put("/registry.json", registryDoc(t, a1))
+	a1 := binaryAgent("fake", "1.0.0", s.Put("/v1/fake.tar.gz", fakeArchive(t, "1.0.0")), "./bin/fake", fakeEnv(t, "hello from 1.0.0"))
+	regURL := s.Put("/registry.json", registryDoc(t, a1))
 	src := Source{Location: regURL, CacheDir: t.TempDir(), Client: s.Client()}
 	var progress []int64
 	cache := &Cache{Dir: src.CacheDir, Client: s.Client(), Progress: func(done, total int64) {
@@ -63,26 +64,26 @@ func TestInstallRunsThenStartsFromCacheThenUpdates(t *testing.T) {
 	if got := turn(t, opts); got != "hello from 1.0.0" {
 		t.Errorf("turn answered %q", got)
 	}
-	if s.count("/v1/fake.tar.gz") != 1 || len(progress) == 0 {
-		t.Errorf("%d downloads, %d progress calls", s.count("/v1/fake.tar.gz"), len(progress))
+	if s.Count("/v1/fake.tar.gz") != 1 || len(progress) == 0 {
+		t.Errorf("%d downloads, %d progress calls", s.Count("/v1/fake.tar.gz"), len(progress))
 	}
 
 	opts, err = Resolve(ctx, "fake", src, cache)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := turn(t, opts); got != "hello from 1.0.0" || s.count("/v1/fake.tar.gz") != 1 {
-		t.Errorf("second start: %q, %d downloads", got, s.count("/v1/fake.tar.gz"))
+	if got := turn(t, opts); got != "hello from 1.0.0" || s.Count("/v1/fake.tar.gz") != 1 {
+		t.Errorf("second start: %q, %d downloads", got, s.Count("/v1/fake.tar.gz"))
 	}
 
-	a2 := binaryAgent("fake", "1.1.0", s.put("/v2/fake.tar.gz", fakeArchive(t, "1.1.0")), "./bin/fake", fakeEnv(t, "hello from 1.1.0"))
-	s.put("/registry.json", registryDoc(t, a2))
+	a2 := binaryAgent("fake", "1.1.0", s.Put("/v2/fake.tar.gz", fakeArchive(t, "1.1.0")), "./bin/fake", fakeEnv(t, "hello from 1.1.0"))
+	s.Put("/registry.json", registryDoc(t, a2))
 	opts, err = Resolve(ctx, "fake", src, cache)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := turn(t, opts); got != "hello from 1.1.0" || s.count("/v2/fake.tar.gz") != 1 {
-		t.Errorf("after the update: %q, %d downloads", got, s.count("/v2/fake.tar.gz"))
+	if got := turn(t, opts); got != "hello from 1.1.0" || s.Count("/v2/fake.tar.gz") != 1 {
+		t.Errorf("after the update: %q, %d downloads", got, s.Count("/v2/fake.tar.gz"))
 	}
 	list, err := cache.List("fake")
 	if err != nil || len(list) != 2 || list[0].Version != "1.0.0" || list[1].Version != "1.1.0" {
@@ -99,9 +100,9 @@ func TestInstallRunsThenStartsFromCacheThenUpdates(t *testing.T) {
 
 // install is an install of one archive served at path, with cache's
 // bounds; the archive's cmd is bin/fake.
-func install(t *testing.T, s *server, cache *Cache, path string, archive []byte) (Installed, error) {
+func install(t *testing.T, s *testutil.FileServer, cache *Cache, path string, archive []byte) (Installed, error) {
 	t.Helper()
-	a := binaryAgent("fake", "1.0.0", s.put(path, archive), "./bin/fake", nil)
+	a := binaryAgent("fake", "1.0.0", s.Put(path, archive), "./bin/fake", nil)
 	in, _, err := cache.Install(context.Background(), a)
 	return in, err
 }
@@ -109,7 +110,7 @@ func install(t *testing.T, s *server, cache *Cache, path string, archive []byte)
 // An archive of the same version that is not the one first installed is
 // refused, and so is one that is not what the registry announces.
 func TestInstallRefusesAChangedArchive(t *testing.T) {
-	s := newServer(t)
+	s := testutil.NewFileServer(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	cache := &Cache{Dir: dir, Client: s.Client()}
@@ -131,7 +132,7 @@ func TestInstallRefusesAChangedArchive(t *testing.T) {
 
 	b := fakeArchive(t, "2.0.0")
 	other := sha256.Sum256([]byte("another archive"))
-	a := binaryAgent("other", "2.0.0", s.put("/other.tar.gz", b), "./bin/fake", nil)
+	a := binaryAgent("other", "2.0.0", s.Put("/other.tar.gz", b), "./bin/fake", nil)
 	tg := a.Distribution.Binary[Platform()]
 	tg.SHA256 = hex.EncodeToString(other[:])
 	a.Distribution.Binary[Platform()] = tg
@@ -148,11 +149,11 @@ func TestInstallRefusesAChangedArchive(t *testing.T) {
 
 // A cut-off download and a 404 install nothing and leave nothing behind.
 func TestInstallFailedDownloadLeavesNothing(t *testing.T) {
-	s := newServer(t)
+	s := testutil.NewFileServer(t)
 	dir := t.TempDir()
 	cache := &Cache{Dir: dir, Client: s.Client()}
 	full := fakeArchive(t, "1.0.0")
-	s.handle("/cut.tar.gz", func(w http.ResponseWriter, r *http.Request) {
+	s.Handle("/cut.tar.gz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000000")
 		w.Write(full[:500000])
 		panic(http.ErrAbortHandler) // the connection ends mid-body
@@ -176,7 +177,7 @@ func TestInstallFailedDownloadLeavesNothing(t *testing.T) {
 // directory, a version directory without its manifest) is gone after the
 // next install, which installs whole.
 func TestInstallAfterAKilledOne(t *testing.T) {
-	s := newServer(t)
+	s := testutil.NewFileServer(t)
 	dir := t.TempDir()
 	agentDir := filepath.Join(dir, "agents", "fake")
 	for _, p := range []string{".download-123", ".unpack-1.0.0-456/bin/fake", "1.0.0/bin/fake"} {
@@ -202,11 +203,11 @@ func TestInstallAfterAKilledOne(t *testing.T) {
 // A download that stalls (the headers, then nothing) ends after
 // IdleTimeout, leaving nothing behind; so does one whose headers never come.
 func TestInstallStalledDownloadEnds(t *testing.T) {
-	s := newServer(t)
+	s := testutil.NewFileServer(t)
 	dir := t.TempDir()
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
-	s.handle("/stall-body.tar.gz", func(w http.ResponseWriter, r *http.Request) {
+	s.Handle("/stall-body.tar.gz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000")
 		w.Write([]byte{0x1f, 0x8b})
 		w.(http.Flusher).Flush()
@@ -215,7 +216,7 @@ func TestInstallStalledDownloadEnds(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})
-	s.handle("/stall-headers.tar.gz", func(w http.ResponseWriter, r *http.Request) {
+	s.Handle("/stall-headers.tar.gz", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-done:
 		case <-r.Context().Done():
@@ -255,11 +256,11 @@ func TestInstallUnknownPlatformNamesTheOffered(t *testing.T) {
 // lock files opened, as two processes would) download it once, and both
 // get the install.
 func TestConcurrentInstallsDownloadOnce(t *testing.T) {
-	s := newServer(t)
+	s := testutil.NewFileServer(t)
 	dir := t.TempDir()
 	archive := fakeArchive(t, "1.0.0")
 	arrived, release := make(chan struct{}), make(chan struct{})
-	u := s.handle("/slow.tar.gz", func(w http.ResponseWriter, r *http.Request) {
+	u := s.Handle("/slow.tar.gz", func(w http.ResponseWriter, r *http.Request) {
 		close(arrived)
 		<-release
 		w.Write(archive)
@@ -286,8 +287,8 @@ func TestConcurrentInstallsDownloadOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if first.Dir != second.Dir || first.SHA256 != second.SHA256 || s.count("/slow.tar.gz") != 1 {
-		t.Errorf("%+v\n%+v\n%d downloads", first, second, s.count("/slow.tar.gz"))
+	if first.Dir != second.Dir || first.SHA256 != second.SHA256 || s.Count("/slow.tar.gz") != 1 {
+		t.Errorf("%+v\n%+v\n%d downloads", first, second, s.Count("/slow.tar.gz"))
 	}
 }
 
@@ -311,8 +312,8 @@ func TestDownloadsAreHTTPSOnly(t *testing.T) {
 		t.Errorf("http to loopback: %v", err)
 	}
 
-	s := newServer(t)
-	u := s.handle("/redirect.tar.gz", func(w http.ResponseWriter, r *http.Request) {
+	s := testutil.NewFileServer(t)
+	u := s.Handle("/redirect.tar.gz", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://example.com/fake.tar.gz", http.StatusFound)
 	})
 	a = binaryAgent("fake", "1.0.0", u, "./bin/fake", nil)
@@ -323,7 +324,7 @@ func TestDownloadsAreHTTPSOnly(t *testing.T) {
 
 // Every archive format the registry uses installs its cmd, executable.
 func TestInstallFormats(t *testing.T) {
-	s := newServer(t)
+	s := testutil.NewFileServer(t)
 	bz2, err := os.ReadFile("testdata/agent.tar.bz2") // bin/agent, made with bzip2(1): the standard library only reads bzip2
 	if err != nil {
 		t.Fatal(err)
@@ -342,7 +343,7 @@ func TestInstallFormats(t *testing.T) {
 		{"a.tar", tarBytes(t, []entry{{name: "bin/agent", mode: 0o755, body: script}, {name: "bin/alias", typ: '1', link: "bin/agent"}, {name: "lib/l", typ: '2', link: "../bin/agent"}}), "./lib/l"},
 		{"agent-linux-amd64", script, "./agent-linux-amd64"},
 	} {
-		a := binaryAgent("f"+strings.NewReplacer(".", "", "-", "").Replace(tc.name), "1.0.0", s.put("/"+tc.name, tc.body), tc.cmd, nil)
+		a := binaryAgent("f"+strings.NewReplacer(".", "", "-", "").Replace(tc.name), "1.0.0", s.Put("/"+tc.name, tc.body), tc.cmd, nil)
 		in, _, err := (&Cache{Dir: t.TempDir(), Client: s.Client()}).Install(context.Background(), a)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
@@ -357,11 +358,11 @@ func TestInstallFormats(t *testing.T) {
 			t.Errorf("%s: %q", tc.name, b)
 		}
 	}
-	a := binaryAgent("xz", "1.0.0", s.put("/a.tar.xz", []byte("x")), "./a", nil)
+	a := binaryAgent("xz", "1.0.0", s.Put("/a.tar.xz", []byte("x")), "./a", nil)
 	if _, _, err := (&Cache{Dir: t.TempDir(), Client: s.Client()}).Install(context.Background(), a); err == nil || !strings.Contains(err.Error(), "not supported") {
 		t.Errorf("tar.xz: %v", err)
 	}
-	a = binaryAgent("nocmd", "1.0.0", s.put("/n.tar.gz", tarGz(t, []entry{{name: "other", body: script}})), "./bin/agent", nil)
+	a = binaryAgent("nocmd", "1.0.0", s.Put("/n.tar.gz", tarGz(t, []entry{{name: "other", body: script}})), "./bin/agent", nil)
 	if _, _, err := (&Cache{Dir: t.TempDir(), Client: s.Client()}).Install(context.Background(), a); err == nil || !strings.Contains(err.Error(), "has no file bin/agent") {
 		t.Errorf("no cmd: %v", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // The embedded snapshot parses and names Devin with its Linux binaries.
@@ -155,10 +157,10 @@ func TestPlatformNames(t *testing.T) {
 // time; an unchanged registry is a 304, and a URL source falls back to
 // the kept copy when the fetch fails.
 func TestRefreshUsesETag(t *testing.T) {
-	s := newServer(t)
-	u := s.put("/registry.json", registryDoc(t, Agent{ID: "one", Name: "One", Version: "1.0.0", Description: "d",
+	s := testutil.NewFileServer(t)
+	u := s.Put("/registry.json", registryDoc(t, Agent{ID: "one", Name: "One", Version: "1.0.0", Description: "d",
 		Distribution: Distribution{NPX: &Package{Package: "one@1.0.0"}}}))
-	s.etags["/registry.json"] = `"v1"`
+	s.SetETag("/registry.json", `"v1"`)
 	src := Source{Location: u, CacheDir: t.TempDir(), Client: s.Client()}
 	ctx := context.Background()
 	r, changed, err := Refresh(ctx, src)
@@ -166,8 +168,8 @@ func TestRefreshUsesETag(t *testing.T) {
 		t.Fatalf("first refresh: %v %v %v", r, changed, err)
 	}
 	r, changed, err = Refresh(ctx, src)
-	if err != nil || changed || len(r.Agents) != 1 || s.inm["/registry.json"] != `"v1"` {
-		t.Fatalf("second refresh: %v %v %v; If-None-Match %q", r, changed, err, s.inm["/registry.json"])
+	if err != nil || changed || len(r.Agents) != 1 || s.IfNoneMatch("/registry.json") != `"v1"` {
+		t.Fatalf("second refresh: %v %v %v; If-None-Match %q", r, changed, err, s.IfNoneMatch("/registry.json"))
 	}
 	s.Close()
 	r, err = Load(ctx, src)

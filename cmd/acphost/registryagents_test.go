@@ -5,64 +5,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"encoding/pem"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/acphost/acphost/registry"
 )
-
-// archiveServer is a loopback HTTPS server (httptest's test CA, which
-// acphost trusts through SSL_CERT_FILE) serving archives, counting hits.
-type archiveServer struct {
-	*httptest.Server
-	mu    sync.Mutex
-	files map[string][]byte
-	hits  map[string]int
-	ca    string // the CA's PEM file
-}
-
-func newArchiveServer(t *testing.T) *archiveServer {
-	s := &archiveServer{files: map[string][]byte{}, hits: map[string]int{}}
-	s.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.hits[r.URL.Path]++
-		b, ok := s.files[r.URL.Path]
-		s.mu.Unlock()
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-		w.Write(b)
-	}))
-	t.Cleanup(s.Close)
-	s.ca = filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(s.ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func (s *archiveServer) put(path string, b []byte) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.files[path] = b
-	return s.URL + path
-}
-
-func (s *archiveServer) count(path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[path]
-}
 
 // acphostArchive is a tar.gz of the acphost binary under test at
 // bin/fake (stored, not deflated: it is large), and a VERSION file.
@@ -121,15 +72,16 @@ func fakeRegistry(t *testing.T, path, id, version, archive string, script fakeag
 // download; acphost agents lists it installed; update installs the new
 // version; remove removes them; login uses the agent's methods.
 func TestRegistryAgentEndToEnd(t *testing.T) {
-	s := newArchiveServer(t)
+	s := testutil.NewFileServer(t)
+	ca := s.CAFile(t)
 	extra, _, _ := isolated(t)
 	cacheDir := filepath.Join(t.TempDir(), "cache")
-	extra = append(extra, "SSL_CERT_FILE="+s.ca, "XDG_CACHE_HOME="+cacheDir)
+	extra = append(extra, "SSL_CERT_FILE="+ca, "XDG_CACHE_HOME="+cacheDir)
 	regFile := filepath.Join(t.TempDir(), "registry.json")
 	say := func(text string) fakeagent.Script {
 		return fakeagent.Script{Name: "registry-fake", Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text(text))}, StopReason: "end_turn"}}}
 	}
-	fakeRegistry(t, regFile, "fake-agent", "1.0.0", s.put("/1.0.0/fake.tar.gz", acphostArchive(t, "1.0.0")), say("answer from 1.0.0"))
+	fakeRegistry(t, regFile, "fake-agent", "1.0.0", s.Put("/1.0.0/fake.tar.gz", acphostArchive(t, "1.0.0")), say("answer from 1.0.0"))
 
 	r := runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "fake-agent", "-p", "hi")
 	if r.code != 0 || !strings.Contains(r.stdout, "answer from 1.0.0") {
@@ -146,8 +98,8 @@ func TestRegistryAgentEndToEnd(t *testing.T) {
 	}
 
 	r = runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "fake-agent", "-p", "hi")
-	if r.code != 0 || !strings.Contains(r.stdout, "answer from 1.0.0") || strings.Contains(r.stderr, "installing") || s.count("/1.0.0/fake.tar.gz") != 1 {
-		t.Fatalf("second run: exit %d, %d downloads; stdout:\n%s\nstderr:\n%s", r.code, s.count("/1.0.0/fake.tar.gz"), r.stdout, r.stderr)
+	if r.code != 0 || !strings.Contains(r.stdout, "answer from 1.0.0") || strings.Contains(r.stderr, "installing") || s.Count("/1.0.0/fake.tar.gz") != 1 {
+		t.Fatalf("second run: exit %d, %d downloads; stdout:\n%s\nstderr:\n%s", r.code, s.Count("/1.0.0/fake.tar.gz"), r.stdout, r.stderr)
 	}
 
 	// The listing, through ACPHOST_REGISTRY this time.
@@ -180,7 +132,7 @@ func TestRegistryAgentEndToEnd(t *testing.T) {
 	}
 
 	// A new version in the registry: update installs it beside the old.
-	fakeRegistry(t, regFile, "fake-agent", "1.1.0", s.put("/1.1.0/fake.tar.gz", acphostArchive(t, "1.1.0")), say("answer from 1.1.0"))
+	fakeRegistry(t, regFile, "fake-agent", "1.1.0", s.Put("/1.1.0/fake.tar.gz", acphostArchive(t, "1.1.0")), say("answer from 1.1.0"))
 	r = runIn(t, t.TempDir(), extra, nil, "", "agents", "update", "fake-agent", "--registry", regFile)
 	if r.code != 0 || !strings.Contains(r.stdout, "installed fake-agent 1.1.0") {
 		t.Errorf("update: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -204,7 +156,7 @@ func TestRegistryAgentEndToEnd(t *testing.T) {
 	// login --agent ID serves the agent's own login methods: its terminal
 	// login runs the installed binary with the method's arguments.
 	login, authFile := loginScript(t, false)
-	fakeRegistry(t, regFile, "fake-auth", "2.0.0", s.put("/2.0.0/fake.tar.gz", acphostArchive(t, "2.0.0")), *login)
+	fakeRegistry(t, regFile, "fake-auth", "2.0.0", s.Put("/2.0.0/fake.tar.gz", acphostArchive(t, "2.0.0")), *login)
 	r = runIn(t, t.TempDir(), extra, nil, "", "login", "--yes", "--registry", regFile, "--agent", "fake-auth")
 	if r.code != 0 || !strings.Contains(r.stdout, "logged in with tui") || !strings.Contains(r.stdout, filepath.Join("fake-auth", "2.0.0", "bin", "fake")) ||
 		!strings.Contains(r.stderr, "installing it (first use)") {
@@ -233,9 +185,10 @@ func TestRegistryAgentErrors(t *testing.T) {
 		t.Errorf("malformed: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	// A failed download is no usage error: exit 1, said once, nothing installed.
-	s := newArchiveServer(t)
+	s := testutil.NewFileServer(t)
+	ca := s.CAFile(t)
 	fakeRegistry(t, regFile, "gone", "1.0.0", s.URL+"/missing.tar.gz", fakeagent.Script{})
-	r = runIn(t, t.TempDir(), append(extra, "SSL_CERT_FILE="+s.ca), nil, "", "--registry", regFile, "--agent", "gone", "-p", "hi")
+	r = runIn(t, t.TempDir(), append(extra, "SSL_CERT_FILE="+ca), nil, "", "--registry", regFile, "--agent", "gone", "-p", "hi")
 	if r.code != exitFailed || !strings.Contains(r.stderr, "acphost: installing gone 1.0.0: registry: download failed: "+s.URL+"/missing.tar.gz: HTTP 404 Not Found\n") ||
 		strings.Contains(r.stderr, "--help") {
 		t.Errorf("404: exit %d; stderr:\n%s", r.code, r.stderr)

@@ -1,6 +1,7 @@
 // Package testutil holds helpers the module's tests share: a buffer safe
 // for concurrent writers, a TestMain that fails the run when goroutines
-// outlive the tests, a bounded poll, and (on unix) /proc process helpers.
+// outlive the tests, a bounded poll, a loopback HTTPS file server, and
+// (on unix) /proc process helpers.
 //
 // It is for tests only and imports nothing of the module, so any package's
 // tests (the root package's internal ones included) may use it.
