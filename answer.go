@@ -38,12 +38,11 @@ type inflight struct {
 	rp       *replier
 	id       json.RawMessage
 	budget   *requestBudget
-	size     int // the bytes of its share of the request budget
-	ctx      context.Context
-	cancel   context.CancelFunc
-	tracked  bool         // registered for $/cancel_request
-	withdraw atomic.Value // a withdrawer: what $/cancel_request does besides ending ctx
-	turn     *turn        // the turn that waits for this answer (see askedIn)
+	size     int                // the bytes of its share of the request budget
+	ctx      context.Context    // set by cancellable, which also tracks it; nil for a request $/cancel_request cannot end
+	cancel   context.CancelFunc // nil with ctx
+	withdraw atomic.Value       // a withdrawer: what $/cancel_request does besides ending ctx
+	turn     *turn              // the turn that waits for this answer (see askedIn)
 	claimed  sync.Once
 	finished atomic.Bool
 }
@@ -57,7 +56,6 @@ func (rp *replier) newInflight(id json.RawMessage, budget *requestBudget, size i
 // id for $/cancel_request.
 func (in *inflight) cancellable(life context.Context) *inflight {
 	in.ctx, in.cancel = context.WithCancel(life)
-	in.tracked = true
 	in.rp.conn.Track(in.id, in)
 	return in
 }
@@ -99,10 +97,8 @@ func (in *inflight) claim(event func()) bool {
 	first := false
 	in.claimed.Do(func() {
 		first = true
-		if in.cancel != nil {
+		if in.cancel != nil { // cancellable: it has a ctx and is tracked
 			in.cancel()
-		}
-		if in.tracked {
 			in.rp.conn.Untrack(in.id)
 		}
 		if t := in.turn; t != nil {
