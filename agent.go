@@ -244,6 +244,9 @@ func (a *agent) join() {
 	a.wg.Wait()
 }
 
+// closedByClient reports whether the agent was shut down by Close.
+func (a *agent) closedByClient() bool { return a.isDead() && errors.Is(a.cause, ErrClosed) }
+
 func (a *agent) turnRunning() bool {
 	return a.turns.Load() > 0
 }

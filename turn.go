@@ -354,6 +354,12 @@ func (t *turn) run(ctx context.Context, h *Session, req Request) (Response, erro
 	case <-t.stop:
 		return t.cancel(answered, t.stopCause)
 	}
+	if out.err == nil && a.closedByClient() {
+		// Close came before the turn returned: the turn fails, as Close
+		// promises, although the answer may have raced in (an elicitation
+		// Close answered "cancel" lets the agent end its turn first).
+		out.err = a.cause
+	}
 	return t.conclude(out, nil)
 }
 
