@@ -267,13 +267,21 @@ func makeView(v View, userNS bool) ([]string, error) {
 		"mode=0700,size="+strconv.FormatInt(size, 10)); err != nil {
 		return nil, fmt.Errorf("the scratch memory at %s: %v", v.Scratch, err)
 	}
+	// The scratch memory by its descriptor: an overlay over a tree that
+	// holds v.Scratch hides it from its path.
+	scratch, err := syscall.Open(v.Scratch, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the scratch memory at %s: %v", v.Scratch, err)
+	}
+	defer syscall.Close(scratch)
+	scratchDir := "/proc/self/fd/" + strconv.Itoa(scratch)
 	outer, inner := splitOverlays(v.Overlay, v.ReadOnly)
 	var places []string
 	layer := 0
 	overlay := func(dirs []string) error {
 		for _, d := range dirs {
 			layer++
-			if err := mountOverlay(d, filepath.Join(v.Scratch, strconv.Itoa(layer)), userNS); err != nil {
+			if err := mountOverlay(d, filepath.Join(scratchDir, strconv.Itoa(layer)), userNS); err != nil {
 				return err
 			}
 			places = append(places, d)
@@ -283,6 +291,14 @@ func makeView(v View, userNS bool) ([]string, error) {
 	if err := overlay(outer); err != nil {
 		return nil, err
 	}
+	// Writable before read-only: a writable directory that holds a
+	// read-only tree must not uncover it.
+	for _, t := range writable {
+		if err := t.attach(false); err != nil {
+			return nil, err
+		}
+		places = append(places, t.path)
+	}
 	for _, t := range readOnly {
 		if err := t.attach(true); err != nil {
 			return nil, err
@@ -290,12 +306,6 @@ func makeView(v View, userNS bool) ([]string, error) {
 	}
 	if err := overlay(inner); err != nil {
 		return nil, err
-	}
-	for _, t := range writable {
-		if err := t.attach(false); err != nil {
-			return nil, err
-		}
-		places = append(places, t.path)
 	}
 	return places, nil
 }

@@ -181,3 +181,19 @@ func TestViewLeavesTheProgramNoCapability(t *testing.T) {
 		}
 	}
 }
+
+// TestViewScratchUnderAnOverlay: the scratch memory lies in a tree that
+// is overlaid before the next overlay is mounted (the host's TMPDIR in
+// /tmp, and the home after it).
+func TestViewScratchUnderAnOverlay(t *testing.T) {
+	p := newPlace(t)
+	second := filepath.Join(t.TempDir(), "a-longer-path-than-the-first")
+	if err := os.Mkdir(second, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v := p.view()
+	v.Overlay = []string{filepath.Dir(p.scratch), second}
+	if out := run(t, v, `echo x > "$0/f" && echo second-ok`, second); out != "second-ok\n" {
+		t.Errorf("output %q", out)
+	}
+}
