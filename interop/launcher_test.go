@@ -3,7 +3,6 @@
 package interop
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,18 +99,7 @@ func TestPlanModeThroughALauncher(t *testing.T) {
 			if acphost.CanConfine() && !s.client.Enforcement().Kernel {
 				t.Errorf("the kernel layer does not hold: %s", s.client.Enforcement())
 			}
-			for _, steps := range [][]string{{"sh:out1.txt", "write:note1.txt"}, {"write:note2.txt"}} {
-				r := s.turn(turnCtx(t), prompt(steps...))
-				switch {
-				case errors.Is(r.err, acphost.ErrPlanModeBypassed):
-					t.Logf("turn %v stopped: %v", steps, r.err)
-				case r.err != nil:
-					t.Fatalf("turn %v failed: %v", steps, r.err)
-				}
-			}
-			for _, f := range []string{"out1.txt", "note1.txt", "note2.txt"} {
-				noFile(t, filepath.Join(s.work, f))
-			}
+			s.planTurns([]string{"sh:out1.txt", "write:note1.txt"}, []string{"write:note2.txt"})
 			if len(s.mock.Calls()) == 0 {
 				t.Error("the agent never asked the model: the turn did not run")
 			}

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/acphost/acphost/internal/cgroup"
 	"github.com/acphost/acphost/internal/confine"
 )
 
@@ -120,7 +121,7 @@ func reported(s string) error {
 // mapped, so neither reaches a file that is not the user's.
 func addNamespaces(a *syscall.SysProcAttr) bool {
 	a.Cloneflags |= syscall.CLONE_NEWNS
-	if a.Cloneflags&syscall.CLONE_NEWUSER == 0 && !hasCapSysAdmin() {
+	if a.Cloneflags&syscall.CLONE_NEWUSER == 0 && !cgroup.HasCapSysAdmin() {
 		a.Cloneflags |= syscall.CLONE_NEWUSER
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
@@ -156,22 +157,6 @@ func dropCapabilities() error {
 		return fmt.Errorf("dropping capabilities: %v", errno)
 	}
 	return nil
-}
-
-// hasCapSysAdmin reports whether this process holds CAP_SYS_ADMIN in its
-// user namespace (bit 21 of CapEff).
-func hasCapSysAdmin() bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if hex, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
-			return err == nil && caps&(1<<21) != 0
-		}
-	}
-	return false
 }
 
 // init makes the view when this process was started by Start, and
