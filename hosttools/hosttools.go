@@ -26,7 +26,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -69,9 +68,6 @@ type Options struct {
 type HostTools struct {
 	srv  *mcp.Server
 	opts Options
-
-	mu       sync.Mutex
-	sessions map[string]*served // by bearer token
 }
 
 // New returns host tools serving srv. It adds a receiving middleware to
@@ -84,7 +80,7 @@ func New(srv *mcp.Server, opts Options) *HostTools {
 	if opts.MaxResultBytes <= 0 {
 		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
-	h := &HostTools{srv: srv, opts: opts, sessions: map[string]*served{}}
+	h := &HostTools{srv: srv, opts: opts}
 	srv.AddReceivingMiddleware(h.middleware)
 	return h
 }
@@ -101,9 +97,14 @@ type served struct {
 
 	mu       sync.Mutex
 	stopped  bool
-	inFlight sync.WaitGroup
-	slots    chan struct{} // MaxConcurrentRequests
+	inFlight sync.WaitGroup // HTTP requests being served
+	running  sync.WaitGroup // MCP methods being handled (they may outlive their request)
+	slots    chan struct{}  // MaxConcurrentRequests
 }
+
+// servedKey marks a request's ctx with the endpoint it came through; the
+// SDK keeps a request's ctx values in its methods' ctx.
+type servedKey struct{}
 
 // MaxConcurrentRequests bounds the agent's requests a session's endpoint
 // serves at once; more are answered 429 at once. With the SDK's 4 MiB
@@ -137,9 +138,6 @@ func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(
 		BaseContext:       func(net.Listener) context.Context { return sv.life },
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
-	h.mu.Lock()
-	h.sessions[sv.token] = sv
-	h.mu.Unlock()
 	go func() {
 		defer close(sv.serve)
 		_ = sv.hs.Serve(ln)
@@ -153,12 +151,10 @@ func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(
 	return []acphost.MCPServer{server}, sv.stop, nil
 }
 
-// stop closes the endpoint and returns once every request it was serving
-// has returned (their ctx ended first).
+// stop closes the endpoint, in this order: new requests and MCP methods
+// are refused; the running ones' ctx ends; it returns once every request
+// and method has returned.
 func (sv *served) stop() {
-	sv.h.mu.Lock()
-	delete(sv.h.sessions, sv.token)
-	sv.h.mu.Unlock()
 	sv.mu.Lock()
 	sv.stopped = true
 	sv.mu.Unlock()
@@ -166,6 +162,7 @@ func (sv *served) stop() {
 	_ = sv.hs.Close()
 	<-sv.serve
 	sv.inFlight.Wait()
+	sv.running.Wait()
 	// Close does not wait for the connections' goroutines; Shutdown does,
 	// and has nothing left to wait for but them.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -199,51 +196,68 @@ func (sv *served) guard(next http.Handler) http.Handler {
 		sv.inFlight.Add(1)
 		sv.mu.Unlock()
 		defer sv.inFlight.Done()
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), servedKey{}, sv)))
 	})
 }
 
-// lookup returns the endpoint a request came through, by its token; nil
-// for a request from elsewhere.
-func (h *HostTools) lookup(extra *mcp.RequestExtra) *served {
-	if extra == nil || extra.Header == nil {
-		return nil
-	}
-	token, ok := strings.CutPrefix(extra.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return nil
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.sessions[token]
-}
-
-// middleware sends the tools/call requests of these host tools' sessions
-// through call; everything else passes.
+// middleware handles the MCP methods that came through an endpoint of
+// these host tools: each one only while its endpoint is live, in a ctx
+// that ends when it stops, and a tools/call through call. A method from
+// elsewhere (srv served by the app itself) passes unchanged.
 func (h *HostTools) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		sv, ok := ctx.Value(servedKey{}).(*served)
+		if !ok || sv.h != h {
+			return next(ctx, method, req)
+		}
+		ctr, isCall := req.(*mcp.CallToolRequest)
+		ctx, leave, err := sv.enter(ctx)
+		if err != nil {
+			if isCall {
+				return refusal(err), nil
+			}
+			return nil, err
+		}
+		defer leave()
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
-		sv := h.lookup(req.GetExtra())
-		ctr, ok := req.(*mcp.CallToolRequest)
-		if sv == nil || !ok || ctr.Params == nil {
-			return next(ctx, method, req)
+		if !isCall || ctr.Params == nil {
+			return nil, fmt.Errorf("hosttools: a tools/call without its parameters")
 		}
 		return sv.call(ctx, next, ctr)
 	}
 }
 
-// errClosed ends the handlers' ctx when the endpoint stops.
-var errClosed = errors.New("hosttools: the session's host tools closed")
+// errClosed ends the handlers' ctx when the endpoint stops, and refuses
+// what comes after.
+var errClosed = fmt.Errorf("hosttools: the session's host tools closed: %w", acphost.ErrRefused)
 
-// call runs one tools/call: the host's checks, the policy, the handler
-// (a panic caught), the cap, and the event.
-func (sv *served) call(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest) (_ mcp.Result, err error) {
+// enter admits one MCP method while the endpoint is live: it returns the
+// ctx to handle it in (ended when the endpoint stops) and the leave to
+// call once it is handled; once stop began, errClosed. stop waits for
+// every method admitted.
+func (sv *served) enter(ctx context.Context) (context.Context, func(), error) {
+	sv.mu.Lock()
+	if sv.stopped {
+		sv.mu.Unlock()
+		return nil, nil, errClosed
+	}
+	sv.running.Add(1)
+	sv.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	defer context.AfterFunc(sv.life, func() { cancel(errClosed) })()
+	unhook := context.AfterFunc(sv.life, func() { cancel(errClosed) })
+	return ctx, func() {
+		unhook()
+		cancel(nil)
+		sv.running.Done()
+	}, nil
+}
 
+// call runs one tools/call of a live endpoint (see enter): the host's
+// checks, the policy, the handler (a panic caught), the cap, and the
+// event.
+func (sv *served) call(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest) (_ mcp.Result, err error) {
 	call := acphost.HostToolCall{Server: sv.h.opts.Name, Tool: req.Params.Name, Args: req.Params.Arguments}
 	call.ReadOnly = sv.h.readOnly(ctx, next, req.Session, call.Tool)
 	hctx, end, err := sv.s.BeginHostTool(ctx, call)
