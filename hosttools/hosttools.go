@@ -36,6 +36,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acphost/acphost/internal/httpserve"
+
 	"github.com/acphost/acphost"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -106,6 +108,10 @@ type served struct {
 // SDK keeps a request's ctx values in its methods' ctx.
 type servedKey struct{}
 
+// timeouts are the endpoints' read-header and idle timeouts (tests
+// shorten them).
+var timeouts = struct{ header, idle time.Duration }{httpserve.ReadHeaderTimeout, httpserve.IdleTimeout}
+
 // MaxConcurrentRequests bounds the agent's requests a session's endpoint
 // serves at once; more are answered 429 at once. With the SDK's 4 MiB
 // body limit it bounds what an agent can make the endpoint hold.
@@ -131,16 +137,14 @@ func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(
 		Stateless: true,
 		Logger:    slog.New(slog.DiscardHandler),
 	})
-	sv.hs = &http.Server{
-		Handler:           sv.guard(mcpHandler),
-		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return sv.life },
-		ErrorLog:          log.New(io.Discard, "", 0),
-	}
+	hs, gln := httpserve.New(sv.guard(mcpHandler), ln, 0, log.New(io.Discard, "", 0))
+	hs.ReadHeaderTimeout, hs.IdleTimeout = timeouts.header, timeouts.idle
+	hs.MaxHeaderBytes = 64 << 10
+	hs.BaseContext = func(net.Listener) context.Context { return sv.life }
+	sv.hs = hs
 	go func() {
 		defer close(sv.serve)
-		_ = sv.hs.Serve(ln)
+		_ = sv.hs.Serve(gln)
 	}()
 	server := acphost.MCPServer{
 		Name:    h.opts.Name,
@@ -180,6 +184,7 @@ func (sv *served) guard(next http.Handler) http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		httpserve.Trust(r.Context())
 		select {
 		case sv.slots <- struct{}{}:
 			defer func() { <-sv.slots }()
