@@ -53,7 +53,7 @@ func TestAttackHostToolsIdleConnectionsClosed(t *testing.T) {
 	require.Empty(t, log.ran())
 }
 
-// TestAttackHostToolsTokenlessConnectionsCapped (issue 36): 500
+// TestAttackHostToolsTokenlessConnectionsCapped (issue 36): 300
 // connections without the token, held open after one refused request:
 // the endpoint holds at most httpserve.DefaultMaxUntrusted of them (the
 // oldest go first), and the agent's own connection still gets its answer.
@@ -61,7 +61,7 @@ func TestAttackHostToolsTokenlessConnectionsCapped(t *testing.T) {
 	srv, _ := newServer(nil)
 	a := connect(t, fakeagent.Script{}, acphost.ACPOptions{HostTools: hosttools.New(srv, hosttools.Options{})})
 	addr := hostAddr(t, a.Agent)
-	conns := httpservetest.OpenIdle(t, addr, "/mcp", 500)
+	conns := httpservetest.OpenIdle(t, addr, "/mcp", 300)
 	testutil.Until(t, 10*time.Second, func() (bool, string) {
 		held := httpservetest.Held(conns)
 		return held <= httpserve.DefaultMaxUntrusted, fmt.Sprintf("the endpoint holds %d connections without a token", held)

@@ -122,6 +122,9 @@ var _ acphost.HostTools = (*HostTools)(nil)
 // ServeSession implements acphost.HostTools: it starts s's endpoint and
 // returns it as an http MCP server with its bearer token.
 func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(), error) {
+	if err := checkOwners(); err != nil {
+		return nil, nil, err
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, fmt.Errorf("hosttools: listening on loopback: %w", err)
@@ -137,7 +140,7 @@ func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(
 		Stateless: true,
 		Logger:    slog.New(slog.DiscardHandler),
 	})
-	hs, gln := httpserve.New(sv.guard(mcpHandler), ln, 0, log.New(io.Discard, "", 0))
+	hs, gln := httpserve.New(sv.guard(mcpHandler), ownOnly(ln), 0, log.New(io.Discard, "", 0))
 	hs.ReadHeaderTimeout, hs.IdleTimeout = timeouts.header, timeouts.idle
 	hs.MaxHeaderBytes = 64 << 10
 	hs.BaseContext = func(net.Listener) context.Context { return sv.life }
