@@ -10,15 +10,31 @@
 //	c, err := acphost.Start(ctx, acphost.ACPOptions{Command: "…", HostTools: hosttools.New(srv, hosttools.Options{Name: "shop"})})
 //
 // Each session gets its own Streamable HTTP endpoint on 127.0.0.1 at a
-// random port, reachable only with a bearer token of its own, which the
-// agent is given in the server's headers; it is closed with the session
-// or the client. Every call of a tool goes through the host first: the
-// turn that called it (none running: refused), plan mode (a tool not
-// annotated readOnlyHint: refused), Options.Allow; then the handler runs
-// in a ctx that ends with the turn and says who called
-// (acphost.HostToolCallFrom); its result is cut to Options.MaxResultBytes
-// with a note, a panic becomes an MCP error, and the turn's stream gets
-// an acphost.EventHostTool with the call, its arguments and its outcome.
+// random port, closed with the session or the client. What guards it:
+//
+//   - On Linux, who connects: a connection whose other end is not a
+//     socket of the host's own user (its owner read from /proc/net/tcp and
+//     tcp6, once per connection, before a byte is read) is closed at once,
+//     and so is one whose owner cannot be found. Another local user who
+//     learned the token (an agent may show it on its command line) is
+//     refused. On macOS and Windows there is no such check: the token
+//     alone guards the endpoint.
+//   - A bearer token of the session's own (256 bits), which the agent is
+//     given in the server's headers: without it, 401. Connections that
+//     have not shown it are capped, and every connection has read-header
+//     and idle timeouts, as acphost's other servers have.
+//   - A live session: a call is served only while its session's endpoint
+//     is; closing the session refuses new calls, ends the running ones'
+//     ctx and waits for them before it returns.
+//
+// Every call of a tool goes through the host first: the turn that called
+// it (none running, or the session closed: refused), plan mode (a tool
+// not annotated readOnlyHint: refused), Options.Allow; then the handler
+// runs in a ctx that ends with the turn or the endpoint and says who
+// called (acphost.HostToolCallFrom); its result is cut to
+// Options.MaxResultBytes with a note, a panic becomes an MCP error, and
+// the turn's stream gets an acphost.EventHostTool with the call, its
+// arguments and its outcome. No call runs unseen.
 package hosttools
 
 import (
@@ -73,7 +89,7 @@ type HostTools struct {
 }
 
 // New returns host tools serving srv. It adds a receiving middleware to
-// srv (requests that do not come through a session of these host tools
+// srv (requests that do not come through an endpoint of these host tools
 // pass it unchanged, so srv may be served elsewhere too).
 func New(srv *mcp.Server, opts Options) *HostTools {
 	if opts.Name == "" {
@@ -120,7 +136,8 @@ const MaxConcurrentRequests = 16
 var _ acphost.HostTools = (*HostTools)(nil)
 
 // ServeSession implements acphost.HostTools: it starts s's endpoint and
-// returns it as an http MCP server with its bearer token.
+// returns it as an http MCP server with its bearer token. On Linux it
+// fails when the socket tables that tell who connects cannot be read.
 func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(), error) {
 	if err := checkOwners(); err != nil {
 		return nil, nil, err
