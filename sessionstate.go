@@ -106,6 +106,7 @@ func (s *sessionState) detach(t *turn) {
 	if s.turn == t {
 		s.turn = nil
 	}
+	s.releaseCancelled(t) // halted, but ended before its session/cancel
 	s.mu.Unlock()
 	t.emitting.Wait()
 }
@@ -146,19 +147,12 @@ func (s *sessionState) addPending(p asking) (cancelling bool) {
 	return s.turn != nil && s.turn.cancelled
 }
 
-// forgetPending forgets an answered request.
-func (s *sessionState) forgetPending(p asking) {
-	s.mu.Lock()
-	delete(s.pending, p)
-	s.mu.Unlock()
-}
-
-// cancelling marks t cancelled (requests arriving later are answered
-// "cancelled") and returns the requests waiting for a person now.
+// cancelling marks t cancelled, if halt has not (see cancelDecided), and
+// returns the requests waiting for a person now.
 func (s *sessionState) cancelling(t *turn) []asking {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t.cancelled = true
+	s.cancelDecided(t)
 	pending := make([]asking, 0, len(s.pending))
 	for p := range s.pending {
 		pending = append(pending, p)
