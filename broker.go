@@ -152,7 +152,7 @@ func (b *broker) goSettle(p *pendingPermission, ans PermissionAnswer) {
 func (b *broker) decideAtOnce(p *pendingPermission) bool {
 	var ans PermissionAnswer
 	switch {
-	case b.planMode() && !ReadOnlyKind(p.req.ToolCall.Kind):
+	case b.planMode() && !p.req.ReadOnly():
 		ans = p.req.rejectAnswer(ReasonPlanMode, nil)
 	case p.s.onPermission() == nil:
 		ans = answerCancelled(ReasonDefault)

@@ -243,8 +243,14 @@ type toolRecord struct {
 // toolAsk records how the permission requests naming a tool call were
 // answered: asking is not consent, only an answer of an allow kind is.
 // Written by whichever goroutine answers (pendingPermission.claim), read on
-// the dispatcher.
-type toolAsk struct{ allowed atomic.Bool }
+// the dispatcher. change is set and read on the dispatcher: a request
+// naming it offered structured changes that write (see
+// PermissionRequest.ReadOnly), so detection counts the call as a change
+// whatever its kind.
+type toolAsk struct {
+	allowed atomic.Bool
+	change  bool
+}
 
 // markAsked records that a permission request named tool call id and
 // returns where its answer is to be noted (nil when the call has no
@@ -269,6 +275,13 @@ func (s *sessionState) asked(id string) (asked, allowed bool) {
 		return false, false
 	}
 	return true, rec.ask.allowed.Load()
+}
+
+// askedAChange reports whether a permission request naming tool call id
+// offered structured changes that write (on the dispatcher).
+func (s *sessionState) askedAChange(id string) bool {
+	rec, ok := s.tools[id]
+	return ok && rec.ask != nil && rec.ask.change
 }
 
 // pruneTools runs at the end of a turn: it forgets finished tool calls and
