@@ -349,7 +349,7 @@ func hasDiff(tc *ToolCall) bool {
 // "in_progress" is no evidence: opencode and Codex report it before they
 // ask.
 func (s *sessionState) checkChange(tc *ToolCall) {
-	if tc.Status != StatusCompleted || !changes(tc) {
+	if tc.Status != StatusCompleted || !changes(tc) && !s.askedAChange(tc.ID) {
 		return
 	}
 	a := s.a
