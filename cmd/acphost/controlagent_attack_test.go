@@ -106,13 +106,13 @@ func hostileAsk(path string, req control.Request) string {
 }
 
 // An agent's process tree cannot drive the control socket of any chat of
-// the user: a hostile agent in a --permission plan chat (confined by the
-// kernel layer where Landlock works) reads the sessions from the store
-// and asks every control socket — its own chat's and the person's
-// --permission allow chat's — to cancel and to queue a prompt, over the
-// raw protocol and with acphost cancel and --no-wait. Every attempt is
-// refused: the other chat's turn runs on, nothing is queued in it; the
-// person's own acphost cancel still stops it.
+// the user: a hostile agent — in a --permission plan chat (confined by the
+// kernel layer where Landlock works), then in a --permission allow one —
+// reads the sessions from the store and asks every control socket, its
+// own chat's and the person's other chat's, to cancel and to queue a
+// prompt, over the raw protocol and with acphost cancel and --no-wait.
+// Every attempt is refused: the other chat's turn runs on, nothing is
+// queued in it; the person's own acphost cancel still stops it.
 func TestAgentCannotDriveAControlSocket(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("only Linux tells an agent's process from the person's (SO_PEERCRED, /proc): a known limit")
@@ -128,21 +128,31 @@ func TestAgentCannotDriveAControlSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One command does it all: plan mode stops the turn once the agent
-	// reports it ran one.
-	attacker := &fakeagent.Script{SessionID: "attacker-1", Turns: []fakeagent.Turn{
-		{Prompt: "go", Steps: []fakeagent.Step{{Run: []string{"env", envHostileControl + "=1", self, stateDir, binPath, "attacker-1"}}}},
-		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("a queued prompt ran"))}},
-	}}
-	r := runIn(t, dir, extra, attacker, "", "--permission", "plan", "--tool-output", "all", "-p", "go")
-	if strings.Contains(r.stdout, "ACCEPTED") || strings.Contains(r.stderr, "cancelling the turn (acphost cancel)") {
-		t.Errorf("an agent drove a control socket:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	}
-	if strings.Contains(r.stdout, "cancelling the turn of session") || strings.Contains(r.stdout, "queued in session") {
-		t.Errorf("acphost cancel or --no-wait run by an agent got through:\n%s", r.stdout)
-	}
-	if !strings.Contains(r.stdout, "hostile: 8 attempts") {
-		t.Fatalf("the hostile client did not try both chats to the end: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	for _, perm := range []string{"plan", "allow"} {
+		id := "attacker-" + perm
+		// One command does it all: plan mode stops the turn once the
+		// agent reports it ran one.
+		attacker := &fakeagent.Script{SessionID: id, Turns: []fakeagent.Turn{
+			{Prompt: "go", Steps: []fakeagent.Step{{Run: []string{"env", envHostileControl + "=1", self, stateDir, binPath, id}}}},
+			{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("a queued prompt ran"))}},
+		}}
+		r := runIn(t, dir, extra, attacker, "", "--permission", perm, "--tool-output", "all", "-p", "go")
+		if strings.Contains(r.stdout, "ACCEPTED") || strings.Contains(r.stderr, "cancelling the turn (acphost cancel)") ||
+			strings.Contains(r.stdout, "a queued prompt ran") {
+			t.Errorf("%s: an agent drove a control socket:\nstdout:\n%s\nstderr:\n%s", perm, r.stdout, r.stderr)
+		}
+		if strings.Contains(r.stdout, "cancelling the turn of session") || strings.Contains(r.stdout, "queued in session") {
+			t.Errorf("%s: acphost cancel or --no-wait run by an agent got through:\n%s", perm, r.stdout)
+		}
+		if testing.Verbose() {
+			t.Logf("%s attacker:\n%s", perm, r.stdout)
+		}
+		if !strings.Contains(r.stdout, "hostile: 8 attempts") {
+			t.Fatalf("%s: the hostile client did not try both chats to the end: exit %d\nstdout:\n%s\nstderr:\n%s", perm, r.code, r.stdout, r.stderr)
+		}
+		if perm == "allow" && strings.Count(r.stdout, "the peer is not the person's process") != 8 {
+			t.Errorf("allow: not every attempt was refused as an agent's:\n%s", r.stdout)
+		}
 	}
 	if s := b.errb.String(); strings.Contains(s, "from acphost --no-wait") || strings.Contains(s, "acphost cancel") {
 		t.Errorf("the attack reached the person's chat:\n%s", s)
