@@ -81,7 +81,16 @@ func boolInt(b bool) int {
 // hostileAsk speaks the control protocol itself (no client-side checks) and
 // says what came of it: ACCEPTED, or why not.
 func hostileAsk(path string, req control.Request) string {
-	c, err := net.DialTimeout("unix", path, 5*time.Second)
+	addr := path
+	if len(path) > 107 { // longer than a unix socket's address: through the directory's descriptor (Linux)
+		d, err := os.Open(filepath.Dir(path))
+		if err != nil {
+			return "refused: " + err.Error()
+		}
+		defer d.Close()
+		addr = fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), filepath.Base(path))
+	}
+	c, err := net.DialTimeout("unix", addr, 5*time.Second)
 	if err != nil {
 		return "refused: dial: " + err.Error()
 	}
