@@ -49,11 +49,11 @@ func personPeer(c net.Conn) error {
 	}
 	var cred *unix.Ucred
 	pidfd := -1
-	var cerr error
+	var cerr, perr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 		if cerr == nil {
-			pidfd = peerPidfd(int(fd), int(cred.Pid))
+			pidfd, perr = peerPidfd(int(fd), int(cred.Pid))
 		}
 	}); err != nil {
 		return err
@@ -64,8 +64,11 @@ func personPeer(c net.Conn) error {
 	if pidfd >= 0 {
 		defer unix.Close(pidfd)
 	}
-	if cred.Pid <= 0 {
+	switch {
+	case cred.Pid <= 0:
 		return fmt.Errorf("%w: its process is in a PID namespace this chat cannot see", ErrAgentPeer)
+	case perr != nil:
+		return fmt.Errorf("%w: its process ended before it could be checked", ErrAgentPeer)
 	}
 	if err := agentPeer(int(cred.Pid)); err != nil {
 		return err
@@ -79,21 +82,24 @@ func personPeer(c net.Conn) error {
 }
 
 // peerPidfd returns a pidfd of the process that connected to the socket
-// fd: SO_PEERPIDFD (Linux 6.5) names that very process; before, a pidfd
-// of pid (Linux 5.3), which is that process unless it ended before the
-// connection was accepted; or -1.
-func peerPidfd(fd, pid int) int {
-	if p, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PEERPIDFD); err == nil {
-		return p
+// fd: SO_PEERPIDFD (Linux 6.5) names that very process, and fails with
+// ESRCH once it has ended; before, a pidfd of pid (Linux 5.3), which is
+// that process unless it ended before the connection was accepted; or -1
+// where there is neither. The error is ESRCH only: the peer is gone.
+func peerPidfd(fd, pid int) (int, error) {
+	p, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PEERPIDFD)
+	switch {
+	case err == nil:
+		return p, nil
+	case errors.Is(err, unix.ESRCH):
+		return -1, err
+	case pid <= 0:
+		return -1, nil
 	}
-	if pid <= 0 {
-		return -1
+	if p, err = unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err != nil {
+		return -1, nil // no pidfds (before 5.3), or gone: the checks find out
 	}
-	p, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	if err != nil {
-		return -1
-	}
-	return p
+	return p, nil
 }
 
 // agentPeer returns an error matching ErrAgentPeer, saying why, when the

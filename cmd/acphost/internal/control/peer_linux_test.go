@@ -5,6 +5,7 @@ package control
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,11 @@ const envPeerHelper = "ACPHOST_CONTROL_PEER_HELPER"
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(envPeerHelper); path != "" {
+		if p, ok := strings.CutPrefix(path, "connect-only:"); ok {
+			_, err := net.Dial("unix", p)
+			fmt.Println("connected:", err)
+			os.Exit(0) // and the connection stays in the backlog, its peer gone
+		}
 		rep, err := Ask(path, Request{Op: OpCancel, Session: "s"})
 		fmt.Printf("reply %+v, error %v\n", rep, err)
 		os.Exit(0)
@@ -53,7 +59,7 @@ func peerServer(t *testing.T) (*Server, *atomic.Int32) {
 func askFrom(t *testing.T, s *Server, attr *syscall.SysProcAttr) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), envPeerHelper+"="+s.Path)
+	cmd.Env = append(os.Environ(), envPeerHelper+"="+s.Path, "GORACE=atexit_sleep_ms=0")
 	cmd.SysProcAttr = attr
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -158,5 +164,31 @@ func TestForeignAgentGroup(t *testing.T) {
 		if got := foreignAgentGroup(c.peer, c.own); got != c.want {
 			t.Errorf("foreignAgentGroup(%q, %q) = %q, want %q", c.peer, c.own, got, c.want)
 		}
+	}
+}
+
+// A peer that has ended by the time the chat looks at it — its pid may
+// name another process by then — is refused, not taken for the person.
+func TestPeerGoneBeforeItsCheckIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envPeerHelper+"=connect-only:"+path, "GORACE=atexit_sleep_ms=0")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "connected: <nil>") {
+		t.Fatalf("client: %v %s", err, out)
+	}
+	c, err := ln.Accept() // the client has exited and been reaped
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := personPeer(c); !errors.Is(err, ErrAgentPeer) {
+		t.Errorf("a peer gone before its check: %v", err)
+	} else {
+		t.Log(err)
 	}
 }
