@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envStoreWriter) != "" {
 		os.Exit(storeWriter()) // a child of TestStoreConcurrentWriters
 	}
+	if os.Getenv(envHostileControl) != "" {
+		os.Exit(hostileControl()) // run by TestAgentCannotDriveAControlSocket's agent
+	}
 	binPath = filepath.Join(dir, "acphost")
 	// No test sees the user's config file or session store.
 	os.Unsetenv(envConfig)

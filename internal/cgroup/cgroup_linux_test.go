@@ -136,3 +136,10 @@ func TestSweepStaleRemovesDeadHostsGroups(t *testing.T) {
 	assert.NoDirExists(t, filepath.Dir(staleDir))
 	assert.DirExists(t, g.Path(), "this host's own groups stay")
 }
+
+// The host's own directory is one IsHostDir knows.
+func TestHostNameIsAHostDir(t *testing.T) {
+	if name := hostName(os.Getpid()); !IsHostDir(name) {
+		t.Errorf("IsHostDir(%q) is false", name)
+	}
+}

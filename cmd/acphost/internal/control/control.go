@@ -78,6 +78,11 @@ type Reply struct {
 	Ending bool `json:"ending,omitempty"`
 }
 
+// ErrAgentPeer is the refusal of a control connection from a process that
+// is not the person's: one an acphost agent runs, or one that cannot be
+// told apart from one (Linux; see personPeer).
+var ErrAgentPeer = errors.New("control socket: refused: the peer is not the person's process")
+
 // Server serves a chat's control socket.
 type Server struct {
 	// Path is the socket's path, for the session's record.
@@ -226,15 +231,22 @@ func (s *Server) untrack(c net.Conn) {
 // serveConn reads one request and answers it.
 func (s *Server) serveConn(c net.Conn) {
 	_ = c.SetDeadline(time.Now().Add(time.Duration(s.deadline.Load())))
-	if err := samePeer(c); err != nil {
-		return
-	}
 	reply := func(r Reply) {
 		r.PID = os.Getpid()
 		b, _ := json.Marshal(r)
 		_, _ = c.Write(append(b, '\n'))
 	}
+	peerErr := personPeer(c)
+	if peerErr != nil && !errors.Is(peerErr, ErrAgentPeer) {
+		return // another user's
+	}
 	line, err := readLine(c, MaxLine)
+	if peerErr != nil {
+		// The same user: say why (it may be the person after all), once
+		// the request is in, so that the refusal is what the client reads.
+		reply(Reply{Error: peerErr.Error()})
+		return
+	}
 	if err != nil {
 		if errors.Is(err, errLineTooLong) {
 			reply(Reply{Error: fmt.Sprintf("request over %d bytes", MaxLine)})
