@@ -378,22 +378,60 @@ func (u *unpacker) raw(file, cmd string) error {
 }
 
 // checkLinks refuses a symbolic link that, through the links around it,
-// resolves outside the directory.
+// resolves outside the directory, or loops: dangling ones included, each
+// followed part by part as the system would (see resolvesInside).
 func (u *unpacker) checkLinks() error {
-	top, err := filepath.EvalSymlinks(u.dir)
-	if err != nil {
-		return err
-	}
 	for _, name := range u.links {
-		real, err := filepath.EvalSymlinks(filepath.Join(u.dir, filepath.FromSlash(name)))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // dangling, but pointing inside
-		}
-		if err != nil || !strings.HasPrefix(real, top+string(filepath.Separator)) {
-			return &ArchiveError{Entry: name, Reason: "is a link that resolves outside the archive"}
+		if !u.resolvesInside(name) {
+			return &ArchiveError{Entry: name, Reason: "is a link that resolves outside the archive (or loops)"}
 		}
 	}
 	return nil
+}
+
+// maxLinkHops bounds the links one name is followed through (Linux's
+// limit): more is a loop.
+const maxLinkHops = 40
+
+// resolvesInside tells whether name, followed through every link it meets
+// as the system would, stays inside the directory. Where a part names
+// nothing (a dangling link's target), the rest is followed by its letters,
+// each ".." one level up: what would be made there later must be inside
+// too. filepath.EvalSymlinks cannot say this: it stops at the first part
+// that does not exist.
+func (u *unpacker) resolvesInside(name string) bool {
+	var real []string // the parts resolved so far: directories, files or nothing, never links
+	todo := strings.Split(name, "/")
+	for hops := 0; len(todo) > 0; {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			if len(real) == 0 {
+				return false
+			}
+			real = real[:len(real)-1]
+			continue
+		}
+		p := filepath.FromSlash(path.Join(append(real, part)...))
+		fi, err := u.root.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			real = append(real, part)
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return false
+		}
+		target, err := u.root.Readlink(p)
+		target = filepath.ToSlash(target)
+		if err != nil || target == "" || path.IsAbs(target) || filepath.IsAbs(target) {
+			return false
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	return true
 }
 
 // checkCmd makes sure cmd is an executable regular file of the archive.
