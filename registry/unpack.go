@@ -65,10 +65,16 @@ type unpacker struct {
 	links      []string        // symbolic links made, checked at the end
 }
 
-// unpack writes the archive at file, of format, into dir (an empty
+// unpack writes the archive in file (read from its start through the
+// descriptor, never reopened by name), of format, into dir (an empty
 // directory), then checks that cmd is a regular file there and makes it
 // executable. Any refusal leaves dir for the caller to remove.
-func unpack(file, format, dir, cmd string, maxBytes int64, maxEntries int) error {
+func unpack(f *os.File, format, dir, cmd string, maxBytes int64, maxEntries int) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	file := io.NewSectionReader(f, 0, fi.Size())
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -218,13 +224,8 @@ func (u *unpacker) refused(name string, err error) error {
 	return &ArchiveError{Entry: name, Reason: "cannot be written: " + err.Error()}
 }
 
-func (u *unpacker) tarFile(file, format string) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
+func (u *unpacker) tarFile(file *io.SectionReader, format string) error {
+	br := bufio.NewReader(file)
 	var r io.Reader = br
 	magic, _ := br.Peek(3)
 	switch format {
@@ -299,12 +300,11 @@ func (u *unpacker) tarEntry(tr *tar.Reader, h *tar.Header) error {
 // maxLinkTarget bounds a zip symlink entry's content (its target).
 const maxLinkTarget = 4096
 
-func (u *unpacker) zip(file string) error {
-	zr, err := zip.OpenReader(file)
+func (u *unpacker) zip(file *io.SectionReader) error {
+	zr, err := zip.NewReader(file, file.Size())
 	if err != nil {
 		return fmt.Errorf("registry: the download is not a zip archive, as its name says: %w", err)
 	}
-	defer zr.Close()
 	if len(zr.File) > u.maxEntries {
 		return fmt.Errorf("%w: the archive has more than %d entries", ErrTooLarge, u.maxEntries)
 	}
@@ -364,17 +364,12 @@ func (u *unpacker) zipEntry(f *zip.File) error {
 }
 
 // raw places the download, a bare executable, at cmd.
-func (u *unpacker) raw(file, cmd string) error {
+func (u *unpacker) raw(file *io.SectionReader, cmd string) error {
 	p, err := cmdPath(cmd)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return u.file(p, f, true)
+	return u.file(p, file, true)
 }
 
 // checkLinks refuses a symbolic link that, through the links around it,
