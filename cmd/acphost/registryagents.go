@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/registry"
 )
@@ -113,10 +114,28 @@ func (u *registryUse) load() (*registry.Registry, error) {
 
 func (u *registryUse) cache() *registry.Cache { return &registry.Cache{} }
 
+// note tells the person, on notes, what happens; the registry's strings
+// in it (an archive's URL) are made safe for the terminal.
 func (u *registryUse) note(format string, args ...any) {
 	if u.notes != nil {
-		fmt.Fprintf(u.notes, "acphost: "+format+"\n", args...)
+		fmt.Fprintln(u.notes, "acphost: "+acphost.SafeText(fmt.Sprintf(format, args...)))
 	}
+}
+
+// safeError is a registry error as a person reads it: its text made safe
+// for a terminal (a registry's names, platforms and URLs are anyone's
+// bytes), its chain kept for errors.Is and errors.As.
+type safeError struct{ err error }
+
+func (e *safeError) Error() string { return acphost.SafeText(e.err.Error()) }
+func (e *safeError) Unwrap() error { return e.err }
+
+// safeErr is err as a safeError (nil stays nil).
+func safeErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &safeError{err}
 }
 
 // regAgentRef is an agentDef's registry entry.
@@ -131,14 +150,14 @@ type regAgentRef struct {
 func (c fileConfig) registryAgent(name string) (d agentDef, found bool, inRegistry int, err error) {
 	r, err := c.reg.load()
 	if err != nil {
-		return agentDef{}, false, 0, err
+		return agentDef{}, false, 0, safeErr(err)
 	}
 	a, ok := r.Agent(name)
 	if !ok {
 		return agentDef{}, false, len(r.Agents), nil
 	}
 	d, err = c.registryDef(r, a)
-	return d, true, len(r.Agents), err
+	return d, true, len(r.Agents), safeErr(err)
 }
 
 // registryDef is agent a as a named agent: its command (installing a
@@ -218,7 +237,7 @@ func (u *registryUse) install1(cache *registry.Cache, a registry.Agent) (registr
 // archive): not a usage error, so acphost exits 1 for it.
 type installFailure struct{ err error }
 
-func (e *installFailure) Error() string { return e.err.Error() }
+func (e *installFailure) Error() string { return acphost.SafeText(e.err.Error()) }
 func (e *installFailure) Unwrap() error { return e.err }
 
 // isInstallFailure tells run to exit 1, not 2, for err.
@@ -344,7 +363,7 @@ type agentsRun struct {
 }
 
 func (a agentsRun) fail(err error) int {
-	fmt.Fprintln(a.stderr, "acphost agents:", err)
+	fmt.Fprintln(a.stderr, "acphost agents:", acphost.SafeText(err.Error()))
 	return exitFailed
 }
 
@@ -441,7 +460,7 @@ func (a agentsRun) list() int {
 		fmt.Fprintln(a.stdout)
 		return a.fail(regErr)
 	}
-	fmt.Fprintf(a.stdout, "\nregistry: %s (%d agents; acphost agents refresh fetches it)\n", r.Origin, len(r.Agents))
+	fmt.Fprintf(a.stdout, "\nregistry: %s (%d agents; acphost agents refresh fetches it)\n", acphost.SafeText(r.Origin), len(r.Agents))
 	tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tVERSION\tDISTRIBUTION\tINSTALLED\tNAME")
 	shadowed := false
@@ -463,7 +482,7 @@ func (a agentsRun) list() int {
 		case j.Distribution == "none":
 			j.Distribution = "none for " + registry.Platform()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, j.Version, j.Distribution, inst, ag.Name)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, j.Version, j.Distribution, acphost.SafeText(inst), oneLine(acphost.SafeText(ag.Name), 60))
 	}
 	tw.Flush()
 	if shadowed {
@@ -533,7 +552,7 @@ func (a agentsRun) each(sub string, ids []string) int {
 			if a.json {
 				a.say(resultJSON{ID: id, Action: "failed", Error: err.Error()}, "")
 			} else {
-				fmt.Fprintf(a.stderr, "acphost agents %s %s: %v\n", sub, id, err)
+				fmt.Fprintf(a.stderr, "acphost agents %s %s: %s\n", sub, acphost.SafeText(id), acphost.SafeText(err.Error()))
 			}
 			code = exitFailed
 		}
@@ -563,7 +582,7 @@ func (a agentsRun) install(id string) error {
 			pkg = ag.Distribution.UVX
 		}
 		a.say(resultJSON{ID: id, Action: "nothing", Version: ag.Version},
-			fmt.Sprintf("%s runs through %s (%s), which fetches it when it starts: nothing to install", id, kind, pkg.Package))
+			fmt.Sprintf("%s runs through %s (%s), which fetches it when it starts: nothing to install", id, kind, oneLine(acphost.SafeText(pkg.Package), 200)))
 		return nil
 	}
 	cache := a.cfg.reg.cache()
@@ -616,7 +635,7 @@ func (a agentsRun) fetch() (*registry.Registry, error) {
 		what = "updated"
 	}
 	if !a.json {
-		fmt.Fprintf(a.stdout, "registry %s: %s, %d agents\n", r.Origin, what, len(r.Agents))
+		fmt.Fprintf(a.stdout, "registry %s: %s, %d agents\n", acphost.SafeText(r.Origin), what, len(r.Agents))
 	}
 	return r, nil
 }
@@ -625,7 +644,7 @@ func (a agentsRun) fetch() (*registry.Registry, error) {
 // (default: every agent installed).
 func (a agentsRun) update(ids []string) int {
 	if _, err := a.fetch(); err != nil {
-		fmt.Fprintf(a.stderr, "acphost agents update: %v; going on with the registry as it was\n", err)
+		fmt.Fprintf(a.stderr, "acphost agents update: %s; going on with the registry as it was\n", acphost.SafeText(err.Error()))
 	}
 	if len(ids) == 0 {
 		dir, err := registry.DefaultCacheDir()
