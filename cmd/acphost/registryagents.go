@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/registry"
 )
@@ -42,7 +43,9 @@ agents are fetched by those tools when they start.
   update [ID]  fetch the registry, then install the newest version of ID
                (without ID: of every installed agent); older versions stay
                until removed
-  remove ID    remove every installed version of ID
+  remove ID    remove every installed version of ID; one running keeps
+               going on what it has open (each acphost using it is
+               named), and its next start installs it again
   refresh      fetch the registry now (kept with its ETag)
 
 The registry is the official one (https://cdn.agentclientprotocol.com/...,
@@ -600,7 +603,14 @@ func (a agentsRun) install(id string) error {
 	return nil
 }
 
+// remove removes every installed version of id. An agent in use goes
+// too: a running agent keeps what it has open (on Unix; Windows refuses
+// to remove a running program, and remove fails), the files it opens
+// later are gone, and its next start (--agent, a resumed session)
+// installs it again. Each acphost whose session record shows it open with
+// the agent is named on stderr.
 func (a agentsRun) remove(id string) error {
+	users := openSessionsOf(id)
 	removed, err := a.cfg.reg.cache().Remove(context.Background(), id)
 	if err != nil {
 		return err
@@ -610,7 +620,37 @@ func (a agentsRun) remove(id string) error {
 		return nil
 	}
 	a.say(resultJSON{ID: id, Action: "removed", Versions: removed}, fmt.Sprintf("removed %s %s", id, strings.Join(removed, ", ")))
+	for _, r := range users {
+		fmt.Fprintf(a.stderr, "acphost agents remove %s: in use by acphost pid %d (session %s in %s): the agent running there keeps the files it has open, not those it opens later; its next start installs it again\n",
+			id, r.PID, oneLine(acphost.SafeText(r.ID), 40), acphost.SafeText(r.Cwd))
+	}
 	return nil
+}
+
+// openSessionsOf is the session records of a running acphost whose agent
+// is the registry's id: by its name, or by a command in its cache
+// directory.
+func openSessionsOf(id string) []state.Record {
+	st, err := state.Open()
+	if err != nil {
+		return nil
+	}
+	recs, err := st.List()
+	if err != nil {
+		return nil
+	}
+	var dir string
+	if cache, err := registry.DefaultCacheDir(); err == nil {
+		dir = filepath.Join(cache, "agents", id) + string(filepath.Separator)
+	}
+	var out []state.Record
+	for _, r := range recs {
+		uses := r.Agent == id || (dir != "" && len(r.Command) > 0 && strings.HasPrefix(r.Command[0], dir))
+		if uses && liveState(r) != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // refresh fetches the registry.

@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/testutil"
 	"github.com/acphost/acphost/registry"
@@ -306,5 +309,36 @@ func TestAttackRegistryStringsReachNoTerminal(t *testing.T) {
 	}
 	if !exact {
 		t.Errorf("agents --json does not keep the registry's strings exact:\n%s", r.stdout)
+	}
+}
+
+// TestAgentsRemoveInUseWarns (issue 36): agents remove of an agent that a
+// running acphost's session uses goes through, and says so on stderr,
+// naming that acphost's pid and what the removal does to it.
+func TestAgentsRemoveInUseWarns(t *testing.T) {
+	extra, _, stateDir := isolated(t)
+	cacheDir := t.TempDir()
+	extra = append(extra, "XDG_CACHE_HOME="+cacheDir)
+	version := filepath.Join(cacheDir, "acphost", "agents", "fake-agent", "1.0.0")
+	if err := os.MkdirAll(version, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(version, ".acphost-install.json"), []byte(`{"id":"fake-agent","version":"1.0.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := &state.Store{Dir: stateDir}
+	if err := st.Put(state.Record{ID: "running-1", Agent: "fake-agent", Cwd: "/somewhere", PID: os.Getpid(), LastUsed: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r := runIn(t, t.TempDir(), extra, nil, "", "agents", "remove", "fake-agent")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed fake-agent 1.0.0") {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	want := fmt.Sprintf("acphost agents remove fake-agent: in use by acphost pid %d (session running-1 in /somewhere)", os.Getpid())
+	if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "installs it again") {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	if _, err := os.Stat(version); !os.IsNotExist(err) {
+		t.Errorf("not removed: %v", err)
 	}
 }
