@@ -40,13 +40,15 @@ func TestAttackAuthorizedBurstBesideTokenlessFlood(t *testing.T) {
 	})
 	addr := ln.Addr().String()
 
-	failures := openStreams(addr, srv.Token(), streams)
-	require.Empty(t, failures, "a burst of %d authorized event streams alone: %d not answered", streams, len(failures))
-
+	if failures := openStreams(addr, srv.Token(), streams); len(failures) > 0 {
+		t.Fatalf("a burst of %d authorized event streams alone: %d not answered, such as %q", streams, len(failures), failures[:min(3, len(failures))])
+	}
 	stop := floodTokenless(t, addr, 200)
-	failures = openStreams(addr, srv.Token(), streams)
+	failures := openStreams(addr, srv.Token(), streams)
 	stop()
-	require.Empty(t, failures, "a burst of %d authorized event streams beside a tokenless flood: %d not answered", streams, len(failures))
+	if len(failures) > 0 {
+		t.Fatalf("a burst of %d authorized event streams beside a tokenless flood: %d not answered, such as %q", streams, len(failures), failures[:min(3, len(failures))])
+	}
 }
 
 // openStreams opens n event streams with token at once (every dial
