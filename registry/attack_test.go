@@ -54,6 +54,16 @@ func TestHostileArchivesRefusedDiskUnchanged(t *testing.T) {
 			return tarGz(t, []entry{good, {name: "d/", typ: tar.TypeDir, mode: 0o755},
 				{name: "d/up", typ: tar.TypeSymlink, link: ".."}, {name: "d/up/out", typ: tar.TypeSymlink, link: "../outside"}})
 		}, "a.tar.gz", ErrUnsafeArchive, "resolves outside the archive"},
+		{"symlink chain out, dangling through a link", func(root string) []byte {
+			// d/e/s → ".." is d; d/e/s/l, made through it, is d/l → "../../zzz",
+			// which reads d/zzz by its name but is two levels above d, where
+			// nothing is (issue 36).
+			return tarGz(t, []entry{good, {name: "d/e/", typ: tar.TypeDir, mode: 0o755},
+				{name: "d/e/s", typ: tar.TypeSymlink, link: ".."}, {name: "d/e/s/l", typ: tar.TypeSymlink, link: "../../zzz"}})
+		}, "a.tar.gz", ErrUnsafeArchive, "resolves outside the archive"},
+		{"symlink loop", func(root string) []byte {
+			return tarGz(t, []entry{good, {name: "a", typ: tar.TypeSymlink, link: "b"}, {name: "b", typ: tar.TypeSymlink, link: "a"}})
+		}, "a.tar.gz", ErrUnsafeArchive, "resolves outside the archive"},
 		{"cmd a link out", func(root string) []byte {
 			return tarGz(t, []entry{{name: "bin/fake", typ: tar.TypeSymlink, link: "/bin/sh"}})
 		}, "a.tar.gz", ErrUnsafeArchive, "is a link to"},

@@ -16,7 +16,9 @@ var (
 	// (*PlatformError).
 	ErrPlatform = errors.New("registry: no distribution for this platform")
 	// ErrInsecureURL: a URL that is not https (plain http is allowed only
-	// to a loopback address).
+	// to a loopback address): a registry's, a download's or a redirect's,
+	// and an archive's in a registry document, refused when it is read
+	// (a *MalformedError that matches it).
 	ErrInsecureURL = errors.New("registry: not an https URL")
 	// ErrTooLarge: a download or an unpacked archive passed its bound.
 	ErrTooLarge = errors.New("registry: too large")
@@ -28,17 +30,23 @@ var (
 	ErrChecksum = errors.New("registry: archive checksum differs")
 	// ErrDownload: a download failed (an HTTP status, a cut-off body).
 	ErrDownload = errors.New("registry: download failed")
+	// ErrStalled: a download that made too little progress (it matches
+	// ErrDownload too).
+	ErrStalled = errors.New("registry: download stalled")
 	// ErrNotInstalled: a binary agent that is not in the cache, asked for
 	// without installing.
 	ErrNotInstalled = errors.New("registry: agent not installed")
 )
 
 // MalformedError is a registry document that is not one: where (empty for
-// the document as a whole) and why. Source is the file or URL, when known.
+// the document as a whole) and why. Source is the file or URL, when known;
+// Err, when set, is the cause (ErrInsecureURL for an archive not over
+// https), which errors.Is and errors.As reach.
 type MalformedError struct {
 	Source string
 	Where  string
 	Reason string
+	Err    error
 }
 
 func (e *MalformedError) Error() string {
@@ -57,6 +65,9 @@ func (e *MalformedError) Error() string {
 
 // Is makes a *MalformedError match ErrMalformed.
 func (e *MalformedError) Is(target error) bool { return target == ErrMalformed }
+
+// Unwrap is the cause, if any.
+func (e *MalformedError) Unwrap() error { return e.Err }
 
 // PlatformError is an agent without a distribution for Platform; Offered
 // are the platforms its binary distribution has.

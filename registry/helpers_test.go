@@ -5,6 +5,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -220,4 +222,10 @@ func changed(before, after map[string]string, allowed ...string) []string {
 	}
 	sort.Strings(diff)
 	return diff
+}
+
+// sha256Hex is b's SHA-256, as the registry writes it.
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }

@@ -23,8 +23,10 @@ const (
 	DefaultMaxDownload = 1 << 30 // 1 GiB of archive
 	DefaultMaxUnpacked = 4 << 30 // 4 GiB unpacked
 	DefaultMaxEntries  = 200_000 // archive entries
-	// DefaultIdleTimeout ends a download that receives nothing this long.
-	DefaultIdleTimeout = 60 * time.Second
+	// DefaultStallTimeout and DefaultStallBytes: a download that receives
+	// less than 256 KiB in a minute (about 4 KiB/s) is stalled.
+	DefaultStallTimeout = 60 * time.Second
+	DefaultStallBytes   = 256 << 10
 )
 
 // Cache installs the binary distributions of registry agents, each into
@@ -32,7 +34,10 @@ const (
 //
 // Every download is hostile input. The archive's URL, and every redirect,
 // must be https (plain http only to a loopback address). At most
-// MaxDownload bytes are read and MaxUnpacked bytes written. An entry with
+// MaxDownload bytes are read and MaxUnpacked bytes written; a download
+// that stalls (see StallTimeout) fails. The archive is unpacked from the
+// very file it was hashed into, whose name is removed as soon as it is
+// made (but on Windows), so that what is unpacked is what was checked. An entry with
 // an absolute path or a "..", a symbolic link that resolves outside the
 // directory, a hard link to anything but a file of the archive, a device
 // file or a named pipe, or a setuid, setgid or sticky bit fails the
@@ -59,9 +64,14 @@ type Cache struct {
 	MaxDownload int64
 	MaxUnpacked int64
 	MaxEntries  int
-	// IdleTimeout ends a download (an ErrDownload) when nothing arrives
-	// for this long, from the request on. Zero: DefaultIdleTimeout.
-	IdleTimeout time.Duration
+	// StallTimeout and StallBytes end a download that stalls: one that,
+	// from the request on, receives less than StallBytes in a StallTimeout
+	// (its answer's header first), fails with an error matching
+	// ErrStalled and ErrDownload. A trickle of bytes, each soon after the
+	// last, is a stall too. Zero: DefaultStallTimeout, DefaultStallBytes.
+	// A deadline for the whole install is the caller's, on ctx.
+	StallTimeout time.Duration
+	StallBytes   int64
 	// Progress, when set, is called on the goroutine that called Install
 	// as the archive arrives, with the bytes so far and the total (-1 when
 	// the server did not say). It should return quickly.
@@ -265,7 +275,13 @@ func (c *Cache) Install(ctx context.Context, a Agent) (in Installed, downloaded 
 	if err != nil {
 		return Installed{}, false, err
 	}
-	defer os.Remove(archive)
+	defer func() {
+		archive.Close()
+		os.Remove(archive.Name()) // gone already, but on Windows
+	}()
+	if downloadedHook != nil {
+		downloadedHook(archive.Name())
+	}
 	sums, err := readSums(dir)
 	if err != nil {
 		return Installed{}, false, err
@@ -311,6 +327,10 @@ func (c *Cache) Install(ctx context.Context, a Agent) (in Installed, downloaded 
 	return in, true, nil
 }
 
+// downloadedHook, when set (by tests), is called with the download's
+// temporary name once it is checked, before it is unpacked.
+var downloadedHook func(name string)
+
 // removeLeftovers removes what an install killed midway left in dir (its
 // download and unpacking directory); called with the lock held, so no
 // install is making them.
@@ -344,74 +364,66 @@ func (c *Cache) maxEntries() int {
 	return DefaultMaxEntries
 }
 
-// download fetches the archive into a temporary file in dir, and returns
-// its name and SHA-256 (hex). A body shorter than its Content-Length, or
-// longer than MaxDownload, fails it.
-func (c *Cache) download(ctx context.Context, dir, archive string) (file, sum string, err error) {
-	idle := c.IdleTimeout
-	if idle <= 0 {
-		idle = DefaultIdleTimeout
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stalled := fmt.Errorf("%w: %s: nothing arrived for %v", ErrDownload, archive, idle)
-	timer := time.AfterFunc(idle, func() { cancel(stalled) })
-	defer timer.Stop()
-	defer func() {
-		if err != nil && context.Cause(ctx) == stalled {
-			err = stalled
-		}
-	}()
+// download fetches the archive into a temporary file in dir, hashing it
+// as it comes, and returns the file (open, its name already removed where
+// the system allows) and its SHA-256 (hex). A body shorter than its
+// Content-Length, longer than MaxDownload, or that stalls, fails it.
+func (c *Cache) download(ctx context.Context, dir, archive string) (_ *os.File, sum string, err error) {
+	ctx, watch, stop := watchStall(ctx, archive, c.StallTimeout, c.StallBytes)
+	defer stop()
+	defer func() { err = watch.cause(err) }()
 	resp, err := get(ctx, c.Client, archive, nil, false)
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
 	defer resp.Body.Close()
 	limit := c.maxDownload()
 	if resp.ContentLength > limit {
-		return "", "", tooLarge("the archive "+archive, limit)
+		return nil, "", tooLarge("the archive "+archive, limit)
 	}
 	f, err := os.CreateTemp(dir, ".download-")
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
+	// Nothing but this descriptor reaches the bytes hashed: a file put
+	// under the name later is not the one unpacked. Windows removes no
+	// open file: the name stays until Install closes it.
+	_ = os.Remove(f.Name())
 	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
 		if err != nil {
+			f.Close()
 			os.Remove(f.Name())
 		}
 	}()
 	h := sha256.New()
-	w := &progressWriter{w: io.MultiWriter(f, h), total: resp.ContentLength, fn: c.Progress, alive: func() { timer.Reset(idle) }}
+	w := &progressWriter{w: io.MultiWriter(f, h), total: resp.ContentLength, fn: c.Progress, arrived: watch.arrived}
 	n, err := io.Copy(w, io.LimitReader(resp.Body, limit+1))
 	switch {
 	case err != nil:
-		return "", "", fmt.Errorf("%w: %s: after %d bytes: %w", ErrDownload, archive, n, err)
+		return nil, "", fmt.Errorf("%w: %s: after %d bytes: %w", ErrDownload, archive, n, err)
 	case n > limit:
-		return "", "", tooLarge("the archive "+archive, limit)
+		return nil, "", tooLarge("the archive "+archive, limit)
 	case resp.ContentLength >= 0 && n != resp.ContentLength:
-		return "", "", fmt.Errorf("%w: %s: %d of %d bytes", ErrDownload, archive, n, resp.ContentLength)
+		return nil, "", fmt.Errorf("%w: %s: %d of %d bytes", ErrDownload, archive, n, resp.ContentLength)
 	}
-	return f.Name(), hexSum(h), nil
+	return f, hexSum(h), nil
 }
 
 func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 
 // progressWriter counts what passes and tells fn.
 type progressWriter struct {
-	w     io.Writer
-	done  int64
-	total int64
-	fn    func(done, total int64)
-	alive func() // bytes came
+	w       io.Writer
+	done    int64
+	total   int64
+	fn      func(done, total int64)
+	arrived func(n int) // bytes came
 }
 
 func (p *progressWriter) Write(b []byte) (int, error) {
 	n, err := p.w.Write(b)
 	p.done += int64(n)
-	p.alive()
+	p.arrived(n)
 	if p.fn != nil {
 		p.fn(p.done, p.total)
 	}

@@ -223,10 +223,10 @@ func TestInstallStalledDownloadEnds(t *testing.T) {
 		}
 	})
 	for _, path := range []string{"/stall-body.tar.gz", "/stall-headers.tar.gz"} {
-		cache := &Cache{Dir: dir, Client: s.Client(), IdleTimeout: 100 * time.Millisecond}
+		cache := &Cache{Dir: dir, Client: s.Client(), StallTimeout: 100 * time.Millisecond}
 		a := binaryAgent("fake", "1.0.0", s.URL+path, "./bin/fake", nil)
 		_, _, err := cache.Install(context.Background(), a)
-		if !errors.Is(err, ErrDownload) || !strings.Contains(err.Error(), "nothing arrived for 100ms") {
+		if !errors.Is(err, ErrDownload) || !strings.Contains(err.Error(), "less than 262144 bytes in 100ms") {
 			t.Errorf("%s: %v", path, err)
 		}
 	}

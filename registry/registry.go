@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -202,7 +201,7 @@ func (r *Registry) check() error {
 		}
 		for _, platform := range a.Platforms() {
 			if err := d.Binary[platform].check(); err != nil {
-				return bad("distribution.binary.%s: %s", platform, err)
+				return &MalformedError{Where: where, Reason: fmt.Sprintf("distribution.binary.%s: %s", platform, err), Err: err}
 			}
 		}
 	}
@@ -225,10 +224,10 @@ func (p *Package) check() error {
 func (t Target) CmdPath() (string, error) { return cmdPath(t.Cmd) }
 
 func (t Target) check() error {
-	u, err := url.Parse(t.Archive)
+	if _, err := checkURL(t.Archive); err != nil {
+		return &causedError{fmt.Sprintf("archive %q: want an https URL (plain http only to a loopback address)", t.Archive), ErrInsecureURL}
+	}
 	switch {
-	case t.Archive == "" || err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		return fmt.Errorf("archive %q: want an https URL", t.Archive)
 	case t.Cmd == "":
 		return fmt.Errorf("no cmd")
 	case t.SHA256 != "" && !shaPattern.MatchString(strings.ToLower(t.SHA256)):
@@ -239,6 +238,15 @@ func (t Target) check() error {
 	}
 	return checkEnv(t.Env)
 }
+
+// causedError is a reason in words that errors.Is takes for its cause.
+type causedError struct {
+	reason string
+	cause  error
+}
+
+func (e *causedError) Error() string { return e.reason }
+func (e *causedError) Unwrap() error { return e.cause }
 
 func checkEnv(env map[string]string) error {
 	for k, v := range env {

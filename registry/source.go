@@ -65,6 +65,12 @@ type Source struct {
 	// Client makes the requests. Nil: a client of its own (with the
 	// environment's proxy). Its redirects are held to https.
 	Client *http.Client
+	// StallTimeout and StallBytes end a fetch that stalls, as
+	// Cache.StallTimeout does a download. Zero: DefaultStallTimeout and
+	// DefaultStallBytes (a registry, smaller than that, must then come
+	// whole within the timeout).
+	StallTimeout time.Duration
+	StallBytes   int64
 }
 
 // cachedIndex is a fetched registry's metadata, next to its body.
@@ -162,8 +168,11 @@ func fetchCached(ctx context.Context, src Source, u string, fallback bool) (*Reg
 	if keptErr == nil && meta.ETag != "" && meta.URL == u {
 		header.Set("If-None-Match", meta.ETag)
 	}
+	ctx, watch, stop := watchStall(ctx, u, src.StallTimeout, src.StallBytes)
+	defer stop()
 	resp, err := get(ctx, src.Client, u, header, keptErr == nil)
 	if err != nil {
+		err = watch.cause(err)
 		if fallback && keptErr == nil && !errors.Is(err, ErrInsecureURL) {
 			kept.Origin = fmt.Sprintf("%s (kept copy of %s; fetching failed: %v)", u, meta.Fetched.Format(time.DateTime), err)
 			return kept, false, nil
@@ -177,7 +186,10 @@ func fetchCached(ctx context.Context, src Source, u string, fallback bool) (*Reg
 		kept.Origin = u + " (unchanged since " + meta.Fetched.Format(time.DateOnly) + ")"
 		return kept, false, nil
 	}
-	b, err := readCapped(resp.Body, maxRegistry, "the registry "+u)
+	b, err := readCapped(watch.reader(resp.Body), maxRegistry, "the registry "+u)
+	if err = watch.cause(err); errors.Is(err, ErrStalled) {
+		return nil, false, fmt.Errorf("registry: %w", err)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("registry: %w: %w", ErrDownload, err)
 	}

@@ -65,10 +65,16 @@ type unpacker struct {
 	links      []string        // symbolic links made, checked at the end
 }
 
-// unpack writes the archive at file, of format, into dir (an empty
+// unpack writes the archive in file (read from its start through the
+// descriptor, never reopened by name), of format, into dir (an empty
 // directory), then checks that cmd is a regular file there and makes it
 // executable. Any refusal leaves dir for the caller to remove.
-func unpack(file, format, dir, cmd string, maxBytes int64, maxEntries int) error {
+func unpack(f *os.File, format, dir, cmd string, maxBytes int64, maxEntries int) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	file := io.NewSectionReader(f, 0, fi.Size())
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -218,13 +224,8 @@ func (u *unpacker) refused(name string, err error) error {
 	return &ArchiveError{Entry: name, Reason: "cannot be written: " + err.Error()}
 }
 
-func (u *unpacker) tarFile(file, format string) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
+func (u *unpacker) tarFile(file *io.SectionReader, format string) error {
+	br := bufio.NewReader(file)
 	var r io.Reader = br
 	magic, _ := br.Peek(3)
 	switch format {
@@ -299,12 +300,11 @@ func (u *unpacker) tarEntry(tr *tar.Reader, h *tar.Header) error {
 // maxLinkTarget bounds a zip symlink entry's content (its target).
 const maxLinkTarget = 4096
 
-func (u *unpacker) zip(file string) error {
-	zr, err := zip.OpenReader(file)
+func (u *unpacker) zip(file *io.SectionReader) error {
+	zr, err := zip.NewReader(file, file.Size())
 	if err != nil {
 		return fmt.Errorf("registry: the download is not a zip archive, as its name says: %w", err)
 	}
-	defer zr.Close()
 	if len(zr.File) > u.maxEntries {
 		return fmt.Errorf("%w: the archive has more than %d entries", ErrTooLarge, u.maxEntries)
 	}
@@ -364,36 +364,69 @@ func (u *unpacker) zipEntry(f *zip.File) error {
 }
 
 // raw places the download, a bare executable, at cmd.
-func (u *unpacker) raw(file, cmd string) error {
+func (u *unpacker) raw(file *io.SectionReader, cmd string) error {
 	p, err := cmdPath(cmd)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return u.file(p, f, true)
+	return u.file(p, file, true)
 }
 
 // checkLinks refuses a symbolic link that, through the links around it,
-// resolves outside the directory.
+// resolves outside the directory, or loops: dangling ones included, each
+// followed part by part as the system would (see resolvesInside).
 func (u *unpacker) checkLinks() error {
-	top, err := filepath.EvalSymlinks(u.dir)
-	if err != nil {
-		return err
-	}
 	for _, name := range u.links {
-		real, err := filepath.EvalSymlinks(filepath.Join(u.dir, filepath.FromSlash(name)))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // dangling, but pointing inside
-		}
-		if err != nil || !strings.HasPrefix(real, top+string(filepath.Separator)) {
-			return &ArchiveError{Entry: name, Reason: "is a link that resolves outside the archive"}
+		if !u.resolvesInside(name) {
+			return &ArchiveError{Entry: name, Reason: "is a link that resolves outside the archive (or loops)"}
 		}
 	}
 	return nil
+}
+
+// maxLinkHops bounds the links one name is followed through (Linux's
+// limit): more is a loop.
+const maxLinkHops = 40
+
+// resolvesInside tells whether name, followed through every link it meets
+// as the system would, stays inside the directory. Where a part names
+// nothing (a dangling link's target), the rest is followed by its letters,
+// each ".." one level up: what would be made there later must be inside
+// too. filepath.EvalSymlinks cannot say this: it stops at the first part
+// that does not exist.
+func (u *unpacker) resolvesInside(name string) bool {
+	var real []string // the parts resolved so far: directories, files or nothing, never links
+	todo := strings.Split(name, "/")
+	for hops := 0; len(todo) > 0; {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			if len(real) == 0 {
+				return false
+			}
+			real = real[:len(real)-1]
+			continue
+		}
+		p := filepath.FromSlash(path.Join(append(real, part)...))
+		fi, err := u.root.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			real = append(real, part)
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return false
+		}
+		target, err := u.root.Readlink(p)
+		target = filepath.ToSlash(target)
+		if err != nil || target == "" || path.IsAbs(target) || filepath.IsAbs(target) {
+			return false
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	return true
 }
 
 // checkCmd makes sure cmd is an executable regular file of the archive.

@@ -541,10 +541,14 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 //
 // The server has timeouts (10s for a request's header, 60s for an idle
 // keep-alive connection, and for a POST body) and holds at most 64
-// connections that have not shown the token: past it the oldest idle one
-// is closed, so that a local process without the token cannot use up the
-// descriptors and starve the person's requests. Serving s with an
-// http.Server of your own, set such timeouts yourself.
+// connections that have shown they are not the person's (a request
+// without the token answered, or 2s without a request): past it they are
+// closed, idle ones first, so that a local process without the token
+// cannot use up the descriptors and starve the person's requests. A
+// connection whose request is on its way is not closed for the cap, so
+// that a burst of the person's own connections keeps every one (up to
+// 1024 such connections at once). Serving s with an http.Server of your
+// own, set such timeouts yourself.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
 	hs, gln := httpserve.New(s, ln, 0, slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	served := make(chan error, 1)

@@ -90,8 +90,8 @@ type Bridge struct {
 	// without an Origin header (non-browser clients) are not affected.
 	AllowedOrigins []string
 	// MaxUntrusted bounds, under Serve, the connections held that have
-	// not shown the token (a request refused, or none made yet); past it
-	// the oldest idle one is closed. 0 means 64.
+	// shown they are not the person's (a request refused, or none made
+	// within 2s); past it they are closed, idle ones first. 0 means 64.
 	MaxUntrusted int
 	// MaxConnections bounds the agents running at once; 0 means
 	// DefaultMaxConnections (64), negative no bound.

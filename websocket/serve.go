@@ -23,8 +23,12 @@ var ErrNoToken = errors.New("websocket: a Bridge needs a Token (AllowNoToken ser
 //
 // The server has timeouts (10s for a request's header, 60s for an idle
 // keep-alive connection) and holds at most b.MaxUntrusted connections that
-// have not shown the token: past it the oldest idle one is closed, so that
-// a local process without the token cannot use up the descriptors.
+// have shown they are not the person's (a request without the token
+// answered, or 2s without a request): past it they are closed, idle ones
+// first, so that a local process without the token cannot use up the
+// descriptors. A connection whose request is on its way is not closed for
+// the cap (up to 16 × MaxUntrusted of them at once): a burst of the
+// person's own connections keeps every one.
 func Serve(ctx context.Context, ln net.Listener, b *Bridge) error {
 	if b.Token == "" && (!b.AllowNoToken || !localAddr(ln.Addr())) {
 		ln.Close()

@@ -18,6 +18,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/registry"
 )
@@ -41,7 +43,9 @@ agents are fetched by those tools when they start.
   update [ID]  fetch the registry, then install the newest version of ID
                (without ID: of every installed agent); older versions stay
                until removed
-  remove ID    remove every installed version of ID
+  remove ID    remove every installed version of ID; one running keeps
+               going on what it has open (each acphost using it is
+               named), and its next start installs it again
   refresh      fetch the registry now (kept with its ETag)
 
 The registry is the official one (https://cdn.agentclientprotocol.com/...,
@@ -113,10 +117,28 @@ func (u *registryUse) load() (*registry.Registry, error) {
 
 func (u *registryUse) cache() *registry.Cache { return &registry.Cache{} }
 
+// note tells the person, on notes, what happens; the registry's strings
+// in it (an archive's URL) are made safe for the terminal.
 func (u *registryUse) note(format string, args ...any) {
 	if u.notes != nil {
-		fmt.Fprintf(u.notes, "acphost: "+format+"\n", args...)
+		fmt.Fprintln(u.notes, "acphost: "+acphost.SafeText(fmt.Sprintf(format, args...)))
 	}
+}
+
+// safeError is a registry error as a person reads it: its text made safe
+// for a terminal (a registry's names, platforms and URLs are anyone's
+// bytes), its chain kept for errors.Is and errors.As.
+type safeError struct{ err error }
+
+func (e *safeError) Error() string { return acphost.SafeText(e.err.Error()) }
+func (e *safeError) Unwrap() error { return e.err }
+
+// safeErr is err as a safeError (nil stays nil).
+func safeErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &safeError{err}
 }
 
 // regAgentRef is an agentDef's registry entry.
@@ -131,14 +153,14 @@ type regAgentRef struct {
 func (c fileConfig) registryAgent(name string) (d agentDef, found bool, inRegistry int, err error) {
 	r, err := c.reg.load()
 	if err != nil {
-		return agentDef{}, false, 0, err
+		return agentDef{}, false, 0, safeErr(err)
 	}
 	a, ok := r.Agent(name)
 	if !ok {
 		return agentDef{}, false, len(r.Agents), nil
 	}
 	d, err = c.registryDef(r, a)
-	return d, true, len(r.Agents), err
+	return d, true, len(r.Agents), safeErr(err)
 }
 
 // registryDef is agent a as a named agent: its command (installing a
@@ -218,7 +240,7 @@ func (u *registryUse) install1(cache *registry.Cache, a registry.Agent) (registr
 // archive): not a usage error, so acphost exits 1 for it.
 type installFailure struct{ err error }
 
-func (e *installFailure) Error() string { return e.err.Error() }
+func (e *installFailure) Error() string { return acphost.SafeText(e.err.Error()) }
 func (e *installFailure) Unwrap() error { return e.err }
 
 // isInstallFailure tells run to exit 1, not 2, for err.
@@ -344,7 +366,7 @@ type agentsRun struct {
 }
 
 func (a agentsRun) fail(err error) int {
-	fmt.Fprintln(a.stderr, "acphost agents:", err)
+	fmt.Fprintln(a.stderr, "acphost agents:", acphost.SafeText(err.Error()))
 	return exitFailed
 }
 
@@ -441,7 +463,7 @@ func (a agentsRun) list() int {
 		fmt.Fprintln(a.stdout)
 		return a.fail(regErr)
 	}
-	fmt.Fprintf(a.stdout, "\nregistry: %s (%d agents; acphost agents refresh fetches it)\n", r.Origin, len(r.Agents))
+	fmt.Fprintf(a.stdout, "\nregistry: %s (%d agents; acphost agents refresh fetches it)\n", acphost.SafeText(r.Origin), len(r.Agents))
 	tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tVERSION\tDISTRIBUTION\tINSTALLED\tNAME")
 	shadowed := false
@@ -463,7 +485,7 @@ func (a agentsRun) list() int {
 		case j.Distribution == "none":
 			j.Distribution = "none for " + registry.Platform()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, j.Version, j.Distribution, inst, ag.Name)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, j.Version, j.Distribution, acphost.SafeText(inst), oneLine(acphost.SafeText(ag.Name), 60))
 	}
 	tw.Flush()
 	if shadowed {
@@ -533,7 +555,7 @@ func (a agentsRun) each(sub string, ids []string) int {
 			if a.json {
 				a.say(resultJSON{ID: id, Action: "failed", Error: err.Error()}, "")
 			} else {
-				fmt.Fprintf(a.stderr, "acphost agents %s %s: %v\n", sub, id, err)
+				fmt.Fprintf(a.stderr, "acphost agents %s %s: %s\n", sub, acphost.SafeText(id), acphost.SafeText(err.Error()))
 			}
 			code = exitFailed
 		}
@@ -563,7 +585,7 @@ func (a agentsRun) install(id string) error {
 			pkg = ag.Distribution.UVX
 		}
 		a.say(resultJSON{ID: id, Action: "nothing", Version: ag.Version},
-			fmt.Sprintf("%s runs through %s (%s), which fetches it when it starts: nothing to install", id, kind, pkg.Package))
+			fmt.Sprintf("%s runs through %s (%s), which fetches it when it starts: nothing to install", id, kind, oneLine(acphost.SafeText(pkg.Package), 200)))
 		return nil
 	}
 	cache := a.cfg.reg.cache()
@@ -581,7 +603,14 @@ func (a agentsRun) install(id string) error {
 	return nil
 }
 
+// remove removes every installed version of id. An agent in use goes
+// too: a running agent keeps what it has open (on Unix; Windows refuses
+// to remove a running program, and remove fails), the files it opens
+// later are gone, and its next start (--agent, a resumed session)
+// installs it again. Each acphost whose session record shows it open with
+// the agent is named on stderr.
 func (a agentsRun) remove(id string) error {
+	users := openSessionsOf(id)
 	removed, err := a.cfg.reg.cache().Remove(context.Background(), id)
 	if err != nil {
 		return err
@@ -591,7 +620,37 @@ func (a agentsRun) remove(id string) error {
 		return nil
 	}
 	a.say(resultJSON{ID: id, Action: "removed", Versions: removed}, fmt.Sprintf("removed %s %s", id, strings.Join(removed, ", ")))
+	for _, r := range users {
+		fmt.Fprintf(a.stderr, "acphost agents remove %s: in use by acphost pid %d (session %s in %s): the agent running there keeps the files it has open, not those it opens later; its next start installs it again\n",
+			id, r.PID, oneLine(acphost.SafeText(r.ID), 40), acphost.SafeText(r.Cwd))
+	}
 	return nil
+}
+
+// openSessionsOf is the session records of a running acphost whose agent
+// is the registry's id: by its name, or by a command in its cache
+// directory.
+func openSessionsOf(id string) []state.Record {
+	st, err := state.Open()
+	if err != nil {
+		return nil
+	}
+	recs, err := st.List()
+	if err != nil {
+		return nil
+	}
+	var dir string
+	if cache, err := registry.DefaultCacheDir(); err == nil {
+		dir = filepath.Join(cache, "agents", id) + string(filepath.Separator)
+	}
+	var out []state.Record
+	for _, r := range recs {
+		uses := r.Agent == id || (dir != "" && len(r.Command) > 0 && strings.HasPrefix(r.Command[0], dir))
+		if uses && liveState(r) != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // refresh fetches the registry.
@@ -616,7 +675,7 @@ func (a agentsRun) fetch() (*registry.Registry, error) {
 		what = "updated"
 	}
 	if !a.json {
-		fmt.Fprintf(a.stdout, "registry %s: %s, %d agents\n", r.Origin, what, len(r.Agents))
+		fmt.Fprintf(a.stdout, "registry %s: %s, %d agents\n", acphost.SafeText(r.Origin), what, len(r.Agents))
 	}
 	return r, nil
 }
@@ -625,7 +684,7 @@ func (a agentsRun) fetch() (*registry.Registry, error) {
 // (default: every agent installed).
 func (a agentsRun) update(ids []string) int {
 	if _, err := a.fetch(); err != nil {
-		fmt.Fprintf(a.stderr, "acphost agents update: %v; going on with the registry as it was\n", err)
+		fmt.Fprintf(a.stderr, "acphost agents update: %s; going on with the registry as it was\n", acphost.SafeText(err.Error()))
 	}
 	if len(ids) == 0 {
 		dir, err := registry.DefaultCacheDir()

@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/testutil"
 	"github.com/acphost/acphost/registry"
@@ -193,10 +196,11 @@ func TestRegistryAgentErrors(t *testing.T) {
 		strings.Contains(r.stderr, "--help") {
 		t.Errorf("404: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
-	// A plain-http archive off loopback is refused before any connection.
+	// A plain-http archive off loopback makes the registry malformed: it
+	// is refused when the registry is read, before any connection.
 	fakeRegistry(t, regFile, "plain", "1.0.0", "http://example.com/a.tar.gz", fakeagent.Script{})
 	r = runIn(t, t.TempDir(), extra, nil, "", "--registry", regFile, "--agent", "plain", "-p", "hi")
-	if r.code != exitFailed || !strings.Contains(r.stderr, "not an https URL: http://example.com/a.tar.gz (plain http only to a loopback address)") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, `is malformed: agents[0] ("plain"): distribution.binary.`+registry.Platform()+`: archive "http://example.com/a.tar.gz": want an https URL (plain http only to a loopback address)`) {
 		t.Errorf("http: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	os.WriteFile(regFile, []byte(`{"version":"1.0.0","agents":[{"id":"x","version":"1.0.0"}]}`), 0o644)
@@ -243,4 +247,98 @@ func TestRegistryAgentErrors(t *testing.T) {
 		return
 	}
 	t.Errorf("agents --json lacks devin:\n%s", r.stdout)
+}
+
+// TestAttackRegistryStringsReachNoTerminal (issue 36): a registry whose
+// names, descriptions, packages, arguments, platforms and archive URLs
+// carry ESC, BEL, C1 CSI and bidi controls: nothing acphost agents (and
+// install, and --agent) prints for a person holds one; --json keeps the
+// strings exact.
+func TestAttackRegistryStringsReachNoTerminal(t *testing.T) {
+	extra, _, _ := isolated(t)
+	extra = append(extra, "XDG_CACHE_HOME="+t.TempDir())
+	const evil = "\x1b]0;owned\x07\x1b[2J\u009b31m\u202e\u2066"
+	name := "Evil" + evil + "Name"
+	doc := map[string]any{"version": "1.0.0", "agents": []any{
+		map[string]any{"id": "hostile-npx", "name": name, "version": "1.0.0", "description": "d" + evil,
+			"distribution": map[string]any{"npx": map[string]any{"package": "pkg" + evil + "@1", "args": []string{"--x" + evil}}}},
+		map[string]any{"id": "hostile-bin", "name": name, "version": "1.0.0", "description": "d" + evil,
+			"distribution": map[string]any{"binary": map[string]any{
+				registry.Platform(): map[string]any{"archive": "https://127.0.0.1:1/\u202eevil\u009b.tar.gz", "cmd": "./bin/fake", "args": []string{"a" + evil}},
+			}}},
+		map[string]any{"id": "hostile-none", "name": name, "version": "1.0.0", "description": "d" + evil,
+			"distribution": map[string]any{"binary": map[string]any{
+				"plan9" + evil: map[string]any{"archive": "https://example.com/a.tar.gz", "cmd": "./a"},
+			}}},
+	}}
+	regFile := filepath.Join(t.TempDir(), "registry.json")
+	writeJSON(t, regFile, doc)
+	clean := func(what, out string) {
+		t.Helper()
+		for _, c := range []string{"\x1b", "\x07", "\u009b", "\x9b", "\u202e", "\u2066"} {
+			if strings.Contains(out, c) {
+				t.Errorf("%s prints %q:\n%q", what, c, out)
+			}
+		}
+	}
+	for _, args := range [][]string{
+		{"agents", "--registry", regFile},
+		{"agents", "install", "hostile-npx", "--registry", regFile},
+		{"agents", "install", "hostile-bin", "--registry", regFile},
+		{"agents", "install", "hostile-none", "--registry", regFile},
+		{"agents", "update", "hostile-npx", "--registry", regFile},
+		{"--registry", regFile, "--agent", "hostile-none", "-p", "hi"},
+		{"--registry", regFile, "--agent", "hostile-bin", "-p", "hi"},
+	} {
+		r := runIn(t, t.TempDir(), extra, nil, "", args...)
+		clean(strings.Join(args, " "), r.stdout+r.stderr)
+		if r.stdout+r.stderr == "" {
+			t.Errorf("%v printed nothing", args)
+		}
+	}
+	r := runIn(t, t.TempDir(), extra, nil, "", "agents", "--json", "--registry", regFile)
+	var list struct {
+		Agents []struct{ Name, Description string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatalf("agents --json: %v\n%s", err, r.stdout)
+	}
+	exact := false
+	for _, a := range list.Agents {
+		exact = exact || (a.Name == "hostile-npx" && a.Description == "d"+evil)
+	}
+	if !exact {
+		t.Errorf("agents --json does not keep the registry's strings exact:\n%s", r.stdout)
+	}
+}
+
+// TestAgentsRemoveInUseWarns (issue 36): agents remove of an agent that a
+// running acphost's session uses goes through, and says so on stderr,
+// naming that acphost's pid and what the removal does to it.
+func TestAgentsRemoveInUseWarns(t *testing.T) {
+	extra, _, stateDir := isolated(t)
+	cacheDir := t.TempDir()
+	extra = append(extra, "XDG_CACHE_HOME="+cacheDir)
+	version := filepath.Join(cacheDir, "acphost", "agents", "fake-agent", "1.0.0")
+	if err := os.MkdirAll(version, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(version, ".acphost-install.json"), []byte(`{"id":"fake-agent","version":"1.0.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := &state.Store{Dir: stateDir}
+	if err := st.Put(state.Record{ID: "running-1", Agent: "fake-agent", Cwd: "/somewhere", PID: os.Getpid(), LastUsed: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r := runIn(t, t.TempDir(), extra, nil, "", "agents", "remove", "fake-agent")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed fake-agent 1.0.0") {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	want := fmt.Sprintf("acphost agents remove fake-agent: in use by acphost pid %d (session running-1 in /somewhere)", os.Getpid())
+	if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "installs it again") {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	if _, err := os.Stat(version); !os.IsNotExist(err) {
+		t.Errorf("not removed: %v", err)
+	}
 }
