@@ -127,8 +127,15 @@ func planView(opts *ACPOptions, env []string, tmp string, writable []string) *fs
 	if u, err := user.Current(); err == nil {
 		homes = append(homes, u.HomeDir)
 	}
-	for _, d := range append(homes, os.TempDir(), "/tmp", "/var/tmp", "/dev/shm") {
-		if d = filepath.Clean(d); filepath.IsAbs(d) && d != "/" {
+	// /run and the runtime directory too: a unix socket seen through an
+	// overlay cannot be connected to, so the user's services there (the
+	// session bus and systemd --user, which start processes outside the
+	// agent's confinement; ssh and gpg agents; container engines) are out
+	// of its reach, as are those in the homes and /tmp (a chat's control
+	// socket, tmux).
+	places := append(homes, os.TempDir(), "/tmp", "/var/tmp", "/dev/shm", "/run", envValue(env, "XDG_RUNTIME_DIR"))
+	for _, d := range places {
+		if d != "" && filepath.IsAbs(d) && filepath.Clean(d) != "/" {
 			v.Overlay = append(v.Overlay, confine.Resolve(d))
 		}
 	}

@@ -4,9 +4,12 @@ package fsview
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,5 +198,53 @@ func TestViewScratchUnderAnOverlay(t *testing.T) {
 	v.Overlay = []string{filepath.Dir(p.scratch), second}
 	if out := run(t, v, `echo x > "$0/f" && echo second-ok`, second); out != "second-ok\n" {
 		t.Errorf("output %q", out)
+	}
+}
+
+// TestViewKeepsTheUsersSocketsOutOfReach: a unix socket the user's
+// services listen on in an overlaid tree (a chat's control socket in the
+// home, a session bus in the runtime directory) cannot be connected to
+// from the view.
+func TestViewKeepsTheUsersSocketsOutOfReach(t *testing.T) {
+	p := newPlace(t)
+	sock := filepath.Join(p.home, ".local", "control.sock")
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	out := run(t, p.view(), `"$0" -test.run '^TestHelperDial$' -- "$1" 2>&1`, os.Args[0], sock)
+	if !strings.Contains(out, "dial refused") {
+		t.Errorf("the program reached the socket:\n%s", out)
+	}
+	select {
+	case <-accepted:
+		t.Error("the server accepted a connection from the view")
+	default:
+	}
+}
+
+// TestHelperDial dials the unix socket named after "--" when run by
+// TestViewKeepsTheUsersSocketsOutOfReach; it does nothing otherwise.
+func TestHelperDial(t *testing.T) {
+	i := slices.Index(os.Args, "--")
+	if i < 0 || i+1 >= len(os.Args) {
+		return
+	}
+	if c, err := net.Dial("unix", os.Args[i+1]); err != nil {
+		fmt.Println("dial refused:", err)
+	} else {
+		fmt.Println("dial connected")
+		c.Close()
 	}
 }
