@@ -54,6 +54,7 @@ func (a *agent) openDefault(ctx context.Context, h *Session, id string) error {
 		return a.open(ctx, h, openNew)
 	}
 	h.id = id
+	h.conversed = true
 	for _, how := range []openKind{openLoad, openResume} {
 		if a.supports(how) {
 			return a.open(ctx, h, how)

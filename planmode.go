@@ -137,8 +137,8 @@ func (c *ACPClient) kernelReason(a *agent) string {
 		return "Landlock is not available here"
 	case c.opts.Confine == nil:
 		return "ACPOptions.Confine is not set"
-	case !a.planKernel && !a.supports(openLoad) && !a.supports(openResume):
-		return "the agent was started outside plan mode and cannot be restarted under it: it re-attaches no session (session/load or resume)"
+	case !a.planKernel && !c.canRestart(a):
+		return "the agent was started outside plan mode and cannot be restarted under it: it re-attaches no session (session/load or resume) and its conversation would be lost"
 	case !a.planKernel:
 		return "the agent was started outside plan mode; it is restarted under it before the next turn"
 	}

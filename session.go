@@ -33,6 +33,10 @@ type Session struct {
 	restarted *RestartError // reported by the next turn
 	closed    bool
 	forkOf    string // ForkSession: the session it is made from
+	// conversed: the session has a conversation the agent may keep — it
+	// was opened from a stored one (load, resume, fork) or a prompt was
+	// sent in it. One without has nothing a restart could lose.
+	conversed bool
 	setMode   string // the last mode SetMode set: re-applied when the session is opened again
 	onClose   func() // set by a Pool: returns the session's slot
 
@@ -96,6 +100,19 @@ func (s *Session) setID(id string) {
 	s.mu.Lock()
 	s.id = id
 	s.mu.Unlock()
+}
+
+// converse notes that the session has a conversation (see conversed).
+func (s *Session) converse() {
+	s.mu.Lock()
+	s.conversed = true
+	s.mu.Unlock()
+}
+
+func (s *Session) hasConversation() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conversed
 }
 
 func (s *Session) isClosed() bool {
@@ -276,6 +293,7 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 		}
 	}
 	a.syncMode(ctx, s)
+	s.converse() // the prompt may reach the agent: from here on a restart can lose it
 	resp, err := a.newTurn(s, req, emit).run(ctx, s, req)
 	resp.Restarted = restarted
 	return resp, err
@@ -410,6 +428,7 @@ func (c *ACPClient) openHandle(ctx context.Context, opts SessionOptions, how ope
 	} else {
 		h.id = id
 	}
+	h.conversed = how != openNew
 	if err := a.open(ctx, h, how); err != nil {
 		h.host.close()
 		return nil, err
