@@ -100,3 +100,24 @@ func TestReplayedChangesAreNotCountedUnasked(t *testing.T) {
 	require.Zero(t, e.Unasked, "replayed, not made")
 	require.False(t, e.ActsUnasked, "%+v", e)
 }
+
+// Plan mode turned on between turns switches the agent's mode before the
+// next prompt: the turn's stream says so first, whenever the agent's
+// confirmation arrives.
+func TestPlanModeSwitchIsATurnsFirstEvent(t *testing.T) {
+	c, _ := connectFake(t, claudeLike(fakeagent.Turn{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}}), ACPOptions{})
+	c.SetPlanMode(true)
+	var events []StreamEvent
+	_, err := c.GenerateStream(turnCtx(t), Request{Prompt: "go"}, func(ev StreamEvent) { events = append(events, ev) })
+	require.NoError(t, err)
+	require.NotEmpty(t, events)
+	require.Equal(t, EventMode, events[0].Type, "%+v", events)
+	require.Equal(t, "plan", events[0].Mode)
+	modes := 0
+	for _, ev := range events {
+		if ev.Type == EventMode {
+			modes++
+		}
+	}
+	require.LessOrEqual(t, modes, 2)
+}

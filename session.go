@@ -316,6 +316,7 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 		s.hold(false)
 		<-s.turnSem
 	}()
+	was := s.state().effectiveMode()
 	a, err := s.c.readyAgent(ctx)
 	if err != nil {
 		return Response{}, err
@@ -330,6 +331,11 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 		}
 	}
 	a.syncMode(ctx, s)
+	if now := s.state().effectiveMode(); emit != nil && now != was && now != "" {
+		// The host switched it (plan mode on or off, a restart): the
+		// agent's confirmation may come before the turn sees it.
+		emit(StreamEvent{Type: EventMode, Mode: now})
+	}
 	s.converse() // the prompt may reach the agent: from here on a restart can lose it
 	resp, err := a.newTurn(s, req, emit).run(ctx, s, req)
 	resp.Restarted = restarted
