@@ -100,6 +100,18 @@ func (s *Session) enforcement() Enforcement {
 	return e
 }
 
+// OwnMode is the session's mode apart from plan mode: RestoreMode when plan
+// mode switched the session, else Mode. A host that records a session's
+// mode to set it again when the session is continued records this one, so
+// that a session continued outside plan mode is not left in the agent's
+// plan mode.
+func (e Enforcement) OwnMode() string {
+	if e.RestoreMode != "" {
+		return e.RestoreMode
+	}
+	return e.Mode
+}
+
 // String sums the report up for a person, in one line: which layers hold
 // plan mode, or, outside it, whether the agent acts without asking; ""
 // when there is nothing to say. SafeText has made the agent's mode ids
