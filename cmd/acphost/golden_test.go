@@ -12,6 +12,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
+	"github.com/acphost/acphost/internal/testutil"
 )
 
 // durations and the like vary from run to run; the golden screens hold
@@ -129,6 +130,17 @@ func agentModes(t *testing.T, dir string) []string {
 	return ids
 }
 
+// waitIdle waits until the chat waits for a line between turns (its last
+// line is the bare prompt), so what is typed next is not queued.
+func waitIdle(p *pane) {
+	p.t.Helper()
+	testutil.Until(p.t, readTimeout, func() (bool, string) {
+		lines := strings.Split(strings.TrimRight(p.screen(), "\n "), "\n")
+		last := strings.TrimSpace(lines[len(lines)-1])
+		return last == ">", "the chat never waited for a line:\n" + p.screen()
+	})
+}
+
 // TestGoldenModeScreens: the header names the mode the agent is in and
 // the layers that hold, after --mode, --resume and /plan (and the restart
 // /plan makes) — not the mode that was asked for.
@@ -176,6 +188,7 @@ func TestGoldenModeScreens(t *testing.T) {
 		p.waitFor("plan mode on", 1)
 		p.typeLine("hello")
 		p.waitFor("✓ end_turn", 1)
+		waitIdle(p)
 		p.typeLine("/plan off")
 		p.waitFor("plan mode off", 1)
 		// Between turns the conversation is lost with the session the
@@ -183,6 +196,7 @@ func TestGoldenModeScreens(t *testing.T) {
 		// the prompt again on the fresh session.
 		p.typeLine("again")
 		p.waitFor("✓ end_turn", 2)
+		waitIdle(p)
 		p.typeLine("/quit")
 		compareGolden(t, "claude-plan-on-in-chat", p.waitFor("[exited 0]", 1))
 	})
