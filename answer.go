@@ -167,6 +167,102 @@ func (in *inflight) finish() {
 	}
 }
 
+// answerOrder is where the answer to a request waiting for a person (a
+// permission, a session's elicitation) stands against its turn's cancel,
+// as sessionState.orderAnswer decided it when the answer was claimed.
+type answerOrder struct {
+	// cancelled: the cancel was decided first, so the answer must be
+	// "cancelled", written once after (closed when session/cancel has
+	// been written, or the turn ended without it; nil: no wait).
+	cancelled bool
+	after     <-chan struct{}
+	// tracked is the turn whose session/cancel waits for this answer,
+	// decided before the cancel, to be written (turn.answering).
+	tracked *turn
+}
+
+// orderAnswer decides, under the session's lock, how the answer to p, a
+// request of turn t (nil: between turns), stands against the cancel of t
+// or of the session's running turn — the decision a cancel makes under
+// the same lock (cancelDecided) — and forgets p. After the cancel: the
+// answer is "cancelled", written after session/cancel. Before it: unless
+// plain ("cancelled" already, which may go anywhere), the answer is
+// counted in the running turn's answering, so session/cancel is written
+// after it. Call written once the answer is written (or not claimed).
+func (s *sessionState) orderAnswer(p asking, t *turn, plain bool) answerOrder {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pending, p)
+	switch cur := s.turn; {
+	case t != nil && t.cancelled:
+		return answerOrder{cancelled: true, after: t.cancelSent}
+	case cur != nil && cur.cancelled:
+		return answerOrder{cancelled: true, after: cur.cancelSent}
+	case plain:
+		return answerOrder{}
+	case cur != nil:
+		t = cur
+	case t == nil:
+		return answerOrder{}
+	}
+	t.answering.Add(1)
+	return answerOrder{tracked: t}
+}
+
+// wait holds a cancelled turn's answer until session/cancel has been
+// written, or the agent (dead: done) cannot be written to anyway. Never
+// on the read loop or the dispatcher.
+func (o *answerOrder) wait(done <-chan struct{}) {
+	if o.after != nil {
+		select {
+		case <-o.after:
+		case <-done:
+		}
+	}
+}
+
+// written tells a cancel waiting for this answer that it is on the wire
+// (or failed, or was never claimed).
+func (o *answerOrder) written() {
+	if o.tracked != nil {
+		o.tracked.answering.Done()
+	}
+}
+
+// cancelDecided marks t cancelled, under the session's lock: from now on
+// every answer to a request of t is "cancelled" and waits for
+// session/cancel (see orderAnswer), and requests arriving in t are
+// answered so at once. A turn whose delivery ended is left alone.
+func (s *sessionState) cancelDecided(t *turn) {
+	if !t.cancelled && !t.ended {
+		t.cancelled = true
+		t.cancelSent = make(chan struct{})
+	}
+}
+
+// decideCancel is cancelDecided for a caller without the lock (halt).
+func (s *sessionState) decideCancel(t *turn) {
+	s.mu.Lock()
+	s.cancelDecided(t)
+	s.mu.Unlock()
+}
+
+// cancelWritten lets the answers that wait for t's session/cancel go:
+// it was written (or failed), or the turn ended without it.
+func (s *sessionState) cancelWritten(t *turn) {
+	s.mu.Lock()
+	s.releaseCancelled(t)
+	s.mu.Unlock()
+}
+
+// releaseCancelled is cancelWritten with the session's lock held.
+func (s *sessionState) releaseCancelled(t *turn) {
+	if t.cancelSent != nil {
+		close(t.cancelSent)
+		t.cancelSent = nil
+	}
+}
+
 // errAnswerNotSent answers a request whose answer the link refused to
 // write (see replied).
 var errAnswerNotSent = &wire.Error{Code: CodeInternalError, Message: "the answer could not be sent: the link refused it (over its message bound)"}

@@ -37,33 +37,43 @@ type pendingPermission struct {
 	req *PermissionRequest
 	in  *inflight
 	ask *toolAsk // where an allow is noted for detection (checkChange); nil: no tool call
+	// order is the claimed answer's place against its turn's cancel; set
+	// by the claimer, read by send.
+	order answerOrder
 }
 
 // settle answers the request unless it was answered already; it reports
 // whether this call answered.
 func (p *pendingPermission) settle(ans PermissionAnswer) bool {
-	if !p.claim(ans) {
-		return false
+	ans, ok := p.claim(ans)
+	if ok {
+		p.send(ans)
 	}
-	p.send(ans)
-	return true
+	return ok
 }
 
 // claim makes ans the request's only answer (see inflight.claim: the
-// hook's ctx ends and a stream is shown the answer); send must follow.
-func (p *pendingPermission) claim(ans PermissionAnswer) bool {
+// hook's ctx ends and a stream is shown the answer) — "cancelled" instead
+// when its turn's cancel was decided first — and returns it; send must
+// follow.
+func (p *pendingPermission) claim(ans PermissionAnswer) (PermissionAnswer, bool) {
+	o := p.s.orderAnswer(p, p.t, ans.Cancelled)
+	if o.cancelled && !ans.Cancelled {
+		ans = cancelledAnswer
+	}
 	var event func()
 	if p.t != nil && p.t.streams() {
 		event = func() { p.showAnswer(ans) }
 	}
 	if !p.in.claim(event) {
-		return false
+		o.written()
+		return ans, false
 	}
+	p.order = o
 	if p.ask != nil && ans.Option != nil && ans.Option.Kind.IsAllow() {
 		p.ask.allowed.Store(true)
 	}
-	p.s.forgetPending(p)
-	return true
+	return ans, true
 }
 
 func (p *pendingPermission) arrivedIn(t *turn) {
@@ -77,12 +87,20 @@ func (p *pendingPermission) withdrawn() { p.b.goSettle(p, answerCancelled(Reason
 
 var cancelledAnswer = answerCancelled(ReasonCancelled)
 
-func (p *pendingPermission) claimCancelled() bool { return p.claim(cancelledAnswer) }
-func (p *pendingPermission) sendCancelled()       { p.send(cancelledAnswer) }
+func (p *pendingPermission) claimCancelled() bool {
+	_, ok := p.claim(cancelledAnswer)
+	return ok
+}
 
-// send writes the answer claimed for the request.
+func (p *pendingPermission) sendCancelled() { p.send(cancelledAnswer) }
+
+// send writes the answer claimed for the request, in its place against
+// its turn's cancel (never on the read loop or the dispatcher: it may
+// wait for session/cancel to be written).
 func (p *pendingPermission) send(ans PermissionAnswer) {
+	p.order.wait(p.b.ctx.Done())
 	p.in.replyRaw(appendOutcome(make([]byte, 0, 64+len(ans.OptionID)), ans))
+	p.order.written()
 }
 
 // appendOutcome appends the result of a session/request_permission answer.
@@ -123,10 +141,10 @@ func (b *broker) open(s *sessionState, in *inflight, req *PermissionRequest, ask
 // goSettle answers p from a goroutine of its own, so the caller never
 // waits on the agent's stdin.
 func (b *broker) goSettle(p *pendingPermission, ans PermissionAnswer) {
-	if !p.claim(ans) {
-		return
+	ans, ok := p.claim(ans)
+	if ok {
+		b.wg.Go(func() { p.send(ans) })
 	}
-	b.wg.Go(func() { p.send(ans) })
 }
 
 // decideAtOnce decides what needs no hook (plan mode, the default choice)
@@ -134,7 +152,7 @@ func (b *broker) goSettle(p *pendingPermission, ans PermissionAnswer) {
 func (b *broker) decideAtOnce(p *pendingPermission) bool {
 	var ans PermissionAnswer
 	switch {
-	case b.planMode() && !ReadOnlyKind(p.req.ToolCall.Kind):
+	case b.planMode() && !p.req.ReadOnly():
 		ans = p.req.rejectAnswer(ReasonPlanMode, nil)
 	case p.s.onPermission() == nil:
 		ans = answerCancelled(ReasonDefault)

@@ -3,6 +3,7 @@ package acphost
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/acphost/acphost/internal/fastjson"
@@ -92,6 +93,37 @@ type ChangeLifetime struct {
 	Scope   string
 	Storage string
 	Raw     json.RawMessage
+}
+
+// Writes reports whether the change, as the agent describes it, would let
+// it write: it sets the agent's permission mode (which decides what the
+// agent does unasked), or it grants or allows — any behaviour but deny and
+// ask, any operation but remove — a filesystem target with an access
+// other than read (write, one this version does not know, or none named:
+// unrestricted, as Claude's directory rules are) or a target of a type
+// this version does not know. Rules for commands, tools and the network
+// decide later requests, each judged when it is made. The record never
+// decides what the agent does (it applies its own decision for the option
+// id): a change that writes only makes a request a change
+// (PermissionRequest.ReadOnly), which fails closed.
+func (c PermissionChange) Writes() bool {
+	switch {
+	case c.Type == ChangePermissionMode:
+		return true
+	case c.RuleBehavior == "deny", c.RuleBehavior == "ask", c.Operation == "remove":
+		return false
+	}
+	return slices.ContainsFunc(c.Targets, ChangeTarget.writes)
+}
+
+func (t ChangeTarget) writes() bool {
+	switch t.Type {
+	case TargetCommand, TargetNetwork, TargetTool:
+		return false
+	case TargetFilesystem:
+		return len(t.Access) == 0 || slices.ContainsFunc(t.Access, func(a string) bool { return a != "read" })
+	}
+	return true
 }
 
 // ChangeTarget is one thing a change applies to.

@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -164,4 +165,9 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// optionsWrite reports whether an option's structured changes write.
+func (req *PermissionRequest) optionsWrite() bool {
+	return slices.ContainsFunc(req.Options, PermissionOption.Writes)
 }

@@ -48,9 +48,29 @@ type Confinement struct {
 	// changes it, when it can re-attach its sessions (session/load or
 	// resume); see Enforcement.
 	PlanWritable []string
+	// PlanReadOnly are more trees the agent may never change in plan mode,
+	// besides its working directory (ACPOptions.Dir) and the fs roots
+	// (FSOptions.AdditionalDirs), which always are: where the agent runs in
+	// a private view of the file system (see PlanView), they are bound
+	// read-only over whatever else holds them.
+	PlanReadOnly []string
 	// PlanOnly confines the agent in plan mode only: outside it, the agent
 	// is not confined at all (Writable is ignored).
 	PlanOnly bool
+	// NoPlanView keeps plan mode to Landlock alone: no private view of the
+	// file system (see SPEC.md, Plan mode). The zero value gives the view
+	// wherever the kernel allows it: on Linux, the agent then runs in a
+	// mount namespace of its own where its working directory, the fs roots
+	// and PlanReadOnly are read-only, its homes (HOME, the user's home) and
+	// the temporary directories (/tmp, /var/tmp, /dev/shm) are copy-on-write
+	// copies whose writes stay in the agent's private memory (at most
+	// PlanViewBytes, lost when it exits), and its state directories, TMPDIR
+	// and PlanWritable are the real ones. So an agent started through a
+	// launcher that gives it a home of its own runs, and nothing it writes
+	// reaches the user's files but its own state.
+	NoPlanView bool
+	// PlanViewBytes caps the memory of the view's copies (1 GiB when 0).
+	PlanViewBytes int64
 }
 
 // checkConfinement fails early when confinement is asked for where the

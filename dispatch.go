@@ -343,7 +343,9 @@ func (d *dispatcher) deliverPermission(s *sessionState, in *inflight, req *Permi
 		var merged *ToolCall
 		merged, size = s.tool(&req.ToolCall, req.toolSet)
 		req.ToolCall = *merged
-		ask = s.markAsked(merged.ID)
+		if ask = s.markAsked(merged.ID); ask != nil && req.optionsWrite() {
+			ask.change = true
+		}
 	}
 	if t := s.current(); t != nil {
 		if req.ToolCall.ID != "" {

@@ -42,6 +42,9 @@ type pendingElicitation struct {
 	ctx     context.Context
 	end     context.CancelCauseFunc
 	unwatch func() // forgets the watch of its request (request scope)
+	// order is the claimed answer's place against its turn's cancel
+	// (session scope); set by the claimer, read by send.
+	order answerOrder
 }
 
 // newPending makes the record of a request read on the read loop; in is
@@ -165,57 +168,72 @@ func (p *pendingElicitation) ask(ctx context.Context) ElicitationAnswer {
 // goSettle answers from a goroutine of its own, so the caller (the
 // dispatcher, the read loop) never waits on the agent's stdin.
 func (p *pendingElicitation) goSettle(ans ElicitationAnswer) {
-	if p.claim(ans, nil) {
-		p.e.wg.Go(func() { p.send(ans, nil) })
+	if ans, rpcErr, ok := p.claim(ans, nil); ok {
+		p.e.wg.Go(func() { p.send(ans, rpcErr) })
 	}
 }
 
 var cancelledElicitation = ElicitationAnswer{Action: ElicitCancel, Reason: ReasonCancelled}
 
-func (p *pendingElicitation) claimCancelled() bool { return p.claim(cancelledElicitation, nil) }
-func (p *pendingElicitation) sendCancelled()       { p.send(cancelledElicitation, nil) }
+func (p *pendingElicitation) claimCancelled() bool {
+	_, _, ok := p.claim(cancelledElicitation, nil)
+	return ok
+}
+
+func (p *pendingElicitation) sendCancelled() { p.send(cancelledElicitation, nil) }
 
 func (p *pendingElicitation) settle(ans ElicitationAnswer) { p.settleWith(ans, nil) }
 
 // settleWith sends ans (or rpcErr instead) unless the request was answered
 // already.
 func (p *pendingElicitation) settleWith(ans ElicitationAnswer, rpcErr *wire.Error) {
-	if p.claim(ans, rpcErr) {
+	if ans, rpcErr, ok := p.claim(ans, rpcErr); ok {
 		p.send(ans, rpcErr)
 	}
 }
 
-// claim makes ans (or rpcErr) the request's only answer: it ends the hook's
-// ctx, forgets the request, shows the answer to the turn's stream and
-// remembers an accepted URL elicitation for elicitation/complete; send
-// must follow.
-func (p *pendingElicitation) claim(ans ElicitationAnswer, rpcErr *wire.Error) bool {
+// claim makes ans (or rpcErr) the request's only answer — "cancel"
+// instead when its turn's cancel was decided first — and returns it: it
+// ends the hook's ctx, forgets the request, shows the answer to the
+// turn's stream and remembers an accepted URL elicitation for
+// elicitation/complete; send must follow.
+func (p *pendingElicitation) claim(ans ElicitationAnswer, rpcErr *wire.Error) (ElicitationAnswer, *wire.Error, bool) {
+	var o answerOrder
+	if p.s != nil {
+		o = p.s.orderAnswer(p, p.t, rpcErr == nil && ans.Action == ElicitCancel)
+		if o.cancelled && (rpcErr != nil || ans.Action != ElicitCancel) {
+			ans, rpcErr = cancelledElicitation, nil
+		}
+	}
 	var event func()
 	if p.t != nil && p.t.streams() {
 		event = func() { p.showAnswer(ans) }
 	}
 	if !p.in.claim(event) {
-		return false
+		o.written()
+		return ans, rpcErr, false
 	}
+	p.order = o
 	if p.unwatch != nil {
 		p.unwatch()
-	}
-	if p.s != nil {
-		p.s.forgetPending(p)
 	}
 	if rpcErr == nil && ans.Action == ElicitAccept && p.req.Mode == ModeURL {
 		p.e.urls.accepted(ElicitationComplete{ElicitationID: p.req.ElicitationID, SessionID: p.req.SessionID, Method: p.req.Method})
 	}
-	return true
+	return ans, rpcErr, true
 }
 
-// send writes the claimed answer.
+// send writes the claimed answer, in its place against its turn's cancel
+// (never on the read loop or the dispatcher: it may wait for
+// session/cancel to be written).
 func (p *pendingElicitation) send(ans ElicitationAnswer, rpcErr *wire.Error) {
 	var result any
 	if rpcErr == nil {
 		result = elicitationResult{Action: ans.Action, Content: ans.Content}
 	}
+	p.order.wait(p.e.ctx.Done())
 	p.in.reply(result, rpcErr)
+	p.order.written()
 }
 
 type elicitationResult struct {

@@ -172,6 +172,10 @@ type ExitError struct {
 	Stderr string
 	// DuringTurn is true when a turn was running.
 	DuringTurn bool
+	// PlanKernel, for an agent that ran under plan mode's kernel layer
+	// (Confinement), says what the layer let it write and how to let it
+	// write more: an agent that exits early there may have died of it.
+	PlanKernel string
 	// Err is the underlying error from os/exec.
 	Err error
 }
@@ -189,6 +193,9 @@ func (e *ExitError) Error() string {
 	}
 	if line := lastLine(e.Stderr); line != "" {
 		fmt.Fprintf(&b, ": %s", line)
+	}
+	if e.PlanKernel != "" {
+		fmt.Fprintf(&b, " (%s)", e.PlanKernel)
 	}
 	return b.String()
 }

@@ -68,9 +68,13 @@ func HostToolCallFrom(ctx context.Context) (HostToolCall, bool) {
 // beginHostTool is Session.BeginHostTool.
 func (s *Session) beginHostTool(ctx context.Context, call HostToolCall) (context.Context, func(HostToolCall), error) {
 	s.mu.Lock()
-	t := s.running
+	t, closed := s.running, s.closed
 	s.mu.Unlock()
 	call.SessionID = s.ID()
+	if closed {
+		call.Err = fmt.Errorf("acphost: host tool %s: session %s is closed: %w", call.Tool, call.SessionID, ErrRefused)
+		return ctx, func(HostToolCall) {}, call.Err
+	}
 	if t == nil {
 		call.Err = fmt.Errorf("acphost: host tool %s: no turn of session %s is running: %w", call.Tool, call.SessionID, ErrRefused)
 		return ctx, func(HostToolCall) {}, call.Err

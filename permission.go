@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"encoding/json"
+	"slices"
 )
 
 // PermissionKind is the kind of a permission option: a hint for icons and
@@ -127,4 +128,23 @@ func (r *PermissionRequest) Heading() (text string, fromPresentation bool) {
 		return r.ToolCall.Name, false
 	}
 	return "", false
+}
+
+// ReadOnly reports whether the request can change nothing, judged by what
+// it does, not by the kind it names: its tool's kind is read-only
+// (ReadOnlyKind), its tool call — merged, for a request the client
+// delivers, with what the session's updates said of it — carries no diff,
+// and no option's structured changes write (PermissionOption.Writes). A
+// location is a path the tool touches, not a write: a read's locations
+// leave it read-only; a path counts as written only where a diff or a
+// writing change names it, and those make the request a change anyway.
+// Plan mode, RejectChanges and AllowReads decide by it.
+func (req *PermissionRequest) ReadOnly() bool {
+	return ReadOnlyKind(req.ToolCall.Kind) && !hasDiff(&req.ToolCall) && !req.optionsWrite()
+}
+
+// Writes reports whether one of the option's structured changes writes
+// (see PermissionChange.Writes).
+func (o PermissionOption) Writes() bool {
+	return slices.ContainsFunc(o.Meta.Changes, PermissionChange.Writes)
 }

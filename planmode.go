@@ -407,7 +407,7 @@ func hasDiff(tc *ToolCall) bool {
 // ask. History a session/load replays is not what the agent does now: it
 // is not counted.
 func (s *sessionState) checkChange(tc *ToolCall) {
-	if tc.Status != StatusCompleted || !changes(tc) || s.replaying.Load() {
+	if tc.Status != StatusCompleted || !changes(tc) && !s.askedAChange(tc.ID) || s.replaying.Load() {
 		return
 	}
 	a := s.a

@@ -24,11 +24,13 @@ func ReadOnlyKind(k ToolKind) bool {
 	return false
 }
 
-// RejectChanges returns a policy that rejects every request whose tool
-// can change anything — every kind but the read-only ones (see
-// ReadOnlyKind): edits, deletes, moves, commands (execute), mode switches
-// and kinds it does not know — and passes the rest to next (nil next
-// allows them, preferring allow_once). It is the mirror of [AllowReads].
+// RejectChanges returns a policy that rejects every request that can
+// change anything — every kind but the read-only ones (see ReadOnlyKind):
+// edits, deletes, moves, commands (execute), mode switches and kinds it
+// does not know; and a request of a read-only kind that carries a diff or
+// offers changes that write (see PermissionRequest.ReadOnly) — and passes
+// the rest to next (nil next allows them, preferring allow_once). It is
+// the mirror of [AllowReads].
 // It covers only permission requests: for the same guarantee on the
 // host's own services (fs/write_text_file, terminal/*), set
 // ACPOptions.PlanMode or call SetPlanMode instead: the client then applies
@@ -38,7 +40,7 @@ func RejectChanges(next PermissionFunc) PermissionFunc {
 		next = AllowAll()
 	}
 	return func(ctx context.Context, req *PermissionRequest) (string, error) {
-		if !ReadOnlyKind(req.ToolCall.Kind) {
+		if !req.ReadOnly() {
 			return RejectOption(req), nil
 		}
 		return next(ctx, req)
@@ -50,14 +52,16 @@ func RejectChanges(next PermissionFunc) PermissionFunc {
 // other tool that can change anything, not only file writes.
 func RejectWrites(next PermissionFunc) PermissionFunc { return RejectChanges(next) }
 
-// AllowReads returns a policy that allows read-only tools (see ReadOnlyKind)
-// and asks fallback about everything else (nil fallback rejects).
+// AllowReads returns a policy that allows requests that can change
+// nothing (see PermissionRequest.ReadOnly: a read-only kind, no diff, no
+// option that writes) and asks fallback about everything else (nil
+// fallback rejects).
 func AllowReads(fallback PermissionFunc) PermissionFunc {
 	if fallback == nil {
 		fallback = RejectAll()
 	}
 	return func(ctx context.Context, req *PermissionRequest) (string, error) {
-		if ReadOnlyKind(req.ToolCall.Kind) {
+		if req.ReadOnly() {
 			return AllowOption(req), nil
 		}
 		return fallback(ctx, req)

@@ -5,10 +5,15 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/user"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/acphost/acphost/internal/confine"
+	"github.com/acphost/acphost/internal/fsview"
 	"github.com/acphost/acphost/internal/proc"
 	"github.com/acphost/acphost/internal/wire"
 )
@@ -19,7 +24,9 @@ import (
 type processLink struct {
 	p            *proc.Process
 	containment  Containment
-	planConfined bool // confined to Confinement.PlanWritable
+	planConfined bool  // confined to Confinement.PlanWritable
+	planView     bool  // in plan mode's private view of the file system
+	noView       error // why not, when plan-confined without it
 }
 
 // processDialer spawns a new agent process as opts say for every call,
@@ -59,21 +66,87 @@ func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
 			}
 			s.Env = append(slices.Clip(env), "TMPDIR="+tmp)
 			s.Writable, planConfined = planConfinement(opts.Confine, startProfile(opts), opts.Command, env, opts.Dir, tmp), true
+			if !opts.Confine.NoPlanView {
+				s.View = planView(opts, s.Env, tmp, s.Writable)
+			}
 		}
 	}
-	held, err := newContainment(opts.Contain, startProfile(opts).namespaceRefused())
+	p, held, err := startContained(opts, s)
+	var noView error
+	if errors.Is(err, fsview.ErrUnavailable) {
+		noView = err
+		if opts.Logger != nil {
+			opts.Logger.Warn("acphost: plan mode runs the agent without its private view of the file system", "err", err)
+		}
+		s.View = nil
+		p, held, err = startContained(opts, s)
+	}
 	if err != nil {
 		return nil, err
+	}
+	return &processLink{p: p, containment: containmentOf(opts.Contain, p, held.reasons, opts.Logger),
+		planConfined: planConfined, planView: planConfined && s.View != nil, noView: noView}, nil
+}
+
+// startContained starts s in the containment opts ask for.
+func startContained(opts *ACPOptions, s proc.Spec) (*proc.Process, containPlan, error) {
+	held, err := newContainment(opts.Contain, startProfile(opts).namespaceRefused())
+	if err != nil {
+		return nil, held, err
 	}
 	s.Group, s.Namespace = held.group, held.namespace
 	p, err := proc.Start(s)
 	if errors.Is(err, proc.ErrNoNamespace) {
-		return nil, containError(err)
+		return nil, held, containError(err)
 	}
-	if err != nil {
-		return nil, err
+	return p, held, err
+}
+
+// planView is the private view of the file system an agent started in
+// plan mode runs in (Confinement.NoPlanView): its working directory, the
+// fs roots and PlanReadOnly read-only; its homes and the temporary
+// directories copy-on-write; writable, the directories plan mode lets it
+// write for real. The scratch memory is mounted on a directory in tmp.
+func planView(opts *ACPOptions, env []string, tmp string, writable []string) *fsview.View {
+	scratch := filepath.Join(tmp, ".view")
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		return nil
 	}
-	return &processLink{p: p, containment: containmentOf(opts.Contain, p, held.reasons, opts.Logger), planConfined: planConfined}, nil
+	v := &fsview.View{Dir: opts.Dir, Writable: writable, Scratch: scratch, ScratchBytes: opts.Confine.PlanViewBytes}
+	if v.Dir == "" {
+		v.Dir, _ = os.Getwd()
+	}
+	v.ReadOnly = append([]string{v.Dir}, opts.Confine.PlanReadOnly...)
+	if opts.FS != nil {
+		v.ReadOnly = append(v.ReadOnly, opts.FS.AdditionalDirs...)
+	}
+	homes := []string{envValue(env, "HOME")}
+	if h, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, h)
+	}
+	if u, err := user.Current(); err == nil {
+		homes = append(homes, u.HomeDir)
+	}
+	for _, d := range append(homes, os.TempDir(), "/tmp", "/var/tmp", "/dev/shm") {
+		if d = filepath.Clean(d); filepath.IsAbs(d) && d != "/" {
+			v.Overlay = append(v.Overlay, confine.Resolve(d))
+		}
+	}
+	for i, d := range v.ReadOnly {
+		v.ReadOnly[i] = confine.Resolve(d)
+	}
+	return v
+}
+
+// envValue is the value env gives key (the last one), "" for none.
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 // connect frames lines over the agent's stdout and stdin: a pipe has a
@@ -104,8 +177,31 @@ func (l *processLink) promises() Promises {
 func (l *processLink) end(duringTurn bool) error {
 	exit, err, stderr := l.p.Outcome()
 	e := &ExitError{ExitCode: exit.Code, Stderr: stderr, DuringTurn: duringTurn, Err: err}
+	if l.planConfined {
+		e.PlanKernel = l.kernelWords()
+	}
 	if exit.Signaled {
 		e.Signal = exit.Signal.String()
 	}
 	return e
+}
+
+// kernelWords says, for an error, what plan mode's kernel layer let the
+// agent write.
+func (l *processLink) kernelWords() string {
+	if l.planView {
+		return "it ran under plan mode's kernel layer: its working directory and the fs roots read-only, " +
+			"its homes and the temporary directories private copies, its state directories writable; " +
+			"anything else it must write: Confinement.PlanWritable (acphost --writable DIR)"
+	}
+	return "it ran under plan mode's kernel layer, which lets it write only its state directories and TMPDIR " +
+		"(no private view of the file system: " + errText(l.noView) + "); " +
+		"anything else it must write: Confinement.PlanWritable (acphost --writable DIR)"
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "Confinement.NoPlanView"
+	}
+	return err.Error()
 }

@@ -360,8 +360,9 @@ func (s *Session) Enforcement() Enforcement { return s.enforcement() }
 // BeginHostTool is for HostTools implementations: call it as a call of a
 // host tool arrives on session s, before any handler runs. It fills in
 // call's SessionID and Turn and decides whether the call may run: it
-// refuses (an error matching ErrRefused) a call when no turn of the
-// session is running, and, in plan mode, a call of a tool not ReadOnly.
+// refuses (an error matching ErrRefused) a call when the session is
+// closed or no turn of it is running, and, in plan mode, a call of a tool
+// not ReadOnly.
 // Otherwise it returns the ctx to run the handler in: it ends when ctx
 // does or when the turn ends or is cancelled (the cause says which), and
 // HostToolCallFrom reads call from it. Either way call end with the call's

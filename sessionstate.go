@@ -106,6 +106,7 @@ func (s *sessionState) detach(t *turn) {
 	if s.turn == t {
 		s.turn = nil
 	}
+	s.releaseCancelled(t) // halted, but ended before its session/cancel
 	s.mu.Unlock()
 	t.emitting.Wait()
 }
@@ -146,19 +147,12 @@ func (s *sessionState) addPending(p asking) (cancelling bool) {
 	return s.turn != nil && s.turn.cancelled
 }
 
-// forgetPending forgets an answered request.
-func (s *sessionState) forgetPending(p asking) {
-	s.mu.Lock()
-	delete(s.pending, p)
-	s.mu.Unlock()
-}
-
-// cancelling marks t cancelled (requests arriving later are answered
-// "cancelled") and returns the requests waiting for a person now.
+// cancelling marks t cancelled, if halt has not (see cancelDecided), and
+// returns the requests waiting for a person now.
 func (s *sessionState) cancelling(t *turn) []asking {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t.cancelled = true
+	s.cancelDecided(t)
 	pending := make([]asking, 0, len(s.pending))
 	for p := range s.pending {
 		pending = append(pending, p)
@@ -249,8 +243,14 @@ type toolRecord struct {
 // toolAsk records how the permission requests naming a tool call were
 // answered: asking is not consent, only an answer of an allow kind is.
 // Written by whichever goroutine answers (pendingPermission.claim), read on
-// the dispatcher.
-type toolAsk struct{ allowed atomic.Bool }
+// the dispatcher. change is set and read on the dispatcher: a request
+// naming it offered structured changes that write (see
+// PermissionRequest.ReadOnly), so detection counts the call as a change
+// whatever its kind.
+type toolAsk struct {
+	allowed atomic.Bool
+	change  bool
+}
 
 // markAsked records that a permission request named tool call id and
 // returns where its answer is to be noted (nil when the call has no
@@ -275,6 +275,13 @@ func (s *sessionState) asked(id string) (asked, allowed bool) {
 		return false, false
 	}
 	return true, rec.ask.allowed.Load()
+}
+
+// askedAChange reports whether a permission request naming tool call id
+// offered structured changes that write (on the dispatcher).
+func (s *sessionState) askedAChange(id string) bool {
+	rec, ok := s.tools[id]
+	return ok && rec.ask != nil && rec.ask.change
 }
 
 // pruneTools runs at the end of a turn: it forgets finished tool calls and

@@ -94,6 +94,13 @@ type turn struct {
 
 	ended     bool // delivery ended; guarded by the session's mu
 	cancelled bool // the turn was cancelled: later permissions are answered "cancelled"; guarded by the session's mu
+	// cancelSent is closed once session/cancel is written (or the turn
+	// ended without it): answers made "cancelled" by the cancel wait for
+	// it. Made when the cancel is decided; guarded by the session's mu.
+	cancelSent chan struct{}
+	// answering counts the answers decided before the cancel and not yet
+	// written: session/cancel is written after them (see orderAnswer).
+	answering sync.WaitGroup
 
 	lastActivity atomic.Int64 // unix nanos of the last update, for IdleTimeout
 	asking       atomic.Int32 // requests of the turn waiting for a person (permissions, elicitations)
@@ -135,10 +142,12 @@ var errTurnOver = fmt.Errorf("acphost: the turn is over: %w", context.Canceled)
 
 // halt asks the turn to stop for cause (the Cancel button, a watchdog),
 // bounding the prompt's write if it is still being written. The first
-// cause wins.
+// cause wins. It decides the cancel: from now on the turn's requests are
+// answered "cancelled", whatever their hooks say.
 func (t *turn) halt(cause error) {
 	t.stopped.Do(func() {
 		t.stopCause = cause
+		t.s.decideCancel(t)
 		close(t.stop)
 		if t.endCtx != nil {
 			t.endCtx(cause)
@@ -520,7 +529,9 @@ func (t *turn) cancel(answered <-chan promptOutcome, cause error) (Response, err
 // beginCancel sends session/cancel and answers the session's requests
 // waiting for a person "cancelled" (claimed before session/cancel is
 // sent, so their answer events precede what the agent does next; written
-// after it).
+// after it). An answer decided before the cancel is written before
+// session/cancel; one decided after it is "cancelled" and written after
+// (see orderAnswer): the agent never reads an allow after session/cancel.
 func (t *turn) beginCancel() {
 	a := t.a
 	pending := t.s.cancelling(t)
@@ -530,9 +541,11 @@ func (t *turn) beginCancel() {
 			claimed = append(claimed, p)
 		}
 	}
+	t.answering.Wait() // bounded by the cancel's write guard
 	if err := a.notify("session/cancel", map[string]string{"sessionId": t.s.id}); err != nil {
 		a.opts.Logger.Debug("acphost: session/cancel not sent", "err", err)
 	}
+	t.s.cancelWritten(t)
 	for _, p := range claimed {
 		p.sendCancelled()
 	}

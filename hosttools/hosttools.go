@@ -10,15 +10,31 @@
 //	c, err := acphost.Start(ctx, acphost.ACPOptions{Command: "…", HostTools: hosttools.New(srv, hosttools.Options{Name: "shop"})})
 //
 // Each session gets its own Streamable HTTP endpoint on 127.0.0.1 at a
-// random port, reachable only with a bearer token of its own, which the
-// agent is given in the server's headers; it is closed with the session
-// or the client. Every call of a tool goes through the host first: the
-// turn that called it (none running: refused), plan mode (a tool not
-// annotated readOnlyHint: refused), Options.Allow; then the handler runs
-// in a ctx that ends with the turn and says who called
-// (acphost.HostToolCallFrom); its result is cut to Options.MaxResultBytes
-// with a note, a panic becomes an MCP error, and the turn's stream gets
-// an acphost.EventHostTool with the call, its arguments and its outcome.
+// random port, closed with the session or the client. What guards it:
+//
+//   - On Linux, who connects: a connection whose other end is not a
+//     socket of the host's own user (its owner read from /proc/net/tcp and
+//     tcp6, once per connection, before a byte is read) is closed at once,
+//     and so is one whose owner cannot be found. Another local user who
+//     learned the token (an agent may show it on its command line) is
+//     refused. On macOS and Windows there is no such check: the token
+//     alone guards the endpoint.
+//   - A bearer token of the session's own (256 bits), which the agent is
+//     given in the server's headers: without it, 401. Connections that
+//     have not shown it are capped, and every connection has read-header
+//     and idle timeouts, as acphost's other servers have.
+//   - A live session: a call is served only while its session's endpoint
+//     is; closing the session refuses new calls, ends the running ones'
+//     ctx and waits for them before it returns.
+//
+// Every call of a tool goes through the host first: the turn that called
+// it (none running, or the session closed: refused), plan mode (a tool
+// not annotated readOnlyHint: refused), Options.Allow; then the handler
+// runs in a ctx that ends with the turn or the endpoint and says who
+// called (acphost.HostToolCallFrom); its result is cut to
+// Options.MaxResultBytes with a note, a panic becomes an MCP error, and
+// the turn's stream gets an acphost.EventHostTool with the call, its
+// arguments and its outcome. No call runs unseen.
 package hosttools
 
 import (
@@ -26,7 +42,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -36,6 +51,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acphost/acphost/internal/httpserve"
 
 	"github.com/acphost/acphost"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,13 +86,10 @@ type Options struct {
 type HostTools struct {
 	srv  *mcp.Server
 	opts Options
-
-	mu       sync.Mutex
-	sessions map[string]*served // by bearer token
 }
 
 // New returns host tools serving srv. It adds a receiving middleware to
-// srv (requests that do not come through a session of these host tools
+// srv (requests that do not come through an endpoint of these host tools
 // pass it unchanged, so srv may be served elsewhere too).
 func New(srv *mcp.Server, opts Options) *HostTools {
 	if opts.Name == "" {
@@ -84,7 +98,7 @@ func New(srv *mcp.Server, opts Options) *HostTools {
 	if opts.MaxResultBytes <= 0 {
 		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
-	h := &HostTools{srv: srv, opts: opts, sessions: map[string]*served{}}
+	h := &HostTools{srv: srv, opts: opts}
 	srv.AddReceivingMiddleware(h.middleware)
 	return h
 }
@@ -101,9 +115,18 @@ type served struct {
 
 	mu       sync.Mutex
 	stopped  bool
-	inFlight sync.WaitGroup
-	slots    chan struct{} // MaxConcurrentRequests
+	inFlight sync.WaitGroup // HTTP requests being served
+	running  sync.WaitGroup // MCP methods being handled (they may outlive their request)
+	slots    chan struct{}  // MaxConcurrentRequests
 }
+
+// servedKey marks a request's ctx with the endpoint it came through; the
+// SDK keeps a request's ctx values in its methods' ctx.
+type servedKey struct{}
+
+// timeouts are the endpoints' read-header and idle timeouts (tests
+// shorten them).
+var timeouts = struct{ header, idle time.Duration }{httpserve.ReadHeaderTimeout, httpserve.IdleTimeout}
 
 // MaxConcurrentRequests bounds the agent's requests a session's endpoint
 // serves at once; more are answered 429 at once. With the SDK's 4 MiB
@@ -113,8 +136,12 @@ const MaxConcurrentRequests = 16
 var _ acphost.HostTools = (*HostTools)(nil)
 
 // ServeSession implements acphost.HostTools: it starts s's endpoint and
-// returns it as an http MCP server with its bearer token.
+// returns it as an http MCP server with its bearer token. On Linux it
+// fails when the socket tables that tell who connects cannot be read.
 func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(), error) {
+	if err := checkOwners(); err != nil {
+		return nil, nil, err
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, fmt.Errorf("hosttools: listening on loopback: %w", err)
@@ -130,19 +157,14 @@ func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(
 		Stateless: true,
 		Logger:    slog.New(slog.DiscardHandler),
 	})
-	sv.hs = &http.Server{
-		Handler:           sv.guard(mcpHandler),
-		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return sv.life },
-		ErrorLog:          log.New(io.Discard, "", 0),
-	}
-	h.mu.Lock()
-	h.sessions[sv.token] = sv
-	h.mu.Unlock()
+	hs, gln := httpserve.New(sv.guard(mcpHandler), ownOnly(ln), 0, log.New(io.Discard, "", 0))
+	hs.ReadHeaderTimeout, hs.IdleTimeout = timeouts.header, timeouts.idle
+	hs.MaxHeaderBytes = 64 << 10
+	hs.BaseContext = func(net.Listener) context.Context { return sv.life }
+	sv.hs = hs
 	go func() {
 		defer close(sv.serve)
-		_ = sv.hs.Serve(ln)
+		_ = sv.hs.Serve(gln)
 	}()
 	server := acphost.MCPServer{
 		Name:    h.opts.Name,
@@ -153,12 +175,10 @@ func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(
 	return []acphost.MCPServer{server}, sv.stop, nil
 }
 
-// stop closes the endpoint and returns once every request it was serving
-// has returned (their ctx ended first).
+// stop closes the endpoint, in this order: new requests and MCP methods
+// are refused; the running ones' ctx ends; it returns once every request
+// and method has returned.
 func (sv *served) stop() {
-	sv.h.mu.Lock()
-	delete(sv.h.sessions, sv.token)
-	sv.h.mu.Unlock()
 	sv.mu.Lock()
 	sv.stopped = true
 	sv.mu.Unlock()
@@ -166,6 +186,7 @@ func (sv *served) stop() {
 	_ = sv.hs.Close()
 	<-sv.serve
 	sv.inFlight.Wait()
+	sv.running.Wait()
 	// Close does not wait for the connections' goroutines; Shutdown does,
 	// and has nothing left to wait for but them.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -183,6 +204,7 @@ func (sv *served) guard(next http.Handler) http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		httpserve.Trust(r.Context())
 		select {
 		case sv.slots <- struct{}{}:
 			defer func() { <-sv.slots }()
@@ -199,51 +221,68 @@ func (sv *served) guard(next http.Handler) http.Handler {
 		sv.inFlight.Add(1)
 		sv.mu.Unlock()
 		defer sv.inFlight.Done()
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), servedKey{}, sv)))
 	})
 }
 
-// lookup returns the endpoint a request came through, by its token; nil
-// for a request from elsewhere.
-func (h *HostTools) lookup(extra *mcp.RequestExtra) *served {
-	if extra == nil || extra.Header == nil {
-		return nil
-	}
-	token, ok := strings.CutPrefix(extra.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return nil
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.sessions[token]
-}
-
-// middleware sends the tools/call requests of these host tools' sessions
-// through call; everything else passes.
+// middleware handles the MCP methods that came through an endpoint of
+// these host tools: each one only while its endpoint is live, in a ctx
+// that ends when it stops, and a tools/call through call. A method from
+// elsewhere (srv served by the app itself) passes unchanged.
 func (h *HostTools) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		sv, ok := ctx.Value(servedKey{}).(*served)
+		if !ok || sv.h != h {
+			return next(ctx, method, req)
+		}
+		ctr, isCall := req.(*mcp.CallToolRequest)
+		ctx, leave, err := sv.enter(ctx)
+		if err != nil {
+			if isCall {
+				return refusal(err), nil
+			}
+			return nil, err
+		}
+		defer leave()
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
-		sv := h.lookup(req.GetExtra())
-		ctr, ok := req.(*mcp.CallToolRequest)
-		if sv == nil || !ok || ctr.Params == nil {
-			return next(ctx, method, req)
+		if !isCall || ctr.Params == nil {
+			return nil, fmt.Errorf("hosttools: a tools/call without its parameters")
 		}
 		return sv.call(ctx, next, ctr)
 	}
 }
 
-// errClosed ends the handlers' ctx when the endpoint stops.
-var errClosed = errors.New("hosttools: the session's host tools closed")
+// errClosed ends the handlers' ctx when the endpoint stops, and refuses
+// what comes after.
+var errClosed = fmt.Errorf("hosttools: the session's host tools closed: %w", acphost.ErrRefused)
 
-// call runs one tools/call: the host's checks, the policy, the handler
-// (a panic caught), the cap, and the event.
-func (sv *served) call(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest) (_ mcp.Result, err error) {
+// enter admits one MCP method while the endpoint is live: it returns the
+// ctx to handle it in (ended when the endpoint stops) and the leave to
+// call once it is handled; once stop began, errClosed. stop waits for
+// every method admitted.
+func (sv *served) enter(ctx context.Context) (context.Context, func(), error) {
+	sv.mu.Lock()
+	if sv.stopped {
+		sv.mu.Unlock()
+		return nil, nil, errClosed
+	}
+	sv.running.Add(1)
+	sv.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	defer context.AfterFunc(sv.life, func() { cancel(errClosed) })()
+	unhook := context.AfterFunc(sv.life, func() { cancel(errClosed) })
+	return ctx, func() {
+		unhook()
+		cancel(nil)
+		sv.running.Done()
+	}, nil
+}
 
+// call runs one tools/call of a live endpoint (see enter): the host's
+// checks, the policy, the handler (a panic caught), the cap, and the
+// event.
+func (sv *served) call(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest) (_ mcp.Result, err error) {
 	call := acphost.HostToolCall{Server: sv.h.opts.Name, Tool: req.Params.Name, Args: req.Params.Arguments}
 	call.ReadOnly = sv.h.readOnly(ctx, next, req.Session, call.Tool)
 	hctx, end, err := sv.s.BeginHostTool(ctx, call)

@@ -22,7 +22,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestMain(m *testing.M) { os.Exit(testutil.RunCheckingGoroutines(m)) }
+func TestMain(m *testing.M) {
+	if code, ran := clientMain(); ran {
+		os.Exit(code)
+	}
+	os.Exit(testutil.RunCheckingGoroutines(m))
+}
 
 var httpCaps = json.RawMessage(`{"mcpCapabilities":{"http":true}}`)
 

@@ -45,7 +45,19 @@ func testPlanPlain(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions
 	s.setPolicy(allowOnce)
 	e := s.client.Enforcement()
 	t.Logf("%s: mode %q (%s), plan mode %q, %s", a.Name, e.Mode, e.ModeKind, e.PlanModeID, e)
-	for _, steps := range [][]string{{"sh:out1.txt", "write:note1.txt"}, {"write:note2.txt", "sh:out2.txt"}} {
+	s.planTurns([]string{"sh:out1.txt", "write:note1.txt"}, []string{"write:note2.txt", "sh:out2.txt"})
+	if e := s.client.Enforcement(); e.PlanModeID != "" && !e.AgentMode {
+		t.Errorf("the agent offers plan mode %q but the session is in %q", e.PlanModeID, e.Mode)
+	}
+}
+
+// planTurns runs a turn for each list of steps in plan mode: each runs
+// to its end or is stopped by detection, and no file a step names is
+// written in the project.
+func (s *session) planTurns(turns ...[]string) {
+	t := s.t
+	t.Helper()
+	for _, steps := range turns {
 		r := s.turn(turnCtx(t), prompt(steps...))
 		switch {
 		case errors.Is(r.err, acphost.ErrPlanModeBypassed):
@@ -54,11 +66,11 @@ func testPlanPlain(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions
 			t.Fatalf("turn %v failed: %v", steps, r.err)
 		}
 	}
-	for _, f := range []string{"out1.txt", "note1.txt", "note2.txt", "out2.txt"} {
-		noFile(t, filepath.Join(s.work, f))
-	}
-	if e := s.client.Enforcement(); e.PlanModeID != "" && !e.AgentMode {
-		t.Errorf("the agent offers plan mode %q but the session is in %q", e.PlanModeID, e.Mode)
+	for _, steps := range turns {
+		for _, step := range steps {
+			_, file, _ := strings.Cut(step, ":")
+			noFile(t, filepath.Join(s.work, file))
+		}
 	}
 }
 

@@ -33,9 +33,12 @@ func allowingReads(ask acphost.PermissionFunc) acphost.PermissionFunc {
 	}
 }
 
+// isRead reports whether --permission reads allows req: a read or a
+// search that, by what it carries, changes nothing (no diff, no option
+// whose structured changes write; see acphost.PermissionRequest.ReadOnly).
 func isRead(req *acphost.PermissionRequest) bool {
 	k := req.ToolCall.Kind
-	return k == acphost.ToolRead || k == acphost.ToolSearch
+	return (k == acphost.ToolRead || k == acphost.ToolSearch) && req.ReadOnly()
 }
 
 // approver is the "ask" policy: it shows a permission request and reads

@@ -126,9 +126,9 @@
 //	                         --non-interactive-permissions says); with ask,
 //	                         "always" answers are remembered for the same tool
 //	                         kind and title in the session; reads allows what
-//	                         the agent calls a read or a search and asks the rest
-//	                         (the kind is the agent's word: plan is the
-//	                         host-enforced read-only)
+//	                         the agent calls a read or a search and carries no
+//	                         diff or change that writes, and asks the rest
+//	                         (plan is the host-enforced read-only)
 //	  --non-interactive-permissions deny|fail
 //	                         with nobody to ask (stdin not a terminal, or --json)
 //	                         and no --permission: deny answers with a reject-kind

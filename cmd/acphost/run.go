@@ -255,7 +255,12 @@ func (a *app) run() int {
 			return a.signals.exitCode()
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			a.output.diag(tty.StyleRed, "the agent did not start within %v (--start-timeout); a first npx download can take longer: try --start-timeout 10m", a.cfg.startTimeout)
+			why := "a first npx download can take longer: try --start-timeout 10m"
+			if opts.PlanMode && opts.Confine != nil {
+				why += "; it started under plan mode's kernel layer, which keeps the project read-only and " +
+					"lets it write only its state and private copies of its homes: if it needs to write elsewhere, --writable DIR"
+			}
+			a.output.diag(tty.StyleRed, "the agent did not start within %v (--start-timeout); %s", a.cfg.startTimeout, why)
 			return exitFailed
 		}
 		if resume != nil {

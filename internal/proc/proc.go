@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/internal/cgroup"
+	"github.com/acphost/acphost/internal/fsview"
 )
 
 // groupRemoveTimeout bounds the wait for a killed cgroup to empty (a
@@ -44,6 +45,11 @@ type Spec struct {
 	// its own.
 	Confined bool
 	Writable []string
+	// View, with Confined, starts the process in a private view of the
+	// file system (package fsview) that Landlock then confines to its
+	// places and Writable. A start that cannot make the view fails with
+	// an error matching fsview.ErrUnavailable.
+	View *fsview.View
 	// Group is the cgroup to start in, which the Process then owns; nil:
 	// the process group only.
 	Group *cgroup.Group
@@ -241,6 +247,9 @@ func (p *Process) start() error {
 		if err == nil {
 			return nil
 		}
+		if errors.Is(err, fsview.ErrUnavailable) {
+			return err // the view's, not the group's: the caller decides
+		}
 		if p.spec.GroupRequired {
 			return fmt.Errorf("%w (in cgroup %s)", err, p.group.Path())
 		}
@@ -260,6 +269,9 @@ func (p *Process) start() error {
 			}
 			p.fallback = errors.Join(reasons...)
 			return nil
+		}
+		if errors.Is(err, fsview.ErrUnavailable) {
+			return err
 		}
 		if p.spec.NamespaceRequired {
 			return noNamespace(err)
@@ -286,6 +298,9 @@ func (p *Process) retry() *exec.Cmd {
 
 // launch starts cmd, confined if the spec says so.
 func (p *Process) launch(cmd *exec.Cmd) error {
+	if p.spec.Confined && p.spec.View != nil {
+		return fsview.Start(cmd, *p.spec.View, p.spec.Writable)
+	}
 	if p.spec.Confined {
 		return StartRestricted(cmd, p.spec.Writable)
 	}
