@@ -344,8 +344,12 @@ func (e *AuthError) Is(target error) bool { return target == ErrAuthRequired }
 func (e *AuthError) Unwrap() error { return e.Err }
 
 // RestartError reports that the client replaced its agent process before a
-// turn. ContextLost says whether the session had to start afresh; when it
-// did, the turn was not run (call again to run it on the fresh session).
+// turn. ContextLost says whether the session had to start afresh with its
+// conversation lost; when it did, the turn was not run and its prompt was
+// not sent (call again to run it on the fresh session). A session that had
+// no conversation yet (no prompt sent, not opened from a stored one) and
+// is given a fresh session (How "new") loses nothing: ContextLost is false
+// and the turn runs.
 type RestartError struct {
 	// Reason is why: an error matching ErrCancelUnconfirmed (and
 	// ErrAgentNotReading when the agent stopped reading its stdin), one
@@ -366,8 +370,11 @@ type RestartError struct {
 
 func (e *RestartError) Error() string {
 	what := "session " + e.OldSessionID + " re-attached by " + e.How
-	if e.ContextLost {
+	switch {
+	case e.ContextLost:
 		what = "session " + e.OldSessionID + " lost; continuing in a fresh session " + e.NewSessionID
+	case e.How == "new":
+		what = "session " + e.OldSessionID + " had no conversation yet; continuing in a fresh session " + e.NewSessionID
 	}
 	return fmt.Sprintf("acphost: agent restarted (%s): %v", what, e.Reason)
 }

@@ -54,6 +54,7 @@ func (a *agent) openDefault(ctx context.Context, h *Session, id string) error {
 		return a.open(ctx, h, openNew)
 	}
 	h.id = id
+	h.conversed = true
 	for _, how := range []openKind{openLoad, openResume} {
 		if a.supports(how) {
 			return a.open(ctx, h, how)
@@ -133,7 +134,14 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	s.bind(h)
 	s.setState(res.Modes, decodeConfigOptions(res.ConfigOptions))
 	if mode := h.wantedMode(); mode != "" {
-		if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": h.ID(), "modeId": mode}, nil); err != nil {
+		held, err := a.holdMode(ctx, h, mode)
+		if !held && err == nil {
+			reports := s.modeReportCount()
+			if err = a.call(ctx, "session/set_mode", map[string]string{"sessionId": h.ID(), "modeId": mode}, nil); err == nil {
+				s.noteModeSet(mode, reports)
+			}
+		}
+		if err != nil {
 			return wrapOp(fmt.Sprintf("setting mode %q", mode), withModes(err, s.modes()))
 		}
 	}

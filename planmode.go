@@ -42,6 +42,11 @@ type Enforcement struct {
 	PlanModeID string
 	// AgentMode: plan mode is on and the session is in PlanModeID.
 	AgentMode bool
+	// RestoreMode is the mode the session is put back in when plan mode
+	// goes off: the mode plan mode found it in, or the one SetMode (or
+	// SessionOptions.Mode) asked for while plan mode held it; "" when
+	// plan mode has not switched the session.
+	RestoreMode string
 	// AskingModes are the modes the agent offers that ask before a
 	// change, best first: the first maxNamedModes (8), each id cut to 64
 	// bytes, for a report (the agent may offer thousands).
@@ -80,6 +85,11 @@ func (s *Session) enforcement() Enforcement {
 	}
 	e.PlanModeID = a.profile.planMode(off.modes)
 	e.AgentMode = e.PlanMode && e.PlanModeID != "" && cur == e.PlanModeID
+	s.mu.Lock()
+	if s.planSwitched {
+		e.RestoreMode = s.planFrom
+	}
+	s.mu.Unlock()
 	e.AskingModes = namedModes(a.profile.askingModes(off.modes, maxNamedModes))
 	e.Kernel = a.planKernel
 	if e.PlanMode && !e.Kernel {
@@ -88,6 +98,18 @@ func (s *Session) enforcement() Enforcement {
 	e.Detection = e.PlanMode || s.c.opts.RequireAsking
 	e.ActsUnasked = e.ModeKind == ModeUnasked || e.Unasked > 0
 	return e
+}
+
+// OwnMode is the session's mode apart from plan mode: RestoreMode when plan
+// mode switched the session, else Mode. A host that records a session's
+// mode to set it again when the session is continued records this one, so
+// that a session continued outside plan mode is not left in the agent's
+// plan mode.
+func (e Enforcement) OwnMode() string {
+	if e.RestoreMode != "" {
+		return e.RestoreMode
+	}
+	return e.Mode
 }
 
 // String sums the report up for a person, in one line: which layers hold
@@ -137,8 +159,8 @@ func (c *ACPClient) kernelReason(a *agent) string {
 		return "Landlock is not available here"
 	case c.opts.Confine == nil:
 		return "ACPOptions.Confine is not set"
-	case !a.planKernel && !a.supports(openLoad) && !a.supports(openResume):
-		return "the agent was started outside plan mode and cannot be restarted under it: it re-attaches no session (session/load or resume)"
+	case !a.planKernel && !c.canRestart(a):
+		return "the agent was started outside plan mode and cannot be restarted under it: it re-attaches no session (session/load or resume) and its conversation would be lost"
 	case !a.planKernel:
 		return "the agent was started outside plan mode; it is restarted under it before the next turn"
 	}
@@ -261,6 +283,41 @@ func (a *agent) syncMode(ctx context.Context, h *Session) {
 	h.mu.Unlock()
 }
 
+// holdMode keeps plan mode's hold on session h when mode id is asked for
+// (SetMode, the mode config option, SessionOptions.Mode at an open): while
+// plan mode is on and the agent offers a plan mode other than id, id is
+// not set but kept as the mode to put back when plan mode goes off, and
+// the session is put in the plan mode now (held). A mode the agent does
+// not offer is refused then, not kept. Outside plan mode, or for an
+// agent with no plan mode, nothing is held.
+func (a *agent) holdMode(ctx context.Context, h *Session, id string) (held bool, err error) {
+	if !a.c.PlanMode() {
+		return false, nil
+	}
+	st := a.sessions.known(h.ID())
+	if st == nil {
+		return false, nil
+	}
+	off := st.modeOffer()
+	target := a.profile.planMode(off.modes)
+	if target == "" || id == target {
+		return false, nil
+	}
+	if !off.offers(id) {
+		ids := make([]string, 0, min(len(off.modes), maxNamedModes))
+		for _, m := range off.modes[:cap(ids)] {
+			ids = append(ids, cutBytes(m.ID, maxModeBytes))
+		}
+		return false, fmt.Errorf("acphost: the agent offers no mode %q (the agent's modes: %s)", cutBytes(id, maxModeBytes), strings.Join(ids, ", "))
+	}
+	h.mu.Lock()
+	h.setMode = id
+	h.planFrom, h.planSwitched = id, true
+	h.mu.Unlock()
+	a.syncMode(ctx, h)
+	return true, nil
+}
+
 // setSessionMode sets the session's mode the way the agent offers it.
 func (a *agent) setSessionMode(ctx context.Context, st *sessionState, off modeOffer, id string) error {
 	reports := st.modeReportCount()
@@ -347,9 +404,10 @@ func hasDiff(tc *ToolCall) bool {
 // the agent's own state directories (Claude's plan file) is its own:
 // neither counts.
 // "in_progress" is no evidence: opencode and Codex report it before they
-// ask.
+// ask. History a session/load replays is not what the agent does now: it
+// is not counted.
 func (s *sessionState) checkChange(tc *ToolCall) {
-	if tc.Status != StatusCompleted || !changes(tc) && !s.askedAChange(tc.ID) {
+	if tc.Status != StatusCompleted || !changes(tc) && !s.askedAChange(tc.ID) || s.replaying.Load() {
 		return
 	}
 	a := s.a

@@ -57,15 +57,18 @@ func TestPlanModeAttackKernelStateDirHoldingTheProject(t *testing.T) {
 	}
 }
 
-// Plan mode turned on for an agent started outside it that cannot
-// re-attach its session: it is not restarted, and the report must not say
-// it will be.
+// Plan mode turned on, after a first prompt, for an agent started outside
+// it that cannot re-attach its session: it is not restarted (its
+// conversation would be lost), and the report must not say it will be.
+// (Before the first prompt it is: TestPlanModeRestartsAnAgentWithoutLoadBeforeTheFirstPrompt.)
 func TestPlanModeAttackKernelReasonForAnAgentThatCannotReattach(t *testing.T) {
 	if !confine.Available() {
 		t.Skip("Landlock is not available on this kernel")
 	}
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}}}}
 	c, err := startFake(t, script, ACPOptions{Confine: &Confinement{PlanOnly: true}})
+	require.NoError(t, err)
+	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "first"})
 	require.NoError(t, err)
 	c.SetPlanMode(true)
 	resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})

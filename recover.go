@@ -78,7 +78,8 @@ var errPlanConfinement = errors.New("acphost: plan mode changed the agent's kern
 
 // confinedOtherwise reports whether a local agent under ACPOptions.Confine
 // runs under the other mode's confinement than plan mode now wants, and
-// can be restarted with its sessions kept (session/load or resume).
+// can be restarted without losing a conversation: it re-attaches sessions
+// (session/load or resume), or none of its sessions has had a prompt yet.
 func (c *ACPClient) confinedOtherwise(a *agent) bool {
 	if c.opts.Confine == nil || a.planKernel == c.PlanMode() || a.isDead() {
 		return false
@@ -86,7 +87,24 @@ func (c *ACPClient) confinedOtherwise(a *agent) bool {
 	if _, ok := a.link.(*processLink); !ok {
 		return false
 	}
-	return a.supports(openLoad) || a.supports(openResume)
+	return c.canRestart(a)
+}
+
+// canRestart reports whether agent a can be replaced without losing a
+// conversation: it re-attaches sessions, or none has one yet.
+func (c *ACPClient) canRestart(a *agent) bool {
+	if a.supports(openLoad) || a.supports(openResume) {
+		return true
+	}
+	c.mu.Lock()
+	handles := append([]*Session(nil), c.handles...)
+	c.mu.Unlock()
+	for _, h := range handles {
+		if h.hasConversation() {
+			return false
+		}
+	}
+	return true
 }
 
 // crashBackoff applies the crash-loop cut-off and waits out the backoff.
@@ -181,7 +199,11 @@ func (c *ACPClient) retire(a *agent) {
 }
 
 // reattach opens h on a fresh agent: load, else resume, else a new session
-// whose lost context is reported to h's next turn.
+// whose lost context is reported to h's next turn. A session that never had
+// a conversation (see Session.conversed) loses nothing: agents often store
+// a session only at its first prompt and refuse to load one that had none,
+// and the new session it is given instead is reported without ContextLost,
+// so its next turn runs.
 func (a *agent) reattach(ctx context.Context, h *Session, reason error) error {
 	old := h.ID()
 	var refused error
@@ -203,7 +225,7 @@ func (a *agent) reattach(ctx context.Context, h *Session, reason error) error {
 	if err := a.open(ctx, h, openNew); err != nil {
 		return err
 	}
-	h.noteRestart(&RestartError{Reason: reason, OldSessionID: old, NewSessionID: h.ID(), How: "new", ContextLost: true, Refused: refused})
+	h.noteRestart(&RestartError{Reason: reason, OldSessionID: old, NewSessionID: h.ID(), How: "new", ContextLost: h.hasConversation(), Refused: refused})
 	return nil
 }
 

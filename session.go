@@ -33,6 +33,10 @@ type Session struct {
 	restarted *RestartError // reported by the next turn
 	closed    bool
 	forkOf    string // ForkSession: the session it is made from
+	// conversed: the session has a conversation the agent may keep — it
+	// was opened from a stored one (load, resume, fork) or a prompt was
+	// sent in it. One without has nothing a restart could lose.
+	conversed bool
 	setMode   string // the last mode SetMode set: re-applied when the session is opened again
 	onClose   func() // set by a Pool: returns the session's slot
 
@@ -98,6 +102,19 @@ func (s *Session) setID(id string) {
 	s.mu.Unlock()
 }
 
+// converse notes that the session has a conversation (see conversed).
+func (s *Session) converse() {
+	s.mu.Lock()
+	s.conversed = true
+	s.mu.Unlock()
+}
+
+func (s *Session) hasConversation() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conversed
+}
+
 func (s *Session) isClosed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -144,19 +161,42 @@ type ContextUsage struct {
 }
 
 // SetMode asks the agent to switch the session to mode id. The agent
-// confirms with a CurrentModeUpdate, which Modes reflects: a mode the agent
-// did not confirm is not assumed. The mode is set again whenever the
-// client re-attaches the session to a restarted agent (or opens it fresh
-// after one), as SessionOptions.Mode is.
+// confirms with a CurrentModeUpdate, which Modes reflects; Enforcement's
+// Mode is id as soon as the agent accepted it, until the agent reports
+// another. The mode is set again whenever the client re-attaches the
+// session to a restarted agent (or opens it fresh after one), as
+// SessionOptions.Mode is.
+//
+// While plan mode holds the session in the agent's plan mode, another mode
+// the agent offers is not set: it is kept (Enforcement.RestoreMode) and
+// set when plan mode goes off; one it does not offer is refused.
 func (s *Session) SetMode(ctx context.Context, id string) error {
-	err := s.c.agent().call(ctx, "session/set_mode", map[string]string{"sessionId": s.ID(), "modeId": id}, nil)
+	a := s.c.agent()
+	if held, err := a.holdMode(ctx, s, id); held || err != nil {
+		return err
+	}
+	st := a.session(s.ID())
+	reports := st.modeReportCount()
+	err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": s.ID(), "modeId": id}, nil)
 	if err != nil {
 		return withModes(err, s.Modes())
 	}
+	st.noteModeSet(id, reports)
+	s.chose(id)
+	return nil
+}
+
+// chose records mode id as the one the session's user wants: set again
+// when the session is opened again, and, outside plan mode, no longer
+// the one a plan mode turned off was to put back.
+func (s *Session) chose(id string) {
+	plan := s.c.PlanMode()
 	s.mu.Lock()
 	s.setMode = id
+	if !plan {
+		s.planFrom, s.planSwitched = "", false
+	}
 	s.mu.Unlock()
-	return nil
 }
 
 // wantedMode is the mode the session is to be in when it is opened (again,
@@ -172,7 +212,9 @@ func (s *Session) wantedMode() string {
 
 // SetConfigOption sets a config option (value is a select option's value
 // id, or a bool for a boolean option) and returns the complete state the
-// agent answered with.
+// agent answered with. A mode set by the config option of category "mode"
+// is held by plan mode as SetMode's is (the options are then returned as
+// they are).
 func (s *Session) SetConfigOption(ctx context.Context, configID string, value any) ([]ConfigOption, error) {
 	params := map[string]any{"sessionId": s.ID(), "configId": configID, "value": value}
 	if _, ok := value.(bool); ok {
@@ -182,8 +224,20 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value an
 		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
 	a := s.c.agent()
+	mode, isMode := value.(string)
+	isMode = isMode && a.sessions.known(s.ID()) != nil && a.session(s.ID()).modeOffer().configID == configID
+	if isMode {
+		if held, err := a.holdMode(ctx, s, mode); err != nil {
+			return nil, err
+		} else if held {
+			return s.ConfigOptions(), nil
+		}
+	}
 	if err := a.call(ctx, "session/set_config_option", params, &res); err != nil {
 		return nil, err
+	}
+	if isMode {
+		s.chose(mode)
 	}
 	opts := decodeConfigOptions(res.ConfigOptions)
 	if st := a.sessions.known(s.ID()); st != nil {
@@ -262,6 +316,7 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 		s.hold(false)
 		<-s.turnSem
 	}()
+	was := s.state().effectiveMode()
 	a, err := s.c.readyAgent(ctx)
 	if err != nil {
 		return Response{}, err
@@ -276,6 +331,12 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 		}
 	}
 	a.syncMode(ctx, s)
+	if now := s.state().effectiveMode(); emit != nil && now != was && now != "" {
+		// The host switched it (plan mode on or off, a restart): the
+		// agent's confirmation may come before the turn sees it.
+		emit(StreamEvent{Type: EventMode, Mode: now})
+	}
+	s.converse() // the prompt may reach the agent: from here on a restart can lose it
 	resp, err := a.newTurn(s, req, emit).run(ctx, s, req)
 	resp.Restarted = restarted
 	return resp, err
@@ -411,6 +472,7 @@ func (c *ACPClient) openHandle(ctx context.Context, opts SessionOptions, how ope
 	} else {
 		h.id = id
 	}
+	h.conversed = how != openNew
 	if err := a.open(ctx, h, how); err != nil {
 		h.host.close()
 		return nil, err

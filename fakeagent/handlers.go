@@ -243,6 +243,7 @@ func (a *Agent) setConfigOption(m Message) {
 			o["currentValue"], found = p.Value, true
 			if json.Unmarshal(o["category"], &category) == nil && category == "mode" && json.Unmarshal(p.Value, &mode) == nil {
 				a.setSessionModeLocked(sessionOf(m.Params), mode)
+				defer a.history.add(historyEntry{SessionID: sessionOf(m.Params), Mode: mode}) // after mu
 			}
 		}
 	}
@@ -266,7 +267,11 @@ func (a *Agent) setMode(m Message) {
 	}
 	_ = json.Unmarshal(m.Params, &p)
 	a.setSessionMode(p.SessionID, p.ModeID)
+	a.history.add(historyEntry{SessionID: p.SessionID, Mode: p.ModeID})
 	a.reply(m.ID, emptyObject)
+	if a.script.NeverConfirmMode {
+		return
+	}
 	a.sendUpdate(p.SessionID, mustJSON(struct {
 		SessionUpdate string `json:"sessionUpdate"`
 		CurrentModeID string `json:"currentModeId"`

@@ -17,6 +17,9 @@ type historyEntry struct {
 	Dirs    []string        `json:"dirs,omitempty"`
 	Update  json.RawMessage `json:"update,omitempty"`
 	Deleted bool            `json:"deleted,omitempty"`
+	// Mode is a mode the session was set to (session/set_mode, or the
+	// config option of category "mode"), which it is reopened in.
+	Mode string `json:"mode,omitempty"`
 }
 
 // history remembers what the agent said in each session, so session/load
@@ -82,6 +85,19 @@ func (h *history) updates(sid string) []json.RawMessage {
 	return out
 }
 
+// mode returns the mode session sid was last set to, "" when none.
+func (h *history) mode(sid string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	mode := ""
+	for _, e := range h.entries {
+		if e.SessionID == sid && e.Mode != "" {
+			mode = e.Mode
+		}
+	}
+	return mode
+}
+
 // sessions returns the sessions opened and not deleted, in order, with
 // their cwd.
 func (h *history) sessions() []historyEntry {
@@ -137,15 +153,44 @@ func (a *Agent) sessionLoad(m Message) {
 		for _, u := range a.history.updates(sid) {
 			a.notify("session/update", mustJSON(updateParams{sid, u}))
 		}
-		a.reply(m.ID, emptyObject)
+		a.reply(m.ID, a.reopenResult(sid))
 	})
 }
 
 // sessionResume reopens a session without a replay.
 func (a *Agent) sessionResume(m Message) {
-	if _, ok := a.reopen(m, isSet(a.caps.SessionCapabilities.Resume)); ok {
-		a.reply(m.ID, emptyObject)
+	if sid, ok := a.reopen(m, isSet(a.caps.SessionCapabilities.Resume)); ok {
+		a.reply(m.ID, a.reopenResult(sid))
 	}
+}
+
+// reopenResult answers a load or resume as agents do: with the session's
+// modes and config options (those of Script.NewSessionResult), in the
+// mode the session was last set to; {} when the script has none.
+func (a *Agent) reopenResult(sid string) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if !isSet(a.script.NewSessionResult) || json.Unmarshal(a.script.NewSessionResult, &fields) != nil {
+		return emptyObject
+	}
+	delete(fields, "sessionId")
+	out := map[string]json.RawMessage{}
+	for _, k := range []string{"modes", "configOptions"} {
+		if v, ok := fields[k]; ok {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return emptyObject
+	}
+	if mode := a.history.mode(sid); mode != "" {
+		a.setSessionMode(sid, mode)
+		var modes map[string]json.RawMessage
+		if json.Unmarshal(out["modes"], &modes) == nil && modes != nil {
+			modes["currentModeId"] = mustJSON(mode)
+			out["modes"] = mustJSON(modes)
+		}
+	}
+	return mustJSON(out)
 }
 
 // reopen checks a load or resume request and registers its session.

@@ -18,7 +18,9 @@ type Script struct {
 	// {"loadSession":false,"promptCapabilities":{"image":true,"embeddedContext":true}}.
 	// With "loadSession":true the agent answers session/load by replaying the session's
 	// history; sessionCapabilities resume, list, close and delete turn on those methods
-	// (delete removes the session from session/list).
+	// (delete removes the session from session/list). Load and resume answer with the
+	// modes and configOptions of NewSessionResult, the current mode the one the session
+	// was last set to (kept in the history, as agents store it).
 	AgentCapabilities json.RawMessage `json:"agentCapabilities,omitempty"`
 	// AuthMethods is returned as authMethods; nil means [].
 	AuthMethods json.RawMessage `json:"authMethods,omitempty"`
@@ -81,6 +83,10 @@ type Script struct {
 	// SetModeFails makes session/set_mode answer -32601 instead of {} followed by a
 	// current_mode_update.
 	SetModeFails bool `json:"setModeFails,omitempty"`
+	// NeverConfirmMode makes session/set_mode answer {} with no
+	// current_mode_update after it, as agents that confirm a mode only by
+	// their answer do.
+	NeverConfirmMode bool `json:"neverConfirmMode,omitempty"`
 	// ReadOnlyModes are session modes in which the agent changes nothing,
 	// as real agents' plan and read-only modes: a Run step there is not
 	// run but reported as a failed tool call. A session's mode is the

@@ -271,12 +271,16 @@ func (s *Server) publishState() {
 	s.mu.Unlock()
 	st.Session = sessionView{ID: safe(sess.ID()), Title: safe(sess.Details().Title)}
 	st.PlanMode = s.c.PlanMode()
-	if e := sess.Enforcement(); e.PlanMode || s.cfg.PermissionLabel != "allow" {
+	e := sess.Enforcement()
+	if e.PlanMode || s.cfg.PermissionLabel != "allow" {
 		st.Holds = e.String()
 	}
 	st.Containment = s.c.Containment().Word()
 	modes := sess.Modes()
 	st.Mode = modes.CurrentModeID
+	if e.Mode != "" {
+		st.Mode = e.Mode // the agent's word, or the mode the host set and the agent accepted
+	}
 	for _, m := range modes.AvailableModes {
 		st.Modes = append(st.Modes, choiceView{Value: m.ID, Name: label(m.Name, m.ID), Description: safe(m.Description)})
 	}
@@ -290,7 +294,7 @@ func (s *Server) publishState() {
 			}
 			v := viewConfig(o)
 			st.Modes, st.ModeOption = v.Options, v.ID
-			if val, ok := v.Value.(string); ok {
+			if val, ok := v.Value.(string); ok && e.Mode == "" {
 				st.Mode = val
 			}
 			continue
@@ -669,9 +673,16 @@ func (s *Server) apiMode(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	if err := s.session().SetMode(r.Context(), req.ID); err != nil {
+	sess := s.session()
+	if err := sess.SetMode(r.Context(), req.ID); err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
+	}
+	if e := sess.Enforcement(); e.PlanMode && e.RestoreMode == req.ID && e.Mode != req.ID {
+		// Held by plan mode: no confirmation comes to publish the state.
+		s.hub.transcript(msgNote{Type: "note", Turn: s.turnID(), Kind: "mode",
+			Text: "plan mode keeps the agent in its mode " + safe(e.Mode) + "; " + safe(req.ID) + " is set once plan mode is off"})
+		s.publishState()
 	}
 	writeJSON(w, map[string]bool{"ok": true})
 }

@@ -143,7 +143,7 @@ func (s *Server) record(sess *acphost.Session) {
 	if st == nil {
 		return
 	}
-	r := SessionRecord{ID: sess.ID(), Cwd: s.cfg.Agent.Dir, Title: sess.Details().Title, Mode: sess.Modes().CurrentModeID, LastUsed: time.Now()}
+	r := SessionRecord{ID: sess.ID(), Cwd: s.cfg.Agent.Dir, Title: sess.Details().Title, Mode: sess.Enforcement().OwnMode(), LastUsed: time.Now()}
 	if r.ID == "" {
 		return
 	}

@@ -496,12 +496,15 @@ func TestControls(t *testing.T) {
 	assert.Equal(t, "fast", cfg[0].str("value"))
 	assert.Len(t, cfg[0].list("options"), 2)
 
+	r.post("/api/mode", map[string]string{"id": "code"}, http.StatusOK)
+	tb.next("mode code", func(m msg) bool { return m.typ() == "state" && m.str("mode") == "code" })
+	// Plan mode holds the agent in its mode that asks (TestModePickedUnderPlanMode)
+	// from its next prompt; until then the page says the mode it is in.
 	r.post("/api/planmode", map[string]bool{"on": true}, http.StatusOK)
 	pm := tb.next("plan mode", func(m msg) bool { return m.typ() == "state" && m["planMode"] == true })
 	assert.True(t, r.srv.Client().PlanMode())
 	assert.Contains(t, pm.str("holds"), "held by host", "the page says which layers hold")
-	r.post("/api/mode", map[string]string{"id": "code"}, http.StatusOK)
-	tb.next("mode code", func(m msg) bool { return m.typ() == "state" && m.str("mode") == "code" })
+	assert.Equal(t, "code", pm.str("mode"))
 	r.post("/api/config", map[string]any{"id": "model", "value": 3}, http.StatusBadRequest)
 	r.post("/api/config", map[string]any{"id": "model", "value": "deep"}, http.StatusOK)
 	r.received(`"method":"session/set_config_option"`)

@@ -60,7 +60,7 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 			if args[0] == "on" {
 				a.output.note(tty.StyleYellow, "plan mode on: acphost rejects every tool that can change something, and file writes; "+planSwitchNote(sess.Enforcement()))
 			} else {
-				a.output.note(tty.StyleDim, "plan mode off: permission "+a.permissionLabel(client))
+				a.output.note(tty.StyleDim, "plan mode off: permission "+a.permissionLabel(client)+planOffNote(sess.Enforcement()))
 			}
 		default:
 			a.output.note(tty.StyleDim, "plan mode is "+onOff(client.PlanMode())+" (/plan on|off)")
@@ -152,6 +152,11 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 	}
 	if err := a.setMode(sess, args[0]); err != nil {
 		a.output.diag(tty.StyleRed, "/mode %s: %s", acphost.SafeText(args[0]), errMsg(err))
+		return
+	}
+	if note := heldModeNote(sess.Enforcement(), args[0]); note != "" {
+		a.output.note(tty.StyleDim, "/mode "+note)
+		a.record()
 		return
 	}
 	a.output.note(tty.StyleDim, "mode: "+acphost.SafeText(args[0]))
@@ -280,6 +285,32 @@ func planSwitchNote(e acphost.Enforcement) string {
 		parts = append(parts, "not kernel-enforced: "+e.KernelReason)
 	}
 	return strings.Join(parts, " and ") + " before the next prompt"
+}
+
+// heldModeNote says, when plan mode kept the agent in its plan mode
+// although mode id was asked for, that id is set once plan mode is off;
+// "" when the mode was set.
+func heldModeNote(e acphost.Enforcement, id string) string {
+	if !e.PlanMode || e.RestoreMode != id || e.Mode == id {
+		return ""
+	}
+	return acphost.SafeText(id) + ": plan mode keeps the agent in its mode " + acphost.SafeText(e.Mode) + "; " + acphost.SafeText(id) + " is set once plan mode is off"
+}
+
+// planOffNote says what /plan off does before the next prompt: the mode
+// the agent is put back in, the restart out of the kernel layer.
+func planOffNote(e acphost.Enforcement) string {
+	var parts []string
+	if e.RestoreMode != "" && e.RestoreMode != e.Mode {
+		parts = append(parts, "the agent is put back in its mode "+acphost.SafeText(e.RestoreMode))
+	}
+	if e.Kernel {
+		parts = append(parts, "it is restarted outside the kernel layer")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, " and ") + " before the next prompt"
 }
 
 // maxColumn is the widest first column writeColumns pads to; a longer

@@ -188,6 +188,8 @@ func (h *human) event(ev acphost.StreamEvent) {
 	case acphost.EventRestart:
 		var rs *acphost.RestartError
 		switch {
+		case errors.As(ev.Err, &rs) && !rs.ContextLost && rs.How == "new":
+			s.Line(tty.StyleYellow, "the agent was restarted; session "+acphost.SafeText(rs.OldSessionID)+" had no conversation yet: continuing in session "+acphost.SafeText(rs.NewSessionID))
 		case errors.As(ev.Err, &rs) && !rs.ContextLost:
 			s.Line(tty.StyleYellow, "the agent was restarted; session "+acphost.SafeText(rs.OldSessionID)+" re-attached by "+acphost.SafeText(rs.How)+", with its conversation")
 		default:

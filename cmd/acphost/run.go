@@ -48,7 +48,6 @@ type app struct {
 	recovers bool // the client restarts a crashed agent (a chat at a terminal)
 	failed   bool // a turn failed: exit status 1
 	authGood bool // a turn went through: no login is missing (see reportNeedsLogin)
-	modeSet  bool // cfg.mode was set (the agent accepted session/set_mode)
 }
 
 func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
@@ -297,8 +296,8 @@ func (a *app) run() int {
 				return exitUsage
 			}
 			a.output.diag(tty.StyleYellow, "mode %s: %s; staying in the agent's mode", acphost.SafeText(a.cfg.mode), errMsg(err))
-		} else {
-			a.modeSet = true
+		} else if note := heldModeNote(sess.Enforcement(), a.cfg.mode); note != "" && !a.cfg.modeSoft {
+			a.output.note(tty.StyleDim, "--mode "+note)
 		}
 	}
 	if code := applySets(sess, a.cfg.sets, a.output); code != 0 {
@@ -449,8 +448,8 @@ func (a *app) record() {
 	if t := sess.Details().Title; t != "" {
 		r.Title = t
 	}
-	if m := sess.Modes().CurrentModeID; m != "" {
-		r.Mode = m
+	if m := sess.Enforcement().OwnMode(); m != "" {
+		r.Mode = m // not plan mode's: continued outside it, the session goes back to this one
 	}
 	if err := a.store.Put(r); err != nil {
 		a.output.diag(tty.StyleYellow, "%v", err)
@@ -526,18 +525,17 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	}
 	parts := []string{"acphost", name, "session " + acphost.SafeText(sess.ID())}
 	modes, _ := sessionModes(sess)
-	if m := sess.Enforcement().Mode; m != "" {
-		// The mode the host set last (plan mode's, RequireAsking's),
-		// until the agent reports another: its confirming update may
-		// still be on its way.
-		modes.CurrentModeID = m
-	}
-	if a.cfg.mode != "" && a.modeSet {
-		// Set and accepted; the agent's confirming update may still be
-		// on its way.
-		modes.CurrentModeID = a.cfg.mode
+	e := sess.Enforcement()
+	if e.Mode != "" {
+		// The mode the agent reported, or the one the host set last
+		// (--mode, plan mode's, RequireAsking's) and the agent accepted:
+		// its confirming update may still be on its way.
+		modes.CurrentModeID = e.Mode
 	}
 	if m := currentMode(modes); m != "" {
+		if e.AgentMode && e.RestoreMode != "" {
+			m += "; " + oneLine(acphost.SafeText(e.RestoreMode), 64) + " once plan mode is off"
+		}
 		parts = append(parts, "mode: "+m)
 	}
 	a.output.human.setMode(modes.CurrentModeID)

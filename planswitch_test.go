@@ -1,0 +1,123 @@
+package acphost
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/acphost/acphost/fakeagent"
+	"github.com/stretchr/testify/require"
+)
+
+// A mode asked for while plan mode holds the session (SetMode, as the
+// CLI's --mode and /mode, the page's picker) does not take the agent out
+// of its plan mode: it is kept for when plan mode goes off, and the report
+// says the mode the agent is in.
+func TestPlanModeHoldsAgainstSetMode(t *testing.T) {
+	c, a := connectFake(t, claudeLike(), ACPOptions{PlanMode: true})
+	ctx := turnCtx(t)
+	require.NoError(t, c.SetMode(ctx, "default"))
+	require.Equal(t, []string{"plan"}, modesSet(a.Agent), "the agent never left its plan mode")
+	e := c.Enforcement()
+	require.Equal(t, "plan", e.Mode)
+	require.True(t, e.AgentMode)
+	require.Equal(t, "default", e.RestoreMode)
+	require.Error(t, c.SetMode(ctx, "no-such-mode"), "a mode the agent does not offer is refused, not kept")
+
+	_, err := c.GenerateCtx(ctx, Request{Prompt: "one"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"plan"}, modesSet(a.Agent))
+
+	c.SetPlanMode(false)
+	_, err = c.GenerateCtx(ctx, Request{Prompt: "two"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"plan", "default"}, modesSet(a.Agent), "plan mode off puts the asked-for mode in")
+	e = c.Enforcement()
+	require.Equal(t, "default", e.Mode)
+	require.Empty(t, e.RestoreMode)
+}
+
+// The session's own mode (SessionOptions.Mode, ACPOptions.Mode) in plan
+// mode: the session opens in the agent's plan mode, and the asked-for
+// mode is set only when plan mode goes off.
+func TestPlanModeHoldsAgainstTheSessionsMode(t *testing.T) {
+	c, a := connectFake(t, claudeLike(), ACPOptions{PlanMode: true, Mode: "default"})
+	require.Equal(t, []string{"plan"}, modesSet(a.Agent))
+	require.Equal(t, "plan", c.Enforcement().Mode)
+	require.Equal(t, "default", c.Enforcement().RestoreMode)
+	c.SetPlanMode(false)
+	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"plan", "default"}, modesSet(a.Agent))
+}
+
+// Outside plan mode a mode set is what the report says at once, before
+// the agent's confirming update (if it ever sends one).
+func TestSetModeIsReportedAtOnce(t *testing.T) {
+	script := claudeLike()
+	script.NeverConfirmMode = true
+	c, _ := connectFake(t, script, ACPOptions{})
+	require.NoError(t, c.SetMode(turnCtx(t), "default"))
+	require.Equal(t, "default", c.Enforcement().Mode)
+	require.Equal(t, ModeAsks, c.Enforcement().ModeKind)
+}
+
+// A session loaded in plan mode whose agent reports it in another mode
+// (the mode it was stored in) is put in the agent's plan mode as it is
+// re-attached, before any prompt; the mode asked for is kept for later.
+func TestPlanModeHoldsAsASessionIsLoaded(t *testing.T) {
+	script := claudeLike()
+	script.AgentCapabilities = raw(`{"loadSession":true}`)
+	c, a := connectFake(t, script, ACPOptions{})
+	ctx := turnCtx(t)
+	c.SetPlanMode(true)
+	s, err := c.LoadSession(ctx, "stored", SessionOptions{Mode: "default"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"plan"}, modesSet(a.Agent))
+	require.Equal(t, "plan", s.Enforcement().Mode)
+	require.True(t, s.Enforcement().AgentMode)
+}
+
+// The history a loaded session replays is not what the agent does now:
+// a change it reports there, made unasked in an earlier process, is not
+// counted as one made in this session.
+func TestReplayedChangesAreNotCountedUnasked(t *testing.T) {
+	history := filepath.Join(t.TempDir(), "history.ndjson")
+	script := claudeLike(fakeagent.Turn{Steps: []fakeagent.Step{
+		fakeagent.Say(raw(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"edit","kind":"edit","status":"completed"}`)),
+	}})
+	script.NewSessionResult = raw(`{"modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Manual"},{"id":"plan","name":"Plan"}]}}`)
+	script.AgentCapabilities = raw(`{"loadSession":true}`)
+	script.HistoryFile = history
+	c, _ := connectFake(t, script, ACPOptions{})
+	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "edit"})
+	require.NoError(t, err)
+	require.Equal(t, 1, c.Enforcement().Unasked, "made in this session")
+	id := c.SessionID()
+	require.NoError(t, c.Close())
+
+	c2, _ := connectFake(t, script, ACPOptions{SessionID: id})
+	e := c2.Enforcement()
+	require.Zero(t, e.Unasked, "replayed, not made")
+	require.False(t, e.ActsUnasked, "%+v", e)
+}
+
+// Plan mode turned on between turns switches the agent's mode before the
+// next prompt: the turn's stream says so first, whenever the agent's
+// confirmation arrives.
+func TestPlanModeSwitchIsATurnsFirstEvent(t *testing.T) {
+	c, _ := connectFake(t, claudeLike(fakeagent.Turn{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}}), ACPOptions{})
+	c.SetPlanMode(true)
+	var events []StreamEvent
+	_, err := c.GenerateStream(turnCtx(t), Request{Prompt: "go"}, func(ev StreamEvent) { events = append(events, ev) })
+	require.NoError(t, err)
+	require.NotEmpty(t, events)
+	require.Equal(t, EventMode, events[0].Type, "%+v", events)
+	require.Equal(t, "plan", events[0].Mode)
+	modes := 0
+	for _, ev := range events {
+		if ev.Type == EventMode {
+			modes++
+		}
+	}
+	require.LessOrEqual(t, modes, 2)
+}
