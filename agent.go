@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/acphost/acphost/internal/sandbox"
@@ -124,6 +125,7 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		}()
 	}
 	if err := a.handshake(ctx); err != nil {
+		err = a.exitedAtStart(err)
 		a.shutdown(err)
 		return nil, a.startError(err)
 	}
@@ -133,6 +135,16 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		a.planKernel = pl.planConfined
 	}
 	return a, nil
+}
+
+// exitedAtStart is the agent's exit (status and stderr) when a start-up
+// write failed because the agent had already exited (its stdin closed: a
+// broken pipe), which it reports before the exit is seen; err otherwise.
+func (a *agent) exitedAtStart(err error) error {
+	if !errors.Is(err, syscall.EPIPE) || !a.link.waitExit(time.Second) {
+		return err
+	}
+	return a.link.end(false)
 }
 
 // startError prefers the agent's death cause (exit status and stderr) over

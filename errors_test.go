@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,5 +80,19 @@ func TestAttackStderrLineInErrorsIsBounded(t *testing.T) {
 	}
 	if got := (&ExitError{ExitCode: 3, Stderr: "boom\n"}).Error(); got != "acphost: agent exited with status 3: boom" {
 		t.Errorf("a plain line changed: %q", got)
+	}
+}
+
+// An agent that exits before it reads anything is reported by its exit
+// (status and stderr), not by the broken pipe its start-up call met.
+func TestAgentDeadAtStartReportsItsExit(t *testing.T) {
+	for range 50 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := Start(ctx, ACPOptions{Command: "/bin/sh", Args: []string{"-c", "echo gone >&2; exit 3"}})
+		cancel()
+		var exit *ExitError
+		require.ErrorAs(t, err, &exit)
+		require.Equal(t, 3, exit.ExitCode)
+		require.Contains(t, err.Error(), "gone")
 	}
 }
