@@ -54,6 +54,8 @@ type agent struct {
 	profile    *AgentProfile // what the host knows of the agent (profile.go); nil: none
 	stateDirs  []string      // the profile's state directories, resolved
 	planKernel bool          // the process runs under plan mode's confinement
+	planView   bool          // in plan mode's private view of the file system
+	noView     string        // why not, under the confinement without it
 
 	sessions *sessionTable // the sessions this connection opened or is opening
 
@@ -132,7 +134,10 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	a.profile = c.profileFor(a.init.AgentInfo.Name)
 	a.stateDirs = a.profile.stateDirsOutside(c.agentEnv(), c.opts.Dir)
 	if pl, ok := l.(*processLink); ok {
-		a.planKernel = pl.planConfined
+		a.planKernel, a.planView = pl.planConfined, pl.planView
+		if pl.planConfined && !pl.planView {
+			a.noView = errText(pl.noView)
+		}
 	}
 	return a, nil
 }

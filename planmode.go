@@ -57,6 +57,14 @@ type Enforcement struct {
 	Kernel bool
 	// KernelReason says why not, when PlanMode is on and Kernel is not.
 	KernelReason string
+	// View: under the kernel layer the agent runs in its private view of
+	// the file system (Confinement.NoPlanView), where the project is
+	// read-only and its homes and temporary directories are copies that end
+	// with it, so it runs however it was launched. ViewReason says why not,
+	// when Kernel is on and View is not (Landlock alone then lets it write
+	// only its state directories, TMPDIR and PlanWritable).
+	View       bool
+	ViewReason string
 	// Detection: a change the agent reports having made without the host's
 	// consent stops the turn (in plan mode, and with RequireAsking).
 	Detection bool
@@ -95,6 +103,9 @@ func (s *Session) enforcement() Enforcement {
 	if e.PlanMode && !e.Kernel {
 		e.KernelReason = s.c.kernelReason(a)
 	}
+	if e.Kernel {
+		e.View, e.ViewReason = a.planView, a.noView
+	}
 	e.Detection = e.PlanMode || s.c.opts.RequireAsking
 	e.ActsUnasked = e.ModeKind == ModeUnasked || e.Unasked > 0
 	return e
@@ -125,7 +136,9 @@ func (e Enforcement) String() string {
 				layers[len(layers)-1] += " (asks)"
 			}
 		}
-		if e.Kernel {
+		if e.Kernel && !e.View && e.ViewReason != "" {
+			layers = append(layers, "kernel (Landlock only: "+e.ViewReason+")")
+		} else if e.Kernel {
 			layers = append(layers, "kernel")
 		}
 		s := "held by " + strings.Join(layers, ", ")

@@ -92,7 +92,9 @@ exec "$@"
 		Dir: project, PlanMode: true, Confine: &Confinement{PlanOnly: true}})
 	require.NoError(t, err, "the launcher could not make its home under the kernel layer")
 	t.Cleanup(func() { c.Close() })
-	require.True(t, c.Enforcement().Kernel, "%+v", c.Enforcement())
+	e := c.Enforcement()
+	require.True(t, e.Kernel && e.View, "%+v", e)
+	require.NotContains(t, e.String(), "Landlock only")
 	resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "write"})
 	require.NoError(t, err)
 	require.Len(t, resp.ToolCalls, 2)
@@ -101,6 +103,21 @@ exec "$@"
 	require.Regexp(t, "denied|Read-only file system", toolText(resp.ToolCalls[1]))
 	requireNoFile(t, out)
 	requireNoFile(t, home)
+}
+
+// Without the private view the report says the kernel layer is Landlock
+// alone, and why.
+func TestPlanModeKernelLayerSaysWhenItHasNoView(t *testing.T) {
+	if !confine.Available() {
+		t.Skip("Landlock is not available on this kernel")
+	}
+	c, err := startFake(t, fakeagent.Script{}, ACPOptions{PlanMode: true, Confine: &Confinement{PlanOnly: true, NoPlanView: true}})
+	require.NoError(t, err)
+	e := c.Enforcement()
+	require.True(t, e.Kernel, "%+v", e)
+	require.False(t, e.View)
+	require.Contains(t, e.ViewReason, "NoPlanView")
+	require.Contains(t, e.String(), "kernel (Landlock only: Confinement.NoPlanView is set)")
 }
 
 // Where the private view cannot be had, an agent that dies of the kernel

@@ -208,7 +208,7 @@ func (l *processLink) kernelWords() string {
 
 func errText(err error) string {
 	if err == nil {
-		return "Confinement.NoPlanView"
+		return "Confinement.NoPlanView is set"
 	}
 	return err.Error()
 }
