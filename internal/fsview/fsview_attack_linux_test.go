@@ -237,3 +237,59 @@ func TestViewLeavesTheHostsMountsAlone(t *testing.T) {
 		t.Errorf("the host's mounts changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
+
+// TestAttackViewLeavesNoDescriptorOfTheRealTree: a descriptor the host
+// holds without close-on-exec (one it inherited, or opened outside Go's
+// os package) is not the program's: through it the program would write a
+// project file the view shows read-only.
+func TestAttackViewLeavesNoDescriptorOfTheRealTree(t *testing.T) {
+	p := newPlace(t)
+	f, err := os.OpenFile(filepath.Join(p.project, "main.go"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Without close-on-exec, at a number past those a start moves
+	// descriptors through (and one a shell redirects from).
+	const fd = 9
+	if err := syscall.Dup3(int(f.Fd()), fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	out := run(t, p.view(), `echo planted >&"$0" 2>/dev/null && echo WRITTEN; echo done`, strconv.Itoa(fd))
+	if strings.Contains(out, "WRITTEN") {
+		t.Errorf("the program wrote through the host's descriptor %d:\n%s", fd, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(p.project, "main.go")); string(b) != "package main\n" {
+		t.Errorf("the project's file changed: %q", b)
+	}
+}
+
+// TestAttackViewLinksNothingIntoTheProject: from the places it writes, the
+// program can neither hard-link nor exchange a project file into them
+// (each tree is a mount of its own: EXDEV), nor write one through a link.
+func TestAttackViewLinksNothingIntoTheProject(t *testing.T) {
+	p := newPlace(t)
+	out := run(t, p.view(), `
+		ln "$2/main.go" "$1/hard" 2>/dev/null && echo x >> "$1/hard" && echo HARD-LINKED
+		ln "$2/main.go" "$0/hard" 2>/dev/null && echo x >> "$0/hard" && echo HOME-HARD-LINKED
+		mv "$2/main.go" "$1/moved" 2>/dev/null && echo MOVED
+		ln -s "$2/main.go" "$1/soft" && { echo x >> "$1/soft"; } 2>/dev/null && echo SOFT-WRITTEN
+		ln -s "$2" "$1/dir" && { echo x > "$1/dir/new.go"; } 2>/dev/null && echo DIR-WRITTEN
+		echo done
+	`+"\n", p.home, p.state, p.project)
+	if !strings.Contains(out, "done") {
+		t.Fatalf("the program did not run to its end:\n%s", out)
+	}
+	for _, bad := range []string{"HARD-LINKED", "HOME-HARD-LINKED", "MOVED", "SOFT-WRITTEN", "DIR-WRITTEN"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("%s:\n%s", bad, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(p.project, "main.go")); string(b) != "package main\n" {
+		t.Errorf("the project's file changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(p.project, "new.go")); err == nil {
+		t.Error("new.go written in the project")
+	}
+}

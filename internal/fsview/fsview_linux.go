@@ -225,7 +225,7 @@ func init() {
 	}
 	status := os.NewFile(uintptr(stat), "status")
 	syscall.CloseOnExec(stat)
-	err := become(os.NewFile(uintptr(spec), "view"))
+	err := become(spec)
 	// Only a failure comes back: a successful exec never returns.
 	_, _ = status.WriteString(err.Error())
 	syscall.Exit(126)
@@ -255,7 +255,16 @@ func started() (spec, stat int, ok bool) {
 
 // become reads the request, makes the view, confines this process and
 // executes the program; it returns only why it could not.
-func become(spec *os.File) error {
+func become(specFD int) error {
+	// Every descriptor from the request's on is this package's or one the
+	// host held without close-on-exec (inherited, or opened outside Go's
+	// os package); the program gets none of them: through one of the real
+	// tree it would write what the view shows read-only.
+	const sysCloseRange, closeRangeCloexec = 436, 1 << 2
+	if _, _, errno := syscall.RawSyscall(sysCloseRange, uintptr(specFD), ^uintptr(0), closeRangeCloexec); errno != 0 {
+		return fmt.Errorf("view: closing the host's descriptors on exec: %v", errno)
+	}
+	spec := os.NewFile(uintptr(specFD), "view")
 	var req request
 	err := json.NewDecoder(spec).Decode(&req)
 	spec.Close()
