@@ -67,7 +67,9 @@ func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
 			s.Env = append(slices.Clip(env), "TMPDIR="+tmp)
 			s.Writable, planConfined = planConfinement(opts.Confine, startProfile(opts), opts.Command, env, opts.Dir, tmp), true
 			if !opts.Confine.NoPlanView {
-				s.View = planView(opts, s.Env, tmp, s.Writable)
+				if s.View, err = planView(opts, s.Env, tmp, s.Writable); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -106,11 +108,13 @@ func startContained(opts *ACPOptions, s proc.Spec) (*proc.Process, containPlan, 
 // plan mode runs in (Confinement.NoPlanView): its working directory, the
 // fs roots and PlanReadOnly read-only; its homes and the temporary
 // directories copy-on-write; writable, the directories plan mode lets it
-// write for real. The scratch memory is mounted on a directory in tmp.
-func planView(opts *ACPOptions, env []string, tmp string, writable []string) *fsview.View {
-	scratch := filepath.Join(tmp, ".view")
-	if err := os.MkdirAll(scratch, 0o700); err != nil {
-		return nil
+// write for real. The scratch memory is mounted on a directory in tmp. An
+// error is the host's (no scratch directory): the start fails rather than
+// run without the view.
+func planView(opts *ACPOptions, env []string, tmp string, writable []string) (*fsview.View, error) {
+	scratch, err := viewScratch(tmp)
+	if err != nil {
+		return nil, err
 	}
 	v := &fsview.View{Dir: opts.Dir, Writable: writable, Scratch: scratch, ScratchBytes: opts.Confine.PlanViewBytes}
 	if v.Dir == "" {
@@ -142,7 +146,25 @@ func planView(opts *ACPOptions, env []string, tmp string, writable []string) *fs
 	for i, d := range v.ReadOnly {
 		v.ReadOnly[i] = confine.Resolve(d)
 	}
-	return v
+	return v, nil
+}
+
+// viewScratch is the directory in tmp the view's memory is mounted on. An
+// agent that ran without the view (plan mode off, before the switch) could
+// write tmp: whatever it left at that name that is not a directory (a file,
+// a link to /proc or to the project) is removed first, never followed; one
+// put back in between makes fsview.Start fail, not fall back.
+func viewScratch(tmp string) (string, error) {
+	scratch := filepath.Join(tmp, ".view")
+	if st, err := os.Lstat(scratch); err == nil && !st.IsDir() {
+		if err := os.Remove(scratch); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Mkdir(scratch, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	return scratch, nil
 }
 
 // envValue is the value env gives key (the last one), "" for none.
