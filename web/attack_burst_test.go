@@ -2,18 +2,12 @@ package web_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/acphost/acphost"
-	"github.com/acphost/acphost/fakeagent"
-	"github.com/acphost/acphost/web"
-	"github.com/stretchr/testify/require"
 )
 
 // TestAttackAuthorizedBurstBesideTokenlessFlood (issue 36): 500 event
@@ -25,20 +19,7 @@ import (
 // answered, both times.
 func TestAttackAuthorizedBurstBesideTokenlessFlood(t *testing.T) {
 	const streams = 500
-	path, args, env, err := fakeagent.Command(fakeagent.Script{})
-	require.NoError(t, err)
-	srv, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: path, Args: args, Env: env}})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- web.Serve(ctx, ln, srv) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-served)
-	})
-	addr := ln.Addr().String()
+	srv, addr := serveOnLoopback(t)
 
 	if failures := openStreams(addr, srv.Token(), streams); len(failures) > 0 {
 		t.Fatalf("a burst of %d authorized event streams alone: %d not answered, such as %q", streams, len(failures), failures[:min(3, len(failures))])

@@ -24,20 +24,7 @@ import (
 // served.
 func TestAttackTokenlessConnectionsCapped(t *testing.T) {
 	t.Parallel()
-	path, args, env, err := fakeagent.Command(fakeagent.Script{})
-	require.NoError(t, err)
-	srv, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: path, Args: args, Env: env}})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- web.Serve(ctx, ln, srv) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-served)
-	})
-	addr := ln.Addr().String()
+	srv, addr := serveOnLoopback(t)
 	conns := httpservetest.OpenIdle(t, addr, "/api/sessions", 1000)
 	testutil.Until(t, 10*time.Second, func() (bool, string) {
 		held := httpservetest.Held(conns)
@@ -52,4 +39,25 @@ func TestAttackTokenlessConnectionsCapped(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode, p)
 	}
+}
+
+// serveOnLoopback serves a web.Server on the fake agent at a loopback
+// address with web.Serve, ended (and checked) at the test's end.
+func serveOnLoopback(t *testing.T) (*web.Server, string) {
+	t.Helper()
+	path, args, env, err := fakeagent.Command(fakeagent.Script{})
+	require.NoError(t, err)
+	srv, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: path, Args: args, Env: env}})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- web.Serve(ctx, ln, srv) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-served)
+	})
+	addr := ln.Addr().String()
+	return srv, addr
 }
