@@ -35,8 +35,8 @@ import (
 // truncating a file before Linux 6.2 (Landlock ABI 3); a file outside
 // reached through a hard link inside Writable; writing to the user's other
 // terminals (and, for an agent running as root, typing into them); reading
-// and the network. /dev/shm is not writable (POSIX semaphores fail). See
-// SPEC.md.
+// and the network. /dev/shm is not writable (POSIX semaphores fail) but in
+// plan mode's private view (NoPlanView). See SPEC.md.
 type Confinement struct {
 	Writable []string // absolute directories
 	// While the client is in plan mode (ACPOptions.PlanMode, SetPlanMode)
