@@ -196,3 +196,44 @@ func TestVocabularyNamesNoRuntime(t *testing.T) {
 		})
 	}
 }
+
+// TestSpecNamesOnlyTestsThatExist: every test SPEC.md names as a proof —
+// in its invariants table and its sections — is a test function of this
+// repository, so that a renamed or removed test cannot leave an invariant
+// standing on nothing.
+func TestSpecNamesOnlyTestsThatExist(t *testing.T) {
+	spec, err := os.ReadFile("SPEC.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := map[string]bool{}
+	decl := regexp.MustCompile(`(?m)^func (Test\w+)\(`)
+	err = filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range decl.FindAllSubmatch(b, -1) {
+			defined[string(m[1])] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := regexp.MustCompile("`(?:[\\w./]+\\.)?(Test\\w+)`")
+	for _, m := range named.FindAllSubmatch(spec, -1) {
+		if name := string(m[1]); !defined[name] {
+			t.Errorf("SPEC.md names %s, which no test file defines", name)
+		}
+	}
+}
