@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -89,7 +90,10 @@ func Start(cmd *exec.Cmd, v View, landlock []string) error {
 	statW.Close()
 	scratch.Close()
 	if err != nil {
-		return unavailable(err)
+		if probe := namespacesProbe(); probe != nil {
+			return unavailable(probe)
+		}
+		return err // refused for another reason than the view's (a cgroup, a limit, the directory)
 	}
 	fail := func(err error) error {
 		_ = cmd.Process.Kill()
@@ -132,6 +136,16 @@ func reported(s string) error {
 	}
 	return errors.New(strings.TrimPrefix(s, "exec: "))
 }
+
+// namespacesProbe reports why a process with the namespaces of a view
+// cannot be started here (nil if it can), trying once per host process:
+// a start that fails is the view's only if this fails too.
+var namespacesProbe = sync.OnceValue(func() error {
+	cmd := exec.Command("/bin/sh", "-c", "exit 0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	addNamespaces(cmd.SysProcAttr)
+	return cmd.Run()
+})
 
 // addNamespaces adds a mount namespace to a, through a user namespace
 // unless this process holds CAP_SYS_ADMIN, and reports whether a makes a

@@ -248,3 +248,20 @@ func TestHelperDial(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestViewStartRefusedForAnotherReasonIsNotTheViews: a start the kernel
+// refuses for a reason of its own (here a working directory that does not
+// exist) is that error, not ErrUnavailable: the caller must not take it
+// for a view that cannot be had and start without one.
+func TestViewStartRefusedForAnotherReasonIsNotTheViews(t *testing.T) {
+	if !confine.Available() {
+		t.Skip("Landlock is not available on this kernel")
+	}
+	p := newPlace(t)
+	cmd := exec.Command("/bin/sh", "-c", "exit 0")
+	cmd.Dir = filepath.Join(p.outside, "gone")
+	err := Start(cmd, p.view(), nil)
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Start: %v; want the start's own error", err)
+	}
+}
