@@ -127,9 +127,7 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		}()
 	}
 	if err := a.handshake(ctx); err != nil {
-		err = a.exitedAtStart(err)
-		a.shutdown(err)
-		return nil, a.startError(err)
+		return nil, a.failStart(err)
 	}
 	a.profile = c.profileFor(a.init.AgentInfo.Name)
 	a.stateDirs = a.profile.stateDirsOutside(c.agentEnv(), c.opts.Dir)
@@ -142,14 +140,17 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	return a, nil
 }
 
-// exitedAtStart is the agent's exit (status and stderr) when a start-up
-// write failed because the agent had already exited (its stdin closed: a
-// broken pipe), which it reports before the exit is seen; err otherwise.
-func (a *agent) exitedAtStart(err error) error {
-	if !errors.Is(err, syscall.EPIPE) || !a.link.waitExit(time.Second) {
-		return err
+// failStart shuts the agent down after a start-up call (initialize,
+// authenticate, the first session) failed with err, and returns what to
+// report: the agent's exit (status and stderr) when it died, else err. A
+// write that met a broken pipe is the agent's exit, waited for (bounded):
+// the write fails before the exit is seen.
+func (a *agent) failStart(err error) error {
+	if errors.Is(err, syscall.EPIPE) && a.link.waitExit(time.Second) {
+		err = a.link.end(false)
 	}
-	return a.link.end(false)
+	a.shutdown(err)
+	return a.startError(err)
 }
 
 // startError prefers the agent's death cause (exit status and stderr) over

@@ -425,9 +425,9 @@ func newClient(ctx context.Context, opts ACPOptions, newDialer func(*ACPClient) 
 	c.def = c.newHandle(SessionOptions{Mode: opts.Mode})
 	if err := ag.openDefault(ctx, c.def, opts.SessionID); err != nil {
 		c.def.host.close()
-		ag.shutdown(err)
+		err = ag.failStart(err)
 		c.closeRoots()
-		return nil, ag.startError(err)
+		return nil, err
 	}
 	c.ag = ag
 	c.handles = append(c.handles, c.def)

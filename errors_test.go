@@ -85,14 +85,23 @@ func TestAttackStderrLineInErrorsIsBounded(t *testing.T) {
 
 // An agent that exits before it reads anything is reported by its exit
 // (status and stderr), not by the broken pipe its start-up call met.
+// So is one that answers initialize and exits before it reads session/new.
 func TestAgentDeadAtStartReportsItsExit(t *testing.T) {
-	for range 50 {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, err := Start(ctx, ACPOptions{Command: "/bin/sh", Args: []string{"-c", "echo gone >&2; exit 3"}})
-		cancel()
-		var exit *ExitError
-		require.ErrorAs(t, err, &exit)
-		require.Equal(t, 3, exit.ExitCode)
-		require.Contains(t, err.Error(), "gone")
+	const initializedThenGone = `IFS= read -r line
+id=$(printf '%s' "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1}}\n' "$id"
+echo gone >&2; exit 3`
+	for name, script := range map[string]string{"before initialize": "echo gone >&2; exit 3", "after initialize": initializedThenGone} {
+		t.Run(name, func(t *testing.T) {
+			for range 50 {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				_, err := Start(ctx, ACPOptions{Command: "/bin/sh", Args: []string{"-c", script}})
+				cancel()
+				var exit *ExitError
+				require.ErrorAs(t, err, &exit)
+				require.Equal(t, 3, exit.ExitCode)
+				require.Contains(t, err.Error(), "gone")
+			}
+		})
 	}
 }
