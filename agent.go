@@ -132,10 +132,7 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	a.profile = c.profileFor(a.init.AgentInfo.Name)
 	a.stateDirs = a.profile.stateDirsOutside(c.agentEnv(), c.opts.Dir)
 	if pl, ok := l.(*processLink); ok {
-		a.planKernel, a.planView = pl.planConfined, pl.planView
-		if pl.planConfined && !pl.planView {
-			a.noView = errText(pl.noView)
-		}
+		a.planKernel, a.planView, a.noView = pl.planConfined, pl.planView, pl.viewReason()
 	}
 	return a, nil
 }

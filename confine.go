@@ -51,7 +51,7 @@ type Confinement struct {
 	// PlanReadOnly are more trees the agent may never change in plan mode,
 	// besides its working directory (ACPOptions.Dir) and the fs roots
 	// (FSOptions.AdditionalDirs), which always are: where the agent runs in
-	// a private view of the file system (see PlanView), they are bound
+	// a private view of the file system (see NoPlanView), they are bound
 	// read-only over whatever else holds them.
 	PlanReadOnly []string
 	// PlanOnly confines the agent in plan mode only: outside it, the agent
@@ -61,12 +61,13 @@ type Confinement struct {
 	// file system (see SPEC.md, Plan mode). The zero value gives the view
 	// wherever the kernel allows it: on Linux, the agent then runs in a
 	// mount namespace of its own where its working directory, the fs roots
-	// and PlanReadOnly are read-only, its homes (HOME, the user's home) and
-	// the temporary directories (/tmp, /var/tmp, /dev/shm) are copy-on-write
-	// copies whose writes stay in the agent's private memory (at most
-	// PlanViewBytes, lost when it exits), and its state directories, TMPDIR
-	// and PlanWritable are the real ones. So an agent started through a
-	// launcher that gives it a home of its own runs, and nothing it writes
+	// and PlanReadOnly are read-only, its homes (HOME, the user's home), the
+	// temporary directories (/tmp, /var/tmp, /dev/shm), /run and
+	// XDG_RUNTIME_DIR are copy-on-write copies whose writes stay in the
+	// agent's private memory (at most PlanViewBytes, lost when it exits) and
+	// whose unix sockets it cannot connect to, and its state directories,
+	// TMPDIR and PlanWritable are the real ones. So an agent started through
+	// a launcher that gives it a home of its own runs, and nothing it writes
 	// reaches the user's files but its own state.
 	NoPlanView bool
 	// PlanViewBytes caps the memory of the view's copies (1 GiB when 0).

@@ -167,7 +167,8 @@ func viewScratch(tmp string) (string, error) {
 	return scratch, nil
 }
 
-// envValue is the value env gives key (the last one), "" for none.
+// envValue is the value env gives key (the last one wins, as in exec), ""
+// for none.
 func envValue(env []string, key string) string {
 	v := ""
 	for _, kv := range env {
@@ -224,13 +225,18 @@ func (l *processLink) kernelWords() string {
 			"anything else it must write: Confinement.PlanWritable (acphost --writable DIR)"
 	}
 	return "it ran under plan mode's kernel layer, which lets it write only its state directories and TMPDIR " +
-		"(no private view of the file system: " + errText(l.noView) + "); " +
+		"(no private view of the file system: " + l.viewReason() + "); " +
 		"anything else it must write: Confinement.PlanWritable (acphost --writable DIR)"
 }
 
-func errText(err error) string {
-	if err == nil {
+// viewReason says why a plan-confined agent runs without its private
+// view, "" when it has it or is not plan-confined.
+func (l *processLink) viewReason() string {
+	switch {
+	case !l.planConfined || l.planView:
+		return ""
+	case l.noView == nil:
 		return "Confinement.NoPlanView is set"
 	}
-	return err.Error()
+	return l.noView.Error()
 }

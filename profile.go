@@ -234,13 +234,7 @@ func (p *AgentProfile) stateDirs(env []string) []string {
 		if env == nil {
 			return os.Getenv(k)
 		}
-		v := ""
-		for _, kv := range env {
-			if key, val, ok := strings.Cut(kv, "="); ok && key == k {
-				v = val // the last one wins, as in exec
-			}
-		}
-		return v
+		return envValue(env, k)
 	}
 	home := lookup("HOME")
 	if home == "" {
