@@ -403,12 +403,8 @@ func sweepStale(parent, own string) ([]string, error) {
 	var errs []error
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || name == own || !strings.HasPrefix(name, "acphost-") {
-			continue
-		}
-		var pid int
-		var start uint64
-		if _, err := fmt.Sscanf(name, "acphost-%d-%d", &pid, &start); err != nil || start != 0 && startTime(pid) == start {
+		pid, start, ok := parseHostDir(name)
+		if !e.IsDir() || name == own || !ok || start != 0 && startTime(pid) == start {
 			continue // not ours, or a live host
 		}
 		dir := filepath.Join(parent, name)

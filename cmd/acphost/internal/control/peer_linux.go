@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -223,13 +224,17 @@ func parentOf(pid int) int {
 	return p
 }
 
+// ownExe is this process's executable, read once (each ancestor of every
+// peer is compared with it).
+var ownExe = sync.OnceValues(func() (os.FileInfo, error) { return os.Stat("/proc/self/exe") })
+
 // isAcphost reports whether process pid runs acphost: this very
 // executable, or one named acphost (another version, or one replaced
 // since it started).
 func isAcphost(pid int) bool {
 	exe := procPath(pid, "exe")
 	if theirs, err := os.Stat(exe); err == nil {
-		if own, err := os.Stat("/proc/self/exe"); err == nil && os.SameFile(own, theirs) {
+		if own, err := ownExe(); err == nil && os.SameFile(own, theirs) {
 			return true
 		}
 	}
