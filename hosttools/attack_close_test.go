@@ -16,6 +16,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/hosttools"
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -209,13 +210,10 @@ func TestAttackHostToolsCloseEndsRunningCalls(t *testing.T) {
 		answered := make(chan struct{})
 		wait := hammer(ep, "write", 4, &seq, answered)
 		// A call held in its handler is in flight when the session closes.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if _, _, running, _, _ := runs.snapshot(); running > 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(time.Millisecond) // polling interval
-		}
+		testutil.Until(t, 10*time.Second, func() (bool, string) {
+			_, _, running, _, _ := runs.snapshot()
+			return running > 0, fmt.Sprintf("close %d: no call reached its handler", i)
+		})
 		require.NoError(t, s.Close(context.Background()))
 		_, _, running, unended, _ := runs.snapshot()
 		require.Zero(t, running, "close %d: handlers still running after Close returned", i)
