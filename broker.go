@@ -153,7 +153,7 @@ func (b *broker) decideAtOnce(p *pendingPermission) bool {
 	var ans PermissionAnswer
 	switch {
 	case b.planMode() && !p.req.ReadOnly():
-		ans = p.req.rejectAnswer(ReasonPlanMode, nil)
+		ans = rejectAnswer(p.req, ReasonPlanMode, nil)
 	case p.s.onPermission() == nil:
 		ans = answerCancelled(ReasonDefault)
 		if id := DefaultPermission(p.req); id != "" {
@@ -214,7 +214,7 @@ func (b *broker) decide(id uint64, p *pendingPermission) {
 	ended := func() { // ctx ended before the hook answered
 		switch {
 		case p.in.ctx.Err() == nil: // only the timeout fired
-			p.settle(p.req.rejectAnswer(ReasonTimeout, ctx.Err()))
+			p.settle(rejectAnswer(p.req, ReasonTimeout, ctx.Err()))
 		case b.ctx.Err() != nil:
 			p.settle(answerCancelled(ReasonClosed))
 		}
@@ -244,11 +244,11 @@ func (b *broker) askHook(ctx context.Context, gid uint64, hook func(context.Cont
 		err = perr
 	}
 	if err != nil {
-		return req.rejectAnswer(ReasonInvalid, err)
+		return rejectAnswer(req, ReasonInvalid, err)
 	}
 	o := req.Option(id)
 	if id == "" || o == nil {
-		return req.rejectAnswer(ReasonInvalid, fmt.Errorf("acphost: OnPermission answered %q, which was not offered", id))
+		return rejectAnswer(req, ReasonInvalid, fmt.Errorf("acphost: OnPermission answered %q, which was not offered", id))
 	}
 	return PermissionAnswer{OptionID: id, Option: o, Reason: ReasonHook}
 }
@@ -261,7 +261,7 @@ func (p *pendingPermission) showAnswer(ans PermissionAnswer) {
 
 // rejectAnswer is the answer for errors and timeouts: the first reject_once
 // option, else any reject-kind option, else "cancelled".
-func (req *PermissionRequest) rejectAnswer(r AnswerReason, err error) PermissionAnswer {
+func rejectAnswer(req *PermissionRequest, r AnswerReason, err error) PermissionAnswer {
 	id := RejectOption(req)
 	o := req.Option(id)
 	if id == "" || o == nil {

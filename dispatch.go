@@ -203,7 +203,7 @@ func (d *dispatcher) dispatchUpdate(it item) {
 	if d.last != nil {
 		hint = d.last.id
 	}
-	u := decodeUpdate(it.params, hint, true) // it.params: the stream's copy, kept only by the update
+	u := DecodeOwnedUpdate(it.params, hint) // it.params: the stream's copy, kept only by the update
 	s := d.last
 	if s == nil || s.id != u.SessionID() || s.dropped.Load() {
 		s = d.sessions.known(u.SessionID())
@@ -309,8 +309,8 @@ func (d *dispatcher) deliverUpdate(s *sessionState, u Update) {
 	switch u := u.(type) {
 	case *ToolCallUpdate:
 		if u.ToolCall.ID != "" {
-			merged, size := s.tool(&u.ToolCall, u.Set)
-			u.State, u.stateSize = *merged, size
+			merged, _ := s.tool(&u.ToolCall, u.Set)
+			u.State = *merged
 			s.checkChange(merged)
 		}
 	case *CurrentModeUpdate:

@@ -201,7 +201,7 @@ func (o *ACPOptions) elicitationCapability() map[string]any {
 }
 
 // check validates a hook's answer and returns it as it will be sent.
-func (req *ElicitationRequest) check(ans ElicitationAnswer) (ElicitationAnswer, error) {
+func checkElicitationAnswer(req *ElicitationRequest, ans ElicitationAnswer) (ElicitationAnswer, error) {
 	switch ans.Action {
 	case ElicitDecline, ElicitCancel:
 		return ElicitationAnswer{Action: ans.Action}, nil

@@ -155,7 +155,7 @@ func (p *pendingElicitation) ask(ctx context.Context) ElicitationAnswer {
 		err = perr
 	}
 	if err == nil {
-		ans, err = p.req.check(ans)
+		ans, err = checkElicitationAnswer(p.req, ans)
 	}
 	if err != nil {
 		p.e.log.Warn("acphost: OnElicitation answer refused; answered cancel", "session", p.req.SessionID, "method", p.req.Method, "err", err)

@@ -19,10 +19,6 @@ import (
 var (
 	// ErrClosed is returned by calls on a client after Close.
 	ErrClosed = errors.New("acphost: client closed")
-	// ErrElicitationContent matches a *FormContentError: an accepted
-	// elicitation's content did not fit the requested schema (or its
-	// action was unknown), so it was not sent.
-	ErrElicitationContent = errors.New("acphost: elicitation content does not fit the schema")
 	// ErrAgentExited matches an *ExitError: the agent process ended.
 	ErrAgentExited = errors.New("acphost: agent exited")
 	// ErrLineTooLong matches the error of a connection that received a line
@@ -492,6 +488,11 @@ func (e *LinkError) Error() string {
 
 func (e *LinkError) Is(target error) bool { return target == ErrLinkLost }
 func (e *LinkError) Unwrap() error        { return e.Err }
+
+// ErrElicitationContent matches a *FormContentError: an accepted
+// elicitation's content did not fit the requested schema (or its action
+// was unknown), so it was not sent.
+var ErrElicitationContent = errors.New("acphost: elicitation content does not fit the schema")
 
 // FormContentError is why accepted content does not fit the requested
 // schema; it matches ErrElicitationContent.

@@ -11,7 +11,7 @@ import (
 // presence is a capability advertised by an object's presence.
 type presence json.RawMessage
 
-func (p presence) present() bool { return present(json.RawMessage(p)) }
+func (p presence) present() bool { return len(p) > 0 && string(p) != "null" }
 
 func (p *presence) UnmarshalJSON(b []byte) error {
 	*p = append((*p)[:0], b...)

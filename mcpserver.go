@@ -157,32 +157,6 @@ func isJSONObject(raw json.RawMessage) bool {
 	return len(t) > 0 && t[0] == '{' && json.Valid(t)
 }
 
-// mcpCaps is the agent's mcpCapabilities.
-type mcpCaps struct {
-	HTTP bool `json:"http"`
-	SSE  bool `json:"sse"`
-	ACP  bool `json:"acp"` // unstable: MCP over the ACP connection
-}
-
-// transports lists what the agent takes, stdio first (it is baseline).
-func (c mcpCaps) transports() []string {
-	out := []string{string(MCPStdio)}
-	for _, t := range []struct {
-		on   bool
-		name string
-	}{{c.HTTP, "http"}, {c.SSE, "sse"}, {c.ACP, "acp"}} {
-		if t.on {
-			out = append(out, t.name)
-		}
-	}
-	return out
-}
-
-// takes reports whether the agent advertised transport t.
-func (c mcpCaps) takes(t MCPTransport) bool {
-	return containsString(c.transports(), string(t))
-}
-
 // resolved is the server's name and transport as the checks see them:
 // Raw's own when Raw is set.
 func (m MCPServer) resolved() (name string, t MCPTransport, err error) {
@@ -202,29 +176,15 @@ func (m MCPServer) resolved() (name string, t MCPTransport, err error) {
 	return head.Name, MCPServer{Type: MCPTransport(head.Type)}.transport(), nil
 }
 
-// checkMCPServers refuses, before anything is sent, a list the agent
-// cannot take: a server without a name (or with one already used), one
-// missing what its transport needs, or one of a transport the agent did
-// not advertise (an *MCPServerError matching ErrUnsupported).
-func checkMCPServers(method string, servers []MCPServer, caps mcpCaps) error {
-	seen := make(map[string]bool, len(servers))
-	for i, m := range servers {
-		name, t, err := m.resolved()
-		if err == nil {
-			err = m.missing(name, t)
-		}
-		if err == nil && seen[name] {
-			err = fmt.Errorf("the name %q is taken by an earlier server", name)
-		}
-		if err != nil {
-			return fmt.Errorf("acphost: %s: mcpServers[%d]: %w", method, i, err)
-		}
-		seen[name] = true
-		if !caps.takes(t) {
-			return &MCPServerError{Method: method, Server: name, Transport: t, AgentTransports: caps.transports()}
-		}
+// Check is the server's name and transport as the agent will see them
+// (Raw's own when Raw is set), or what the server lacks: a name, what its
+// transport needs, a transport this version knows (give others as Raw).
+func (m MCPServer) Check() (name string, t MCPTransport, err error) {
+	name, t, err = m.resolved()
+	if err == nil {
+		err = m.missing(name, t)
 	}
-	return nil
+	return name, t, err
 }
 
 // missing says what a server of transport t lacks, if anything.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -247,4 +248,52 @@ func (a *agent) callWithBarrier(ctx context.Context, method string, params, resu
 // creating it.
 func (a *agent) session(id string) *sessionState {
 	return a.sessions.ensure(id, func() *sessionState { return newSessionState(a, id) })
+}
+
+// mcpCaps is the agent's mcpCapabilities.
+type mcpCaps struct {
+	HTTP bool `json:"http"`
+	SSE  bool `json:"sse"`
+	ACP  bool `json:"acp"` // unstable: MCP over the ACP connection
+}
+
+// transports lists what the agent takes, stdio first (it is baseline).
+func (c mcpCaps) transports() []string {
+	out := []string{string(MCPStdio)}
+	for _, t := range []struct {
+		on   bool
+		name string
+	}{{c.HTTP, "http"}, {c.SSE, "sse"}, {c.ACP, "acp"}} {
+		if t.on {
+			out = append(out, t.name)
+		}
+	}
+	return out
+}
+
+// takes reports whether the agent advertised transport t.
+func (c mcpCaps) takes(t MCPTransport) bool {
+	return slices.Contains(c.transports(), string(t))
+}
+
+// checkMCPServers refuses, before anything is sent, a list the agent
+// cannot take: a server without a name (or with one already used), one
+// missing what its transport needs, or one of a transport the agent did
+// not advertise (an *MCPServerError matching ErrUnsupported).
+func checkMCPServers(method string, servers []MCPServer, caps mcpCaps) error {
+	seen := make(map[string]bool, len(servers))
+	for i, m := range servers {
+		name, t, err := m.Check()
+		if err == nil && seen[name] {
+			err = fmt.Errorf("the name %q is taken by an earlier server", name)
+		}
+		if err != nil {
+			return fmt.Errorf("acphost: %s: mcpServers[%d]: %w", method, i, err)
+		}
+		seen[name] = true
+		if !caps.takes(t) {
+			return &MCPServerError{Method: method, Server: name, Transport: t, AgentTransports: caps.transports()}
+		}
+	}
+	return nil
 }

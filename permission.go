@@ -140,7 +140,7 @@ func (r *PermissionRequest) Heading() (text string, fromPresentation bool) {
 // writing change names it, and those make the request a change anyway.
 // Plan mode, RejectChanges and AllowReads decide by it.
 func (req *PermissionRequest) ReadOnly() bool {
-	return ReadOnlyKind(req.ToolCall.Kind) && !hasDiff(&req.ToolCall) && !req.optionsWrite()
+	return ReadOnlyKind(req.ToolCall.Kind) && !req.ToolCall.HasDiff() && !req.optionsWrite()
 }
 
 // Writes reports whether one of the option's structured changes writes

@@ -399,11 +399,7 @@ func changes(tc *ToolCall) bool {
 	case ToolEdit, ToolDelete, ToolMove, ToolExecute:
 		return true
 	}
-	return hasDiff(tc)
-}
-
-func hasDiff(tc *ToolCall) bool {
-	return slices.ContainsFunc(tc.Content, func(c ToolCallContent) bool { return c.Type == "diff" })
+	return tc.HasDiff()
 }
 
 // checkChange runs on the dispatcher for each tool call update, once
@@ -434,7 +430,7 @@ func (s *sessionState) checkChange(tc *ToolCall) {
 	kind := a.profile.kind(off.mode(mode))
 	// The agent's judgement that a command reads only stands when it did
 	// not ask; one it asked about and was refused, then ran, is a change.
-	if !asked && tc.Kind == ToolExecute && !hasDiff(tc) && (kind == ModeReadOnly || !plan && kind == ModeAsks) {
+	if !asked && tc.Kind == ToolExecute && !tc.HasDiff() && (kind == ModeReadOnly || !plan && kind == ModeAsks) {
 		return
 	}
 	if tc.Kind != ToolExecute && a.insideState(tc) {

@@ -195,7 +195,7 @@ func (t *turn) observe(u Update) {
 	case *MessageChunk:
 		t.observeChunk(u)
 	case *ToolCallUpdate:
-		t.observeTool(u.State, u.stateSize, u)
+		t.observeTool(u.State, 0, u)
 	case *PlanUpdate:
 		if !t.discard {
 			t.plan = u.Entries
@@ -430,7 +430,7 @@ func (t *turn) Fail(cause error) {
 func encodeBlocks(blocks []ContentBlock) ([][]byte, error) {
 	var encoded [][]byte
 	for i, b := range blocks {
-		if b.plainText() {
+		if b.Type == BlockText && b.Attachment == nil {
 			continue
 		}
 		if encoded == nil {

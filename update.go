@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/acphost/acphost/internal/fastjson"
 )
@@ -146,8 +147,6 @@ type ToolCallUpdate struct {
 	// same id in the session (as delivered by a client; DecodeUpdate alone
 	// sets it to the update itself).
 	State ToolCall
-
-	stateSize int // toolCallSize of State, once the dispatcher merged it
 }
 
 // ToolCallFields is a bit set of the optional fields of a tool call.
@@ -375,6 +374,11 @@ func present(raw json.RawMessage) bool {
 }
 
 // merge applies the fields of u that are set onto tc.
+// HasDiff reports whether the tool call's content holds a diff.
+func (tc *ToolCall) HasDiff() bool {
+	return slices.ContainsFunc(tc.Content, func(c ToolCallContent) bool { return c.Type == "diff" })
+}
+
 func (tc *ToolCall) merge(u *ToolCall, set ToolCallFields) {
 	if u.ID != "" {
 		tc.ID = u.ID
@@ -499,6 +503,14 @@ type wireUpdate struct {
 // yields an *UnknownUpdate keeping the raw params.
 func DecodeUpdate(params json.RawMessage) Update {
 	return decodeUpdate(params, "", false)
+}
+
+// DecodeOwnedUpdate is DecodeUpdate for a caller that gives params up: the
+// Update's strings may point into params, which must not change afterwards.
+// sessionID, when the update names that session, is reused rather than
+// copied (a host's read loop knows the sessions it opened).
+func DecodeOwnedUpdate(params json.RawMessage, sessionID string) Update {
+	return decodeUpdate(params, sessionID, true)
 }
 
 // decodeUpdate is DecodeUpdate with a session id to reuse (see
