@@ -12,6 +12,7 @@ import (
 
 	"testing/synctest"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/testutil"
 	"github.com/stretchr/testify/assert"
@@ -51,17 +52,17 @@ func TestAttackAnswersRaceACancelledStreamingTurn(t *testing.T) {
 		var n atomic.Int32
 		opts := ACPOptions{
 			CancelGrace: time.Minute,
-			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+			OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 				hooks.Add(1)
 				defer hooks.Done()
 				hook(ctx, int(n.Add(1)))
 				return "allow", nil
 			},
-			OnElicitation: func(ctx context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+			OnElicitation: func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 				hooks.Add(1)
 				defer hooks.Done()
 				hook(ctx, int(n.Add(1)))
-				return ElicitationAnswer{Action: ElicitDecline}, nil
+				return ElicitationAnswer{Action: acp.ElicitDecline}, nil
 			},
 		}
 		lines := make(chan json.RawMessage, 4096)
@@ -183,10 +184,10 @@ func TestIdleTimeoutPausesWhileElicitationWaits(t *testing.T) {
 			{Delay: "1h"},
 		}}}}
 		var answeredAt time.Time
-		slowHuman := func(ctx context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+		slowHuman := func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 			time.Sleep(time.Minute) // a human thinking, in fake time
 			answeredAt = time.Now()
-			return ElicitationAnswer{Action: ElicitDecline}, nil
+			return ElicitationAnswer{Action: acp.ElicitDecline}, nil
 		}
 		c, _ := connectFake(t, script, ACPOptions{IdleTimeout: 5 * time.Second, OnElicitation: slowHuman})
 		_, err := c.Generate(Request{Prompt: "x"})
@@ -204,15 +205,15 @@ func TestCancelledTurnAnswersItsAsksAfterSessionCancel(t *testing.T) {
 		asked := make(chan struct{}, 2)
 		opts := ACPOptions{
 			CancelGrace: time.Minute,
-			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+			OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 				asked <- struct{}{}
 				<-ctx.Done()
 				return "allow", nil
 			},
-			OnElicitation: func(ctx context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+			OnElicitation: func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 				asked <- struct{}{}
 				<-ctx.Done()
-				return ElicitationAnswer{Action: ElicitDecline}, nil
+				return ElicitationAnswer{Action: acp.ElicitDecline}, nil
 			},
 		}
 		lines := make(chan json.RawMessage, 256)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 
 	"github.com/stretchr/testify/assert"
@@ -37,15 +38,15 @@ func TestAttackRequestScopedElicitationsRaceTheirRequestsEnd(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var causes []error
-	hook := func(ctx context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+	hook := func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 		if strings.HasSuffix(req.Message, "now") {
-			return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"a": "yes"}}, nil
+			return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"a": "yes"}}, nil
 		}
 		<-ctx.Done()
 		mu.Lock()
 		causes = append(causes, context.Cause(ctx))
 		mu.Unlock()
-		return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"a": "late"}}, nil
+		return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"a": "late"}}, nil
 	}
 	got := make(chan map[string]json.RawMessage, 1)
 	c, agent, err := tryConnectHostile(t, context.Background(), ACPOptions{AuthMethod: "login", OnElicitation: hook}, func(h *hostileAgent) {
@@ -105,9 +106,9 @@ func TestAttackRequestScopedElicitationsRaceTheirRequestsEnd(t *testing.T) {
 // escape sequences or line breaks of the agent's, and still names the
 // first ones and says how many more there are.
 func TestAttackAuthErrorMessageIsBounded(t *testing.T) {
-	methods := []AuthMethod{{ID: "tui"}, {ID: "evil\x1b]0;pwned\x07\nFAKE LOG LINE\u202e"}}
+	methods := []acp.AuthMethod{{ID: "tui"}, {ID: "evil\x1b]0;pwned\x07\nFAKE LOG LINE\u202e"}}
 	for i := range 10000 {
-		methods = append(methods, AuthMethod{ID: strings.Repeat("x", 1000) + fmt.Sprint(i)})
+		methods = append(methods, acp.AuthMethod{ID: strings.Repeat("x", 1000) + fmt.Sprint(i)})
 	}
 	err := &AuthError{Methods: methods, Err: &RPCError{Code: CodeAuthRequired, Message: "Authentication required", Method: "session/new"}}
 	msg := err.Error()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -51,8 +52,8 @@ func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) 
 // session it never opened, and the agent's updates for it reach the
 // client's OnUpdate as that session instead of being counted foreign.
 func TestAttackFailedLoadLeavesSessionKnown(t *testing.T) {
-	got := make(chan Update, 4)
-	c, h := connectHostile(t, ACPOptions{OnUpdate: func(u Update) { got <- u }}, "session/load")
+	got := make(chan acp.Update, 4)
+	c, h := connectHostile(t, ACPOptions{OnUpdate: func(u acp.Update) { got <- u }}, "session/load")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	loadErr := make(chan error, 1)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,14 +22,14 @@ func TestAttackCallFromOnUpdateDeadlocksOnRequestBudget(t *testing.T) {
 	setMode := make(chan error, 1)
 	var c *ACPClient
 	c, h := connectHostile(t, ACPOptions{
-		OnUpdate: func(Update) {
+		OnUpdate: func(acp.Update) {
 			once.Do(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
 				setMode <- c.Session().SetMode(ctx, "plan")
 			})
 		},
-		OnPermission: func(context.Context, *PermissionRequest) (string, error) { return "allow", nil },
+		OnPermission: func(context.Context, *acp.PermissionRequest) (string, error) { return "allow", nil },
 	}, "session/set_mode")
 	h.update("s1", textChunk("hello"))
 	call := <-h.calls // OnUpdate waits for set_mode now

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,12 +15,12 @@ import (
 // hook, not the refused handle's. (Before, the new handle took the record
 // over and the default session's updates went to it.)
 func TestAttackNewSessionWithLiveIDIsRefused(t *testing.T) {
-	defaultGot := make(chan Update, 16)
-	c, h := connectHostile(t, ACPOptions{OnUpdate: func(u Update) { defaultGot <- u }})
+	defaultGot := make(chan acp.Update, 16)
+	c, h := connectHostile(t, ACPOptions{OnUpdate: func(u acp.Update) { defaultGot <- u }})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	otherGot := make(chan Update, 16)
-	other, err := c.NewSession(ctx, SessionOptions{OnUpdate: func(u Update) { otherGot <- u }})
+	otherGot := make(chan acp.Update, 16)
+	other, err := c.NewSession(ctx, SessionOptions{OnUpdate: func(u acp.Update) { otherGot <- u }})
 	require.ErrorIs(t, err, ErrProtocol, "session/new answered with the id of a live session was accepted")
 	require.Nil(t, other)
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/wire"
 )
@@ -15,7 +16,7 @@ var chunkParams = json.RawMessage(`{"sessionId":"s1","update":{"sessionUpdate":"
 func BenchmarkDecodeUpdate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = DecodeUpdate(chunkParams)
+		_ = acp.DecodeUpdate(chunkParams)
 	}
 }
 
@@ -62,7 +63,7 @@ func BenchmarkTurnUpdates(b *testing.B) {
 	const n = 10000
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{Updates: n}}}}}
 	var delivered int
-	c, _ := benchConnect(b, script, ACPOptions{OnUpdate: func(Update) { delivered++ }})
+	c, _ := benchConnect(b, script, ACPOptions{OnUpdate: func(acp.Update) { delivered++ }})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/fastjson"
 )
 
@@ -34,7 +35,7 @@ type pendingPermission struct {
 	b   *broker
 	s   *sessionState
 	t   *turn // the turn it arrived in, if any
-	req *PermissionRequest
+	req *acp.PermissionRequest
 	in  *inflight
 	ask *toolAsk // where an allow is noted for detection (checkChange); nil: no tool call
 	// order is the claimed answer's place against its turn's cancel; set
@@ -117,7 +118,7 @@ func appendOutcome(b []byte, ans PermissionAnswer) []byte {
 // (see deliverPermission): at once when it needs no hook, else on a broker
 // goroutine. It writes nothing itself, so neither the dispatcher nor the
 // read loop (openNow) ever waits on the agent's stdin.
-func (b *broker) open(s *sessionState, in *inflight, req *PermissionRequest, ask *toolAsk) {
+func (b *broker) open(s *sessionState, in *inflight, req *acp.PermissionRequest, ask *toolAsk) {
 	p := &pendingPermission{b: b, s: s, req: req, in: in, ask: ask}
 	cancelling := s.addPending(p)
 	in.onWithdraw(p)
@@ -237,7 +238,7 @@ func (b *broker) decide(id uint64, p *pendingPermission) {
 }
 
 // askHook calls OnPermission and validates its answer.
-func (b *broker) askHook(ctx context.Context, gid uint64, hook func(context.Context, *PermissionRequest) (string, error), req *PermissionRequest) PermissionAnswer {
+func (b *broker) askHook(ctx context.Context, gid uint64, hook func(context.Context, *acp.PermissionRequest) (string, error), req *acp.PermissionRequest) PermissionAnswer {
 	var id string
 	var err error
 	if perr := b.cb.userCall(gid, req.SessionID, "OnPermission", func() { id, err = hook(ctx, req) }); perr != nil {
@@ -261,7 +262,7 @@ func (p *pendingPermission) showAnswer(ans PermissionAnswer) {
 
 // rejectAnswer is the answer for errors and timeouts: the first reject_once
 // option, else any reject-kind option, else "cancelled".
-func rejectAnswer(req *PermissionRequest, r AnswerReason, err error) PermissionAnswer {
+func rejectAnswer(req *acp.PermissionRequest, r AnswerReason, err error) PermissionAnswer {
 	id := RejectOption(req)
 	o := req.Option(id)
 	if id == "" || o == nil {

@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,7 +41,7 @@ func (l wireLine) cancelled() bool {
 	case l.Result.Outcome.Outcome != "":
 		return l.Result.Outcome.Outcome == "cancelled"
 	default:
-		return l.Result.Action == string(ElicitCancel)
+		return l.Result.Action == string(acp.ElicitCancel)
 	}
 }
 
@@ -94,13 +95,13 @@ func (v orderRace) run(t *testing.T, turns int) (bad int) {
 	}
 	opts := ACPOptions{
 		CancelGrace: time.Minute,
-		OnElicitation: func(ctx context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+		OnElicitation: func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 			person(ctx)
-			return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"a": "yes"}}, nil
+			return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"a": "yes"}}, nil
 		},
 	}
 	if v.hook {
-		opts.OnPermission = func(ctx context.Context, req *PermissionRequest) (string, error) {
+		opts.OnPermission = func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 			person(ctx)
 			return "allow", nil
 		}
@@ -240,7 +241,7 @@ func TestStopDecidesTheAnswerOfAnOpenApproval(t *testing.T) {
 		asked := make(chan struct{}, 1)
 		opts := ACPOptions{
 			CancelGrace: time.Minute,
-			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+			OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 				asked <- struct{}{}
 				<-release // a person who never saw the Stop: the click lands after it
 				return "allow", nil

@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,8 +31,8 @@ func askTurn(onCancel string) fakeagent.Turn {
 
 // humanWaits is an OnPermission that reports each ask and then waits for
 // its ctx, as a human who never clicks would.
-func humanWaits(asked chan<- *PermissionRequest, ended chan<- error) func(context.Context, *PermissionRequest) (string, error) {
-	return func(ctx context.Context, req *PermissionRequest) (string, error) {
+func humanWaits(asked chan<- *acp.PermissionRequest, ended chan<- error) func(context.Context, *acp.PermissionRequest) (string, error) {
+	return func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		asked <- req
 		<-ctx.Done()
 		ended <- ctx.Err()
@@ -57,7 +58,7 @@ func TestCancelWhilePermissionOpen(t *testing.T) {
 	for _, onCancel := range []string{"answer", "await_permission", "error", "end_turn", "cancel_request"} {
 		t.Run(onCancel, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				asked, ended := make(chan *PermissionRequest, 1), make(chan error, 1)
+				asked, ended := make(chan *acp.PermissionRequest, 1), make(chan error, 1)
 				rec := &recorder{}
 				script := fakeagent.Script{Turns: []fakeagent.Turn{askTurn(onCancel), {Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("warm"))}}}}
 				c, fa := connectFake(t, script, ACPOptions{OnPermission: humanWaits(asked, ended), OnUpdate: rec.onUpdate})
@@ -67,7 +68,7 @@ func TestCancelWhilePermissionOpen(t *testing.T) {
 				cancel()
 				r := <-res
 				require.ErrorIs(t, r.err, context.Canceled)
-				assert.Equal(t, StopCancelled, r.resp.StopReason)
+				assert.Equal(t, acp.StopCancelled, r.resp.StopReason)
 				assert.ErrorIs(t, <-ended, context.Canceled, "the hook's ctx ends with the turn")
 				assert.NotContains(t, r.resp.Text, "answer=allow", "the hook's late answer must be dropped")
 
@@ -99,7 +100,7 @@ func permissionAnswers(a *fakeagent.Agent) []string {
 
 func TestCancelDeliversFailedToolUpdates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		asked, ended := make(chan *PermissionRequest, 1), make(chan error, 1)
+		asked, ended := make(chan *acp.PermissionRequest, 1), make(chan error, 1)
 		var events []StreamEvent
 		c, _ := connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{askTurn("answer")}}, ACPOptions{OnPermission: humanWaits(asked, ended)})
 		ctx, cancel := context.WithCancel(context.Background())
@@ -108,7 +109,7 @@ func TestCancelDeliversFailedToolUpdates(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 		<-ended
 		require.Len(t, resp.ToolCalls, 1)
-		assert.Equal(t, StatusFailed, resp.ToolCalls[0].Status, "updates after the cancel are still applied")
+		assert.Equal(t, acp.StatusFailed, resp.ToolCalls[0].Status, "updates after the cancel are still applied")
 		var types []EventType
 		for _, ev := range events {
 			types = append(types, ev.Type)
@@ -116,11 +117,11 @@ func TestCancelDeliversFailedToolUpdates(t *testing.T) {
 		assert.Equal(t, []EventType{EventToolCall, EventPermission, EventPermissionAnswer, EventToolUpdate, EventToolResult, EventDone}, types,
 			"a cancellation the agent confirmed ends with done")
 		assert.ErrorIs(t, events[len(events)-1].Err, context.Canceled)
-		assert.Equal(t, StopCancelled, events[len(events)-1].StopReason)
+		assert.Equal(t, acp.StopCancelled, events[len(events)-1].StopReason)
 		require.Len(t, events, 6)
 		require.NotNil(t, events[2].Answer)
 		assert.Equal(t, ReasonCancelled, events[2].Answer.Reason)
-		assert.Equal(t, StatusFailed, events[4].Status)
+		assert.Equal(t, acp.StatusFailed, events[4].Status)
 	})
 }
 
@@ -134,8 +135,11 @@ func TestPermissionAfterCancelIsAnsweredCancelled(t *testing.T) {
 			fakeagent.Ask(fakeagent.PermissionParams("t2", "late ask", "edit", fakeagent.StdOptions...)),
 		}}, {}}}
 		c, fa := connectFake(t, script, ACPOptions{
-			CancelGrace:  time.Second,
-			OnPermission: func(context.Context, *PermissionRequest) (string, error) { called <- struct{}{}; return "allow", nil },
+			CancelGrace: time.Second,
+			OnPermission: func(context.Context, *acp.PermissionRequest) (string, error) {
+				called <- struct{}{}
+				return "allow", nil
+			},
 		})
 		ctx, cancel := context.WithCancel(context.Background())
 		res := goGenerate(c, ctx, "x")
@@ -144,7 +148,7 @@ func TestPermissionAfterCancelIsAnsweredCancelled(t *testing.T) {
 		cancel()
 		r := <-res
 		require.ErrorIs(t, r.err, context.Canceled)
-		assert.Equal(t, StopCancelled, r.resp.StopReason, "end_turn after our cancel still counts as cancelled")
+		assert.Equal(t, acp.StopCancelled, r.resp.StopReason, "end_turn after our cancel still counts as cancelled")
 		require.Len(t, permissionAnswers(fa.Agent), 1)
 		assert.JSONEq(t, `{"outcome":{"outcome":"cancelled"}}`, permissionAnswers(fa.Agent)[0])
 		assert.Empty(t, called, "the hook is not asked during a cancelled turn")
@@ -161,8 +165,8 @@ func TestCancelIgnoredRestartsSubprocess(t *testing.T) {
 	}}
 	started := make(chan struct{}, 1)
 	c, err := startFake(t, script, ACPOptions{CancelGrace: 300 * time.Millisecond, CloseGrace: 300 * time.Millisecond,
-		OnUpdate: func(u Update) {
-			if m, ok := u.(*MessageChunk); ok && m.Content.Text == "busy" {
+		OnUpdate: func(u acp.Update) {
+			if m, ok := u.(*acp.MessageChunk); ok && m.Content.Text == "busy" {
 				started <- struct{}{}
 			}
 		}})
@@ -172,7 +176,7 @@ func TestCancelIgnoredRestartsSubprocess(t *testing.T) {
 	resp, err := c.Generate(Request{Prompt: "hang"})
 	require.ErrorIs(t, err, ErrCancelUnconfirmed)
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, StopCancelled, resp.StopReason)
+	assert.Equal(t, acp.StopCancelled, resp.StopReason)
 	assert.Equal(t, "busy", resp.Text, "what was gathered before the cancel is returned")
 
 	var events []StreamEvent
@@ -194,7 +198,7 @@ func TestCancelIgnoredRestartsSubprocess(t *testing.T) {
 
 func TestExplicitCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		asked, ended := make(chan *PermissionRequest, 1), make(chan error, 1)
+		asked, ended := make(chan *acp.PermissionRequest, 1), make(chan error, 1)
 		c, _ := connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{askTurn("answer")}}, ACPOptions{OnPermission: humanWaits(asked, ended)})
 		c.Cancel() // between turns: nothing to stop
 		res := goGenerate(c, context.Background(), "x")
@@ -202,7 +206,7 @@ func TestExplicitCancel(t *testing.T) {
 		c.Cancel()
 		r := <-res
 		require.ErrorIs(t, r.err, context.Canceled)
-		assert.Equal(t, StopCancelled, r.resp.StopReason)
+		assert.Equal(t, acp.StopCancelled, r.resp.StopReason)
 		<-ended
 	})
 }
@@ -238,7 +242,7 @@ func TestCancelWhileTurnIsStarting(t *testing.T) {
 
 func TestCancelRequestEndsHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		asked, ended := make(chan *PermissionRequest, 1), make(chan error, 1)
+		asked, ended := make(chan *acp.PermissionRequest, 1), make(chan error, 1)
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 			fakeagent.Ask(fakeagent.PermissionParams("t1", "edit a.go", "edit", fakeagent.StdOptions...)),
 			{Permission: nil, CancelRequest: true},
@@ -275,7 +279,7 @@ func TestTurnAndIdleTimeouts(t *testing.T) {
 				resp, err := c.Generate(Request{Prompt: "x"})
 				require.ErrorIs(t, err, tc.want)
 				require.ErrorIs(t, err, context.DeadlineExceeded)
-				assert.Equal(t, StopCancelled, resp.StopReason)
+				assert.Equal(t, acp.StopCancelled, resp.StopReason)
 				assert.Len(t, received(fa.Agent, "session/cancel"), 1, "a watchdog ends the turn by cancelling it")
 				assert.Less(t, time.Since(start), 15*time.Second)
 			})
@@ -286,7 +290,7 @@ func TestTurnAndIdleTimeouts(t *testing.T) {
 func TestIdleTimeoutPausesWhilePermissionWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		script := fakeagent.Script{Turns: []fakeagent.Turn{askTurn("answer")}}
-		slowHuman := func(ctx context.Context, req *PermissionRequest) (string, error) {
+		slowHuman := func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 			time.Sleep(time.Minute) // a human thinking, in fake time
 			return "allow", nil
 		}
@@ -317,7 +321,7 @@ func TestCancelFinishesWhenTheAgentStopsReading(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				asked := make(chan *PermissionRequest, 1)
+				asked := make(chan *acp.PermissionRequest, 1)
 				ended := make(chan error, 1)
 				script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 					{Permission: fakeagent.PermissionParams("t1", "rm -rf build", "execute", fakeagent.StdOptions...), NoWait: true},
@@ -334,7 +338,7 @@ func TestCancelFinishesWhenTheAgentStopsReading(t *testing.T) {
 				require.ErrorIs(t, err, ErrAgentNotReading)
 				require.ErrorIs(t, err, ErrCancelUnconfirmed)
 				require.ErrorIs(t, err, context.Canceled)
-				assert.Equal(t, StopCancelled, resp.StopReason)
+				assert.Equal(t, acp.StopCancelled, resp.StopReason)
 				assert.Equal(t, time.Second, time.Since(start), "within CancelGrace (the bubble's clock is exact)")
 				require.ErrorIs(t, <-ended, context.Canceled)
 			})
@@ -427,7 +431,7 @@ func TestWriteTimeoutDoesNotBlameASlowOnUpdate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		var once sync.Once
-		slow := func(Update) { once.Do(func() { <-release }) }
+		slow := func(acp.Update) { once.Do(func() { <-release }) }
 		toAgentR, toAgentW := io.Pipe()
 		toClientR, toClientW := io.Pipe()
 		go serveSynchronousAgent(toAgentR, toClientW, 5000)
@@ -447,7 +451,7 @@ func TestWriteTimeoutDoesNotBlameASlowOnUpdate(t *testing.T) {
 		close(release)
 		res := <-flood
 		require.NoError(t, res.err)
-		assert.Equal(t, StopEndTurn, res.resp.StopReason)
+		assert.Equal(t, acp.StopEndTurn, res.resp.StopReason)
 		require.NoError(t, <-second)
 	})
 }
@@ -613,7 +617,7 @@ func TestBlockedPromptWriteIsAbandoned(t *testing.T) {
 // call and a prompt (withdrawn by session/cancel) never get one.
 func TestAbandonedCallSendsCancelRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		asked, ended := make(chan *PermissionRequest, 1), make(chan error, 1)
+		asked, ended := make(chan *acp.PermissionRequest, 1), make(chan error, 1)
 		script := fakeagent.Script{NeverAnswer: []string{"session/set_mode"}, Turns: []fakeagent.Turn{askTurn("answer")}}
 		c, fa := connectFake(t, script, ACPOptions{OnPermission: humanWaits(asked, ended)})
 		ctx, cancel := context.WithCancel(context.Background())

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,9 +71,9 @@ var readingRequests = map[string]struct{ tool, meta string }{
 		"targets":[{"type":"filesystem","matcher":{"type":"directory","path":"/outside"}}]}`)},
 }
 
-func parsedRequest(t *testing.T, params string) *PermissionRequest {
+func parsedRequest(t *testing.T, params string) *acp.PermissionRequest {
 	t.Helper()
-	req, err := ParsePermissionRequest(raw(params))
+	req, err := acp.ParsePermissionRequest(raw(params))
 	require.NoError(t, err, params)
 	return req
 }
@@ -81,7 +82,7 @@ func parsedRequest(t *testing.T, params string) *PermissionRequest {
 // RejectChanges and not allowed by AllowReads; one that only reads passes.
 func TestAttackPoliciesJudgeAReadByWhatItDoes(t *testing.T) {
 	ctx := context.Background()
-	ask := func(context.Context, *PermissionRequest) (string, error) { return "asked", nil }
+	ask := func(context.Context, *acp.PermissionRequest) (string, error) { return "asked", nil }
 	for _, kind := range readKinds {
 		for name, w := range writingRequests {
 			req := parsedRequest(t, permissionWith("t1", kind, w.tool, w.meta))
@@ -119,7 +120,7 @@ func TestAttackPlanModeRejectsAReadThatWrites(t *testing.T) {
 					opts := ACPOptions{PlanMode: true}
 					asked := 0
 					if hook == "allow-all" {
-						opts.OnPermission = func(ctx context.Context, req *PermissionRequest) (string, error) {
+						opts.OnPermission = func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 							asked++
 							return AllowOption(req), nil
 						}

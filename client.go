@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/sandbox"
 )
 
@@ -65,7 +66,7 @@ type ACPOptions struct {
 	// Cancel, NewSession, Close …) except those that wait for the dispatcher
 	// itself: a turn or LoadSession started from OnUpdate fails with
 	// ErrReentrant; start them from another goroutine.
-	OnUpdate func(Update)
+	OnUpdate func(acp.Update)
 	// PermissionTimeout bounds the wait for one OnPermission answer (not the
 	// turn). When it fires the request is answered with a reject-kind option
 	// and the answer's Reason is ReasonTimeout. Zero: no limit.
@@ -90,7 +91,7 @@ type ACPOptions struct {
 	OnElicitation ElicitationFunc
 	// ElicitationModes are the modes advertised when OnElicitation is set.
 	// Nil: form and url.
-	ElicitationModes []ElicitationMode
+	ElicitationModes []acp.ElicitationMode
 	// ElicitationTimeout bounds the wait for one OnElicitation answer; when
 	// it fires the request is answered "cancel" with ReasonTimeout. Zero:
 	// no limit.
@@ -98,7 +99,7 @@ type ACPOptions struct {
 	// OnElicitationComplete receives the agent's elicitation/complete for
 	// a URL elicitation this client accepted (others are ignored), on the
 	// dispatcher goroutine in wire order. Nil: ignored.
-	OnElicitationComplete func(ElicitationComplete)
+	OnElicitationComplete func(acp.ElicitationComplete)
 
 	// Stderr, if set, receives everything the agent writes to stderr. The
 	// last 64 KiB are always kept for error messages.
@@ -165,7 +166,7 @@ type ACPOptions struct {
 	WriteTimeout time.Duration
 
 	// ClientInfo is sent in initialize. Default: acphost and its Version.
-	ClientInfo Implementation
+	ClientInfo acp.Implementation
 	// AuthMethod, if set, is sent with authenticate after initialize. If
 	// unset and session/new answers "authentication required", the first
 	// non-terminal method the agent offered is tried once.
@@ -183,7 +184,7 @@ type ACPOptions struct {
 	// checked before anything is sent: a server of a transport the agent
 	// did not advertise in its mcpCapabilities fails the open with an
 	// *MCPServerError (ErrUnsupported). Nil: none.
-	MCPServers []MCPServer
+	MCPServers []acp.MCPServer
 	// HostTools, if set, serves tools of the host's own to every session,
 	// their servers given to the agent after MCPServers (see HostTools and
 	// package hosttools). A local agent (Start without a Transport, or
@@ -314,10 +315,10 @@ func (o *ACPOptions) setDefaults() error {
 		o.MaxResponseBytes = defaultMaxResponseBytes
 	}
 	if o.ClientInfo.Name == "" {
-		o.ClientInfo = Implementation{Name: "acphost", Version: Version}
+		o.ClientInfo = acp.Implementation{Name: "acphost", Version: Version}
 	}
 	if o.MCPServers == nil {
-		o.MCPServers = []MCPServer{}
+		o.MCPServers = []acp.MCPServer{}
 	}
 	return checkConfinement(o)
 }
@@ -505,7 +506,7 @@ type program struct {
 // terminalAuthCommand is the command of the terminal method id among
 // methods, for the agent prog runs (nil: an agent the client did not
 // start, whose program it does not know).
-func terminalAuthCommand(prog *program, methods []AuthMethod, id string) (command string, args, env []string, err error) {
+func terminalAuthCommand(prog *program, methods []acp.AuthMethod, id string) (command string, args, env []string, err error) {
 	if prog == nil {
 		return "", nil, nil, fmt.Errorf("acphost: terminal authentication of an agent the client did not start (Connect, a Transport): %w", ErrUnsupported)
 	}
@@ -533,7 +534,7 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // AgentInfo returns what the agent said about itself in initialize.
-func (c *ACPClient) AgentInfo() Implementation { return c.agent().init.AgentInfo }
+func (c *ACPClient) AgentInfo() acp.Implementation { return c.agent().init.AgentInfo }
 
 // AgentCapabilities returns the agent's capabilities object, raw.
 func (c *ACPClient) AgentCapabilities() json.RawMessage {
@@ -541,15 +542,15 @@ func (c *ACPClient) AgentCapabilities() json.RawMessage {
 }
 
 // AuthMethods returns the authentication methods the agent offered.
-func (c *ACPClient) AuthMethods() []AuthMethod { return c.agent().init.AuthMethods }
+func (c *ACPClient) AuthMethods() []acp.AuthMethod { return c.agent().init.AuthMethods }
 
 // Modes returns the default session's modes as last reported by the agent
 // (session/new, then current_mode_update).
-func (c *ACPClient) Modes() SessionModes { return c.def.Modes() }
+func (c *ACPClient) Modes() acp.SessionModes { return c.def.Modes() }
 
 // ConfigOptions returns the default session's config options as last
 // reported.
-func (c *ACPClient) ConfigOptions() []ConfigOption { return c.def.ConfigOptions() }
+func (c *ACPClient) ConfigOptions() []acp.ConfigOption { return c.def.ConfigOptions() }
 
 // Done is closed when the current agent connection ends (crash, protocol
 // failure or Close). After a restart it refers to the new agent.

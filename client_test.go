@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/testutil"
 	"github.com/stretchr/testify/assert"
@@ -117,10 +118,10 @@ func TestTurnUpdatesInOrderAndTextExcludesThoughts(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "picked allow", resp.Text)
 		assert.Equal(t, "thinking about it", resp.Thought)
-		assert.Equal(t, StopEndTurn, resp.StopReason)
+		assert.Equal(t, acp.StopEndTurn, resp.StopReason)
 		assert.Equal(t, []string{"agent_thought_chunk", "tool_call", "tool_call_update", "plan", "agent_message_chunk"}, rec.kinds())
 		require.Len(t, resp.ToolCalls, 1)
-		assert.Equal(t, StatusCompleted, resp.ToolCalls[0].Status)
+		assert.Equal(t, acp.StatusCompleted, resp.ToolCalls[0].Status)
 		assert.Equal(t, "ls", resp.ToolCalls[0].Title, "the update's merged state keeps the title")
 	})
 }
@@ -130,7 +131,7 @@ func TestTurnUpdatesInOrderAndTextExcludesThoughts(t *testing.T) {
 func TestTurnBarrier(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var n atomic.Int64
-		slow := func(Update) {
+		slow := func(acp.Update) {
 			time.Sleep(time.Millisecond) // a slow consumer (fake time in the bubble)
 			n.Add(1)
 		}
@@ -159,10 +160,10 @@ func TestUpdatesOutsideTurnAreDelivered(t *testing.T) {
 		eventually(t, "the late update", func() bool { return rec.len() == 3 })
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
-		cmds, ok := rec.updates[0].(*AvailableCommandsUpdate)
+		cmds, ok := rec.updates[0].(*acp.AvailableCommandsUpdate)
 		require.True(t, ok, "early update is %T", rec.updates[0])
-		assert.Equal(t, []AvailableCommand{{Name: "web", Description: "search", InputHint: "query"}}, cmds.Commands)
-		assert.Equal(t, "late", rec.updates[2].(*MessageChunk).Content.Text)
+		assert.Equal(t, []acp.AvailableCommand{{Name: "web", Description: "search", InputHint: "query"}}, cmds.Commands)
+		assert.Equal(t, "late", rec.updates[2].(*acp.MessageChunk).Content.Text)
 	})
 }
 
@@ -177,12 +178,12 @@ func TestUnknownUpdateKindIsDeliveredRaw(t *testing.T) {
 		_, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
 		require.Equal(t, 2, rec.len())
-		u, ok := rec.updates[0].(*UnknownUpdate)
+		u, ok := rec.updates[0].(*acp.UnknownUpdate)
 		require.True(t, ok, "got %T", rec.updates[0])
-		assert.Equal(t, UpdateKind("agent_status"), u.Kind())
+		assert.Equal(t, acp.UpdateKind("agent_status"), u.Kind())
 		assert.NoError(t, u.Err)
 		assert.Contains(t, string(u.Raw()), "MCP server unavailable")
-		bad, ok := rec.updates[1].(*UnknownUpdate)
+		bad, ok := rec.updates[1].(*acp.UnknownUpdate)
 		require.True(t, ok, "a malformed known kind is not mis-decoded: got %T", rec.updates[1])
 		assert.Error(t, bad.Err)
 	})
@@ -193,8 +194,8 @@ func TestOnUpdateMayCallClientMethods(t *testing.T) {
 		var c *ACPClient
 		var calls atomic.Int64
 		setMode := make(chan error, 1)
-		onUpdate := func(u Update) {
-			if _, ok := u.(*MessageChunk); ok && calls.Add(1) == 1 {
+		onUpdate := func(u acp.Update) {
+			if _, ok := u.(*acp.MessageChunk); ok && calls.Add(1) == 1 {
 				setMode <- c.SetMode(context.Background(), "code") // while 99 updates wait behind a full queue
 			}
 		}
@@ -261,7 +262,7 @@ func TestJunkOnStdoutIsSkipped(t *testing.T) {
 		resp, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
 		assert.Equal(t, "fine", resp.Text)
-		assert.Equal(t, StopEndTurn, resp.StopReason, "a log object with an id must not answer the prompt")
+		assert.Equal(t, acp.StopEndTurn, resp.StopReason, "a log object with an id must not answer the prompt")
 		assert.Equal(t, int64(3), skipped.Load())
 	})
 }
@@ -311,7 +312,7 @@ func TestConcurrentTurnsAreSerialized(t *testing.T) {
 func TestPromptContentBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, fa := connectFake(t, fakeagent.Script{}, ACPOptions{})
-		_, err := c.Generate(Request{Prompt: "look", Content: []ContentBlock{ImageBlock("image/png", "AAAA"), ResourceBlock("file:///a.go", "text/x-go", "package a")}})
+		_, err := c.Generate(Request{Prompt: "look", Content: []acp.ContentBlock{acp.ImageBlock("image/png", "AAAA"), acp.ResourceBlock("file:///a.go", "text/x-go", "package a")}})
 		require.NoError(t, err)
 		p := received(fa.Agent, "session/prompt")
 		require.Len(t, p, 1)
@@ -410,8 +411,8 @@ func TestRPCErrorMatchesByCode(t *testing.T) {
 }
 
 func TestAppendPromptMatchesEncodingJSON(t *testing.T) {
-	unknown := ContentBlock{Type: "x-later", Raw: json.RawMessage(`{"type":"x-later","n":1}`)}
-	blocks := []ContentBlock{TextBlock("a\"<é>\n\x01\xff"), TextBlock(""), {Type: "text", Text: "t", Attachment: &Attachment{Title: "with title"}}, ImageBlock("image/png", "AA"), unknown}
+	unknown := acp.ContentBlock{Type: "x-later", Raw: json.RawMessage(`{"type":"x-later","n":1}`)}
+	blocks := []acp.ContentBlock{acp.TextBlock("a\"<é>\n\x01\xff"), acp.TextBlock(""), {Type: "text", Text: "t", Attachment: &acp.Attachment{Title: "with title"}}, acp.ImageBlock("image/png", "AA"), unknown}
 	encoded, err := encodeBlocks(blocks)
 	require.NoError(t, err)
 	got := appendPrompt(nil, 7, "s\"1", blocks, encoded)
@@ -419,6 +420,6 @@ func TestAppendPromptMatchesEncodingJSON(t *testing.T) {
 		"params": map[string]any{"sessionId": "s\"1", "prompt": blocks}})
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), string(got))
-	_, err = encodeBlocks([]ContentBlock{{Type: "x-bad", Raw: json.RawMessage(`{`)}})
+	_, err = encodeBlocks([]acp.ContentBlock{{Type: "x-bad", Raw: json.RawMessage(`{`)}})
 	assert.Error(t, err, "a block that cannot be encoded fails the prompt")
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -105,7 +106,7 @@ func TestAttackRequestFloodWhileDeafIsBounded(t *testing.T) {
 func TestAttackUpdateFloodWhileACallWaitsIsBounded(t *testing.T) {
 	gate := make(chan struct{})
 	var delivered atomic.Int64
-	c, h := connectHostile(t, ACPOptions{MaxQueuedBytes: 4 << 20, OnUpdate: func(Update) {
+	c, h := connectHostile(t, ACPOptions{MaxQueuedBytes: 4 << 20, OnUpdate: func(acp.Update) {
 		delivered.Add(1)
 		<-gate // a UI that is slow to draw: nothing is delivered meanwhile
 	}}, "session/set_mode")
@@ -143,7 +144,7 @@ func TestAttackLargeUpdatesAreBoundedInBytes(t *testing.T) {
 	gate := make(chan struct{})
 	open := sync.OnceFunc(func() { close(gate) })
 	var delivered atomic.Int64
-	c, h := connectHostile(t, ACPOptions{OnUpdate: func(Update) {
+	c, h := connectHostile(t, ACPOptions{OnUpdate: func(acp.Update) {
 		if delivered.Add(1) == 1 {
 			<-gate
 		}
@@ -212,7 +213,7 @@ func TestDiscardKeepsNothing(t *testing.T) {
 	h.reply([]byte(promptID), `{"stopReason":"end_turn"}`)
 	o := <-done
 	require.NoError(t, o.err)
-	require.Equal(t, StopEndTurn, o.resp.StopReason)
+	require.Equal(t, acp.StopEndTurn, o.resp.StopReason)
 	require.Empty(t, o.resp.Text)
 	require.Empty(t, o.resp.ToolCalls)
 	require.False(t, o.resp.Truncated)
@@ -220,7 +221,7 @@ func TestDiscardKeepsNothing(t *testing.T) {
 
 func TestAttackMadeUpSessionsAreNotKept(t *testing.T) {
 	var seen atomic.Int64
-	c, h := connectHostile(t, ACPOptions{OnUpdate: func(u Update) {
+	c, h := connectHostile(t, ACPOptions{OnUpdate: func(u acp.Update) {
 		if u.SessionID() != "s1" {
 			seen.Add(1)
 		}
@@ -243,8 +244,8 @@ func TestAttackAnotherConnectionsSessionIsNotImpersonated(t *testing.T) {
 	type seenMsg struct{ session, what string }
 	seen := make(chan seenMsg, 16)
 	opts := ACPOptions{ // one set of hooks for both, as a Pool has
-		OnUpdate: func(u Update) { seen <- seenMsg{u.SessionID(), string(u.Kind())} },
-		OnPermission: func(_ context.Context, req *PermissionRequest) (string, error) {
+		OnUpdate: func(u acp.Update) { seen <- seenMsg{u.SessionID(), string(u.Kind())} },
+		OnPermission: func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 			seen <- seenMsg{req.SessionID, "permission"}
 			return req.Options[0].ID, nil
 		},
@@ -259,7 +260,7 @@ func TestAttackAnotherConnectionsSessionIsNotImpersonated(t *testing.T) {
 	// A genuine update of the attacker's own session still arrives, after.
 	ah.update("attacker-session", textChunk("mine"))
 	got := <-seen
-	require.Equal(t, seenMsg{"attacker-session", string(KindAgentMessageChunk)}, got, "the first message the hooks saw")
+	require.Equal(t, seenMsg{"attacker-session", string(acp.KindAgentMessageChunk)}, got, "the first message the hooks saw")
 }
 
 func tryConnectHostileAs(t *testing.T, session string, opts ACPOptions) (*ACPClient, *hostileAgent) {
@@ -269,9 +270,9 @@ func tryConnectHostileAs(t *testing.T, session string, opts ACPOptions) (*ACPCli
 }
 
 func TestUpdateBeforeSessionNewAnswerIsDelivered(t *testing.T) {
-	got := make(chan Update, 4)
+	got := make(chan acp.Update, 4)
 	// The agent speaks of its new session before answering session/new.
-	c, _, err := tryConnectHostile(t, context.Background(), ACPOptions{OnUpdate: func(u Update) { got <- u }}, func(h *hostileAgent) {
+	c, _, err := tryConnectHostile(t, context.Background(), ACPOptions{OnUpdate: func(u acp.Update) { got <- u }}, func(h *hostileAgent) {
 		go func() {
 			call := <-h.calls
 			h.update("s1", textChunk("early"))
@@ -284,7 +285,7 @@ func TestUpdateBeforeSessionNewAnswerIsDelivered(t *testing.T) {
 	for _, want := range []string{"early", "late"} {
 		u := <-got
 		require.Equal(t, "s1", u.SessionID())
-		require.Equal(t, want, u.(*MessageChunk).Content.Text)
+		require.Equal(t, want, u.(*acp.MessageChunk).Content.Text)
 	}
 	require.Eventually(t, func() bool { return c.Stats().ForeignMessages == 1 }, 5*time.Second, time.Millisecond)
 }

@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,27 @@ func TestLibraryImportsNoThirdPartyPackage(t *testing.T) {
 				}
 			}
 			t.Errorf("%s imports %s", pkg, dep)
+		}
+	}
+}
+
+// TestWordsImportNothingOfTheHost: the protocol's words (acp/) link the
+// standard library and the two internal packages that encode them, never
+// the host or any other package of this module.
+func TestWordsImportNothingOfTheHost(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./acp").Output()
+	if err != nil {
+		t.Fatalf("go list ./acp: %v", err)
+	}
+	allowed := []string{
+		"github.com/acphost/acphost/acp",
+		"github.com/acphost/acphost/internal/fastjson",
+		"github.com/acphost/acphost/internal/acpinternal",
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if !slices.Contains(allowed, dep) {
+			t.Errorf("acp imports %s", dep)
 		}
 	}
 }

@@ -3,6 +3,9 @@ package acphost
 import (
 	"encoding/json"
 	"sync"
+
+	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/internal/acpinternal"
 )
 
 // itemKind says what a queued item asks the dispatcher to do.
@@ -21,7 +24,7 @@ type item struct {
 	params  json.RawMessage
 	barrier func()
 	in      *inflight
-	req     *PermissionRequest // a permission request's params, when already parsed (see openNow)
+	req     *acp.PermissionRequest // a permission request's params, when already parsed (see openNow)
 }
 
 // queue is the FIFO between the read loop and the dispatcher. Updates and
@@ -203,7 +206,7 @@ func (d *dispatcher) dispatchUpdate(it item) {
 	if d.last != nil {
 		hint = d.last.id
 	}
-	u := DecodeOwnedUpdate(it.params, hint) // it.params: the stream's copy, kept only by the update
+	u := acp.DecodeOwnedUpdate(it.params, hint) // it.params: the stream's copy, kept only by the update
 	s := d.last
 	if s == nil || s.id != u.SessionID() || s.dropped.Load() {
 		s = d.sessions.known(u.SessionID())
@@ -221,7 +224,7 @@ func (d *dispatcher) dispatchUpdate(it item) {
 
 // dispatchPermission opens a permission request of a session the
 // connection knows, and refuses one naming any other.
-func (d *dispatcher) dispatchPermission(it item, req *PermissionRequest) {
+func (d *dispatcher) dispatchPermission(it item, req *acp.PermissionRequest) {
 	s := d.sessions.known(req.SessionID)
 	if d.park(it, s == nil) {
 		return
@@ -235,8 +238,8 @@ func (d *dispatcher) dispatchPermission(it item, req *PermissionRequest) {
 
 // parsePermission decodes a permission request's params; malformed ones
 // are answered -32602 (off the calling goroutine) and ok is false.
-func parsePermission(it item) (req *PermissionRequest, ok bool) {
-	req, err := ParsePermissionRequest(it.params)
+func parsePermission(it item) (req *acp.PermissionRequest, ok bool) {
+	req, err := acp.ParsePermissionRequest(it.params)
 	if err != nil {
 		it.in.goRefuse(CodeInvalidParams, err.Error())
 		return nil, false
@@ -305,23 +308,23 @@ func (d *dispatcher) releaseParked() {
 }
 
 // deliverUpdate merges tool state, feeds the running turn and calls OnUpdate.
-func (d *dispatcher) deliverUpdate(s *sessionState, u Update) {
+func (d *dispatcher) deliverUpdate(s *sessionState, u acp.Update) {
 	switch u := u.(type) {
-	case *ToolCallUpdate:
+	case *acp.ToolCallUpdate:
 		if u.ToolCall.ID != "" {
 			merged, _ := s.tool(&u.ToolCall, u.Set)
 			u.State = *merged
 			s.checkChange(merged)
 		}
-	case *CurrentModeUpdate:
+	case *acp.CurrentModeUpdate:
 		s.setCurrentMode(u.ModeID)
-	case *ConfigOptionUpdate:
+	case *acp.ConfigOptionUpdate:
 		s.setState(nil, u.Options)
-	case *AvailableCommandsUpdate, *SessionInfoUpdate, *UsageUpdate:
+	case *acp.AvailableCommandsUpdate, *acp.SessionInfoUpdate, *acp.UsageUpdate:
 		s.noteDetails(u)
 	}
 	if s.replaying.Load() {
-		u.(interface{ markReplay() }).markReplay()
+		acpinternal.MarkReplay(u)
 	}
 	if f := s.onUpdate(); f != nil {
 		d.cb.safely("OnUpdate", func() { f(u) })
@@ -336,14 +339,14 @@ func (d *dispatcher) deliverUpdate(s *sessionState, u Update) {
 // session's updates said of it, shows the request to the running turn
 // (its tool call, and the permission event on its stream) and hands it to
 // the broker, which decides it off this goroutine.
-func (d *dispatcher) deliverPermission(s *sessionState, in *inflight, req *PermissionRequest) {
+func (d *dispatcher) deliverPermission(s *sessionState, in *inflight, req *acp.PermissionRequest) {
 	size := 0
 	var ask *toolAsk
 	if req.ToolCall.ID != "" {
-		var merged *ToolCall
-		merged, size = s.tool(&req.ToolCall, req.toolSet)
+		var merged *acp.ToolCall
+		merged, size = s.tool(&req.ToolCall, req.ToolCallSet)
 		req.ToolCall = *merged
-		if ask = s.markAsked(merged.ID); ask != nil && req.optionsWrite() {
+		if ask = s.markAsked(merged.ID); ask != nil && req.AnyOptionWrites() {
 			ask.change = true
 		}
 	}

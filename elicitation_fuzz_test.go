@@ -3,6 +3,8 @@ package acphost
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/acphost/acphost/acp"
 )
 
 // FuzzParseElicitationRequest feeds hostile elicitation/create params to
@@ -19,16 +21,16 @@ func FuzzParseElicitationRequest(f *testing.F) {
 	f.Add([]byte(`{"requestId":null,"sessionId":"s","mode":"form","message":"m","requestedSchema":{"properties":{}}}`))
 	f.Add([]byte(`{"sessionId":"s","requestId":1e400,"toolCallId":"t","mode":"_x","message":""}`))
 	f.Fuzz(func(t *testing.T, params []byte) {
-		req, err := ParseElicitationRequest(params)
+		req, err := acp.ParseElicitationRequest(params)
 		if err != nil {
 			return
 		}
 		switch req.Scope { // exactly one scope, and its members only
-		case ScopeSession:
+		case acp.ScopeSession:
 			if req.RequestID != nil {
 				t.Fatalf("session scope with requestId %s", req.RequestID)
 			}
-		case ScopeRequest:
+		case acp.ScopeRequest:
 			if req.SessionID != "" || len(req.RequestID) == 0 {
 				t.Fatalf("request scope with sessionId %q, requestId %q", req.SessionID, req.RequestID)
 			}
@@ -42,7 +44,7 @@ func FuzzParseElicitationRequest(f *testing.F) {
 		for _, fld := range req.Form.Fields {
 			if fld.Default != nil {
 				content[fld.Name] = fld.Default
-			} else if len(fld.Choices) > 0 && fld.Kind == FormEnum {
+			} else if len(fld.Choices) > 0 && fld.Kind == acp.FormEnum {
 				content[fld.Name] = fld.Choices[0].Value
 			}
 		}

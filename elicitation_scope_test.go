@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 
 	"github.com/stretchr/testify/assert"
@@ -36,15 +37,15 @@ func formParams(scope, label string) string {
 type labelHook struct {
 	mu    sync.Mutex
 	asked []string
-	reqs  []*ElicitationRequest
+	reqs  []*acp.ElicitationRequest
 }
 
-func (l *labelHook) hook(_ context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+func (l *labelHook) hook(_ context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.asked = append(l.asked, req.Message)
 	l.reqs = append(l.reqs, req)
-	return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"a": "yes"}}, nil
+	return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"a": "yes"}}, nil
 }
 
 func (l *labelHook) labels() []string {
@@ -173,16 +174,16 @@ var workspaceSchema = raw(`{"type":"object","properties":{"workspace":{"type":"s
 
 func TestElicitDuringSessionNewAtStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var seen *ElicitationRequest
-		hook := func(_ context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+		var seen *acp.ElicitationRequest
+		hook := func(_ context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 			seen = req
-			return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"workspace": "acme"}}, nil
+			return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"workspace": "acme"}}, nil
 		}
 		script := fakeagent.Script{BeforeSessionNew: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("Which workspace?", workspaceSchema))}}
 		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook})
 		assert.Equal(t, "s1", c.SessionID(), "the session opened")
 		require.NotNil(t, seen)
-		assert.Equal(t, ScopeRequest, seen.Scope)
+		assert.Equal(t, acp.ScopeRequest, seen.Scope)
 		assert.Equal(t, "session/new", seen.Method)
 		assert.Empty(t, seen.SessionID)
 		assert.Equal(t, "Which workspace?", seen.Message)
@@ -214,17 +215,17 @@ func requestIDOf(t *testing.T, a *fakeagent.Agent, method string) string {
 // answer reaches it and the session opens.
 func TestElicitDuringAuthenticate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var seen []*ElicitationRequest
-		hook := func(_ context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+		var seen []*acp.ElicitationRequest
+		hook := func(_ context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 			seen = append(seen, req)
-			return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"workspace": "acme"}}, nil
+			return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"workspace": "acme"}}, nil
 		}
 		script := fakeagent.Script{RequireAuth: true, AuthMethods: raw(`[{"id":"login","name":"Log in"}]`),
 			BeforeAuthenticate: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("Which workspace?", workspaceSchema))}}
 		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook})
 		assert.Equal(t, "s1", c.SessionID())
 		require.Len(t, seen, 1)
-		assert.Equal(t, ScopeRequest, seen[0].Scope)
+		assert.Equal(t, acp.ScopeRequest, seen[0].Scope)
 		assert.Equal(t, "authenticate", seen[0].Method)
 		assert.JSONEq(t, requestIDOf(t, fa.Agent, "authenticate"), string(seen[0].RequestID))
 		var answer string
@@ -239,12 +240,12 @@ func TestElicitDuringAuthenticate(t *testing.T) {
 
 // waitingHook signals when it is asked and reports its ctx's cause when it
 // ends; it then answers accept, which must never be sent.
-func waitingHook(asked chan<- *ElicitationRequest, cause chan<- error) ElicitationFunc {
-	return func(ctx context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+func waitingHook(asked chan<- *acp.ElicitationRequest, cause chan<- error) ElicitationFunc {
+	return func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 		asked <- req
 		<-ctx.Done()
 		cause <- context.Cause(ctx)
-		return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"workspace": "late"}}, nil
+		return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"workspace": "late"}}, nil
 	}
 }
 
@@ -264,7 +265,7 @@ func actionAnswers(fa *fakeagent.Agent) []string {
 // ErrRequestEnded.
 func TestElicitSettledWhenItsRequestIsAnswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		asked, cause := make(chan *ElicitationRequest, 1), make(chan error, 1)
+		asked, cause := make(chan *acp.ElicitationRequest, 1), make(chan error, 1)
 		script := fakeagent.Script{BeforeSessionNew: []fakeagent.Step{
 			{Request: fakeagent.ElicitForRequest(fakeagent.FormElicitation("m", workspaceSchema)).Request, ForRequest: true, NoWait: true},
 			{Delay: "1s"}, // fake time: the hook is asked meanwhile
@@ -284,12 +285,12 @@ func TestElicitSettledWhenItsRequestIsAnswered(t *testing.T) {
 // hook's ctx ended, and the client lives on.
 func TestElicitSettledWhenItsRequestIsAbandoned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		asked, cause := make(chan *ElicitationRequest, 1), make(chan error, 1)
+		asked, cause := make(chan *acp.ElicitationRequest, 1), make(chan error, 1)
 		first := true
-		hook := func(ctx context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+		hook := func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 			if first { // Start's session/new
 				first = false
-				return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"workspace": "acme"}}, nil
+				return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"workspace": "acme"}}, nil
 			}
 			return waitingHook(asked, cause)(ctx, req)
 		}
@@ -318,7 +319,7 @@ func TestElicitSettledWhenItsRequestIsAbandoned(t *testing.T) {
 // the agent's error.
 func TestElicitSettledWhenItsRequestFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		asked, cause := make(chan *ElicitationRequest, 1), make(chan error, 1)
+		asked, cause := make(chan *acp.ElicitationRequest, 1), make(chan error, 1)
 		hook := waitingHook(asked, cause)
 		_, _, err := tryConnectHostile(t, context.Background(), ACPOptions{AuthMethod: "login", OnElicitation: hook}, func(h *hostileAgent) {
 			go func() {
@@ -338,7 +339,7 @@ func TestElicitSettledWhenItsRequestFails(t *testing.T) {
 func TestElicitRequestScopedWithdrawnAndTimedOut(t *testing.T) {
 	t.Run("withdrawn", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			asked, cause := make(chan *ElicitationRequest, 1), make(chan error, 1)
+			asked, cause := make(chan *acp.ElicitationRequest, 1), make(chan error, 1)
 			script := fakeagent.Script{BeforeSessionNew: []fakeagent.Step{
 				{Request: fakeagent.ElicitForRequest(fakeagent.FormElicitation("m", workspaceSchema)).Request, ForRequest: true, NoWait: true},
 				{Delay: "1s"},
@@ -354,7 +355,7 @@ func TestElicitRequestScopedWithdrawnAndTimedOut(t *testing.T) {
 	})
 	t.Run("timeout", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			asked, cause := make(chan *ElicitationRequest, 1), make(chan error, 1)
+			asked, cause := make(chan *acp.ElicitationRequest, 1), make(chan error, 1)
 			script := fakeagent.Script{BeforeSessionNew: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("m", workspaceSchema))}}
 			start := time.Now()
 			_, fa := connectFake(t, script, ACPOptions{OnElicitation: waitingHook(asked, cause), ElicitationTimeout: time.Minute})
@@ -370,12 +371,12 @@ func TestElicitRequestScopedWithdrawnAndTimedOut(t *testing.T) {
 // ctx; the call fails.
 func TestElicitRequestScopedCloseEndsTheHook(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		asked, cause := make(chan *ElicitationRequest, 2), make(chan error, 2)
+		asked, cause := make(chan *acp.ElicitationRequest, 2), make(chan error, 2)
 		first := true
-		hook := func(ctx context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+		hook := func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 			if first {
 				first = false
-				return ElicitationAnswer{Action: ElicitDecline}, nil
+				return ElicitationAnswer{Action: acp.ElicitDecline}, nil
 			}
 			return waitingHook(asked, cause)(ctx, req)
 		}
@@ -397,23 +398,23 @@ func TestElicitRequestScopedCloseEndsTheHook(t *testing.T) {
 // OnElicitationComplete, with the method it belonged to.
 func TestElicitRequestScopedURLAndComplete(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var seen *ElicitationRequest
-		var completed []ElicitationComplete
-		hook := func(_ context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+		var seen *acp.ElicitationRequest
+		var completed []acp.ElicitationComplete
+		hook := func(_ context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 			seen = req
-			return ElicitationAnswer{Action: ElicitAccept}, nil
+			return ElicitationAnswer{Action: acp.ElicitAccept}, nil
 		}
 		script := fakeagent.Script{BeforeAuthenticate: []fakeagent.Step{
 			fakeagent.ElicitForRequest(fakeagent.URLElicitation("gh-1", "https://agent.example.com/connect?e=gh-1", "Authorize")),
 			fakeagent.ElicitationComplete("gh-1"),
 		}}
 		_, fa := connectFake(t, script, ACPOptions{AuthMethod: "login", OnElicitation: hook,
-			OnElicitationComplete: func(c ElicitationComplete) { completed = append(completed, c) }})
+			OnElicitationComplete: func(c acp.ElicitationComplete) { completed = append(completed, c) }})
 		synctest.Wait()
 		require.NotNil(t, seen)
-		assert.Equal(t, ModeURL, seen.Mode)
+		assert.Equal(t, acp.ModeURL, seen.Mode)
 		assert.Equal(t, "authenticate", seen.Method)
-		assert.Equal(t, []ElicitationComplete{{ElicitationID: "gh-1", Method: "authenticate"}}, completed)
+		assert.Equal(t, []acp.ElicitationComplete{{ElicitationID: "gh-1", Method: "authenticate"}}, completed)
 		assert.Equal(t, []string{`{"action":"accept"}`}, actionAnswers(fa.Agent))
 	})
 }
@@ -425,11 +426,11 @@ func TestElicitRequestScopedURLAndComplete(t *testing.T) {
 // start.
 func TestAttackRequestScopedElicitationFloodIsBounded(t *testing.T) {
 	var asked, ended atomic.Int64
-	hook := func(ctx context.Context, _ *ElicitationRequest) (ElicitationAnswer, error) {
+	hook := func(ctx context.Context, _ *acp.ElicitationRequest) (ElicitationAnswer, error) {
 		asked.Add(1)
 		<-ctx.Done()
 		ended.Add(1)
-		return ElicitationAnswer{Action: ElicitDecline}, nil
+		return ElicitationAnswer{Action: acp.ElicitDecline}, nil
 	}
 	const n = 5000
 	type flooding struct {
@@ -460,16 +461,16 @@ func TestAttackRequestScopedElicitationFloodIsBounded(t *testing.T) {
 func TestElicitDuringSessionNewFromOnUpdate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var methods []string
-		hook := func(_ context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+		hook := func(_ context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 			methods = append(methods, req.Method)
-			return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"workspace": "acme"}}, nil
+			return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"workspace": "acme"}}, nil
 		}
 		script := fakeagent.Script{BeforeSessionNew: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("m", workspaceSchema))}}
 		var c *ACPClient
 		var opened *Session
 		var openErr error
 		ready := make(chan struct{})
-		onUpdate := func(Update) {
+		onUpdate := func(acp.Update) {
 			<-ready
 			if opened == nil && openErr == nil {
 				opened, openErr = c.NewSession(context.Background(), SessionOptions{})

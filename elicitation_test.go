@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,35 +82,35 @@ func elicitRun(t *testing.T, script fakeagent.Script, opts ACPOptions) (events [
 }
 
 func answerWith(ans ElicitationAnswer, err error) ElicitationFunc {
-	return func(context.Context, *ElicitationRequest) (ElicitationAnswer, error) { return ans, err }
+	return func(context.Context, *acp.ElicitationRequest) (ElicitationAnswer, error) { return ans, err }
 }
 
 func TestElicitFormAcceptedReachesTheAgent(t *testing.T) {
-	var seen *ElicitationRequest
-	hook := func(_ context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+	var seen *acp.ElicitationRequest
+	hook := func(_ context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 		seen = req
-		return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"question_0": "Red", "count": 3, "question_0_custom": "a note"}}, nil
+		return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"question_0": "Red", "count": 3, "question_0_custom": "a note"}}, nil
 	}
 	events, ans := elicitRun(t, elicitTurn(fakeagent.FormElicitation("Which color?", colorSchema)), ACPOptions{OnElicitation: hook})
 	assert.JSONEq(t, `{"action":"accept","content":{"question_0":"Red","count":3,"question_0_custom":"a note"}}`, string(ans.Result))
 
 	require.NotNil(t, seen)
-	assert.Equal(t, ModeForm, seen.Mode)
+	assert.Equal(t, acp.ModeForm, seen.Mode)
 	assert.Equal(t, "Which color?", seen.Message)
 	assert.Equal(t, "s1", seen.SessionID)
-	assert.Equal(t, ScopeSession, seen.Scope)
+	assert.Equal(t, acp.ScopeSession, seen.Scope)
 	assert.Empty(t, seen.Method)
 	require.Len(t, seen.Form.Fields, 3)
 	q := seen.Form.Fields[0] // in the order sent
 	assert.Equal(t, "question_0", q.Name)
-	assert.Equal(t, FormEnum, q.Kind)
+	assert.Equal(t, acp.FormEnum, q.Kind)
 	assert.True(t, q.Required)
-	assert.Equal(t, []FormChoice{{Value: "Red", Title: "Red", Description: "warm"}, {Value: "Blue", Title: "Blue"}}, q.Choices)
+	assert.Equal(t, []acp.FormChoice{{Value: "Red", Title: "Red", Description: "warm"}, {Value: "Blue", Title: "Blue"}}, q.Choices)
 	custom := seen.Form.Fields[1]
-	assert.Equal(t, FormString, custom.Kind)
+	assert.Equal(t, acp.FormString, custom.Kind)
 	assert.False(t, custom.Required)
 	n := seen.Form.Field("count")
-	assert.Equal(t, FormInteger, n.Kind)
+	assert.Equal(t, acp.FormInteger, n.Kind)
 	assert.Equal(t, int64(2), n.Default)
 	assert.Equal(t, 1.0, *n.Minimum)
 	assert.Equal(t, 3.0, *n.Maximum)
@@ -118,7 +119,7 @@ func TestElicitFormAcceptedReachesTheAgent(t *testing.T) {
 	assert.Equal(t, EventElicitation, events[0].Type)
 	assert.Same(t, seen, events[0].Elicitation)
 	assert.Equal(t, EventElicitationAnswer, events[1].Type)
-	assert.Equal(t, ElicitAccept, events[1].ElicitationAnswer.Action)
+	assert.Equal(t, acp.ElicitAccept, events[1].ElicitationAnswer.Action)
 	assert.Equal(t, ReasonHook, events[1].ElicitationAnswer.Reason)
 }
 
@@ -134,14 +135,14 @@ func TestElicitInvalidContentNeverSent(t *testing.T) {
 	}
 	for name, content := range cases {
 		t.Run(name, func(t *testing.T) {
-			hook := answerWith(ElicitationAnswer{Action: ElicitAccept, Content: content}, nil)
+			hook := answerWith(ElicitationAnswer{Action: acp.ElicitAccept, Content: content}, nil)
 			events, ans := elicitRun(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: hook})
 			assert.JSONEq(t, `{"action":"cancel"}`, string(ans.Result))
 			require.Len(t, events, 2)
 			a := events[1].ElicitationAnswer
 			assert.Equal(t, ReasonInvalid, a.Reason)
-			assert.ErrorIs(t, a.Err, ErrElicitationContent)
-			var ce *FormContentError
+			assert.ErrorIs(t, a.Err, acp.ErrElicitationContent)
+			var ce *acp.FormContentError
 			assert.True(t, errors.As(a.Err, &ce))
 		})
 	}
@@ -153,11 +154,11 @@ func TestElicitDeclineErrorAndPanic(t *testing.T) {
 		hook ElicitationFunc
 		want string
 	}{
-		{"decline", answerWith(ElicitationAnswer{Action: ElicitDecline, Content: map[string]any{"x": 1}}, nil), `{"action":"decline"}`},
-		{"cancel", answerWith(ElicitationAnswer{Action: ElicitCancel}, nil), `{"action":"cancel"}`},
-		{"error", answerWith(ElicitationAnswer{Action: ElicitAccept}, errors.New("ui gone")), `{"action":"cancel"}`},
+		{"decline", answerWith(ElicitationAnswer{Action: acp.ElicitDecline, Content: map[string]any{"x": 1}}, nil), `{"action":"decline"}`},
+		{"cancel", answerWith(ElicitationAnswer{Action: acp.ElicitCancel}, nil), `{"action":"cancel"}`},
+		{"error", answerWith(ElicitationAnswer{Action: acp.ElicitAccept}, errors.New("ui gone")), `{"action":"cancel"}`},
 		{"unknown action", answerWith(ElicitationAnswer{Action: "maybe"}, nil), `{"action":"cancel"}`},
-		{"panic", func(context.Context, *ElicitationRequest) (ElicitationAnswer, error) { panic("boom") }, `{"action":"cancel"}`},
+		{"panic", func(context.Context, *acp.ElicitationRequest) (ElicitationAnswer, error) { panic("boom") }, `{"action":"cancel"}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,11 +170,11 @@ func TestElicitDeclineErrorAndPanic(t *testing.T) {
 
 // blockingHook signals when it is asked and reports why its ctx ended.
 func blockingHook(asked chan<- struct{}, ended chan<- error) ElicitationFunc {
-	return func(ctx context.Context, _ *ElicitationRequest) (ElicitationAnswer, error) {
+	return func(ctx context.Context, _ *acp.ElicitationRequest) (ElicitationAnswer, error) {
 		close(asked)
 		<-ctx.Done()
 		ended <- ctx.Err()
-		return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"question_0": "Red"}}, nil
+		return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"question_0": "Red"}}, nil
 	}
 }
 
@@ -189,7 +190,7 @@ func TestElicitCancelledWithTheTurn(t *testing.T) {
 		go func() { <-asked; cancel() }()
 		resp, err := c.GenerateCtx(ctx, Request{Prompt: "x"})
 		require.ErrorIs(t, err, context.Canceled)
-		assert.Equal(t, StopCancelled, resp.StopReason)
+		assert.Equal(t, acp.StopCancelled, resp.StopReason)
 		synctest.Wait()
 		assert.ErrorIs(t, <-ended, context.Canceled)
 		rs := responses(fa.Agent)
@@ -236,11 +237,11 @@ func TestElicitTimeout(t *testing.T) {
 }
 
 func TestElicitURLAndComplete(t *testing.T) {
-	var completed []ElicitationComplete
-	var seen *ElicitationRequest
-	hook := func(_ context.Context, req *ElicitationRequest) (ElicitationAnswer, error) {
+	var completed []acp.ElicitationComplete
+	var seen *acp.ElicitationRequest
+	hook := func(_ context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 		seen = req
-		return ElicitationAnswer{Action: ElicitAccept, Content: map[string]any{"ignored": 1}}, nil
+		return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"ignored": 1}}, nil
 	}
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 		fakeagent.ElicitationComplete("e1"), // before it was asked: unknown
@@ -251,7 +252,7 @@ func TestElicitURLAndComplete(t *testing.T) {
 	}}}}
 	var ans fakeagent.Message
 	synctest.Test(t, func(t *testing.T) {
-		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook, OnElicitationComplete: func(c ElicitationComplete) { completed = append(completed, c) }})
+		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook, OnElicitationComplete: func(c acp.ElicitationComplete) { completed = append(completed, c) }})
 		_, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
 		rs := responses(fa.Agent)
@@ -259,22 +260,22 @@ func TestElicitURLAndComplete(t *testing.T) {
 	})
 	assert.JSONEq(t, `{"action":"accept"}`, string(ans.Result))
 	require.NotNil(t, seen)
-	assert.Equal(t, ModeURL, seen.Mode)
+	assert.Equal(t, acp.ModeURL, seen.Mode)
 	assert.Equal(t, "https://example.com/auth?x=1", seen.URL)
 	assert.Equal(t, "e1", seen.ElicitationID)
-	assert.Equal(t, []ElicitationComplete{{ElicitationID: "e1", SessionID: "s1"}}, completed)
+	assert.Equal(t, []acp.ElicitationComplete{{ElicitationID: "e1", SessionID: "s1"}}, completed)
 }
 
 func TestElicitModeNotAdvertised(t *testing.T) {
-	hook := answerWith(ElicitationAnswer{Action: ElicitAccept}, nil)
-	ans := elicitAnswer(t, elicitTurn(fakeagent.URLElicitation("e1", "https://example.com/", "m")), ACPOptions{OnElicitation: hook, ElicitationModes: []ElicitationMode{ModeForm}})
+	hook := answerWith(ElicitationAnswer{Action: acp.ElicitAccept}, nil)
+	ans := elicitAnswer(t, elicitTurn(fakeagent.URLElicitation("e1", "https://example.com/", "m")), ACPOptions{OnElicitation: hook, ElicitationModes: []acp.ElicitationMode{acp.ModeForm}})
 	assert.JSONEq(t, `{"code":-32602,"message":"elicitation mode \"url\" was not advertised"}`, string(ans.Error))
 	ans = elicitAnswer(t, elicitTurn(raw(`{"mode":"_vendor","message":"m"}`)), ACPOptions{OnElicitation: hook})
 	assert.JSONEq(t, `{"code":-32602,"message":"elicitation mode \"_vendor\" was not advertised"}`, string(ans.Error))
 }
 
 func TestElicitMalformedRequestRefused(t *testing.T) {
-	hook := answerWith(ElicitationAnswer{Action: ElicitAccept}, nil)
+	hook := answerWith(ElicitationAnswer{Action: acp.ElicitAccept}, nil)
 	for name, params := range map[string]string{
 		"no message":          `{"mode":"form","requestedSchema":{"type":"object","properties":{}}}`,
 		"no schema":           `{"mode":"form","message":"m"}`,
@@ -293,7 +294,7 @@ func TestElicitMalformedRequestRefused(t *testing.T) {
 }
 
 func TestElicitCapabilityOnlyWithHook(t *testing.T) {
-	hook := answerWith(ElicitationAnswer{Action: ElicitDecline}, nil)
+	hook := answerWith(ElicitationAnswer{Action: acp.ElicitDecline}, nil)
 	caps := func(opts ACPOptions) map[string]json.RawMessage {
 		var got map[string]json.RawMessage
 		synctest.Test(t, func(t *testing.T) {
@@ -309,13 +310,13 @@ func TestElicitCapabilityOnlyWithHook(t *testing.T) {
 	_, ok := caps(ACPOptions{})["elicitation"]
 	assert.False(t, ok, "advertised without a hook")
 	assert.JSONEq(t, `{"form":{},"url":{}}`, string(caps(ACPOptions{OnElicitation: hook})["elicitation"]))
-	assert.JSONEq(t, `{"form":{}}`, string(caps(ACPOptions{OnElicitation: hook, ElicitationModes: []ElicitationMode{ModeForm}})["elicitation"]))
+	assert.JSONEq(t, `{"form":{}}`, string(caps(ACPOptions{OnElicitation: hook, ElicitationModes: []acp.ElicitationMode{acp.ModeForm}})["elicitation"]))
 }
 
 func TestElicitSessionHookOverrides(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, fa := connectFake(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: answerWith(ElicitationAnswer{Action: ElicitCancel}, nil)})
-		s, err := c.NewSession(context.Background(), SessionOptions{OnElicitation: answerWith(ElicitationAnswer{Action: ElicitDecline}, nil)})
+		c, fa := connectFake(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: answerWith(ElicitationAnswer{Action: acp.ElicitCancel}, nil)})
+		s, err := c.NewSession(context.Background(), SessionOptions{OnElicitation: answerWith(ElicitationAnswer{Action: acp.ElicitDecline}, nil)})
 		require.NoError(t, err)
 		_, err = s.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
@@ -325,9 +326,9 @@ func TestElicitSessionHookOverrides(t *testing.T) {
 }
 
 func TestFormSchemaWithoutTypeIsAnObject(t *testing.T) {
-	f, err := ParseFormSchema(raw(`{"properties":{"a":{"type":"boolean"}}}`))
+	f, err := acp.ParseFormSchema(raw(`{"properties":{"a":{"type":"boolean"}}}`))
 	require.NoError(t, err)
-	assert.Equal(t, FormBoolean, f.Fields[0].Kind)
+	assert.Equal(t, acp.FormBoolean, f.Fields[0].Kind)
 }
 
 func TestFormValidate(t *testing.T) {
@@ -343,11 +344,11 @@ func TestFormValidate(t *testing.T) {
 	 "tags":{"type":"array","minItems":1,"maxItems":2,"items":{"type":"string","enum":["a","b","c"]}},
 	 "size":{"type":"string","enum":["s","m"],"enumNames":["Small","Medium"]},
 	 "blob":{"type":"object"}}}`)
-	f, err := ParseFormSchema(schema)
+	f, err := acp.ParseFormSchema(schema)
 	require.NoError(t, err)
-	assert.Equal(t, []FormChoice{{Value: "s", Title: "Small"}, {Value: "m", Title: "Medium"}}, f.Field("size").Choices)
-	assert.Equal(t, FormMultiSelect, f.Field("tags").Kind)
-	assert.Equal(t, FormOther, f.Field("blob").Kind)
+	assert.Equal(t, []acp.FormChoice{{Value: "s", Title: "Small"}, {Value: "m", Title: "Medium"}}, f.Field("size").Choices)
+	assert.Equal(t, acp.FormMultiSelect, f.Field("tags").Kind)
+	assert.Equal(t, acp.FormOther, f.Field("blob").Kind)
 	assert.Equal(t, false, f.Field("ok").Default)
 	good := map[string]any{"email": "a@b.example", "site": "https://x.example/p", "day": "2026-12-01", "at": "2026-12-01T10:00:00Z",
 		"code": "ABC", "name": "héé", "ratio": json.Number("0.5"), "ok": true, "tags": []string{"a", "c"}, "size": "m"}
@@ -373,7 +374,7 @@ func TestFormValidate(t *testing.T) {
 		"bad utf8":      {"name": "\xff\xfe"},
 	} {
 		_, err := f.Validate(bad)
-		assert.ErrorIs(t, err, ErrElicitationContent, name)
+		assert.ErrorIs(t, err, acp.ErrElicitationContent, name)
 	}
 }
 
@@ -399,11 +400,11 @@ func TestElicitWithdrawnBeforeTheHookIsAsked(t *testing.T) {
 			{Request: fakeagent.Elicit(fakeagent.FormElicitation("m", colorSchema)).Request, NoWait: true},
 			{CancelRequest: true},
 		}}}}
-		hook := func(context.Context, *ElicitationRequest) (ElicitationAnswer, error) {
+		hook := func(context.Context, *acp.ElicitationRequest) (ElicitationAnswer, error) {
 			asked.Store(true)
-			return ElicitationAnswer{Action: ElicitDecline}, nil
+			return ElicitationAnswer{Action: acp.ElicitDecline}, nil
 		}
-		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook, OnUpdate: func(Update) { <-release }})
+		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook, OnUpdate: func(acp.Update) { <-release }})
 		done := make(chan error, 1)
 		go func() { _, err := c.Generate(Request{Prompt: "x"}); done <- err }()
 		synctest.Wait() // OnUpdate holds the dispatcher; $/cancel_request has been read
@@ -418,11 +419,11 @@ func TestElicitWithdrawnBeforeTheHookIsAsked(t *testing.T) {
 func TestAttackElicitationFloodIsBounded(t *testing.T) {
 	base := runtime.NumGoroutine()
 	var asked, ended atomic.Int64
-	hook := func(ctx context.Context, _ *ElicitationRequest) (ElicitationAnswer, error) {
+	hook := func(ctx context.Context, _ *acp.ElicitationRequest) (ElicitationAnswer, error) {
 		asked.Add(1)
 		<-ctx.Done() // nobody ever answers
 		ended.Add(1)
-		return ElicitationAnswer{Action: ElicitDecline}, nil
+		return ElicitationAnswer{Action: acp.ElicitDecline}, nil
 	}
 	c, h := connectHostile(t, ACPOptions{OnElicitation: hook, CancelGrace: 200 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -452,7 +453,7 @@ func TestElicitStreamEventsInWireOrder(t *testing.T) {
 	}}}}
 	var types []EventType
 	synctest.Test(t, func(t *testing.T) {
-		c, _ := connectFake(t, script, ACPOptions{OnElicitation: answerWith(ElicitationAnswer{Action: ElicitDecline}, nil)})
+		c, _ := connectFake(t, script, ACPOptions{OnElicitation: answerWith(ElicitationAnswer{Action: acp.ElicitDecline}, nil)})
 		_, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) { types = append(types, ev.Type) })
 		require.NoError(t, err)
 	})

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/wire"
 )
 
@@ -34,7 +35,7 @@ type pendingElicitation struct {
 	e   *elicitor
 	s   *sessionState // its session; nil in request scope
 	t   *turn         // the turn it arrived in, if any
-	req *ElicitationRequest
+	req *acp.ElicitationRequest
 	in  *inflight
 	// ctx is the hook's (before ElicitationTimeout): a child of in.ctx that
 	// end also ends, with ErrRequestEnded, when the client's request a
@@ -49,7 +50,7 @@ type pendingElicitation struct {
 
 // newPending makes the record of a request read on the read loop; in is
 // registered for $/cancel_request already.
-func (e *elicitor) newPending(s *sessionState, in *inflight, req *ElicitationRequest) *pendingElicitation {
+func (e *elicitor) newPending(s *sessionState, in *inflight, req *acp.ElicitationRequest) *pendingElicitation {
 	p := &pendingElicitation{e: e, s: s, in: in, req: req}
 	p.ctx, p.end = context.WithCancelCause(in.ctx)
 	return p
@@ -91,9 +92,9 @@ func (p *pendingElicitation) start(cancelling bool) {
 	e := p.e
 	switch {
 	case e.ctx.Err() != nil:
-		p.goSettle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonClosed})
+		p.goSettle(ElicitationAnswer{Action: acp.ElicitCancel, Reason: ReasonClosed})
 	case cancelling, e.poisoned(): // a cancelled turn, or an abandoned agent
-		p.goSettle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonCancelled})
+		p.goSettle(ElicitationAnswer{Action: acp.ElicitCancel, Reason: ReasonCancelled})
 	default:
 		e.wg.Go(p.run)
 	}
@@ -134,13 +135,13 @@ func (p *pendingElicitation) run() {
 func (p *pendingElicitation) ended(ctx context.Context) {
 	switch {
 	case p.e.ctx.Err() != nil:
-		p.settle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonClosed})
+		p.settle(ElicitationAnswer{Action: acp.ElicitCancel, Reason: ReasonClosed})
 	case p.in.ctx.Err() != nil: // withdrawn by the agent (or settled already)
-		p.settleWith(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonWithdrawn}, errRequestCancelled)
+		p.settleWith(ElicitationAnswer{Action: acp.ElicitCancel, Reason: ReasonWithdrawn}, errRequestCancelled)
 	case p.ctx.Err() != nil: // the client's request it belongs to ended
-		p.settle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonRequestEnded, Err: fmt.Errorf("%w: %s", ErrRequestEnded, p.req.Method)})
+		p.settle(ElicitationAnswer{Action: acp.ElicitCancel, Reason: ReasonRequestEnded, Err: fmt.Errorf("%w: %s", ErrRequestEnded, p.req.Method)})
 	default:
-		p.settle(ElicitationAnswer{Action: ElicitCancel, Reason: ReasonTimeout, Err: ctx.Err()})
+		p.settle(ElicitationAnswer{Action: acp.ElicitCancel, Reason: ReasonTimeout, Err: ctx.Err()})
 	}
 }
 
@@ -159,7 +160,7 @@ func (p *pendingElicitation) ask(ctx context.Context) ElicitationAnswer {
 	}
 	if err != nil {
 		p.e.log.Warn("acphost: OnElicitation answer refused; answered cancel", "session", p.req.SessionID, "method", p.req.Method, "err", err)
-		return ElicitationAnswer{Action: ElicitCancel, Reason: ReasonInvalid, Err: err}
+		return ElicitationAnswer{Action: acp.ElicitCancel, Reason: ReasonInvalid, Err: err}
 	}
 	ans.Reason = ReasonHook
 	return ans
@@ -173,7 +174,7 @@ func (p *pendingElicitation) goSettle(ans ElicitationAnswer) {
 	}
 }
 
-var cancelledElicitation = ElicitationAnswer{Action: ElicitCancel, Reason: ReasonCancelled}
+var cancelledElicitation = ElicitationAnswer{Action: acp.ElicitCancel, Reason: ReasonCancelled}
 
 func (p *pendingElicitation) claimCancelled() bool {
 	_, _, ok := p.claim(cancelledElicitation, nil)
@@ -200,8 +201,8 @@ func (p *pendingElicitation) settleWith(ans ElicitationAnswer, rpcErr *wire.Erro
 func (p *pendingElicitation) claim(ans ElicitationAnswer, rpcErr *wire.Error) (ElicitationAnswer, *wire.Error, bool) {
 	var o answerOrder
 	if p.s != nil {
-		o = p.s.orderAnswer(p, p.t, rpcErr == nil && ans.Action == ElicitCancel)
-		if o.cancelled && (rpcErr != nil || ans.Action != ElicitCancel) {
+		o = p.s.orderAnswer(p, p.t, rpcErr == nil && ans.Action == acp.ElicitCancel)
+		if o.cancelled && (rpcErr != nil || ans.Action != acp.ElicitCancel) {
 			ans, rpcErr = cancelledElicitation, nil
 		}
 	}
@@ -217,8 +218,8 @@ func (p *pendingElicitation) claim(ans ElicitationAnswer, rpcErr *wire.Error) (E
 	if p.unwatch != nil {
 		p.unwatch()
 	}
-	if rpcErr == nil && ans.Action == ElicitAccept && p.req.Mode == ModeURL {
-		p.e.urls.accepted(ElicitationComplete{ElicitationID: p.req.ElicitationID, SessionID: p.req.SessionID, Method: p.req.Method})
+	if rpcErr == nil && ans.Action == acp.ElicitAccept && p.req.Mode == acp.ModeURL {
+		p.e.urls.accepted(acp.ElicitationComplete{ElicitationID: p.req.ElicitationID, SessionID: p.req.SessionID, Method: p.req.Method})
 	}
 	return ans, rpcErr, true
 }
@@ -237,8 +238,8 @@ func (p *pendingElicitation) send(ans ElicitationAnswer, rpcErr *wire.Error) {
 }
 
 type elicitationResult struct {
-	Action  ElicitationAction `json:"action"`
-	Content map[string]any    `json:"content,omitempty"`
+	Action  acp.ElicitationAction `json:"action"`
+	Content map[string]any        `json:"content,omitempty"`
 }
 
 // showAnswer tells the turn's stream what was answered (on the
@@ -255,13 +256,13 @@ const maxURLElicitations = 256
 // elicitation/complete, oldest first.
 type acceptedURLs struct {
 	mu   sync.Mutex
-	urls []ElicitationComplete
+	urls []acp.ElicitationComplete
 }
 
-func (r *acceptedURLs) accepted(c ElicitationComplete) {
+func (r *acceptedURLs) accepted(c acp.ElicitationComplete) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.urls = slices.DeleteFunc(r.urls, func(u ElicitationComplete) bool { return u.ElicitationID == c.ElicitationID })
+	r.urls = slices.DeleteFunc(r.urls, func(u acp.ElicitationComplete) bool { return u.ElicitationID == c.ElicitationID })
 	if len(r.urls) >= maxURLElicitations {
 		r.urls = slices.Delete(r.urls, 0, 1)
 	}
@@ -270,7 +271,7 @@ func (r *acceptedURLs) accepted(c ElicitationComplete) {
 
 // complete forgets an accepted URL elicitation; ok is false for an id
 // unknown or completed already.
-func (r *acceptedURLs) complete(id string) (c ElicitationComplete, ok bool) {
+func (r *acceptedURLs) complete(id string) (c acp.ElicitationComplete, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, u := range r.urls {
@@ -279,5 +280,5 @@ func (r *acceptedURLs) complete(id string) (c ElicitationComplete, ok bool) {
 			return u, true
 		}
 	}
-	return ElicitationComplete{}, false
+	return acp.ElicitationComplete{}, false
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/sandbox"
 )
 
@@ -149,7 +150,7 @@ func agentWords(s string, max int) string {
 			return ' '
 		}
 		return r
-	}, SafeText(cutBytes(s, max)))
+	}, acp.SafeText(cutBytes(s, max)))
 }
 
 // Is reports whether target is an *RPCError with the same code.
@@ -242,10 +243,10 @@ func (e *ProtocolError) Unwrap() error { return e.Err }
 // advertise in its mcpCapabilities, refused before anything was sent. It
 // matches ErrUnsupported.
 type MCPServerError struct {
-	Method          string       // "session/new", "session/load", …
-	Server          string       // the server's name
-	Transport       MCPTransport // its transport ("stdio", "http", "sse", …)
-	AgentTransports []string     // what the agent takes: "stdio" and its mcpCapabilities
+	Method          string           // "session/new", "session/load", …
+	Server          string           // the server's name
+	Transport       acp.MCPTransport // its transport ("stdio", "http", "sse", …)
+	AgentTransports []string         // what the agent takes: "stdio" and its mcpCapabilities
 }
 
 func (e *MCPServerError) Error() string {
@@ -263,7 +264,7 @@ func (e *MCPServerError) Unwrap() error { return ErrUnsupported }
 // through SafeText) and the one tried ("" when none was). Err is the agent's
 // *RPCError, so errors.Is(err, &RPCError{Code: CodeAuthRequired}) holds too.
 type AuthError struct {
-	Methods []AuthMethod
+	Methods []acp.AuthMethod
 	Tried   string
 	Err     error
 
@@ -327,7 +328,7 @@ func namedAuthMethod(id string) string { return plainOrQuoted(cutMethodID(id)) }
 // plainOrQuoted is the agent's word w as a message shows it in a list:
 // quoted unless it is plain printable text.
 func plainOrQuoted(w string) string {
-	if w == "" || SafeText(w) != w || strings.ContainsAny(w, "\n\t ,") {
+	if w == "" || acp.SafeText(w) != w || strings.ContainsAny(w, "\n\t ,") {
 		return strconv.Quote(w)
 	}
 	return w
@@ -420,7 +421,7 @@ func (e *opError) Unwrap() error { return e.err }
 // ErrUnaskedChange, and ErrPlanModeBypassed when PlanMode is set.
 type UnaskedChangeError struct {
 	// ToolCall is the tool call as merged when it was reported done.
-	ToolCall ToolCall
+	ToolCall acp.ToolCall
 	// PlanMode: plan mode was on.
 	PlanMode bool
 	// Mode is the session's mode at the time ("" when the agent offers
@@ -488,24 +489,3 @@ func (e *LinkError) Error() string {
 
 func (e *LinkError) Is(target error) bool { return target == ErrLinkLost }
 func (e *LinkError) Unwrap() error        { return e.Err }
-
-// ErrElicitationContent matches a *FormContentError: an accepted
-// elicitation's content did not fit the requested schema (or its action
-// was unknown), so it was not sent.
-var ErrElicitationContent = errors.New("acphost: elicitation content does not fit the schema")
-
-// FormContentError is why accepted content does not fit the requested
-// schema; it matches ErrElicitationContent.
-type FormContentError struct {
-	Field string // "" for the content as a whole
-	Msg   string
-}
-
-func (e *FormContentError) Error() string {
-	if e.Field == "" {
-		return "acphost: elicitation content: " + e.Msg
-	}
-	return fmt.Sprintf("acphost: elicitation field %q: %s", e.Field, e.Msg)
-}
-
-func (e *FormContentError) Is(target error) bool { return target == ErrElicitationContent }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -94,7 +95,7 @@ func ExampleConfinement() {
 // OnPermission sees each request as typed values and may wait for a human.
 func Example_onPermission() {
 	opts := fakeAgentOptions()
-	opts.OnPermission = func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	opts.OnPermission = func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		heading, _ := req.Heading()
 		fmt.Printf("asked: %s (%s)\n", heading, req.ToolCall.Kind)
 		for _, o := range req.Options {
@@ -154,7 +155,7 @@ func ExampleParsePermissionRequest() {
 	params := json.RawMessage(`{"sessionId":"s1","toolCall":{"toolCallId":"t1","title":"npm test","kind":"execute"},
 	 "_meta":{"permission":{"version":1,"title":"Run the tests?","description":"Reason: verify the change"}},
 	 "options":[{"optionId":"allow-once","name":"Yes","kind":"allow_once"},{"optionId":"reject","name":"No","kind":"reject_once"}]}`)
-	req, err := acphost.ParsePermissionRequest(params)
+	req, err := acp.ParsePermissionRequest(params)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -172,10 +173,10 @@ func ExampleDecodeUpdate() {
 		`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}`,
 		`{"sessionId":"s1","update":{"sessionUpdate":"agent_status","state":"busy"}}`,
 	} {
-		switch u := acphost.DecodeUpdate(json.RawMessage(params)).(type) {
-		case *acphost.MessageChunk:
+		switch u := acp.DecodeUpdate(json.RawMessage(params)).(type) {
+		case *acp.MessageChunk:
 			fmt.Println(u.Kind(), u.Content.Text)
-		case *acphost.UnknownUpdate:
+		case *acp.UnknownUpdate:
 			fmt.Println("unknown:", u.Kind())
 		}
 	}
@@ -198,7 +199,7 @@ func ExampleAuthError() {
 	if errors.As(err, &ae) {
 		for _, m := range ae.Methods {
 			_, loginArgs, _, _ := ae.TerminalCommand(m.ID)
-			fmt.Println(acphost.SafeText(m.ID), acphost.SafeText(m.Name), m.Type, loginArgs[len(loginArgs)-1])
+			fmt.Println(acp.SafeText(m.ID), acp.SafeText(m.Name), m.Type, loginArgs[len(loginArgs)-1])
 		}
 	}
 	// Output:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/sandbox"
 	"github.com/acphost/acphost/internal/wire"
 )
@@ -67,8 +68,8 @@ type WriteProposal struct {
 }
 
 // FileDiff returns the proposal as a FileDiff (OldText nil for a new file).
-func (p *WriteProposal) FileDiff() FileDiff {
-	d := FileDiff{Path: p.Path, NewText: p.Proposed}
+func (p *WriteProposal) FileDiff() acp.FileDiff {
+	d := acp.FileDiff{Path: p.Path, NewText: p.Proposed}
 	if p.Exists {
 		cur := p.Current
 		d.OldText = &cur

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -137,7 +138,7 @@ func TestFSWriteProposalAmended(t *testing.T) {
 	require.NotNil(t, seen)
 	assert.True(t, seen.Exists)
 	assert.Equal(t, "package main\n", seen.Current)
-	assert.Contains(t, UnifiedDiff(seen.FileDiff()), "+func main() {}")
+	assert.Contains(t, acp.UnifiedDiff(seen.FileDiff()), "+func main() {}")
 }
 
 func TestFSWriteRefusedByHook(t *testing.T) {
@@ -184,7 +185,7 @@ func TestPlanModeBlocksEveryWriteRoute(t *testing.T) {
 	opts := fsOpts(dir)
 	opts.Terminal = &TerminalOptions{}
 	opts.PlanMode = true
-	opts.OnPermission = func(context.Context, *PermissionRequest) (string, error) { asked++; return "allow", nil }
+	opts.OnPermission = func(context.Context, *acp.PermissionRequest) (string, error) { asked++; return "allow", nil }
 	c, fa := connectFake(t, script, opts)
 	resp, err := c.Generate(Request{Prompt: "plan it"})
 	require.NoError(t, err)

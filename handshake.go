@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/acphost/acphost/acp"
 )
 
 // presence is a capability advertised by an object's presence.
@@ -37,10 +39,10 @@ type agentCaps struct {
 }
 
 type initResult struct {
-	ProtocolVersion   int             `json:"protocolVersion"`
-	AgentCapabilities json.RawMessage `json:"agentCapabilities"`
-	AuthMethods       []AuthMethod    `json:"authMethods"`
-	AgentInfo         Implementation  `json:"agentInfo"`
+	ProtocolVersion   int                `json:"protocolVersion"`
+	AgentCapabilities json.RawMessage    `json:"agentCapabilities"`
+	AuthMethods       []acp.AuthMethod   `json:"authMethods"`
+	AgentInfo         acp.Implementation `json:"agentInfo"`
 }
 
 // handshake runs initialize and, when configured, authenticate.
@@ -48,8 +50,8 @@ func (a *agent) handshake(ctx context.Context) error {
 	if err := a.call(ctx, "initialize", a.initializeParams(), &a.init); err != nil {
 		return wrapOp("initialize", err)
 	}
-	if a.init.ProtocolVersion != ProtocolVersion {
-		return &ProtocolError{Msg: fmt.Sprintf("agent speaks protocol version %d; acphost speaks %d", a.init.ProtocolVersion, ProtocolVersion)}
+	if a.init.ProtocolVersion != acp.ProtocolVersion {
+		return &ProtocolError{Msg: fmt.Sprintf("agent speaks protocol version %d; acphost speaks %d", a.init.ProtocolVersion, acp.ProtocolVersion)}
 	}
 	_ = json.Unmarshal(a.init.AgentCapabilities, &a.caps)
 	if m := a.opts.AuthMethod; m != "" {
@@ -94,7 +96,7 @@ func (a *agent) initializeParams() any {
 		caps["_meta"] = map[string]any{"jetbrains": map[string]any{"air": map[string]any{}}}
 	}
 	return map[string]any{
-		"protocolVersion":    ProtocolVersion,
+		"protocolVersion":    acp.ProtocolVersion,
 		"clientCapabilities": caps,
 		"clientInfo":         a.opts.ClientInfo,
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/testutil"
 	"github.com/stretchr/testify/require"
@@ -123,10 +124,10 @@ func startFake(t *testing.T, script fakeagent.Script, opts ACPOptions) (*ACPClie
 // recorder collects updates delivered to OnUpdate.
 type recorder struct {
 	mu      sync.Mutex
-	updates []Update
+	updates []acp.Update
 }
 
-func (r *recorder) onUpdate(u Update) {
+func (r *recorder) onUpdate(u acp.Update) {
 	r.mu.Lock()
 	r.updates = append(r.updates, u)
 	r.mu.Unlock()

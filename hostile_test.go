@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"runtime"
 	"strconv"
@@ -199,5 +198,3 @@ func peakHeap(base uint64, f func()) float64 {
 	}
 	return float64(peak-base) / (1 << 20)
 }
-
-func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+
+	"github.com/acphost/acphost/acp"
 )
 
 // HostTools serves tools of the host's own to every session of a client
@@ -23,7 +25,7 @@ type HostTools interface {
 	// goroutine opening it (Start, NewSession, LoadSession …), before the
 	// first open, and stop once: when the session or the client closes, or
 	// when that first open fails. s.ID is "" until the agent answers.
-	ServeSession(s *Session) (servers []MCPServer, stop func(), err error)
+	ServeSession(s *Session) (servers []acp.MCPServer, stop func(), err error)
 }
 
 // HostToolCall is one call of a host tool, as the host saw it.
@@ -132,7 +134,7 @@ func (t *turn) emitHostTool(call HostToolCall) {
 type hostServing struct {
 	mu      sync.Mutex
 	ready   chan struct{} // closed once ServeSession returned; nil before it is called
-	servers []MCPServer
+	servers []acp.MCPServer
 	err     error
 	stop    func()
 	stopped bool
@@ -164,7 +166,7 @@ func forwarderOf(l link) HostForwarder {
 // mcpServers returns the servers to give the agent for session h: its
 // SessionOptions.MCPServers and its host tools' (served on first use;
 // for an agent beyond the host's loopback, through its link's forward).
-func (h *Session) mcpServers(a *agent) ([]MCPServer, error) {
+func (h *Session) mcpServers(a *agent) ([]acp.MCPServer, error) {
 	ht := h.c.opts.HostTools
 	if ht == nil {
 		return h.opts.MCPServers, nil
@@ -175,8 +177,8 @@ func (h *Session) mcpServers(a *agent) ([]MCPServer, error) {
 	if !local && fwd == nil {
 		return nil, fmt.Errorf("acphost: host tools are served on the host's loopback, which a %s link's agent does not share, and the link forwards no port: %w", p.Transport, ErrUnsupported)
 	}
-	host, err := h.host.serve(func() ([]MCPServer, func(), error) {
-		var servers []MCPServer
+	host, err := h.host.serve(func() ([]acp.MCPServer, func(), error) {
+		var servers []acp.MCPServer
 		var stop func()
 		var err error
 		if perr := a.cb.safely("HostTools.ServeSession", func() { servers, stop, err = ht.ServeSession(h) }); perr != nil {
@@ -192,13 +194,13 @@ func (h *Session) mcpServers(a *agent) ([]MCPServer, error) {
 			return nil, err
 		}
 	}
-	return append(append([]MCPServer{}, h.opts.MCPServers...), host...), nil
+	return append(append([]acp.MCPServer{}, h.opts.MCPServers...), host...), nil
 }
 
 // forwarded is servers with each loopback URL's address replaced by the
 // address fwd gives the agent for it.
-func forwarded(servers []MCPServer, fwd HostForwarder) ([]MCPServer, error) {
-	out := make([]MCPServer, len(servers))
+func forwarded(servers []acp.MCPServer, fwd HostForwarder) ([]acp.MCPServer, error) {
+	out := make([]acp.MCPServer, len(servers))
 	for i, m := range servers {
 		out[i] = m
 		if m.Raw != nil || m.URL == "" {
@@ -220,7 +222,7 @@ func forwarded(servers []MCPServer, fwd HostForwarder) ([]MCPServer, error) {
 
 // serve calls start the first time, without holding the lock; later
 // calls wait for it and get what it returned.
-func (hs *hostServing) serve(start func() ([]MCPServer, func(), error)) ([]MCPServer, error) {
+func (hs *hostServing) serve(start func() ([]acp.MCPServer, func(), error)) ([]acp.MCPServer, error) {
 	hs.mu.Lock()
 	if hs.ready != nil {
 		ready := hs.ready

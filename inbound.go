@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/wire"
 )
 
@@ -107,13 +108,13 @@ func (a *agent) elicit(m wire.Message, in *inflight) {
 		a.opts.Logger.Warn("acphost: elicitation/create without an id: cannot be answered")
 		return
 	}
-	req, err := ParseElicitationRequest(m.Params)
+	req, err := acp.ParseElicitationRequest(m.Params)
 	if err != nil {
 		in.goRefuse(CodeInvalidParams, err.Error())
 		return
 	}
 	var s *sessionState
-	if req.Scope == ScopeSession {
+	if req.Scope == acp.ScopeSession {
 		if s = a.sessions.known(req.SessionID); s == nil {
 			a.foreign.refuse(in, m.Method, req.SessionID)
 			return
@@ -143,7 +144,7 @@ func (a *agent) elicit(m wire.Message, in *inflight) {
 // Containment). It is counted with the foreign messages.
 func (a *agent) refuseUnknownRequest(in *inflight, requestID json.RawMessage) {
 	named := cutBytes(string(requestID), maxNamedRequestID) // the agent's bytes: not echoed whole
-	a.foreign.count("a request of the client's that awaits no answer", "method", "elicitation/create", "requestId", SafeText(named))
+	a.foreign.count("a request of the client's that awaits no answer", "method", "elicitation/create", "requestId", acp.SafeText(named))
 	in.goRefuse(CodeInvalidParams, "unknown request: "+strconv.Quote(named)+" names no request of the client's awaiting its answer outside a session")
 }
 

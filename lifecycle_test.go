@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +21,7 @@ func TestCloseFromOnPermission(t *testing.T) {
 		closed := make(chan error, 1)
 		asked := 0
 		c, _ = connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{askTurn("answer"), askTurn("answer")}}, ACPOptions{
-			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+			OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 				if asked++; asked == 1 {
 					return req.Options[0].ID, nil
 				}
@@ -43,7 +44,7 @@ func TestTurnFromOnUpdateIsReentrant(t *testing.T) {
 		var c *ACPClient
 		nested := make(chan error, 2)
 		c, _ = connectFake(t, fakeagent.Script{AgentCapabilities: raw(sessionCaps)}, ACPOptions{
-			OnUpdate: func(u Update) {
+			OnUpdate: func(u acp.Update) {
 				if len(nested) == 0 {
 					_, err := c.Generate(Request{Prompt: "nested"})
 					nested <- err
@@ -74,8 +75,8 @@ func TestLateUpdatesNotCountedInNextTurn(t *testing.T) {
 			{Prompt: "B", Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("B"))}},
 		}}
 		gate := make(chan struct{})
-		c, fa := connectFake(t, script, ACPOptions{OnUpdate: func(u Update) {
-			if m, ok := u.(*MessageChunk); ok && m.Content.Text == "late" {
+		c, fa := connectFake(t, script, ACPOptions{OnUpdate: func(u acp.Update) {
+			if m, ok := u.(*acp.MessageChunk); ok && m.Content.Text == "late" {
 				<-gate // a slow consumer: late updates are still queued when turn B starts
 			}
 		}})
@@ -159,8 +160,8 @@ func TestRestartForOneSessionEndsOthersWithErrClosed(t *testing.T) {
 	}}
 	started := make(chan struct{}, 4)
 	c, err := startFake(t, script, ACPOptions{CancelGrace: 200 * time.Millisecond, CloseGrace: 200 * time.Millisecond,
-		OnUpdate: func(u Update) {
-			if m, ok := u.(*MessageChunk); ok && (m.Content.Text == "busy" || m.Content.Text == "working") {
+		OnUpdate: func(u acp.Update) {
+			if m, ok := u.(*acp.MessageChunk); ok && (m.Content.Text == "busy" || m.Content.Text == "working") {
 				started <- struct{}{}
 			}
 		}})
@@ -183,7 +184,7 @@ func TestRestartForOneSessionEndsOthersWithErrClosed(t *testing.T) {
 func TestPromptAnswerWithNullErrorIsAResult(t *testing.T) {
 	out := promptOutcomeOf(raw(`{"stopReason":"end_turn"}`), raw(`null`))
 	require.NoError(t, out.err)
-	assert.Equal(t, StopEndTurn, out.res.StopReason)
+	assert.Equal(t, acp.StopEndTurn, out.res.StopReason)
 	out = promptOutcomeOf(nil, raw(`{"code":-32603,"message":"boom"}`))
 	assert.ErrorIs(t, out.err, &RPCError{Code: CodeInternalError})
 	out = promptOutcomeOf(raw(`"x"`), nil)
@@ -194,7 +195,7 @@ func TestUnencodablePromptFailsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, _ := connectFake(t, fakeagent.Script{}, ACPOptions{})
 		start := time.Now()
-		_, err := c.Generate(Request{Content: []ContentBlock{{Type: "future", Raw: raw(`{not json`)}}})
+		_, err := c.Generate(Request{Content: []acp.ContentBlock{{Type: "future", Raw: raw(`{not json`)}}})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "encoding the prompt")
 		assert.Less(t, time.Since(start), time.Second, "no wait for a death that will not come")
@@ -217,7 +218,7 @@ func TestTurnFromOnPermissionOfTheSameSessionIsReentrant(t *testing.T) {
 		var same, fromOther error
 		var otherText string
 		c, _ = connectFake(t, script, ACPOptions{
-			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+			OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 				_, same = c.Generate(Request{Prompt: "other"})
 				var resp Response
 				resp, fromOther = other.Generate(Request{Prompt: "other"})
@@ -247,7 +248,7 @@ func TestStreamFromOnPermissionOfTheSameSessionIsReentrant(t *testing.T) {
 		var c *ACPClient
 		var streamErr error
 		c, _ = connectFake(t, script, ACPOptions{
-			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+			OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 				for _, err := range c.Stream(ctx, Request{Prompt: "again"}) {
 					if err != nil {
 						streamErr = err
@@ -277,7 +278,7 @@ func TestTurnCycleThroughTwoSessionsIsReentrant(t *testing.T) {
 		var tText string
 		var tErr, back error
 		c, _ = connectFake(t, script, ACPOptions{
-			OnPermission: func(ctx context.Context, req *PermissionRequest) (string, error) {
+			OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 				if req.SessionID == other.ID() {
 					_, back = c.Generate(Request{Prompt: "back"})
 				} else {

@@ -3,6 +3,8 @@ package acphost
 import (
 	"errors"
 	"sync"
+
+	"github.com/acphost/acphost/acp"
 )
 
 // The defaults of the limits on what an agent may make the host hold
@@ -121,7 +123,7 @@ func (b *requestBudget) full() bool {
 // toolCallSize estimates the bytes a tool call's state holds: its strings
 // and raw JSON (the decoders copy them), plus the structures around them
 // (the struct, a map entry and a pointer to it).
-func toolCallSize(tc *ToolCall) int {
+func toolCallSize(tc *acp.ToolCall) int {
 	n := 320 + len(tc.ID) + len(tc.Title) + len(tc.Kind) + len(tc.Status) + len(tc.Name) +
 		len(tc.RawInput) + len(tc.RawOutput) + len(tc.Meta)
 	for _, l := range tc.Locations {
@@ -142,7 +144,7 @@ func toolCallSize(tc *ToolCall) int {
 	return n
 }
 
-func contentBlockSize(b *ContentBlock) int {
+func contentBlockSize(b *acp.ContentBlock) int {
 	n := 64 + len(b.Type) + len(b.Text) + len(b.Raw)
 	a := b.Attachment
 	if a == nil {

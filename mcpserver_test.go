@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,10 +19,10 @@ import (
 // (stdio without a type, every list an array), Raw as written.
 func TestMCPServersWire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		servers := []MCPServer{
+		servers := []acp.MCPServer{
 			{Name: "fs", Command: "/bin/fs-mcp"},
-			{Name: "api", Type: MCPHTTP, URL: "http://127.0.0.1:1/mcp", Headers: []NameValue{{"Authorization", "Bearer x"}}},
-			{Name: "ev", Type: MCPSSE, URL: "http://127.0.0.1:2/sse"},
+			{Name: "api", Type: acp.MCPHTTP, URL: "http://127.0.0.1:1/mcp", Headers: []acp.NameValue{{Name: "Authorization", Value: "Bearer x"}}},
+			{Name: "ev", Type: acp.MCPSSE, URL: "http://127.0.0.1:2/sse"},
 			{Raw: raw(`{"name":"odd","command":"x","args":[],"env":[],"future":1}`)},
 		}
 		_, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(`{"mcpCapabilities":{"http":true,"sse":true}}`)}, ACPOptions{MCPServers: servers})
@@ -48,16 +49,16 @@ func TestMCPServerRoundTrip(t *testing.T) {
 		`{"type":"acp","name":"a","serverId":"7"}`,
 		`{"name":"fs","command":"/bin/fs","args":[],"env":[],"_meta":{"x":1}}`,
 	} {
-		var m MCPServer
+		var m acp.MCPServer
 		require.NoError(t, json.Unmarshal([]byte(in), &m), in)
 		out, err := json.Marshal(m)
 		require.NoError(t, err)
 		assert.JSONEq(t, in, string(out))
 	}
-	var m MCPServer
+	var m acp.MCPServer
 	require.NoError(t, json.Unmarshal([]byte(`{"type":"acp","name":"a","serverId":"7"}`), &m))
 	assert.Equal(t, "a", m.Name)
-	assert.Equal(t, MCPTransport("acp"), m.Type)
+	assert.Equal(t, acp.MCPTransport("acp"), m.Type)
 	assert.NotNil(t, m.Raw)
 	assert.Error(t, json.Unmarshal([]byte(`[1]`), &m))
 	assert.Error(t, json.Unmarshal([]byte(`{"type":3}`), &m))
@@ -70,16 +71,16 @@ func TestMCPServerTransportRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		for _, tc := range []struct {
 			caps   string
-			server MCPServer
+			server acp.MCPServer
 			want   string
 		}{
-			{`{}`, MCPServer{Name: "api", Type: MCPHTTP, URL: "http://x"}, `MCP server "api" is http, which the agent does not take (it takes stdio)`},
-			{`{"mcpCapabilities":{"http":true}}`, MCPServer{Name: "ev", Type: MCPSSE, URL: "http://x"}, `MCP server "ev" is sse, which the agent does not take (it takes stdio, http)`},
-			{`{"mcpCapabilities":{"http":true,"sse":true}}`, MCPServer{Raw: raw(`{"type":"acp","name":"a","serverId":"1"}`)}, `"a" is acp, which the agent does not take (it takes stdio, http, sse)`},
+			{`{}`, acp.MCPServer{Name: "api", Type: acp.MCPHTTP, URL: "http://x"}, `MCP server "api" is http, which the agent does not take (it takes stdio)`},
+			{`{"mcpCapabilities":{"http":true}}`, acp.MCPServer{Name: "ev", Type: acp.MCPSSE, URL: "http://x"}, `MCP server "ev" is sse, which the agent does not take (it takes stdio, http)`},
+			{`{"mcpCapabilities":{"http":true,"sse":true}}`, acp.MCPServer{Raw: raw(`{"type":"acp","name":"a","serverId":"1"}`)}, `"a" is acp, which the agent does not take (it takes stdio, http, sse)`},
 		} {
 			rec := filepath.Join(t.TempDir(), "rec")
 			script := fakeagent.Script{AgentCapabilities: raw(tc.caps), RecordFile: rec}
-			_, _, err := tryConnectFake(t, script, ACPOptions{MCPServers: []MCPServer{tc.server}})
+			_, _, err := tryConnectFake(t, script, ACPOptions{MCPServers: []acp.MCPServer{tc.server}})
 			require.ErrorIs(t, err, ErrUnsupported)
 			var me *MCPServerError
 			require.True(t, errors.As(err, &me), "%v", err)
@@ -102,15 +103,15 @@ func TestMCPServerMalformedRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(`{"mcpCapabilities":{"http":true}}`)}, ACPOptions{})
 		for _, tc := range []struct {
-			servers []MCPServer
+			servers []acp.MCPServer
 			want    string
 		}{
-			{[]MCPServer{{Command: "x"}}, "mcpServers[0]: no name"},
-			{[]MCPServer{{Name: "a", Command: "x"}, {Name: "a", Command: "y"}}, `mcpServers[1]: the name "a" is taken`},
-			{[]MCPServer{{Name: "a"}}, `stdio server "a" has no command`},
-			{[]MCPServer{{Name: "a", Type: MCPHTTP}}, `http server "a" has no url`},
-			{[]MCPServer{{Raw: raw(`[1]`)}}, "Raw is not a JSON object"},
-			{[]MCPServer{{Name: "a", Type: "ws", URL: "ws://x"}}, `type "ws" is not one this version knows`},
+			{[]acp.MCPServer{{Command: "x"}}, "mcpServers[0]: no name"},
+			{[]acp.MCPServer{{Name: "a", Command: "x"}, {Name: "a", Command: "y"}}, `mcpServers[1]: the name "a" is taken`},
+			{[]acp.MCPServer{{Name: "a"}}, `stdio server "a" has no command`},
+			{[]acp.MCPServer{{Name: "a", Type: acp.MCPHTTP}}, `http server "a" has no url`},
+			{[]acp.MCPServer{{Raw: raw(`[1]`)}}, "Raw is not a JSON object"},
+			{[]acp.MCPServer{{Name: "a", Type: "ws", URL: "ws://x"}}, `type "ws" is not one this version knows`},
 		} {
 			_, err := c.NewSession(context.Background(), SessionOptions{MCPServers: tc.servers})
 			require.Error(t, err)

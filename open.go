@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acphost/acphost/acp"
 )
 
 type openResult struct {
-	SessionID     string          `json:"sessionId"`
-	Modes         *SessionModes   `json:"modes"`
-	ConfigOptions json.RawMessage `json:"configOptions"`
+	SessionID     string            `json:"sessionId"`
+	Modes         *acp.SessionModes `json:"modes"`
+	ConfigOptions json.RawMessage   `json:"configOptions"`
 }
 
 // openKind is how a session is opened on an agent.
@@ -36,7 +38,7 @@ func opensNew(how openKind) bool { return how == openNew || how == openFork }
 
 // withModes adds the session's modes to the agent's refusal of a mode, so
 // that a person who asked for one that does not exist learns which do.
-func withModes(err error, m SessionModes) error {
+func withModes(err error, m acp.SessionModes) error {
 	var rpc *RPCError
 	if !errors.As(err, &rpc) || len(m.AvailableModes) == 0 {
 		return err
@@ -133,7 +135,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	}
 	s := a.session(h.ID())
 	s.bind(h)
-	s.setState(res.Modes, decodeConfigOptions(res.ConfigOptions))
+	s.setState(res.Modes, acp.DecodeConfigOptions(res.ConfigOptions))
 	if mode := h.wantedMode(); mode != "" {
 		held, err := a.holdMode(ctx, h, mode)
 		if !held && err == nil {
@@ -259,7 +261,7 @@ type mcpCaps struct {
 
 // transports lists what the agent takes, stdio first (it is baseline).
 func (c mcpCaps) transports() []string {
-	out := []string{string(MCPStdio)}
+	out := []string{string(acp.MCPStdio)}
 	for _, t := range []struct {
 		on   bool
 		name string
@@ -272,7 +274,7 @@ func (c mcpCaps) transports() []string {
 }
 
 // takes reports whether the agent advertised transport t.
-func (c mcpCaps) takes(t MCPTransport) bool {
+func (c mcpCaps) takes(t acp.MCPTransport) bool {
 	return slices.Contains(c.transports(), string(t))
 }
 
@@ -280,7 +282,7 @@ func (c mcpCaps) takes(t MCPTransport) bool {
 // cannot take: a server without a name (or with one already used), one
 // missing what its transport needs, or one of a transport the agent did
 // not advertise (an *MCPServerError matching ErrUnsupported).
-func checkMCPServers(method string, servers []MCPServer, caps mcpCaps) error {
+func checkMCPServers(method string, servers []acp.MCPServer, caps mcpCaps) error {
 	seen := make(map[string]bool, len(servers))
 	for i, m := range servers {
 		name, t, err := m.Check()

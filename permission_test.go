@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,13 +44,13 @@ func answerOf(t *testing.T, script fakeagent.Script, opts ACPOptions) string {
 }
 
 func TestPermissionAnswers(t *testing.T) {
-	hook := func(id string, err error) func(context.Context, *PermissionRequest) (string, error) {
-		return func(context.Context, *PermissionRequest) (string, error) { return id, err }
+	hook := func(id string, err error) func(context.Context, *acp.PermissionRequest) (string, error) {
+		return func(context.Context, *acp.PermissionRequest) (string, error) { return id, err }
 	}
 	cases := []struct {
 		name    string
 		options []fakeagent.Option
-		hook    func(context.Context, *PermissionRequest) (string, error)
+		hook    func(context.Context, *acp.PermissionRequest) (string, error)
 		want    string
 	}{
 		{"default prefers allow_once over allow_always", alwaysFirst, nil, "once"},
@@ -58,7 +59,7 @@ func TestPermissionAnswers(t *testing.T) {
 		{"an id not offered is never sent", alwaysFirst, hook("yolo", nil), "no"},
 		{"empty id rejects", alwaysFirst, hook("", nil), "no"},
 		{"error rejects", alwaysFirst, hook("once", errors.New("ui gone")), "no"},
-		{"panic rejects", alwaysFirst, func(context.Context, *PermissionRequest) (string, error) { panic("boom") }, "no"},
+		{"panic rejects", alwaysFirst, func(context.Context, *acp.PermissionRequest) (string, error) { panic("boom") }, "no"},
 		{"error without a reject option cancels", noReject, hook("", errors.New("x")), "cancelled"},
 		{"byte-exact ids", []fakeagent.Option{{ID: "apply_network_policy_amendment:0", Kind: "allow_always"}}, nil, "apply_network_policy_amendment:0"},
 	}
@@ -73,7 +74,7 @@ func TestPermissionTimeoutRejects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var events []StreamEvent
 		hookEnded := make(chan error, 1)
-		slow := func(ctx context.Context, _ *PermissionRequest) (string, error) {
+		slow := func(ctx context.Context, _ *acp.PermissionRequest) (string, error) {
 			<-ctx.Done()
 			hookEnded <- ctx.Err()
 			return "once", nil
@@ -103,13 +104,13 @@ func TestPermissionSeesToolCallFirst(t *testing.T) {
 			fakeagent.Say(raw(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Write a.txt","kind":"edit","status":"pending","rawInput":{"path":"a.txt"},"locations":[{"path":"/w/a.txt"}]}`)),
 			fakeagent.Ask(raw(`{"toolCall":{"toolCallId":"t1"},"options":[{"optionId":"ok","name":"OK","kind":"allow_once"}]}`)),
 		}}}}
-		var got *PermissionRequest
+		var got *acp.PermissionRequest
 		c, _ := connectFake(t, script, ACPOptions{
-			OnUpdate: func(u Update) {
+			OnUpdate: func(u acp.Update) {
 				time.Sleep(time.Second) // slow UI: the request must still wait for it
 				seen.Store(true)
 			},
-			OnPermission: func(_ context.Context, req *PermissionRequest) (string, error) {
+			OnPermission: func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 				sawFirst = seen.Load()
 				got = req
 				return "ok", nil
@@ -119,8 +120,8 @@ func TestPermissionSeesToolCallFirst(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, sawFirst, "OnPermission ran before the tool_call was delivered")
 		assert.Equal(t, "Write a.txt", got.ToolCall.Title, "the request's tool call is merged with the earlier tool_call")
-		assert.Equal(t, ToolEdit, got.ToolCall.Kind)
-		assert.Equal(t, []ToolLocation{{Path: "/w/a.txt"}}, got.ToolCall.Locations)
+		assert.Equal(t, acp.ToolEdit, got.ToolCall.Kind)
+		assert.Equal(t, []acp.ToolLocation{{Path: "/w/a.txt"}}, got.ToolCall.Locations)
 	})
 }
 
@@ -167,7 +168,7 @@ func TestManyConcurrentPermissionsAnsweredOnce(t *testing.T) {
 		steps = append(steps, fakeagent.Step{WaitAll: true})
 		var mu sync.Mutex
 		asked := map[string]int{}
-		hook := func(ctx context.Context, req *PermissionRequest) (string, error) {
+		hook := func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 			mu.Lock()
 			asked[req.ToolCall.ID]++
 			mu.Unlock()
@@ -227,13 +228,13 @@ func TestPermissionWaitsForTheUpdateBeingDelivered(t *testing.T) {
 			fakeagent.Say(fakeagent.Text("{{answer}}")),
 		}}}}
 		c, _ := connectFake(t, script, ACPOptions{
-			OnUpdate: func(u Update) {
-				if m, ok := u.(*MessageChunk); ok && m.Content.Text == "first" {
+			OnUpdate: func(u acp.Update) {
+				if m, ok := u.(*acp.MessageChunk); ok && m.Content.Text == "first" {
 					<-release
 					delivered.Store(true)
 				}
 			},
-			OnPermission: func(context.Context, *PermissionRequest) (string, error) {
+			OnPermission: func(context.Context, *acp.PermissionRequest) (string, error) {
 				if !delivered.Load() {
 					askedEarly.Store(true)
 				}

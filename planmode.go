@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/confine"
 )
 
@@ -131,7 +132,7 @@ func (e Enforcement) String() string {
 	if e.PlanMode {
 		layers := []string{"host"}
 		if e.AgentMode {
-			layers = append(layers, "agent mode "+SafeText(cutBytes(e.PlanModeID, maxModeBytes)))
+			layers = append(layers, "agent mode "+acp.SafeText(cutBytes(e.PlanModeID, maxModeBytes)))
 			if e.ModeKind == ModeAsks {
 				layers[len(layers)-1] += " (asks)"
 			}
@@ -155,10 +156,10 @@ func (e Enforcement) String() string {
 	}
 	s := "but the agent acts without asking"
 	if e.Mode != "" && e.ModeKind == ModeUnasked {
-		s = "but mode " + SafeText(cutBytes(e.Mode, maxModeBytes)) + " acts without asking"
+		s = "but mode " + acp.SafeText(cutBytes(e.Mode, maxModeBytes)) + " acts without asking"
 	}
 	if len(e.AskingModes) > 0 {
-		s += "; modes that ask: " + SafeText(strings.Join(e.AskingModes, ", "))
+		s += "; modes that ask: " + acp.SafeText(strings.Join(e.AskingModes, ", "))
 	}
 	return s
 }
@@ -184,26 +185,26 @@ func (c *ACPClient) kernelReason(a *agent) string {
 // then the choices of its config option of category "mode" that are not
 // among them (opencode offers only those).
 type modeOffer struct {
-	modes    []SessionMode
+	modes    []acp.SessionMode
 	acp      int    // modes[:acp] are ACP modes, set with session/set_mode
 	configID string // the mode config option, "" none
 }
 
-func (o modeOffer) mode(id string) SessionMode {
+func (o modeOffer) mode(id string) acp.SessionMode {
 	for _, m := range o.modes {
 		if m.ID == id {
 			return m
 		}
 	}
-	return SessionMode{ID: id}
+	return acp.SessionMode{ID: id}
 }
 
 func (o modeOffer) offers(id string) bool {
-	return slices.ContainsFunc(o.modes, func(m SessionMode) bool { return m.ID == id })
+	return slices.ContainsFunc(o.modes, func(m acp.SessionMode) bool { return m.ID == id })
 }
 
 func (o modeOffer) viaACP(id string) bool {
-	return slices.ContainsFunc(o.modes[:o.acp], func(m SessionMode) bool { return m.ID == id })
+	return slices.ContainsFunc(o.modes[:o.acp], func(m acp.SessionMode) bool { return m.ID == id })
 }
 
 func (s *sessionState) modeOffer() modeOffer {
@@ -213,7 +214,7 @@ func (s *sessionState) modeOffer() modeOffer {
 	o.acp = len(o.modes)
 	for i := range s.options {
 		opt := &s.options[i]
-		if opt.Category != CategoryMode || len(opt.Choices) == 0 {
+		if opt.Category != acp.CategoryMode || len(opt.Choices) == 0 {
 			continue
 		}
 		o.configID = opt.ID
@@ -224,7 +225,7 @@ func (s *sessionState) modeOffer() modeOffer {
 		for _, c := range opt.Choices {
 			if !seen[c.Value] {
 				seen[c.Value] = true
-				o.modes = append(o.modes, SessionMode{ID: c.Value, Name: c.Name, Description: c.Description})
+				o.modes = append(o.modes, acp.SessionMode{ID: c.Value, Name: c.Name, Description: c.Description})
 			}
 		}
 		break
@@ -344,7 +345,7 @@ func (a *agent) setSessionMode(ctx context.Context, st *sessionState, off modeOf
 		}
 		// An answer without the option set is malformed: it does not
 		// replace what the host knows of the session's options.
-		if opts := decodeConfigOptions(res.ConfigOptions); hasOption(opts, off.configID) {
+		if opts := acp.DecodeConfigOptions(res.ConfigOptions); hasOption(opts, off.configID) {
 			st.setState(nil, opts)
 			if v := optionValue(opts, off.configID); v != "" && v != id {
 				// The answer is the agent's word on its mode: a refusal.
@@ -364,13 +365,13 @@ func (s *sessionState) modeReportCount() uint64 {
 	return s.modeReports
 }
 
-func hasOption(opts []ConfigOption, id string) bool {
-	return slices.ContainsFunc(opts, func(o ConfigOption) bool { return o.ID == id })
+func hasOption(opts []acp.ConfigOption, id string) bool {
+	return slices.ContainsFunc(opts, func(o acp.ConfigOption) bool { return o.ID == id })
 }
 
 // optionValue is the current value of config option id among opts, ""
 // when it has none.
-func optionValue(opts []ConfigOption, id string) string {
+func optionValue(opts []acp.ConfigOption, id string) string {
 	for i := range opts {
 		if opts[i].ID == id {
 			return opts[i].Current()
@@ -394,9 +395,9 @@ func (s *sessionState) noteModeSet(id string, reports uint64) {
 
 // changes reports whether a tool call changes something: an edit, delete,
 // move or command, or any call with a diff in its content.
-func changes(tc *ToolCall) bool {
+func changes(tc *acp.ToolCall) bool {
 	switch tc.Kind {
-	case ToolEdit, ToolDelete, ToolMove, ToolExecute:
+	case acp.ToolEdit, acp.ToolDelete, acp.ToolMove, acp.ToolExecute:
 		return true
 	}
 	return tc.HasDiff()
@@ -415,8 +416,8 @@ func changes(tc *ToolCall) bool {
 // "in_progress" is no evidence: opencode and Codex report it before they
 // ask. History a session/load replays is not what the agent does now: it
 // is not counted.
-func (s *sessionState) checkChange(tc *ToolCall) {
-	if tc.Status != StatusCompleted || !changes(tc) && !s.askedAChange(tc.ID) || s.replaying.Load() {
+func (s *sessionState) checkChange(tc *acp.ToolCall) {
+	if tc.Status != acp.StatusCompleted || !changes(tc) && !s.askedAChange(tc.ID) || s.replaying.Load() {
 		return
 	}
 	a := s.a
@@ -430,10 +431,10 @@ func (s *sessionState) checkChange(tc *ToolCall) {
 	kind := a.profile.kind(off.mode(mode))
 	// The agent's judgement that a command reads only stands when it did
 	// not ask; one it asked about and was refused, then ran, is a change.
-	if !asked && tc.Kind == ToolExecute && !tc.HasDiff() && (kind == ModeReadOnly || !plan && kind == ModeAsks) {
+	if !asked && tc.Kind == acp.ToolExecute && !tc.HasDiff() && (kind == ModeReadOnly || !plan && kind == ModeAsks) {
 		return
 	}
-	if tc.Kind != ToolExecute && a.insideState(tc) {
+	if tc.Kind != acp.ToolExecute && a.insideState(tc) {
 		return // a command's locations do not bound what it changes
 	}
 	asks := namedModes(a.profile.askingModes(off.modes, maxNamedModes))
@@ -472,7 +473,7 @@ func namedModes(ids []string) []string {
 // insideState reports whether every file tc names lies in the agent's own
 // state directories (none named: no). For an edit, delete or move only:
 // what a command changes its locations do not say.
-func (a *agent) insideState(tc *ToolCall) bool {
+func (a *agent) insideState(tc *acp.ToolCall) bool {
 	var paths []string
 	for _, l := range tc.Locations {
 		paths = append(paths, l.Path)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/require"
 )
@@ -66,7 +67,7 @@ func TestPlanModeAttackDoesNotTakeAnAutoModeForAPlanMode(t *testing.T) {
 		}}},
 	}
 	var none *AgentProfile
-	require.Equal(t, ModeUnasked, none.kind(SessionMode{ID: "autoplan", Name: "Auto-plan: plans, then runs without asking"}))
+	require.Equal(t, ModeUnasked, none.kind(acp.SessionMode{ID: "autoplan", Name: "Auto-plan: plans, then runs without asking"}))
 	c, a := connectFake(t, script, ACPOptions{PlanMode: true})
 	e := c.Enforcement()
 	require.NotEqual(t, "autoplan", e.PlanModeID, "%+v", e)
@@ -197,9 +198,9 @@ func TestPlanModeToggledDuringTurnsIsNotARace(t *testing.T) {
 // Many modes cost the host once per prompt (askingModes, modeOffer): not
 // quadratic in what the agent offers.
 func BenchmarkAskingModesManyModes(b *testing.B) {
-	var offered []SessionMode
+	var offered []acp.SessionMode
 	for i := range 20000 {
-		offered = append(offered, SessionMode{ID: fmt.Sprintf("ask-%d", i)})
+		offered = append(offered, acp.SessionMode{ID: fmt.Sprintf("ask-%d", i)})
 	}
 	var none *AgentProfile
 	b.ResetTimer()
@@ -236,8 +237,8 @@ func TestUnaskedChangeErrorQuotesTheAgentsWords(t *testing.T) {
 // answer the report was sent.
 func TestPlanModeAttackSetModeAnsweredWithAnotherMode(t *testing.T) {
 	delivered := make(chan struct{}, 1)
-	opts := ACPOptions{OnUpdate: func(u Update) {
-		if _, ok := u.(*CurrentModeUpdate); ok {
+	opts := ACPOptions{OnUpdate: func(u acp.Update) {
+		if _, ok := u.(*acp.CurrentModeUpdate); ok {
 			delivered <- struct{}{}
 		}
 	}}

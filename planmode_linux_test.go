@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/confine"
 	"github.com/stretchr/testify/require"
@@ -139,7 +140,7 @@ func TestPlanModeKernelLayerNamesItselfWhenTheAgentDies(t *testing.T) {
 	require.Contains(t, err.Error(), "--writable")
 }
 
-func toolText(tc ToolCall) string {
+func toolText(tc acp.ToolCall) string {
 	var s string
 	for _, c := range tc.Content {
 		if c.Content != nil {

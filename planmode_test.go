@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/require"
 )
@@ -154,7 +155,7 @@ func TestPlanModeStopsAReportedUnaskedEdit(t *testing.T) {
 	require.True(t, errors.As(err, &uc))
 	require.Equal(t, "e1", uc.ToolCall.ID)
 	require.True(t, uc.PlanMode)
-	require.Equal(t, StopCancelled, resp.StopReason)
+	require.Equal(t, acp.StopCancelled, resp.StopReason)
 	e := c.Enforcement()
 	require.Equal(t, "", e.PlanModeID, "the agent offers none")
 	require.False(t, e.AgentMode)
@@ -285,11 +286,11 @@ func TestModeKindsFromWords(t *testing.T) {
 		{"yolo", "", ModeUnasked}, {"autoEdit", "", ModeUnasked}, {"x", "Full access", ModeUnasked},
 		{"default", "", ModeAsks}, {"m", "Manual", ModeAsks}, {"build", "build", ModeUnknown},
 	} {
-		require.Equal(t, tc.want, none.kind(SessionMode{ID: tc.id, Name: tc.name}), "%s %s", tc.id, tc.name)
+		require.Equal(t, tc.want, none.kind(acp.SessionMode{ID: tc.id, Name: tc.name}), "%s %s", tc.id, tc.name)
 	}
 	codex := recogniseProfile("@agentclientprotocol/codex-acp")
-	require.Equal(t, ModeUnasked, codex.kind(SessionMode{ID: "agent", Name: "Auto review"}))
-	require.Equal(t, "read-only", codex.planMode([]SessionMode{{ID: "agent"}, {ID: "read-only"}}))
+	require.Equal(t, ModeUnasked, codex.kind(acp.SessionMode{ID: "agent", Name: "Auto review"}))
+	require.Equal(t, "read-only", codex.planMode([]acp.SessionMode{{ID: "agent"}, {ID: "read-only"}}))
 }
 
 func TestProfileStateDirs(t *testing.T) {

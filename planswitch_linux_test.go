@@ -51,18 +51,6 @@ func recorded(t *testing.T, rec, method string) []json.RawMessage {
 	return out
 }
 
-func recordedModes(t *testing.T, rec string) []string {
-	var ids []string
-	for _, p := range recorded(t, rec, "session/set_mode") {
-		var v struct {
-			ModeID string `json:"modeId"`
-		}
-		_ = json.Unmarshal(p, &v)
-		ids = append(ids, v.ModeID)
-	}
-	return ids
-}
-
 // Plan mode turned on before the first prompt restarts the agent under
 // the kernel layer; the agent cannot load a session that never had a
 // prompt, and there was nothing to lose: the prompt runs on a fresh

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"sync"
+
+	"github.com/acphost/acphost/acp"
 )
 
 // PermissionFunc decides a permission request: it answers with the ID of
@@ -11,18 +13,7 @@ import (
 // SessionOptions.OnPermission; a plain func literal of this signature can
 // be used wherever a PermissionFunc is expected. The policies below are
 // PermissionFuncs and compose with a caller's own.
-type PermissionFunc func(ctx context.Context, req *PermissionRequest) (optionID string, err error)
-
-// ReadOnlyKind reports whether a tool of this kind cannot change anything:
-// read, search, fetch and think. Every other kind — edit, delete, move,
-// execute, switch_mode, other and kinds this version does not know — may.
-func ReadOnlyKind(k ToolKind) bool {
-	switch k {
-	case ToolRead, ToolSearch, ToolFetch, ToolThink:
-		return true
-	}
-	return false
-}
+type PermissionFunc func(ctx context.Context, req *acp.PermissionRequest) (optionID string, err error)
 
 // RejectChanges returns a policy that rejects every request that can
 // change anything — every kind but the read-only ones (see ReadOnlyKind):
@@ -39,7 +30,7 @@ func RejectChanges(next PermissionFunc) PermissionFunc {
 	if next == nil {
 		next = AllowAll()
 	}
-	return func(ctx context.Context, req *PermissionRequest) (string, error) {
+	return func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		if !req.ReadOnly() {
 			return RejectOption(req), nil
 		}
@@ -60,7 +51,7 @@ func AllowReads(fallback PermissionFunc) PermissionFunc {
 	if fallback == nil {
 		fallback = RejectAll()
 	}
-	return func(ctx context.Context, req *PermissionRequest) (string, error) {
+	return func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		if req.ReadOnly() {
 			return AllowOption(req), nil
 		}
@@ -71,7 +62,7 @@ func AllowReads(fallback PermissionFunc) PermissionFunc {
 // AllowAll returns a policy that allows everything, choosing allow_once over
 // allow_always so that nothing persists by surprise.
 func AllowAll() PermissionFunc {
-	return func(_ context.Context, req *PermissionRequest) (string, error) {
+	return func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 		return AllowOption(req), nil
 	}
 }
@@ -79,7 +70,7 @@ func AllowAll() PermissionFunc {
 // RejectAll returns a policy that rejects everything, choosing reject_once
 // over reject_always.
 func RejectAll() PermissionFunc {
-	return func(_ context.Context, req *PermissionRequest) (string, error) {
+	return func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 		return RejectOption(req), nil
 	}
 }
@@ -87,7 +78,7 @@ func RejectAll() PermissionFunc {
 // DefaultPermission is the choice made when ACPOptions.OnPermission is nil:
 // AllowOption (allow_once first), else RejectOption (reject_once first);
 // "" (answered "cancelled") when the agent offered neither kind.
-func DefaultPermission(req *PermissionRequest) string {
+func DefaultPermission(req *acp.PermissionRequest) string {
 	if id := AllowOption(req); id != "" {
 		return id
 	}
@@ -96,11 +87,11 @@ func DefaultPermission(req *PermissionRequest) string {
 
 // AllowOption returns the id of the first allow_once option, else the first
 // allow_always one, else "" (which the client answers as a rejection).
-func AllowOption(req *PermissionRequest) string {
-	if o := req.firstOf(AllowOnce); o != nil {
+func AllowOption(req *acp.PermissionRequest) string {
+	if o := req.FirstOption(acp.AllowOnce); o != nil {
 		return o.ID
 	}
-	if o := req.firstOf(AllowAlways); o != nil {
+	if o := req.FirstOption(acp.AllowAlways); o != nil {
 		return o.ID
 	}
 	return ""
@@ -108,11 +99,11 @@ func AllowOption(req *PermissionRequest) string {
 
 // RejectOption returns the id of the first reject_once option, else the
 // first reject_always one, else "" (answered "cancelled").
-func RejectOption(req *PermissionRequest) string {
-	if o := req.firstOf(RejectOnce); o != nil {
+func RejectOption(req *acp.PermissionRequest) string {
+	if o := req.FirstOption(acp.RejectOnce); o != nil {
 		return o.ID
 	}
-	if o := req.firstOf(RejectAlways); o != nil {
+	if o := req.FirstOption(acp.RejectAlways); o != nil {
 		return o.ID
 	}
 	return ""
@@ -127,21 +118,21 @@ func RejectOption(req *PermissionRequest) string {
 // one only spares the host's UI.
 func Remember(next PermissionFunc) PermissionFunc {
 	var mu sync.Mutex
-	rules := map[rememberKey]PermissionKind{}
-	return func(ctx context.Context, req *PermissionRequest) (string, error) {
+	rules := map[rememberKey]acp.PermissionKind{}
+	return func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		key := rememberKeyOf(req)
 		mu.Lock()
 		kind, ok := rules[key]
 		mu.Unlock()
 		if ok {
-			if o := req.firstOf(kind); o != nil {
+			if o := req.FirstOption(kind); o != nil {
 				return o.ID, nil
 			}
 		}
 		id, err := next(ctx, req)
-		if o := req.Option(id); err == nil && o != nil && (o.Kind == AllowAlways || o.Kind == RejectAlways) {
+		if o := req.Option(id); err == nil && o != nil && (o.Kind == acp.AllowAlways || o.Kind == acp.RejectAlways) {
 			mu.Lock()
-			if rules[key] != RejectAlways {
+			if rules[key] != acp.RejectAlways {
 				rules[key] = o.Kind
 			}
 			mu.Unlock()
@@ -152,12 +143,12 @@ func Remember(next PermissionFunc) PermissionFunc {
 
 type rememberKey struct {
 	session string
-	kind    ToolKind
+	kind    acp.ToolKind
 	title   string
 }
 
 // rememberKeyOf keys a request by session, tool kind and exact title: an
 // "always" for `npm test` is never taken to cover `npm publish`.
-func rememberKeyOf(req *PermissionRequest) rememberKey {
+func rememberKeyOf(req *acp.PermissionRequest) rememberKey {
 	return rememberKey{session: req.SessionID, kind: req.ToolCall.Kind, title: strings.TrimSpace(req.ToolCall.Title)}
 }

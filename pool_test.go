@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,7 +62,7 @@ func TestPoolRunsSessionsOnSeparateProcesses(t *testing.T) {
 	_, err := p.NewSession(ctx, SessionOptions{})
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "full: waits for a session to close")
 	require.NoError(t, sessions[0].Close(context.Background()))
-	s, err := p.NewSession(context.Background(), SessionOptions{OnUpdate: func(Update) {}})
+	s, err := p.NewSession(context.Background(), SessionOptions{OnUpdate: func(acp.Update) {}})
 	require.NoError(t, err)
 	assert.NotEqual(t, sessions[0].ID(), s.ID(), "a released default session is never handed out again")
 	require.NoError(t, p.Close())

@@ -205,7 +205,7 @@ func (l *processLink) promises() Promises {
 }
 
 func (l *processLink) end(duringTurn bool) error {
-	exit, err, stderr := l.p.Outcome()
+	exit, stderr, err := l.p.Outcome()
 	e := &ExitError{ExitCode: exit.Code, Stderr: stderr, DuringTurn: duringTurn, Err: err}
 	if l.planConfined {
 		e.PlanKernel = l.kernelWords()

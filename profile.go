@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/claude"
 	"github.com/acphost/acphost/codex"
 	"github.com/acphost/acphost/gemini"
@@ -124,7 +125,7 @@ func recogniseProfile(names ...string) *AgentProfile {
 
 // kind says what mode m does: the profile's word for it, else its id's
 // and name's.
-func (p *AgentProfile) kind(m SessionMode) ModeKind {
+func (p *AgentProfile) kind(m acp.SessionMode) ModeKind {
 	if p != nil {
 		switch {
 		case slices.Contains(p.PlanModes, m.ID):
@@ -166,9 +167,9 @@ func kindFromWords(s string) ModeKind {
 
 // pick returns the first of ids offered, else the first offered mode of
 // kind k (judged by words), else "".
-func (p *AgentProfile) pick(offered []SessionMode, ids []string, k ModeKind) string {
+func (p *AgentProfile) pick(offered []acp.SessionMode, ids []string, k ModeKind) string {
 	for _, id := range ids {
-		if slices.ContainsFunc(offered, func(m SessionMode) bool { return m.ID == id }) {
+		if slices.ContainsFunc(offered, func(m acp.SessionMode) bool { return m.ID == id }) {
 			return id
 		}
 	}
@@ -183,7 +184,7 @@ func (p *AgentProfile) pick(offered []SessionMode, ids []string, k ModeKind) str
 // planMode is the mode plan mode puts a session in: the agent's
 // restrictive mode among offered, else one that asks (whose every ask the
 // host then rejects); "" when it offers neither.
-func (p *AgentProfile) planMode(offered []SessionMode) string {
+func (p *AgentProfile) planMode(offered []acp.SessionMode) string {
 	var ids []string
 	if p != nil {
 		ids = p.PlanModes
@@ -199,7 +200,7 @@ func (p *AgentProfile) planMode(offered []SessionMode) string {
 
 // askingModes are the offered modes that ask, best first, n at most (n <
 // 0: all). Linear in what the agent offers, which it may make huge.
-func (p *AgentProfile) askingModes(offered []SessionMode, n int) []string {
+func (p *AgentProfile) askingModes(offered []acp.SessionMode, n int) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(id string) bool {
@@ -211,7 +212,7 @@ func (p *AgentProfile) askingModes(offered []SessionMode, n int) []string {
 	}
 	if p != nil {
 		for _, id := range p.AskingModes {
-			if slices.ContainsFunc(offered, func(m SessionMode) bool { return m.ID == id }) && add(id) {
+			if slices.ContainsFunc(offered, func(m acp.SessionMode) bool { return m.ID == id }) && add(id) {
 				return out
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/testutil"
 	"github.com/stretchr/testify/assert"
@@ -76,7 +77,7 @@ func TestRecordThenReplay(t *testing.T) {
 		rec := &recorder{}
 		var asked []string
 		opts.OnUpdate = rec.onUpdate
-		opts.OnPermission = func(_ context.Context, req *PermissionRequest) (string, error) {
+		opts.OnPermission = func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 			asked = append(asked, req.ToolCall.Title)
 			return "allow-always", nil
 		}

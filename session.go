@@ -8,6 +8,8 @@ import (
 	"iter"
 	"sync"
 	"sync/atomic"
+
+	"github.com/acphost/acphost/acp"
 )
 
 // Session is one conversation with the agent. A client starts with one (see
@@ -52,7 +54,7 @@ type SessionOptions struct {
 	Dir string
 	// MCPServers are given to the agent (with the host tools' servers,
 	// see ACPOptions.HostTools). Default: ACPOptions.MCPServers.
-	MCPServers []MCPServer
+	MCPServers []acp.MCPServer
 	// AdditionalDirectories are more workspace roots (absolute paths) for
 	// the session, sent as additionalDirectories on session/new, load and
 	// resume (and on the re-attach after a restart): the agent's file
@@ -63,7 +65,7 @@ type SessionOptions struct {
 	// relative path fails it with an error, before anything is sent.
 	AdditionalDirectories []string
 	// OnUpdate receives this session's updates instead of ACPOptions.OnUpdate.
-	OnUpdate func(Update)
+	OnUpdate func(acp.Update)
 	// OnPermission answers this session's requests instead of
 	// ACPOptions.OnPermission.
 	OnPermission PermissionFunc
@@ -132,10 +134,10 @@ func (s *Session) state() *sessionState {
 }
 
 // Modes returns the session's modes as last reported by the agent.
-func (s *Session) Modes() SessionModes { return s.state().modes() }
+func (s *Session) Modes() acp.SessionModes { return s.state().modes() }
 
 // ConfigOptions returns the session's config options as last reported.
-func (s *Session) ConfigOptions() []ConfigOption { return s.state().configOptions() }
+func (s *Session) ConfigOptions() []acp.ConfigOption { return s.state().configOptions() }
 
 // Details returns what the agent has said of the session (its slash
 // commands, title, context use and cost), kept current from its updates as
@@ -146,7 +148,7 @@ func (s *Session) Details() SessionDetails { return s.state().details() }
 type SessionDetails struct {
 	// Commands are the slash commands the agent offers
 	// (available_commands_update), nil before it says.
-	Commands []AvailableCommand
+	Commands []acp.AvailableCommand
 	// Title and UpdatedAt are from session_info_update ("" until sent, or
 	// once cleared); UpdatedAt is the agent's own timestamp, unparsed.
 	Title, UpdatedAt string
@@ -156,8 +158,8 @@ type SessionDetails struct {
 
 // ContextUsage is the session's context window use and cumulative cost.
 type ContextUsage struct {
-	Used, Size uint64 // tokens
-	Cost       *Cost  // nil when the agent reports none
+	Used, Size uint64    // tokens
+	Cost       *acp.Cost // nil when the agent reports none
 }
 
 // SetMode asks the agent to switch the session to mode id. The agent
@@ -215,7 +217,7 @@ func (s *Session) wantedMode() string {
 // agent answered with. A mode set by the config option of category "mode"
 // is held by plan mode as SetMode's is (the options are then returned as
 // they are).
-func (s *Session) SetConfigOption(ctx context.Context, configID string, value any) ([]ConfigOption, error) {
+func (s *Session) SetConfigOption(ctx context.Context, configID string, value any) ([]acp.ConfigOption, error) {
 	params := map[string]any{"sessionId": s.ID(), "configId": configID, "value": value}
 	if _, ok := value.(bool); ok {
 		params["type"] = "boolean"
@@ -239,7 +241,7 @@ func (s *Session) SetConfigOption(ctx context.Context, configID string, value an
 	if isMode {
 		s.chose(mode)
 	}
-	opts := decodeConfigOptions(res.ConfigOptions)
+	opts := acp.DecodeConfigOptions(res.ConfigOptions)
 	if st := a.sessions.known(s.ID()); st != nil {
 		st.setState(nil, opts)
 	}
@@ -547,7 +549,7 @@ func (s *Session) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent
 // agent confirmed included, with Err set), error when it failed.
 func endEvent(resp Response, err error) StreamEvent {
 	ev := StreamEvent{Type: EventDone, StopReason: resp.StopReason, Err: err}
-	confirmedCancel := resp.StopReason == StopCancelled && !errors.Is(err, ErrCancelUnconfirmed) && !isDeath(err)
+	confirmedCancel := resp.StopReason == acp.StopCancelled && !errors.Is(err, ErrCancelUnconfirmed) && !isDeath(err)
 	if err != nil && !confirmedCancel {
 		ev.Type = EventError
 	}

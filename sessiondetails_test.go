@@ -3,6 +3,7 @@ package acphost
 import (
 	"testing"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,11 +23,11 @@ func TestSessionDetailsFollowUpdates(t *testing.T) {
 	_, err := c.Generate(Request{Prompt: "go"})
 	require.NoError(t, err)
 	info := c.Session().Details()
-	assert.Equal(t, []AvailableCommand{{Name: "web", Description: "search the web"}}, info.Commands)
+	assert.Equal(t, []acp.AvailableCommand{{Name: "web", Description: "search the web"}}, info.Commands)
 	assert.Equal(t, "Fix the build", info.Title)
 	assert.Equal(t, "2026-12-01T10:00:00Z", info.UpdatedAt)
 	require.NotNil(t, info.Usage)
-	assert.Equal(t, ContextUsage{Used: 1200, Size: 200000, Cost: &Cost{Amount: 0.25, Currency: "USD"}}, *info.Usage)
+	assert.Equal(t, ContextUsage{Used: 1200, Size: 200000, Cost: &acp.Cost{Amount: 0.25, Currency: "USD"}}, *info.Usage)
 	info.Commands[0].Name = "changed by the caller"
 	assert.Equal(t, "web", c.Session().Details().Commands[0].Name, "Info returns a copy")
 

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,7 +31,7 @@ func TestTwoSessionsInterleavedReachTheirOwnHooks(t *testing.T) {
 		var mu sync.Mutex
 		askedBy := map[string]int{}
 		perm := func(who string) PermissionFunc {
-			return func(_ context.Context, req *PermissionRequest) (string, error) {
+			return func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 				mu.Lock()
 				askedBy[who+":"+req.SessionID]++
 				mu.Unlock()
@@ -77,7 +78,7 @@ func TestLoadSessionReplaysHistory(t *testing.T) {
 		s, err := c.LoadSession(context.Background(), c.SessionID(), SessionOptions{OnUpdate: rec.onUpdate})
 		require.NoError(t, err)
 		assert.Equal(t, c.SessionID(), s.ID())
-		require.Equal(t, []string{string(KindAgentThoughtChunk), string(KindAgentMessageChunk)}, rec.kinds(), "the replay is delivered before LoadSession returns")
+		require.Equal(t, []string{string(acp.KindAgentThoughtChunk), string(acp.KindAgentMessageChunk)}, rec.kinds(), "the replay is delivered before LoadSession returns")
 		for _, u := range rec.updates {
 			assert.True(t, u.Replay())
 		}

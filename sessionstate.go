@@ -3,6 +3,8 @@ package acphost
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/acphost/acphost/acp"
 )
 
 // sessionState is the client-side state of one agent session on one agent
@@ -19,8 +21,8 @@ type sessionState struct {
 	mu          sync.Mutex
 	turn        *turn               // the turn updates are delivered to, nil between turns
 	pending     map[asking]struct{} // requests of the session waiting for a person: permissions, elicitations
-	modeState   SessionModes
-	options     []ConfigOption
+	modeState   acp.SessionModes
+	options     []acp.ConfigOption
 	said        SessionDetails // what the agent said of the session (see Session.Details)
 	modeSet     string         // the mode the host set last, until the agent reports another (see effectiveMode)
 	modeReports uint64         // modes the agent reported (noteCurrentMode), to tell one reported while the host set its own
@@ -38,7 +40,7 @@ func newSessionState(a *agent, id string) *sessionState {
 	return &sessionState{a: a, id: id, pending: map[asking]struct{}{}, tools: map[string]*toolRecord{}}
 }
 
-func (s *sessionState) setState(modes *SessionModes, options []ConfigOption) {
+func (s *sessionState) setState(modes *acp.SessionModes, options []acp.ConfigOption) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if modes != nil {
@@ -55,7 +57,7 @@ func (s *sessionState) setState(modes *SessionModes, options []ConfigOption) {
 // there.
 func (s *sessionState) syncModeFromOptions() {
 	for i := range s.options {
-		if o := &s.options[i]; o.Category == CategoryMode {
+		if o := &s.options[i]; o.Category == acp.CategoryMode {
 			if v := o.Current(); v != "" {
 				s.noteCurrentMode(v)
 			}
@@ -63,18 +65,18 @@ func (s *sessionState) syncModeFromOptions() {
 	}
 }
 
-func (s *sessionState) modes() SessionModes {
+func (s *sessionState) modes() acp.SessionModes {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.modeState
-	m.AvailableModes = append([]SessionMode(nil), m.AvailableModes...)
+	m.AvailableModes = append([]acp.SessionMode(nil), m.AvailableModes...)
 	return m
 }
 
-func (s *sessionState) configOptions() []ConfigOption {
+func (s *sessionState) configOptions() []acp.ConfigOption {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]ConfigOption(nil), s.options...)
+	return append([]acp.ConfigOption(nil), s.options...)
 }
 
 // attach makes t the turn updates are delivered to. The dispatcher runs it
@@ -184,14 +186,14 @@ func (s *sessionState) streaming() bool {
 // tool merges an update into the session's record of that tool call and
 // returns the merged state and its size (toolCallSize), which the turn
 // keeping it reuses.
-func (s *sessionState) tool(u *ToolCall, set ToolCallFields) (*ToolCall, int) {
+func (s *sessionState) tool(u *acp.ToolCall, set acp.ToolCallFields) (*acp.ToolCall, int) {
 	rec, ok := s.tools[u.ID]
 	if !ok {
-		rec = &toolRecord{state: ToolCall{ID: u.ID}}
+		rec = &toolRecord{state: acp.ToolCall{ID: u.ID}}
 		s.tools[u.ID] = rec
 	}
 	rec.turn = s.turns
-	rec.state.merge(u, set)
+	rec.state.Merge(u, set)
 	size := toolCallSize(&rec.state)
 	s.toolBytes += size - rec.size
 	rec.size = size
@@ -234,7 +236,7 @@ func (s *sessionState) forgetTool(id string, rec *toolRecord) {
 // toolRecord is a tool call's merged state, its estimated size and the
 // turn it last changed in.
 type toolRecord struct {
-	state ToolCall
+	state acp.ToolCall
 	size  int
 	turn  uint64
 	ask   *toolAsk // a permission request named it; nil: none
@@ -297,13 +299,13 @@ func (s *sessionState) pruneTools() {
 }
 
 // noteDetails folds an update that tells of the session into its details.
-func (s *sessionState) noteDetails(u Update) {
+func (s *sessionState) noteDetails(u acp.Update) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch u := u.(type) {
-	case *AvailableCommandsUpdate:
+	case *acp.AvailableCommandsUpdate:
 		s.said.Commands = u.Commands
-	case *SessionInfoUpdate:
+	case *acp.SessionInfoUpdate:
 		switch {
 		case u.Title != nil:
 			s.said.Title = *u.Title
@@ -316,7 +318,7 @@ func (s *sessionState) noteDetails(u Update) {
 		case u.UpdatedCleared:
 			s.said.UpdatedAt = ""
 		}
-	case *UsageUpdate:
+	case *acp.UsageUpdate:
 		s.said.Usage = &ContextUsage{Used: u.Used, Size: u.Size, Cost: u.Cost}
 	}
 }
@@ -326,7 +328,7 @@ func (s *sessionState) details() SessionDetails {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	info := s.said
-	info.Commands = append([]AvailableCommand(nil), info.Commands...)
+	info.Commands = append([]acp.AvailableCommand(nil), info.Commands...)
 	if u := info.Usage; u != nil {
 		c := *u
 		if u.Cost != nil {
@@ -357,7 +359,7 @@ func (s *sessionState) noteCurrentMode(id string) {
 func (s *sessionState) bind(h *Session) { s.pub.Store(h) }
 
 // onUpdate is the session's update hook: its handle's, else the client's.
-func (s *sessionState) onUpdate() func(Update) {
+func (s *sessionState) onUpdate() func(acp.Update) {
 	if h := s.pub.Load(); h != nil && h.opts.OnUpdate != nil {
 		return h.opts.OnUpdate
 	}

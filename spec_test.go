@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -59,19 +60,19 @@ func TestNoticesAndCompactionsAreTyped(t *testing.T) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	require.Len(t, rec.updates, 5)
-	n := rec.updates[0].(*NoticeUpdate)
-	assert.Equal(t, NoticeUpdate{updateHeader: n.updateHeader, Severity: NoticeWarning, Title: "Rate limited", Description: "retrying in 30s"}, *n)
-	chunk := rec.updates[1].(*CompactionSummaryChunk)
+	n := rec.updates[0].(*acp.NoticeUpdate)
+	assert.Equal(t, []any{acp.NoticeWarning, "Rate limited", "retrying in 30s"}, []any{n.Severity, n.Title, n.Description})
+	chunk := rec.updates[1].(*acp.CompactionSummaryChunk)
 	assert.Equal(t, "c1", chunk.ID)
 	assert.Equal(t, "we fixed", chunk.Content.Text)
-	cu := rec.updates[2].(*CompactionUpdate)
-	assert.Equal(t, CompactionCompleted, cu.Status)
+	cu := rec.updates[2].(*acp.CompactionUpdate)
+	assert.Equal(t, acp.CompactionCompleted, cu.Status)
 	assert.True(t, cu.SummarySet)
 	require.Len(t, cu.Summary, 1)
 	assert.Equal(t, "we fixed the build", cu.Summary[0].Text)
 	assert.True(t, cu.ErrorSet, "null clears the error")
 	assert.Nil(t, cu.Error)
-	bad, ok := rec.updates[3].(*UnknownUpdate)
+	bad, ok := rec.updates[3].(*acp.UnknownUpdate)
 	require.True(t, ok, "a notice without its required title is not typed")
 	assert.Error(t, bad.Err)
 }
@@ -137,7 +138,7 @@ func TestUnstableForkAndTitleOnlyWhenOptedIn(t *testing.T) {
 
 func TestConfigOptionsAreTypedForPickers(t *testing.T) {
 	t.Parallel()
-	var opts []ConfigOption
+	var opts []acp.ConfigOption
 	require.NoError(t, json.Unmarshal([]byte(`[
 		{"id":"model","name":"Model","category":"model","type":"select","currentValue":"sonnet","options":[
 			{"group":"anthropic","name":"Anthropic","options":[{"value":"sonnet","name":"Sonnet"},{"value":"opus","name":"Opus","description":"slow"}]},
@@ -146,17 +147,17 @@ func TestConfigOptionsAreTypedForPickers(t *testing.T) {
 		{"id":"fast","name":"Fast mode","type":"boolean","currentValue":true},
 		{"id":"odd","name":"Odd","category":"vendor_thing","type":"slider"}]`), &opts))
 	require.Len(t, opts, 4)
-	assert.Equal(t, CategoryModel, opts[0].Category)
+	assert.Equal(t, acp.CategoryModel, opts[0].Category)
 	assert.Equal(t, "sonnet", opts[0].Current())
-	assert.Equal(t, []ConfigChoice{
+	assert.Equal(t, []acp.ConfigChoice{
 		{Value: "sonnet", Name: "Sonnet", Group: "anthropic", GroupName: "Anthropic"},
 		{Value: "opus", Name: "Opus", Description: "slow", Group: "anthropic", GroupName: "Anthropic"},
 		{Value: "x", Name: "X", Group: "other", GroupName: "Other"},
 	}, opts[0].Choices, "grouped choices flattened in order; one without a value skipped")
-	assert.Equal(t, CategoryThoughtLevel, opts[1].Category)
-	assert.Equal(t, []ConfigChoice{{Value: "low", Name: "Low"}, {Value: "high", Name: "High"}}, opts[1].Choices)
+	assert.Equal(t, acp.CategoryThoughtLevel, opts[1].Category)
+	assert.Equal(t, []acp.ConfigChoice{{Value: "low", Name: "Low"}, {Value: "high", Name: "High"}}, opts[1].Choices)
 	assert.Equal(t, "true", string(opts[2].CurrentValue))
 	assert.Empty(t, opts[2].Choices)
-	assert.Equal(t, ConfigCategory("vendor_thing"), opts[3].Category, "an unknown category is kept")
+	assert.Equal(t, acp.ConfigCategory("vendor_thing"), opts[3].Category, "an unknown category is kept")
 	assert.NotEmpty(t, opts[3].Raw)
 }

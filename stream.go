@@ -2,6 +2,8 @@ package acphost
 
 import (
 	"encoding/json"
+
+	"github.com/acphost/acphost/acp"
 )
 
 // EventType says what a [StreamEvent] reports and so which of its fields
@@ -69,24 +71,24 @@ type StreamEvent struct {
 	// Tool events: the call's kind, status, raw input and output, and
 	// ToolCall, the merged state of the call (every update for its id so
 	// far, as ToolCallUpdate.State), not the patch the last update carried.
-	Kind     ToolKind
-	Status   ToolStatus
+	Kind     acp.ToolKind
+	Status   acp.ToolStatus
 	Input    json.RawMessage
 	Output   json.RawMessage
-	ToolCall *ToolCall
+	ToolCall *acp.ToolCall
 
-	Plan       []PlanEntry
-	Permission *PermissionRequest
+	Plan       []acp.PlanEntry
+	Permission *acp.PermissionRequest
 	Answer     *PermissionAnswer
-	Usage      *UsageUpdate
-	Notice     *NoticeUpdate
+	Usage      *acp.UsageUpdate
+	Notice     *acp.NoticeUpdate
 	Mode       string
-	StopReason StopReason
+	StopReason acp.StopReason
 	// Update is the session/update behind the event, when there is one.
-	Update Update
+	Update acp.Update
 
 	// Elicitation and ElicitationAnswer are set on elicitation events.
-	Elicitation       *ElicitationRequest
+	Elicitation       *acp.ElicitationRequest
 	ElicitationAnswer *ElicitationAnswer
 
 	// HostTool is set on EventHostTool.

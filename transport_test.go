@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/testutil"
 )
@@ -196,7 +197,7 @@ func TestTransportLinkLossIsTypedAtOnce(t *testing.T) {
 	}})
 	started := make(chan struct{}, 1)
 	c, err := Start(context.Background(), ACPOptions{Transport: tr, Dir: t.TempDir(), Recover: &RecoverOptions{Backoff: time.Millisecond},
-		OnUpdate: func(Update) {
+		OnUpdate: func(acp.Update) {
 			select {
 			case started <- struct{}{}:
 			default:

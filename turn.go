@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/fastjson"
 	"github.com/acphost/acphost/internal/wire"
 )
@@ -21,17 +22,17 @@ type Request struct {
 	// Prompt is the text of the prompt (may be empty when Content is set).
 	Prompt string
 	// Content follows the text: images, resources, resource links.
-	Content []ContentBlock
+	Content []acp.ContentBlock
 	// Discard has the turn keep nothing for its Response but StopReason,
 	// SessionID, Meta and Restarted: for callers who take the turn from
 	// its events or OnUpdate, so a long turn costs no memory that grows.
 	Discard bool
 }
 
-func (r Request) blocks() []ContentBlock {
-	out := make([]ContentBlock, 0, 1+len(r.Content))
+func (r Request) blocks() []acp.ContentBlock {
+	out := make([]acp.ContentBlock, 0, 1+len(r.Content))
 	if r.Prompt != "" || len(r.Content) == 0 {
-		out = append(out, TextBlock(r.Prompt))
+		out = append(out, acp.TextBlock(r.Prompt))
 	}
 	return append(out, r.Content...)
 }
@@ -43,12 +44,12 @@ type Response struct {
 	// Thought is the agent's reasoning (thought chunks), kept apart.
 	Thought string
 	// StopReason is why the turn ended; "cancelled" for a cancelled turn.
-	StopReason StopReason
+	StopReason acp.StopReason
 	// ToolCalls are the final states of the turn's tool calls, in the order
 	// they first appeared.
-	ToolCalls []ToolCall
+	ToolCalls []acp.ToolCall
 	// Plan is the last plan the agent sent during the turn.
-	Plan []PlanEntry
+	Plan []acp.PlanEntry
 	// SessionID is the session the turn ran on.
 	SessionID string
 	// Meta is the prompt result's _meta, raw.
@@ -87,7 +88,7 @@ type turn struct {
 	text, thought strings.Builder
 	tools         map[string]*turnTool
 	order         []string
-	plan          []PlanEntry
+	plan          []acp.PlanEntry
 	room          int  // bytes the Response may still keep (MaxResponseBytes)
 	discard       bool // Request.Discard: keep nothing
 	truncated     bool // something was not kept for want of room
@@ -111,7 +112,7 @@ type turn struct {
 const turnToolCost = 320
 
 type turnTool struct {
-	state    ToolCall
+	state    acp.ToolCall
 	cost     int // what it takes of the turn's room
 	resulted bool
 }
@@ -189,38 +190,38 @@ func (t *turn) emit(ev StreamEvent) {
 }
 
 // observe folds one delivered update into the turn and its stream.
-func (t *turn) observe(u Update) {
+func (t *turn) observe(u acp.Update) {
 	t.touch()
 	switch u := u.(type) {
-	case *MessageChunk:
+	case *acp.MessageChunk:
 		t.observeChunk(u)
-	case *ToolCallUpdate:
+	case *acp.ToolCallUpdate:
 		t.observeTool(u.State, 0, u)
-	case *PlanUpdate:
+	case *acp.PlanUpdate:
 		if !t.discard {
 			t.plan = u.Entries
 		}
 		t.emit(StreamEvent{Type: EventPlan, Plan: u.Entries, Update: u})
-	case *UsageUpdate:
+	case *acp.UsageUpdate:
 		t.emit(StreamEvent{Type: EventUsage, Usage: u, Update: u})
-	case *CurrentModeUpdate:
+	case *acp.CurrentModeUpdate:
 		t.emit(StreamEvent{Type: EventMode, Mode: u.ModeID, Update: u})
-	case *NoticeUpdate:
+	case *acp.NoticeUpdate:
 		t.emit(StreamEvent{Type: EventNotice, Notice: u, Update: u})
-	case *CompactionUpdate, *CompactionSummaryChunk:
+	case *acp.CompactionUpdate, *acp.CompactionSummaryChunk:
 		t.emit(StreamEvent{Type: EventCompaction, Update: u})
 	}
 }
 
-func (t *turn) observeChunk(u *MessageChunk) {
+func (t *turn) observeChunk(u *acp.MessageChunk) {
 	if u.Content.Type != "text" {
 		return
 	}
 	switch u.Kind() {
-	case KindAgentMessageChunk:
+	case acp.KindAgentMessageChunk:
 		t.keepText(&t.text, u.Content.Text)
 		t.emit(StreamEvent{Type: EventText, Delta: u.Content.Text, Update: u})
-	case KindAgentThoughtChunk:
+	case acp.KindAgentThoughtChunk:
 		t.keepText(&t.thought, u.Content.Text)
 		t.emit(StreamEvent{Type: EventThought, Delta: u.Content.Text, Update: u})
 	}
@@ -248,7 +249,7 @@ func (t *turn) keepText(b *strings.Builder, s string) {
 // first sightings and results apart, within the turn's room; nil when
 // there was no room for a new one (then each of its updates is emitted as
 // tool_call). size is toolCallSize(state) when the caller knows it, else 0.
-func (t *turn) keepTool(state *ToolCall, size int) (tt *turnTool, seen bool) {
+func (t *turn) keepTool(state *acp.ToolCall, size int) (tt *turnTool, seen bool) {
 	tt, seen = t.tools[state.ID]
 	cost := turnToolCost + len(state.ID)
 	if !t.discard {
@@ -284,7 +285,7 @@ func (t *turn) keepTool(state *ToolCall, size int) (tt *turnTool, seen bool) {
 // tool_call, later ones tool_update, and reaching completed or failed emits
 // tool_result once.
 // size is toolCallSize(state) when known (see keepTool).
-func (t *turn) observeTool(state ToolCall, size int, u Update) {
+func (t *turn) observeTool(state acp.ToolCall, size int, u acp.Update) {
 	tt, seen := t.keepTool(&state, size)
 	snapshot := state // events keep their own copy: later updates change tt.state
 	ev := StreamEvent{Type: EventToolUpdate, Name: state.Title, ID: state.ID, Via: ViaACP, Kind: state.Kind,
@@ -305,7 +306,7 @@ func (t *turn) observeTool(state ToolCall, size int, u Update) {
 }
 
 // response assembles the turn's Response; call it once delivery has ended.
-func (t *turn) response(stop StopReason, meta json.RawMessage) Response {
+func (t *turn) response(stop acp.StopReason, meta json.RawMessage) Response {
 	r := Response{Text: t.text.String(), Thought: t.thought.String(), StopReason: stop, Plan: t.plan, SessionID: t.s.id, Meta: meta, Truncated: t.truncated}
 	if t.discard {
 		return r
@@ -317,7 +318,7 @@ func (t *turn) response(stop StopReason, meta json.RawMessage) Response {
 }
 
 type promptResult struct {
-	StopReason StopReason      `json:"stopReason"`
+	StopReason acp.StopReason  `json:"stopReason"`
 	Meta       json.RawMessage `json:"_meta"`
 }
 
@@ -344,9 +345,9 @@ func (t *turn) run(ctx context.Context, h *Session, req Request) (Response, erro
 	answered, err := t.sendPrompt(ctx, req)
 	if err != nil {
 		t.s.detach(t)
-		stop := StopReason("")
+		stop := acp.StopReason("")
 		if errors.Is(err, ErrAgentNotReading) && (ctx.Err() != nil || t.halted()) {
-			stop = StopCancelled // cancelled while the prompt was being written
+			stop = acp.StopCancelled // cancelled while the prompt was being written
 		}
 		return t.response(stop, nil), err
 	}
@@ -427,10 +428,10 @@ func (t *turn) Fail(cause error) {
 
 // encodeBlocks encodes the blocks appendPrompt cannot write itself (all
 // but plain text); nil when there are none.
-func encodeBlocks(blocks []ContentBlock) ([][]byte, error) {
+func encodeBlocks(blocks []acp.ContentBlock) ([][]byte, error) {
 	var encoded [][]byte
 	for i, b := range blocks {
-		if b.Type == BlockText && b.Attachment == nil {
+		if b.Type == acp.BlockText && b.Attachment == nil {
 			continue
 		}
 		if encoded == nil {
@@ -446,7 +447,7 @@ func encodeBlocks(blocks []ContentBlock) ([][]byte, error) {
 
 // appendPrompt appends a session/prompt request, taking the blocks that
 // are not plain text from encoded.
-func appendPrompt(b []byte, id uint64, session string, blocks []ContentBlock, encoded [][]byte) []byte {
+func appendPrompt(b []byte, id uint64, session string, blocks []acp.ContentBlock, encoded [][]byte) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `,"method":"session/prompt","params":{"sessionId":`...)
@@ -487,7 +488,7 @@ func (t *turn) conclude(out promptOutcome, cancelErr error) (Response, error) {
 	stop := out.res.StopReason
 	if cancelErr != nil {
 		// Lenient: an error or end_turn after our cancel still means cancelled.
-		resp := t.response(StopCancelled, out.res.Meta)
+		resp := t.response(acp.StopCancelled, out.res.Meta)
 		if out.err != nil && a.isDead() {
 			return resp, out.err
 		}
@@ -523,7 +524,7 @@ func (t *turn) cancel(answered <-chan promptOutcome, cause error) (Response, err
 	// The agent may still be running the turn: never reuse it.
 	a.poison(ErrCancelUnconfirmed)
 	t.s.detach(t)
-	return t.response(StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.opts.CancelGrace, cause)
+	return t.response(acp.StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.opts.CancelGrace, cause)
 }
 
 // beginCancel sends session/cancel and answers the session's requests
@@ -663,11 +664,11 @@ func decodePromptResult(result json.RawMessage) (r promptResult, ok bool) {
 }
 
 // knownStopReason returns s without allocating for the reasons ACP defines.
-func knownStopReason(s []byte) StopReason {
-	for _, r := range [...]StopReason{StopEndTurn, StopCancelled, StopMaxTokens, StopMaxTurnRequests, StopRefusal} {
+func knownStopReason(s []byte) acp.StopReason {
+	for _, r := range [...]acp.StopReason{acp.StopEndTurn, acp.StopCancelled, acp.StopMaxTokens, acp.StopMaxTurnRequests, acp.StopRefusal} {
 		if string(s) == string(r) {
 			return r
 		}
 	}
-	return StopReason(s)
+	return acp.StopReason(s)
 }

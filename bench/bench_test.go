@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acphost/acphost"
-	acp "github.com/coder/acp-go-sdk"
+	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/bench/clients"
 	"github.com/acphost/acphost/bench/flood"
 )
@@ -57,8 +57,8 @@ func BenchmarkDecodeUpdateChunk(b *testing.B) {
 	params := chunkParams(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		u := acphost.DecodeUpdate(params)
-		if u.Kind() != acphost.KindAgentMessageChunk {
+		u := acp.DecodeUpdate(params)
+		if u.Kind() != acp.KindAgentMessageChunk {
 			b.Fatal(u.Kind())
 		}
 	}
@@ -69,8 +69,8 @@ func BenchmarkDecodeUpdateChunk(b *testing.B) {
 func BenchmarkDecodeUpdateChunkEscaped(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		u := acphost.DecodeUpdate(escapedParams)
-		if u.Kind() != acphost.KindAgentMessageChunk {
+		u := acp.DecodeUpdate(escapedParams)
+		if u.Kind() != acp.KindAgentMessageChunk {
 			b.Fatal(u.Kind())
 		}
 	}
@@ -149,7 +149,7 @@ func BenchmarkEnvelopeThenDecodeUpdate(b *testing.B) {
 		if err := json.Unmarshal(chunkLine, &env); err != nil {
 			b.Fatal(err)
 		}
-		_ = acphost.DecodeUpdate(env.Params)
+		_ = acp.DecodeUpdate(env.Params)
 	}
 }
 
@@ -164,12 +164,12 @@ func BenchmarkSDKDecodeChunk(b *testing.B) {
 			Method  string           `json:"method,omitempty"`
 			Params  json.RawMessage  `json:"params,omitempty"`
 			Result  json.RawMessage  `json:"result,omitempty"`
-			Error   *acp.RequestError
+			Error   *sdk.RequestError
 		}
 		if err := json.Unmarshal(chunkLine, &env); err != nil {
 			b.Fatal(err)
 		}
-		var n acp.SessionNotification
+		var n sdk.SessionNotification
 		if err := json.Unmarshal(env.Params, &n); err != nil {
 			b.Fatal(err)
 		}

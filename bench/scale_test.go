@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 var (
@@ -245,11 +246,11 @@ func BenchmarkScaleStreaming(b *testing.B) {
 		d []time.Duration
 	}
 	var measuring atomic.Bool
-	opts := acphost.ACPOptions{OnUpdate: func(u acphost.Update) {
+	opts := acphost.ACPOptions{OnUpdate: func(u acp.Update) {
 		if !measuring.Load() {
 			return
 		}
-		m, ok := u.(*acphost.MessageChunk)
+		m, ok := u.(*acp.MessageChunk)
 		if !ok || len(m.Content.Text) < 19 {
 			return
 		}

@@ -237,7 +237,7 @@ func (l *link) watchdogFailed(err error) error {
 	if !ended {
 		return dialError(err)
 	}
-	exit, werr, tail := l.watchdog.Outcome()
+	exit, tail, werr := l.watchdog.Outcome()
 	return &acphost.ExitError{ExitCode: exit.Code, Stderr: tail, Err: errors.Join(err, werr)}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/container"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/testutil"
@@ -77,7 +78,7 @@ func TestExecRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 	tr := &container.Transport{Engine: engine, Container: devbox(t, engine)}
 	m := fake(t, tr, askAndSay)
 	var stderr testutil.SyncBuffer
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/", Stderr: &stderr, OnPermission: func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/", Stderr: &stderr, OnPermission: func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 		return acphost.AllowOption(req), nil
 	}})
 	require.NoError(t, err)
@@ -122,7 +123,7 @@ func TestRunRemovesItsContainer(t *testing.T) {
 	engine := podman(t)
 	tr := &container.Transport{Engine: engine, Run: []string{"--init", "--rootfs", "/:O"}}
 	m := fake(t, tr, askAndSay)
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/", OnPermission: func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/", OnPermission: func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 		return acphost.AllowOption(req), nil
 	}})
 	require.NoError(t, err)

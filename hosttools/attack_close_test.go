@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/hosttools"
 	"github.com/acphost/acphost/internal/testutil"
@@ -83,7 +84,7 @@ func lastEndpoint(t *testing.T, fa *fakeagent.Agent) endpoint {
 	for _, m := range fa.Received() {
 		if m.Method == "session/new" {
 			var p struct {
-				MCPServers []acphost.MCPServer `json:"mcpServers"`
+				MCPServers []acp.MCPServer `json:"mcpServers"`
 			}
 			require.NoError(t, json.Unmarshal(m.Params, &p))
 			require.Len(t, p.MCPServers, 1)

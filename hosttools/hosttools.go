@@ -52,6 +52,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/httpserve"
 
 	"github.com/acphost/acphost"
@@ -138,7 +139,7 @@ var _ acphost.HostTools = (*HostTools)(nil)
 // ServeSession implements acphost.HostTools: it starts s's endpoint and
 // returns it as an http MCP server with its bearer token. On Linux it
 // fails when the socket tables that tell who connects cannot be read.
-func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(), error) {
+func (h *HostTools) ServeSession(s *acphost.Session) ([]acp.MCPServer, func(), error) {
 	if err := checkOwners(); err != nil {
 		return nil, nil, err
 	}
@@ -166,13 +167,13 @@ func (h *HostTools) ServeSession(s *acphost.Session) ([]acphost.MCPServer, func(
 		defer close(sv.serve)
 		_ = sv.hs.Serve(gln)
 	}()
-	server := acphost.MCPServer{
+	server := acp.MCPServer{
 		Name:    h.opts.Name,
-		Type:    acphost.MCPHTTP,
+		Type:    acp.MCPHTTP,
 		URL:     "http://" + ln.Addr().String() + "/mcp",
-		Headers: []acphost.NameValue{{Name: "Authorization", Value: "Bearer " + sv.token}},
+		Headers: []acp.NameValue{{Name: "Authorization", Value: "Bearer " + sv.token}},
 	}
-	return []acphost.MCPServer{server}, sv.stop, nil
+	return []acp.MCPServer{server}, sv.stop, nil
 }
 
 // stop closes the endpoint, in this order: new requests and MCP methods

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/hosttools"
 	"github.com/acphost/acphost/internal/testutil"
@@ -161,12 +162,12 @@ func agentResult(t *testing.T, resp acphost.Response) (status, text string) {
 }
 
 // sentServers is the mcpServers of the agent's first session/new.
-func sentServers(t *testing.T, fa *fakeagent.Agent) []acphost.MCPServer {
+func sentServers(t *testing.T, fa *fakeagent.Agent) []acp.MCPServer {
 	t.Helper()
 	for _, m := range fa.Received() {
 		if m.Method == "session/new" {
 			var p struct {
-				MCPServers []acphost.MCPServer `json:"mcpServers"`
+				MCPServers []acp.MCPServer `json:"mcpServers"`
 			}
 			require.NoError(t, json.Unmarshal(m.Params, &p))
 			return p.MCPServers
@@ -187,7 +188,7 @@ func TestHostToolCall(t *testing.T) {
 	servers := sentServers(t, a.Agent)
 	require.Len(t, servers, 1)
 	assert.Equal(t, "shop", servers[0].Name)
-	assert.Equal(t, acphost.MCPHTTP, servers[0].Type)
+	assert.Equal(t, acp.MCPHTTP, servers[0].Type)
 	assert.True(t, strings.HasPrefix(servers[0].URL, "http://127.0.0.1:"), servers[0].URL)
 	require.Len(t, servers[0].Headers, 1)
 	assert.Equal(t, "Authorization", servers[0].Headers[0].Name)
@@ -242,7 +243,7 @@ func TestHostToolsTokenRequired(t *testing.T) {
 	for _, m := range a.Received() {
 		if m.Method == "session/new" {
 			var p struct {
-				MCPServers []acphost.MCPServer `json:"mcpServers"`
+				MCPServers []acp.MCPServer `json:"mcpServers"`
 			}
 			require.NoError(t, json.Unmarshal(m.Params, &p))
 			urls, tokens = append(urls, p.MCPServers[0].URL), append(tokens, p.MCPServers[0].Headers[0].Value)
@@ -362,8 +363,8 @@ func TestHostToolPolicy(t *testing.T) {
 	assert.ErrorIs(t, host[0].Err, acphost.ErrRefused)
 	assert.ErrorIs(t, host[0].Err, noWrites)
 	require.Len(t, resp.ToolCalls, 2)
-	assert.Equal(t, acphost.ToolStatus("failed"), resp.ToolCalls[0].Status)
-	assert.Equal(t, acphost.ToolStatus("completed"), resp.ToolCalls[1].Status)
+	assert.Equal(t, acp.ToolStatus("failed"), resp.ToolCalls[0].Status)
+	assert.Equal(t, acp.ToolStatus("completed"), resp.ToolCalls[1].Status)
 }
 
 // TestHostToolPanicIsAnMCPError: a handler that panics answers the agent
@@ -381,7 +382,7 @@ func TestHostToolPanicIsAnMCPError(t *testing.T) {
 	events, resp, err := run(t, a.c.Session())
 	require.NoError(t, err)
 	require.Len(t, resp.ToolCalls, 2)
-	assert.Equal(t, acphost.ToolStatus("failed"), resp.ToolCalls[0].Status)
+	assert.Equal(t, acp.ToolStatus("failed"), resp.ToolCalls[0].Status)
 	assert.Contains(t, resp.ToolCalls[0].Content[0].Content.Text, "MCP error")
 	assert.Contains(t, resp.ToolCalls[0].Content[0].Content.Text, "kaboom")
 	status, text := agentResult(t, resp)
@@ -440,7 +441,7 @@ func TestHostToolCancelEndsHandlerCtx(t *testing.T) {
 	}()
 	_, resp, err := run(t, a.c.Session())
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, acphost.StopCancelled, resp.StopReason)
+	assert.Equal(t, acp.StopCancelled, resp.StopReason)
 	testutil.Eventually(t, "the handler's end", func() bool { return cause.Load() != nil })
 	assert.ErrorIs(t, cause.Load().(error), context.Canceled)
 }
@@ -457,7 +458,7 @@ func TestHostToolsClosedWithSessionAndClient(t *testing.T) {
 	for _, m := range a.Received() {
 		if m.Method == "session/new" {
 			var p struct {
-				MCPServers []acphost.MCPServer `json:"mcpServers"`
+				MCPServers []acp.MCPServer `json:"mcpServers"`
 			}
 			require.NoError(t, json.Unmarshal(m.Params, &p))
 			urls = append(urls, p.MCPServers[0].URL)
@@ -501,7 +502,7 @@ func TestHostToolsNotAdvertised(t *testing.T) {
 		acphost.ACPOptions{Dir: t.TempDir(), HostTools: hosttools.New(srv, hosttools.Options{})})
 	var me *acphost.MCPServerError
 	require.ErrorAs(t, err, &me)
-	assert.Equal(t, acphost.MCPHTTP, me.Transport)
+	assert.Equal(t, acp.MCPHTTP, me.Transport)
 	toAgentW.Close()
 	toClientR.Close()
 	stop()

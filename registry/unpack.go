@@ -283,7 +283,7 @@ func (u *unpacker) tarEntry(tr *tar.Reader, h *tar.Header) error {
 			return u.refused(h.Name, err)
 		}
 		return nil
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg, 0: // 0: the pre-POSIX regular file (TypeRegA)
 		return u.file(name, tr, h.Mode&0o111 != 0)
 	case tar.TypeSymlink:
 		return u.symlink(name, h.Linkname)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/hosttools"
 	"github.com/acphost/acphost/internal/sshtest"
@@ -53,7 +54,7 @@ func TestSSHHostToolsThroughAForwardedPort(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, resp.ToolCalls, 1)
 	tc := resp.ToolCalls[0]
-	assert.Equal(t, acphost.ToolStatus("completed"), tc.Status)
+	assert.Equal(t, acp.ToolStatus("completed"), tc.Status)
 	require.NotEmpty(t, tc.Content)
 	assert.Equal(t, "echo: over ssh", tc.Content[0].Content.Text)
 	call := <-ran
@@ -65,7 +66,7 @@ func TestSSHHostToolsThroughAForwardedPort(t *testing.T) {
 	for _, m := range msgs {
 		if m.Method == "session/new" {
 			var p struct {
-				MCPServers []acphost.MCPServer `json:"mcpServers"`
+				MCPServers []acp.MCPServer `json:"mcpServers"`
 			}
 			require.NoError(t, jsonenc.Unmarshal(m.Params, &p))
 			given = p.MCPServers[0].URL
@@ -86,7 +87,7 @@ type spy struct {
 	served chan string
 }
 
-func (s spy) ServeSession(sess *acphost.Session) ([]acphost.MCPServer, func(), error) {
+func (s spy) ServeSession(sess *acphost.Session) ([]acp.MCPServer, func(), error) {
 	servers, stop, err := s.HostTools.ServeSession(sess)
 	if err == nil && len(servers) > 0 {
 		s.served <- servers[0].URL

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/sshtest"
 	"github.com/acphost/acphost/internal/testutil"
@@ -62,7 +63,7 @@ func TestSSHRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 	var mu sync.Mutex
 	stderr := &testutil.SyncBuffer{}
 	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), Stderr: stderr,
-		OnPermission: func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+		OnPermission: func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 			mu.Lock()
 			asked = append(asked, req.ToolCall.Title)
 			mu.Unlock()
@@ -94,7 +95,7 @@ func TestSSHCancelKeepsTheAgentWarm(t *testing.T) {
 		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("next"))}},
 	}})
 	started := make(chan struct{}, 1)
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), OnUpdate: func(acphost.Update) {
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), OnUpdate: func(acp.Update) {
 		select {
 		case started <- struct{}{}:
 		default:
@@ -106,7 +107,7 @@ func TestSSHCancelKeepsTheAgentWarm(t *testing.T) {
 	go func() { <-started; cancel() }()
 	resp, err := c.GenerateCtx(ctx, acphost.Request{Prompt: "long"})
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, acphost.StopCancelled, resp.StopReason, "the agent confirmed the cancel over the link")
+	assert.Equal(t, acp.StopCancelled, resp.StopReason, "the agent confirmed the cancel over the link")
 	resp, err = c.Generate(acphost.Request{Prompt: "again"})
 	require.NoError(t, err)
 	assert.Equal(t, "next", resp.Text)
@@ -146,7 +147,7 @@ func TestSSHCutLinkFailsAtOnceAndRecovers(t *testing.T) {
 	})
 	asked := make(chan struct{})
 	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), Recover: &acphost.RecoverOptions{Backoff: time.Millisecond},
-		OnPermission: func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+		OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 			close(asked)
 			<-ctx.Done() // a human who never answers
 			return "", ctx.Err()
@@ -246,7 +247,7 @@ func TestSSHStalledLinkEndsByKeepalive(t *testing.T) {
 	tr.Addr, tr.KeepAlive = proxy.addr, 200*time.Millisecond
 	tr.InsecureIgnoreHostKey = true // the proxy's address is not the server's
 	started := make(chan struct{}, 1)
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), OnUpdate: func(acphost.Update) {
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), OnUpdate: func(acp.Update) {
 		select {
 		case started <- struct{}{}:
 		default:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // ErrDenied is the error a denied write proposal is refused with (the
@@ -25,9 +26,9 @@ type dialog struct {
 	kind string
 	msg  []byte // its msgDialog, sent to every tab
 
-	perm *acphost.PermissionRequest
+	perm *acp.PermissionRequest
 	prop *acphost.WriteProposal
-	elic *acphost.ElicitationRequest
+	elic *acp.ElicitationRequest
 
 	mu       sync.Mutex
 	answered bool
@@ -81,7 +82,7 @@ func (s *Server) wait(ctx context.Context, d *dialog) (answer, error) {
 	}
 }
 
-func (s *Server) onPermission(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+func (s *Server) onPermission(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 	d := s.openDialog("permission", func(m *msgDialog) { m.Permission = viewPermission(req) })
 	d.perm = req
 	a, err := s.wait(ctx, d)
@@ -138,7 +139,7 @@ func (s *Server) onWriteFile(ctx context.Context, p *acphost.WriteProposal) (str
 	d.prop = p
 	a, err := s.wait(ctx, d)
 	note := func(text string) {
-		s.hub.transcript(msgNote{Type: "note", Turn: s.turnID(), Kind: "proposal", Text: text + " " + acphost.SafeText(p.Path)})
+		s.hub.transcript(msgNote{Type: "note", Turn: s.turnID(), Kind: "proposal", Text: text + " " + acp.SafeText(p.Path)})
 	}
 	switch {
 	case err != nil:
@@ -160,12 +161,12 @@ func (s *Server) onWriteFile(ctx context.Context, p *acphost.WriteProposal) (str
 	return a.content, nil
 }
 
-func (s *Server) onElicitation(ctx context.Context, req *acphost.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+func (s *Server) onElicitation(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
 	d := s.openDialog("elicitation", func(m *msgDialog) { m.Elicitation = viewElicitation(req) })
 	d.elic = req
 	a, err := s.wait(ctx, d)
 	if err != nil {
-		return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, err
+		return acphost.ElicitationAnswer{Action: acp.ElicitCancel}, err
 	}
 	s.clickedBy(req)
 	return a.elicit, nil
@@ -174,7 +175,7 @@ func (s *Server) onElicitation(ctx context.Context, req *acphost.ElicitationRequ
 // onUpdate follows mode, config and title changes of the current session,
 // gathers the history a session being loaded replays, and passes every
 // update on to Config.Agent.OnUpdate.
-func (s *Server) onUpdate(u acphost.Update) {
+func (s *Server) onUpdate(u acp.Update) {
 	if s.userUp != nil {
 		defer s.userUp(u)
 	}
@@ -208,9 +209,9 @@ func (s *Server) onUpdate(u acphost.Update) {
 const maxEarlyUpdates = 64
 
 // shown reports whether the page shows u outside a turn's stream.
-func shown(u acphost.Update) bool {
+func shown(u acp.Update) bool {
 	switch u.(type) {
-	case *acphost.CurrentModeUpdate, *acphost.ConfigOptionUpdate, *acphost.SessionInfoUpdate:
+	case *acp.CurrentModeUpdate, *acp.ConfigOptionUpdate, *acp.SessionInfoUpdate:
 		return true
 	}
 	return false
@@ -218,15 +219,15 @@ func shown(u acphost.Update) bool {
 
 // show puts an update outside a turn's stream on the page: a mode change
 // as a note, and the state. s.showMu is held.
-func (s *Server) show(sess *acphost.Session, u acphost.Update) {
+func (s *Server) show(sess *acphost.Session, u acp.Update) {
 	if u.SessionID() != sess.ID() {
 		return // a session the page has left
 	}
 	switch u := u.(type) {
-	case *acphost.CurrentModeUpdate:
-		s.hub.transcript(msgNote{Type: "note", Turn: s.turnID(), Kind: "mode", Text: "mode: " + acphost.SafeText(u.ModeID)})
+	case *acp.CurrentModeUpdate:
+		s.hub.transcript(msgNote{Type: "note", Turn: s.turnID(), Kind: "mode", Text: "mode: " + acp.SafeText(u.ModeID)})
 		s.publishState()
-	case *acphost.ConfigOptionUpdate, *acphost.SessionInfoUpdate:
+	case *acp.ConfigOptionUpdate, *acp.SessionInfoUpdate:
 		s.publishState()
 	}
 }
@@ -288,7 +289,7 @@ func (s *Server) publishState() {
 	// modes (Claude's adapter offers both) or, for an agent that offers
 	// its modes only so (opencode), is the picker.
 	for _, o := range sess.ConfigOptions() {
-		if o.Category == acphost.CategoryMode && o.Type == "select" {
+		if o.Category == acp.CategoryMode && o.Type == "select" {
 			if len(st.Modes) > 0 || st.ModeOption != "" {
 				continue
 			}
@@ -354,7 +355,7 @@ func (s *Server) apiPrompt(w http.ResponseWriter, r *http.Request) {
 	sess := s.sess
 	s.wg.Add(1)
 	s.mu.Unlock()
-	s.hub.transcript(msgUser{Type: "user", Turn: id, Text: acphost.SafeText(req.Text)})
+	s.hub.transcript(msgUser{Type: "user", Turn: id, Text: acp.SafeText(req.Text)})
 	s.publishState()
 	go s.runTurn(ctx, cancel, sess, id, req.Text)
 	writeJSON(w, map[string]int{"turn": id})
@@ -400,7 +401,7 @@ func errText(err error) string {
 func (s *Server) emit(turn int, ev acphost.StreamEvent) {
 	switch ev.Type {
 	case acphost.EventText, acphost.EventThought:
-		s.hub.transcript(msgDelta{Type: string(ev.Type), Turn: turn, Delta: acphost.SafeText(ev.Delta)})
+		s.hub.transcript(msgDelta{Type: string(ev.Type), Turn: turn, Delta: acp.SafeText(ev.Delta)})
 	case acphost.EventToolCall, acphost.EventToolUpdate:
 		if ev.ToolCall != nil {
 			s.hub.transcript(msgTool{Type: "tool", Turn: turn, Tool: viewTool(*ev.ToolCall)})
@@ -549,7 +550,7 @@ func (s *Server) apiProposal(w http.ResponseWriter, r *http.Request) {
 func (s *Server) apiElicitation(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		ID      string                     `json:"id"`
-		Action  acphost.ElicitationAction  `json:"action"`
+		Action  acp.ElicitationAction      `json:"action"`
 		Content map[string]json.RawMessage `json:"content"`
 	}
 	if !readJSON(w, r, &req) {
@@ -561,8 +562,8 @@ func (s *Server) apiElicitation(w http.ResponseWriter, r *http.Request) {
 	}
 	a := acphost.ElicitationAnswer{Action: req.Action}
 	switch req.Action {
-	case acphost.ElicitDecline, acphost.ElicitCancel:
-	case acphost.ElicitAccept:
+	case acp.ElicitDecline, acp.ElicitCancel:
+	case acp.ElicitAccept:
 		if f := d.elic.Form; f != nil {
 			content, err := formContent(f, req.Content)
 			if err == nil {
@@ -584,9 +585,9 @@ func (s *Server) apiElicitation(w http.ResponseWriter, r *http.Request) {
 // formContent types the page's values by the form's fields.
 // fieldError answers 400 for content that does not fit the form: JSON
 // naming the field, why and its range, for the page to show beside it.
-func fieldError(w http.ResponseWriter, f *acphost.FormSchema, err error) {
+func fieldError(w http.ResponseWriter, f *acp.FormSchema, err error) {
 	msg := fieldErrorMsg{Error: safe(err.Error()), Message: safe(err.Error())}
-	var fe *acphost.FormContentError
+	var fe *acp.FormContentError
 	if errors.As(err, &fe) {
 		msg.Field, msg.Message = fe.Field, safe(fe.Msg)
 		if fl := f.Field(fe.Field); fl != nil {
@@ -606,7 +607,7 @@ type fieldErrorMsg struct {
 	Range   string `json:"range,omitempty"`
 }
 
-func formContent(f *acphost.FormSchema, raw map[string]json.RawMessage) (map[string]any, error) {
+func formContent(f *acp.FormSchema, raw map[string]json.RawMessage) (map[string]any, error) {
 	out := map[string]any{}
 	for name, v := range raw {
 		fl := f.Field(name)
@@ -617,10 +618,10 @@ func formContent(f *acphost.FormSchema, raw map[string]json.RawMessage) (map[str
 		dec.UseNumber()
 		var err error
 		switch fl.Kind {
-		case acphost.FormNumber, acphost.FormInteger:
+		case acp.FormNumber, acp.FormInteger:
 			var n json.Number
 			if err = dec.Decode(&n); err == nil {
-				if fl.Kind == acphost.FormInteger {
+				if fl.Kind == acp.FormInteger {
 					var i int64
 					i, err = n.Int64()
 					out[name] = i
@@ -630,11 +631,11 @@ func formContent(f *acphost.FormSchema, raw map[string]json.RawMessage) (map[str
 					out[name] = x
 				}
 			}
-		case acphost.FormBoolean:
+		case acp.FormBoolean:
 			var b bool
 			err = dec.Decode(&b)
 			out[name] = b
-		case acphost.FormMultiSelect:
+		case acp.FormMultiSelect:
 			var l []string
 			err = dec.Decode(&l)
 			out[name] = l

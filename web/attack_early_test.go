@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/web"
 	"github.com/stretchr/testify/assert"
@@ -48,8 +49,8 @@ func TestEarlyUpdateShown(t *testing.T) {
 	r := newRig(t, script, func(cfg *web.Config) {
 		dispatched := make(chan struct{})
 		var once sync.Once
-		cfg.Agent.OnUpdate = func(u acphost.Update) {
-			if _, ok := u.(*acphost.CurrentModeUpdate); ok {
+		cfg.Agent.OnUpdate = func(u acp.Update) {
+			if _, ok := u.(*acp.CurrentModeUpdate); ok {
 				once.Do(func() { close(dispatched) })
 			}
 		}

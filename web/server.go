@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/httpserve"
 )
 
@@ -151,7 +152,7 @@ type Server struct {
 	mux    *http.ServeMux
 	ctx    context.Context // ends at Close: turns and hooks
 	stop   context.CancelFunc
-	userUp func(acphost.Update)
+	userUp func(acp.Update)
 	cfg    Config
 
 	// showMu orders what the agent's updates put on the page: the ones
@@ -160,7 +161,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	sess      *acphost.Session // the session prompts go to; nil until New knows it
-	early     []acphost.Update // updates from before it, for New to show
+	early     []acp.Update     // updates from before it, for New to show
 	clicked   map[any]bool     // requests the person answered in the page
 	switching bool             // a session is being opened: no prompt meanwhile
 	replay    *replayBuf       // the history of the session being loaded

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // errBusy refuses a session switch while a turn runs or another switch is
@@ -32,33 +33,33 @@ type replayBuf struct {
 }
 
 // add turns one replayed update into a transcript message.
-func (rb *replayBuf) add(u acphost.Update) {
+func (rb *replayBuf) add(u acp.Update) {
 	if rb.turn == 0 {
 		rb.turn = -1
 	}
 	var m any
 	switch u := u.(type) {
-	case *acphost.MessageChunk:
+	case *acp.MessageChunk:
 		text := blockText(u.Content)
 		switch u.Kind() {
-		case acphost.KindUserMessageChunk:
+		case acp.KindUserMessageChunk:
 			if !rb.lastUser && len(rb.msgs) > 0 {
 				rb.turn-- // a new turn of the history
 			}
 			rb.lastUser = true
 			rb.msgs = append(rb.msgs, msgUser{Type: "user", Turn: rb.turn, Text: text, Replay: true})
 			return
-		case acphost.KindAgentThoughtChunk:
+		case acp.KindAgentThoughtChunk:
 			m = msgDelta{Type: "thought", Turn: rb.turn, Delta: text, Replay: true}
 		default:
 			m = msgDelta{Type: "text", Turn: rb.turn, Delta: text, Replay: true}
 		}
-	case *acphost.ToolCallUpdate:
+	case *acp.ToolCallUpdate:
 		if u.State.ID == "" {
 			return
 		}
 		m = msgTool{Type: "tool", Turn: rb.turn, Tool: viewTool(u.State), Replay: true}
-	case *acphost.PlanUpdate:
+	case *acp.PlanUpdate:
 		m = msgPlan{Type: "plan", Turn: rb.turn, Entries: viewPlan(u.Entries), Replay: true}
 	default:
 		return
@@ -71,7 +72,7 @@ func (rb *replayBuf) add(u acphost.Update) {
 func (s *Server) resetMsg(dropped int) []byte {
 	info := s.c.AgentInfo()
 	sess := s.session()
-	return encode(msgReset{Type: "reset", Agent: agentMsg{Name: acphost.SafeText(info.Name), Version: acphost.SafeText(info.Version)},
+	return encode(msgReset{Type: "reset", Agent: agentMsg{Name: acp.SafeText(info.Name), Version: acp.SafeText(info.Version)},
 		Session: sessionView{ID: safe(sess.ID()), Title: safe(sess.Details().Title)}, Dropped: dropped})
 }
 
@@ -92,7 +93,7 @@ func (s *Server) setOptions(ctx context.Context, sess *acphost.Session) {
 	for _, id := range slices.Sorted(maps.Keys(s.cfg.ConfigOptions)) {
 		var value any = s.cfg.ConfigOptions[id]
 		opts := sess.ConfigOptions()
-		i := slices.IndexFunc(opts, func(o acphost.ConfigOption) bool { return o.ID == id })
+		i := slices.IndexFunc(opts, func(o acp.ConfigOption) bool { return o.ID == id })
 		err := errors.New("the agent offers no such option")
 		if i >= 0 {
 			err = nil

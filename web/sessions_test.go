@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/web"
 	"github.com/stretchr/testify/assert"
@@ -281,7 +282,7 @@ func TestTurnsReachATurnRecorder(t *testing.T) {
 	tb.textUntil("done")
 	select {
 	case tr := <-st.turns:
-		if tr.Prompt != "first" || tr.Response.Text != "one" || tr.Response.StopReason != acphost.StopEndTurn || tr.Err != nil || tr.Started.IsZero() {
+		if tr.Prompt != "first" || tr.Response.Text != "one" || tr.Response.StopReason != acp.StopEndTurn || tr.Err != nil || tr.Started.IsZero() {
 			t.Errorf("recorded %+v", tr)
 		}
 	case <-time.After(20 * time.Second):

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // The messages of the event stream, one JSON object per SSE "data:" line,
@@ -253,7 +254,7 @@ type fieldView struct {
 
 // fieldRange words a field's bounds as the terminal does: "1 to 5", "at
 // least 3 characters", "at most 2 choices"; "" for none.
-func fieldRange(f *acphost.FormField) string {
+func fieldRange(f *acp.FormField) string {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	between := func(lo, hi *float64, unit string) string {
 		var s string
@@ -280,11 +281,11 @@ func fieldRange(f *acphost.FormField) string {
 		return between(f(lo), f(hi), unit)
 	}
 	switch f.Kind {
-	case acphost.FormNumber, acphost.FormInteger:
+	case acp.FormNumber, acp.FormInteger:
 		return between(f.Minimum, f.Maximum, "")
-	case acphost.FormMultiSelect:
+	case acp.FormMultiSelect:
 		return ints(f.MinItems, f.MaxItems, "choices")
-	case acphost.FormString:
+	case acp.FormString:
 		return ints(f.MinLength, f.MaxLength, "characters")
 	}
 	return ""
@@ -304,7 +305,7 @@ func safe(s string) string {
 	if len(s) > maxFieldBytes {
 		s = fmt.Sprintf("%s\n… %d more bytes not shown", s[:maxFieldBytes], len(s)-maxFieldBytes)
 	}
-	return acphost.SafeText(s)
+	return acp.SafeText(s)
 }
 
 // rawText shows raw JSON: a string as its text, anything else indented.
@@ -324,7 +325,7 @@ func rawText(raw json.RawMessage) string {
 	return safe(string(raw))
 }
 
-func viewPlan(entries []acphost.PlanEntry) []planEntry {
+func viewPlan(entries []acp.PlanEntry) []planEntry {
 	out := []planEntry{}
 	for _, e := range entries {
 		out = append(out, planEntry{Content: safe(e.Content), Priority: safe(e.Priority), Status: safe(e.Status)})
@@ -332,19 +333,19 @@ func viewPlan(entries []acphost.PlanEntry) []planEntry {
 	return out
 }
 
-func diffView(d acphost.FileDiff) contentView {
-	text, st := d.Unified(acphost.DiffOptions{MaxLines: maxDiffLines})
-	return contentView{Type: "diff", Path: acphost.SafeText(d.Path), Diff: acphost.SafeText(text), Added: st.Added, Removed: st.Removed}
+func diffView(d acp.FileDiff) contentView {
+	text, st := d.Unified(acp.DiffOptions{MaxLines: maxDiffLines})
+	return contentView{Type: "diff", Path: acp.SafeText(d.Path), Diff: acp.SafeText(text), Added: st.Added, Removed: st.Removed}
 }
 
-func viewTool(tc acphost.ToolCall) toolView {
+func viewTool(tc acp.ToolCall) toolView {
 	v := toolView{ID: tc.ID, Title: safe(tc.Title), Kind: safe(string(tc.Kind)), Status: safe(string(tc.Status)),
 		Locations: []string{}, Content: []contentView{}, Input: rawText(tc.RawInput), Output: rawText(tc.RawOutput)}
 	if v.Title == "" {
 		v.Title = safe(tc.Name)
 	}
 	for _, l := range tc.Locations {
-		loc := acphost.SafeText(l.Path)
+		loc := acp.SafeText(l.Path)
 		if l.Line != nil {
 			loc += fmt.Sprintf(":%d", *l.Line)
 		}
@@ -357,7 +358,7 @@ func viewTool(tc acphost.ToolCall) toolView {
 		case c.Content != nil:
 			v.Content = append(v.Content, contentView{Type: "text", Text: blockText(*c.Content)})
 		case c.Type == "terminal":
-			v.Content = append(v.Content, contentView{Type: "terminal", Text: "terminal " + acphost.SafeText(c.TerminalID)})
+			v.Content = append(v.Content, contentView{Type: "terminal", Text: "terminal " + acp.SafeText(c.TerminalID)})
 		default:
 			v.Content = append(v.Content, contentView{Type: safe(c.Type), Text: rawText(c.Raw)})
 		}
@@ -366,10 +367,10 @@ func viewTool(tc acphost.ToolCall) toolView {
 }
 
 // blockText shows a content block: its text, or what it is.
-func blockText(b acphost.ContentBlock) string {
+func blockText(b acp.ContentBlock) string {
 	a := b.Attachment
 	switch {
-	case b.Type == acphost.BlockText:
+	case b.Type == acp.BlockText:
 		return safe(b.Text)
 	case a != nil && a.Resource != nil && a.Resource.Text != "":
 		return safe(a.Resource.URI + "\n" + a.Resource.Text)
@@ -380,7 +381,7 @@ func blockText(b acphost.ContentBlock) string {
 	}
 }
 
-func viewPermission(req *acphost.PermissionRequest) *permissionView {
+func viewPermission(req *acp.PermissionRequest) *permissionView {
 	heading, fromPresentation := req.Heading()
 	v := &permissionView{Heading: safe(heading), FromPresentation: fromPresentation,
 		DefaultToNo: req.Presentation.DefaultToNo, Tool: viewTool(req.ToolCall), Options: []optionView{}}
@@ -390,7 +391,7 @@ func viewPermission(req *acphost.PermissionRequest) *permissionView {
 	if p := req.Presentation; p.Present() && p.HasDescription {
 		v.Description = safe(p.Description)
 	}
-	cl := acphost.Classify(req)
+	cl := acp.Classify(req)
 	v.Surface = string(cl.Surface)
 	v.Command, v.URL, v.Plan = safe(cl.Command), safe(cl.URL), safe(cl.Plan)
 	if len(v.Tool.Content) == 0 {
@@ -410,19 +411,19 @@ func viewPermission(req *acphost.PermissionRequest) *permissionView {
 
 func viewProposal(p *acphost.WriteProposal) *proposalView {
 	d := diffView(p.FileDiff())
-	v := &proposalView{Path: acphost.SafeText(p.Path), Exists: p.Exists, Current: p.Current, Proposed: p.Proposed,
+	v := &proposalView{Path: acp.SafeText(p.Path), Exists: p.Exists, Current: p.Current, Proposed: p.Proposed,
 		Diff: d.Diff, Added: d.Added, Removed: d.Removed}
 	if p.Resolved != "" && p.Resolved != p.Path {
-		v.Resolved = acphost.SafeText(p.Resolved)
+		v.Resolved = acp.SafeText(p.Resolved)
 	}
 	lf := strings.ReplaceAll(p.Proposed, "\r\n", "\n")
-	v.Hidden = acphost.SafeText(lf) != lf
+	v.Hidden = acp.SafeText(lf) != lf
 	return v
 }
 
-func viewElicitation(req *acphost.ElicitationRequest) *elicitationView {
+func viewElicitation(req *acp.ElicitationRequest) *elicitationView {
 	v := &elicitationView{Mode: safe(string(req.Mode)), Message: safe(req.Message), Fields: []fieldView{}}
-	if req.Mode == acphost.ModeURL {
+	if req.Mode == acp.ModeURL {
 		v.URL = safe(req.URL)
 	}
 	if f := req.Form; f != nil {
@@ -444,7 +445,7 @@ func viewElicitation(req *acphost.ElicitationRequest) *elicitationView {
 
 // viewConfig shows a config option; a select's choices are its Choices
 // (flattened from groups, a group's name before each of its own).
-func viewConfig(o acphost.ConfigOption) configView {
+func viewConfig(o acp.ConfigOption) configView {
 	v := configView{ID: o.ID, Name: label(o.Name, o.ID), Description: safe(o.Description), Type: safe(o.Type), Options: []choiceView{}}
 	if len(o.CurrentValue) > 0 {
 		var val any

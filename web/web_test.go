@@ -238,7 +238,7 @@ func TestPermissionRoundTrip(t *testing.T) {
 func TestPermissionPresentation(t *testing.T) {
 	t.Parallel()
 	load := func(name string) json.RawMessage {
-		b, err := os.ReadFile(filepath.Join("..", "testdata", "permission", name))
+		b, err := os.ReadFile(filepath.Join("..", "acp", "testdata", "permission", name))
 		require.NoError(t, err)
 		var m map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(b, &m))

@@ -13,6 +13,7 @@ import (
 	ws "github.com/coder/websocket"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // chunkFrame is one agent_message_chunk, as the benchmark's agent sends it.
@@ -92,7 +93,7 @@ func BenchmarkLinkUpdates(b *testing.B) {
 	c, err := acphost.Start(ctx, acphost.ACPOptions{
 		Transport: &Transport{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), PingInterval: -1},
 		Dir:       b.TempDir(),
-		OnUpdate:  func(acphost.Update) { delivered++ },
+		OnUpdate:  func(acp.Update) { delivered++ },
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -28,8 +29,8 @@ func TestAnAnswerOverTheLinksBoundIsAnsweredWithAnError(t *testing.T) {
 	s := serveFake(t, script, nil)
 	tr := &Transport{URL: s.url(), Token: testToken, MaxMessageBytes: 16 << 10}
 	c := start(t, tr, acphost.ACPOptions{
-		OnElicitation: func(context.Context, *acphost.ElicitationRequest) (acphost.ElicitationAnswer, error) {
-			return acphost.ElicitationAnswer{Action: acphost.ElicitAccept, Content: map[string]any{"story": strings.Repeat("x", 64<<10)}}, nil
+		OnElicitation: func(context.Context, *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+			return acphost.ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"story": strings.Repeat("x", 64<<10)}}, nil
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

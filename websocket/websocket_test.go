@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -51,11 +52,11 @@ func TestTurnsPermissionAndCancelOverTheBridge(t *testing.T) {
 	asked := make(chan string, 1)
 	started := make(chan struct{}, 1)
 	c := start(t, tr, acphost.ACPOptions{
-		OnPermission: func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+		OnPermission: func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 			asked <- req.ToolCall.Title
 			return "yes", nil
 		},
-		OnUpdate: func(u acphost.Update) {
+		OnUpdate: func(u acp.Update) {
 			select {
 			case started <- struct{}{}:
 			default:
@@ -85,7 +86,7 @@ func TestTurnsPermissionAndCancelOverTheBridge(t *testing.T) {
 	}()
 	resp, err = c.GenerateCtx(ctx, acphost.Request{Prompt: "hang"})
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, acphost.StopCancelled, resp.StopReason, "session/cancel reached the agent and it answered")
+	assert.Equal(t, acp.StopCancelled, resp.StopReason, "session/cancel reached the agent and it answered")
 
 	resp, err = c.Generate(acphost.Request{Prompt: "hello"})
 	require.NoError(t, err, "the link carries turns after a cancel")
@@ -163,8 +164,8 @@ func hangingTurn(t *testing.T, c *acphost.ACPClient, started <-chan struct{}) <-
 	return errc
 }
 
-func signal(ch chan struct{}) func(acphost.Update) {
-	return func(acphost.Update) {
+func signal(ch chan struct{}) func(acp.Update) {
+	return func(acp.Update) {
 		select {
 		case ch <- struct{}{}:
 		default:

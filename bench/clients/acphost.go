@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/bench/flood"
 )
 
@@ -20,12 +21,12 @@ func (h *acphostClient) options(opts Options) acphost.ACPOptions {
 		Command:          opts.Agent,
 		Args:             opts.Args,
 		MaxQueuedUpdates: opts.MaxQueuedUpdates,
-		OnUpdate: func(u acphost.Update) {
+		OnUpdate: func(u acp.Update) {
 			h.count.update()
 		},
-		OnPermission: func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+		OnPermission: func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 			for _, o := range req.Options {
-				if o.Kind == acphost.AllowOnce {
+				if o.Kind == acp.AllowOnce {
 					return o.ID, nil
 				}
 			}

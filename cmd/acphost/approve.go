@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
@@ -25,7 +26,7 @@ const (
 // a search, and hands any other to ask. The kind is the agent's word (plan
 // mode is the host-enforced way to allow reads only).
 func allowingReads(ask acphost.PermissionFunc) acphost.PermissionFunc {
-	return func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	return func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		if isRead(req) {
 			return acphost.AllowAll()(ctx, req)
 		}
@@ -36,9 +37,9 @@ func allowingReads(ask acphost.PermissionFunc) acphost.PermissionFunc {
 // isRead reports whether --permission reads allows req: a read or a
 // search that, by what it carries, changes nothing (no diff, no option
 // whose structured changes write; see acphost.PermissionRequest.ReadOnly).
-func isRead(req *acphost.PermissionRequest) bool {
+func isRead(req *acp.PermissionRequest) bool {
 	k := req.ToolCall.Kind
-	return (k == acphost.ToolRead || k == acphost.ToolSearch) && req.ReadOnly()
+	return (k == acp.ToolRead || k == acp.ToolSearch) && req.ReadOnly()
 }
 
 // approver is the "ask" policy: it shows a permission request and reads
@@ -64,7 +65,7 @@ func newApprover(in *tty.Inbox, scr *tty.Screen, showRequest, echo bool, seat ch
 }
 
 // decide is the ACPOptions.OnPermission of the "ask" policy.
-func (ap *approver) decide(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+func (ap *approver) decide(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 	if len(req.Options) == 0 {
 		return "", errors.New("the request offers no option")
 	}
@@ -79,7 +80,7 @@ func (ap *approver) decide(ctx context.Context, req *acphost.PermissionRequest) 
 	ap.scr.SetPaused(true)
 	defer ap.scr.SetPaused(false)
 	heading, _ := req.Heading()
-	if heading = oneLine(acphost.SafeText(heading), 40); heading == "" {
+	if heading = oneLine(acp.SafeText(heading), 40); heading == "" {
 		heading = "permission"
 	}
 	question := ap.scr.Style(tty.StyleAsk, fmt.Sprintf("%s: choose 1-%d (y: allow once, n: reject):", heading, len(req.Options)))
@@ -96,18 +97,18 @@ func (ap *approver) decide(ctx context.Context, req *acphost.PermissionRequest) 
 			ap.scr.Line(tty.StyleYellow, "no more input: rejecting")
 			return acphost.RejectOption(req), nil
 		}
-		ap.scr.Answered(acphost.SafeText(line), ap.echo)
+		ap.scr.Answered(acp.SafeText(line), ap.echo)
 		if id, ok := parseChoice(line, req); ok {
 			return id, nil
 		}
-		ap.scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not a choice", oneLine(acphost.SafeText(line), 40)))
+		ap.scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not a choice", oneLine(acp.SafeText(line), 40)))
 	}
 }
 
 // parseChoice maps an answer to an option id: a number (1-based, in the
 // agent's order), "y"/"yes" for the first allow option, "n"/"no" for the
 // first reject option.
-func parseChoice(line string, req *acphost.PermissionRequest) (string, bool) {
+func parseChoice(line string, req *acp.PermissionRequest) (string, bool) {
 	s := strings.ToLower(strings.TrimSpace(line))
 	if n, err := strconv.Atoi(s); err == nil {
 		if n >= 1 && n <= len(req.Options) && req.Options[n-1].ID != "" {
@@ -137,7 +138,7 @@ const (
 // description, tool kind and title, input, locations, content (diffs) and
 // the numbered options with their kinds and structured changes. Every
 // agent string goes through acphost.SafeText (Describe does it itself).
-func formatRequest(s *tty.Screen, req *acphost.PermissionRequest) string {
+func formatRequest(s *tty.Screen, req *acp.PermissionRequest) string {
 	var b strings.Builder
 	heading, fromPresentation := req.Heading()
 	writeHeading(&b, s, "? Permission: ", heading, "The agent asks for permission")
@@ -149,23 +150,23 @@ func formatRequest(s *tty.Screen, req *acphost.PermissionRequest) string {
 		}
 	}
 	tc := req.ToolCall
-	kind := acphost.SafeText(string(tc.Kind))
+	kind := acp.SafeText(string(tc.Kind))
 	if kind == "" {
 		kind = "tool"
 	}
 	tool := s.Style(tty.StyleCyan, kind)
-	if title := oneLine(acphost.SafeText(tc.Title), 120); title != "" && (fromPresentation || title != oneLine(heading, 120)) {
+	if title := oneLine(acp.SafeText(tc.Title), 120); title != "" && (fromPresentation || title != oneLine(heading, 120)) {
 		tool += " " + title
 	}
 	b.WriteString("  tool: " + tool + "\n")
 	// A diff shows a write better than the raw input, which carries the
 	// same text escaped (opencode sends both).
-	hasDiff := slices.ContainsFunc(tc.Content, func(c acphost.ToolCallContent) bool { return c.Diff != nil })
+	hasDiff := slices.ContainsFunc(tc.Content, func(c acp.ToolCallContent) bool { return c.Diff != nil })
 	if label, in := inputLine(tc.RawInput); in != "" && !hasDiff {
 		b.WriteString("  " + label + ": " + in + "\n")
 	}
 	for _, loc := range tc.Locations {
-		l := acphost.SafeText(s.ShownPath(loc.Path))
+		l := acp.SafeText(s.ShownPath(loc.Path))
 		if loc.Line != nil {
 			l += ":" + strconv.Itoa(*loc.Line)
 		}
@@ -173,14 +174,14 @@ func formatRequest(s *tty.Screen, req *acphost.PermissionRequest) string {
 	}
 	writeToolContent(&b, s, tc.Content)
 	for i, o := range req.Options {
-		name := oneLine(acphost.SafeText(o.Name), 80)
+		name := oneLine(acp.SafeText(o.Name), 80)
 		if name == "" {
-			name = oneLine(acphost.SafeText(o.ID), 80)
+			name = oneLine(acp.SafeText(o.ID), 80)
 		}
 		fmt.Fprintf(&b, "  %s %s %s\n", s.Style(tty.StyleBold, strconv.Itoa(i+1)+")"), name,
-			s.Style(tty.StyleDim, "["+acphost.SafeText(string(o.Kind))+"]"))
+			s.Style(tty.StyleDim, "["+acp.SafeText(string(o.Kind))+"]"))
 		if o.Meta.HasDescription {
-			if d := oneLine(acphost.SafeText(o.Meta.Description), 200); d != "" {
+			if d := oneLine(acp.SafeText(o.Meta.Description), 200); d != "" {
 				b.WriteString("       " + d + "\n")
 			}
 		}
@@ -197,15 +198,15 @@ func formatRequest(s *tty.Screen, req *acphost.PermissionRequest) string {
 
 // writeToolContent shows a tool call's content: diffs (capped), text
 // (first lines) and terminals.
-func writeToolContent(b *strings.Builder, s *tty.Screen, content []acphost.ToolCallContent) {
+func writeToolContent(b *strings.Builder, s *tty.Screen, content []acp.ToolCallContent) {
 	for _, c := range content {
 		switch {
 		case c.Diff != nil:
 			d := *c.Diff
 			d.Path = s.ShownPath(d.Path)
-			text, st := d.Unified(acphost.DiffOptions{MaxLines: maxDiffLines})
-			fmt.Fprintf(b, "  diff %s %s\n", acphost.SafeText(d.Path), s.Style(tty.StyleDim, fmt.Sprintf("(+%d -%d)", st.Added, st.Removed)))
-			for _, l := range strings.Split(strings.TrimRight(acphost.SafeText(text), "\n"), "\n") {
+			text, st := d.Unified(acp.DiffOptions{MaxLines: maxDiffLines})
+			fmt.Fprintf(b, "  diff %s %s\n", acp.SafeText(d.Path), s.Style(tty.StyleDim, fmt.Sprintf("(+%d -%d)", st.Added, st.Removed)))
+			for _, l := range strings.Split(strings.TrimRight(acp.SafeText(text), "\n"), "\n") {
 				code := ""
 				switch {
 				case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
@@ -219,8 +220,8 @@ func writeToolContent(b *strings.Builder, s *tty.Screen, content []acphost.ToolC
 				}
 				b.WriteString("    " + s.Style(code, l) + "\n")
 			}
-		case c.Content != nil && c.Content.Type == acphost.BlockText:
-			text := strings.TrimSpace(acphost.SafeText(c.Content.Text))
+		case c.Content != nil && c.Content.Type == acp.BlockText:
+			text := strings.TrimSpace(acp.SafeText(c.Content.Text))
 			if text == "" {
 				continue
 			}
@@ -228,7 +229,7 @@ func writeToolContent(b *strings.Builder, s *tty.Screen, content []acphost.ToolC
 				b.WriteString("    " + s.Style(tty.StyleDim, l) + "\n")
 			}
 		case c.TerminalID != "":
-			b.WriteString("  terminal " + acphost.SafeText(c.TerminalID) + "\n")
+			b.WriteString("  terminal " + acp.SafeText(c.TerminalID) + "\n")
 		}
 	}
 }
@@ -245,7 +246,7 @@ func capLines(lines []string, max int) []string {
 // writeHeading writes a prompt's heading: the agent's text made safe (or
 // fallback when it is empty) after label, at most maxHeadingLines lines.
 func writeHeading(b *strings.Builder, s *tty.Screen, label, text, fallback string) {
-	text = strings.TrimSpace(acphost.SafeText(text))
+	text = strings.TrimSpace(acp.SafeText(text))
 	if text == "" {
 		text = fallback
 	}

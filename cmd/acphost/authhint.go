@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/internal/remote"
@@ -43,7 +44,7 @@ func loginCommand(cfg config) string {
 			words = append(words, remote.Quote(w))
 		}
 	}
-	return acphost.SafeText(strings.Join(words, " "))
+	return acp.SafeText(strings.Join(words, " "))
 }
 
 // reportNeedsLogin says, in one line, that the agent wants a login and
@@ -53,7 +54,7 @@ func reportNeedsLogin(cfg config, o *output, err error) {
 	var rpc *acphost.RPCError
 	said := "authentication required"
 	if errors.As(err, &rpc) && strings.TrimSpace(rpc.Message) != "" {
-		said = oneLine(acphost.SafeText(rpc.Message), 80)
+		said = oneLine(acp.SafeText(rpc.Message), 80)
 	}
 	o.diag(tty.StyleRed, "the agent needs a login (it said: %s): run %s", said, loginCommand(cfg))
 	if hint := cfg.loginHint(); hint != "" {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -74,13 +75,13 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 			break
 		}
 		a.useSession(s)
-		a.output.note(tty.StyleDim, "new session "+acphost.SafeText(s.ID()))
+		a.output.note(tty.StyleDim, "new session "+acp.SafeText(s.ID()))
 	case "resume":
 		a.resumeCmd(client, args)
 	default:
-		if cmds := sess.Details().Commands; cmds != nil && !slices.ContainsFunc(cmds, func(c acphost.AvailableCommand) bool { return c.Name == name }) {
+		if cmds := sess.Details().Commands; cmds != nil && !slices.ContainsFunc(cmds, func(c acp.AvailableCommand) bool { return c.Name == name }) {
 			a.output.note(tty.StyleYellow, fmt.Sprintf("/%s is neither an acphost command nor one of the agent's; /help lists them (//%s sends it as text)",
-				oneLine(acphost.SafeText(name), 40), oneLine(acphost.SafeText(name), 40)))
+				oneLine(acp.SafeText(name), 40), oneLine(acp.SafeText(name), 40)))
 			return "", false
 		}
 		return line, true // the agent's own command: the prompt text
@@ -108,11 +109,11 @@ func (a *app) help(sess *acphost.Session) {
 		b.WriteString("the agent's commands (sent to it as the prompt):\n")
 		rows = rows[:0]
 		for _, c := range cmds {
-			n := oneLine(acphost.SafeText(c.Name), 30)
-			if h := oneLine(acphost.SafeText(c.InputHint), 30); h != "" {
+			n := oneLine(acp.SafeText(c.Name), 30)
+			if h := oneLine(acp.SafeText(c.InputHint), 30); h != "" {
 				n += " " + h
 			}
-			rows = append(rows, [2]string{"/" + n, oneLine(acphost.SafeText(c.Description), 80)})
+			rows = append(rows, [2]string{"/" + n, oneLine(acp.SafeText(c.Description), 80)})
 		}
 		writeColumns(&b, rows)
 	} else {
@@ -136,12 +137,12 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 			if m.ID == modes.CurrentModeID {
 				mark = "*"
 			}
-			left := mark + " " + oneLine(acphost.SafeText(m.ID), 40)
+			left := mark + " " + oneLine(acp.SafeText(m.ID), 40)
 			var right string
-			if n := oneLine(acphost.SafeText(m.Name), 40); n != "" && n != m.ID {
+			if n := oneLine(acp.SafeText(m.Name), 40); n != "" && n != m.ID {
 				right = n
 			}
-			if d := oneLine(acphost.SafeText(m.Description), 80); d != "" {
+			if d := oneLine(acp.SafeText(m.Description), 80); d != "" {
 				right = strings.TrimSpace(right + " — " + d)
 			}
 			rows = append(rows, [2]string{left, right})
@@ -151,7 +152,7 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 		return
 	}
 	if err := a.setMode(sess, args[0]); err != nil {
-		a.output.diag(tty.StyleRed, "/mode %s: %s", acphost.SafeText(args[0]), errMsg(err))
+		a.output.diag(tty.StyleRed, "/mode %s: %s", acp.SafeText(args[0]), errMsg(err))
 		return
 	}
 	if note := heldModeNote(sess.Enforcement(), args[0]); note != "" {
@@ -159,7 +160,7 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 		a.record()
 		return
 	}
-	a.output.note(tty.StyleDim, "mode: "+acphost.SafeText(args[0]))
+	a.output.note(tty.StyleDim, "mode: "+acp.SafeText(args[0]))
 	if a.output.human != nil {
 		a.output.human.setMode(args[0])
 	}
@@ -176,12 +177,12 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 		}
 		var b strings.Builder
 		for _, o := range opts {
-			line := fmt.Sprintf("  %s = %s", oneLine(acphost.SafeText(o.ID), 80), configValue(o.CurrentValue))
-			if n := oneLine(acphost.SafeText(o.Name), 40); n != "" && n != o.ID {
+			line := fmt.Sprintf("  %s = %s", oneLine(acp.SafeText(o.ID), 80), configValue(o.CurrentValue))
+			if n := oneLine(acp.SafeText(o.Name), 40); n != "" && n != o.ID {
 				line += "  (" + n + ")"
 			}
 			if vals := configValues(o); len(vals) > 0 {
-				line += "  values: " + oneLine(acphost.SafeText(strings.Join(vals, ", ")), 120)
+				line += "  values: " + oneLine(acp.SafeText(strings.Join(vals, ", ")), 120)
 			} else if o.Type == "boolean" {
 				line += "  values: on, off"
 			}
@@ -196,14 +197,14 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 	}
 	now, err := setConfig(ctx, sess, args[0], args[1])
 	if errors.Is(err, errNoConfigOption) {
-		a.output.diag(tty.StyleRed, "/config %s: no such option (/config lists them)", acphost.SafeText(args[0]))
+		a.output.diag(tty.StyleRed, "/config %s: no such option (/config lists them)", acp.SafeText(args[0]))
 		return
 	}
 	if err != nil {
-		a.output.diag(tty.StyleRed, "/config %s: %s", acphost.SafeText(args[0]), errMsg(err))
+		a.output.diag(tty.StyleRed, "/config %s: %s", acp.SafeText(args[0]), errMsg(err))
 		return
 	}
-	a.output.note(tty.StyleDim, acphost.SafeText(args[0])+" = "+now)
+	a.output.note(tty.StyleDim, acp.SafeText(args[0])+" = "+now)
 }
 
 // agentSessions lists this agent's recorded sessions; ok is false (and
@@ -273,7 +274,7 @@ func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 func planSwitchNote(e acphost.Enforcement) string {
 	var parts []string
 	if e.PlanModeID != "" {
-		parts = append(parts, "the agent is put in its mode "+acphost.SafeText(e.PlanModeID))
+		parts = append(parts, "the agent is put in its mode "+acp.SafeText(e.PlanModeID))
 	} else {
 		parts = append(parts, "the agent offers no plan mode")
 	}
@@ -294,7 +295,7 @@ func heldModeNote(e acphost.Enforcement, id string) string {
 	if !e.PlanMode || e.RestoreMode != id || e.Mode == id {
 		return ""
 	}
-	return acphost.SafeText(id) + ": plan mode keeps the agent in its mode " + acphost.SafeText(e.Mode) + "; " + acphost.SafeText(id) + " is set once plan mode is off"
+	return acp.SafeText(id) + ": plan mode keeps the agent in its mode " + acp.SafeText(e.Mode) + "; " + acp.SafeText(id) + " is set once plan mode is off"
 }
 
 // planOffNote says what /plan off does before the next prompt: the mode
@@ -302,7 +303,7 @@ func heldModeNote(e acphost.Enforcement, id string) string {
 func planOffNote(e acphost.Enforcement) string {
 	var parts []string
 	if e.RestoreMode != "" && e.RestoreMode != e.Mode {
-		parts = append(parts, "the agent is put back in its mode "+acphost.SafeText(e.RestoreMode))
+		parts = append(parts, "the agent is put back in its mode "+acp.SafeText(e.RestoreMode))
 	}
 	if e.Kernel {
 		parts = append(parts, "it is restarted outside the kernel layer")

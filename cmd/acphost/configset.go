@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -59,11 +60,11 @@ func applySets(sess *acphost.Session, sets []configSet, o *output) int {
 		cancel()
 		switch {
 		case err == nil:
-			o.note(tty.StyleDim, acphost.SafeText(s.key)+" = "+now)
+			o.note(tty.StyleDim, acp.SafeText(s.key)+" = "+now)
 		case s.soft:
-			o.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acphost.SafeText(s.key), errMsg(err))
+			o.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acp.SafeText(s.key), errMsg(err))
 		default:
-			o.diag(tty.StyleRed, "--set %s: %s", acphost.SafeText(s.key), errMsg(err))
+			o.diag(tty.StyleRed, "--set %s: %s", acp.SafeText(s.key), errMsg(err))
 			return exitUsage
 		}
 	}
@@ -77,7 +78,7 @@ var errNoConfigOption = errors.New("no such option")
 // value against what the agent offers, and returns the value it now has.
 func setConfig(ctx context.Context, sess *acphost.Session, key, value string) (string, error) {
 	opts := sess.ConfigOptions()
-	i := slices.IndexFunc(opts, func(o acphost.ConfigOption) bool { return o.ID == key })
+	i := slices.IndexFunc(opts, func(o acp.ConfigOption) bool { return o.ID == key })
 	if i < 0 {
 		if len(opts) == 0 {
 			return "", fmt.Errorf("%w: the agent offers no config options", errNoConfigOption)
@@ -96,14 +97,14 @@ func setConfig(ctx context.Context, sess *acphost.Session, key, value string) (s
 		}
 		v = b
 	} else if vals := configValues(opts[i]); len(vals) > 0 && !slices.Contains(vals, value) {
-		return "", fmt.Errorf("%s is not one of %s", acphost.SafeText(value), agentList(vals))
+		return "", fmt.Errorf("%s is not one of %s", acp.SafeText(value), agentList(vals))
 	}
 	opts, err := sess.SetConfigOption(ctx, key, v)
 	if err != nil {
 		return "", err
 	}
-	now := acphost.SafeText(value)
-	if j := slices.IndexFunc(opts, func(o acphost.ConfigOption) bool { return o.ID == key }); j >= 0 && len(opts[j].CurrentValue) > 0 {
+	now := acp.SafeText(value)
+	if j := slices.IndexFunc(opts, func(o acp.ConfigOption) bool { return o.ID == key }); j >= 0 && len(opts[j].CurrentValue) > 0 {
 		now = configValue(opts[j].CurrentValue)
 	}
 	return now, nil
@@ -118,7 +119,7 @@ const maxListed, maxListedRunes = 20, 64
 func agentList(items []string) string {
 	shown := make([]string, 0, min(len(items), maxListed))
 	for _, it := range items[:cap(shown)] {
-		shown = append(shown, oneLine(acphost.SafeText(state.Clip(it, 4*maxListedRunes)), maxListedRunes))
+		shown = append(shown, oneLine(acp.SafeText(state.Clip(it, 4*maxListedRunes)), maxListedRunes))
 	}
 	s := strings.Join(shown, ", ")
 	if more := len(items) - len(shown); more > 0 {
@@ -129,7 +130,7 @@ func agentList(items []string) string {
 
 // configValues lists a select option's values, from its raw JSON (flat
 // options, or grouped).
-func configValues(o acphost.ConfigOption) []string {
+func configValues(o acp.ConfigOption) []string {
 	var raw struct {
 		Options []struct {
 			Value   string `json:"value"`
@@ -161,7 +162,7 @@ func configValue(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) != nil {
 		s = string(raw)
 	}
-	return oneLine(acphost.SafeText(s), 200)
+	return oneLine(acp.SafeText(s), 200)
 }
 
 func parseOnOff(s string) (bool, error) {

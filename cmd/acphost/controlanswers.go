@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
@@ -27,7 +27,7 @@ func (c controlAnswers) answer(req control.Request) control.Reply {
 	case released || c.signals.quitting():
 		return control.Reply{Error: "this acphost is ending", Ending: true}
 	case req.Session == "" || req.Session != id:
-		return control.Reply{Error: fmt.Sprintf("this acphost no longer has session %s open", acphost.SafeText(req.Session))}
+		return control.Reply{Error: fmt.Sprintf("this acphost no longer has session %s open", acp.SafeText(req.Session))}
 	}
 	switch req.Op {
 	case control.OpCancel:
@@ -37,7 +37,7 @@ func (c controlAnswers) answer(req control.Request) control.Reply {
 		if err != nil {
 			return control.Reply{Error: err.Error(), Ending: true}
 		}
-		text := fmt.Sprintf("queued (%d, from acphost --no-wait): %s", n, oneLine(acphost.SafeText(req.Text), 60))
+		text := fmt.Sprintf("queued (%d, from acphost --no-wait): %s", n, oneLine(acp.SafeText(req.Text), 60))
 		if c.output.out != nil {
 			c.output.out.Forget()
 		}
@@ -60,5 +60,5 @@ func openElsewhere(r state.Record) error {
 		return nil // a dead acphost's socket; the pid is someone else's now
 	}
 	return fmt.Errorf("session %s is open in acphost pid %d: prompt it there, or queue prompts with acphost --resume %s -p TEXT --no-wait",
-		acphost.SafeText(r.ID), r.PID, acphost.SafeText(r.ID))
+		acp.SafeText(r.ID), r.PID, acp.SafeText(r.ID))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
@@ -41,30 +42,30 @@ type elicitor struct {
 }
 
 // answer is the ACPOptions.OnElicitation of every policy.
-func (e *elicitor) answer(ctx context.Context, req *acphost.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+func (e *elicitor) answer(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
 	switch e.policy {
 	case elicitAsk:
 		return e.ask(ctx, req)
 	case elicitAccept:
 		content, err := e.preset(req)
-		return acphost.ElicitationAnswer{Action: acphost.ElicitAccept, Content: content}, err
+		return acphost.ElicitationAnswer{Action: acp.ElicitAccept, Content: content}, err
 	case elicitCancel:
-		return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
+		return acphost.ElicitationAnswer{Action: acp.ElicitCancel}, nil
 	}
 	if e.auto {
 		why := "standard input is not a terminal: declined (--elicit ask answers from it)"
 		if e.json {
 			why = "--json reads nothing: declined (see --elicit)"
 		}
-		e.errs.Line(tty.StyleYellow, "acphost: the agent asks for input ("+oneLine(acphost.SafeText(req.Message), 60)+"); "+why)
+		e.errs.Line(tty.StyleYellow, "acphost: the agent asks for input ("+oneLine(acp.SafeText(req.Message), 60)+"); "+why)
 	}
-	return acphost.ElicitationAnswer{Action: acphost.ElicitDecline}, nil
+	return acphost.ElicitationAnswer{Action: acp.ElicitDecline}, nil
 }
 
 // preset is the content --elicit accept sends: each field's default, then
 // the --elicit-value of fields this form has. The library validates it
 // (a required field left empty answers cancel, with the reason).
-func (e *elicitor) preset(req *acphost.ElicitationRequest) (map[string]any, error) {
+func (e *elicitor) preset(req *acp.ElicitationRequest) (map[string]any, error) {
 	if req.Form == nil {
 		return nil, nil
 	}
@@ -90,7 +91,7 @@ func (e *elicitor) preset(req *acphost.ElicitationRequest) (map[string]any, erro
 
 // ask shows the request and reads the answer. Only one question at a
 // time reads stdin (permissions included).
-func (e *elicitor) ask(ctx context.Context, req *acphost.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+func (e *elicitor) ask(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
 	if _, err := acquire(ctx, e.asking); err != nil {
 		return acphost.ElicitationAnswer{}, err
 	}
@@ -99,11 +100,11 @@ func (e *elicitor) ask(ctx context.Context, req *acphost.ElicitationRequest) (ac
 	defer e.scr.SetPaused(false)
 	e.scr.Block(formatElicitation(e.scr, req, true))
 	switch {
-	case req.Mode == acphost.ModeURL:
+	case req.Mode == acp.ModeURL:
 		return e.askURL(ctx)
 	case req.Form == nil:
 		e.scr.Line(tty.StyleYellow, "this kind of question cannot be answered here: cancelling")
-		return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
+		return acphost.ElicitationAnswer{Action: acp.ElicitCancel}, nil
 	}
 	for {
 		content := map[string]any{}
@@ -119,7 +120,7 @@ func (e *elicitor) ask(ctx context.Context, req *acphost.ElicitationRequest) (ac
 		}
 		_, err := req.Form.Validate(content)
 		if err == nil {
-			return acphost.ElicitationAnswer{Action: acphost.ElicitAccept, Content: content}, nil
+			return acphost.ElicitationAnswer{Action: acp.ElicitAccept, Content: content}, nil
 		}
 		e.scr.Line(tty.StyleYellow, errMsg(err)+": once more")
 	}
@@ -128,19 +129,19 @@ func (e *elicitor) ask(ctx context.Context, req *acphost.ElicitationRequest) (ac
 // askField reads one field until the answer fits it. set is false for an
 // optional field left empty; end is decline or cancel when the user ended
 // the form.
-func (e *elicitor) askField(ctx context.Context, f *acphost.FormField) (v any, set bool, end acphost.ElicitationAction, err error) {
-	if d := oneLine(acphost.SafeText(f.Description), 200); d != "" {
+func (e *elicitor) askField(ctx context.Context, f *acp.FormField) (v any, set bool, end acp.ElicitationAction, err error) {
+	if d := oneLine(acp.SafeText(f.Description), 200); d != "" {
 		e.scr.Line(tty.StyleDim, d)
 	}
-	if f.Kind == acphost.FormOther {
+	if f.Kind == acp.FormOther {
 		if f.Required {
-			e.scr.Line(tty.StyleYellow, fieldTitle(f)+": a "+acphost.SafeText(f.Type)+" field cannot be answered here: cancelling")
-			return nil, false, acphost.ElicitCancel, nil
+			e.scr.Line(tty.StyleYellow, fieldTitle(f)+": a "+acp.SafeText(f.Type)+" field cannot be answered here: cancelling")
+			return nil, false, acp.ElicitCancel, nil
 		}
-		e.scr.Line(tty.StyleDim, fieldTitle(f)+": a "+acphost.SafeText(f.Type)+" field cannot be answered here: left out")
+		e.scr.Line(tty.StyleDim, fieldTitle(f)+": a "+acp.SafeText(f.Type)+" field cannot be answered here: left out")
 		return nil, false, "", nil
 	}
-	if f.Kind == acphost.FormEnum || f.Kind == acphost.FormMultiSelect {
+	if f.Kind == acp.FormEnum || f.Kind == acp.FormMultiSelect {
 		e.scr.Block(formatChoices(e.scr, f))
 	}
 	question := e.scr.Style(tty.StyleAsk, fieldQuestion(f))
@@ -154,16 +155,16 @@ func (e *elicitor) askField(ctx context.Context, f *acphost.FormField) (v any, s
 		case !ok:
 			e.scr.BreakLine()
 			e.scr.Line(tty.StyleYellow, "no more input: cancelling")
-			return nil, false, acphost.ElicitCancel, nil
+			return nil, false, acp.ElicitCancel, nil
 		}
 		{
-			e.scr.Answered(acphost.SafeText(line), e.echo)
+			e.scr.Answered(acp.SafeText(line), e.echo)
 			s := strings.TrimSpace(line)
 			switch s {
 			case keyDecline:
-				return nil, false, acphost.ElicitDecline, nil
+				return nil, false, acp.ElicitDecline, nil
 			case keyCancel:
-				return nil, false, acphost.ElicitCancel, nil
+				return nil, false, acp.ElicitCancel, nil
 			case "":
 				if f.Default != nil {
 					return f.Default, true, "", nil
@@ -199,19 +200,19 @@ func (e *elicitor) askURL(ctx context.Context) (acphost.ElicitationAnswer, error
 		case !ok:
 			e.scr.BreakLine()
 			e.scr.Line(tty.StyleYellow, "no more input: cancelling")
-			return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
+			return acphost.ElicitationAnswer{Action: acp.ElicitCancel}, nil
 		}
 		{
-			e.scr.Answered(acphost.SafeText(line), e.echo)
+			e.scr.Answered(acp.SafeText(line), e.echo)
 			switch strings.ToLower(strings.TrimSpace(line)) {
 			case "y", "yes":
-				return acphost.ElicitationAnswer{Action: acphost.ElicitAccept}, nil
+				return acphost.ElicitationAnswer{Action: acp.ElicitAccept}, nil
 			case "n", "no", keyDecline:
-				return acphost.ElicitationAnswer{Action: acphost.ElicitDecline}, nil
+				return acphost.ElicitationAnswer{Action: acp.ElicitDecline}, nil
 			case "c", keyCancel:
-				return acphost.ElicitationAnswer{Action: acphost.ElicitCancel}, nil
+				return acphost.ElicitationAnswer{Action: acp.ElicitCancel}, nil
 			}
-			e.scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not y, n or c", oneLine(acphost.SafeText(line), 40)))
+			e.scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not y, n or c", oneLine(acp.SafeText(line), 40)))
 		}
 	}
 }
@@ -233,40 +234,40 @@ func acquire(ctx context.Context, seat chan struct{}) (waited bool, err error) {
 
 // parseValue reads what a person typed for a field: text as is; a choice
 // by number or value; a number; y/n; choices separated by commas.
-func parseValue(f *acphost.FormField, s string) (any, error) {
+func parseValue(f *acp.FormField, s string) (any, error) {
 	s = strings.TrimSpace(s)
-	shown := oneLine(acphost.SafeText(s), 40)
+	shown := oneLine(acp.SafeText(s), 40)
 	switch f.Kind {
-	case acphost.FormString:
+	case acp.FormString:
 		return s, nil
-	case acphost.FormEnum:
+	case acp.FormEnum:
 		if v, ok := pickChoice(f, s); ok {
 			return v, nil
 		}
 		return nil, fmt.Errorf("%q is not a choice (1-%d)", shown, len(f.Choices))
-	case acphost.FormMultiSelect:
+	case acp.FormMultiSelect:
 		var vs []string
 		for _, part := range strings.Split(s, ",") {
 			v, ok := pickChoice(f, strings.TrimSpace(part))
 			if !ok {
-				return nil, fmt.Errorf("%q is not a choice (1-%d)", oneLine(acphost.SafeText(part), 40), len(f.Choices))
+				return nil, fmt.Errorf("%q is not a choice (1-%d)", oneLine(acp.SafeText(part), 40), len(f.Choices))
 			}
 			vs = append(vs, v)
 		}
 		return vs, nil
-	case acphost.FormNumber:
+	case acp.FormNumber:
 		n, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not a number", shown)
 		}
 		return n, nil
-	case acphost.FormInteger:
+	case acp.FormInteger:
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not an integer", shown)
 		}
 		return n, nil
-	case acphost.FormBoolean:
+	case acp.FormBoolean:
 		switch strings.ToLower(s) {
 		case "y", "yes", "true":
 			return true, nil
@@ -275,11 +276,11 @@ func parseValue(f *acphost.FormField, s string) (any, error) {
 		}
 		return nil, fmt.Errorf("%q is not y or n", shown)
 	}
-	return nil, fmt.Errorf("a %s field cannot be answered", acphost.SafeText(f.Type))
+	return nil, fmt.Errorf("a %s field cannot be answered", acp.SafeText(f.Type))
 }
 
 // pickChoice maps a number (1-based) or a choice's value to its value.
-func pickChoice(f *acphost.FormField, s string) (string, bool) {
+func pickChoice(f *acp.FormField, s string) (string, bool) {
 	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(f.Choices) {
 		return f.Choices[n-1].Value, true
 	}
@@ -293,26 +294,26 @@ func pickChoice(f *acphost.FormField, s string) (string, bool) {
 
 // checkField validates one value with the library's own rules (length,
 // range, pattern, format, items).
-func checkField(f *acphost.FormField, v any) error {
-	one := acphost.FormSchema{Fields: []acphost.FormField{*f}}
+func checkField(f *acp.FormField, v any) error {
+	one := acp.FormSchema{Fields: []acp.FormField{*f}}
 	_, err := one.Validate(map[string]any{f.Name: v})
-	var ce *acphost.FormContentError
+	var ce *acp.FormContentError
 	if errors.As(err, &ce) {
-		return errors.New(acphost.SafeText(ce.Msg))
+		return errors.New(acp.SafeText(ce.Msg))
 	}
 	return err
 }
 
 // fieldTitle is what a person reads for a field: its title, else its name.
-func fieldTitle(f *acphost.FormField) string {
-	if t := oneLine(acphost.SafeText(f.Title), 80); t != "" {
+func fieldTitle(f *acp.FormField) string {
+	if t := oneLine(acp.SafeText(f.Title), 80); t != "" {
 		return t
 	}
-	return oneLine(acphost.SafeText(f.Name), 80)
+	return oneLine(acp.SafeText(f.Name), 80)
 }
 
 // fieldQuestion is "How many (integer, 1 to 10; Enter: 3):".
-func fieldQuestion(f *acphost.FormField) string {
+func fieldQuestion(f *acp.FormField) string {
 	hints := fieldHints(f)
 	enter := ""
 	switch {
@@ -333,27 +334,27 @@ func fieldQuestion(f *acphost.FormField) string {
 }
 
 // fieldHints say what a field takes: required, its type and bounds.
-func fieldHints(f *acphost.FormField) []string {
+func fieldHints(f *acp.FormField) []string {
 	var h []string
 	if f.Required {
 		h = append(h, "required")
 	}
 	switch f.Kind {
-	case acphost.FormString:
+	case acp.FormString:
 		if b := bounds(f.MinLength, f.MaxLength); b != "" {
 			h = append(h, b+" characters")
 		}
 		if f.Format != "" {
-			h = append(h, acphost.SafeText(f.Format))
+			h = append(h, acp.SafeText(f.Format))
 		}
-	case acphost.FormNumber, acphost.FormInteger:
+	case acp.FormNumber, acp.FormInteger:
 		h = append(h, string(f.Kind))
 		if b := numBounds(f.Minimum, f.Maximum); b != "" {
 			h = append(h, b)
 		}
-	case acphost.FormBoolean:
+	case acp.FormBoolean:
 		h = append(h, "y/n")
-	case acphost.FormMultiSelect:
+	case acp.FormMultiSelect:
 		h = append(h, "numbers separated by commas")
 		if b := bounds(f.MinItems, f.MaxItems); b != "" {
 			h = append(h, b+" choices")
@@ -388,16 +389,16 @@ func numBounds(lo, hi *float64) string {
 }
 
 // showValue renders a field's value for a person: a choice by its title.
-func showValue(f *acphost.FormField, v any) string {
+func showValue(f *acp.FormField, v any) string {
 	title := func(s string) string {
 		if f != nil {
 			for _, c := range f.Choices {
 				if c.Value == s {
-					return oneLine(acphost.SafeText(c.Title), 60)
+					return oneLine(acp.SafeText(c.Title), 60)
 				}
 			}
 		}
-		return oneLine(acphost.SafeText(s), 60)
+		return oneLine(acp.SafeText(s), 60)
 	}
 	switch v := v.(type) {
 	case string:
@@ -416,18 +417,18 @@ func showValue(f *acphost.FormField, v any) string {
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	return acphost.SafeText(fmt.Sprint(v))
+	return acp.SafeText(fmt.Sprint(v))
 }
 
 // formatChoices lists an enum's choices, numbered, the default marked.
-func formatChoices(s *tty.Screen, f *acphost.FormField) string {
+func formatChoices(s *tty.Screen, f *acp.FormField) string {
 	var b strings.Builder
 	for i, c := range f.Choices {
-		line := fmt.Sprintf("  %s %s", s.Style(tty.StyleBold, strconv.Itoa(i+1)+")"), oneLine(acphost.SafeText(c.Title), 80))
+		line := fmt.Sprintf("  %s %s", s.Style(tty.StyleBold, strconv.Itoa(i+1)+")"), oneLine(acp.SafeText(c.Title), 80))
 		if isDefault(f, c.Value) {
 			line += s.Style(tty.StyleDim, " (default)")
 		}
-		if d := oneLine(acphost.SafeText(c.Description), 120); d != "" {
+		if d := oneLine(acp.SafeText(c.Description), 120); d != "" {
 			line += s.Style(tty.StyleDim, " — "+d)
 		}
 		b.WriteString(line + "\n")
@@ -435,7 +436,7 @@ func formatChoices(s *tty.Screen, f *acphost.FormField) string {
 	return b.String()
 }
 
-func isDefault(f *acphost.FormField, value string) bool {
+func isDefault(f *acp.FormField, value string) bool {
 	switch d := f.Default.(type) {
 	case string:
 		return d == value
@@ -452,23 +453,23 @@ func isDefault(f *acphost.FormField, value string) bool {
 // formatElicitation renders a request: the message, then the form's title
 // and description (and, unless asking, its fields), or the URL and its
 // host. Every agent string goes through acphost.SafeText.
-func formatElicitation(s *tty.Screen, req *acphost.ElicitationRequest, asking bool) string {
+func formatElicitation(s *tty.Screen, req *acp.ElicitationRequest, asking bool) string {
 	var b strings.Builder
 	writeHeading(&b, s, "? Question: ", req.Message, "The agent asks for input")
 	switch {
-	case req.Mode == acphost.ModeURL:
-		b.WriteString("  open: " + acphost.SafeText(req.URL) + "\n")
+	case req.Mode == acp.ModeURL:
+		b.WriteString("  open: " + acp.SafeText(req.URL) + "\n")
 		if u, err := url.Parse(req.URL); err == nil {
-			b.WriteString("  host: " + s.Style(tty.StyleBold, acphost.SafeText(u.Host)) + "\n")
+			b.WriteString("  host: " + s.Style(tty.StyleBold, acp.SafeText(u.Host)) + "\n")
 		}
 		if asking {
 			b.WriteString(s.Style(tty.StyleDim, "  acphost does not open it: open it yourself if you trust the host") + "\n")
 		}
 	case req.Form != nil:
-		if t := oneLine(acphost.SafeText(req.Form.Title), 120); t != "" {
+		if t := oneLine(acp.SafeText(req.Form.Title), 120); t != "" {
 			b.WriteString("  " + s.Style(tty.StyleBold, t) + "\n")
 		}
-		if d := strings.TrimSpace(acphost.SafeText(req.Form.Description)); d != "" {
+		if d := strings.TrimSpace(acp.SafeText(req.Form.Description)); d != "" {
 			for _, l := range capLines(strings.Split(d, "\n"), maxContentLines) {
 				b.WriteString("  " + l + "\n")
 			}
@@ -502,19 +503,19 @@ func formatElicitationAnswer(s *tty.Screen, policy string, ev acphost.StreamEven
 	}
 	var text, code string
 	switch a.Action {
-	case acphost.ElicitAccept:
+	case acp.ElicitAccept:
 		text, code = "→ accepted", tty.StyleGreen
 		if req := ev.Elicitation; req != nil && req.Form != nil && len(a.Content) > 0 {
 			var parts []string
 			for i := range req.Form.Fields {
 				f := &req.Form.Fields[i]
 				if v, ok := a.Content[f.Name]; ok {
-					parts = append(parts, oneLine(acphost.SafeText(f.Name), 40)+"="+showRaw(v))
+					parts = append(parts, oneLine(acp.SafeText(f.Name), 40)+"="+showRaw(v))
 				}
 			}
 			text += ": " + oneLine(strings.Join(parts, ", "), 400)
 		}
-	case acphost.ElicitDecline:
+	case acp.ElicitDecline:
 		text, code = "→ declined", tty.StyleRed
 	default:
 		text, code = "→ cancelled", tty.StyleYellow
@@ -536,7 +537,7 @@ func showRaw(v any) string {
 	case bool:
 		return strconv.FormatBool(v)
 	case []string:
-		return "[" + oneLine(acphost.SafeText(strings.Join(v, ", ")), 200) + "]"
+		return "[" + oneLine(acp.SafeText(strings.Join(v, ", ")), 200) + "]"
 	}
 	return showValue(nil, v)
 }
@@ -547,5 +548,5 @@ func urlHost(raw string) string {
 	if err != nil {
 		return ""
 	}
-	return acphost.SafeText(u.Host)
+	return acp.SafeText(u.Host)
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // jsonLine is one line of --json output: a library StreamEvent (type as in
@@ -26,7 +27,7 @@ type jsonLine struct {
 	Output  json.RawMessage   `json:"output,omitempty"`
 	Content []json.RawMessage `json:"content,omitempty"` // tool_result: the call's final content
 	// plan
-	Entries []acphost.PlanEntry `json:"entries,omitempty"`
+	Entries []acp.PlanEntry `json:"entries,omitempty"`
 	// permission
 	Title       string       `json:"title,omitempty"`
 	Description string       `json:"description,omitempty"`
@@ -45,9 +46,9 @@ type jsonLine struct {
 	Action        string          `json:"action,omitempty"`
 	Values        map[string]any  `json:"values,omitempty"` // an accepted form's content as sent
 	// usage
-	Used *uint64       `json:"used,omitempty"`
-	Size *uint64       `json:"size,omitempty"`
-	Cost *acphost.Cost `json:"cost,omitempty"`
+	Used *uint64   `json:"used,omitempty"`
+	Size *uint64   `json:"size,omitempty"`
+	Cost *acp.Cost `json:"cost,omitempty"`
 	// mode
 	Mode string `json:"mode,omitempty"`
 	// permission_decision (after the permission_answer of a request
@@ -112,7 +113,7 @@ func (j *jsonSink) event(ev acphost.StreamEvent) {
 	case acphost.EventPlan:
 		l.Entries = ev.Plan
 		if l.Entries == nil {
-			l.Entries = []acphost.PlanEntry{}
+			l.Entries = []acp.PlanEntry{}
 		}
 	case acphost.EventPermission:
 		l.ID, l.Name, l.Kind = ev.ID, ev.Name, string(ev.Kind)
@@ -179,7 +180,7 @@ func (j *jsonSink) event(ev acphost.StreamEvent) {
 	j.write(l)
 }
 
-func (j *jsonSink) elicitationComplete(c acphost.ElicitationComplete) {
+func (j *jsonSink) elicitationComplete(c acp.ElicitationComplete) {
 	j.write(&jsonLine{Type: "elicitation_complete", ElicitationID: c.ElicitationID})
 }
 
@@ -195,7 +196,7 @@ func (j *jsonSink) endTurn(r turnResult) {
 }
 
 // toolContentJSON renders a tool call's content items in their ACP shape.
-func toolContentJSON(items []acphost.ToolCallContent) []json.RawMessage {
+func toolContentJSON(items []acp.ToolCallContent) []json.RawMessage {
 	var out []json.RawMessage
 	for _, c := range items {
 		var v any

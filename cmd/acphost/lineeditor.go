@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -185,7 +185,7 @@ func (e *lineEditor) agentCommands() []string {
 // typable: a word the editor may put on the line (no control or
 // formatting characters, no spaces).
 func typable(s string) bool {
-	return s != "" && acphost.SafeText(s) == s && !strings.ContainsAny(s, " \t")
+	return s != "" && acp.SafeText(s) == s && !strings.ContainsAny(s, " \t")
 }
 
 func (e *lineEditor) argCandidates(cmd string) []string {

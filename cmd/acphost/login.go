@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -106,7 +107,7 @@ func (a *app) login(opts acphost.ACPOptions) int {
 	if a.cfg.login.logout {
 		return a.logout(opts)
 	}
-	var methods []acphost.AuthMethod
+	var methods []acp.AuthMethod
 	var command func(id string) (string, []string, []string, error)
 	client, err := a.start(opts)
 	var ae *acphost.AuthError
@@ -144,10 +145,10 @@ func (a *app) login(opts acphost.ACPOptions) int {
 	if id == "" && len(methods) == 1 {
 		id = methods[0].ID
 	}
-	i := slices.IndexFunc(methods, func(m acphost.AuthMethod) bool { return m.ID == id })
+	i := slices.IndexFunc(methods, func(m acp.AuthMethod) bool { return m.ID == id })
 	if i < 0 {
 		if id != "" {
-			a.output.diag(tty.StyleRed, "login: the agent has no method %q", acphost.SafeText(id))
+			a.output.diag(tty.StyleRed, "login: the agent has no method %q", acp.SafeText(id))
 		} else {
 			a.output.diag(tty.StyleYellow, "login: the agent needs a login; name one of its methods")
 		}
@@ -176,7 +177,7 @@ func (a *app) login(opts acphost.ACPOptions) int {
 // runTerminalLogin runs the agent's login program for terminal method m
 // in this terminal: the agent's own command with the arguments and
 // environment the method names, run without a shell.
-func (a *app) runTerminalLogin(m acphost.AuthMethod, command func(string) (string, []string, []string, error)) int {
+func (a *app) runTerminalLogin(m acp.AuthMethod, command func(string) (string, []string, []string, error)) int {
 	if len(a.cfg.writable) > 0 {
 		// The login runs as a program of its own, outside the agent's
 		// confinement, with arguments and environment the agent chose.
@@ -245,7 +246,7 @@ func (a *app) confirm(what string) bool {
 }
 
 // authMethodsText is the agent's login methods and how to use each.
-func authMethodsText(methods []acphost.AuthMethod) string {
+func authMethodsText(methods []acp.AuthMethod) string {
 	if len(methods) == 0 {
 		return "the agent offers no login methods"
 	}
@@ -253,7 +254,7 @@ func authMethodsText(methods []acphost.AuthMethod) string {
 	b.WriteString("the agent's login methods:\n")
 	for _, m := range methods {
 		line := "  " + methodName(m.ID)
-		if n := oneLine(acphost.SafeText(m.Name), 60); n != "" && n != m.ID {
+		if n := oneLine(acp.SafeText(m.Name), 60); n != "" && n != m.ID {
 			line += " (" + n + ")"
 		}
 		if m.Type == "terminal" {
@@ -261,7 +262,7 @@ func authMethodsText(methods []acphost.AuthMethod) string {
 		} else {
 			line += " — the agent logs you in itself"
 		}
-		if d := oneLine(acphost.SafeText(m.Description), 100); d != "" {
+		if d := oneLine(acp.SafeText(m.Description), 100); d != "" {
 			line += ": " + d
 		}
 		b.WriteString(line + "\n")
@@ -274,7 +275,7 @@ func authMethodsText(methods []acphost.AuthMethod) string {
 // variable, a method id) as the terminal shows it: as it is when plain,
 // else quoted, so that it stays on its line and what is shown is what runs.
 func shownWord(s string) string {
-	if s != "" && acphost.SafeText(s) == s && !strings.ContainsAny(s, " \t\n\"'\\") {
+	if s != "" && acp.SafeText(s) == s && !strings.ContainsAny(s, " \t\n\"'\\") {
 		return s
 	}
 	return strconv.Quote(s)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
@@ -156,7 +157,7 @@ func printVersion(w io.Writer) {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		v = bi.Main.Version
 	}
-	fmt.Fprintf(w, "acphost %s (library %s, ACP protocol version %d, %s)\n", v, acphost.Version, acphost.ProtocolVersion, runtime.Version())
+	fmt.Fprintf(w, "acphost %s (library %s, ACP protocol version %d, %s)\n", v, acphost.Version, acp.ProtocolVersion, runtime.Version())
 }
 
 // flagError rewords the flag package's errors for the long flags people

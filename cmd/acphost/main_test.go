@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/confine"
@@ -900,8 +900,8 @@ func TestParseArgs(t *testing.T) {
 }
 
 func TestParseChoice(t *testing.T) {
-	req := &acphost.PermissionRequest{Options: []acphost.PermissionOption{
-		{ID: "r", Kind: acphost.RejectOnce}, {ID: "a", Kind: acphost.AllowOnce}, {ID: "aa", Kind: acphost.AllowAlways},
+	req := &acp.PermissionRequest{Options: []acp.PermissionOption{
+		{ID: "r", Kind: acp.RejectOnce}, {ID: "a", Kind: acp.AllowOnce}, {ID: "aa", Kind: acp.AllowAlways},
 	}}
 	for in, want := range map[string]string{"1": "r", " 2 ": "a", "3": "aa", "y": "a", "YES": "a", "n": "r", "0": "", "4": "", "": "", "maybe": ""} {
 		got, ok := parseChoice(in, req)

@@ -12,20 +12,20 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // mcpList is a list of MCP servers as a config file writes it: an array
 // of ACP McpServer objects, or the {"name": {...}} object that Claude
 // Code, Cursor and Zed read under "mcpServers" (see mcpEntry).
-type mcpList []acphost.MCPServer
+type mcpList []acp.MCPServer
 
 // UnmarshalJSON reads either form; the names of the object form are
 // taken in sorted order, so the list sent is the same every run.
 func (l *mcpList) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '[' {
-		var servers []acphost.MCPServer
+		var servers []acp.MCPServer
 		if err := json.Unmarshal(b, &servers); err != nil {
 			return err
 		}
@@ -66,12 +66,12 @@ type mcpEntry struct {
 	Headers map[string]string `json:"headers"`
 }
 
-func parseMCPEntry(name string, raw json.RawMessage) (acphost.MCPServer, error) {
+func parseMCPEntry(name string, raw json.RawMessage) (acp.MCPServer, error) {
 	var e mcpEntry
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		return acphost.MCPServer{}, fmt.Errorf("want an object with a \"command\" (stdio) or a \"url\" (http, sse): %v", err)
+		return acp.MCPServer{}, fmt.Errorf("want an object with a \"command\" (stdio) or a \"url\" (http, sse): %v", err)
 	}
 	typ := e.Type
 	if typ == "" && e.URL != "" {
@@ -80,29 +80,29 @@ func parseMCPEntry(name string, raw json.RawMessage) (acphost.MCPServer, error) 
 	switch typ {
 	case "", "stdio":
 		if e.Command == "" || e.URL != "" || len(e.Headers) > 0 {
-			return acphost.MCPServer{}, errors.New("a stdio server wants a \"command\" (with \"args\", \"env\"), and no \"url\" or \"headers\"")
+			return acp.MCPServer{}, errors.New("a stdio server wants a \"command\" (with \"args\", \"env\"), and no \"url\" or \"headers\"")
 		}
-		return acphost.MCPServer{Name: name, Command: e.Command, Args: e.Args, Env: nameValues(e.Env)}, nil
+		return acp.MCPServer{Name: name, Command: e.Command, Args: e.Args, Env: nameValues(e.Env)}, nil
 	case "http", "streamable-http", "sse":
 		if e.URL == "" || e.Command != "" || len(e.Args) > 0 || len(e.Env) > 0 {
-			return acphost.MCPServer{}, fmt.Errorf("a %s server wants a \"url\" (with \"headers\"), and no \"command\", \"args\" or \"env\"", typ)
+			return acp.MCPServer{}, fmt.Errorf("a %s server wants a \"url\" (with \"headers\"), and no \"command\", \"args\" or \"env\"", typ)
 		}
-		t := acphost.MCPHTTP
+		t := acp.MCPHTTP
 		if typ == "sse" {
-			t = acphost.MCPSSE
+			t = acp.MCPSSE
 		}
-		return acphost.MCPServer{Name: name, Type: t, URL: e.URL, Headers: nameValues(e.Headers)}, nil
+		return acp.MCPServer{Name: name, Type: t, URL: e.URL, Headers: nameValues(e.Headers)}, nil
 	}
-	return acphost.MCPServer{}, fmt.Errorf("unknown type %q (want stdio, http or sse)", typ)
+	return acp.MCPServer{}, fmt.Errorf("unknown type %q (want stdio, http or sse)", typ)
 }
 
 // nameValues turns an env or headers object into a list, sorted by name.
-func nameValues(m map[string]string) []acphost.NameValue {
-	out := make([]acphost.NameValue, 0, len(m))
+func nameValues(m map[string]string) []acp.NameValue {
+	out := make([]acp.NameValue, 0, len(m))
 	for k, v := range m {
-		out = append(out, acphost.NameValue{Name: k, Value: v})
+		out = append(out, acp.NameValue{Name: k, Value: v})
 	}
-	slices.SortFunc(out, func(a, b acphost.NameValue) int {
+	slices.SortFunc(out, func(a, b acp.NameValue) int {
 		if a.Name < b.Name {
 			return -1
 		}
@@ -156,7 +156,7 @@ func checkMCP(where string, servers mcpList) error {
 func mergeMCP(base, more mcpList) mcpList {
 	out := slices.Clone(base)
 	for _, m := range more {
-		if i := slices.IndexFunc(out, func(b acphost.MCPServer) bool { return b.Name == m.Name }); i >= 0 {
+		if i := slices.IndexFunc(out, func(b acp.MCPServer) bool { return b.Name == m.Name }); i >= 0 {
 			out[i] = m
 			continue
 		}

@@ -5,23 +5,24 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // sessionModes is the session's modes as /mode, --mode and the header
 // offer them: the agent's ACP modes, else the choices of its config
 // option of category "mode" (opencode offers modes only so). optionID
 // names that option ("" for ACP modes), which setting a mode then sets.
-func sessionModes(sess *acphost.Session) (modes acphost.SessionModes, optionID string) {
+func sessionModes(sess *acphost.Session) (modes acp.SessionModes, optionID string) {
 	modes = sess.Modes()
 	if len(modes.AvailableModes) > 0 {
 		return modes, ""
 	}
 	for _, o := range sess.ConfigOptions() {
-		if o.Category != acphost.CategoryMode || len(o.Choices) == 0 {
+		if o.Category != acp.CategoryMode || len(o.Choices) == 0 {
 			continue
 		}
 		for _, c := range o.Choices {
-			modes.AvailableModes = append(modes.AvailableModes, acphost.SessionMode{ID: c.Value, Name: c.Name, Description: c.Description})
+			modes.AvailableModes = append(modes.AvailableModes, acp.SessionMode{ID: c.Value, Name: c.Name, Description: c.Description})
 		}
 		if v := o.Current(); v != "" {
 			modes.CurrentModeID = v
@@ -42,11 +43,11 @@ func switchMode(ctx context.Context, sess *acphost.Session, optionID, id string)
 }
 
 // modeList is "default (Default), plan (Plan)".
-func modeList(modes acphost.SessionModes) string {
+func modeList(modes acp.SessionModes) string {
 	var parts []string
 	for _, m := range modes.AvailableModes {
-		p := acphost.SafeText(m.ID)
-		if n := oneLine(acphost.SafeText(m.Name), 40); n != "" && n != p {
+		p := acp.SafeText(m.ID)
+		if n := oneLine(acp.SafeText(m.Name), 40); n != "" && n != p {
 			p += " (" + n + ")"
 		}
 		parts = append(parts, p)
@@ -57,16 +58,16 @@ func modeList(modes acphost.SessionModes) string {
 // currentMode names the session's current mode, with its description: an
 // agent's own mode (Claude's "auto", say) may run tools without asking,
 // whatever the host's permission policy.
-func currentMode(modes acphost.SessionModes) string {
+func currentMode(modes acp.SessionModes) string {
 	if modes.CurrentModeID == "" {
 		return ""
 	}
-	s := oneLine(acphost.SafeText(modes.CurrentModeID), 64) // the agent's word, any length
+	s := oneLine(acp.SafeText(modes.CurrentModeID), 64) // the agent's word, any length
 	for _, m := range modes.AvailableModes {
 		if m.ID == modes.CurrentModeID {
-			if d := oneLine(acphost.SafeText(m.Description), 80); d != "" {
+			if d := oneLine(acp.SafeText(m.Description), 80); d != "" {
 				s += " (" + d + ")"
-			} else if n := oneLine(acphost.SafeText(m.Name), 40); n != "" && n != m.ID {
+			} else if n := oneLine(acp.SafeText(m.Name), 40); n != "" && n != m.ID {
 				s += " (" + n + ")"
 			}
 		}

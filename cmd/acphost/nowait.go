@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
@@ -75,7 +75,7 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 	}
 	if unreachable(rec) {
 		fmt.Fprintf(stderr, "acphost: --no-wait: acphost pid %d has session %s open but has no control socket; type the prompt there (or end it first)\n",
-			rec.PID, acphost.SafeText(rec.ID))
+			rec.PID, acp.SafeText(rec.ID))
 		return exitFailed
 	}
 	return startDetached(cfg, st, rec, cwd, stdout, stderr)
@@ -91,7 +91,7 @@ func unreachable(rec state.Record) bool {
 // handOver queues the prompts in the acphost that has rec's session open.
 // done is false when there is none (nothing was queued).
 func handOver(cfg config, st *state.Store, rec state.Record, prompts []string, stdout, stderr io.Writer) (code int, done bool) {
-	sid := acphost.SafeText(rec.ID)
+	sid := acp.SafeText(rec.ID)
 	for i, p := range prompts {
 		rep, err := control.Ask(rec.Control, control.Request{Op: control.OpPrompt, Session: rec.ID, Text: p})
 		if i == 0 && (errors.Is(err, control.ErrNoController) || rep.Ending) {
@@ -109,7 +109,7 @@ func handOver(cfg config, st *state.Store, rec state.Record, prompts []string, s
 			return exitFailed, true
 		}
 		report(cfg, stdout, map[string]any{"type": "queued", "sessionId": rec.ID, "pid": rep.PID, "place": rep.Queued, "prompt": p},
-			fmt.Sprintf("queued in session %s (acphost pid %d; place %d in its queue): %s", sid, rep.PID, rep.Queued, oneLine(acphost.SafeText(p), 60)))
+			fmt.Sprintf("queued in session %s (acphost pid %d; place %d in its queue): %s", sid, rep.PID, rep.Queued, oneLine(acp.SafeText(p), 60)))
 	}
 	return exitOK, true
 }
@@ -131,7 +131,7 @@ func waitReleased(st *state.Store, rec state.Record, pid int) {
 // in the background, and returns once it has the session open (or has
 // failed to).
 func startDetached(cfg config, st *state.Store, rec state.Record, cwd string, stdout, stderr io.Writer) int {
-	sid := acphost.SafeText(rec.ID)
+	sid := acp.SafeText(rec.ID)
 	attr, err := detachAttr()
 	if err != nil {
 		fmt.Fprintf(stderr, "acphost: --no-wait: no acphost has session %s open, and %v; run acphost --resume %s in another terminal, then --no-wait again\n", sid, err, sid)
@@ -209,7 +209,7 @@ func logTail(path string) string {
 	if err != nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(acphost.SafeText(string(b)), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(acp.SafeText(string(b)), "\n"), "\n")
 	if len(lines) > maxStderrLines {
 		lines = lines[len(lines)-maxStderrLines:]
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -70,7 +71,7 @@ func (p *permissions) hook(opts *acphost.ACPOptions, cwd string) {
 		}
 	case permReads:
 		allow := p.deciding(acphost.AllowAll(), decidedPermission, "--permission reads")
-		opts.OnPermission = func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+		opts.OnPermission = func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 			if !isRead(req) {
 				return ask(ctx, req)
 			}
@@ -86,11 +87,11 @@ func (p *permissions) hook(opts *acphost.ACPOptions, cwd string) {
 	if pol := p.policy; pol != nil {
 		fallback := opts.OnPermission
 		if fallback == nil { // plan mode: what reaches OnPermission only reads
-			fallback = p.deciding(func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+			fallback = p.deciding(func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 				return acphost.DefaultPermission(req), nil
 			}, decidedPlan, "plan mode allows reads")
 		}
-		opts.OnPermission = pol.Decider(cwd, ask, fallback, func(req *acphost.PermissionRequest, rule, text string) {
+		opts.OnPermission = pol.Decider(cwd, ask, fallback, func(req *acp.PermissionRequest, rule, text string) {
 			p.note(req, text)
 			p.decided(req, decidedPolicy, rule)
 		})
@@ -103,19 +104,19 @@ func (p *permissions) hook(opts *acphost.ACPOptions, cwd string) {
 func (p *permissions) askPermission() acphost.PermissionFunc {
 	asked := sync.Map{} // *PermissionRequest → struct{}: the person was asked
 	ask := timed(p.wait, p.approver.decide)
-	remember := acphost.Remember(func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	remember := acphost.Remember(func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		asked.Store(req, struct{}{})
 		id, err := ask(ctx, req)
-		if o := req.Option(id); err == nil && o != nil && (o.Kind == acphost.AllowAlways || o.Kind == acphost.RejectAlways) {
+		if o := req.Option(id); err == nil && o != nil && (o.Kind == acp.AllowAlways || o.Kind == acp.RejectAlways) {
 			verb := "allowed"
-			if o.Kind == acphost.RejectAlways {
+			if o.Kind == acp.RejectAlways {
 				verb = "rejected"
 			}
 			p.output.note(tty.StyleDim, fmt.Sprintf("  remembered: later %s requests in this session are %s without asking", describeTool(req), verb))
 		}
 		return id, err
 	})
-	return func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	return func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		id, err := remember(ctx, req)
 		if _, ok := asked.LoadAndDelete(req); !ok && err == nil {
 			p.remembered.Store(req.ToolCall.ID, struct{}{})
@@ -127,21 +128,21 @@ func (p *permissions) askPermission() acphost.PermissionFunc {
 
 // describeTool names a request's tool as Remember matches it: kind and
 // title.
-func describeTool(req *acphost.PermissionRequest) string {
-	kind := acphost.SafeText(string(req.ToolCall.Kind))
+func describeTool(req *acp.PermissionRequest) string {
+	kind := acp.SafeText(string(req.ToolCall.Kind))
 	if kind == "" {
 		kind = "tool"
 	}
-	return fmt.Sprintf("%q (%s)", oneLine(acphost.SafeText(req.ToolCall.Title), 60), kind)
+	return fmt.Sprintf("%q (%s)", oneLine(acp.SafeText(req.ToolCall.Title), 60), kind)
 }
 
 // failPermission is --non-interactive-permissions fail: the request is
 // noted, the turn cancelled (turn reports it and stops), and the request
 // rejected meanwhile.
-func (p *permissions) failPermission(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+func (p *permissions) failPermission(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 	p.decided(req, decidedNonInteractive, "--non-interactive-permissions fail")
 	what := describeTool(req)
-	if l := policy.RequestPaths(req, acphost.Classify(req)); len(l) > 0 {
+	if l := policy.RequestPaths(req, acp.Classify(req)); len(l) > 0 {
 		what += " on " + strings.Join(l, ", ")
 	}
 	if cancel := p.live.failTurn(what); cancel != nil {
@@ -154,7 +155,7 @@ func (p *permissions) failPermission(ctx context.Context, req *acphost.Permissio
 }
 
 // note keeps, for human output, why req was answered without asking.
-func (p *permissions) note(req *acphost.PermissionRequest, text string) {
+func (p *permissions) note(req *acp.PermissionRequest, text string) {
 	if p.notes {
 		p.answerNotes.Store(req.ToolCall.ID, text)
 	}
@@ -178,7 +179,7 @@ func (p *permissions) wasRemembered(toolCallID string) bool {
 }
 
 // decided notes, for --json, that req was answered without asking.
-func (p *permissions) decided(req *acphost.PermissionRequest, by, rule string) {
+func (p *permissions) decided(req *acp.PermissionRequest, by, rule string) {
 	if !p.json {
 		return
 	}
@@ -187,7 +188,7 @@ func (p *permissions) decided(req *acphost.PermissionRequest, by, rule string) {
 
 // deciding wraps f, noting each answer it gives as decided by rule.
 func (p *permissions) deciding(f acphost.PermissionFunc, by, rule string) acphost.PermissionFunc {
-	return func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	return func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		id, err := f(ctx, req)
 		if err == nil {
 			p.decided(req, by, rule)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // provenWarning warns when a built-in agent, started unpinned as the
@@ -14,7 +14,7 @@ import (
 // version below the one its profile was proven with (interop/run.sh):
 // npx resolves an old build when the machine's Node is too old for the
 // latest. "" when there is nothing to say.
-func provenWarning(cfg config, info acphost.Implementation) string {
+func provenWarning(cfg config, info acp.Implementation) string {
 	def, ok := builtinAgents[cfg.agentName]
 	if !ok || !slices.Equal(cfg.agent, def.Command) {
 		return "" // not a built-in agent, or one the config file pins or replaces
@@ -30,7 +30,7 @@ func provenWarning(cfg config, info acphost.Implementation) string {
 	}
 	return fmt.Sprintf("%s reports version %s, older than %s, the one acphost was proven with: npx picked an old build "+
 		"(a Node too old for the latest? node --version), or pin a version in the config file",
-		cfg.agentName, acphost.SafeText(info.Version), p.provenVersion)
+		cfg.agentName, acp.SafeText(info.Version), p.provenVersion)
 }
 
 // parseVersion reads "1.2.3" (a leading v, and a -pre or +build suffix,

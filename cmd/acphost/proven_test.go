@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/remote"
 )
@@ -28,7 +28,7 @@ func TestProvenWarning(t *testing.T) {
 		{"pinned in the config file", config{agentName: "claude", agent: []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp@0.49.0"}}, "0.49.0", false},
 		{"not built in", config{agentName: "mine", agent: []string{"mine"}}, "0.0.1", false},
 	} {
-		got := provenWarning(tc.cfg, acphost.Implementation{Version: tc.version})
+		got := provenWarning(tc.cfg, acp.Implementation{Version: tc.version})
 		if (got != "") != tc.warn {
 			t.Errorf("%s: warning %q", tc.name, got)
 		}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // quietSink is --quiet: each turn's final answer on stdout and nothing
@@ -34,7 +35,7 @@ func (q *quietSink) event(ev acphost.StreamEvent) {
 	defer q.mu.Unlock()
 	switch ev.Type {
 	case acphost.EventText:
-		if mc, ok := ev.Update.(*acphost.MessageChunk); ok && mc.MessageID != "" {
+		if mc, ok := ev.Update.(*acp.MessageChunk); ok && mc.MessageID != "" {
 			if q.msgID != "" && mc.MessageID != q.msgID {
 				q.fresh = true
 			}
@@ -52,7 +53,7 @@ func (q *quietSink) event(ev acphost.StreamEvent) {
 
 func (q *quietSink) endTurn(turnResult) {
 	q.mu.Lock()
-	text := strings.TrimSpace(acphost.SafeText(q.text.String()))
+	text := strings.TrimSpace(acp.SafeText(q.text.String()))
 	q.text.Reset()
 	q.mu.Unlock()
 	if text != "" {
@@ -60,4 +61,4 @@ func (q *quietSink) endTurn(turnResult) {
 	}
 }
 
-func (q *quietSink) elicitationComplete(acphost.ElicitationComplete) {}
+func (q *quietSink) elicitationComplete(acp.ElicitationComplete) {}

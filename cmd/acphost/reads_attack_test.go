@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -12,10 +12,10 @@ import (
 // calls a read or a search only when it carries nothing that writes: a
 // read with a diff of a project file is asked, not allowed.
 func TestReadsPolicyAsksAboutAReadThatWrites(t *testing.T) {
-	asked := func(context.Context, *acphost.PermissionRequest) (string, error) { return "asked", nil }
+	asked := func(context.Context, *acp.PermissionRequest) (string, error) { return "asked", nil }
 	policy := allowingReads(asked)
 	for _, kind := range []string{"read", "search"} {
-		req, err := acphost.ParsePermissionRequest([]byte(`{"sessionId":"s1","toolCall":{"toolCallId":"t1","kind":"` + kind + `",
+		req, err := acp.ParsePermissionRequest([]byte(`{"sessionId":"s1","toolCall":{"toolCallId":"t1","kind":"` + kind + `",
 			"content":[{"type":"diff","path":"/p/main.go","oldText":"a","newText":"b"}]},
 			"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}`))
 		require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/web"
@@ -64,8 +65,8 @@ func TestWebTurnsGoToTheTranscript(t *testing.T) {
 	if err := w.Put(web.SessionRecord{ID: "w1", Cwd: cwd, LastUsed: now}); err != nil {
 		t.Fatal(err)
 	}
-	resp := acphost.Response{Text: "the answer", StopReason: acphost.StopEndTurn,
-		ToolCalls: []acphost.ToolCall{{ID: "t1", Title: "ls", Kind: acphost.ToolExecute, Status: acphost.StatusCompleted}}}
+	resp := acphost.Response{Text: "the answer", StopReason: acp.StopEndTurn,
+		ToolCalls: []acp.ToolCall{{ID: "t1", Title: "ls", Kind: acp.ToolExecute, Status: acp.StatusCompleted}}}
 	if err := w.RecordTurn("w1", web.TurnRecord{Prompt: "the prompt", Response: resp, Started: now, Duration: time.Second}); err != nil {
 		t.Fatal(err)
 	}

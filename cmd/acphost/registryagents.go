@@ -18,7 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/registry"
@@ -121,7 +121,7 @@ func (u *registryUse) cache() *registry.Cache { return &registry.Cache{} }
 // in it (an archive's URL) are made safe for the terminal.
 func (u *registryUse) note(format string, args ...any) {
 	if u.notes != nil {
-		fmt.Fprintln(u.notes, "acphost: "+acphost.SafeText(fmt.Sprintf(format, args...)))
+		fmt.Fprintln(u.notes, "acphost: "+acp.SafeText(fmt.Sprintf(format, args...)))
 	}
 }
 
@@ -130,7 +130,7 @@ func (u *registryUse) note(format string, args ...any) {
 // bytes), its chain kept for errors.Is and errors.As.
 type safeError struct{ err error }
 
-func (e *safeError) Error() string { return acphost.SafeText(e.err.Error()) }
+func (e *safeError) Error() string { return acp.SafeText(e.err.Error()) }
 func (e *safeError) Unwrap() error { return e.err }
 
 // safeErr is err as a safeError (nil stays nil).
@@ -240,7 +240,7 @@ func (u *registryUse) install1(cache *registry.Cache, a registry.Agent) (registr
 // archive): not a usage error, so acphost exits 1 for it.
 type installFailure struct{ err error }
 
-func (e *installFailure) Error() string { return acphost.SafeText(e.err.Error()) }
+func (e *installFailure) Error() string { return acp.SafeText(e.err.Error()) }
 func (e *installFailure) Unwrap() error { return e.err }
 
 // isInstallFailure tells run to exit 1, not 2, for err.
@@ -366,7 +366,7 @@ type agentsRun struct {
 }
 
 func (a agentsRun) fail(err error) int {
-	fmt.Fprintln(a.stderr, "acphost agents:", acphost.SafeText(err.Error()))
+	fmt.Fprintln(a.stderr, "acphost agents:", acp.SafeText(err.Error()))
 	return exitFailed
 }
 
@@ -463,7 +463,7 @@ func (a agentsRun) list() int {
 		fmt.Fprintln(a.stdout)
 		return a.fail(regErr)
 	}
-	fmt.Fprintf(a.stdout, "\nregistry: %s (%d agents; acphost agents refresh fetches it)\n", acphost.SafeText(r.Origin), len(r.Agents))
+	fmt.Fprintf(a.stdout, "\nregistry: %s (%d agents; acphost agents refresh fetches it)\n", acp.SafeText(r.Origin), len(r.Agents))
 	tw := tabwriter.NewWriter(a.stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tVERSION\tDISTRIBUTION\tINSTALLED\tNAME")
 	shadowed := false
@@ -485,7 +485,7 @@ func (a agentsRun) list() int {
 		case j.Distribution == "none":
 			j.Distribution = "none for " + registry.Platform()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, j.Version, j.Distribution, acphost.SafeText(inst), oneLine(acphost.SafeText(ag.Name), 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, j.Version, j.Distribution, acp.SafeText(inst), oneLine(acp.SafeText(ag.Name), 60))
 	}
 	tw.Flush()
 	if shadowed {
@@ -555,7 +555,7 @@ func (a agentsRun) each(sub string, ids []string) int {
 			if a.json {
 				a.say(resultJSON{ID: id, Action: "failed", Error: err.Error()}, "")
 			} else {
-				fmt.Fprintf(a.stderr, "acphost agents %s %s: %s\n", sub, acphost.SafeText(id), acphost.SafeText(err.Error()))
+				fmt.Fprintf(a.stderr, "acphost agents %s %s: %s\n", sub, acp.SafeText(id), acp.SafeText(err.Error()))
 			}
 			code = exitFailed
 		}
@@ -585,7 +585,7 @@ func (a agentsRun) install(id string) error {
 			pkg = ag.Distribution.UVX
 		}
 		a.say(resultJSON{ID: id, Action: "nothing", Version: ag.Version},
-			fmt.Sprintf("%s runs through %s (%s), which fetches it when it starts: nothing to install", id, kind, oneLine(acphost.SafeText(pkg.Package), 200)))
+			fmt.Sprintf("%s runs through %s (%s), which fetches it when it starts: nothing to install", id, kind, oneLine(acp.SafeText(pkg.Package), 200)))
 		return nil
 	}
 	cache := a.cfg.reg.cache()
@@ -622,7 +622,7 @@ func (a agentsRun) remove(id string) error {
 	a.say(resultJSON{ID: id, Action: "removed", Versions: removed}, fmt.Sprintf("removed %s %s", id, strings.Join(removed, ", ")))
 	for _, r := range users {
 		fmt.Fprintf(a.stderr, "acphost agents remove %s: in use by acphost pid %d (session %s in %s): the agent running there keeps the files it has open, not those it opens later; its next start installs it again\n",
-			id, r.PID, oneLine(acphost.SafeText(r.ID), 40), acphost.SafeText(r.Cwd))
+			id, r.PID, oneLine(acp.SafeText(r.ID), 40), acp.SafeText(r.Cwd))
 	}
 	return nil
 }
@@ -675,7 +675,7 @@ func (a agentsRun) fetch() (*registry.Registry, error) {
 		what = "updated"
 	}
 	if !a.json {
-		fmt.Fprintf(a.stdout, "registry %s: %s, %d agents\n", acphost.SafeText(r.Origin), what, len(r.Agents))
+		fmt.Fprintf(a.stdout, "registry %s: %s, %d agents\n", acp.SafeText(r.Origin), what, len(r.Agents))
 	}
 	return r, nil
 }
@@ -684,7 +684,7 @@ func (a agentsRun) fetch() (*registry.Registry, error) {
 // (default: every agent installed).
 func (a agentsRun) update(ids []string) int {
 	if _, err := a.fetch(); err != nil {
-		fmt.Fprintf(a.stderr, "acphost agents update: %s; going on with the registry as it was\n", acphost.SafeText(err.Error()))
+		fmt.Fprintf(a.stderr, "acphost agents update: %s; going on with the registry as it was\n", acp.SafeText(err.Error()))
 	}
 	if len(ids) == 0 {
 		dir, err := registry.DefaultCacheDir()

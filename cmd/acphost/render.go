@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
@@ -21,7 +22,7 @@ type sink interface {
 	endTurn(r turnResult)
 	// elicitationComplete is ACPOptions.OnElicitationComplete: the agent
 	// says the page of a URL elicitation the user accepted is finished.
-	elicitationComplete(c acphost.ElicitationComplete)
+	elicitationComplete(c acp.ElicitationComplete)
 }
 
 // turnResult is how a turn ended.
@@ -31,7 +32,7 @@ type turnResult struct {
 	elapsed time.Duration
 	// stop is the stop reason to report: the response's, or "cancelled"
 	// for a turn cancelled before the agent saw it.
-	stop acphost.StopReason
+	stop acp.StopReason
 	// userCancel reports a turn the user cancelled with Ctrl-C and the
 	// agent confirmed; it is not an error.
 	userCancel bool
@@ -64,7 +65,7 @@ type human struct {
 	tools     map[string]string
 	refused   map[string]string // tool call id → why its permission was refused
 	urlHosts  map[string]string // URL elicitations by id: their host, for the completion line
-	usage     *acphost.UsageUpdate
+	usage     *acp.UsageUpdate
 	start     time.Time
 	stopTick  chan struct{}
 	tickerEnd sync.WaitGroup
@@ -79,7 +80,7 @@ const maxURLHosts = 256
 
 func (h *human) beginTurn(prompt string, echo bool) {
 	if echo {
-		h.s.Block(h.s.Style(tty.StyleBold, "› "+acphost.SafeText(prompt)))
+		h.s.Block(h.s.Style(tty.StyleBold, "› "+acp.SafeText(prompt)))
 	}
 	h.mu.Lock()
 	h.block, h.msgID, h.tools, h.refused, h.usage, h.start = "", "", map[string]string{}, map[string]string{}, nil, time.Now()
@@ -114,7 +115,7 @@ func (h *human) event(ev acphost.StreamEvent) {
 	s := h.s
 	switch ev.Type {
 	case acphost.EventText, acphost.EventThought:
-		if mc, ok := ev.Update.(*acphost.MessageChunk); ok && mc.MessageID != "" {
+		if mc, ok := ev.Update.(*acp.MessageChunk); ok && mc.MessageID != "" {
 			if h.block == ev.Type && h.msgID != "" && mc.MessageID != h.msgID {
 				// Another message: a paragraph of its own.
 				s.BreakLine()
@@ -122,7 +123,7 @@ func (h *human) event(ev acphost.StreamEvent) {
 			}
 			h.msgID = mc.MessageID
 		}
-		h.chunk(ev.Type, acphost.SafeText(ev.Delta))
+		h.chunk(ev.Type, acp.SafeText(ev.Delta))
 		return
 	case acphost.EventToolCall:
 		h.tools[ev.ID] = h.toolText(ev)
@@ -159,14 +160,14 @@ func (h *human) event(ev acphost.StreamEvent) {
 		s.Block(h.formatAnswer(ev.ID, ev.Answer))
 	case acphost.EventNotice:
 		if n := ev.Notice; n != nil {
-			text := "notice: " + oneLine(acphost.SafeText(n.Title), 200)
-			if d := oneLine(acphost.SafeText(n.Description), 300); d != "" {
+			text := "notice: " + oneLine(acp.SafeText(n.Title), 200)
+			if d := oneLine(acp.SafeText(n.Description), 300); d != "" {
 				text += " — " + d
 			}
 			s.Line(tty.StyleYellow, text)
 		}
 	case acphost.EventElicitation:
-		if req := ev.Elicitation; req != nil && req.Mode == acphost.ModeURL {
+		if req := ev.Elicitation; req != nil && req.Mode == acp.ModeURL {
 			if len(h.urlHosts) >= maxURLHosts {
 				clear(h.urlHosts)
 			}
@@ -183,15 +184,15 @@ func (h *human) event(ev acphost.StreamEvent) {
 	case acphost.EventMode:
 		if ev.Mode != h.mode {
 			h.mode = ev.Mode
-			s.Line(tty.StyleYellow, "the agent's mode is now "+acphost.SafeText(ev.Mode))
+			s.Line(tty.StyleYellow, "the agent's mode is now "+acp.SafeText(ev.Mode))
 		}
 	case acphost.EventRestart:
 		var rs *acphost.RestartError
 		switch {
 		case errors.As(ev.Err, &rs) && !rs.ContextLost && rs.How == "new":
-			s.Line(tty.StyleYellow, "the agent was restarted; session "+acphost.SafeText(rs.OldSessionID)+" had no conversation yet: continuing in session "+acphost.SafeText(rs.NewSessionID))
+			s.Line(tty.StyleYellow, "the agent was restarted; session "+acp.SafeText(rs.OldSessionID)+" had no conversation yet: continuing in session "+acp.SafeText(rs.NewSessionID))
 		case errors.As(ev.Err, &rs) && !rs.ContextLost:
-			s.Line(tty.StyleYellow, "the agent was restarted; session "+acphost.SafeText(rs.OldSessionID)+" re-attached by "+acphost.SafeText(rs.How)+", with its conversation")
+			s.Line(tty.StyleYellow, "the agent was restarted; session "+acp.SafeText(rs.OldSessionID)+" re-attached by "+acp.SafeText(rs.How)+", with its conversation")
 		default:
 			s.Line(tty.StyleYellow, "the agent was restarted; the conversation so far is lost: "+errMsg(ev.Err))
 		}
@@ -230,22 +231,22 @@ func (h *human) toolText(ev acphost.StreamEvent) string {
 func (h *human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
 	mark, code := "⋯", tty.StyleDim
 	switch ev.Status {
-	case acphost.StatusCompleted:
+	case acp.StatusCompleted:
 		mark, code = "✓", tty.StyleGreen
-	case acphost.StatusFailed:
+	case acp.StatusFailed:
 		mark, code = "✗", tty.StyleRed
 	}
-	kind := oneLine(acphost.SafeText(string(ev.Kind)), 20)
+	kind := oneLine(acp.SafeText(string(ev.Kind)), 20)
 	if kind == "" {
 		kind = "tool"
 	}
-	title := oneLine(acphost.SafeText(ev.Name), 100)
+	title := oneLine(acp.SafeText(ev.Name), 100)
 	if title == "" {
-		title = oneLine(acphost.SafeText(ev.ID), 40)
+		title = oneLine(acp.SafeText(ev.ID), 40)
 	}
 	s := h.s
 	why := ""
-	if ev.Status == acphost.StatusFailed {
+	if ev.Status == acp.StatusFailed {
 		why = " (failed)"
 		if lines := toolOutputLines(ev); len(lines) > 0 {
 			why = " (failed: " + oneLine(lines[len(lines)-1], 100) + ")"
@@ -255,7 +256,7 @@ func (h *human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
 		// The agent may report the call completed all the same (the
 		// demo does): it did not run with permission.
 		mark, code, why = "✗", tty.StyleYellow, " ("+r+")"
-		if ev.Status == acphost.StatusCompleted {
+		if ev.Status == acp.StatusCompleted {
 			why = " (" + r + "; the agent reports it completed)"
 		}
 	}
@@ -264,7 +265,7 @@ func (h *human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
 	return styled, plain
 }
 
-func (h *human) formatPlan(entries []acphost.PlanEntry) string {
+func (h *human) formatPlan(entries []acp.PlanEntry) string {
 	s := h.s
 	var b strings.Builder
 	b.WriteString(s.Style(tty.StyleBold, "Plan") + "\n")
@@ -276,7 +277,7 @@ func (h *human) formatPlan(entries []acphost.PlanEntry) string {
 		case "in_progress":
 			box, code = "[~]", tty.StyleBold
 		}
-		b.WriteString("  " + s.Style(code, box+" "+oneLine(acphost.SafeText(e.Content), 200)) + "\n")
+		b.WriteString("  " + s.Style(code, box+" "+oneLine(acp.SafeText(e.Content), 200)) + "\n")
 	}
 	return b.String()
 }
@@ -290,11 +291,11 @@ func (h *human) formatAnswer(id string, a *acphost.PermissionAnswer) string {
 	if a.Cancelled || a.Option == nil {
 		text, code = "→ cancelled", tty.StyleYellow
 	} else {
-		name := oneLine(acphost.SafeText(a.Option.Name), 80)
+		name := oneLine(acp.SafeText(a.Option.Name), 80)
 		if name == "" {
-			name = oneLine(acphost.SafeText(a.OptionID), 80)
+			name = oneLine(acp.SafeText(a.OptionID), 80)
 		}
-		text = "→ " + name + " [" + acphost.SafeText(string(a.Option.Kind)) + "]"
+		text = "→ " + name + " [" + acp.SafeText(string(a.Option.Kind)) + "]"
 		code = tty.StyleGreen
 		if !a.Option.Kind.IsAllow() {
 			code = tty.StyleRed
@@ -303,7 +304,7 @@ func (h *human) formatAnswer(id string, a *acphost.PermissionAnswer) string {
 	switch a.Reason {
 	case acphost.ReasonHook:
 		if note := h.note(id); note != "" {
-			text += " · " + acphost.SafeText(note)
+			text += " · " + acp.SafeText(note)
 		} else if h.policy != permAsk && h.policy != permReads {
 			text += " · --permission " + h.policy
 		} else if h.remembered != nil && h.remembered(id) {
@@ -346,7 +347,7 @@ func (h *human) setMode(id string) {
 	h.mu.Unlock()
 }
 
-func (h *human) elicitationComplete(c acphost.ElicitationComplete) {
+func (h *human) elicitationComplete(c acp.ElicitationComplete) {
 	h.mu.Lock()
 	host, ok := h.urlHosts[c.ElicitationID]
 	delete(h.urlHosts, c.ElicitationID)
@@ -354,7 +355,7 @@ func (h *human) elicitationComplete(c acphost.ElicitationComplete) {
 	h.mu.Unlock()
 	what := "the page at " + host
 	if !ok || host == "" {
-		what = "the page of question " + oneLine(acphost.SafeText(c.ElicitationID), 40)
+		what = "the page of question " + oneLine(acp.SafeText(c.ElicitationID), 40)
 	}
 	h.s.Line(tty.StyleDim, "  done: the agent says "+what+" is finished")
 }
@@ -379,14 +380,14 @@ func (h *human) endTurn(r turnResult) {
 	h.mu.Unlock()
 	s := h.s
 	mark, code := "✓", tty.StyleGreen
-	what := acphost.SafeText(string(r.stop))
+	what := acp.SafeText(string(r.stop))
 	switch {
 	case r.err != nil && !r.userCancel:
 		mark, code = "✗", tty.StyleRed
 		if what == "" {
 			what = "failed"
 		}
-	case r.stop == acphost.StopCancelled:
+	case r.stop == acp.StopCancelled:
 		mark, code = "⨯", tty.StyleYellow
 	}
 	parts := []string{what, tty.FormatDuration(r.elapsed)}
@@ -400,7 +401,7 @@ func (h *human) endTurn(r turnResult) {
 			parts = append(parts, fmt.Sprintf("%s/%s tokens", fmtCount(usage.Used), fmtCount(usage.Size)))
 		}
 		if usage.Cost != nil {
-			parts = append(parts, fmt.Sprintf("%.4f %s", usage.Cost.Amount, acphost.SafeText(usage.Cost.Currency)))
+			parts = append(parts, fmt.Sprintf("%.4f %s", usage.Cost.Amount, acp.SafeText(usage.Cost.Currency)))
 		}
 	}
 	s.Block(s.Style(code, mark) + " " + s.Style(tty.StyleDim, strings.Join(parts, " · ")) + "\n\n")
@@ -424,9 +425,9 @@ func compactJSON(raw json.RawMessage) string {
 	}
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
-		return acphost.SafeText(string(raw))
+		return acp.SafeText(string(raw))
 	}
-	return acphost.SafeText(b.String())
+	return acp.SafeText(b.String())
 }
 
 func errText(err error) string {
@@ -449,7 +450,7 @@ func (h *human) formatOutput(ev acphost.StreamEvent) string {
 		return ""
 	}
 	lines := toolOutputLines(ev)
-	if len(lines) == 0 || len(lines) == 1 && ev.Status == acphost.StatusFailed {
+	if len(lines) == 0 || len(lines) == 1 && ev.Status == acp.StatusFailed {
 		return "" // none, or the one line the failed mark shows
 	}
 	s := h.s
@@ -475,7 +476,7 @@ func toolOutputLines(ev acphost.StreamEvent) []string {
 	var parts []string
 	if tc := ev.ToolCall; tc != nil {
 		for _, c := range tc.Content {
-			if c.Type == "content" && c.Content != nil && c.Content.Type == acphost.BlockText && c.Content.Text != "" {
+			if c.Type == "content" && c.Content != nil && c.Content.Type == acp.BlockText && c.Content.Text != "" {
 				parts = append(parts, c.Content.Text)
 			}
 		}
@@ -504,7 +505,7 @@ func toolOutputLines(ev acphost.StreamEvent) []string {
 		}
 	}
 	var lines []string
-	for _, l := range strings.Split(acphost.SafeText(strings.Join(parts, "\n")), "\n") {
+	for _, l := range strings.Split(acp.SafeText(strings.Join(parts, "\n")), "\n") {
 		l = strings.TrimRight(l, " \t\r")
 		if strings.HasPrefix(strings.TrimSpace(l), "```") {
 			continue

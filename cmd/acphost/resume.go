@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -37,7 +38,7 @@ func (a *app) adopt(r state.Record) error {
 		return fmt.Errorf("--resume %s: %w", a.cfg.resume, err)
 	}
 	if unreachable(r) && r.PID != os.Getpid() {
-		a.output.diag(tty.StyleYellow, "session %s may be open in acphost pid %d, which has no control socket to ask; continuing it here", acphost.SafeText(r.ID), r.PID)
+		a.output.diag(tty.StyleYellow, "session %s may be open in acphost pid %d, which has no control socket to ask; continuing it here", acp.SafeText(r.ID), r.PID)
 	}
 	remote := !a.cfg.remote.remote() && (r.SSH != "" || r.URL != "")
 	if remote {
@@ -81,8 +82,8 @@ func (a *app) beginReplay(r state.Record) *replay {
 	if a.output.out == nil {
 		return nil
 	}
-	what := "continuing session " + acphost.SafeText(r.ID)
-	if t := oneLine(acphost.SafeText(r.Title), 60); t != "" {
+	what := "continuing session " + acp.SafeText(r.ID)
+	if t := oneLine(acp.SafeText(r.Title), 60); t != "" {
 		what += " (" + t + ")"
 	}
 	a.output.out.Line(tty.StyleDim, what)
@@ -165,36 +166,36 @@ func (a *app) pickContinue() (r state.Record, ok bool) {
 // dimmed: the person's prompts, the agent's answers and its tool calls.
 type replay struct {
 	s    *tty.Screen
-	last acphost.UpdateKind
+	last acp.UpdateKind
 	any  bool
 }
 
-func (r *replay) update(u acphost.Update) {
+func (r *replay) update(u acp.Update) {
 	if !u.Replay() {
 		return
 	}
 	switch u := u.(type) {
-	case *acphost.MessageChunk:
-		if u.Kind() == acphost.KindAgentThoughtChunk || u.Content.Type != acphost.BlockText {
+	case *acp.MessageChunk:
+		if u.Kind() == acp.KindAgentThoughtChunk || u.Content.Type != acp.BlockText {
 			return
 		}
-		text := acphost.SafeText(u.Content.Text)
+		text := acp.SafeText(u.Content.Text)
 		if u.Kind() != r.last {
 			r.s.BreakLine()
-			if u.Kind() == acphost.KindUserMessageChunk {
+			if u.Kind() == acp.KindUserMessageChunk {
 				text = "› " + text
 			}
 		}
 		r.s.Print(tty.StyleDim, text)
-	case *acphost.ToolCallUpdate:
-		if u.Kind() != acphost.KindToolCall {
+	case *acp.ToolCallUpdate:
+		if u.Kind() != acp.KindToolCall {
 			return
 		}
-		kind := oneLine(acphost.SafeText(string(u.State.Kind)), 20)
+		kind := oneLine(acp.SafeText(string(u.State.Kind)), 20)
 		if kind == "" {
 			kind = "tool"
 		}
-		r.s.Line(tty.StyleDim, "  · "+kind+" "+oneLine(acphost.SafeText(u.State.Title), 100))
+		r.s.Line(tty.StyleDim, "  · "+kind+" "+oneLine(acp.SafeText(u.State.Title), 100))
 	default:
 		return
 	}

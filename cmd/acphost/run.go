@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
@@ -264,7 +265,7 @@ func (a *app) run() int {
 			return exitFailed
 		}
 		if resume != nil {
-			a.reportAgentError("could not continue session "+acphost.SafeText(resume.ID), err)
+			a.reportAgentError("could not continue session "+acp.SafeText(resume.ID), err)
 			return exitFailed
 		}
 		a.reportAgentError("could not start the agent", err)
@@ -292,10 +293,10 @@ func (a *app) run() int {
 	if a.cfg.mode != "" {
 		if err := a.setMode(sess, a.cfg.mode); err != nil {
 			if !a.cfg.modeSoft {
-				a.output.diag(tty.StyleRed, "--mode %s: %s", acphost.SafeText(a.cfg.mode), errMsg(err))
+				a.output.diag(tty.StyleRed, "--mode %s: %s", acp.SafeText(a.cfg.mode), errMsg(err))
 				return exitUsage
 			}
-			a.output.diag(tty.StyleYellow, "mode %s: %s; staying in the agent's mode", acphost.SafeText(a.cfg.mode), errMsg(err))
+			a.output.diag(tty.StyleYellow, "mode %s: %s; staying in the agent's mode", acp.SafeText(a.cfg.mode), errMsg(err))
 		} else if note := heldModeNote(sess.Enforcement(), a.cfg.mode); note != "" && !a.cfg.modeSoft {
 			a.output.note(tty.StyleDim, "--mode "+note)
 		}
@@ -407,7 +408,7 @@ func (a *app) setMode(sess *acphost.Session, id string) error {
 	if len(modes.AvailableModes) == 0 {
 		return errors.New("the agent offers no modes")
 	}
-	if !slices.ContainsFunc(modes.AvailableModes, func(m acphost.SessionMode) bool { return m.ID == id }) {
+	if !slices.ContainsFunc(modes.AvailableModes, func(m acp.SessionMode) bool { return m.ID == id }) {
 		return fmt.Errorf("the agent has no such mode; its modes: %s", modeList(modes))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -507,23 +508,23 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 		return
 	}
 	info := client.AgentInfo()
-	name := strings.TrimSpace(acphost.SafeText(info.Title))
+	name := strings.TrimSpace(acp.SafeText(info.Title))
 	if name == "" {
-		name = strings.TrimSpace(acphost.SafeText(info.Name))
+		name = strings.TrimSpace(acp.SafeText(info.Name))
 	}
 	if name == "" {
 		name = "agent"
 	}
-	if v := acphost.SafeText(info.Version); v != "" {
+	if v := acp.SafeText(info.Version); v != "" {
 		name += " " + v
 	}
 	switch {
 	case a.cfg.remote.url != "":
-		name += " at " + acphost.SafeText(a.cfg.remote.url)
+		name += " at " + acp.SafeText(a.cfg.remote.url)
 	case len(a.cfg.agent) == 0:
 		name += " (built-in demo)"
 	}
-	parts := []string{"acphost", name, "session " + acphost.SafeText(sess.ID())}
+	parts := []string{"acphost", name, "session " + acp.SafeText(sess.ID())}
 	modes, _ := sessionModes(sess)
 	e := sess.Enforcement()
 	if e.Mode != "" {
@@ -534,7 +535,7 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	}
 	if m := currentMode(modes); m != "" {
 		if e.AgentMode && e.RestoreMode != "" {
-			m += "; " + oneLine(acphost.SafeText(e.RestoreMode), 64) + " once plan mode is off"
+			m += "; " + oneLine(acp.SafeText(e.RestoreMode), 64) + " once plan mode is off"
 		}
 		parts = append(parts, "mode: "+m)
 	}
@@ -668,7 +669,7 @@ func (a *app) onQueued(line string, n int) bool {
 	}
 	if a.output.out != nil {
 		a.output.out.Forget()
-		a.output.out.Line(tty.StyleDim, fmt.Sprintf("queued (%d): %s", n, oneLine(acphost.SafeText(line), 60)))
+		a.output.out.Line(tty.StyleDim, fmt.Sprintf("queued (%d): %s", n, oneLine(acp.SafeText(line), 60)))
 	}
 	return true
 }
@@ -700,7 +701,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	quitting := a.signals.quitting()
 	if permFail != "" && !quitting {
 		if r.stop == "" {
-			r.stop = acphost.StopCancelled
+			r.stop = acp.StopCancelled
 		}
 		a.output.sink.endTurn(r)
 		a.record()
@@ -717,7 +718,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	}
 	cancelled := errors.Is(err, context.Canceled) && interrupted && client.Err() == nil
 	if cancelled && r.stop == "" {
-		r.stop = acphost.StopCancelled // cancelled before the agent saw it
+		r.stop = acp.StopCancelled // cancelled before the agent saw it
 	}
 	r.userCancel = cancelled && !errors.Is(err, acphost.ErrCancelUnconfirmed)
 	a.output.sink.endTurn(r)
@@ -798,17 +799,17 @@ func unaskedMessage(err error) string {
 	if !errors.As(err, &uc) {
 		return errMsg(err)
 	}
-	what := fmt.Sprintf("%s %q", acphost.SafeText(string(uc.ToolCall.Kind)), oneLine(acphost.SafeText(uc.ToolCall.Title), 60))
+	what := fmt.Sprintf("%s %q", acp.SafeText(string(uc.ToolCall.Kind)), oneLine(acp.SafeText(uc.ToolCall.Title), 60))
 	if uc.PlanMode {
 		return "plan mode: the agent reports it ran " + what + " anyway; the turn was stopped. Its own mode does not keep it from changing files; the kernel layer (Linux Landlock) does: see the header"
 	}
 	msg := "the agent ran " + what + " without asking"
 	if uc.Mode != "" {
-		msg += " (its mode " + strconv.Quote(acphost.SafeText(uc.Mode)) + " does not ask)"
+		msg += " (its mode " + strconv.Quote(acp.SafeText(uc.Mode)) + " does not ask)"
 	}
 	msg += "; the turn was stopped"
 	if len(uc.AskingModes) > 0 {
-		msg += "; modes that ask: " + acphost.SafeText(strings.Join(uc.AskingModes, ", ")) + " (/mode ID, or --mode ID)"
+		msg += "; modes that ask: " + acp.SafeText(strings.Join(uc.AskingModes, ", ")) + " (/mode ID, or --mode ID)"
 	} else {
 		msg += "; the agent offers no mode that asks (/mode lists its modes); --permission allow lets it act"
 	}
@@ -853,7 +854,7 @@ func (a *app) showStderrTail(err error) {
 	default: // the agent's own error: its stderr may say more
 		tail, named = a.streams.tail.String(), 0
 	}
-	lines := strings.Split(strings.TrimRight(acphost.SafeText(tail), " \t\r\n"), "\n")
+	lines := strings.Split(strings.TrimRight(acp.SafeText(tail), " \t\r\n"), "\n")
 	if len(lines) <= named || lines[0] == "" { // none, or the one line the message already names
 		return
 	}

@@ -8,7 +8,7 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
@@ -95,7 +95,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "acphost:", err)
 			return exitFailed
 		}
-		fmt.Fprintf(stdout, "forgot session %s (%s, %s)\n", acphost.SafeText(r.ID), acphost.SafeText(r.AgentLabel()), acphost.SafeText(r.Cwd))
+		fmt.Fprintf(stdout, "forgot session %s (%s, %s)\n", acp.SafeText(r.ID), acp.SafeText(r.AgentLabel()), acp.SafeText(r.Cwd))
 		return exitOK
 	}
 	fmt.Fprint(stderr, sessionsUsage)
@@ -115,8 +115,8 @@ func printSessions(w io.Writer, recs []state.Record, current string) {
 		if st == "" {
 			st = "-"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, oneLine(acphost.SafeText(r.ID), 40), acphost.SafeText(r.AgentLabel()),
-			ago(r.LastUsed), st, acphost.SafeText(r.Cwd), oneLine(acphost.SafeText(r.Title), 50))
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, oneLine(acp.SafeText(r.ID), 40), acp.SafeText(r.AgentLabel()),
+			ago(r.LastUsed), st, acp.SafeText(r.Cwd), oneLine(acp.SafeText(r.Title), 50))
 	}
 	tw.Flush()
 }
@@ -154,7 +154,7 @@ func cancelCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "acphost: cancel:", err)
 		return exitFailed
 	}
-	sid := acphost.SafeText(r.ID)
+	sid := acp.SafeText(r.ID)
 	rep, err := control.Ask(r.Control, control.Request{Op: control.OpCancel, Session: r.ID})
 	switch {
 	case errors.Is(err, control.ErrNoController):

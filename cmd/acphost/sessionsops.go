@@ -17,7 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -48,7 +48,7 @@ func subcommand(name string, stdout, stderr io.Writer, fn func() error) int {
 		fmt.Fprintln(stderr, "Run 'acphost sessions --help' for usage.")
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "acphost: sessions %s: %s\n", name, acphost.SafeText(err.Error()))
+	fmt.Fprintf(stderr, "acphost: sessions %s: %s\n", name, acp.SafeText(err.Error()))
 	return exitFailed
 }
 
@@ -150,19 +150,19 @@ func sessionsShow(st *state.Store, args []string, stdout io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
-	row("session", acphost.SafeText(r.ID))
-	row("agent", acphost.SafeText(r.AgentLabel()))
-	cmd := acphost.SafeText(strings.Join(command, " "))
+	row("session", acp.SafeText(r.ID))
+	row("agent", acp.SafeText(r.AgentLabel()))
+	cmd := acp.SafeText(strings.Join(command, " "))
 	if cmd == "" {
 		cmd = "-"
 	}
-	row("command", cmd+" ("+acphost.SafeText(source)+")")
-	row("directory", acphost.SafeText(r.Cwd))
+	row("command", cmd+" ("+acp.SafeText(source)+")")
+	row("directory", acp.SafeText(r.Cwd))
 	if r.Title != "" {
-		row("title", oneLine(acphost.SafeText(r.Title), 200))
+		row("title", oneLine(acp.SafeText(r.Title), 200))
 	}
 	if r.Mode != "" {
-		row("mode", oneLine(acphost.SafeText(r.Mode), 80))
+		row("mode", oneLine(acp.SafeText(r.Mode), 80))
 	}
 	row("created", fmtTime(r.Created))
 	row("last used", fmtTime(r.LastUsed))
@@ -285,7 +285,7 @@ func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 		return enc.Encode(ts)
 	}
 	if len(ts) == 0 {
-		fmt.Fprintf(stdout, "no turns recorded for session %s (turns are recorded from this version on, and not with --no-store)\n", acphost.SafeText(r.ID))
+		fmt.Fprintf(stdout, "no turns recorded for session %s (turns are recorded from this version on, and not with --no-store)\n", acp.SafeText(r.ID))
 		return nil
 	}
 	color := false
@@ -297,7 +297,7 @@ func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 	for i, t := range ts {
 		head := []string{fmt.Sprintf("turn %d", first+i), t.Time.Local().Format("2006-01-02 15:04")}
 		if t.Stop != "" {
-			head = append(head, oneLine(acphost.SafeText(t.Stop), 40))
+			head = append(head, oneLine(acp.SafeText(t.Stop), 40))
 		}
 		if t.Ms > 0 {
 			head = append(head, tty.FormatDuration(time.Duration(t.Ms)*time.Millisecond))
@@ -306,7 +306,7 @@ func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 			b.WriteString("\n")
 		}
 		b.WriteString(s.Style(tty.StyleDim, "── "+strings.Join(head, " · ")) + "\n")
-		if p := strings.TrimRight(acphost.SafeText(t.Prompt), "\n"); p != "" {
+		if p := strings.TrimRight(acp.SafeText(t.Prompt), "\n"); p != "" {
 			for _, l := range strings.Split(p, "\n") {
 				b.WriteString(s.Style(tty.StyleBold, "> "+l) + "\n")
 			}
@@ -321,11 +321,11 @@ func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 		if t.Omitted > 0 {
 			b.WriteString(s.Style(tty.StyleDim, fmt.Sprintf("  … %d more tool call(s) not kept", t.Omitted)) + "\n")
 		}
-		if a := strings.TrimSpace(acphost.SafeText(t.Answer)); a != "" {
+		if a := strings.TrimSpace(acp.SafeText(t.Answer)); a != "" {
 			b.WriteString(a + "\n")
 		}
 		if t.Error != "" {
-			b.WriteString(s.Style(tty.StyleRed, "✗ "+oneLine(acphost.SafeText(t.Error), 200)) + "\n")
+			b.WriteString(s.Style(tty.StyleRed, "✗ "+oneLine(acp.SafeText(t.Error), 200)) + "\n")
 		}
 	}
 	s.Raw(b.String())
@@ -334,10 +334,10 @@ func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 
 // toolMark is a finished tool's mark, as the live output shows it.
 func toolMark(s *tty.Screen, status string) string {
-	switch acphost.ToolStatus(status) {
-	case acphost.StatusCompleted:
+	switch acp.ToolStatus(status) {
+	case acp.StatusCompleted:
 		return s.Style(tty.StyleGreen, "✓")
-	case acphost.StatusFailed:
+	case acp.StatusFailed:
 		return s.Style(tty.StyleRed, "✗")
 	}
 	return s.Style(tty.StyleDim, "·")
@@ -346,18 +346,18 @@ func toolMark(s *tty.Screen, status string) string {
 // toolSummary is one line for a tool call: title (kind), and its status
 // unless it completed.
 func toolSummary(tc historyTool) string {
-	title := oneLine(acphost.SafeText(tc.Title), 100)
+	title := oneLine(acp.SafeText(tc.Title), 100)
 	if title == "" {
 		title = "tool"
 	}
 	var extra []string
-	if k := oneLine(acphost.SafeText(tc.Kind), 20); k != "" {
+	if k := oneLine(acp.SafeText(tc.Kind), 20); k != "" {
 		extra = append(extra, k)
 	}
-	if r := oneLine(acphost.SafeText(tc.Refused), 30); r != "" {
+	if r := oneLine(acp.SafeText(tc.Refused), 30); r != "" {
 		extra = append(extra, r)
 	}
-	if st := oneLine(acphost.SafeText(tc.Status), 20); st != "" && (st != string(acphost.StatusCompleted) || tc.Refused != "") {
+	if st := oneLine(acp.SafeText(tc.Status), 20); st != "" && (st != string(acp.StatusCompleted) || tc.Refused != "") {
 		extra = append(extra, st)
 	}
 	if len(extra) > 0 {
@@ -406,7 +406,7 @@ func sessionsExport(st *state.Store, args []string, stdout io.Writer) error {
 	if err := os.WriteFile(*outPath, b, 0o600); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "exported session %s (%d turn(s)) to %s\n", acphost.SafeText(r.ID), turnCount(es), *outPath)
+	fmt.Fprintf(stdout, "exported session %s (%d turn(s)) to %s\n", acp.SafeText(r.ID), turnCount(es), *outPath)
 	return nil
 }
 
@@ -454,10 +454,10 @@ func sessionsImport(st *state.Store, args []string, stdin io.Reader, stdout, std
 	}
 	err = st.ImportRecord(r, es, func(o state.Record) error {
 		if !*force {
-			return fmt.Errorf("session %s of agent %s is already recorded; --force replaces it (and its history)", acphost.SafeText(r.ID), acphost.SafeText(r.Agent))
+			return fmt.Errorf("session %s of agent %s is already recorded; --force replaces it (and its history)", acp.SafeText(r.ID), acp.SafeText(r.Agent))
 		}
 		if st := liveState(o); st != "" {
-			return fmt.Errorf("session %s is %s: not replaced", acphost.SafeText(r.ID), st)
+			return fmt.Errorf("session %s is %s: not replaced", acp.SafeText(r.ID), st)
 		}
 		return nil
 	})
@@ -465,10 +465,10 @@ func sessionsImport(st *state.Store, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	fmt.Fprintf(stdout, "imported session %s (%s, %s, %d turn(s)); acphost --resume %s continues it\n",
-		acphost.SafeText(r.ID), acphost.SafeText(r.Agent), acphost.SafeText(r.Cwd), turnCount(es), acphost.SafeText(r.ID))
+		acp.SafeText(r.ID), acp.SafeText(r.Agent), acp.SafeText(r.Cwd), turnCount(es), acp.SafeText(r.ID))
 	if _, err := os.Stat(r.Cwd); errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(stderr, "acphost: note: its directory %s does not exist here; acphost --resume %s --cwd DIR continues it elsewhere\n",
-			acphost.SafeText(r.Cwd), acphost.SafeText(r.ID))
+			acp.SafeText(r.Cwd), acp.SafeText(r.ID))
 	}
 	return nil
 }
@@ -493,7 +493,7 @@ func decodeExport(b []byte) (state.Record, []state.Entry, error) {
 	}
 	for i, e := range doc.Transcript {
 		if !state.ValidEntryType(e.Type) {
-			return state.Record{}, nil, fmt.Errorf("transcript entry %d: unknown type %q", i+1, oneLine(acphost.SafeText(e.Type), 40))
+			return state.Record{}, nil, fmt.Errorf("transcript entry %d: unknown type %q", i+1, oneLine(acp.SafeText(e.Type), 40))
 		}
 		doc.Transcript[i] = e.Bounded()
 	}
@@ -516,7 +516,7 @@ func admitRecord(r *state.Record, file fileConfig) error {
 	switch {
 	case r.Agent == "" && len(r.Command) > 0:
 		return fmt.Errorf("the session is of a command (%s), not of a named agent: only sessions of named agents are imported, since --resume runs the record's command; add the agent to your config and import a record naming it",
-			oneLine(acphost.SafeText(strings.Join(r.Command, " ")), 80))
+			oneLine(acp.SafeText(strings.Join(r.Command, " ")), 80))
 	case r.Agent == "":
 		return errors.New("the record names no agent")
 	case len(r.Agent) > state.MaxEntryField || !plainText(r.Agent):
@@ -527,7 +527,7 @@ func admitRecord(r *state.Record, file fileConfig) error {
 		def, err := file.lookupAgent(r.Agent)
 		if err != nil {
 			return fmt.Errorf("the session's agent %q is neither built in nor in your config (%s): not imported; add it to the config file to import the session",
-				oneLine(acphost.SafeText(r.Agent), 60), file.path)
+				oneLine(acp.SafeText(r.Agent), 60), file.path)
 		}
 		r.Command = def.Command // the configuration's, whatever the record said
 	}
@@ -535,7 +535,7 @@ func admitRecord(r *state.Record, file fileConfig) error {
 	case len(r.Cwd) > maxPathBytes || !plainText(r.Cwd):
 		return errors.New("the session's directory is not a plain path")
 	case !filepath.IsAbs(r.Cwd):
-		return fmt.Errorf("the session's directory %q is not absolute", oneLine(acphost.SafeText(r.Cwd), 80))
+		return fmt.Errorf("the session's directory %q is not absolute", oneLine(acp.SafeText(r.Cwd), 80))
 	}
 	r.Cwd = filepath.Clean(r.Cwd)
 	r.Title = state.Clip(r.Title, state.MaxTitleBytes)
@@ -627,11 +627,11 @@ func sessionsPrune(st *state.Store, args []string, stdout io.Writer) error {
 		verb = "would remove"
 	}
 	for _, r := range gone {
-		fmt.Fprintf(stdout, "%s %s (%s, %s, last used %s)\n", verb, oneLine(acphost.SafeText(r.ID), 60), acphost.SafeText(r.AgentLabel()),
-			acphost.SafeText(r.Cwd), r.LastUsed.Local().Format("2006-01-02 15:04"))
+		fmt.Fprintf(stdout, "%s %s (%s, %s, last used %s)\n", verb, oneLine(acp.SafeText(r.ID), 60), acp.SafeText(r.AgentLabel()),
+			acp.SafeText(r.Cwd), r.LastUsed.Local().Format("2006-01-02 15:04"))
 	}
 	for _, r := range open {
-		fmt.Fprintf(stdout, "kept %s (%s): %s\n", oneLine(acphost.SafeText(r.ID), 60), acphost.SafeText(r.AgentLabel()), liveState(r))
+		fmt.Fprintf(stdout, "kept %s (%s): %s\n", oneLine(acp.SafeText(r.ID), 60), acp.SafeText(r.AgentLabel()), liveState(r))
 	}
 	if len(gone) == 0 {
 		fmt.Fprintf(stdout, "no session to remove: none last used before %s\n", cutoff.Local().Format("2006-01-02 15:04"))

@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // Text for people: error messages, one-line cuts, times.
@@ -18,7 +18,7 @@ func errMsg(err error) string {
 	if err == nil {
 		return ""
 	}
-	return acphost.SafeText(dedupe(err.Error()))
+	return acp.SafeText(dedupe(err.Error()))
 }
 
 // dedupe removes "acphost: " prefixes and consecutive repeats of a

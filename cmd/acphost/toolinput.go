@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/remote"
 )
 
@@ -25,7 +25,7 @@ func inputLine(raw json.RawMessage) (label, text string) {
 		if cmd := commandText(in.Command); cmd != "" {
 			text = "$ " + cmd
 			if in.Cwd != "" {
-				text += " (in " + acphost.SafeText(in.Cwd) + ")"
+				text += " (in " + acp.SafeText(in.Cwd) + ")"
 			}
 			return "command", oneLine(text, maxInputRunes)
 		}
@@ -42,18 +42,18 @@ func inputLine(raw json.RawMessage) (label, text string) {
 func commandText(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return acphost.SafeText(s)
+		return acp.SafeText(s)
 	}
 	var argv []string
 	if json.Unmarshal(raw, &argv) != nil || len(argv) == 0 {
 		return ""
 	}
 	if len(argv) == 3 && (argv[1] == "-lc" || argv[1] == "-c") && strings.HasSuffix(argv[0], "sh") {
-		return acphost.SafeText(argv[2])
+		return acp.SafeText(argv[2])
 	}
 	words := make([]string, len(argv))
 	for i, a := range argv {
 		words[i] = remote.Quote(a)
 	}
-	return acphost.SafeText(strings.Join(words, " "))
+	return acp.SafeText(strings.Join(words, " "))
 }

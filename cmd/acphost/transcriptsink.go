@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -95,6 +96,6 @@ func (t *transcriptSink) endTurn(r turnResult) {
 	t.reported = true
 	t.mu.Unlock()
 	if !said {
-		t.output.diag(tty.StyleYellow, "%s; this session's history is not recorded", acphost.SafeText(err.Error()))
+		t.output.diag(tty.StyleYellow, "%s; this session's history is not recorded", acp.SafeText(err.Error()))
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/web"
 )
@@ -312,15 +313,15 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 	startCtx, cancelStart := context.WithTimeout(ctx, cfg.startTimeout)
 	srv, err := web.New(startCtx, wcfg)
 	if err == nil && cfg.mode != "" && !cfg.modeSoft {
-		if modes := srv.Client().Modes(); !slices.ContainsFunc(modes.AvailableModes, func(m acphost.SessionMode) bool { return m.ID == cfg.mode }) {
-			err = fmt.Errorf("--mode %s: the agent has no such mode; its modes: %s", acphost.SafeText(cfg.mode), modeList(modes))
+		if modes := srv.Client().Modes(); !slices.ContainsFunc(modes.AvailableModes, func(m acp.SessionMode) bool { return m.ID == cfg.mode }) {
+			err = fmt.Errorf("--mode %s: the agent has no such mode; its modes: %s", acp.SafeText(cfg.mode), modeList(modes))
 			srv.Close()
 			srv = nil
 		}
 	}
 	if err == nil && cfg.resume != "" {
 		if err = srv.ResumeSession(startCtx, cfg.resume); err != nil {
-			err = fmt.Errorf("--resume %s: %w", acphost.SafeText(cfg.resume), err)
+			err = fmt.Errorf("--resume %s: %w", acp.SafeText(cfg.resume), err)
 			srv.Close()
 			srv = nil
 		}
@@ -372,7 +373,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 func (w webStore) RecordTurn(sessionID string, t web.TurnRecord) error {
 	r := turnResult{resp: t.Response, err: t.Err, elapsed: t.Duration, stop: t.Response.StopReason}
 	if errors.Is(t.Err, context.Canceled) { // the page's stop button
-		r.stop, r.userCancel = acphost.StopCancelled, true
+		r.stop, r.userCancel = acp.StopCancelled, true
 	}
 	rec := state.Record{ID: sessionID, Agent: w.agent, Command: w.command, Cwd: w.cwd}
 	return w.st.AppendTranscript(rec, turnEntries(t.Prompt, t.Started, r, nil))

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -46,7 +47,7 @@ func main() {
 	opts := agent.Options(script)
 	opts.PermissionPresentation = true // current Claude and Codex adapters then send their record
 	in := bufio.NewReader(os.Stdin)
-	opts.OnPermission = func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	opts.OnPermission = func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		render(req)
 		return choose(ctx, in, req)
 	}
@@ -59,26 +60,26 @@ func main() {
 	if err != nil {
 		agent.Fatal(err)
 	}
-	fmt.Println(acphost.SafeText(resp.Text))
+	fmt.Println(acp.SafeText(resp.Text))
 }
 
 // render prints the request as an approval card.
-func render(req *acphost.PermissionRequest) {
+func render(req *acp.PermissionRequest) {
 	heading, fromRecord := req.Heading()
 	if heading == "" {
 		heading = "Allow this tool call?"
 	}
-	fmt.Printf("\n== %s ==\n", acphost.SafeText(heading))
+	fmt.Printf("\n== %s ==\n", acp.SafeText(heading))
 	if p := req.Presentation; fromRecord && p.HasDescription {
 		fmt.Println(p.SafeDescription())
 	}
 	tc := req.ToolCall
-	fmt.Printf("tool: %s (%s)\n", acphost.SafeText(tc.Title), tc.Kind)
+	fmt.Printf("tool: %s (%s)\n", acp.SafeText(tc.Title), tc.Kind)
 	if len(tc.RawInput) > 0 {
-		fmt.Printf("input: %s\n", acphost.SafeText(string(tc.RawInput)))
+		fmt.Printf("input: %s\n", acp.SafeText(string(tc.RawInput)))
 	}
 	for i, o := range req.Options {
-		fmt.Printf("  %d) %s [%s]\n", i+1, acphost.SafeText(o.Name), o.Kind)
+		fmt.Printf("  %d) %s [%s]\n", i+1, acp.SafeText(o.Name), o.Kind)
 		for _, ch := range o.Meta.Changes {
 			fmt.Printf("       - %s\n", ch.Describe())
 		}
@@ -88,7 +89,7 @@ func render(req *acphost.PermissionRequest) {
 // choose reads an option number, or y (the first allow option) or n (the
 // first reject option) as in cmd/acphost; end of input or a bad answer
 // rejects.
-func choose(ctx context.Context, in *bufio.Reader, req *acphost.PermissionRequest) (string, error) {
+func choose(ctx context.Context, in *bufio.Reader, req *acp.PermissionRequest) (string, error) {
 	fmt.Print("choice (a number, y or n): ")
 	line, err := in.ReadString('\n')
 	if ctx.Err() != nil {

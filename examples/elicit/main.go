@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -47,11 +48,11 @@ func main() {
 	fakeagent.Main()
 	opts := agent.Options(script)
 	in := bufio.NewReader(os.Stdin)
-	opts.OnElicitation = func(ctx context.Context, req *acphost.ElicitationRequest) (acphost.ElicitationAnswer, error) {
-		fmt.Printf("\n? %s\n", acphost.SafeText(req.Message))
-		if req.Mode != acphost.ModeForm {
-			fmt.Printf("(a %s question; this example answers forms only: declining)\n", acphost.SafeText(string(req.Mode)))
-			return acphost.ElicitationAnswer{Action: acphost.ElicitDecline}, nil
+	opts.OnElicitation = func(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+		fmt.Printf("\n? %s\n", acp.SafeText(req.Message))
+		if req.Mode != acp.ModeForm {
+			fmt.Printf("(a %s question; this example answers forms only: declining)\n", acp.SafeText(string(req.Mode)))
+			return acphost.ElicitationAnswer{Action: acp.ElicitDecline}, nil
 		}
 		return fill(ctx, in, req.Form)
 	}
@@ -62,7 +63,7 @@ func main() {
 	defer c.Close()
 	resp, err := c.GenerateStream(context.Background(), acphost.Request{Prompt: "set up the new service"}, func(ev acphost.StreamEvent) {
 		if a := ev.ElicitationAnswer; ev.Type == acphost.EventElicitationAnswer && a != nil {
-			if a.Action != acphost.ElicitAccept || a.Content == nil {
+			if a.Action != acp.ElicitAccept || a.Content == nil {
 				fmt.Printf("sent: %s\n", a.Action)
 				return
 			}
@@ -73,19 +74,19 @@ func main() {
 	if err != nil {
 		agent.Fatal(err)
 	}
-	fmt.Println(acphost.SafeText(resp.Text))
+	fmt.Println(acp.SafeText(resp.Text))
 }
 
 // fill asks each field in turn and accepts the form; "!decline" declines.
-func fill(ctx context.Context, in *bufio.Reader, form *acphost.FormSchema) (acphost.ElicitationAnswer, error) {
+func fill(ctx context.Context, in *bufio.Reader, form *acp.FormSchema) (acphost.ElicitationAnswer, error) {
 	content := map[string]any{}
 	for i := range form.Fields {
 		f := &form.Fields[i]
 		for {
 			for n, c := range f.Choices {
-				fmt.Printf("  %d) %s\n", n+1, acphost.SafeText(c.Title))
+				fmt.Printf("  %d) %s\n", n+1, acp.SafeText(c.Title))
 			}
-			fmt.Printf("%s%s: ", acphost.SafeText(f.Title), hint(f))
+			fmt.Printf("%s%s: ", acp.SafeText(f.Title), hint(f))
 			line, err := in.ReadString('\n')
 			if ctx.Err() != nil {
 				return acphost.ElicitationAnswer{}, ctx.Err()
@@ -93,10 +94,10 @@ func fill(ctx context.Context, in *bufio.Reader, form *acphost.FormSchema) (acph
 			eof := errors.Is(err, io.EOF) // input ran out: as if Enter were pressed
 			line = strings.TrimSpace(line)
 			if !terminal { // a terminal echoed it; piped input is echoed for a readable transcript
-				fmt.Println(acphost.SafeText(line))
+				fmt.Println(acp.SafeText(line))
 			}
 			if line == "!decline" {
-				return acphost.ElicitationAnswer{Action: acphost.ElicitDecline}, nil
+				return acphost.ElicitationAnswer{Action: acp.ElicitDecline}, nil
 			}
 			if line == "" && (f.Default != nil || !f.Required) {
 				if f.Default != nil {
@@ -105,11 +106,11 @@ func fill(ctx context.Context, in *bufio.Reader, form *acphost.FormSchema) (acph
 				break
 			}
 			v := parse(f, line)
-			one := acphost.FormSchema{Fields: []acphost.FormField{*f}}
+			one := acp.FormSchema{Fields: []acp.FormField{*f}}
 			if _, err := one.Validate(map[string]any{f.Name: v}); err != nil {
-				fmt.Println(acphost.SafeText(err.Error()))
+				fmt.Println(acp.SafeText(err.Error()))
 				if eof {
-					return acphost.ElicitationAnswer{Action: acphost.ElicitDecline}, nil
+					return acphost.ElicitationAnswer{Action: acp.ElicitDecline}, nil
 				}
 				continue
 			}
@@ -117,14 +118,14 @@ func fill(ctx context.Context, in *bufio.Reader, form *acphost.FormSchema) (acph
 			break
 		}
 	}
-	return acphost.ElicitationAnswer{Action: acphost.ElicitAccept, Content: content}, nil
+	return acphost.ElicitationAnswer{Action: acp.ElicitAccept, Content: content}, nil
 }
 
 // hint shows the default and whether Enter skips.
-func hint(f *acphost.FormField) string {
+func hint(f *acp.FormField) string {
 	switch {
 	case f.Default != nil:
-		return fmt.Sprintf(" [%v]", acphost.SafeText(fmt.Sprint(f.Default)))
+		return fmt.Sprintf(" [%v]", acp.SafeText(fmt.Sprint(f.Default)))
 	case !f.Required:
 		return " (optional)"
 	}
@@ -133,21 +134,21 @@ func hint(f *acphost.FormField) string {
 
 // parse reads a choice by number, a number, y/n, or text; Validate then
 // says whether it fits.
-func parse(f *acphost.FormField, s string) any {
+func parse(f *acp.FormField, s string) any {
 	switch f.Kind {
-	case acphost.FormEnum:
+	case acp.FormEnum:
 		if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(f.Choices) {
 			return f.Choices[n-1].Value
 		}
-	case acphost.FormInteger:
+	case acp.FormInteger:
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return n
 		}
-	case acphost.FormNumber:
+	case acp.FormNumber:
 		if n, err := strconv.ParseFloat(s, 64); err == nil {
 			return n
 		}
-	case acphost.FormBoolean:
+	case acp.FormBoolean:
 		return s == "y" || s == "yes" || s == "true"
 	}
 	return s

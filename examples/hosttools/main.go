@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/hosttools"
@@ -72,5 +73,5 @@ func main() {
 	if !called {
 		agent.Fatal(fmt.Errorf("the agent did not call the host's tool"))
 	}
-	fmt.Println("answer:", acphost.SafeText(resp.Text))
+	fmt.Println("answer:", acp.SafeText(resp.Text))
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -26,9 +27,9 @@ func main() {
 	if acphost.CanConfine() {
 		opts.Confine = &acphost.Confinement{PlanOnly: true}
 	}
-	opts.OnPermission = func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+	opts.OnPermission = func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 		// Only read-only tools get here in plan mode.
-		fmt.Println("allowed a read:", acphost.SafeText(req.ToolCall.Title))
+		fmt.Println("allowed a read:", acp.SafeText(req.ToolCall.Title))
 		return acphost.AllowOption(req), nil
 	}
 	c, err := acphost.Start(context.Background(), opts)
@@ -46,7 +47,7 @@ func main() {
 		agent.Fatal(err)
 	}
 	for _, tc := range resp.ToolCalls {
-		fmt.Printf("tool %q (%s): %s\n", acphost.SafeText(tc.Title), tc.Kind, tc.Status)
+		fmt.Printf("tool %q (%s): %s\n", acp.SafeText(tc.Title), tc.Kind, tc.Status)
 	}
-	fmt.Println("answer:", acphost.SafeText(resp.Text))
+	fmt.Println("answer:", acp.SafeText(resp.Text))
 }

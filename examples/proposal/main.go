@@ -16,6 +16,7 @@ import (
 	"strconv"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -58,7 +59,7 @@ func main() {
 	if err != nil {
 		agent.Fatal(err)
 	}
-	fmt.Println("agent:", acphost.SafeText(resp.Text))
+	fmt.Println("agent:", acp.SafeText(resp.Text))
 	if flag.NArg() == 0 {
 		landed, _ := os.ReadFile(path)
 		fmt.Printf("--- what landed ---\n%s", landed)
@@ -67,6 +68,6 @@ func main() {
 
 // review shows the proposal and returns the amended content to write.
 func review(_ context.Context, p *acphost.WriteProposal) (string, error) {
-	fmt.Printf("--- proposed change ---\n%s", acphost.UnifiedDiff(p.FileDiff()))
+	fmt.Printf("--- proposed change ---\n%s", acp.UnifiedDiff(p.FileDiff()))
 	return "// Reviewed by a human.\n" + p.Proposed, nil
 }

@@ -18,6 +18,7 @@ import (
 	"net"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/websocket"
@@ -51,7 +52,7 @@ func main() {
 	if err != nil {
 		agent.Fatal(err)
 	}
-	fmt.Printf("turn 1: %q\n", acphost.SafeText(resp.Text))
+	fmt.Printf("turn 1: %q\n", acp.SafeText(resp.Text))
 
 	// The box goes away (its agent with it) and comes back: the next call
 	// reports the lost link, and the one after runs on a new connection.
@@ -68,7 +69,7 @@ func main() {
 		case err != nil:
 			agent.Fatal(err)
 		default:
-			fmt.Printf("turn %d: %q (restarted: %v)\n", turn, acphost.SafeText(resp.Text), resp.Restarted != nil)
+			fmt.Printf("turn %d: %q (restarted: %v)\n", turn, acp.SafeText(resp.Text), resp.Restarted != nil)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -33,7 +34,7 @@ func main() {
 	pressed := make(chan struct{}, 1)
 	if demo {
 		// Press the stop button as soon as the agent starts talking.
-		opts.OnUpdate = func(acphost.Update) {
+		opts.OnUpdate = func(acp.Update) {
 			select {
 			case pressed <- struct{}{}:
 			default:
@@ -81,7 +82,7 @@ func main() {
 		case err != nil:
 			agent.Fatal(err)
 		default:
-			fmt.Printf("%s\n", acphost.SafeText(resp.Text))
+			fmt.Printf("%s\n", acp.SafeText(resp.Text))
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -28,11 +29,11 @@ func main() {
 		case acphost.EventThought:
 			fmt.Printf("thought    %q\n", ev.Delta)
 		case acphost.EventToolCall, acphost.EventToolResult:
-			fmt.Printf("%-10s %s via %s (%s)\n", ev.Type, acphost.SafeText(ev.Name), ev.Via, ev.Status)
+			fmt.Printf("%-10s %s via %s (%s)\n", ev.Type, acp.SafeText(ev.Name), ev.Via, ev.Status)
 		case acphost.EventPlan:
 			fmt.Printf("plan       %d entries\n", len(ev.Plan))
 		case acphost.EventPermission:
-			fmt.Printf("permission %s\n", acphost.SafeText(ev.Name))
+			fmt.Printf("permission %s\n", acp.SafeText(ev.Name))
 		case acphost.EventPermissionAnswer:
 			fmt.Printf("answered   %s (%s)\n", ev.Answer.OptionID, ev.Answer.Reason)
 		case acphost.EventDone:

@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -32,19 +33,19 @@ func main() {
 	fmt.Printf("[done: %s]\n", resp.StopReason)
 }
 
-func printUpdate(u acphost.Update) {
+func printUpdate(u acp.Update) {
 	switch u := u.(type) {
-	case *acphost.MessageChunk:
-		label := map[acphost.UpdateKind]string{acphost.KindAgentThoughtChunk: "thought", acphost.KindAgentMessageChunk: "agent", acphost.KindUserMessageChunk: "user"}[u.Kind()]
-		fmt.Printf("%-8s %s\n", label, acphost.SafeText(u.Content.Text))
-	case *acphost.ToolCallUpdate:
-		fmt.Printf("%-8s %s [%s] %s\n", "tool", acphost.SafeText(u.State.Title), u.State.Kind, u.State.Status)
-	case *acphost.PlanUpdate:
+	case *acp.MessageChunk:
+		label := map[acp.UpdateKind]string{acp.KindAgentThoughtChunk: "thought", acp.KindAgentMessageChunk: "agent", acp.KindUserMessageChunk: "user"}[u.Kind()]
+		fmt.Printf("%-8s %s\n", label, acp.SafeText(u.Content.Text))
+	case *acp.ToolCallUpdate:
+		fmt.Printf("%-8s %s [%s] %s\n", "tool", acp.SafeText(u.State.Title), u.State.Kind, u.State.Status)
+	case *acp.PlanUpdate:
 		for _, e := range u.Entries {
 			mark := map[string]string{"completed": "x", "in_progress": "~"}[e.Status]
-			fmt.Printf("%-8s [%1s] %s\n", "plan", mark, acphost.SafeText(e.Content))
+			fmt.Printf("%-8s [%1s] %s\n", "plan", mark, acp.SafeText(e.Content))
 		}
-	case *acphost.UnknownUpdate:
+	case *acp.UnknownUpdate:
 		fmt.Printf("%-8s %s\n", "unknown", u.Kind())
 	default:
 		fmt.Printf("%-8s %s\n", "update", u.Kind())

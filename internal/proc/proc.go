@@ -389,16 +389,16 @@ func (p *Process) Tail() string { return p.tail.String() }
 // Exited is closed once the agent has exited and been reaped.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
-// Outcome describes the exit: how it ended, cmd.Wait's error and the
-// stderr tail. Call it only after Exited is closed. It waits (bounded) for
+// Outcome describes the exit: how it ended, the stderr tail and cmd.Wait's
+// error. Call it only after Exited is closed. It waits (bounded) for
 // stderr to be drained so the last line is included.
-func (p *Process) Outcome() (Exit, error, string) {
+func (p *Process) Outcome() (Exit, string, error) {
 	select {
 	case <-p.stderrDone:
 	case <-time.After(stderrDrainWait):
 	}
 	exit, err := p.Result()
-	return exit, err, p.tail.String()
+	return exit, p.tail.String(), err
 }
 
 // Result is how the process ended and cmd.Wait's error, at once: for a

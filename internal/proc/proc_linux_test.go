@@ -31,7 +31,7 @@ func TestStopLadderKillsTheGroup(t *testing.T) {
 	}
 	p.Stop(10 * time.Millisecond)
 	wg.Wait()
-	exit, _, stderr := p.Outcome()
+	exit, stderr, _ := p.Outcome()
 	if !exit.Signaled || exit.Signal != syscall.SIGKILL || exit.Code != -1 {
 		t.Errorf("exit = %+v, want SIGKILL", exit)
 	}

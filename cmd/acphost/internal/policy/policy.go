@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // The answers of a permission policy rule.
@@ -67,8 +68,8 @@ type permRule struct {
 }
 
 // knownKinds are the tool kinds of ACP v1.
-var knownKinds = []acphost.ToolKind{acphost.ToolRead, acphost.ToolEdit, acphost.ToolDelete, acphost.ToolMove,
-	acphost.ToolSearch, acphost.ToolExecute, acphost.ToolThink, acphost.ToolFetch, acphost.ToolSwitchMode, acphost.ToolOther}
+var knownKinds = []acp.ToolKind{acp.ToolRead, acp.ToolEdit, acp.ToolDelete, acp.ToolMove,
+	acp.ToolSearch, acp.ToolExecute, acp.ToolThink, acp.ToolFetch, acp.ToolSwitchMode, acp.ToolOther}
 
 // Load reads and checks a policy file.
 func Load(path string) (*Policy, error) {
@@ -118,7 +119,7 @@ func parsePolicy(source string, b []byte) (*Policy, error) {
 	case json.Delim('['):
 	case json.Delim('{'):
 		found := false
-		for dec.More() {
+		if dec.More() {
 			at := dec.InputOffset()
 			key, err := dec.Token()
 			if err != nil {
@@ -133,7 +134,6 @@ func parsePolicy(source string, b []byte) (*Policy, error) {
 				return nil, fail(dec.InputOffset(), "\"rules\": want an array of rules")
 			}
 			found = true
-			break
 		}
 		if !found {
 			return nil, fail(0, "no \"rules\" array")
@@ -197,7 +197,7 @@ func parseRule(raw json.RawMessage) (permRule, string, error) {
 	default:
 		return r, "answer", fmt.Errorf("answer %q: want allow, reject or ask", r.Answer)
 	}
-	if r.Kind != "" && !slices.Contains(knownKinds, acphost.ToolKind(r.Kind)) {
+	if r.Kind != "" && !slices.Contains(knownKinds, acp.ToolKind(r.Kind)) {
 		var names []string
 		for _, k := range knownKinds {
 			names = append(names, string(k))
@@ -255,7 +255,7 @@ const shellControl = ";&|`$()<>\n"
 
 // RequestPaths are the files a request names: its locations and the diffs
 // of cls, its classification.
-func RequestPaths(req *acphost.PermissionRequest, cls acphost.Classification) []string {
+func RequestPaths(req *acp.PermissionRequest, cls acp.Classification) []string {
 	var paths []string
 	for _, l := range req.ToolCall.Locations {
 		if l.Path != "" && !slices.Contains(paths, l.Path) {
@@ -272,7 +272,7 @@ func RequestPaths(req *acphost.PermissionRequest, cls acphost.Classification) []
 
 // matches reports whether r matches req, classified as cls; cwd is the
 // session's directory.
-func (r *permRule) matches(req *acphost.PermissionRequest, cls acphost.Classification, cwd string) bool {
+func (r *permRule) matches(req *acp.PermissionRequest, cls acp.Classification, cwd string) bool {
 	tc := req.ToolCall
 	if r.Kind != "" && string(tc.Kind) != r.Kind {
 		return false
@@ -318,8 +318,8 @@ func (r *permRule) matches(req *acphost.PermissionRequest, cls acphost.Classific
 }
 
 // match returns the first rule matching req, or nil.
-func (p *Policy) match(req *acphost.PermissionRequest, cwd string) *permRule {
-	cls := acphost.Classify(req) // once, not once a rule
+func (p *Policy) match(req *acp.PermissionRequest, cwd string) *permRule {
+	cls := acp.Classify(req) // once, not once a rule
 	for i := range p.rules {
 		if p.rules[i].matches(req, cls, cwd) {
 			return &p.rules[i]
@@ -334,8 +334,8 @@ func (p *Policy) match(req *acphost.PermissionRequest, cwd string) *permRule {
 //
 // note is told of each answer a rule gave: rule names it (file:line), text
 // says it for people.
-func (p *Policy) Decider(cwd string, ask, fallback acphost.PermissionFunc, note func(req *acphost.PermissionRequest, rule, text string)) acphost.PermissionFunc {
-	return func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+func (p *Policy) Decider(cwd string, ask, fallback acphost.PermissionFunc, note func(req *acp.PermissionRequest, rule, text string)) acphost.PermissionFunc {
+	return func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		r := p.match(req, cwd)
 		if r == nil {
 			return fallback(ctx, req)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 func TestParsePolicyErrors(t *testing.T) {
@@ -47,20 +47,20 @@ func TestPolicyMatching(t *testing.T) {
 	 {"title": "Read *.md", "answer": "allow"},
 	 {"kind": "edit", "answer": "ask"}
 	]`)
-	req := func(kind, title, command string, paths ...string) *acphost.PermissionRequest {
-		tc := acphost.ToolCall{ID: "t", Kind: acphost.ToolKind(kind), Title: title}
+	req := func(kind, title, command string, paths ...string) *acp.PermissionRequest {
+		tc := acp.ToolCall{ID: "t", Kind: acp.ToolKind(kind), Title: title}
 		if command != "" {
 			tc.RawInput, _ = json.Marshal(map[string]string{"command": command})
 		}
 		for _, p := range paths {
-			tc.Locations = append(tc.Locations, acphost.ToolLocation{Path: p})
+			tc.Locations = append(tc.Locations, acp.ToolLocation{Path: p})
 		}
-		return &acphost.PermissionRequest{ToolCall: tc}
+		return &acp.PermissionRequest{ToolCall: tc}
 	}
 	cwd := filepath.FromSlash("/home/u/proj")
 	for _, tc := range []struct {
 		name string
-		req  *acphost.PermissionRequest
+		req  *acp.PermissionRequest
 		line int // 0: no rule
 	}{
 		{"git status", req("execute", "Bash", "git status --short"), 2},

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -129,9 +128,6 @@ func TestTranscriptLinksAreNotFollowed(t *testing.T) {
 // nor written through, and a history directory that is a link (or that
 // others can write) is refused.
 func TestPromptHistoryLinksAreNotFollowed(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("links and modes are Unix here")
-	}
 	root := t.TempDir()
 	dir := filepath.Join(root, "acphost")
 	h, err := OpenHistory(dir, "demo")

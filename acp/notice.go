@@ -1,6 +1,8 @@
-package acphost
+package acp
 
-import "encoding/json"
+import (
+	"encoding/json"
+)
 
 // Update kinds an agent sends only to a client that advertised them:
 // notices with ACPOptions.Notices, compactions with ACPOptions.Compaction.
@@ -112,7 +114,7 @@ func decodeCompaction(h updateHeader) Update {
 // update's one decoding pass (decodeUpdateSlow) read.
 func decodeCompactionChunk(h updateHeader, id string, content json.RawMessage) Update {
 	if id == "" || len(content) == 0 {
-		return &UnknownUpdate{updateHeader: h, Err: &ProtocolError{Msg: "a compaction_summary_chunk without compactionId or content"}}
+		return &UnknownUpdate{updateHeader: h, Err: malformed("a compaction_summary_chunk without compactionId or content")}
 	}
 	c := &CompactionSummaryChunk{updateHeader: h, ID: id}
 	if err := c.Content.decode(content); err != nil {
@@ -134,5 +136,5 @@ func orMissing(err error, what string) error {
 	if err != nil {
 		return err
 	}
-	return &ProtocolError{Msg: what}
+	return malformed(what)
 }

@@ -1,4 +1,4 @@
-package acphost
+package acp
 
 import (
 	"bytes"
@@ -167,12 +167,6 @@ type ChangeMatcher struct {
 
 	malformed bool
 }
-
-// This file writes the one-line descriptions of the structured permission
-// changes ([PermissionChange.Describe] and its parts) and reports whether
-// each part is one this version recognises (Known). Agent-supplied values
-// go through SafeText and are quoted, so every description is safe to
-// print on a terminal.
 
 // Describe returns a one-line description of the change for an approval
 // UI, e.g. "Allow commands starting with `npm test` for this session". When

@@ -1,4 +1,4 @@
-package acphost
+package acp
 
 import (
 	"encoding/json"
@@ -168,6 +168,6 @@ func firstNonEmpty(s ...string) string {
 }
 
 // optionsWrite reports whether an option's structured changes write.
-func (req *PermissionRequest) optionsWrite() bool {
+func (req *PermissionRequest) AnyOptionWrites() bool {
 	return slices.ContainsFunc(req.Options, PermissionOption.Writes)
 }

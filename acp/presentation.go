@@ -1,4 +1,4 @@
-package acphost
+package acp
 
 import (
 	"bytes"
@@ -8,15 +8,6 @@ import (
 
 	"github.com/acphost/acphost/internal/fastjson"
 )
-
-// This file decodes the parts of session/request_permission that are not in
-// the ACP v1 schema: the request-level presentation record some adapters
-// attach (a prompt title and description), the option-level structured
-// changes of the Claude and Codex adapters, and the companion
-// toolCall._meta.claudeCode record. Everything here is a hint for the user
-// interface. Nothing in it says what an option does: the agent applies its
-// own decision for the selected optionId, so answer with the exact ID and
-// never derive an effect from Kind, Name or this metadata.
 
 // PresentationSource says where a request's [Presentation] was read from.
 type PresentationSource string
@@ -185,15 +176,15 @@ func ParsePermissionRequest(params json.RawMessage) (*PermissionRequest, error) 
 	raw := bytes.Clone(params)
 	top, ok := fastjson.ParseObject(raw)
 	if !ok {
-		return nil, &ProtocolError{Msg: "session/request_permission: params are not a JSON object"}
+		return nil, malformed("session/request_permission: params are not a JSON object")
 	}
 	optRaw, ok := fastjson.ParseArray(top.Get("options"))
 	if !ok {
-		return nil, &ProtocolError{Msg: "session/request_permission: params have no options array"}
+		return nil, malformed("session/request_permission: params have no options array")
 	}
 	req := &PermissionRequest{Raw: raw}
 	req.SessionID, _ = fastjson.ParseString(top.Get("sessionId"))
-	req.ToolCall, req.toolSet = pmRequestToolCall(top)
+	req.ToolCall, req.ToolCallSet = pmRequestToolCall(top)
 	req.Options = make([]PermissionOption, 0, len(optRaw))
 	for _, o := range optRaw {
 		req.Options = append(req.Options, pmDecodeOption(o))

@@ -1,9 +1,10 @@
-package acphost
+package acp
 
 import (
 	"encoding/json"
 	"slices"
 
+	"github.com/acphost/acphost/internal/acpinternal"
 	"github.com/acphost/acphost/internal/fastjson"
 )
 
@@ -111,12 +112,21 @@ func newHeader(session string, kind UpdateKind, raw json.RawMessage) updateHeade
 	return updateHeader{session: session, raw: raw, kind: codeOf(kind)}
 }
 
-func (h *updateHeader) SessionID() string    { return h.session }
-func (h *updateHeader) Kind() UpdateKind     { return kindNames[h.kind] }
+func (h *updateHeader) SessionID() string { return h.session }
+
+func (h *updateHeader) Kind() UpdateKind { return kindNames[h.kind] }
+
 func (h *updateHeader) Raw() json.RawMessage { return h.raw }
-func (h *updateHeader) Replay() bool         { return h.replay }
-func (h *updateHeader) markReplay()          { h.replay = true }
-func (*updateHeader) isUpdate()              {}
+
+func (h *updateHeader) Replay() bool { return h.replay }
+
+func (h *updateHeader) markReplay() { h.replay = true }
+
+func init() {
+	acpinternal.MarkReplay = func(u any) { u.(interface{ markReplay() }).markReplay() }
+}
+
+func (*updateHeader) isUpdate() {}
 
 // MessageChunk is a piece of a message: agent_message_chunk (the answer),
 // agent_thought_chunk (reasoning) or user_message_chunk (an echo or replay of
@@ -185,6 +195,17 @@ const (
 	ToolSwitchMode ToolKind = "switch_mode"
 	ToolOther      ToolKind = "other"
 )
+
+// ReadOnlyKind reports whether a tool of this kind cannot change anything:
+// read, search, fetch and think. Every other kind — edit, delete, move,
+// execute, switch_mode, other and kinds this version does not know — may.
+func ReadOnlyKind(k ToolKind) bool {
+	switch k {
+	case ToolRead, ToolSearch, ToolFetch, ToolThink:
+		return true
+	}
+	return false
+}
 
 // ToolStatus is the state of a tool call.
 type ToolStatus string
@@ -379,7 +400,7 @@ func (tc *ToolCall) HasDiff() bool {
 	return slices.ContainsFunc(tc.Content, func(c ToolCallContent) bool { return c.Type == "diff" })
 }
 
-func (tc *ToolCall) merge(u *ToolCall, set ToolCallFields) {
+func (tc *ToolCall) Merge(u *ToolCall, set ToolCallFields) {
 	if u.ID != "" {
 		tc.ID = u.ID
 	}
@@ -550,7 +571,7 @@ func decodeUpdateSlow(params json.RawMessage) Update {
 	case KindCurrentModeUpdate:
 		return &CurrentModeUpdate{updateHeader: h, ModeID: u.CurrentModeID}
 	case KindConfigOptionUpdate:
-		return &ConfigOptionUpdate{updateHeader: h, Options: decodeConfigOptions(u.ConfigOptions)}
+		return &ConfigOptionUpdate{updateHeader: h, Options: DecodeConfigOptions(u.ConfigOptions)}
 	case KindSessionInfoUpdate:
 		return decodeSessionInfo(h)
 	case KindUsageUpdate:

@@ -1,4 +1,4 @@
-package acphost
+package acp
 
 import (
 	"bytes"
@@ -18,14 +18,14 @@ import (
 )
 
 // The vectors in testdata/permission/<name>.json are copies of
-// ../shared/vectors/permission (real session/request_permission params);
+// ../../shared/vectors/permission (real session/request_permission params);
 // <name>.golden.json is the decoding expected from them, written by hand from
 // permission-meta.md and the adapter documents, with Raw fields left out.
 
 const presVectorDir = "testdata/permission"
 
 // presSharedVectors is where the vectors came from; checked when present.
-const presSharedVectors = "../shared/vectors/permission"
+const presSharedVectors = "../../shared/vectors/permission"
 
 type goldenRequest struct {
 	Comment                 string             `json:"_comment,omitempty"`
@@ -538,7 +538,7 @@ func TestParsePermissionRequestErrors(t *testing.T) {
 		req, err := ParsePermissionRequest(json.RawMessage(params))
 		assert.Nil(t, req, "%q", params)
 		if assert.Error(t, err, "%q", params) {
-			assert.True(t, errors.Is(err, ErrProtocol), "%q: %v", params, err)
+			assert.True(t, errors.Is(err, ErrMalformed), "%q: %v", params, err)
 		}
 	}
 }

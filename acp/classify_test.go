@@ -1,6 +1,7 @@
-package acphost
+package acp
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,7 +26,7 @@ func TestClassify(t *testing.T) {
 		{"edit without diff", `{"toolCall":{"toolCallId":"t","kind":"delete"},"options":[]}`, SurfaceFileChange, nil},
 		{"claude ask user question", `{"toolCall":{"toolCallId":"t","title":"AskUserQuestion","kind":"other","rawInput":{"questions":[{"header":"Color","question":"Which color?","multiSelect":false,"options":[{"label":"Red","description":"warm"},{"label":"Blue","description":"cool"}]}]},"_meta":{"claudeCode":{"toolName":"AskUserQuestion"}}},"options":[]}`,
 			SurfaceQuestion, func(t *testing.T, c Classification) {
-				assert.Equal(t, []Question{{Header: "Color", Question: "Which color?", Options: []QuestionOption{{"Red", "warm"}, {"Blue", "cool"}}}}, c.Questions)
+				assert.Equal(t, []Question{{Header: "Color", Question: "Which color?", Options: []QuestionOption{{Label: "Red", Description: "warm"}, {Label: "Blue", Description: "cool"}}}}, c.Questions)
 			}},
 		{"command string", `{"toolCall":{"toolCallId":"t","kind":"execute","title":"npm test","rawInput":{"command":"npm test -- -u"}},"options":[]}`,
 			SurfaceCommand, func(t *testing.T, c Classification) { assert.Equal(t, "npm test -- -u", c.Command) }},
@@ -37,7 +38,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := ParsePermissionRequest(raw(tc.params))
+			req, err := ParsePermissionRequest(json.RawMessage(tc.params))
 			require.NoError(t, err)
 			c := Classify(req)
 			assert.Equal(t, tc.want, c.Surface)

@@ -1,7 +1,4 @@
-// Elicitation forms: the requested schema of a form-mode elicitation,
-// decoded into fields, and the validation of an accepted answer against it.
-
-package acphost
+package acp
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package acphost
+package acp
 
 import (
 	"strings"

@@ -1,7 +1,4 @@
-// MCP server configurations: what session/new, load and resume hand the
-// agent in mcpServers, and the check that the agent can take them.
-
-package acphost
+package acp
 
 import (
 	"bytes"
@@ -66,7 +63,7 @@ func (m MCPServer) transport() MCPTransport {
 func (m MCPServer) MarshalJSON() ([]byte, error) {
 	if m.Raw != nil {
 		if !isJSONObject(m.Raw) {
-			return nil, fmt.Errorf("acphost: MCPServer.Raw is not a JSON object")
+			return nil, fmt.Errorf("acp: MCPServer.Raw is not a JSON object")
 		}
 		return bytes.TrimSpace(m.Raw), nil
 	}
@@ -112,12 +109,12 @@ var mcpKnownFields = map[MCPTransport][]string{
 func (m *MCPServer) UnmarshalJSON(b []byte) error {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil || fields == nil {
-		return fmt.Errorf("acphost: an MCP server must be a JSON object")
+		return fmt.Errorf("acp: an MCP server must be a JSON object")
 	}
 	var typ string
 	if raw, ok := fields["type"]; ok {
 		if err := json.Unmarshal(raw, &typ); err != nil {
-			return fmt.Errorf("acphost: an MCP server's type must be a string")
+			return fmt.Errorf("acp: an MCP server's type must be a string")
 		}
 	}
 	*m = MCPServer{Type: MCPTransport(typ)}
@@ -137,7 +134,7 @@ func (m *MCPServer) UnmarshalJSON(b []byte) error {
 		Headers []NameValue `json:"headers"`
 	}
 	if err := json.Unmarshal(b, &wire); err != nil && m.Raw == nil {
-		return fmt.Errorf("acphost: MCP server: %w", err)
+		return fmt.Errorf("acp: MCP server: %w", err)
 	}
 	m.Name, m.Command, m.Args, m.Env, m.URL, m.Headers = wire.Name, wire.Command, wire.Args, wire.Env, wire.URL, wire.Headers
 	return nil
