@@ -78,39 +78,39 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		c: c, opts: &c.opts, link: l,
 		dead:      make(chan struct{}),
 		sessions:  newSessionTable(),
-		foreign:   foreign{n: &c.foreign, log: c.opts.Logger},
-		requests:  newRequestBudget(c.opts.MaxPendingRequests, c.opts.MaxQueuedBytes),
+		foreign:   foreign{n: &c.foreign, log: c.opts.Debug.Logger},
+		requests:  newRequestBudget(c.opts.Limits.MaxPendingRequests, c.opts.Limits.MaxQueuedBytes),
 		fileSlots: make(chan struct{}, maxFileRequests),
 	}
-	a.cb.log = c.opts.Logger
+	a.cb.log = c.opts.Debug.Logger
 	hook := func(session, what string, f func()) error { return a.cb.userCall(goid(), session, what, f) }
 	a.files = &fileService{opts: c.opts.FS, roots: roots, writable: c.writable, planMode: c.PlanMode, hook: hook}
 	a.terminals = &terminalService{opts: c.opts.Terminal, dir: c.opts.Dir, roots: roots, terms: newTerminals(&c.opts, roots), planMode: c.PlanMode, hook: hook}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.perms = &broker{
-		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: c.opts.Logger,
+		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: c.opts.Debug.Logger,
 		timeout: c.opts.PermissionTimeout, planMode: c.PlanMode, poisoned: a.poisoned.Load,
 		idle: make(chan *pendingPermission),
 	}
 	a.elicitor = &elicitor{
-		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: c.opts.Logger,
-		timeout: c.opts.ElicitationTimeout, hook: c.opts.OnElicitation, poisoned: a.poisoned.Load,
+		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: c.opts.Debug.Logger,
+		timeout: c.opts.Elicitation.Timeout, hook: c.opts.Elicitation.OnRequest, poisoned: a.poisoned.Load,
 	}
 	a.dispatcher = &dispatcher{
-		q: newQueue(c.opts.MaxQueuedUpdates, c.opts.MaxQueuedBytes), cb: &a.cb, ended: make(chan struct{}),
+		q: newQueue(c.opts.Limits.MaxQueuedUpdates, c.opts.Limits.MaxQueuedBytes), cb: &a.cb, ended: make(chan struct{}),
 		sessions: a.sessions, foreign: a.foreign, perms: a.perms,
 	}
 	a.gen = int(c.gens.Add(1))
-	wopts := wire.Options{MaxMessage: c.opts.MaxLineBytes, Inbound: a.inbound, Skipped: a.skipped, Ended: a.readEnded}
+	wopts := wire.Options{MaxMessage: c.opts.Limits.MaxLineBytes, Inbound: a.inbound, Skipped: a.skipped, Ended: a.readEnded}
 	if c.rec != nil {
 		wopts.Trace = func(dir string, msg []byte) { c.rec.message(a.gen, dir, msg) }
 	}
 	a.conn = l.connect(wopts)
 	a.writes = &writes{
-		conn: a.conn, ctx: a.ctx, grace: c.opts.CancelGrace, timeout: c.opts.WriteTimeout,
+		conn: a.conn, ctx: a.ctx, grace: c.opts.Timeouts.CancelGrace, timeout: c.opts.Timeouts.WriteTimeout,
 		lift: a.lift, poison: a.poison, stop: a.stop, deathCause: a.deathCause,
 	}
-	a.replies = &replier{conn: a.conn, log: c.opts.Logger, wg: &a.wg, q: a.dispatcher.q}
+	a.replies = &replier{conn: a.conn, log: c.opts.Debug.Logger, wg: &a.wg, q: a.dispatcher.q}
 	a.conn.Start() // what its hooks use is in place: a.conn, a.writes, a.replies
 	l.pump(&a.wg, a.stderrSink())
 	l.watch(&a.wg, a.ctx.Done(), a.linkEnded)
@@ -119,7 +119,7 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		defer a.wg.Done()
 		a.dispatcher.run()
 	}()
-	if c.opts.WriteTimeout > 0 {
+	if c.opts.Timeouts.WriteTimeout > 0 {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
@@ -246,7 +246,7 @@ func (a *agent) stop(cause error) {
 	a.shutOnce.Do(func() {
 		a.die(cause) // first, so the exit we cause is not reported as a crash
 		a.conn.Halt()
-		a.link.stop(a.opts.CloseGrace)
+		a.link.stop(a.opts.Timeouts.CloseGrace)
 		if a.terminals.terms != nil {
 			a.terminals.terms.Close()
 		}
@@ -353,8 +353,8 @@ func (a *agent) lift(delta int) {
 // stderrSink is where the agent's stderr goes besides the tail.
 func (a *agent) stderrSink() io.Writer {
 	var sinks []io.Writer
-	if a.opts.Stderr != nil {
-		sinks = append(sinks, a.opts.Stderr)
+	if a.opts.Process.Stderr != nil {
+		sinks = append(sinks, a.opts.Process.Stderr)
 	}
 	if a.c.rec != nil {
 		sinks = append(sinks, &stderrLines{rec: a.c.rec, gen: a.gen})

@@ -51,19 +51,19 @@ func TestAttackAnswersRaceACancelledStreamingTurn(t *testing.T) {
 		}
 		var n atomic.Int32
 		opts := ACPOptions{
-			CancelGrace: time.Minute,
 			OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 				hooks.Add(1)
 				defer hooks.Done()
 				hook(ctx, int(n.Add(1)))
 				return "allow", nil
 			},
-			OnElicitation: func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
+			Timeouts: Timeouts{CancelGrace: time.Minute},
+			Elicitation: ElicitationOptions{OnRequest: func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 				hooks.Add(1)
 				defer hooks.Done()
 				hook(ctx, int(n.Add(1)))
 				return ElicitationAnswer{Action: acp.ElicitDecline}, nil
-			},
+			}},
 		}
 		lines := make(chan json.RawMessage, 4096)
 		c, h, err := tryConnectHostile(t, context.Background(), opts, func(h *hostileAgent) { h.lines = lines })
@@ -189,7 +189,7 @@ func TestIdleTimeoutPausesWhileElicitationWaits(t *testing.T) {
 			answeredAt = time.Now()
 			return ElicitationAnswer{Action: acp.ElicitDecline}, nil
 		}
-		c, _ := connectFake(t, script, ACPOptions{IdleTimeout: 5 * time.Second, OnElicitation: slowHuman})
+		c, _ := connectFake(t, script, ACPOptions{Timeouts: Timeouts{IdleTimeout: 5 * time.Second}, Elicitation: ElicitationOptions{OnRequest: slowHuman}})
 		_, err := c.Generate(Request{Prompt: "x"})
 		require.ErrorIs(t, err, ErrIdleTimeout)
 		require.False(t, answeredAt.IsZero(), "halted while a person was asked")
@@ -204,17 +204,17 @@ func TestCancelledTurnAnswersItsAsksAfterSessionCancel(t *testing.T) {
 	for round := range 10 {
 		asked := make(chan struct{}, 2)
 		opts := ACPOptions{
-			CancelGrace: time.Minute,
 			OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 				asked <- struct{}{}
 				<-ctx.Done()
 				return "allow", nil
 			},
-			OnElicitation: func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
+			Timeouts: Timeouts{CancelGrace: time.Minute},
+			Elicitation: ElicitationOptions{OnRequest: func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 				asked <- struct{}{}
 				<-ctx.Done()
 				return ElicitationAnswer{Action: acp.ElicitDecline}, nil
-			},
+			}},
 		}
 		lines := make(chan json.RawMessage, 256)
 		c, h, err := tryConnectHostile(t, context.Background(), opts, func(h *hostileAgent) { h.lines = lines })

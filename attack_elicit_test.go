@@ -49,7 +49,7 @@ func TestAttackRequestScopedElicitationsRaceTheirRequestsEnd(t *testing.T) {
 		return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"a": "late"}}, nil
 	}
 	got := make(chan map[string]json.RawMessage, 1)
-	c, agent, err := tryConnectHostile(t, context.Background(), ACPOptions{AuthMethod: "login", OnElicitation: hook}, func(h *hostileAgent) {
+	c, agent, err := tryConnectHostile(t, context.Background(), ACPOptions{AuthMethod: "login", Elicitation: ElicitationOptions{OnRequest: hook}}, func(h *hostileAgent) {
 		go func() {
 			auth := <-h.calls
 			var b []byte
@@ -140,18 +140,18 @@ func TestAttackTerminalLoginOfAConnectedAgentIsNoCommand(t *testing.T) {
 	methods := raw(`[{"id":"tui","name":"Log in","type":"terminal","args":["--login"]}]`)
 	synctest.Test(t, func(t *testing.T) {
 		_, _, err := tryConnectFake(t, fakeagent.Script{RequireAuth: true, AuthMethods: methods},
-			ACPOptions{TerminalAuth: true, Command: "/usr/bin/not-the-agent"})
+			ACPOptions{Command: "/usr/bin/not-the-agent", Advertise: AdvertiseOptions{TerminalAuth: true}})
 		var ae *AuthError
 		require.ErrorAs(t, err, &ae)
 		cmd, args, _, cerr := ae.TerminalCommand("tui")
 		assert.ErrorIs(t, cerr, ErrUnsupported, "a command %q %q for an agent the client did not start", cmd, args)
 
-		c, _ := connectFake(t, fakeagent.Script{AuthMethods: methods}, ACPOptions{TerminalAuth: true})
+		c, _ := connectFake(t, fakeagent.Script{AuthMethods: methods}, ACPOptions{Advertise: AdvertiseOptions{TerminalAuth: true}})
 		cmd, args, _, cerr = c.TerminalAuthCommand("tui")
 		assert.ErrorIs(t, cerr, ErrUnsupported, "a command %q %q for an agent the client did not start", cmd, args)
 	})
 	// The agent the client started gets its own command.
-	_, err := startFake(t, fakeagent.Script{RequireAuth: true, AuthMethods: methods}, ACPOptions{TerminalAuth: true})
+	_, err := startFake(t, fakeagent.Script{RequireAuth: true, AuthMethods: methods}, ACPOptions{Advertise: AdvertiseOptions{TerminalAuth: true}})
 	var ae *AuthError
 	require.ErrorAs(t, err, &ae)
 	cmd, args, _, err := ae.TerminalCommand("tui")

@@ -94,11 +94,11 @@ func (v orderRace) run(t *testing.T, turns int) (bad int) {
 		}
 	}
 	opts := ACPOptions{
-		CancelGrace: time.Minute,
-		OnElicitation: func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
+		Timeouts: Timeouts{CancelGrace: time.Minute},
+		Elicitation: ElicitationOptions{OnRequest: func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error) {
 			person(ctx)
 			return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"a": "yes"}}, nil
-		},
+		}},
 	}
 	if v.hook {
 		opts.OnPermission = func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
@@ -240,12 +240,12 @@ func TestStopDecidesTheAnswerOfAnOpenApproval(t *testing.T) {
 		release := make(chan struct{})
 		asked := make(chan struct{}, 1)
 		opts := ACPOptions{
-			CancelGrace: time.Minute,
 			OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 				asked <- struct{}{}
 				<-release // a person who never saw the Stop: the click lands after it
 				return "allow", nil
 			},
+			Timeouts: Timeouts{CancelGrace: time.Minute},
 		}
 		lines := make(chan json.RawMessage, 64)
 		c, h, err := tryConnectHostile(t, context.Background(), opts, func(h *hostileAgent) { h.lines = lines })

@@ -135,11 +135,11 @@ func TestPermissionAfterCancelIsAnsweredCancelled(t *testing.T) {
 			fakeagent.Ask(fakeagent.PermissionParams("t2", "late ask", "edit", fakeagent.StdOptions...)),
 		}}, {}}}
 		c, fa := connectFake(t, script, ACPOptions{
-			CancelGrace: time.Second,
 			OnPermission: func(context.Context, *acp.PermissionRequest) (string, error) {
 				called <- struct{}{}
 				return "allow", nil
 			},
+			Timeouts: Timeouts{CancelGrace: time.Second},
 		})
 		ctx, cancel := context.WithCancel(context.Background())
 		res := goGenerate(c, ctx, "x")
@@ -164,12 +164,14 @@ func TestCancelIgnoredRestartsSubprocess(t *testing.T) {
 		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("fresh"))}},
 	}}
 	started := make(chan struct{}, 1)
-	c, err := startFake(t, script, ACPOptions{CancelGrace: 300 * time.Millisecond, CloseGrace: 300 * time.Millisecond,
+	c, err := startFake(t, script, ACPOptions{
 		OnUpdate: func(u acp.Update) {
 			if m, ok := u.(*acp.MessageChunk); ok && m.Content.Text == "busy" {
 				started <- struct{}{}
 			}
-		}})
+		},
+		Timeouts: Timeouts{CancelGrace: 300 * time.Millisecond, CloseGrace: 300 * time.Millisecond},
+	})
 	require.NoError(t, err)
 	oldPID := c.PID()
 	go func() { <-started; c.Cancel() }()
@@ -267,8 +269,8 @@ func TestTurnAndIdleTimeouts(t *testing.T) {
 		opts ACPOptions
 		want error
 	}{
-		{"turn", ACPOptions{TurnTimeout: 10 * time.Second}, ErrTurnTimeout},
-		{"idle", ACPOptions{IdleTimeout: 3 * time.Second}, ErrIdleTimeout},
+		{"turn", ACPOptions{Timeouts: Timeouts{TurnTimeout: 10 * time.Second}}, ErrTurnTimeout},
+		{"idle", ACPOptions{Timeouts: Timeouts{IdleTimeout: 3 * time.Second}}, ErrIdleTimeout},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -294,7 +296,7 @@ func TestIdleTimeoutPausesWhilePermissionWaits(t *testing.T) {
 			time.Sleep(time.Minute) // a human thinking, in fake time
 			return "allow", nil
 		}
-		c, _ := connectFake(t, script, ACPOptions{IdleTimeout: 5 * time.Second, OnPermission: slowHuman})
+		c, _ := connectFake(t, script, ACPOptions{OnPermission: slowHuman, Timeouts: Timeouts{IdleTimeout: 5 * time.Second}})
 		resp, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
 		assert.Equal(t, "answer=allow", resp.Text)
@@ -328,7 +330,7 @@ func TestCancelFinishesWhenTheAgentStopsReading(t *testing.T) {
 					{StopReading: true},
 					last,
 				}}}}
-				c, _ := connectFake(t, script, ACPOptions{CancelGrace: time.Second, OnPermission: humanWaits(asked, ended)})
+				c, _ := connectFake(t, script, ACPOptions{OnPermission: humanWaits(asked, ended), Timeouts: Timeouts{CancelGrace: time.Second}})
 				ctx, cancel := context.WithCancel(context.Background())
 				go func() { <-asked; synctest.Wait(); cancel() }()
 				start := time.Now()
@@ -352,7 +354,7 @@ func TestCancelFinishesWhenTheAgentStopsReading(t *testing.T) {
 func TestBlockedCallWriteIsAbandoned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{StopReading: true}}}}}
-		c, _ := connectFake(t, script, ACPOptions{CancelGrace: time.Second})
+		c, _ := connectFake(t, script, ACPOptions{Timeouts: Timeouts{CancelGrace: time.Second}})
 		_, err := c.Generate(Request{Prompt: "wedge"})
 		require.NoError(t, err)
 		newSession := func(d time.Duration) error {
@@ -383,7 +385,7 @@ func TestBlockedCallWriteIsAbandoned(t *testing.T) {
 func TestBlockedWithdrawalIsAbandoned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{StopReading: true}}}}}
-		c, _ := connectFake(t, script, ACPOptions{CancelGrace: time.Second})
+		c, _ := connectFake(t, script, ACPOptions{Timeouts: Timeouts{CancelGrace: time.Second}})
 		_, err := c.Generate(Request{Prompt: "wedge"})
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -402,7 +404,7 @@ func TestBlockedWithdrawalIsAbandoned(t *testing.T) {
 func TestWriteTimeoutEndsCallsThatAreNeverCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{StopReading: true}}}}}
-		c, _ := connectFake(t, script, ACPOptions{WriteTimeout: time.Second})
+		c, _ := connectFake(t, script, ACPOptions{Timeouts: Timeouts{WriteTimeout: time.Second}})
 		_, err := c.Generate(Request{Prompt: "wedge"})
 		require.NoError(t, err)
 		start := time.Now()
@@ -437,7 +439,7 @@ func TestWriteTimeoutDoesNotBlameASlowOnUpdate(t *testing.T) {
 		go serveSynchronousAgent(toAgentR, toClientW, 5000)
 		closer := closerFunc(func() error { toAgentW.Close(); return toClientR.Close() })
 		c, err := Connect(context.Background(), toClientR, toAgentW, closer,
-			ACPOptions{Dir: t.TempDir(), WriteTimeout: time.Second, MaxQueuedUpdates: 16, OnUpdate: slow})
+			ACPOptions{Dir: t.TempDir(), OnUpdate: slow, Timeouts: Timeouts{WriteTimeout: time.Second}, Limits: Limits{MaxQueuedUpdates: 16}})
 		require.NoError(t, err)
 		defer c.Close()
 		other, err := c.NewSession(context.Background(), SessionOptions{})
@@ -502,13 +504,13 @@ func serveSynchronousAgent(r io.Reader, w io.Writer, n int) {
 func TestDeathEndsABlockedWrite(t *testing.T) {
 	for name, opts := range map[string]ACPOptions{
 		"no bound":     {},
-		"WriteTimeout": {WriteTimeout: 5 * time.Second},
+		"WriteTimeout": {Timeouts: Timeouts{WriteTimeout: 5 * time.Second}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				script := fakeagent.Script{Turns: []fakeagent.Turn{{Prompt: "wedge", Steps: []fakeagent.Step{{StopReading: true}},
 					After: []fakeagent.Step{{Delay: "2s"}, {HugeLine: 2 << 20}}}}}
-				opts.MaxLineBytes = 1 << 20
+				opts.Limits.MaxLineBytes = 1 << 20
 				c, _ := connectFake(t, script, opts)
 				_, err := c.Generate(Request{Prompt: "wedge"})
 				require.NoError(t, err)
@@ -526,7 +528,7 @@ func TestDeathEndsABlockedWrite(t *testing.T) {
 func TestWriteAbortedByDeathReportsTheDeath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{StopReading: true}, {Delay: "1h"}}}}}
-		c, _ := connectFake(t, script, ACPOptions{CancelGrace: time.Second})
+		c, _ := connectFake(t, script, ACPOptions{Timeouts: Timeouts{CancelGrace: time.Second}})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_, err := c.GenerateCtx(ctx, Request{Prompt: "wedge"})
@@ -572,15 +574,15 @@ func TestBlockedPromptWriteIsAbandoned(t *testing.T) {
 			_, err := c.Generate(huge)
 			return err
 		}, context.Canceled},
-		{"TurnTimeout", ACPOptions{TurnTimeout: time.Second}, func(c *ACPClient) error {
+		{"TurnTimeout", ACPOptions{Timeouts: Timeouts{TurnTimeout: time.Second}}, func(c *ACPClient) error {
 			_, err := c.Generate(huge)
 			return err
 		}, ErrTurnTimeout},
-		{"IdleTimeout", ACPOptions{IdleTimeout: time.Second}, func(c *ACPClient) error {
+		{"IdleTimeout", ACPOptions{Timeouts: Timeouts{IdleTimeout: time.Second}}, func(c *ACPClient) error {
 			_, err := c.Generate(huge)
 			return err
 		}, ErrIdleTimeout},
-		{"WriteTimeout", ACPOptions{WriteTimeout: time.Second}, func(c *ACPClient) error {
+		{"WriteTimeout", ACPOptions{Timeouts: Timeouts{WriteTimeout: time.Second}}, func(c *ACPClient) error {
 			_, err := c.Generate(huge) // never cancelled
 			return err
 		}, ErrWriteTimeout},
@@ -588,7 +590,7 @@ func TestBlockedPromptWriteIsAbandoned(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			opts := tc.opts
-			opts.CancelGrace, opts.CloseGrace = 200*time.Millisecond, 200*time.Millisecond
+			opts.Timeouts.CancelGrace, opts.Timeouts.CloseGrace = 200*time.Millisecond, 200*time.Millisecond
 			c, err := startFake(t, script, opts)
 			require.NoError(t, err)
 			_, err = c.Generate(Request{Prompt: "wedge"})

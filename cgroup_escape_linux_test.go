@@ -58,9 +58,9 @@ func TestAgentCannotLeaveItsCgroup(t *testing.T) {
 			dir := t.TempDir()
 			pidFile := filepath.Join(dir, "daemon.pid")
 			escape := "echo $$ > " + filepath.Join(root, "cgroup.procs") + " 2>/dev/null; " + daemonScript(pidFile, false)
-			opts := ACPOptions{Dir: dir, Contain: ContainCgroup, CloseGrace: 200 * time.Millisecond}
+			opts := ACPOptions{Dir: dir, Process: ProcessOptions{Contain: ContainCgroup}, Timeouts: Timeouts{CloseGrace: 200 * time.Millisecond}}
 			if confined {
-				opts.Confine = &Confinement{Writable: []string{dir}}
+				opts.Process.Confine = &Confinement{Writable: []string{dir}}
 			}
 			c, err := startFake(t, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 				{Run: []string{"sh", "-c", escape}},

@@ -49,7 +49,7 @@ func TestDefaultDirIsAbsolute(t *testing.T) {
 
 func TestPresentationOptInCapability(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, fa := connectFake(t, fakeagent.Script{}, ACPOptions{PermissionPresentation: true})
+		_, fa := connectFake(t, fakeagent.Script{}, ACPOptions{Advertise: AdvertiseOptions{PermissionPresentation: true}})
 		init := received(fa.Agent, "initialize")
 		assert.Contains(t, string(init[0]), `"_meta":{"jetbrains":{"air":{}}}`)
 	})
@@ -95,7 +95,7 @@ func TestAuthErrorCarriesTheAgentsMethods(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, _, err := tryConnectFake(t, fakeagent.Script{RequireAuth: true,
 			AuthMethods: raw(`[{"id":"tui","name":"Log in","type":"terminal","args":["--login"]},{"id":"KEY","name":"API key","type":"env_var"}]`)},
-			ACPOptions{TerminalAuth: true})
+			ACPOptions{Advertise: AdvertiseOptions{TerminalAuth: true}})
 		var ae *AuthError
 		require.ErrorAs(t, err, &ae)
 		require.Len(t, ae.Methods, 2)
@@ -136,7 +136,7 @@ func TestTurnBarrier(t *testing.T) {
 			n.Add(1)
 		}
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{Updates: 1000}}}}}
-		c, _ := connectFake(t, script, ACPOptions{OnUpdate: slow, MaxQueuedUpdates: 16})
+		c, _ := connectFake(t, script, ACPOptions{OnUpdate: slow, Limits: Limits{MaxQueuedUpdates: 16}})
 		for turn := 1; turn <= 3; turn++ {
 			resp, err := c.Generate(Request{Prompt: "go"})
 			require.NoError(t, err)
@@ -200,7 +200,7 @@ func TestOnUpdateMayCallClientMethods(t *testing.T) {
 			}
 		}
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{Updates: 100}}}}}
-		c, _ = connectFake(t, script, ACPOptions{OnUpdate: onUpdate, MaxQueuedUpdates: 2})
+		c, _ = connectFake(t, script, ACPOptions{OnUpdate: onUpdate, Limits: Limits{MaxQueuedUpdates: 2}})
 		_, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
 		require.NoError(t, <-setMode)
@@ -258,7 +258,7 @@ func TestJunkOnStdoutIsSkipped(t *testing.T) {
 			{Raw: "\x1b[2K\x1b[1G"},
 			{Raw: `{"level":30,"msg":"log line","id":1,"result":{"stopReason":"refusal"}}`},
 			fakeagent.Say(fakeagent.Text("fine")),
-		}}}}, ACPOptions{OnSkippedLine: func([]byte) { skipped.Add(1) }})
+		}}}}, ACPOptions{Debug: DebugOptions{OnSkippedLine: func([]byte) { skipped.Add(1) }}})
 		resp, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
 		assert.Equal(t, "fine", resp.Text)
@@ -270,7 +270,7 @@ func TestJunkOnStdoutIsSkipped(t *testing.T) {
 func TestLineOverLimitFailsTheTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, _ := connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{HugeLine: 2 << 20}, {WaitCancel: true}}}}},
-			ACPOptions{MaxLineBytes: 1 << 20})
+			ACPOptions{Limits: Limits{MaxLineBytes: 1 << 20}})
 		_, err := c.Generate(Request{Prompt: "x"})
 		require.ErrorIs(t, err, ErrLineTooLong)
 		require.ErrorIs(t, err, ErrProtocol)
@@ -339,7 +339,7 @@ func TestCrashMidTurnIsTypedAtOnce(t *testing.T) {
 		fakeagent.Say(fakeagent.Text("partial")),
 		{Stderr: "fatal: model quota exhausted"},
 		{Exit: &code},
-	}}}}, ACPOptions{CloseGrace: 10 * time.Second})
+	}}}}, ACPOptions{Timeouts: Timeouts{CloseGrace: 10 * time.Second}})
 	require.NoError(t, err)
 	start := time.Now()
 	resp, err := c.Generate(Request{Prompt: "x"})
@@ -368,7 +368,7 @@ func TestCrashDuringStartReportsStderr(t *testing.T) {
 }
 
 func TestCloseKillsStubbornAgentAndGrandchild(t *testing.T) {
-	c, err := startFake(t, fakeagent.Script{IgnoreEOF: true, IgnoreSIGTERM: true, Grandchild: true}, ACPOptions{CloseGrace: 200 * time.Millisecond})
+	c, err := startFake(t, fakeagent.Script{IgnoreEOF: true, IgnoreSIGTERM: true, Grandchild: true}, ACPOptions{Timeouts: Timeouts{CloseGrace: 200 * time.Millisecond}})
 	require.NoError(t, err)
 	pgid := c.PID()
 	done := make(chan error, 1)
@@ -387,7 +387,7 @@ func TestStderrIsForwardedAndDrained(t *testing.T) {
 		lines = append(lines, strings.Repeat("e", 100)+strconv.Itoa(i))
 	}
 	w := &testutil.SyncBuffer{}
-	c, err := startFake(t, fakeagent.Script{StderrLines: lines}, ACPOptions{Stderr: w})
+	c, err := startFake(t, fakeagent.Script{StderrLines: lines}, ACPOptions{Process: ProcessOptions{Stderr: w}})
 	require.NoError(t, err, "an agent writing more than a pipe buffer to stderr must not block")
 	_, err = c.Generate(Request{Prompt: "x"})
 	require.NoError(t, err)

@@ -82,8 +82,8 @@ func checkConfinement(o *ACPOptions) error {
 	}
 	var writable []string
 	switch {
-	case o.Confine != nil:
-		writable = append(slices.Clone(o.Confine.Writable), o.Confine.PlanWritable...)
+	case o.Process.Confine != nil:
+		writable = append(slices.Clone(o.Process.Confine.Writable), o.Process.Confine.PlanWritable...)
 	case o.Terminal == nil || !o.Terminal.Confine:
 		return nil
 	}
@@ -102,6 +102,6 @@ func checkConfinement(o *ACPOptions) error {
 }
 
 // CanConfine reports whether Confinement can be had here (Linux with
-// Landlock); where it cannot, Start with ACPOptions.Confine fails with
+// Landlock); where it cannot, Start with ACPOptions.Process.Confine fails with
 // ErrUnsupported.
 func CanConfine() bool { return confine.Available() }

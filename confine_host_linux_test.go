@@ -36,9 +36,8 @@ func init() {
 		exe, _ := os.Executable()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		c, err := Start(ctx, ACPOptions{Command: exe, Dir: dir, CleanEnv: true,
-			Env:     []string{reviewKillerEnv + "=" + filepath.Join(dir, "report"), reviewPtraceEnv + "=" + os.Getenv(reviewPtraceEnv)},
-			Confine: &Confinement{Writable: []string{dir}}})
+		c, err := Start(ctx, ACPOptions{Command: exe, Dir: dir,
+			Process: ProcessOptions{CleanEnv: true, Env: []string{reviewKillerEnv + "=" + filepath.Join(dir, "report"), reviewPtraceEnv + "=" + os.Getenv(reviewPtraceEnv)}, Confine: &Confinement{Writable: []string{dir}}}})
 		if err == nil {
 			c.Close()
 		}

@@ -77,11 +77,10 @@ func TestConfinedAgentWritesOnlyWhereAllowed(t *testing.T) {
 	wrapper := `echo x > "$PROJECT/direct" 2>/dev/null; read -r p _ _ _ _ sid _ </proc/self/stat; echo $p $sid > "$STATE/ids"; exec "$@"`
 	c, err := Start(t.Context(), ACPOptions{
 		Command: "/bin/sh", Args: append([]string{"-c", wrapper, "sh", path}, args...),
-		Env:      append(env, "PROJECT="+dir, "STATE="+state),
 		Dir:      dir,
 		FS:       &FSOptions{Write: true, AdditionalDirs: []string{state}},
 		Terminal: &TerminalOptions{}, // confined with the agent, though not asked
-		Confine:  &Confinement{Writable: []string{state}},
+		Process:  ProcessOptions{Env: append(env, "PROJECT="+dir, "STATE="+state), Confine: &Confinement{Writable: []string{state}}},
 	})
 	require.NoError(t, err)
 	defer c.Close()
@@ -112,6 +111,6 @@ func TestConfinedAgentWritesOnlyWhereAllowed(t *testing.T) {
 }
 
 func TestConfinementOnlyForSpawnedAgents(t *testing.T) {
-	_, err := Connect(t.Context(), nil, nil, nil, ACPOptions{Confine: &Confinement{}})
+	_, err := Connect(t.Context(), nil, nil, nil, ACPOptions{Process: ProcessOptions{Confine: &Confinement{}}})
 	require.ErrorIs(t, err, ErrUnsupported)
 }

@@ -81,15 +81,15 @@ var (
 	namespaceAvailable = proc.NamespaceAvailable
 )
 
-var errContainOff = fmt.Errorf("acphost: ACPOptions.Contain is %q (%w)", ContainProcessGroup, ErrUnsupported)
+var errContainOff = fmt.Errorf("acphost: ACPOptions.Process.Contain is %q (%w)", ContainProcessGroup, ErrUnsupported)
 
 // checkContain rejects a mode that is none of the constants.
 func checkContain(o *ACPOptions) error {
-	switch o.Contain {
+	switch o.Process.Contain {
 	case ContainAuto, ContainCgroup, ContainPIDNamespace, ContainProcessGroup:
 		return nil
 	}
-	return fmt.Errorf("acphost: unknown ACPOptions.Contain %q", o.Contain)
+	return fmt.Errorf("acphost: unknown ACPOptions.Process.Contain %q", o.Process.Contain)
 }
 
 // containPlan is what the agent's start is to try: the cgroup (nil for
@@ -116,7 +116,7 @@ func newContainment(mode ContainMode, avoid error) (containPlan, error) {
 			return plan, containError(err)
 		}
 		plan.namespace = true
-		plan.reasons = []error{fmt.Errorf("acphost: ACPOptions.Contain is %q (%w)", ContainPIDNamespace, ErrUnsupported)}
+		plan.reasons = []error{fmt.Errorf("acphost: ACPOptions.Process.Contain is %q (%w)", ContainPIDNamespace, ErrUnsupported)}
 		return plan, nil
 	}
 	g, err := newCgroup("agent-")
@@ -187,7 +187,7 @@ func warnFallback(mode ContainMode, reason error, log *slog.Logger) {
 // terminalContain maps the mode onto the terminal package's, with a
 // warning for each client whose terminals step down.
 func terminalContain(o *ACPOptions, t *terminal.Options) {
-	switch o.Contain {
+	switch o.Process.Contain {
 	case ContainCgroup:
 		t.Cgroup = terminal.CgroupRequired
 	case ContainPIDNamespace:
@@ -195,7 +195,7 @@ func terminalContain(o *ACPOptions, t *terminal.Options) {
 	case ContainProcessGroup:
 		t.Cgroup = terminal.CgroupOff
 	default:
-		log := o.Logger
+		log := o.Debug.Logger
 		t.Namespace = terminal.NamespaceAuto
 		t.OnFallback = func(namespaced bool, err error) {
 			mode := ContainProcessGroup

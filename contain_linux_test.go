@@ -98,9 +98,9 @@ func TestCloseLeavesNoDaemonOfTheAgent(t *testing.T) {
 					{Run: []string{"sh", "-c", daemonScript(pidFile, tc.holdStdout)}},
 					fakeagent.Say(fakeagent.Text("spawned")),
 				}}}}
-				opts := ACPOptions{Dir: dir, CloseGrace: 200 * time.Millisecond, Contain: mode}
+				opts := ACPOptions{Dir: dir, Timeouts: Timeouts{CloseGrace: 200 * time.Millisecond}, Process: ProcessOptions{Contain: mode}}
 				if tc.confine {
-					opts.Confine = &Confinement{Writable: []string{dir}}
+					opts.Process.Confine = &Confinement{Writable: []string{dir}}
 				}
 				c, err := startFake(t, script, opts)
 				require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestTerminalLeavesNoDaemon(t *testing.T) {
 				}}, {Steps: []fakeagent.Step{
 					{Request: &fakeagent.Call{Method: "terminal/kill", Params: raw(`{"terminalId":"term-1"}`)}},
 					{Request: &fakeagent.Call{Method: "terminal/wait_for_exit", Params: raw(`{"terminalId":"term-1"}`)}},
-				}}}}, ACPOptions{Dir: dir, Contain: mode, Terminal: &TerminalOptions{KillGrace: 200 * time.Millisecond}, CloseGrace: 200 * time.Millisecond})
+				}}}}, ACPOptions{Dir: dir, Terminal: &TerminalOptions{KillGrace: 200 * time.Millisecond}, Process: ProcessOptions{Contain: mode}, Timeouts: Timeouts{CloseGrace: 200 * time.Millisecond}})
 				require.NoError(t, err)
 				requireContained(t, c)
 				_, err = c.Generate(Request{Prompt: "create"})
@@ -203,11 +203,11 @@ func terminalHostMain(dir, mode string) {
 	if err != nil {
 		panic(err)
 	}
-	opts := ACPOptions{Command: path, Args: args, Env: env, Dir: dir, Terminal: &TerminalOptions{}}
+	opts := ACPOptions{Command: path, Args: args, Dir: dir, Terminal: &TerminalOptions{}, Process: ProcessOptions{Env: env}}
 	m, confined := strings.CutSuffix(mode, "+confined")
-	opts.Contain = ContainMode(m)
+	opts.Process.Contain = ContainMode(m)
 	if confined {
-		opts.Confine = &Confinement{Writable: []string{dir}}
+		opts.Process.Confine = &Confinement{Writable: []string{dir}}
 	}
 	c, err := Start(context.Background(), opts)
 	if err != nil {
@@ -305,7 +305,7 @@ func TestConfinedAgentCannotSignalOrReachTheHost(t *testing.T) {
 		attempt("sibling", fmt.Sprintf("kill -STOP %d", sibling.Process.Pid)),
 		attempt("socket", testDialEnv+"="+name+" "+os.Args[0]),
 	}}}}
-	c, err := startFake(t, script, ACPOptions{Dir: dir, Confine: &Confinement{Writable: []string{dir}}})
+	c, err := startFake(t, script, ACPOptions{Dir: dir, Process: ProcessOptions{Confine: &Confinement{Writable: []string{dir}}}})
 	require.NoError(t, err)
 	_, err = c.Generate(Request{Prompt: "go"})
 	require.NoError(t, err)
@@ -386,9 +386,9 @@ func TestNamespacedAgentKeepsItsUserAndCannotSignalTheHost(t *testing.T) {
 				attempt("host", fmt.Sprintf("kill -0 %d", os.Getpid())),
 				attempt("init", "kill -0 1"), // the agent itself
 			}}}}
-			opts := ACPOptions{Dir: dir, Contain: ContainPIDNamespace}
+			opts := ACPOptions{Dir: dir, Process: ProcessOptions{Contain: ContainPIDNamespace}}
 			if confined {
-				opts.Confine = &Confinement{Writable: []string{dir}}
+				opts.Process.Confine = &Confinement{Writable: []string{dir}}
 			}
 			c, err := startFake(t, script, opts)
 			require.NoError(t, err)
@@ -436,12 +436,12 @@ func TestContainmentStepsDownToANamespace(t *testing.T) {
 	if err := proc.NamespaceAvailable(); err != nil {
 		t.Skipf("LOUD: no PID namespace here: %v", err)
 	}
-	_, err := startFake(t, fakeagent.Script{}, ACPOptions{Contain: ContainCgroup})
+	_, err := startFake(t, fakeagent.Script{}, ACPOptions{Process: ProcessOptions{Contain: ContainCgroup}})
 	require.ErrorIs(t, err, ErrUnsupported)
 	require.ErrorIs(t, err, cgroup.ErrUnavailable)
 
 	var log testutil.SyncBuffer
-	c, err := startFake(t, fakeagent.Script{}, ACPOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	c, err := startFake(t, fakeagent.Script{}, ACPOptions{Debug: DebugOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))}})
 	require.NoError(t, err)
 	got := c.Containment()
 	assert.Equal(t, ContainPIDNamespace, got.Mode)
@@ -462,13 +462,13 @@ func TestContainmentStepsDownToANamespace(t *testing.T) {
 func TestContainmentFallbackIsReported(t *testing.T) {
 	_, nsErr := failContainment(t, true)
 
-	_, err := startFake(t, fakeagent.Script{}, ACPOptions{Contain: ContainPIDNamespace})
+	_, err := startFake(t, fakeagent.Script{}, ACPOptions{Process: ProcessOptions{Contain: ContainPIDNamespace}})
 	require.ErrorIs(t, err, ErrUnsupported)
 	require.ErrorIs(t, err, nsErr)
 	require.ErrorContains(t, err, "namespaces forced off by the test")
 
-	_, err = startFake(t, fakeagent.Script{}, ACPOptions{Contain: "jail"})
-	require.ErrorContains(t, err, "unknown ACPOptions.Contain")
+	_, err = startFake(t, fakeagent.Script{}, ACPOptions{Process: ProcessOptions{Contain: "jail"}})
+	require.ErrorContains(t, err, "unknown ACPOptions.Process.Contain")
 
 	for _, mode := range []ContainMode{ContainAuto, ContainProcessGroup} {
 		t.Run(cmp.Or(string(mode), "auto"), func(t *testing.T) {
@@ -478,7 +478,7 @@ func TestContainmentFallbackIsReported(t *testing.T) {
 			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 				{Run: []string{"sh", "-c", daemonScript(pidFile, false)}},
 			}}}}
-			c, err := startFake(t, script, ACPOptions{Dir: dir, Contain: mode, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			c, err := startFake(t, script, ACPOptions{Dir: dir, Process: ProcessOptions{Contain: mode}, Debug: DebugOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))}})
 			require.NoError(t, err)
 			got := c.Containment()
 			assert.Equal(t, ContainProcessGroup, got.Mode)

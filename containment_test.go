@@ -78,7 +78,7 @@ func waitPaused(t *testing.T, what string, finished <-chan struct{}, sent *atomi
 
 func TestAttackRequestFloodWhileDeafIsBounded(t *testing.T) {
 	base := runtime.NumGoroutine()
-	c, h := connectHostile(t, ACPOptions{CancelGrace: 200 * time.Millisecond})
+	c, h := connectHostile(t, ACPOptions{Timeouts: Timeouts{CancelGrace: 200 * time.Millisecond}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, done := startTurn(t, ctx, c.Session(), h, Request{Prompt: "go"})
@@ -106,10 +106,12 @@ func TestAttackRequestFloodWhileDeafIsBounded(t *testing.T) {
 func TestAttackUpdateFloodWhileACallWaitsIsBounded(t *testing.T) {
 	gate := make(chan struct{})
 	var delivered atomic.Int64
-	c, h := connectHostile(t, ACPOptions{MaxQueuedBytes: 4 << 20, OnUpdate: func(acp.Update) {
+	c, h := connectHostile(t, ACPOptions{OnUpdate: func(acp.Update) {
 		delivered.Add(1)
 		<-gate // a UI that is slow to draw: nothing is delivered meanwhile
-	}}, "session/set_mode")
+	},
+		Limits: Limits{MaxQueuedBytes: 4 << 20},
+	}, "session/set_mode")
 	defer close(gate)
 	setMode := make(chan error, 1)
 	go func() { setMode <- c.Session().SetMode(context.Background(), "plan") }()
@@ -174,7 +176,7 @@ func TestAttackLargeUpdatesAreBoundedInBytes(t *testing.T) {
 
 func TestAttackTurnStateIsBounded(t *testing.T) {
 	const budget = 4 << 20
-	c, h := connectHostile(t, ACPOptions{MaxResponseBytes: budget})
+	c, h := connectHostile(t, ACPOptions{Limits: Limits{MaxResponseBytes: budget}})
 	base := heapInUse()
 	const tools = 200000
 	var resp Response

@@ -70,7 +70,7 @@
 // Cancelling the ctx of GenerateCtx (or calling [ACPClient.Cancel]) sends
 // session/cancel, answers the session's pending permission requests
 // "cancelled" (and any that arrive until the turn ends), keeps delivering
-// updates and waits for the agent's answer, up to ACPOptions.CancelGrace.
+// updates and waits for the agent's answer, up to ACPOptions.Timeouts.CancelGrace.
 // The call then returns the Response gathered so far, with StopReason
 // "cancelled", and an error matching ctx.Err(). The process and session stay
 // warm. An agent that never answers is restarted before the next turn (the
@@ -81,7 +81,7 @@
 // [ErrAgentNotReading], and that agent is replaced the same way.
 // TurnTimeout and IdleTimeout end a turn the same way, with
 // [ErrTurnTimeout] or [ErrIdleTimeout]. Calls that are never cancelled
-// are bounded by ACPOptions.WriteTimeout, if set: a write blocked that
+// are bounded by ACPOptions.Timeouts.WriteTimeout, if set: a write blocked that
 // long stops the agent ([ErrWriteTimeout]).
 //
 // # Permissions
@@ -100,8 +100,8 @@
 // # Process lifecycle
 //
 // The agent runs in its own process group, and on Linux in a cgroup of its
-// own (ACPOptions.Contain, [ACPClient.Containment]); its stderr is always
-// drained (into ACPOptions.Stderr and a 64 KiB tail quoted in errors). The
+// own (ACPOptions.Process.Contain, [ACPClient.Containment]); its stderr is always
+// drained (into ACPOptions.Process.Stderr and a 64 KiB tail quoted in errors). The
 // ctx given to Start bounds the start-up only. An agent that exits or
 // crashes fails every pending call at once with an [*ExitError] carrying its
 // status and stderr tail. [ACPClient.Close] closes stdin, waits CloseGrace,
@@ -113,14 +113,14 @@
 // agent SIGKILL.
 //
 // On Linux the kernel (Landlock) can also confine where the agent, and
-// everything it runs, may write ([Confinement], ACPOptions.Confine), and
+// everything it runs, may write ([Confinement], ACPOptions.Process.Confine), and
 // likewise the commands the host runs for it (TerminalOptions.Confine): a
 // plan mode that the agent's own tools cannot get around.
 //
 // # Containment
 //
 // Every byte from the agent is treated as hostile. What it can make the
-// host hold is bounded (ACPOptions.MaxLineBytes, MaxQueuedUpdates,
+// host hold is bounded (ACPOptions.Limits.MaxLineBytes, MaxQueuedUpdates,
 // MaxQueuedBytes, MaxPendingRequests, MaxResponseBytes,
 // FSOptions.MaxReadBytes, TerminalOptions.MaxTerminals and MaxOutputBytes);
 // at each bound the host stops reading (backpressure, nothing dropped) or
@@ -140,7 +140,7 @@
 //	ErrClosed              -                       the client (ErrPoolClosed: the pool) was closed
 //	ErrAgentExited         *ExitError              the agent process ended; status and stderr tail
 //	ErrProtocol            *ProtocolError          the agent broke the protocol
-//	ErrLineTooLong         *ProtocolError          a line over ACPOptions.MaxLineBytes (with ErrProtocol)
+//	ErrLineTooLong         *ProtocolError          a line over ACPOptions.Limits.MaxLineBytes (with ErrProtocol)
 //	ErrFlood               *ProtocolError          the agent sent more than the limits allow (with ErrProtocol)
 //	-                      *RPCError               a JSON-RPC error; errors.Is(err, &RPCError{Code: c}) compares codes (Code*)
 //	ErrAuthRequired        *AuthError              no session until the client authenticates; the agent's methods, the one tried
@@ -148,9 +148,9 @@
 //	ErrUnsupported         *MCPServerError         an MCP server of a transport the agent did not advertise
 //	ErrCancelUnconfirmed   -                       a cancelled turn the agent never answered; restarted before the next turn
 //	ErrAgentNotReading     -                       the agent stopped reading its stdin (with ErrCancelUnconfirmed or ErrWriteTimeout)
-//	ErrTurnTimeout         -                       ACPOptions.TurnTimeout ended the turn
-//	ErrIdleTimeout         -                       ACPOptions.IdleTimeout ended the turn
-//	ErrWriteTimeout        -                       ACPOptions.WriteTimeout stopped the agent
+//	ErrTurnTimeout         -                       ACPOptions.Timeouts.TurnTimeout ended the turn
+//	ErrIdleTimeout         -                       ACPOptions.Timeouts.IdleTimeout ended the turn
+//	ErrWriteTimeout        -                       ACPOptions.Timeouts.WriteTimeout stopped the agent
 //	-                      *RestartError           the agent was replaced before this turn
 //	ErrContextLost         *RestartError           ... and its session could not be re-attached
 //	-                      *CrashLoopError         recovery gave up: the agent died too often

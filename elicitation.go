@@ -36,7 +36,7 @@ type ElicitationAnswer struct {
 // ElicitationFunc answers an elicitation. It runs on a goroutine of its own
 // (never the read loop or the dispatcher), so it may wait for a person;
 // ctx ends when the turn is cancelled, when the agent withdraws the request
-// ($/cancel_request), when ElicitationTimeout fires, when the client's
+// ($/cancel_request), when Elicitation.Timeout fires, when the client's
 // request a request-scoped elicitation belongs to ends (it is answered,
 // fails or is abandoned: context.Cause(ctx) then matches ErrRequestEnded)
 // or when the client closes — the request has then already been answered
@@ -44,15 +44,15 @@ type ElicitationAnswer struct {
 type ElicitationFunc func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error)
 
 // elicitationModes are the modes the client advertises: none without
-// OnElicitation, else ElicitationModes (nil: form and url).
+// OnElicitation, else Elicitation.Modes (nil: form and url).
 func (o *ACPOptions) elicitationModes() []acp.ElicitationMode {
-	if o.OnElicitation == nil {
+	if o.Elicitation.OnRequest == nil {
 		return nil
 	}
-	if o.ElicitationModes == nil {
+	if o.Elicitation.Modes == nil {
 		return []acp.ElicitationMode{acp.ModeForm, acp.ModeURL}
 	}
-	return o.ElicitationModes
+	return o.Elicitation.Modes
 }
 
 // elicitationCapability is clientCapabilities.elicitation, or nil.

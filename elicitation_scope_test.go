@@ -102,7 +102,7 @@ func TestAttackRequestScopedElicitationPosing(t *testing.T) {
 	hook := &labelHook{}
 	var answers map[string]json.RawMessage
 	ids := map[string]string{}
-	c, _, err := tryConnectHostile(t, context.Background(), ACPOptions{AuthMethod: "login", OnElicitation: hook.hook}, func(h *hostileAgent) {
+	c, _, err := tryConnectHostile(t, context.Background(), ACPOptions{AuthMethod: "login", Elicitation: ElicitationOptions{OnRequest: hook.hook}}, func(h *hostileAgent) {
 		go func() {
 			auth := <-h.calls
 			if auth.Method != "authenticate" || string(auth.ID) != "2" {
@@ -142,7 +142,7 @@ func TestAttackRequestScopedElicitationPosing(t *testing.T) {
 // asked. The others were refused already (as naming the session "").
 func TestAttackRequestScopedElicitationDuringATurn(t *testing.T) {
 	hook := &labelHook{}
-	c, h := connectHostile(t, ACPOptions{OnElicitation: hook.hook})
+	c, h := connectHostile(t, ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook.hook}})
 	promptID, done := startTurn(t, context.Background(), c.Session(), h, Request{Prompt: "go"})
 	attacks := map[string]string{
 		"the prompt":            `"requestId":` + promptID,
@@ -180,7 +180,7 @@ func TestElicitDuringSessionNewAtStart(t *testing.T) {
 			return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"workspace": "acme"}}, nil
 		}
 		script := fakeagent.Script{BeforeSessionNew: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("Which workspace?", workspaceSchema))}}
-		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook})
+		c, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}})
 		assert.Equal(t, "s1", c.SessionID(), "the session opened")
 		require.NotNil(t, seen)
 		assert.Equal(t, acp.ScopeRequest, seen.Scope)
@@ -222,7 +222,7 @@ func TestElicitDuringAuthenticate(t *testing.T) {
 		}
 		script := fakeagent.Script{RequireAuth: true, AuthMethods: raw(`[{"id":"login","name":"Log in"}]`),
 			BeforeAuthenticate: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("Which workspace?", workspaceSchema))}}
-		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook})
+		c, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}})
 		assert.Equal(t, "s1", c.SessionID())
 		require.Len(t, seen, 1)
 		assert.Equal(t, acp.ScopeRequest, seen[0].Scope)
@@ -270,7 +270,7 @@ func TestElicitSettledWhenItsRequestIsAnswered(t *testing.T) {
 			{Request: fakeagent.ElicitForRequest(fakeagent.FormElicitation("m", workspaceSchema)).Request, ForRequest: true, NoWait: true},
 			{Delay: "1s"}, // fake time: the hook is asked meanwhile
 		}}
-		c, fa := connectFake(t, script, ACPOptions{OnElicitation: waitingHook(asked, cause)})
+		c, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: waitingHook(asked, cause)}})
 		assert.Equal(t, "s1", c.SessionID())
 		req := <-asked
 		assert.Equal(t, "session/new", req.Method)
@@ -295,7 +295,7 @@ func TestElicitSettledWhenItsRequestIsAbandoned(t *testing.T) {
 			return waitingHook(asked, cause)(ctx, req)
 		}
 		script := fakeagent.Script{BeforeSessionNew: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("m", workspaceSchema))}}
-		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook})
+		c, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}})
 		ctx, cancel := context.WithCancel(context.Background())
 		opened := make(chan error, 1)
 		go func() {
@@ -321,7 +321,7 @@ func TestElicitSettledWhenItsRequestFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		asked, cause := make(chan *acp.ElicitationRequest, 1), make(chan error, 1)
 		hook := waitingHook(asked, cause)
-		_, _, err := tryConnectHostile(t, context.Background(), ACPOptions{AuthMethod: "login", OnElicitation: hook}, func(h *hostileAgent) {
+		_, _, err := tryConnectHostile(t, context.Background(), ACPOptions{AuthMethod: "login", Elicitation: ElicitationOptions{OnRequest: hook}}, func(h *hostileAgent) {
 			go func() {
 				auth := <-h.calls
 				h.send([]byte(`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":` + formParams(`"requestId":`+string(auth.ID), "m") + "}\n"))
@@ -335,7 +335,7 @@ func TestElicitSettledWhenItsRequestFails(t *testing.T) {
 }
 
 // $/cancel_request for a request-scoped elicitation answers it -32800,
-// and ElicitationTimeout answers it "cancel", as for session-scoped ones.
+// and Elicitation.Timeout answers it "cancel", as for session-scoped ones.
 func TestElicitRequestScopedWithdrawnAndTimedOut(t *testing.T) {
 	t.Run("withdrawn", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
@@ -345,7 +345,7 @@ func TestElicitRequestScopedWithdrawnAndTimedOut(t *testing.T) {
 				{Delay: "1s"},
 				{CancelRequest: true},
 			}}
-			_, fa := connectFake(t, script, ACPOptions{OnElicitation: waitingHook(asked, cause)})
+			_, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: waitingHook(asked, cause)}})
 			<-asked
 			err := <-cause
 			assert.ErrorIs(t, err, context.Canceled)
@@ -358,7 +358,7 @@ func TestElicitRequestScopedWithdrawnAndTimedOut(t *testing.T) {
 			asked, cause := make(chan *acp.ElicitationRequest, 1), make(chan error, 1)
 			script := fakeagent.Script{BeforeSessionNew: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("m", workspaceSchema))}}
 			start := time.Now()
-			_, fa := connectFake(t, script, ACPOptions{OnElicitation: waitingHook(asked, cause), ElicitationTimeout: time.Minute})
+			_, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: waitingHook(asked, cause), Timeout: time.Minute}})
 			assert.Equal(t, time.Minute, time.Since(start))
 			<-asked
 			assert.ErrorIs(t, <-cause, context.DeadlineExceeded)
@@ -381,7 +381,7 @@ func TestElicitRequestScopedCloseEndsTheHook(t *testing.T) {
 			return waitingHook(asked, cause)(ctx, req)
 		}
 		script := fakeagent.Script{BeforeSessionNew: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("m", workspaceSchema))}}
-		c, _ := connectFake(t, script, ACPOptions{OnElicitation: hook})
+		c, _ := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}})
 		opened := make(chan error, 1)
 		go func() {
 			_, err := c.NewSession(context.Background(), SessionOptions{})
@@ -395,7 +395,7 @@ func TestElicitRequestScopedCloseEndsTheHook(t *testing.T) {
 }
 
 // A request-scoped URL elicitation's elicitation/complete reaches
-// OnElicitationComplete, with the method it belonged to.
+// Elicitation.OnComplete, with the method it belonged to.
 func TestElicitRequestScopedURLAndComplete(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var seen *acp.ElicitationRequest
@@ -408,8 +408,9 @@ func TestElicitRequestScopedURLAndComplete(t *testing.T) {
 			fakeagent.ElicitForRequest(fakeagent.URLElicitation("gh-1", "https://agent.example.com/connect?e=gh-1", "Authorize")),
 			fakeagent.ElicitationComplete("gh-1"),
 		}}
-		_, fa := connectFake(t, script, ACPOptions{AuthMethod: "login", OnElicitation: hook,
-			OnElicitationComplete: func(c acp.ElicitationComplete) { completed = append(completed, c) }})
+		_, fa := connectFake(t, script, ACPOptions{AuthMethod: "login",
+			Elicitation: ElicitationOptions{OnRequest: hook, OnComplete: func(c acp.ElicitationComplete) { completed = append(completed, c) }},
+		})
 		synctest.Wait()
 		require.NotNil(t, seen)
 		assert.Equal(t, acp.ModeURL, seen.Mode)
@@ -438,7 +439,7 @@ func TestAttackRequestScopedElicitationFloodIsBounded(t *testing.T) {
 		finished chan struct{}
 	}
 	started := make(chan flooding, 1)
-	_, _, err := tryConnectHostile(t, context.Background(), ACPOptions{AuthMethod: "login", OnElicitation: hook}, func(h *hostileAgent) {
+	_, _, err := tryConnectHostile(t, context.Background(), ACPOptions{AuthMethod: "login", Elicitation: ElicitationOptions{OnRequest: hook}}, func(h *hostileAgent) {
 		go func() {
 			auth := <-h.calls
 			sent, finished := flood(h, n, func(i int) []byte {
@@ -476,7 +477,7 @@ func TestElicitDuringSessionNewFromOnUpdate(t *testing.T) {
 				opened, openErr = c.NewSession(context.Background(), SessionOptions{})
 			}
 		}
-		c, _ = connectFake(t, script, ACPOptions{OnElicitation: hook, OnUpdate: onUpdate})
+		c, _ = connectFake(t, script, ACPOptions{OnUpdate: onUpdate, Elicitation: ElicitationOptions{OnRequest: hook}})
 		close(ready)
 		_, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)

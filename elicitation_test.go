@@ -91,7 +91,7 @@ func TestElicitFormAcceptedReachesTheAgent(t *testing.T) {
 		seen = req
 		return ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"question_0": "Red", "count": 3, "question_0_custom": "a note"}}, nil
 	}
-	events, ans := elicitRun(t, elicitTurn(fakeagent.FormElicitation("Which color?", colorSchema)), ACPOptions{OnElicitation: hook})
+	events, ans := elicitRun(t, elicitTurn(fakeagent.FormElicitation("Which color?", colorSchema)), ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}})
 	assert.JSONEq(t, `{"action":"accept","content":{"question_0":"Red","count":3,"question_0_custom":"a note"}}`, string(ans.Result))
 
 	require.NotNil(t, seen)
@@ -136,7 +136,7 @@ func TestElicitInvalidContentNeverSent(t *testing.T) {
 	for name, content := range cases {
 		t.Run(name, func(t *testing.T) {
 			hook := answerWith(ElicitationAnswer{Action: acp.ElicitAccept, Content: content}, nil)
-			events, ans := elicitRun(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: hook})
+			events, ans := elicitRun(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}})
 			assert.JSONEq(t, `{"action":"cancel"}`, string(ans.Result))
 			require.Len(t, events, 2)
 			a := events[1].ElicitationAnswer
@@ -162,7 +162,7 @@ func TestElicitDeclineErrorAndPanic(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ans := elicitAnswer(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: tc.hook})
+			ans := elicitAnswer(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{Elicitation: ElicitationOptions{OnRequest: tc.hook}})
 			assert.JSONEq(t, tc.want, string(ans.Result))
 		})
 	}
@@ -185,7 +185,7 @@ func TestElicitCancelledWithTheTurn(t *testing.T) {
 			{Request: fakeagent.Elicit(fakeagent.FormElicitation("m", colorSchema)).Request, NoWait: true},
 			{WaitCancel: true},
 		}}}}
-		c, fa := connectFake(t, script, ACPOptions{OnElicitation: blockingHook(asked, ended)})
+		c, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: blockingHook(asked, ended)}})
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { <-asked; cancel() }()
 		resp, err := c.GenerateCtx(ctx, Request{Prompt: "x"})
@@ -212,7 +212,7 @@ func TestElicitWithdrawnByCancelRequest(t *testing.T) {
 			{Delay: "1s"}, // fake time: the hook is asked meanwhile
 			{CancelRequest: true},
 		}}}}
-		c, fa := connectFake(t, script, ACPOptions{OnElicitation: blockingHook(asked, ended)})
+		c, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: blockingHook(asked, ended)}})
 		_, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
 		select {
@@ -229,7 +229,7 @@ func TestElicitWithdrawnByCancelRequest(t *testing.T) {
 
 func TestElicitTimeout(t *testing.T) {
 	asked, ended := make(chan struct{}), make(chan error, 1)
-	events, ans := elicitRun(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: blockingHook(asked, ended), ElicitationTimeout: time.Minute})
+	events, ans := elicitRun(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{Elicitation: ElicitationOptions{OnRequest: blockingHook(asked, ended), Timeout: time.Minute}})
 	assert.JSONEq(t, `{"action":"cancel"}`, string(ans.Result))
 	require.Len(t, events, 2)
 	assert.Equal(t, ReasonTimeout, events[1].ElicitationAnswer.Reason)
@@ -252,7 +252,7 @@ func TestElicitURLAndComplete(t *testing.T) {
 	}}}}
 	var ans fakeagent.Message
 	synctest.Test(t, func(t *testing.T) {
-		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook, OnElicitationComplete: func(c acp.ElicitationComplete) { completed = append(completed, c) }})
+		c, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook, OnComplete: func(c acp.ElicitationComplete) { completed = append(completed, c) }}})
 		_, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
 		rs := responses(fa.Agent)
@@ -268,9 +268,9 @@ func TestElicitURLAndComplete(t *testing.T) {
 
 func TestElicitModeNotAdvertised(t *testing.T) {
 	hook := answerWith(ElicitationAnswer{Action: acp.ElicitAccept}, nil)
-	ans := elicitAnswer(t, elicitTurn(fakeagent.URLElicitation("e1", "https://example.com/", "m")), ACPOptions{OnElicitation: hook, ElicitationModes: []acp.ElicitationMode{acp.ModeForm}})
+	ans := elicitAnswer(t, elicitTurn(fakeagent.URLElicitation("e1", "https://example.com/", "m")), ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook, Modes: []acp.ElicitationMode{acp.ModeForm}}})
 	assert.JSONEq(t, `{"code":-32602,"message":"elicitation mode \"url\" was not advertised"}`, string(ans.Error))
-	ans = elicitAnswer(t, elicitTurn(raw(`{"mode":"_vendor","message":"m"}`)), ACPOptions{OnElicitation: hook})
+	ans = elicitAnswer(t, elicitTurn(raw(`{"mode":"_vendor","message":"m"}`)), ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}})
 	assert.JSONEq(t, `{"code":-32602,"message":"elicitation mode \"_vendor\" was not advertised"}`, string(ans.Error))
 }
 
@@ -287,7 +287,7 @@ func TestElicitMalformedRequestRefused(t *testing.T) {
 		"url without id":      `{"mode":"url","message":"m","url":"https://example.com"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			ans := elicitAnswer(t, elicitTurn(raw(params)), ACPOptions{OnElicitation: hook})
+			ans := elicitAnswer(t, elicitTurn(raw(params)), ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}})
 			assert.Contains(t, string(ans.Error), `"code":-32602`)
 		})
 	}
@@ -309,13 +309,13 @@ func TestElicitCapabilityOnlyWithHook(t *testing.T) {
 	}
 	_, ok := caps(ACPOptions{})["elicitation"]
 	assert.False(t, ok, "advertised without a hook")
-	assert.JSONEq(t, `{"form":{},"url":{}}`, string(caps(ACPOptions{OnElicitation: hook})["elicitation"]))
-	assert.JSONEq(t, `{"form":{}}`, string(caps(ACPOptions{OnElicitation: hook, ElicitationModes: []acp.ElicitationMode{acp.ModeForm}})["elicitation"]))
+	assert.JSONEq(t, `{"form":{},"url":{}}`, string(caps(ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}})["elicitation"]))
+	assert.JSONEq(t, `{"form":{}}`, string(caps(ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook, Modes: []acp.ElicitationMode{acp.ModeForm}}})["elicitation"]))
 }
 
 func TestElicitSessionHookOverrides(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, fa := connectFake(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: answerWith(ElicitationAnswer{Action: acp.ElicitCancel}, nil)})
+		c, fa := connectFake(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{Elicitation: ElicitationOptions{OnRequest: answerWith(ElicitationAnswer{Action: acp.ElicitCancel}, nil)}})
 		s, err := c.NewSession(context.Background(), SessionOptions{OnElicitation: answerWith(ElicitationAnswer{Action: acp.ElicitDecline}, nil)})
 		require.NoError(t, err)
 		_, err = s.Generate(Request{Prompt: "x"})
@@ -381,7 +381,7 @@ func TestFormValidate(t *testing.T) {
 func TestElicitCloseEndsTheHook(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		asked, ended := make(chan struct{}), make(chan error, 1)
-		c, _ := connectFake(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{OnElicitation: blockingHook(asked, ended)})
+		c, _ := connectFake(t, elicitTurn(fakeagent.FormElicitation("m", colorSchema)), ACPOptions{Elicitation: ElicitationOptions{OnRequest: blockingHook(asked, ended)}})
 		done := make(chan error, 1)
 		go func() { _, err := c.Generate(Request{Prompt: "x"}); done <- err }()
 		<-asked
@@ -404,7 +404,7 @@ func TestElicitWithdrawnBeforeTheHookIsAsked(t *testing.T) {
 			asked.Store(true)
 			return ElicitationAnswer{Action: acp.ElicitDecline}, nil
 		}
-		c, fa := connectFake(t, script, ACPOptions{OnElicitation: hook, OnUpdate: func(acp.Update) { <-release }})
+		c, fa := connectFake(t, script, ACPOptions{OnUpdate: func(acp.Update) { <-release }, Elicitation: ElicitationOptions{OnRequest: hook}})
 		done := make(chan error, 1)
 		go func() { _, err := c.Generate(Request{Prompt: "x"}); done <- err }()
 		synctest.Wait() // OnUpdate holds the dispatcher; $/cancel_request has been read
@@ -425,7 +425,7 @@ func TestAttackElicitationFloodIsBounded(t *testing.T) {
 		ended.Add(1)
 		return ElicitationAnswer{Action: acp.ElicitDecline}, nil
 	}
-	c, h := connectHostile(t, ACPOptions{OnElicitation: hook, CancelGrace: 200 * time.Millisecond})
+	c, h := connectHostile(t, ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}, Timeouts: Timeouts{CancelGrace: 200 * time.Millisecond}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, done := startTurn(t, ctx, c.Session(), h, Request{Prompt: "go"})
@@ -453,7 +453,7 @@ func TestElicitStreamEventsInWireOrder(t *testing.T) {
 	}}}}
 	var types []EventType
 	synctest.Test(t, func(t *testing.T) {
-		c, _ := connectFake(t, script, ACPOptions{OnElicitation: answerWith(ElicitationAnswer{Action: acp.ElicitDecline}, nil)})
+		c, _ := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: answerWith(ElicitationAnswer{Action: acp.ElicitDecline}, nil)}})
 		_, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) { types = append(types, ev.Type) })
 		require.NoError(t, err)
 	})

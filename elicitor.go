@@ -14,7 +14,7 @@ import (
 
 // elicitor answers the agent's elicitations, each exactly once through its
 // inflight and never on the read loop or the dispatcher: the hook runs on
-// a goroutine of its own, bounded by ElicitationTimeout; a cancelled turn,
+// a goroutine of its own, bounded by Elicitation.Timeout; a cancelled turn,
 // a withdrawal, the end of the client's request a request-scoped one
 // belongs to, or the agent's end answers it "cancel" while the hook may
 // still run. What it needs of its agent it is given, as the broker is.
@@ -23,8 +23,8 @@ type elicitor struct {
 	wg       *sync.WaitGroup // the agent's goroutines
 	cb       *callbacks      // runs the hook
 	log      *slog.Logger
-	timeout  time.Duration   // ElicitationTimeout
-	hook     ElicitationFunc // ACPOptions.OnElicitation: the request-scoped ones, and sessions without their own
+	timeout  time.Duration   // Elicitation.Timeout
+	hook     ElicitationFunc // ACPOptions.Elicitation.OnRequest: the request-scoped ones, and sessions without their own
 	poisoned func() bool     // the agent is abandoned: ask nobody
 	urls     acceptedURLs    // accepted URL elicitations awaiting elicitation/complete
 }
@@ -37,7 +37,7 @@ type pendingElicitation struct {
 	t   *turn         // the turn it arrived in, if any
 	req *acp.ElicitationRequest
 	in  *inflight
-	// ctx is the hook's (before ElicitationTimeout): a child of in.ctx that
+	// ctx is the hook's (before Elicitation.Timeout): a child of in.ctx that
 	// end also ends, with ErrRequestEnded, when the client's request a
 	// request-scoped elicitation belongs to ends.
 	ctx     context.Context
@@ -100,7 +100,7 @@ func (p *pendingElicitation) start(cancelling bool) {
 	}
 }
 
-// run asks the hook, bounded by ElicitationTimeout; the request's ctx
+// run asks the hook, bounded by Elicitation.Timeout; the request's ctx
 // ending ($/cancel_request, the end of its request, the client's end, a
 // settle by a cancelled turn) answers it while the hook may still run. A
 // request whose ctx ended before the hook was asked is answered without

@@ -23,7 +23,7 @@ var (
 	// ErrAgentExited matches an *ExitError: the agent process ended.
 	ErrAgentExited = errors.New("acphost: agent exited")
 	// ErrLineTooLong matches the error of a connection that received a line
-	// over ACPOptions.MaxLineBytes. It comes with ErrProtocol.
+	// over ACPOptions.Limits.MaxLineBytes. It comes with ErrProtocol.
 	ErrLineTooLong = errors.New("acphost: line too long")
 	// ErrProtocol matches errors caused by an agent that broke the protocol.
 	ErrProtocol = errors.New("acphost: protocol error")
@@ -38,7 +38,7 @@ var (
 	// ErrAgentNotReading matches, with ErrCancelUnconfirmed, the error of a
 	// cancelled call or turn that was still blocked writing to the agent
 	// CancelGrace later, and, with ErrWriteTimeout, the error of calls
-	// ended by ACPOptions.WriteTimeout: the agent stopped reading its
+	// ended by ACPOptions.Timeouts.WriteTimeout: the agent stopped reading its
 	// stdin. Its writes are abandoned and the client restarts it before
 	// the next turn.
 	ErrAgentNotReading = errors.New("acphost: agent stopped reading its input")
@@ -47,12 +47,12 @@ var (
 	ErrTurnTimeout = errors.New("acphost: turn timeout")
 	ErrIdleTimeout = errors.New("acphost: idle timeout")
 	// ErrWriteTimeout is the cause of an agent stopped by
-	// ACPOptions.WriteTimeout; it comes with ErrAgentNotReading.
+	// ACPOptions.Timeouts.WriteTimeout; it comes with ErrAgentNotReading.
 	ErrWriteTimeout = errors.New("acphost: write timeout")
 	// ErrFlood matches the error of an agent that sent more than the
 	// client's limits allow it to have waiting: more bytes of updates than
 	// the update queue may hold while a call waited for the agent's answer
-	// (four times ACPOptions.MaxQueuedBytes). It comes with ErrProtocol;
+	// (four times ACPOptions.Limits.MaxQueuedBytes). It comes with ErrProtocol;
 	// the agent is stopped and replaced before the next turn.
 	ErrFlood = errors.New("acphost: agent flooded the client")
 	// ErrContextLost matches a *RestartError whose session could not be

@@ -22,7 +22,7 @@ func fakeAgentOptions() acphost.ACPOptions {
 	if err != nil {
 		log.Fatal(err)
 	}
-	return acphost.ACPOptions{Command: path, Args: args, Env: env}
+	return acphost.ACPOptions{Command: path, Args: args, Process: acphost.ProcessOptions{Env: env}}
 }
 
 // A warm client runs turn after turn on one agent process.
@@ -73,9 +73,9 @@ func ExampleConfinement() {
 		Args:     []string{"@agentclientprotocol/claude-agent-acp"},
 		Dir:      "/src/project",
 		PlanMode: true,
-		Confine: &acphost.Confinement{Writable: []string{
+		Process: acphost.ProcessOptions{Confine: &acphost.Confinement{Writable: []string{
 			filepath.Join(home, ".claude"), filepath.Join(home, ".npm"), os.TempDir(),
-		}},
+		}}},
 	}
 	c, err := acphost.Start(context.Background(), opts)
 	if errors.Is(err, acphost.ErrUnsupported) {
@@ -194,7 +194,7 @@ func ExampleAuthError() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = acphost.Start(context.Background(), acphost.ACPOptions{Command: path, Args: args, Env: env, TerminalAuth: true})
+	_, err = acphost.Start(context.Background(), acphost.ACPOptions{Command: path, Args: args, Process: acphost.ProcessOptions{Env: env}, Advertise: acphost.AdvertiseOptions{TerminalAuth: true}})
 	var ae *acphost.AuthError
 	if errors.As(err, &ae) {
 		for _, m := range ae.Methods {

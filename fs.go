@@ -253,10 +253,10 @@ func (f *fileService) bind(path string) (*sandbox.Target, error) {
 // host's writes on its behalf; nil when the agent is not confined or the
 // host does not write for it.
 func newWritable(opts *ACPOptions) (*sandbox.Roots, error) {
-	if opts.Confine == nil || opts.FS == nil || !opts.FS.Write || len(opts.Confine.Writable) == 0 {
+	if opts.Process.Confine == nil || opts.FS == nil || !opts.FS.Write || len(opts.Process.Confine.Writable) == 0 {
 		return nil, nil
 	}
-	r, err := sandbox.New(opts.Confine.Writable...)
+	r, err := sandbox.New(opts.Process.Confine.Writable...)
 	if err != nil {
 		return nil, wrapOp("confinement", err)
 	}

@@ -82,23 +82,23 @@ func (a *agent) initializeParams() any {
 		// SetConfigOption sends booleans as they are (type "boolean").
 		"configOptions": map[string]any{"boolean": map[string]any{}},
 	}
-	if a.opts.Notices {
+	if a.opts.Advertise.Notices {
 		session["notices"] = map[string]any{}
 	}
-	if a.opts.Compaction {
+	if a.opts.Advertise.Compaction {
 		session["compaction"] = map[string]any{}
 	}
 	caps["session"] = session
-	if a.opts.TerminalAuth {
+	if a.opts.Advertise.TerminalAuth {
 		caps["auth"] = map[string]any{"terminal": true}
 	}
-	if a.opts.PermissionPresentation {
+	if a.opts.Advertise.PermissionPresentation {
 		caps["_meta"] = map[string]any{"jetbrains": map[string]any{"air": map[string]any{}}}
 	}
 	return map[string]any{
 		"protocolVersion":    acp.ProtocolVersion,
 		"clientCapabilities": caps,
-		"clientInfo":         a.opts.ClientInfo,
+		"clientInfo":         a.opts.Advertise.ClientInfo,
 	}
 }
 

@@ -40,7 +40,7 @@ func testHostMain() {
 	if contain == "1" {
 		contain = ContainAuto
 	}
-	c, err := Start(context.Background(), ACPOptions{Command: path, Args: args, Env: env, Contain: contain})
+	c, err := Start(context.Background(), ACPOptions{Command: path, Args: args, Process: ProcessOptions{Env: env, Contain: contain}})
 	if err != nil {
 		panic(err)
 	}
@@ -108,7 +108,7 @@ func startFake(t *testing.T, script fakeagent.Script, opts ACPOptions) (*ACPClie
 	t.Helper()
 	path, args, env, err := fakeagent.Command(script)
 	require.NoError(t, err)
-	opts.Command, opts.Args, opts.Env = path, args, append(env, opts.Env...)
+	opts.Command, opts.Args, opts.Process.Env = path, args, append(env, opts.Process.Env...)
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
 	}

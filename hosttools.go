@@ -126,7 +126,7 @@ func (t *turn) emitHostTool(call HostToolCall) {
 		}
 	}}, true)
 	if !queued {
-		t.a.opts.Logger.Warn("acphost: a host tool call's event was not queued: the queue is over its bound", "tool", c.Tool, "session", c.SessionID)
+		t.a.opts.Debug.Logger.Warn("acphost: a host tool call's event was not queued: the queue is over its bound", "tool", c.Tool, "session", c.SessionID)
 	}
 }
 

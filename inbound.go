@@ -39,7 +39,7 @@ func (a *agent) inbound(m wire.Message) {
 		a.ackNotificationSentAsRequest(m, in)
 	case "session/request_permission":
 		if in == nil {
-			a.opts.Logger.Warn("acphost: session/request_permission without an id: cannot be answered")
+			a.opts.Debug.Logger.Warn("acphost: session/request_permission without an id: cannot be answered")
 			return
 		}
 		it := item{kind: itemPermission, size: itemOverhead + len(m.Params), params: m.Params, in: in.cancellable(a.ctx)}
@@ -105,7 +105,7 @@ func (a *agent) ackNotificationSentAsRequest(m wire.Message, in *inflight) {
 // belongs to: OnUpdate may open a session).
 func (a *agent) elicit(m wire.Message, in *inflight) {
 	if in == nil {
-		a.opts.Logger.Warn("acphost: elicitation/create without an id: cannot be answered")
+		a.opts.Debug.Logger.Warn("acphost: elicitation/create without an id: cannot be answered")
 		return
 	}
 	req, err := acp.ParseElicitationRequest(m.Params)
@@ -152,13 +152,13 @@ func (a *agent) refuseUnknownRequest(in *inflight, requestID json.RawMessage) {
 const maxNamedRequestID = 64
 
 // elicitationComplete delivers an elicitation/complete for an accepted URL
-// elicitation to OnElicitationComplete, on the dispatcher in wire order;
+// elicitation to Elicitation.OnComplete, on the dispatcher in wire order;
 // unknown and completed ids are ignored, as the spec asks.
 func (a *agent) elicitationComplete(params json.RawMessage) {
 	var w struct {
 		ElicitationID string `json:"elicitationId"`
 	}
-	if json.Unmarshal(params, &w) != nil || a.opts.OnElicitationComplete == nil {
+	if json.Unmarshal(params, &w) != nil || a.opts.Elicitation.OnComplete == nil {
 		return
 	}
 	c, ok := a.elicitor.urls.complete(w.ElicitationID)
@@ -166,7 +166,7 @@ func (a *agent) elicitationComplete(params json.RawMessage) {
 		return
 	}
 	a.enqueue(item{kind: itemBarrier, size: itemOverhead + len(params), barrier: func() {
-		_ = a.cb.safely("OnElicitationComplete", func() { a.opts.OnElicitationComplete(c) })
+		_ = a.cb.safely("Elicitation.OnComplete", func() { a.opts.Elicitation.OnComplete(c) })
 	}})
 }
 
@@ -180,10 +180,10 @@ func (a *agent) service(method string) func(context.Context, json.RawMessage) (a
 
 func (a *agent) skipped(line []byte) {
 	a.c.rec.line(a.gen, "skip", line)
-	if a.opts.OnSkippedLine != nil {
-		a.opts.OnSkippedLine(line)
+	if a.opts.Debug.OnSkippedLine != nil {
+		a.opts.Debug.OnSkippedLine(line)
 	}
-	a.opts.Logger.Debug("acphost: skipped a stdout line that is not JSON-RPC 2.0", "bytes", len(line))
+	a.opts.Debug.Logger.Debug("acphost: skipped a stdout line that is not JSON-RPC 2.0", "bytes", len(line))
 }
 
 // serveRequest answers an agent→client request on a goroutine of its own

@@ -159,12 +159,14 @@ func TestRestartForOneSessionEndsOthersWithErrClosed(t *testing.T) {
 		{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}},
 	}}
 	started := make(chan struct{}, 4)
-	c, err := startFake(t, script, ACPOptions{CancelGrace: 200 * time.Millisecond, CloseGrace: 200 * time.Millisecond,
+	c, err := startFake(t, script, ACPOptions{
 		OnUpdate: func(u acp.Update) {
 			if m, ok := u.(*acp.MessageChunk); ok && (m.Content.Text == "busy" || m.Content.Text == "working") {
 				started <- struct{}{}
 			}
-		}})
+		},
+		Timeouts: Timeouts{CancelGrace: 200 * time.Millisecond, CloseGrace: 200 * time.Millisecond},
+	})
 	require.NoError(t, err)
 	other, err := c.NewSession(context.Background(), SessionOptions{})
 	require.NoError(t, err)

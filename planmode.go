@@ -19,7 +19,7 @@ import (
 // asked change and refuses fs writes and terminals (permission.go, fs.go,
 // terminal.go); each session is put in the agent's own restrictive mode
 // (syncMode); a change the agent reports having made anyway stops the turn
-// (checkChange); and with ACPOptions.Confine the kernel keeps the agent's
+// (checkChange); and with ACPOptions.Process.Confine the kernel keeps the agent's
 // process tree from writing anywhere but its own state (planConfinement).
 
 // Enforcement says which of the host's promises about changes hold for a
@@ -171,8 +171,8 @@ func (c *ACPClient) kernelReason(a *agent) string {
 		return "the agent is not a local process"
 	case !CanConfine():
 		return "Landlock is not available here"
-	case c.opts.Confine == nil:
-		return "ACPOptions.Confine is not set"
+	case c.opts.Process.Confine == nil:
+		return "ACPOptions.Process.Confine is not set"
 	case !a.planKernel && !c.canRestart(a):
 		return "the agent was started outside plan mode and cannot be restarted under it: it re-attaches no session (session/load or resume) and its conversation would be lost"
 	case !a.planKernel:
@@ -283,7 +283,7 @@ func (a *agent) syncMode(ctx context.Context, h *Session) {
 	}
 	if target != "" && target != cur && off.offers(target) {
 		if err := a.setSessionMode(ctx, st, off, target); err != nil {
-			a.opts.Logger.Warn("acphost: the agent's mode could not be set", "session", h.ID(), "mode", target, "err", err)
+			a.opts.Debug.Logger.Warn("acphost: the agent's mode could not be set", "session", h.ID(), "mode", target, "err", err)
 			return
 		}
 	}
@@ -445,7 +445,7 @@ func (s *sessionState) checkChange(tc *acp.ToolCall) {
 	if !plan && !a.opts.RequireAsking {
 		return // the agent's own decision, which the host lets stand
 	}
-	a.opts.Logger.Warn("acphost: "+err.Error()[len("acphost: "):], "session", s.id)
+	a.opts.Debug.Logger.Warn("acphost: "+err.Error()[len("acphost: "):], "session", s.id)
 	s.mu.Lock()
 	t := s.turn
 	s.mu.Unlock()

@@ -46,8 +46,9 @@ func TestPlanModeAttackKernelStateDirHoldingTheProject(t *testing.T) {
 			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 				{Run: []string{"sh", "-c", "echo hi > " + out + "; exit 1"}},
 			}}}}
-			c, err := startFake(t, script, ACPOptions{Dir: proj, PlanMode: true, Profile: profile, Env: env,
-				Confine: &Confinement{PlanOnly: true}})
+			c, err := startFake(t, script, ACPOptions{Dir: proj, PlanMode: true, Profile: profile,
+				Process: ProcessOptions{Env: env, Confine: &Confinement{PlanOnly: true}},
+			})
 			require.NoError(t, err)
 			require.True(t, c.Enforcement().Kernel)
 			_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "write"})
@@ -66,7 +67,7 @@ func TestPlanModeAttackKernelReasonForAnAgentThatCannotReattach(t *testing.T) {
 		t.Skip("Landlock is not available on this kernel")
 	}
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}}}}
-	c, err := startFake(t, script, ACPOptions{Confine: &Confinement{PlanOnly: true}})
+	c, err := startFake(t, script, ACPOptions{Process: ProcessOptions{Confine: &Confinement{PlanOnly: true}}})
 	require.NoError(t, err)
 	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "first"})
 	require.NoError(t, err)

@@ -150,7 +150,7 @@ func TestEnforcementStringIsBounded(t *testing.T) {
 	modes = append(modes, `{"id":`+string(mustMarshal("auto"+long))+`}`)
 	script := fakeagent.Script{NewSessionResult: raw(`{"modes":{"currentModeId":` + string(mustMarshal("auto"+long)) +
 		`,"availableModes":[` + strings.Join(modes, ",") + `]}}`)}
-	c, _ := connectFake(t, script, ACPOptions{MaxResponseBytes: 8 << 20})
+	c, _ := connectFake(t, script, ACPOptions{Limits: Limits{MaxResponseBytes: 8 << 20}})
 	e := c.Enforcement()
 	require.True(t, e.ActsUnasked)
 	require.LessOrEqual(t, len(e.AskingModes), maxNamedModes)

@@ -36,7 +36,7 @@ func TestPlanModeKernelLayerHoldsForASilentAgent(t *testing.T) {
 			{Run: []string{"sh", "-c", "echo hi > " + out + " && echo project-written; exit 1"}},
 		}}},
 	}
-	c, err := startFake(t, script, ACPOptions{Dir: dir, PlanMode: true, Confine: &Confinement{Writable: []string{dir}}})
+	c, err := startFake(t, script, ACPOptions{Dir: dir, PlanMode: true, Process: ProcessOptions{Confine: &Confinement{Writable: []string{dir}}}})
 	require.NoError(t, err)
 	e := c.Enforcement()
 	require.True(t, e.Kernel, "%+v", e)
@@ -89,8 +89,10 @@ exec "$@"
 `), 0o755))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := Start(ctx, ACPOptions{Command: "/bin/sh", Args: append([]string{launch, home, path}, args...), Env: env,
-		Dir: project, PlanMode: true, Confine: &Confinement{PlanOnly: true}})
+	c, err := Start(ctx, ACPOptions{Command: "/bin/sh", Args: append([]string{launch, home, path}, args...),
+		Dir: project, PlanMode: true,
+		Process: ProcessOptions{Env: env, Confine: &Confinement{PlanOnly: true}},
+	})
 	require.NoError(t, err, "the launcher could not make its home under the kernel layer")
 	t.Cleanup(func() { c.Close() })
 	e := c.Enforcement()
@@ -112,7 +114,7 @@ func TestPlanModeKernelLayerSaysWhenItHasNoView(t *testing.T) {
 	if !confine.Available() {
 		t.Skip("Landlock is not available on this kernel")
 	}
-	c, err := startFake(t, fakeagent.Script{}, ACPOptions{PlanMode: true, Confine: &Confinement{PlanOnly: true, NoPlanView: true}})
+	c, err := startFake(t, fakeagent.Script{}, ACPOptions{PlanMode: true, Process: ProcessOptions{Confine: &Confinement{PlanOnly: true, NoPlanView: true}}})
 	require.NoError(t, err)
 	e := c.Enforcement()
 	require.True(t, e.Kernel, "%+v", e)
@@ -133,7 +135,9 @@ func TestPlanModeKernelLayerNamesItselfWhenTheAgentDies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := Start(ctx, ACPOptions{Command: "/bin/sh", Args: []string{"-c", `mkdir "$0"`, home},
-		Dir: project, PlanMode: true, Confine: &Confinement{PlanOnly: true, NoPlanView: true}})
+		Dir: project, PlanMode: true,
+		Process: ProcessOptions{Confine: &Confinement{PlanOnly: true, NoPlanView: true}},
+	})
 	var exit *ExitError
 	require.ErrorAs(t, err, &exit)
 	require.Contains(t, exit.PlanKernel, "plan mode's kernel layer")

@@ -192,7 +192,7 @@ func TestPlanModeLetsTheAgentsOwnJudgementStand(t *testing.T) {
 		fakeagent.Say(raw(`{"sessionUpdate":"tool_call","toolCallId":"e2","title":"Edit a.go","kind":"edit","status":"in_progress"}`)),
 		fakeagent.Say(fakeagent.Text("planned")),
 	}})
-	c, _ := connectFake(t, script, ACPOptions{PlanMode: true, Env: nil, Profile: withHome(home)})
+	c, _ := connectFake(t, script, ACPOptions{PlanMode: true, Profile: withHome(home), Process: ProcessOptions{Env: nil}})
 	resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "plan"})
 	require.NoError(t, err)
 	require.Equal(t, "planned", resp.Text)

@@ -71,7 +71,8 @@ func TestPlanModeSwitchBeforeTheFirstPromptLosesNothing(t *testing.T) {
 			dir := recordDir(t)
 			rec := filepath.Join(dir, "record.ndjson")
 			c, err := startFake(t, forgetfulClaude(rec), ACPOptions{PlanMode: tc.start,
-				Confine: &Confinement{PlanOnly: true, PlanWritable: []string{dir}}})
+				Process: ProcessOptions{Confine: &Confinement{PlanOnly: true, PlanWritable: []string{dir}}},
+			})
 			require.NoError(t, err)
 			first := c.Session().ID()
 			c.SetPlanMode(tc.then)
@@ -99,7 +100,7 @@ func TestPlanModeRestartsAnAgentWithoutLoadBeforeTheFirstPrompt(t *testing.T) {
 		t.Skip("Landlock is not available on this kernel")
 	}
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}}}}
-	c, err := startFake(t, script, ACPOptions{Confine: &Confinement{PlanOnly: true}})
+	c, err := startFake(t, script, ACPOptions{Process: ProcessOptions{Confine: &Confinement{PlanOnly: true}}})
 	require.NoError(t, err)
 	c.SetPlanMode(true)
 	require.Contains(t, c.Enforcement().KernelReason, "restarted under it before the next turn")
@@ -121,7 +122,7 @@ func TestPlanModeSwitchBetweenTurnsReportsALostConversation(t *testing.T) {
 	}
 	dir := recordDir(t)
 	rec := filepath.Join(dir, "record.ndjson")
-	c, err := startFake(t, forgetfulClaude(rec), ACPOptions{Confine: &Confinement{PlanOnly: true, PlanWritable: []string{dir}}})
+	c, err := startFake(t, forgetfulClaude(rec), ACPOptions{Process: ProcessOptions{Confine: &Confinement{PlanOnly: true, PlanWritable: []string{dir}}}})
 	require.NoError(t, err)
 	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "one"})
 	require.NoError(t, err)

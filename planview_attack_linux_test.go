@@ -42,8 +42,10 @@ func TestPlanModeAttackCannotForceThePrivateViewOff(t *testing.T) {
 			dir, err := tmp.get()
 			require.NoError(t, err)
 			require.NoError(t, plant(filepath.Join(dir, ".view")))
-			opts := &ACPOptions{Command: "/bin/sh", Args: []string{"-c", "exit 0"}, Dir: project, Logger: slog.New(slog.DiscardHandler),
-				Confine: &Confinement{PlanOnly: true}}
+			opts := &ACPOptions{Command: "/bin/sh", Args: []string{"-c", "exit 0"}, Dir: project,
+				Debug:   DebugOptions{Logger: slog.New(slog.DiscardHandler)},
+				Process: ProcessOptions{Confine: &Confinement{PlanOnly: true}},
+			}
 			l, err := startProcess(opts, tmp)
 			if err != nil {
 				require.False(t, errors.Is(err, fsview.ErrUnavailable), "%v", err)

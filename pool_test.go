@@ -23,7 +23,7 @@ func poolOf(t *testing.T, opts PoolOptions) *Pool {
 	t.Helper()
 	path, args, env, err := fakeagent.Command(slowTurn)
 	require.NoError(t, err)
-	opts.Agent = ACPOptions{Command: path, Args: args, Env: env, Dir: t.TempDir()}
+	opts.Agent = ACPOptions{Command: path, Args: args, Dir: t.TempDir(), Process: ProcessOptions{Env: env}}
 	p, err := NewPool(context.Background(), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
@@ -113,7 +113,7 @@ func BenchmarkPoolParallelTurns(b *testing.B) {
 	const n = 4
 	path, args, env, err := fakeagent.Command(slowTurn)
 	require.NoError(b, err)
-	p, err := NewPool(context.Background(), PoolOptions{Min: n, Agent: ACPOptions{Command: path, Args: args, Env: env, Dir: b.TempDir()}})
+	p, err := NewPool(context.Background(), PoolOptions{Min: n, Agent: ACPOptions{Command: path, Args: args, Dir: b.TempDir(), Process: ProcessOptions{Env: env}}})
 	require.NoError(b, err)
 	defer p.Close()
 	var sessions []*Session

@@ -46,27 +46,27 @@ func processDialer(opts *ACPOptions, planMode func() bool, tmp *planTemp) dialer
 }
 
 // startProcess spawns the agent in its own process group (and cgroup or
-// PID namespace, see ACPOptions.Contain) with all three pipes connected.
+// PID namespace, see ACPOptions.Process.Contain) with all three pipes connected.
 // Under Confine with plan (plan mode at this start), the agent may write
 // only plan mode's directories (see Confinement.PlanWritable).
 func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
-	env := opts.Env
-	if !opts.CleanEnv {
-		env = append(os.Environ(), opts.Env...)
+	env := opts.Process.Env
+	if !opts.Process.CleanEnv {
+		env = append(os.Environ(), opts.Process.Env...)
 	}
 	s := proc.Spec{Command: opts.Command, Args: opts.Args, Env: env, Dir: opts.Dir,
-		GroupRequired: opts.Contain == ContainCgroup, NamespaceRequired: opts.Contain == ContainPIDNamespace, Log: opts.Logger}
+		GroupRequired: opts.Process.Contain == ContainCgroup, NamespaceRequired: opts.Process.Contain == ContainPIDNamespace, Log: opts.Debug.Logger}
 	planConfined := false
-	if opts.Confine != nil && (plan != nil || !opts.Confine.PlanOnly) {
-		s.Confined, s.Writable = true, opts.Confine.Writable
+	if opts.Process.Confine != nil && (plan != nil || !opts.Process.Confine.PlanOnly) {
+		s.Confined, s.Writable = true, opts.Process.Confine.Writable
 		if plan != nil {
 			tmp, err := plan.get()
 			if err != nil {
 				return nil, err
 			}
 			s.Env = append(slices.Clip(env), "TMPDIR="+tmp)
-			s.Writable, planConfined = planConfinement(opts.Confine, startProfile(opts), opts.Command, env, opts.Dir, tmp), true
-			if !opts.Confine.NoPlanView {
+			s.Writable, planConfined = planConfinement(opts.Process.Confine, startProfile(opts), opts.Command, env, opts.Dir, tmp), true
+			if !opts.Process.Confine.NoPlanView {
 				if s.View, err = planView(opts, s.Env, tmp, s.Writable); err != nil {
 					return nil, err
 				}
@@ -77,8 +77,8 @@ func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
 	var noView error
 	if errors.Is(err, fsview.ErrUnavailable) {
 		noView = err
-		if opts.Logger != nil {
-			opts.Logger.Warn("acphost: plan mode runs the agent without its private view of the file system", "err", err)
+		if opts.Debug.Logger != nil {
+			opts.Debug.Logger.Warn("acphost: plan mode runs the agent without its private view of the file system", "err", err)
 		}
 		s.View = nil
 		p, held, err = startContained(opts, s)
@@ -86,13 +86,13 @@ func startProcess(opts *ACPOptions, plan *planTemp) (*processLink, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &processLink{p: p, containment: containmentOf(opts.Contain, p, held.reasons, opts.Logger),
+	return &processLink{p: p, containment: containmentOf(opts.Process.Contain, p, held.reasons, opts.Debug.Logger),
 		planConfined: planConfined, planView: planConfined && s.View != nil, noView: noView}, nil
 }
 
 // startContained starts s in the containment opts ask for.
 func startContained(opts *ACPOptions, s proc.Spec) (*proc.Process, containPlan, error) {
-	held, err := newContainment(opts.Contain, startProfile(opts).namespaceRefused())
+	held, err := newContainment(opts.Process.Contain, startProfile(opts).namespaceRefused())
 	if err != nil {
 		return nil, held, err
 	}
@@ -116,11 +116,11 @@ func planView(opts *ACPOptions, env []string, tmp string, writable []string) (*f
 	if err != nil {
 		return nil, err
 	}
-	v := &fsview.View{Dir: opts.Dir, Writable: writable, Scratch: scratch, ScratchBytes: opts.Confine.PlanViewBytes}
+	v := &fsview.View{Dir: opts.Dir, Writable: writable, Scratch: scratch, ScratchBytes: opts.Process.Confine.PlanViewBytes}
 	if v.Dir == "" {
 		v.Dir, _ = os.Getwd()
 	}
-	v.ReadOnly = append([]string{v.Dir}, opts.Confine.PlanReadOnly...)
+	v.ReadOnly = append([]string{v.Dir}, opts.Process.Confine.PlanReadOnly...)
 	if opts.FS != nil {
 		v.ReadOnly = append(v.ReadOnly, opts.FS.AdditionalDirs...)
 	}

@@ -314,10 +314,10 @@ func (c *ACPClient) agentEnv() []string {
 	if c.opts.Transport != nil {
 		return nil
 	}
-	if c.opts.CleanEnv {
-		return c.opts.Env
+	if c.opts.Process.CleanEnv {
+		return c.opts.Process.Env
 	}
-	return append(os.Environ(), c.opts.Env...)
+	return append(os.Environ(), c.opts.Process.Env...)
 }
 
 // namespaceRefused is why ContainAuto must not put this agent in a PID

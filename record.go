@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// wireRecorder writes a client's wire to ACPOptions.Record as NDJSON, one entry
+// wireRecorder writes a client's wire to ACPOptions.Debug.Record as NDJSON, one entry
 // per line: {"t":time,"gen":n,"dir":"send"|"recv","msg":{...}} for messages
 // and {"t":…,"gen":n,"dir":"stderr"|"skip","line":"…"} for stderr lines and
 // skipped stdout lines. gen counts agent processes (1, then 2 after a

@@ -42,7 +42,7 @@ func TestRecordWire(t *testing.T) {
 	script.StderrLines = []string{"agent starting"}
 	script.Turns[0].Steps = append([]fakeagent.Step{{Raw: "a banner"}}, script.Turns[0].Steps...)
 	var buf testutil.SyncBuffer
-	c, err := startFake(t, script, ACPOptions{Record: &buf})
+	c, err := startFake(t, script, ACPOptions{Debug: DebugOptions{Record: &buf}})
 	require.NoError(t, err)
 	_, err = c.Generate(Request{Prompt: "list files"})
 	require.NoError(t, err)
@@ -98,12 +98,12 @@ func TestRecordThenReplay(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "session.ndjson")
 	f, err := os.Create(file)
 	require.NoError(t, err)
-	liveHooks, liveTexts := run(ACPOptions{Command: path, Args: args, Env: env, Record: f})
+	liveHooks, liveTexts := run(ACPOptions{Command: path, Args: args, Process: ProcessOptions{Env: env}, Debug: DebugOptions{Record: f}})
 	require.NoError(t, f.Close())
 
 	path, args, env, err = fakeagent.ReplayCommand(file)
 	require.NoError(t, err)
-	replayHooks, replayTexts := run(ACPOptions{Command: path, Args: args, Env: env})
+	replayHooks, replayTexts := run(ACPOptions{Command: path, Args: args, Process: ProcessOptions{Env: env}})
 	assert.Equal(t, liveHooks, replayHooks)
 	assert.Equal(t, liveTexts, replayTexts)
 	assert.Equal(t, []string{"picked allow-always", "picked allow-always"}, replayTexts)

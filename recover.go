@@ -76,12 +76,12 @@ func (c *ACPClient) readyAgent(ctx context.Context) (*agent, error) {
 // kernel confinement is plan mode's and plan mode is off, or the reverse.
 var errPlanConfinement = errors.New("acphost: plan mode changed the agent's kernel confinement")
 
-// confinedOtherwise reports whether a local agent under ACPOptions.Confine
+// confinedOtherwise reports whether a local agent under ACPOptions.Process.Confine
 // runs under the other mode's confinement than plan mode now wants, and
 // can be restarted without losing a conversation: it re-attaches sessions
 // (session/load or resume), or none of its sessions has had a prompt yet.
 func (c *ACPClient) confinedOtherwise(a *agent) bool {
-	if c.opts.Confine == nil || a.planKernel == c.PlanMode() || a.isDead() {
+	if c.opts.Process.Confine == nil || a.planKernel == c.PlanMode() || a.isDead() {
 		return false
 	}
 	if _, ok := a.link.(*processLink); !ok {

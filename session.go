@@ -70,11 +70,11 @@ type SessionOptions struct {
 	// ACPOptions.OnPermission.
 	OnPermission PermissionFunc
 	// OnElicitation answers this session's elicitations instead of
-	// ACPOptions.OnElicitation. The capability is advertised per
-	// connection, from ACPOptions alone: without ACPOptions.OnElicitation
+	// ACPOptions.Elicitation.OnRequest. The capability is advertised per
+	// connection, from ACPOptions alone: without ACPOptions.Elicitation.OnRequest
 	// the agent is told elicitation is not served, and this is never asked.
 	// Request-scoped elicitations (outside any session, even one during the
-	// session/new that opens this session) go to ACPOptions.OnElicitation.
+	// session/new that opens this session) go to ACPOptions.Elicitation.OnRequest.
 	OnElicitation ElicitationFunc
 	// Mode, if set, is set right after the session opens.
 	Mode string

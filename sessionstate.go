@@ -197,7 +197,7 @@ func (s *sessionState) tool(u *acp.ToolCall, set acp.ToolCallFields) (*acp.ToolC
 	size := toolCallSize(&rec.state)
 	s.toolBytes += size - rec.size
 	rec.size = size
-	if s.toolBytes > s.a.opts.MaxResponseBytes {
+	if s.toolBytes > s.a.opts.Limits.MaxResponseBytes {
 		s.shedTools(rec)
 	}
 	return &rec.state, size
@@ -209,7 +209,7 @@ func (s *sessionState) tool(u *acp.ToolCall, set acp.ToolCallFields) (*acp.ToolC
 // the caller still holds), then any. A call forgotten and updated again
 // starts from what that update says.
 func (s *sessionState) shedTools(last *toolRecord) {
-	target := s.a.opts.MaxResponseBytes / 4 * 3
+	target := s.a.opts.Limits.MaxResponseBytes / 4 * 3
 	for id, rec := range s.tools {
 		if rec.state.Status.Finished() {
 			s.forgetTool(id, rec)
@@ -381,5 +381,5 @@ func (s *sessionState) onElicitation() ElicitationFunc {
 	if h := s.pub.Load(); h != nil && h.opts.OnElicitation != nil {
 		return h.opts.OnElicitation
 	}
-	return s.a.opts.OnElicitation
+	return s.a.opts.Elicitation.OnRequest
 }

@@ -33,7 +33,7 @@ func TestInitializeAdvertisesOnlyWhatIsServed(t *testing.T) {
 	assert.NotContains(t, caps, "auth")
 	assert.NotContains(t, caps, "elicitation")
 
-	_, a = connectFake(t, fakeagent.Script{}, ACPOptions{Notices: true, Compaction: true, TerminalAuth: true})
+	_, a = connectFake(t, fakeagent.Script{}, ACPOptions{Advertise: AdvertiseOptions{Notices: true, Compaction: true, TerminalAuth: true}})
 	caps = clientCaps(t, a.Agent)
 	session := caps["session"].(map[string]any)
 	assert.Contains(t, session, "notices")
@@ -51,7 +51,7 @@ func TestNoticesAndCompactionsAreTyped(t *testing.T) {
 		fakeagent.Say(fakeagent.Text("done")),
 	}}}}
 	rec := &recorder{}
-	c, _ := connectFake(t, script, ACPOptions{Notices: true, Compaction: true, OnUpdate: rec.onUpdate})
+	c, _ := connectFake(t, script, ACPOptions{OnUpdate: rec.onUpdate, Advertise: AdvertiseOptions{Notices: true, Compaction: true}})
 	var types []EventType
 	_, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) { types = append(types, ev.Type) })
 	require.NoError(t, err)
@@ -91,14 +91,14 @@ func TestLogoutOnlyWhenOffered(t *testing.T) {
 func TestTerminalAuthCommand(t *testing.T) {
 	t.Parallel()
 	script := fakeagent.Script{AuthMethods: raw(`[{"id":"browser","name":"Log in"},{"id":"tui","name":"Log in in a terminal","type":"terminal","args":["--login"],"env":{"B":"2","A":"1"}}]`)}
-	c, err := startFake(t, script, ACPOptions{TerminalAuth: true, Env: []string{"X=y"}})
+	c, err := startFake(t, script, ACPOptions{Advertise: AdvertiseOptions{TerminalAuth: true}, Process: ProcessOptions{Env: []string{"X=y"}}})
 	require.NoError(t, err)
 	cmd, args, env, err := c.TerminalAuthCommand("tui")
 	require.NoError(t, err)
 	assert.Equal(t, c.opts.Command, cmd)
 	assert.Equal(t, append(append([]string(nil), c.opts.Args...), "--login"), args)
-	assert.Equal(t, append(append([]string(nil), c.opts.Env...), "A=1", "B=2"), env, "ACPOptions.Env, then the method's in a stable order")
-	assert.Contains(t, c.opts.Env, "X=y")
+	assert.Equal(t, append(append([]string(nil), c.opts.Process.Env...), "A=1", "B=2"), env, "ACPOptions.Process.Env, then the method's in a stable order")
+	assert.Contains(t, c.opts.Process.Env, "X=y")
 	_, _, _, err = c.TerminalAuthCommand("browser")
 	assert.ErrorIs(t, err, ErrUnsupported, "an agent method is not run in a terminal")
 	assert.Equal(t, "browser", c.AuthMethods()[0].ID)

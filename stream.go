@@ -39,7 +39,7 @@ const (
 	EventHostTool EventType = "host_tool"
 )
 
-// The events of updates a client opts into (ACPOptions.Notices, Compaction).
+// The events of updates a client opts into (ACPOptions.Advertise.Notices, Compaction).
 const (
 	EventNotice     EventType = "notice"     // Notice: information for the person, not history
 	EventCompaction EventType = "compaction" // Update: a *CompactionUpdate or *CompactionSummaryChunk

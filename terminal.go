@@ -15,7 +15,7 @@ import (
 // TerminalOptions turns on the host's terminal service (terminal/create,
 // output, wait_for_exit, kill, release), advertised only when set. Commands
 // run in the session's directory (or a cwd inside its roots), each in its
-// own process group and, on Linux, its own cgroup (see ACPOptions.Contain:
+// own process group and, on Linux, its own cgroup (see ACPOptions.Process.Contain:
 // a daemon a command forks dies with its terminal), without a shell unless
 // Shell is set. Terminals the agent leaves behind are killed when the
 // client closes; a host killed without Close takes their commands with it
@@ -33,7 +33,7 @@ type TerminalOptions struct {
 	// Confine has the kernel confine each command, and every process it
 	// starts, as Confinement describes, writable beneath the client's
 	// roots (ACPOptions.Dir and FSOptions.AdditionalDirs) and Writable.
-	// With ACPOptions.Confine set, commands are always confined, like the
+	// With ACPOptions.Process.Confine set, commands are always confined, like the
 	// agent, to Confinement.Writable and Writable (the roots are not
 	// implied): an agent's shell commands run by the host are still its
 	// own. Where Landlock is missing, Start and Connect fail with
@@ -228,8 +228,8 @@ func newTerminals(opts *ACPOptions, roots *sandbox.Roots) *terminal.Manager {
 	}
 	terminalContain(opts, &t)
 	switch {
-	case opts.Confine != nil: // the agent's commands are confined as it is
-		t.Confine, t.Writable = true, append(slices.Clone(opts.Confine.Writable), o.Writable...)
+	case opts.Process.Confine != nil: // the agent's commands are confined as it is
+		t.Confine, t.Writable = true, append(slices.Clone(opts.Process.Confine.Writable), o.Writable...)
 	case o.Confine:
 		t.Confine, t.Writable = true, append(roots.Dirs(), o.Writable...)
 	}

@@ -41,7 +41,7 @@ type Link interface {
 	// Write writes what the agent receives, whole lines. A Write blocked on
 	// an agent that stopped reading must end once Stop is called: the
 	// client calls Stop (from another goroutine, once) to abandon it when
-	// the write's call is cancelled or ACPOptions.WriteTimeout passes.
+	// the write's call is cancelled or ACPOptions.Timeouts.WriteTimeout passes.
 	io.Writer
 	// Stderr returns the agent's diagnostic stream, or nil without
 	// Promises.Stderr. The client drains it from Dial on; its reads must
@@ -71,7 +71,7 @@ type Link interface {
 // such as a WebSocket's text messages: the client reads and writes whole
 // JSON-RPC messages through it, without newlines, and never calls its Read
 // and Write. The bounds are the lines': a message over
-// ACPOptions.MaxLineBytes ends the connection with a *ProtocolError
+// ACPOptions.Limits.MaxLineBytes ends the connection with a *ProtocolError
 // matching ErrLineTooLong. websocket.Link is one.
 type MessageLink interface {
 	Link
@@ -95,7 +95,7 @@ type Promises struct {
 	// "exec", "stream" (Connect) or your own.
 	Transport string
 	// Stderr: Link.Stderr carries the agent's stderr; its tail is kept
-	// for errors and it is forwarded to ACPOptions.Stderr.
+	// for errors and it is forwarded to ACPOptions.Process.Stderr.
 	Stderr bool
 	// ExitStatus: Done and Err report the agent's end, and tell it apart
 	// from the link's.
@@ -163,7 +163,7 @@ func transportDialer(t Transport, opts *ACPOptions) dialer {
 			l.Stop(0)
 			return nil, fmt.Errorf("acphost: ACPOptions.FS and Terminal serve the host's files and processes, which a %s agent does not see: %w", p.Transport, ErrUnsupported)
 		}
-		return &transportLink{l: l, p: p, grace: opts.CloseGrace, stderrDone: make(chan struct{})}, nil
+		return &transportLink{l: l, p: p, grace: opts.Timeouts.CloseGrace, stderrDone: make(chan struct{})}, nil
 	}
 }
 

@@ -95,7 +95,7 @@ func TestCancelledWriteToALinkEnds(t *testing.T) {
 	tr := newExecTransport(fakeagent.Script{Turns: []fakeagent.Turn{
 		{Prompt: "wedge", Steps: []fakeagent.Step{{StopReading: true}, fakeagent.Say(fakeagent.Text("wedged"))}},
 	}})
-	c, err := Start(context.Background(), ACPOptions{Transport: tr, Dir: t.TempDir(), CancelGrace: 200 * time.Millisecond})
+	c, err := Start(context.Background(), ACPOptions{Transport: tr, Dir: t.TempDir(), Timeouts: Timeouts{CancelGrace: 200 * time.Millisecond}})
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.Generate(Request{Prompt: "wedge"})

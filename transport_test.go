@@ -167,7 +167,7 @@ func TestTransportCarriesTurnsAndRecoversACrash(t *testing.T) {
 	t.Parallel()
 	tr := newExecTransport(crashing(`{}`, ""))
 	var stderr testutil.SyncBuffer
-	c, err := Start(context.Background(), ACPOptions{Transport: tr, Dir: t.TempDir(), Stderr: &stderr, Recover: &RecoverOptions{Backoff: time.Millisecond}})
+	c, err := Start(context.Background(), ACPOptions{Transport: tr, Dir: t.TempDir(), Recover: &RecoverOptions{Backoff: time.Millisecond}, Process: ProcessOptions{Stderr: &stderr}})
 	require.NoError(t, err)
 	defer c.Close()
 	assert.Equal(t, "test-exec", c.Promises().Transport)
@@ -257,9 +257,9 @@ func TestTransportRefusesWhatOnlyALocalProcessHonours(t *testing.T) {
 	tr := newExecTransport(fakeagent.Script{})
 	for name, opts := range map[string]ACPOptions{
 		"command":  {Transport: tr, Dir: dir, Command: "agent"},
-		"env":      {Transport: tr, Dir: dir, Env: []string{"A=b"}},
-		"confine":  {Transport: tr, Dir: dir, Confine: &Confinement{}},
-		"contain":  {Transport: tr, Dir: dir, Contain: ContainCgroup},
+		"env":      {Transport: tr, Dir: dir, Process: ProcessOptions{Env: []string{"A=b"}}},
+		"confine":  {Transport: tr, Dir: dir, Process: ProcessOptions{Confine: &Confinement{}}},
+		"contain":  {Transport: tr, Dir: dir, Process: ProcessOptions{Contain: ContainCgroup}},
 		"no dir":   {Transport: tr},
 		"relative": {Transport: tr, Dir: "work"},
 	} {

@@ -58,7 +58,7 @@ type Response struct {
 	// the session was re-attached (its context kept).
 	Restarted *RestartError
 	// Truncated is set when the turn had more to keep than
-	// ACPOptions.MaxResponseBytes allows: text, thoughts and tool calls
+	// ACPOptions.Limits.MaxResponseBytes allows: text, thoughts and tool calls
 	// past it are missing here (they were streamed), and a tool call kept
 	// may hold an earlier state than its last.
 	Truncated bool
@@ -121,7 +121,7 @@ type turnTool struct {
 // its stream's emitter (nil: none).
 func (a *agent) newTurn(h *Session, req Request, emit func(StreamEvent)) *turn {
 	t := &turn{a: a, s: a.session(h.ID()), emitFn: emit, barrier: make(chan struct{}), answered: make(chan promptOutcome, 1), stop: make(chan struct{}), tools: map[string]*turnTool{},
-		room: a.opts.MaxResponseBytes, discard: req.Discard}
+		room: a.opts.Limits.MaxResponseBytes, discard: req.Discard}
 	t.touch()
 	return t
 }
@@ -508,7 +508,7 @@ var errCancelCalled = fmt.Errorf("acphost: turn stopped by Cancel: %w", context.
 // turn), updates still delivered, then a bounded wait for the answer.
 func (t *turn) cancel(answered <-chan promptOutcome, cause error) (Response, error) {
 	a := t.a
-	grace := time.NewTimer(a.opts.CancelGrace)
+	grace := time.NewTimer(a.opts.Timeouts.CancelGrace)
 	defer grace.Stop()
 	g := a.writes.guard(context.Background())
 	g.arm(cause) // the grace covers the writes too, should the agent not read them
@@ -524,7 +524,7 @@ func (t *turn) cancel(answered <-chan promptOutcome, cause error) (Response, err
 	// The agent may still be running the turn: never reuse it.
 	a.poison(ErrCancelUnconfirmed)
 	t.s.detach(t)
-	return t.response(acp.StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.opts.CancelGrace, cause)
+	return t.response(acp.StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.opts.Timeouts.CancelGrace, cause)
 }
 
 // beginCancel sends session/cancel and answers the session's requests
@@ -544,7 +544,7 @@ func (t *turn) beginCancel() {
 	}
 	t.answering.Wait() // bounded by the cancel's write guard
 	if err := a.notify("session/cancel", map[string]string{"sessionId": t.s.id}); err != nil {
-		a.opts.Logger.Debug("acphost: session/cancel not sent", "err", err)
+		a.opts.Debug.Logger.Debug("acphost: session/cancel not sent", "err", err)
 	}
 	t.s.cancelWritten(t)
 	for _, p := range claimed {
@@ -564,14 +564,14 @@ type watchdog struct {
 }
 
 func (a *agent) newWatchdog(t *turn) *watchdog {
-	if a.opts.TurnTimeout <= 0 && a.opts.IdleTimeout <= 0 {
+	if a.opts.Timeouts.TurnTimeout <= 0 && a.opts.Timeouts.IdleTimeout <= 0 {
 		return &watchdog{}
 	}
 	wd := &watchdog{done: make(chan struct{})}
 	a.wg.Add(1) // joined by Close like every goroutine of the agent
 	go func() {
 		defer a.wg.Done()
-		wd.run(a.ctx, a.opts.TurnTimeout, a.opts.IdleTimeout, t)
+		wd.run(a.ctx, a.opts.Timeouts.TurnTimeout, a.opts.Timeouts.IdleTimeout, t)
 	}()
 	return wd
 }

@@ -35,7 +35,7 @@ func attackWatcherHostMain(dir string) {
 	if err != nil {
 		panic(err)
 	}
-	a, err := Start(context.Background(), ACPOptions{Command: pa, Args: aa, Env: ea, Dir: dir})
+	a, err := Start(context.Background(), ACPOptions{Command: pa, Args: aa, Dir: dir, Process: ProcessOptions{Env: ea}})
 	if err != nil {
 		panic(err)
 	}
@@ -47,8 +47,9 @@ func attackWatcherHostMain(dir string) {
 	if err != nil {
 		panic(err)
 	}
-	b, err := Start(context.Background(), ACPOptions{Command: pb, Args: ab, Env: eb, Dir: dir,
-		Confine: &Confinement{Writable: []string{dir}}})
+	b, err := Start(context.Background(), ACPOptions{Command: pb, Args: ab, Dir: dir,
+		Process: ProcessOptions{Env: eb, Confine: &Confinement{Writable: []string{dir}}},
+	})
 	if err != nil {
 		panic(err)
 	}

@@ -22,7 +22,7 @@ func TestAttackForeignGroupDoesNotKeepTheWatcher(t *testing.T) {
 		{Run: []string{"sh", "-c", mk}},
 	}}}})
 	require.NoError(t, err)
-	c, err := Start(t.Context(), ACPOptions{Command: path, Args: args, Env: env, Dir: dir})
+	c, err := Start(t.Context(), ACPOptions{Command: path, Args: args, Dir: dir, Process: ProcessOptions{Env: env}})
 	require.NoError(t, err)
 	if held := c.Containment(); held.Mode != ContainCgroup {
 		c.Close()

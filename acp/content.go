@@ -256,7 +256,7 @@ type Implementation struct {
 
 // AuthMethod is one way the agent offers to authenticate. Type "" or
 // "agent" is done by the agent through authenticate (ACPOptions.AuthMethod);
-// "terminal" (offered only with ACPOptions.TerminalAuth) by running the
+// "terminal" (offered only with ACPOptions.Advertise.TerminalAuth) by running the
 // agent's own program interactively with Args appended and Env set — see
 // ACPClient.TerminalAuthCommand. Other types are the agent's own.
 type AuthMethod struct {

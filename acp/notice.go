@@ -5,7 +5,7 @@ import (
 )
 
 // Update kinds an agent sends only to a client that advertised them:
-// notices with ACPOptions.Notices, compactions with ACPOptions.Compaction.
+// notices with ACPOptions.Advertise.Notices, compactions with ACPOptions.Advertise.Compaction.
 const (
 	KindNotice                 UpdateKind = "notice"
 	KindCompactionUpdate       UpdateKind = "compaction_update"

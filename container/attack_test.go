@@ -29,7 +29,7 @@ func TestExecCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 		{Prompt: "wedge", Steps: []fakeagent.Step{{StopReading: true}, fakeagent.Say(fakeagent.Text("wedged"))}},
 	}})
 	var written linktest.Counter
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: written.Transport(tr), Dir: "/", CloseGrace: 100 * time.Millisecond})
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: written.Transport(tr), Dir: "/", Timeouts: acphost.Timeouts{CloseGrace: 100 * time.Millisecond}})
 	require.NoError(t, err)
 	_, err = c.Generate(acphost.Request{Prompt: "wedge"})
 	require.NoError(t, err)

@@ -78,9 +78,11 @@ func TestExecRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 	tr := &container.Transport{Engine: engine, Container: devbox(t, engine)}
 	m := fake(t, tr, askAndSay)
 	var stderr testutil.SyncBuffer
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/", Stderr: &stderr, OnPermission: func(_ context.Context, req *acp.PermissionRequest) (string, error) {
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: "/", OnPermission: func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 		return acphost.AllowOption(req), nil
-	}})
+	},
+		Process: acphost.ProcessOptions{Stderr: &stderr},
+	})
 	require.NoError(t, err)
 	assert.Equal(t, "exec", c.Promises().Transport)
 	for range 2 {

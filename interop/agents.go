@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // Agent describes one pinned agent build: where run.sh installs it, how to
@@ -21,7 +22,7 @@ type Agent struct {
 	// Mode is ACPOptions.Mode: the session mode that makes the agent ask.
 	Mode string
 	// Presentation: the build attaches _meta.jetbrains.air.permission to
-	// clients that declare AIR (ACPOptions.PermissionPresentation).
+	// clients that declare AIR (ACPOptions.Advertise.PermissionPresentation).
 	Presentation bool
 	// PresentationTitle is the expected Presentation.Title for a shell
 	// command writing file ("" to skip the check).
@@ -44,7 +45,7 @@ type Agent struct {
 	// host-tools scenario.
 	hostToolsPrep func(home string) error
 	// RejectStop is the stop reason after a reject-kind answer.
-	RejectStop acphost.StopReason
+	RejectStop acp.StopReason
 	// FSWrite: the build's file-write tool goes through fs/write_text_file
 	// when the client offers it; the tests serve fs for it.
 	FSWrite bool
@@ -216,14 +217,14 @@ var Agents = []Agent{
 		PresentationTitle: func(file string) string { return "echo hi > " + file },
 		Elicits:           true,
 		HostToolsEnv:      []string{"ENABLE_TOOL_SEARCH=false"},
-		RejectStop:        acphost.StopEndTurn,
+		RejectStop:        acp.StopEndTurn,
 		unset:             claudeUnset,
 		command:           nodeEntry("@agentclientprotocol/claude-agent-acp/dist/index.js"),
 		setup:             claudeSetup,
 	},
 	{
 		Name: "claude-legacy", Spec: "@zed-industries/claude-agent-acp@0.23.1",
-		RejectStop:       acphost.StopEndTurn,
+		RejectStop:       acp.StopEndTurn,
 		StaleAfterCancel: true,
 		HostToolsEnv:     []string{"ENABLE_TOOL_SEARCH=false"},
 		unset:            claudeUnset,
@@ -232,7 +233,7 @@ var Agents = []Agent{
 	},
 	{
 		Name: "codex-rs", Spec: "@zed-industries/codex-acp@0.16.0",
-		RejectStop: acphost.StopCancelled, // the only reject option is abort, which ends the turn
+		RejectStop: acp.StopCancelled, // the only reject option is abort, which ends the turn
 		unset:      codexUnset,
 		command:    binEntry("@zed-industries/codex-acp-linux-x64/bin/codex-acp"),
 		setup:      codexSetup,
@@ -242,7 +243,7 @@ var Agents = []Agent{
 		Mode:               "read-only", // the default "agent" mode has a guardian LLM decide instead of the user
 		Presentation:       true,
 		PresentationTitle:  func(string) string { return "Run command?" },
-		RejectStop:         acphost.StopCancelled,
+		RejectStop:         acp.StopCancelled,
 		unset:              codexUnset,
 		command:            nodeEntry("@agentclientprotocol/codex-acp/dist/index.js"),
 		setup:              codexSetup,
@@ -250,14 +251,14 @@ var Agents = []Agent{
 	},
 	{
 		Name: "opencode", Spec: "opencode-ai@1.18.33",
-		RejectStop: acphost.StopEndTurn,
+		RejectStop: acp.StopEndTurn,
 		FSWrite:    true,
 		command:    binEntry("opencode-linux-x64/bin/opencode", "acp"),
 		setup:      opencodeSetup,
 	},
 	{
 		Name: "gemini", Spec: "@google/gemini-cli@0.61.0",
-		RejectStop:    acphost.StopEndTurn,
+		RejectStop:    acp.StopEndTurn,
 		FSWrite:       true,
 		unset:         geminiUnset,
 		command:       nodeEntry("@google/gemini-cli/bundle/gemini.js", "--acp"),
@@ -268,7 +269,7 @@ var Agents = []Agent{
 
 // Options returns the ACPOptions that start a in its own HOME against m,
 // with the session in work. The command runs through env(1) so that the
-// variables in unset are removed: ACPOptions.Env can only add.
+// variables in unset are removed: ACPOptions.Process.Env can only add.
 func (a Agent) Options(inst, home, work string, m *MockLLM) (acphost.ACPOptions, error) {
 	env, err := a.setup(home, m)
 	if err != nil {
@@ -303,9 +304,9 @@ func (a Agent) Options(inst, home, work string, m *MockLLM) (acphost.ACPOptions,
 	return acphost.ACPOptions{
 		Command: cmd,
 		Args:    wrapped,
-		Env:     env,
 		Dir:     work,
 		Mode:    a.Mode,
+		Process: acphost.ProcessOptions{Env: env},
 	}, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // loadRefused names the agents whose pinned build refuses session/load of
@@ -88,7 +89,7 @@ func TestCLIResume(t *testing.T) {
 			tmp, work, home, m, opts := p.tmp, p.work, p.home, p.mock, p.opts
 			// The agent's environment is acphost's (the agent inherits it);
 			// acphost's own config and store are the test's.
-			env := append(append([]string(nil), opts.Env...), "NO_COLOR=1",
+			env := append(append([]string(nil), opts.Process.Env...), "NO_COLOR=1",
 				"ACPHOST_CONFIG="+filepath.Join(tmp, "config.json"),
 				"ACPHOST_STATE_DIR="+filepath.Join(tmp, "state"))
 			common := []string{"--cwd", work, "--permission", "allow", "--start-timeout", startTimeout.String(), "--timeout", turnTimeout.String()}
@@ -177,7 +178,7 @@ func TestCLISetConfigOption(t *testing.T) {
 			if bin == "" {
 				bin = buildCLI(t, binDir)
 			}
-			env := append(append([]string(nil), p.opts.Env...), "NO_COLOR=1",
+			env := append(append([]string(nil), p.opts.Process.Env...), "NO_COLOR=1",
 				"ACPHOST_CONFIG="+filepath.Join(p.tmp, "config.json"), "XDG_STATE_HOME="+filepath.Join(p.tmp, "state"))
 			args := []string{"--cwd", p.work, "--permission", "allow", "--no-store", "--start-timeout", startTimeout.String(),
 				"--timeout", turnTimeout.String(), "--set", id + "=" + value, "-p", "Hello. [mock:steps=]", "--", p.opts.Command}
@@ -210,8 +211,8 @@ func pickOption(t *testing.T, opts acphost.ACPOptions) (id, value, offered strin
 	// only when there is nothing else.
 	for _, models := range []bool{false, true} {
 		for _, o := range c.ConfigOptions() {
-			isModel := o.ID == "model" || o.Category == acphost.CategoryModel
-			if o.Type != "select" || o.ID == "mode" || o.Category == acphost.CategoryMode || isModel != models {
+			isModel := o.ID == "model" || o.Category == acp.CategoryModel
+			if o.Type != "select" || o.ID == "mode" || o.Category == acp.CategoryMode || isModel != models {
 				continue
 			}
 			current := ""

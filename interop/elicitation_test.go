@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // The choice the host picks in the elicitation scenario: the second option,
@@ -24,24 +25,24 @@ var askPick = AskOptions[1][0]
 // that choice. No permission is asked for the tool.
 func testElicitation(t *testing.T, a Agent) {
 	var mu sync.Mutex
-	var asked []*acphost.ElicitationRequest
+	var asked []*acp.ElicitationRequest
 	s := start(t, a, func(_ *session, o *acphost.ACPOptions) {
-		o.OnElicitation = func(_ context.Context, req *acphost.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+		o.Elicitation.OnRequest = func(_ context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
 			mu.Lock()
 			asked = append(asked, req)
 			mu.Unlock()
-			return acphost.ElicitationAnswer{Action: acphost.ElicitAccept, Content: map[string]any{"question_0": askPick}}, nil
+			return acphost.ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"question_0": askPick}}, nil
 		}
 	})
 	r := s.turn(turnCtx(t), prompt("ask:color"))
 	if r.err != nil {
 		t.Fatalf("turn failed: %v", r.err)
 	}
-	if r.resp.StopReason != acphost.StopEndTurn {
+	if r.resp.StopReason != acp.StopEndTurn {
 		t.Errorf("stop reason %q; want end_turn", r.resp.StopReason)
 	}
 	mu.Lock()
-	reqs := append([]*acphost.ElicitationRequest(nil), asked...)
+	reqs := append([]*acp.ElicitationRequest(nil), asked...)
 	mu.Unlock()
 	if len(reqs) != 1 {
 		t.Fatalf("OnElicitation was called %d times; want once", len(reqs))
@@ -57,7 +58,7 @@ func testElicitation(t *testing.T, a Agent) {
 	}
 	for _, ev := range r.events {
 		if ev.Type == acphost.EventElicitationAnswer {
-			if an := ev.ElicitationAnswer; an.Action != acphost.ElicitAccept || an.Reason != acphost.ReasonHook || an.Err != nil || an.Content["question_0"] != askPick {
+			if an := ev.ElicitationAnswer; an.Action != acp.ElicitAccept || an.Reason != acphost.ReasonHook || an.Err != nil || an.Content["question_0"] != askPick {
 				t.Errorf("elicitation answer %+v; want accept %q by the hook", an, askPick)
 			}
 		}
@@ -96,7 +97,7 @@ func testElicitation(t *testing.T, a Agent) {
 	for _, tc := range r.resp.ToolCalls {
 		if tc.ID == req.ToolCallID {
 			found = true
-			if tc.Status != acphost.StatusCompleted {
+			if tc.Status != acp.StatusCompleted {
 				t.Errorf("the AskUserQuestion tool call ended %q; want completed", tc.Status)
 			}
 		}
@@ -108,9 +109,9 @@ func testElicitation(t *testing.T, a Agent) {
 
 // checkAskForm checks the decoded form of the mock's one question: its
 // options as choices of an enum field, then the adapter's free-text field.
-func checkAskForm(t *testing.T, req *acphost.ElicitationRequest) {
+func checkAskForm(t *testing.T, req *acp.ElicitationRequest) {
 	t.Helper()
-	if req.Mode != acphost.ModeForm || req.Form == nil {
+	if req.Mode != acp.ModeForm || req.Form == nil {
 		t.Fatalf("mode %q, form %v; want a form", req.Mode, req.Form)
 	}
 	if req.Message != AskQuestion {
@@ -123,7 +124,7 @@ func checkAskForm(t *testing.T, req *acphost.ElicitationRequest) {
 	if f == nil {
 		t.Fatalf("no field question_0 in %s", req.Form.Raw)
 	}
-	if f.Kind != acphost.FormEnum || f.Title != AskHeader || f.Required {
+	if f.Kind != acp.FormEnum || f.Title != AskHeader || f.Required {
 		t.Errorf("question_0: kind %q title %q required %v; want an optional enum titled %q", f.Kind, f.Title, f.Required, AskHeader)
 	}
 	var got, want []string
@@ -136,7 +137,7 @@ func checkAskForm(t *testing.T, req *acphost.ElicitationRequest) {
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("choices %q; want %q", got, want)
 	}
-	if c := req.Form.Field("question_0_custom"); c == nil || c.Kind != acphost.FormString || c.Required {
+	if c := req.Form.Field("question_0_custom"); c == nil || c.Kind != acp.FormString || c.Required {
 		t.Errorf("question_0_custom %+v; want an optional free-text field", c)
 	}
 	if len(req.Form.Fields) != 2 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/hosttools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,7 +58,7 @@ func testHostTools(t *testing.T, a Agent) {
 			}
 		}
 		o.HostTools = hosttools.New(srv, hosttools.Options{Name: "shop"})
-		o.Env = append(o.Env, a.HostToolsEnv...)
+		o.Process.Env = append(o.Process.Env, a.HostToolsEnv...)
 	})
 	s.setPolicy(allowOnce) // an agent that asks before an MCP tool is allowed
 	r := s.turn(turnCtx(t), prompt("mcp:shop/lookup_order"))
@@ -109,7 +110,7 @@ func testHostTools(t *testing.T, a Agent) {
 		s.dump()
 		t.Fatalf("the model's call after the tool does not carry the handler's result %q", hostToolSecret)
 	}
-	if r.resp.StopReason != acphost.StopEndTurn || !strings.Contains(r.resp.Text, FinalText) {
+	if r.resp.StopReason != acp.StopEndTurn || !strings.Contains(r.resp.Text, FinalText) {
 		t.Errorf("stop %q, text %q; want end_turn with the mock's final text", r.resp.StopReason, r.resp.Text)
 	}
 }

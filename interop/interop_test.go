@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/confine"
 )
 
@@ -95,8 +96,8 @@ type session struct {
 	log    lockedBuffer
 
 	mu     sync.Mutex
-	policy func(ctx context.Context, req *acphost.PermissionRequest) (string, error)
-	perms  []*acphost.PermissionRequest
+	policy func(ctx context.Context, req *acp.PermissionRequest) (string, error)
+	perms  []*acp.PermissionRequest
 	writes []*acphost.WriteProposal // fs/write_text_file requests that reached OnWriteFile
 	events []string                 // a transcript for failure messages
 }
@@ -158,10 +159,10 @@ func start(t *testing.T, a Agent, tweak func(*session, *acphost.ACPOptions)) *se
 	p := prepare(t, a)
 	s := &session{t: t, a: a, work: p.work, home: p.home, mock: p.mock}
 	opts := p.opts
-	opts.Stderr = &s.stderr
-	opts.Logger = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	opts.OnSkippedLine = func(line []byte) { s.note("skipped stdout line: %.200s", line) }
-	opts.OnPermission = func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	opts.Process.Stderr = &s.stderr
+	opts.Debug.Logger = slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts.Debug.OnSkippedLine = func(line []byte) { s.note("skipped stdout line: %.200s", line) }
+	opts.OnPermission = func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		s.mu.Lock()
 		s.perms = append(s.perms, req)
 		policy := s.policy
@@ -228,16 +229,16 @@ func tail(s string, n int) string {
 	return s
 }
 
-func (s *session) setPolicy(p func(ctx context.Context, req *acphost.PermissionRequest) (string, error)) {
+func (s *session) setPolicy(p func(ctx context.Context, req *acp.PermissionRequest) (string, error)) {
 	s.mu.Lock()
 	s.policy = p
 	s.mu.Unlock()
 }
 
-func (s *session) permissions() []*acphost.PermissionRequest {
+func (s *session) permissions() []*acp.PermissionRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]*acphost.PermissionRequest(nil), s.perms...)
+	return append([]*acp.PermissionRequest(nil), s.perms...)
 }
 
 // turnResult is one turn's outcome and stream.
@@ -313,8 +314,8 @@ func describe(ev acphost.StreamEvent) string {
 
 // Permission policies. They pick by kind: option ids differ per agent.
 
-func pick(kinds ...acphost.PermissionKind) func(context.Context, *acphost.PermissionRequest) (string, error) {
-	return func(_ context.Context, req *acphost.PermissionRequest) (string, error) {
+func pick(kinds ...acp.PermissionKind) func(context.Context, *acp.PermissionRequest) (string, error) {
+	return func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 		for _, k := range kinds {
 			for _, o := range req.Options {
 				if o.Kind == k {
@@ -326,7 +327,7 @@ func pick(kinds ...acphost.PermissionKind) func(context.Context, *acphost.Permis
 	}
 }
 
-var allowOnce = pick(acphost.AllowOnce)
+var allowOnce = pick(acp.AllowOnce)
 
 func turnCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
@@ -367,14 +368,14 @@ func (s *session) checkAllowed(r turnResult, file string) {
 	if r.err != nil {
 		t.Fatalf("turn failed: %v", r.err)
 	}
-	if r.resp.StopReason != acphost.StopEndTurn {
+	if r.resp.StopReason != acp.StopEndTurn {
 		t.Errorf("stop reason %q; want end_turn", r.resp.StopReason)
 	}
 	waitFile(t, filepath.Join(s.work, file), "hi\n")
 	if !strings.Contains(r.resp.Text, FinalText) {
 		t.Errorf("response text %q lacks the mock's final text %q", r.resp.Text, FinalText)
 	}
-	var perm *acphost.PermissionRequest
+	var perm *acp.PermissionRequest
 	for _, ev := range r.events {
 		if ev.Type == acphost.EventPermission {
 			perm = ev.Permission
@@ -384,7 +385,7 @@ func (s *session) checkAllowed(r turnResult, file string) {
 		t.Fatalf("no permission event in the turn")
 	}
 	ans := r.answers()
-	if len(ans) == 0 || ans[len(ans)-1].Cancelled || ans[len(ans)-1].Option == nil || ans[len(ans)-1].Option.Kind != acphost.AllowOnce || ans[len(ans)-1].Reason != acphost.ReasonHook {
+	if len(ans) == 0 || ans[len(ans)-1].Cancelled || ans[len(ans)-1].Option == nil || ans[len(ans)-1].Option.Kind != acp.AllowOnce || ans[len(ans)-1].Reason != acphost.ReasonHook {
 		t.Errorf("permission answers %+v; want an allow_once chosen by the hook", ans)
 	}
 	// The tool call the permission was about must end completed in the
@@ -393,7 +394,7 @@ func (s *session) checkAllowed(r turnResult, file string) {
 	for _, tc := range r.resp.ToolCalls {
 		if tc.ID == perm.ToolCall.ID {
 			found = true
-			if tc.Status != acphost.StatusCompleted {
+			if tc.Status != acp.StatusCompleted {
 				t.Errorf("tool call %s ended %q; want completed", tc.ID, tc.Status)
 			}
 		}
@@ -406,7 +407,7 @@ func (s *session) checkAllowed(r turnResult, file string) {
 	}
 }
 
-func modeOption(opts []acphost.ConfigOption) string {
+func modeOption(opts []acp.ConfigOption) string {
 	for _, o := range opts {
 		if o.ID == "mode" {
 			return "mode=" + string(o.CurrentValue)
@@ -415,7 +416,7 @@ func modeOption(opts []acphost.ConfigOption) string {
 	return "no mode option"
 }
 
-func toolIDs(tcs []acphost.ToolCall) []string {
+func toolIDs(tcs []acp.ToolCall) []string {
 	var out []string
 	for _, tc := range tcs {
 		out = append(out, fmt.Sprintf("%s(%s)", tc.ID, tc.Status))
@@ -477,7 +478,7 @@ func testAllow(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) {
 // reject: the command is rejected; nothing is written and the turn ends.
 func testReject(t *testing.T, a Agent) {
 	s := start(t, a, nil)
-	s.setPolicy(pick(acphost.RejectOnce))
+	s.setPolicy(pick(acp.RejectOnce))
 	r := s.turn(turnCtx(t), prompt("sh:out1.txt"))
 	if r.err != nil {
 		t.Fatalf("turn failed: %v", r.err)
@@ -489,7 +490,7 @@ func testReject(t *testing.T, a Agent) {
 		t.Fatalf("the agent asked no permission")
 	}
 	ans := r.answers()
-	if len(ans) == 0 || ans[0].Option == nil || ans[0].Option.Kind != acphost.RejectOnce {
+	if len(ans) == 0 || ans[0].Option == nil || ans[0].Option.Kind != acp.RejectOnce {
 		t.Errorf("answers %+v; want a reject_once", ans)
 	}
 	noFile(t, filepath.Join(s.work, "out1.txt"))
@@ -518,14 +519,14 @@ func testPlan(t *testing.T, a Agent, clientPlanMode bool) {
 	}
 	// Two turns, so that each route comes first once: codex and opencode
 	// end the turn at the first rejection.
-	var stops []acphost.StopReason
+	var stops []acp.StopReason
 	n := 0
 	for _, steps := range [][]string{{"sh:out1.txt", "write:note1.txt"}, {"write:note2.txt", "sh:out2.txt"}} {
 		r := s.turn(turnCtx(t), prompt(steps...))
 		if r.err != nil {
 			t.Fatalf("turn failed: %v", r.err)
 		}
-		if r.resp.StopReason != acphost.StopEndTurn && r.resp.StopReason != acphost.StopCancelled {
+		if r.resp.StopReason != acp.StopEndTurn && r.resp.StopReason != acp.StopCancelled {
 			t.Errorf("stop reason %q", r.resp.StopReason)
 		}
 		ans := r.answers()
@@ -557,9 +558,9 @@ func testPlan(t *testing.T, a Agent, clientPlanMode bool) {
 // same warm process succeeds.
 func testCancel(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) {
 	s := start(t, a, via)
-	opened := make(chan *acphost.PermissionRequest, 1)
+	opened := make(chan *acp.PermissionRequest, 1)
 	hookDone := make(chan error, 1)
-	s.setPolicy(func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	s.setPolicy(func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		opened <- req
 		<-ctx.Done() // a human who never answers
 		hookDone <- ctx.Err()
@@ -592,7 +593,7 @@ func testCancel(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) 
 	if errors.Is(r.err, acphost.ErrCancelUnconfirmed) {
 		t.Errorf("the agent's answer to the cancel was not seen: %v", r.err)
 	}
-	if r.resp.StopReason != acphost.StopCancelled {
+	if r.resp.StopReason != acp.StopCancelled {
 		t.Errorf("stop reason %q; want cancelled", r.resp.StopReason)
 	}
 	select {
@@ -625,7 +626,7 @@ func testCancel(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) 
 	}
 	if a.StaleAfterCancel {
 		// Known agent bug: r2 is the cancelled turn's leftover result.
-		if r2.err != nil || r2.resp.StopReason != acphost.StopEndTurn || len(r2.events) > 1 || r2.resp.Text != "" {
+		if r2.err != nil || r2.resp.StopReason != acp.StopEndTurn || len(r2.events) > 1 || r2.resp.Text != "" {
 			t.Fatalf("%s no longer answers the prompt after a cancel with a stale result (err %v, stop %q, %d events): drop StaleAfterCancel", a, r2.err, r2.resp.StopReason, len(r2.events))
 		}
 		t.Logf("KNOWN AGENT BUG: %s answered the prompt after the cancel at once with the cancelled turn's stale end_turn (%v, no updates)", a.Name, r2.elapsed.Round(time.Millisecond))
@@ -677,7 +678,7 @@ func testWriteTool(t *testing.T, a Agent) {
 	if r.err != nil {
 		t.Fatalf("turn failed: %v", r.err)
 	}
-	if r.resp.StopReason != acphost.StopEndTurn {
+	if r.resp.StopReason != acp.StopEndTurn {
 		t.Errorf("stop reason %q; want end_turn", r.resp.StopReason)
 	}
 	if len(s.permissions()) == 0 {
@@ -701,7 +702,7 @@ func testWriteTool(t *testing.T, a Agent) {
 	}
 }
 
-// confined: the agent runs under ACPOptions.Confine with only its HOME
+// confined: the agent runs under ACPOptions.Process.Confine with only its HOME
 // (and a TMPDIR inside it) writable. The host allows the shell command, but
 // the kernel refuses its write: the project stays untouched, and the agent
 // lives on to report the failure to its model and answer another turn.
@@ -714,8 +715,8 @@ func testConfined(t *testing.T, a Agent) {
 		if err := os.MkdirAll(tmp, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		o.Env = append(o.Env, "TMPDIR="+tmp)
-		o.Confine = &acphost.Confinement{Writable: []string{s.home}}
+		o.Process.Env = append(o.Process.Env, "TMPDIR="+tmp)
+		o.Process.Confine = &acphost.Confinement{Writable: []string{s.home}}
 	})
 	s.setPolicy(allowOnce)
 	r := s.turn(turnCtx(t), prompt("sh:out1.txt"))
@@ -735,11 +736,11 @@ func testConfined(t *testing.T, a Agent) {
 	}
 }
 
-// presentation: with ACPOptions.PermissionPresentation the current Claude
+// presentation: with ACPOptions.Advertise.PermissionPresentation the current Claude
 // and Codex builds attach _meta.jetbrains.air.permission, decoded into
 // req.Presentation.
 func testPresentation(t *testing.T, a Agent) {
-	s := start(t, a, func(_ *session, o *acphost.ACPOptions) { o.PermissionPresentation = true })
+	s := start(t, a, func(_ *session, o *acphost.ACPOptions) { o.Advertise.PermissionPresentation = true })
 	s.setPolicy(allowOnce)
 	r := s.turn(turnCtx(t), prompt("sh:out1.txt"))
 	ps := s.permissions()
@@ -750,8 +751,8 @@ func testPresentation(t *testing.T, a Agent) {
 	if !p.Present() {
 		t.Errorf("presentation not decoded: %+v (raw params %s)", p, ps[0].Raw)
 	} else {
-		if p.Source != acphost.PresentationAIR {
-			t.Errorf("presentation source %q; want %q", p.Source, acphost.PresentationAIR)
+		if p.Source != acp.PresentationAIR {
+			t.Errorf("presentation source %q; want %q", p.Source, acp.PresentationAIR)
 		}
 		if want := a.PresentationTitle("out1.txt"); want != "" && p.Title != want {
 			t.Errorf("presentation title %q; want %q", p.Title, want)

@@ -28,7 +28,7 @@ func launcher(t *testing.T, p place) acphost.ACPOptions {
 	t.Helper()
 	home := filepath.Join(p.tmp, "launcher-home")
 	var exports, keep []string
-	for _, kv := range p.opts.Env {
+	for _, kv := range p.opts.Process.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		switch {
 		case k == "HOME", strings.HasPrefix(k, "XDG_"):
@@ -56,7 +56,7 @@ exec "$@"
 		t.Fatal(err)
 	}
 	o := p.opts
-	o.Env = keep
+	o.Process.Env = keep
 	o.Command, o.Args = path, append([]string{p.opts.Command}, p.opts.Args...)
 	return o
 }
@@ -75,7 +75,7 @@ func TestPlanModeThroughALauncher(t *testing.T) {
 				bin = buildCLI(t, binDir)
 			}
 			o := launcher(t, p)
-			p.opts.Env = o.Env
+			p.opts.Process.Env = o.Process.Env
 			args := []string{"--permission", "plan"}
 			if a.FSWrite {
 				args = append(args, "--fs")
@@ -91,9 +91,9 @@ func TestPlanModeThroughALauncher(t *testing.T) {
 		t.Run(a.Name+"/library", func(t *testing.T) {
 			s := start(t, a, func(s *session, o *acphost.ACPOptions) {
 				l := launcher(t, place{tmp: filepath.Dir(s.home), work: s.work, home: s.home, opts: *o})
-				o.Command, o.Args, o.Env, o.Mode = l.Command, l.Args, l.Env, ""
+				o.Command, o.Args, o.Process.Env, o.Mode = l.Command, l.Args, l.Process.Env, ""
 				o.PlanMode = true
-				o.Confine = &acphost.Confinement{PlanOnly: true}
+				o.Process.Confine = &acphost.Confinement{PlanOnly: true}
 			})
 			s.setPolicy(allowOnce)
 			if acphost.CanConfine() && !s.client.Enforcement().Kernel {

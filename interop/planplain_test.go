@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 )
 
 // The agents as their READMEs start them: no mode preset. Claude starts in
@@ -79,7 +80,7 @@ func (s *session) planTurns(turns ...[]string) {
 // is written.
 func testRejectPlain(t *testing.T, a Agent) {
 	s := start(t, a, plain(func(_ *session, o *acphost.ACPOptions) { o.RequireAsking = true }))
-	s.setPolicy(pick(acphost.RejectOnce, acphost.RejectAlways))
+	s.setPolicy(pick(acp.RejectOnce, acp.RejectAlways))
 	e := s.client.Enforcement()
 	t.Logf("%s: mode %q (%s)", a.Name, e.Mode, e.ModeKind)
 	r := s.turn(turnCtx(t), prompt("sh:out1.txt"))
@@ -128,7 +129,7 @@ func TestCLIPlainPolicies(t *testing.T) {
 // turn be stopped) and neither file exist; it returns the header line.
 func cliWritesNothing(t *testing.T, bin string, p place, env, flags, after []string) (header string) {
 	t.Helper()
-	env = append(append(append([]string(nil), p.opts.Env...), "NO_COLOR=1",
+	env = append(append(append([]string(nil), p.opts.Process.Env...), "NO_COLOR=1",
 		"ACPHOST_CONFIG="+filepath.Join(p.tmp, "config.json"), "XDG_STATE_HOME="+filepath.Join(p.tmp, "state")), env...)
 	args := append([]string{"--cwd", p.work, "--no-store", "--non-interactive-permissions", "deny",
 		"--start-timeout", startTimeout.String(), "--timeout", turnTimeout.String()}, flags...)
@@ -183,7 +184,7 @@ func TestCLINamedAgentThroughNpx(t *testing.T) {
 // and after it (the change it saw).
 func testUnaskedReported(t *testing.T, a Agent) {
 	s := start(t, a, plain(nil))
-	s.setPolicy(pick(acphost.RejectOnce, acphost.RejectAlways))
+	s.setPolicy(pick(acp.RejectOnce, acp.RejectAlways))
 	e := s.client.Enforcement()
 	if e.ModeKind != acphost.ModeUnasked {
 		t.Skipf("%s starts in %q, which is not known to act unasked (%s)", a.Name, e.Mode, e.ModeKind)

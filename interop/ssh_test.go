@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/sshtest"
 	"github.com/acphost/acphost/ssh"
 )
@@ -41,10 +42,10 @@ func viaSSH(t *testing.T, srv *sshtest.Server) func(*session, *acphost.ACPOption
 	return func(s *session, o *acphost.ACPOptions) {
 		o.Transport = &ssh.Transport{
 			Addr: srv.Addr, User: srv.User, IdentityFiles: []string{srv.Identity}, KnownHostsFiles: []string{srv.KnownHosts},
-			Command: o.Command, Args: o.Args, Env: append(o.Env, mark), Dir: o.Dir,
+			Command: o.Command, Args: o.Args, Env: append(o.Process.Env, mark), Dir: o.Dir,
 			SharedFiles: true, // the "remote" host is this machine: fs/* means the same files
 		}
-		o.Command, o.Args, o.Env = "", nil, nil
+		o.Command, o.Args, o.Process.Env = "", nil, nil
 	}
 }
 
@@ -80,7 +81,7 @@ func testSSHCut(t *testing.T, a Agent, srv *sshtest.Server) {
 		o.Recover = &acphost.RecoverOptions{Backoff: 10 * time.Millisecond}
 	})
 	opened := make(chan struct{}, 1)
-	s.setPolicy(func(ctx context.Context, req *acphost.PermissionRequest) (string, error) {
+	s.setPolicy(func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		select {
 		case opened <- struct{}{}:
 		default:

@@ -36,7 +36,7 @@ func viaWebSocket(t *testing.T) func(*session, *acphost.ACPOptions) {
 	token := hex.EncodeToString(b) + "-token"
 	t.Cleanup(func() { noneLeft(t, mark, 20*time.Second) }) // after the bridge's Close, below
 	return func(s *session, o *acphost.ACPOptions) {
-		bridge := &websocket.Bridge{Command: o.Command, Args: o.Args, Env: append(o.Env, mark), Dir: o.Dir, Token: token, Stderr: &s.stderr}
+		bridge := &websocket.Bridge{Command: o.Command, Args: o.Args, Env: append(o.Process.Env, mark), Dir: o.Dir, Token: token, Stderr: &s.stderr}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -51,7 +51,7 @@ func viaWebSocket(t *testing.T) func(*session, *acphost.ACPOptions) {
 			}
 		})
 		o.Transport = &websocket.Transport{URL: "ws://" + ln.Addr().String() + websocket.DefaultPath, Token: token}
-		o.Command, o.Args, o.Env = "", nil, nil
+		o.Command, o.Args, o.Process.Env = "", nil, nil
 		o.FS = nil // the host's files are not the served agent's to reach (they are here, but a link cannot know)
 	}
 }

@@ -82,7 +82,7 @@ func (c *Cache) Options(ctx context.Context, a Agent) (acphost.ACPOptions, error
 	if err != nil {
 		return acphost.ACPOptions{}, err
 	}
-	return acphost.ACPOptions{Command: cmd.Path, Args: cmd.Args, Env: cmd.Env}, nil
+	return acphost.ACPOptions{Command: cmd.Path, Args: cmd.Args, Process: acphost.ProcessOptions{Env: cmd.Env}}, nil
 }
 
 // Resolve finds agent id in the registry src names and returns the options

@@ -86,7 +86,7 @@ func TestSSHCloseEndsAnAgentThatStoppedReading(t *testing.T) {
 		}
 	})
 	var written linktest.Counter
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: written.Transport(tr), Dir: t.TempDir(), CloseGrace: 100 * time.Millisecond})
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: written.Transport(tr), Dir: t.TempDir(), Timeouts: acphost.Timeouts{CloseGrace: 100 * time.Millisecond}})
 	require.NoError(t, err)
 	_, err = c.Generate(acphost.Request{Prompt: "wedge"})
 	require.NoError(t, err)

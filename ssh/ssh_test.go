@@ -62,13 +62,15 @@ func TestSSHRunsTurnsAndCloseLeavesNothing(t *testing.T) {
 	var asked []string
 	var mu sync.Mutex
 	stderr := &testutil.SyncBuffer{}
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), Stderr: stderr,
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(),
 		OnPermission: func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 			mu.Lock()
 			asked = append(asked, req.ToolCall.Title)
 			mu.Unlock()
 			return acphost.AllowOption(req), nil
-		}})
+		},
+		Process: acphost.ProcessOptions{Stderr: stderr},
+	})
 	require.NoError(t, err)
 	p := c.Promises()
 	assert.Equal(t, "ssh", p.Transport)
@@ -198,7 +200,7 @@ func TestSSHCloseEndsAStubbornAgentAndItsGroup(t *testing.T) {
 	t.Parallel()
 	srv := sshtest.Start(t)
 	tr, mark := remoteFake(t, srv, fakeagent.Script{IgnoreEOF: true, IgnoreSIGTERM: true, Grandchild: true})
-	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), CloseGrace: 100 * time.Millisecond})
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Transport: tr, Dir: t.TempDir(), Timeouts: acphost.Timeouts{CloseGrace: 100 * time.Millisecond}})
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(testutil.WithEnv(mark)), 2, "the agent and its grandchild run")
 	require.NoError(t, c.Close())

@@ -55,7 +55,7 @@ func TestEarlyUpdateShown(t *testing.T) {
 			}
 		}
 		lg := slog.New(slog.NewTextHandler(&logs, nil))
-		cfg.Agent.Logger, cfg.Logger = lg, lg
+		cfg.Agent.Debug.Logger, cfg.Logger = lg, lg
 		start := cfg.Start
 		cfg.Start = func(ctx context.Context, opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 			c, err := start(ctx, opts)

@@ -47,7 +47,7 @@ func serveOnLoopback(t *testing.T) (*web.Server, string) {
 	t.Helper()
 	path, args, env, err := fakeagent.Command(fakeagent.Script{})
 	require.NoError(t, err)
-	srv, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: path, Args: args, Env: env}})
+	srv, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: path, Args: args, Process: acphost.ProcessOptions{Env: env}}})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -26,7 +26,7 @@
 // kept, so that a tab that connects later (or reconnects) replays the
 // transcript from the start.
 //
-// ACPOptions.OnPermission, FSOptions.OnWriteFile and ACPOptions.OnElicitation
+// ACPOptions.OnPermission, FSOptions.OnWriteFile and ACPOptions.Elicitation.OnRequest
 // are the server's: each request becomes a dialog on every tab, and the hook
 // blocks on a channel until one tab answers (api/permission, api/proposal,
 // api/elicitation) or its context ends — the turn cancelled, the request

@@ -62,7 +62,7 @@ func newRig(t *testing.T, script fakeagent.Script, mod func(*web.Config)) *rig {
 		served <- err
 	}()
 	cfg := web.Config{
-		Agent: acphost.ACPOptions{Dir: t.TempDir(), CloseGrace: 2 * time.Second},
+		Agent: acphost.ACPOptions{Dir: t.TempDir(), Timeouts: acphost.Timeouts{CloseGrace: 2 * time.Second}},
 		Start: func(ctx context.Context, opts acphost.ACPOptions) (*acphost.ACPClient, error) {
 			return acphost.Connect(ctx, fromAgentR, toAgentW, closer{toAgentW, fromAgentR}, opts)
 		},

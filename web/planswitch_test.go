@@ -30,8 +30,8 @@ func TestPlanSwitchBeforeTheFirstPrompt(t *testing.T) {
 		Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answered"))}}}}
 	path, args, env, err := fakeagent.Command(script)
 	require.NoError(t, err)
-	srv, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: path, Args: args, Env: env,
-		Dir: t.TempDir(), Confine: &acphost.Confinement{PlanOnly: true}}})
+	srv, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: path, Args: args,
+		Dir: t.TempDir(), Process: acphost.ProcessOptions{Env: env, Confine: &acphost.Confinement{PlanOnly: true}}}})
 	require.NoError(t, err)
 	t.Cleanup(func() { srv.Close() })
 	r := &rig{t: t, srv: srv}

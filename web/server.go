@@ -46,7 +46,7 @@ const keepAlive = 15 * time.Second
 // Config configures a Server.
 type Config struct {
 	// Agent is the agent to start and the client's options. Its
-	// OnPermission, OnElicitation and FS.OnWriteFile must be nil: the
+	// OnPermission, Elicitation.OnRequest and FS.OnWriteFile must be nil: the
 	// server sets them to ask the page (FS.OnWriteFile only when FS.Write
 	// is set). OnUpdate, if set, is called after the server's own.
 	Agent acphost.ACPOptions
@@ -116,7 +116,7 @@ type SessionStore interface {
 // TurnRecorder is a SessionStore that also keeps each finished turn (the
 // terminal host's store does, for acphost sessions history). The server
 // calls RecordTurn on the turn's goroutine once the turn has ended; the
-// turn then keeps its Response (within ACPOptions.MaxResponseBytes) for it.
+// turn then keeps its Response (within ACPOptions.Limits.MaxResponseBytes) for it.
 type TurnRecorder interface {
 	RecordTurn(sessionID string, t TurnRecord) error
 }
@@ -186,8 +186,8 @@ type runningTurn struct {
 // only.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	opts := cfg.Agent
-	if opts.OnPermission != nil || opts.OnElicitation != nil || (opts.FS != nil && opts.FS.OnWriteFile != nil) {
-		return nil, errors.New("web: Agent.OnPermission, OnElicitation and FS.OnWriteFile are the server's: leave them nil")
+	if opts.OnPermission != nil || opts.Elicitation.OnRequest != nil || (opts.FS != nil && opts.FS.OnWriteFile != nil) {
+		return nil, errors.New("web: Agent.OnPermission, Agent.Elicitation.OnRequest and FS.OnWriteFile are the server's: leave them nil")
 	}
 	token := cfg.Token
 	if token == "" {
@@ -217,7 +217,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Permission != nil {
 		opts.OnPermission = cfg.Permission(s.onPermission)
 	}
-	opts.OnElicitation = s.onElicitation
+	opts.Elicitation.OnRequest = s.onElicitation
 	opts.OnUpdate = s.onUpdate
 	if opts.FS != nil && opts.FS.Write {
 		fsOpts := *opts.FS

@@ -251,7 +251,7 @@ func TestPermissionPresentation(t *testing.T) {
 		fakeagent.Ask(load("C1.json")),
 		fakeagent.Say(fakeagent.Text("{{answer}}")),
 	}}}}
-	r := newRig(t, script, func(c *web.Config) { c.Agent.PermissionPresentation = true })
+	r := newRig(t, script, func(c *web.Config) { c.Agent.Advertise.PermissionPresentation = true })
 	tb := r.tab()
 	r.post("/api/prompt", map[string]string{"text": "go"}, http.StatusOK)
 
@@ -530,7 +530,7 @@ func TestSubprocessAgent(t *testing.T) {
 	t.Parallel()
 	path, args, env, err := fakeagent.Command(fakeagent.Demo())
 	require.NoError(t, err)
-	srv, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: path, Args: args, Env: env}})
+	srv, err := web.New(context.Background(), web.Config{Agent: acphost.ACPOptions{Command: path, Args: args, Process: acphost.ProcessOptions{Env: env}}})
 	require.NoError(t, err)
 	r := &rig{t: t, srv: srv}
 	r.hs = newHTTPServer(t, srv)

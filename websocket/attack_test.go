@@ -453,7 +453,7 @@ func TestLinkMessagesEitherWay(t *testing.T) {
 }
 
 // Over a Link the client takes each message whole: a pretty-printed one
-// is read (and recorded as one line), and one over ACPOptions.MaxLineBytes
+// is read (and recorded as one line), and one over ACPOptions.Limits.MaxLineBytes
 // ends the connection as a line over it does, with ErrLineTooLong, while
 // the link itself allows it.
 func TestClientTakesWholeMessagesWithinItsBound(t *testing.T) {
@@ -463,7 +463,7 @@ func TestClientTakesWholeMessagesWithinItsBound(t *testing.T) {
 	srv := httptest.NewServer(wsAgent(func(send func([]byte) error) error { return send(pretty) }))
 	defer srv.Close()
 	var rec bytes.Buffer
-	c := start(t, &Transport{URL: "ws" + strings.TrimPrefix(srv.URL, "http")}, acphost.ACPOptions{Record: &rec})
+	c := start(t, &Transport{URL: "ws" + strings.TrimPrefix(srv.URL, "http")}, acphost.ACPOptions{Debug: acphost.DebugOptions{Record: &rec}})
 	resp, err := c.Generate(acphost.Request{Prompt: "x"})
 	require.NoError(t, err)
 	assert.Equal(t, "hi\nthere", resp.Text)
@@ -474,7 +474,7 @@ func TestClientTakesWholeMessagesWithinItsBound(t *testing.T) {
 
 	bigSrv := httptest.NewServer(wsAgent(func(send func([]byte) error) error { return send(big) }))
 	defer bigSrv.Close()
-	c = start(t, &Transport{URL: "ws" + strings.TrimPrefix(bigSrv.URL, "http")}, acphost.ACPOptions{MaxLineBytes: 2 << 10})
+	c = start(t, &Transport{URL: "ws" + strings.TrimPrefix(bigSrv.URL, "http")}, acphost.ACPOptions{Limits: acphost.Limits{MaxLineBytes: 2 << 10}})
 	_, err = c.Generate(acphost.Request{Prompt: "x"})
 	require.ErrorIs(t, err, acphost.ErrLineTooLong)
 	var pe *acphost.ProtocolError

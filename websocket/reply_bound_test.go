@@ -29,9 +29,9 @@ func TestAnAnswerOverTheLinksBoundIsAnsweredWithAnError(t *testing.T) {
 	s := serveFake(t, script, nil)
 	tr := &Transport{URL: s.url(), Token: testToken, MaxMessageBytes: 16 << 10}
 	c := start(t, tr, acphost.ACPOptions{
-		OnElicitation: func(context.Context, *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+		Elicitation: acphost.ElicitationOptions{OnRequest: func(context.Context, *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
 			return acphost.ElicitationAnswer{Action: acp.ElicitAccept, Content: map[string]any{"story": strings.Repeat("x", 64<<10)}}, nil
-		},
+		}},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -234,7 +234,7 @@ func TestStalledLinkIsALinkErrorByKeepalive(t *testing.T) {
 func TestCloseStopsTheBridgedAgent(t *testing.T) {
 	t.Parallel()
 	s := serveFake(t, fakeagent.Script{IgnoreEOF: true}, nil)
-	c := start(t, &Transport{URL: s.url(), Token: testToken}, acphost.ACPOptions{CloseGrace: 200 * time.Millisecond})
+	c := start(t, &Transport{URL: s.url(), Token: testToken}, acphost.ACPOptions{Timeouts: acphost.Timeouts{CloseGrace: 200 * time.Millisecond}})
 	_, err := c.Generate(acphost.Request{Prompt: "x"})
 	require.NoError(t, err)
 	pids := s.b.pids()

@@ -18,9 +18,8 @@ type acphostClient struct {
 func (h *acphostClient) options(opts Options) acphost.ACPOptions {
 	h.count.spin = opts.Spin
 	return acphost.ACPOptions{
-		Command:          opts.Agent,
-		Args:             opts.Args,
-		MaxQueuedUpdates: opts.MaxQueuedUpdates,
+		Command: opts.Agent,
+		Args:    opts.Args,
 		OnUpdate: func(u acp.Update) {
 			h.count.update()
 		},
@@ -32,6 +31,7 @@ func (h *acphostClient) options(opts Options) acphost.ACPOptions {
 			}
 			return "", errors.New("no allow_once option")
 		},
+		Limits: acphost.Limits{MaxQueuedUpdates: opts.MaxQueuedUpdates},
 	}
 }
 

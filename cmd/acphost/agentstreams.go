@@ -22,7 +22,7 @@ type agentStreams struct {
 
 // open opens what --stderr and --record name (stderrPath "" keeps the
 // tail; "-" is this process's stderr) and returns the writers for
-// ACPOptions.Stderr and Record (nil without --record), and what closes
+// ACPOptions.Process.Stderr and Record (nil without --record), and what closes
 // the files, once the agent is closed.
 func (s *agentStreams) open(stderrPath, recordPath string) (stderr, record io.Writer, closer io.Closer, err error) {
 	switch stderrPath {

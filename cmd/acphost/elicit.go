@@ -41,7 +41,7 @@ type elicitor struct {
 	asking chan struct{}
 }
 
-// answer is the ACPOptions.OnElicitation of every policy.
+// answer is the ACPOptions.Elicitation.OnRequest of every policy.
 func (e *elicitor) answer(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
 	switch e.policy {
 	case elicitAsk:

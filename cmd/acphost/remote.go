@@ -122,7 +122,7 @@ func sshTransport(cfg config) (*ssh.Transport, error) {
 // the command, and the session's directory is on the remote host (the
 // login directory unless --cwd says).
 func remoteOptions(cfg config, opts *acphost.ACPOptions) error {
-	opts.Command, opts.Args, opts.Env = "", nil, nil
+	opts.Command, opts.Args, opts.Process.Env = "", nil, nil
 	if cfg.remote.url != "" {
 		opts.Transport = &websocket.Transport{URL: cfg.remote.url, Token: cfg.remote.token}
 		return nil
@@ -131,7 +131,7 @@ func remoteOptions(cfg config, opts *acphost.ACPOptions) error {
 	if err != nil {
 		return err
 	}
-	opts.Command, opts.Args, opts.Env = "", nil, nil
+	opts.Command, opts.Args, opts.Process.Env = "", nil, nil
 	opts.Transport = t
 	if cfg.cwd == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -20,7 +20,7 @@ type sink interface {
 	beginTurn(prompt string, echo bool)
 	event(ev acphost.StreamEvent)
 	endTurn(r turnResult)
-	// elicitationComplete is ACPOptions.OnElicitationComplete: the agent
+	// elicitationComplete is ACPOptions.Elicitation.OnComplete: the agent
 	// says the page of a URL elicitation the user accepted is finished.
 	elicitationComplete(c acp.ElicitationComplete)
 }

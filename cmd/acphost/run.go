@@ -122,32 +122,30 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		return acphost.ACPOptions{}, nil, err
 	}
 	opts := acphost.ACPOptions{
-		Command:                path,
-		Args:                   args,
-		Env:                    env,
-		Dir:                    a.cfg.cwd,
-		PermissionPresentation: a.cfg.presentation,
-		TurnTimeout:            a.cfg.timeout,
-		OnElicitation:          a.elicitor.answer,
-		OnElicitationComplete:  a.output.sink.elicitationComplete,
-		Notices:                true,
-		Profile:                a.cfg.profile,
+		Command: path,
+		Args:    args,
+		Dir:     a.cfg.cwd,
+		Profile: a.cfg.profile,
 		// The mode is set after the session opens (openSession), so that
 		// a mode the agent does not have is named with the ones it has.
+		Process:     acphost.ProcessOptions{Env: env},
+		Advertise:   acphost.AdvertiseOptions{PermissionPresentation: a.cfg.presentation, Notices: true},
+		Timeouts:    acphost.Timeouts{TurnTimeout: a.cfg.timeout},
+		Elicitation: acphost.ElicitationOptions{OnRequest: a.elicitor.answer, OnComplete: a.output.sink.elicitationComplete},
 	}
 	if a.cfg.elicit == elicitAsk {
-		opts.OnElicitation = timed(&a.humanWait, a.elicitor.answer)
+		opts.Elicitation.OnRequest = timed(&a.humanWait, a.elicitor.answer)
 	}
 	opts.MCPServers = a.cfg.mcpServers
 	if detached {
 		// Nobody watches a background acphost: a turn the agent stops
 		// speaking in ends, rather than keeping it alive for ever.
-		opts.IdleTimeout = backgroundIdleTimeout
+		opts.Timeouts.IdleTimeout = backgroundIdleTimeout
 	}
 	opts.AuthMethod = a.cfg.auth
 	// acphost login runs an agent's terminal login; a remote agent's is
 	// its host's to run.
-	opts.TerminalAuth = !a.cfg.remote.remote()
+	opts.Advertise.TerminalAuth = !a.cfg.remote.remote()
 	a.perms.hook(&opts, a.cwd)
 	if a.cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
@@ -157,7 +155,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 			return opts, nil, err
 		}
 	}
-	opts.Confine = confinement(a.cfg, a.cwd)
+	opts.Process.Confine = confinement(a.cfg, a.cwd)
 	if a.stdinTTY && len(a.cfg.prompts) == 0 && a.cfg.login == nil {
 		// A chat outlives a crash: the next prompt restarts the agent,
 		// re-attaching the session where the agent keeps it.
@@ -168,9 +166,9 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	if err != nil {
 		return opts, nil, err
 	}
-	opts.Stderr = stderr
+	opts.Process.Stderr = stderr
 	if record != nil {
-		opts.Record = record
+		opts.Debug.Record = record
 	}
 	return opts, closer, nil
 }
@@ -257,7 +255,7 @@ func (a *app) run() int {
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			why := "a first npx download can take longer: try --start-timeout 10m"
-			if opts.PlanMode && opts.Confine != nil {
+			if opts.PlanMode && opts.Process.Confine != nil {
 				why += "; it started under plan mode's kernel layer, which keeps the project read-only and " +
 					"lets it write only its state and private copies of its homes: if it needs to write elsewhere, --writable DIR"
 			}

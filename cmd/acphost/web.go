@@ -238,17 +238,21 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "acphost web:", err)
 		return usage
 	}
-	opts := acphost.ACPOptions{Command: path, Args: agentArgs, Env: env, Dir: cfg.cwd,
-		PermissionPresentation: cfg.presentation, TurnTimeout: cfg.timeout, Notices: true, AuthMethod: cfg.auth, MCPServers: cfg.mcpServers}
+	opts := acphost.ACPOptions{Command: path, Args: agentArgs, Dir: cfg.cwd,
+		AuthMethod: cfg.auth, MCPServers: cfg.mcpServers,
+		Process:   acphost.ProcessOptions{Env: env},
+		Advertise: acphost.AdvertiseOptions{PermissionPresentation: cfg.presentation, Notices: true},
+		Timeouts:  acphost.Timeouts{TurnTimeout: cfg.timeout},
+	}
 	if cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
-	opts.Confine = confinement(cfg, cfg.cwd)
+	opts.Process.Confine = confinement(cfg, cfg.cwd)
 	opts.RequireAsking = cfg.permission != permAllow
 	switch cfg.stderrPath {
 	case "":
 	case "-":
-		opts.Stderr = stderr
+		opts.Process.Stderr = stderr
 	default:
 		f, err := state.OpenOutput(cfg.stderrPath, true)
 		if err != nil {
@@ -256,7 +260,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 			return usage
 		}
 		defer f.Close()
-		opts.Stderr = f
+		opts.Process.Stderr = f
 	}
 	wcfg := web.Config{Hosts: wf.hosts, Mode: cfg.mode, PermissionLabel: cfg.permission}
 	for _, set := range cfg.sets {
@@ -305,7 +309,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts.Logger = logger
+	opts.Debug.Logger = logger
 	wcfg.Agent, wcfg.Logger = opts, logger
 	if len(cfg.agent) > 0 && filepath.Base(cfg.agent[0]) == "npx" {
 		fmt.Fprintf(stderr, "acphost web: starting agent %s (npx %s; the first run downloads it)…\n", agentName(cfg), strings.Join(cfg.agent[1:], " "))

@@ -45,7 +45,7 @@ var script = fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 func main() {
 	fakeagent.Main()
 	opts := agent.Options(script)
-	opts.PermissionPresentation = true // current Claude and Codex adapters then send their record
+	opts.Advertise.PermissionPresentation = true // current Claude and Codex adapters then send their record
 	in := bufio.NewReader(os.Stdin)
 	opts.OnPermission = func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		render(req)

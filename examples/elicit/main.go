@@ -48,7 +48,7 @@ func main() {
 	fakeagent.Main()
 	opts := agent.Options(script)
 	in := bufio.NewReader(os.Stdin)
-	opts.OnElicitation = func(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+	opts.Elicitation.OnRequest = func(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
 		fmt.Printf("\n? %s\n", acp.SafeText(req.Message))
 		if req.Mode != acp.ModeForm {
 			fmt.Printf("(a %s question; this example answers forms only: declining)\n", acp.SafeText(string(req.Mode)))

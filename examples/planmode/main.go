@@ -25,7 +25,7 @@ func main() {
 	opts := agent.Options(fakeagent.Demo())
 	opts.PlanMode = true
 	if acphost.CanConfine() {
-		opts.Confine = &acphost.Confinement{PlanOnly: true}
+		opts.Process.Confine = &acphost.Confinement{PlanOnly: true}
 	}
 	opts.OnPermission = func(_ context.Context, req *acp.PermissionRequest) (string, error) {
 		// Only read-only tools get here in plan mode.

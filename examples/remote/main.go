@@ -81,7 +81,7 @@ func serve(addr string, opts acphost.ACPOptions, token string) (string, func()) 
 	if err != nil {
 		agent.Fatal(err)
 	}
-	bridge := &websocket.Bridge{Command: opts.Command, Args: opts.Args, Env: opts.Env, Token: token}
+	bridge := &websocket.Bridge{Command: opts.Command, Args: opts.Args, Env: opts.Process.Env, Token: token}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- websocket.Serve(ctx, ln, bridge) }()

@@ -46,7 +46,7 @@ func main() {
 	run := flag.Int("run", 0, "worker: the run number")
 	cpuProfile := flag.String("cpuprofile", "", "worker: write a CPU profile")
 	memProfile := flag.String("memprofile", "", "worker: write an allocation profile")
-	queue := flag.Int("acphost-queue", 0, "acphost's ACPOptions.MaxQueuedUpdates (0: its default)")
+	queue := flag.Int("acphost-queue", 0, "acphost's ACPOptions.Limits.MaxQueuedUpdates (0: its default)")
 	flag.Parse()
 
 	if *agent == "" {

@@ -25,7 +25,7 @@ func Options(script fakeagent.Script) acphost.ACPOptions {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	return acphost.ACPOptions{Command: path, Args: args, Env: env}
+	return acphost.ACPOptions{Command: path, Args: args, Process: acphost.ProcessOptions{Env: env}}
 }
 
 // Fatal prints err and exits.
