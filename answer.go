@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/wire"
 )
 
@@ -265,7 +266,7 @@ func (s *sessionState) releaseCancelled(t *turn) {
 
 // errAnswerNotSent answers a request whose answer the link refused to
 // write (see replied).
-var errAnswerNotSent = &wire.Error{Code: CodeInternalError, Message: "the answer could not be sent: the link refused it (over its message bound)"}
+var errAnswerNotSent = &wire.Error{Code: acp.CodeInternalError, Message: "the answer could not be sent: the link refused it (over its message bound)"}
 
 // errRequestCancelled answers a request the agent withdrew.
-var errRequestCancelled = &wire.Error{Code: CodeRequestCancelled, Message: "request cancelled"}
+var errRequestCancelled = &wire.Error{Code: acp.CodeRequestCancelled, Message: "request cancelled"}

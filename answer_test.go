@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,7 +54,7 @@ func TestInflightAnsweredExactlyOnce(t *testing.T) {
 				case 0:
 					in.answer(map[string]string{"by": "handler"}, nil)
 				case 1:
-					in.goRefuse(CodeInvalidParams, "refused")
+					in.goRefuse(acp.CodeInvalidParams, "refused")
 				case 2:
 					if in.claim(nil) {
 						claimed <- true

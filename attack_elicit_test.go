@@ -110,7 +110,7 @@ func TestAttackAuthErrorMessageIsBounded(t *testing.T) {
 	for i := range 10000 {
 		methods = append(methods, acp.AuthMethod{ID: strings.Repeat("x", 1000) + fmt.Sprint(i)})
 	}
-	err := &AuthError{Methods: methods, Err: &RPCError{Code: CodeAuthRequired, Message: "Authentication required", Method: "session/new"}}
+	err := &AuthError{Methods: methods, Err: &RPCError{Code: acp.CodeAuthRequired, Message: "Authentication required", Method: "session/new"}}
 	msg := err.Error()
 	assert.Less(t, len(msg), 2048, "the message holds the agent's whole list")
 	assert.Contains(t, msg, "its methods: tui, ")

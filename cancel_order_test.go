@@ -37,7 +37,7 @@ type wireLine struct {
 func (l wireLine) cancelled() bool {
 	switch {
 	case l.Error != nil:
-		return l.Error.Code == CodeRequestCancelled
+		return l.Error.Code == acp.CodeRequestCancelled
 	case l.Result.Outcome.Outcome != "":
 		return l.Result.Outcome.Outcome == "cancelled"
 	default:

@@ -195,7 +195,7 @@ func TestCancelIgnoredRestartsSubprocess(t *testing.T) {
 	resp, err = c.Generate(Request{Prompt: "y"})
 	require.NoError(t, err)
 	assert.Equal(t, "fresh", resp.Text)
-	assert.Equal(t, re.NewSessionID, c.SessionID())
+	assert.Equal(t, re.NewSessionID, c.Session().ID())
 }
 
 func TestExplicitCancel(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -117,12 +116,9 @@ func (c *ACPClient) closeRoots() {
 	c.writable.Close()
 }
 
-// SessionID returns the id of the client's default session.
-func (c *ACPClient) SessionID() string { return c.def.ID() }
-
 // Session returns the default session: the one Start opened, which the
-// client's own GenerateCtx, GenerateStream, Stream, SetMode, Modes and
-// ConfigOptions use.
+// client's own Generate, GenerateCtx and GenerateStream use. Its id,
+// modes, config options, enforcement and Stream are the Session's.
 func (c *ACPClient) Session() *Session { return c.def }
 
 // PID returns the agent's process id, or 0 for a connected agent.
@@ -221,14 +217,6 @@ func (c *ACPClient) AgentCapabilities() json.RawMessage {
 // AuthMethods returns the authentication methods the agent offered.
 func (c *ACPClient) AuthMethods() []acp.AuthMethod { return c.agent().init.AuthMethods }
 
-// Modes returns the default session's modes as last reported by the agent
-// (session/new, then current_mode_update).
-func (c *ACPClient) Modes() acp.SessionModes { return c.def.Modes() }
-
-// ConfigOptions returns the default session's config options as last
-// reported.
-func (c *ACPClient) ConfigOptions() []acp.ConfigOption { return c.def.ConfigOptions() }
-
 // Done is closed when the current agent connection ends (crash, protocol
 // failure or Close). After a restart it refers to the new agent.
 func (c *ACPClient) Done() <-chan struct{} { return c.agent().dead }
@@ -277,10 +265,6 @@ func (c *ACPClient) SetPlanMode(on bool) { c.plan.Store(on) }
 
 // PlanMode reports whether plan mode is on.
 func (c *ACPClient) PlanMode() bool { return c.plan.Load() }
-
-// SetMode asks the agent to switch the default session to mode id; see
-// Session.SetMode.
-func (c *ACPClient) SetMode(ctx context.Context, id string) error { return c.def.SetMode(ctx, id) }
 
 // Close shuts the agent down: stdin is closed, then after CloseGrace the
 // process group gets SIGTERM, then after another CloseGrace SIGKILL. It
@@ -362,17 +346,8 @@ func (c *ACPClient) GenerateStream(ctx context.Context, req Request, emit func(S
 	return c.generate(ctx, req, emit)
 }
 
-// Enforcement reports which layers hold for the default session.
-func (c *ACPClient) Enforcement() Enforcement { return c.def.Enforcement() }
-
 func (c *ACPClient) generate(ctx context.Context, req Request, emit func(StreamEvent)) (Response, error) {
 	return c.def.generate(ctx, req, emit, 0)
-}
-
-// Stream returns the default session's turn as an iterator; see
-// Session.Stream.
-func (c *ACPClient) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent, error] {
-	return c.def.Stream(ctx, req)
 }
 
 // Cancel stops the running turn of every session, if any, exactly as
@@ -421,7 +396,7 @@ func (c *ACPClient) ResumeSession(ctx context.Context, id string, opts SessionOp
 // ListSessions lists the agent's stored sessions (all pages), optionally
 // only those of one working directory. It fails with ErrUnsupported unless
 // the agent advertised sessionCapabilities.list.
-func (c *ACPClient) ListSessions(ctx context.Context, cwd string) ([]SessionInfo, error) {
+func (c *ACPClient) ListSessions(ctx context.Context, cwd string) ([]acp.SessionInfo, error) {
 	a, err := c.readyAgent(ctx)
 	if err != nil {
 		return nil, err
@@ -429,7 +404,7 @@ func (c *ACPClient) ListSessions(ctx context.Context, cwd string) ([]SessionInfo
 	if !a.caps.SessionCapabilities.List.present() {
 		return nil, fmt.Errorf("acphost: the agent does not support session/list: %w", ErrUnsupported)
 	}
-	var all []SessionInfo
+	var all []acp.SessionInfo
 	cursor := ""
 	for {
 		params := map[string]string{}
@@ -440,8 +415,8 @@ func (c *ACPClient) ListSessions(ctx context.Context, cwd string) ([]SessionInfo
 			params["cursor"] = cursor
 		}
 		var page struct {
-			Sessions   []SessionInfo `json:"sessions"`
-			NextCursor string        `json:"nextCursor"`
+			Sessions   []acp.SessionInfo `json:"sessions"`
+			NextCursor string            `json:"nextCursor"`
 		}
 		if err := a.call(ctx, "session/list", params, &page); err != nil {
 			return nil, err

@@ -31,13 +31,13 @@ func TestHandshakeWire(t *testing.T) {
 		sn := received(fa.Agent, "session/new")
 		require.Len(t, sn, 1)
 		assert.JSONEq(t, `{"cwd":`+strconv.Quote(dir)+`,"mcpServers":[]}`, string(sn[0]), "mcpServers must be an array, never null")
-		assert.Equal(t, "s1", c.SessionID())
+		assert.Equal(t, "s1", c.Session().ID())
 		assert.Equal(t, "fa", c.AgentInfo().Name)
 		sm := received(fa.Agent, "session/set_mode")
 		require.Len(t, sm, 1)
 		assert.JSONEq(t, `{"sessionId":"s1","modeId":"code"}`, string(sm[0]))
-		eventually(t, "the mode confirmation", func() bool { return c.Modes().CurrentModeID == "code" })
-		assert.Len(t, c.Modes().AvailableModes, 2)
+		eventually(t, "the mode confirmation", func() bool { return c.Session().Modes().CurrentModeID == "code" })
+		assert.Len(t, c.Session().Modes().AvailableModes, 2)
 	})
 }
 
@@ -66,7 +66,7 @@ func TestUnsupportedProtocolVersion(t *testing.T) {
 func TestAuthenticateWhenAsked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, fa := connectFake(t, fakeagent.Script{RequireAuth: true, AuthMethods: raw(`[{"id":"login","name":"Log in"}]`)}, ACPOptions{})
-		assert.Equal(t, "s1", c.SessionID())
+		assert.Equal(t, "s1", c.Session().ID())
 		auth := received(fa.Agent, "authenticate")
 		require.Len(t, auth, 1)
 		assert.JSONEq(t, `{"methodId":"login"}`, string(auth[0]))
@@ -76,7 +76,7 @@ func TestAuthenticateWhenAsked(t *testing.T) {
 func TestAuthRequiredWithoutMethodIsTypedError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, _, err := tryConnectFake(t, fakeagent.Script{RequireAuth: true}, ACPOptions{})
-		require.ErrorIs(t, err, &RPCError{Code: CodeAuthRequired})
+		require.ErrorIs(t, err, &RPCError{Code: acp.CodeAuthRequired})
 		var re *RPCError
 		require.ErrorAs(t, err, &re)
 		assert.Equal(t, "session/new", re.Method)
@@ -196,7 +196,7 @@ func TestOnUpdateMayCallClientMethods(t *testing.T) {
 		setMode := make(chan error, 1)
 		onUpdate := func(u acp.Update) {
 			if _, ok := u.(*acp.MessageChunk); ok && calls.Add(1) == 1 {
-				setMode <- c.SetMode(context.Background(), "code") // while 99 updates wait behind a full queue
+				setMode <- c.Session().SetMode(context.Background(), "code") // while 99 updates wait behind a full queue
 			}
 		}
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{Updates: 100}}}}}
@@ -204,7 +204,7 @@ func TestOnUpdateMayCallClientMethods(t *testing.T) {
 		_, err := c.Generate(Request{Prompt: "x"})
 		require.NoError(t, err)
 		require.NoError(t, <-setMode)
-		eventually(t, "mode update", func() bool { return c.Modes().CurrentModeID == "code" })
+		eventually(t, "mode update", func() bool { return c.Session().Modes().CurrentModeID == "code" })
 	})
 }
 
@@ -405,8 +405,8 @@ func TestExitErrorMessage(t *testing.T) {
 
 func TestRPCErrorMatchesByCode(t *testing.T) {
 	err := fmt.Errorf("wrapped: %w", &RPCError{Code: -32000, Message: "auth", Data: json.RawMessage(`{"x":1}`)})
-	assert.ErrorIs(t, err, &RPCError{Code: CodeAuthRequired})
-	assert.NotErrorIs(t, err, &RPCError{Code: CodeInternalError})
+	assert.ErrorIs(t, err, &RPCError{Code: acp.CodeAuthRequired})
+	assert.NotErrorIs(t, err, &RPCError{Code: acp.CodeInternalError})
 	assert.Contains(t, err.Error(), `{"x":1}`)
 }
 

@@ -241,7 +241,7 @@ func (d *dispatcher) dispatchPermission(it item, req *acp.PermissionRequest) {
 func parsePermission(it item) (req *acp.PermissionRequest, ok bool) {
 	req, err := acp.ParsePermissionRequest(it.params)
 	if err != nil {
-		it.in.goRefuse(CodeInvalidParams, err.Error())
+		it.in.goRefuse(acp.CodeInvalidParams, err.Error())
 		return nil, false
 	}
 	return req, true

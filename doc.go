@@ -40,7 +40,7 @@
 //
 //	ACPOptions.PlanMode, SetPlanMode  the host's read-only mode: permission requests of tools that can change
 //	                                  anything rejected, and the host's fs writes and commands refused
-//	RejectChanges                     the same rule for permission requests only (RejectWrites is its old name)
+//	RejectChanges                     the same rule for permission requests only
 //	Confinement                       the kernel's version (Linux, Landlock): the agent's own tools cannot write either
 //	SetMode(ctx, "plan")              the agent's own mode of that name, where it has one: its promise, not the host's
 //	EventPlan, Update's Plan          the agent's to-do list for the turn, nothing to do with permissions
@@ -142,7 +142,7 @@
 //	ErrProtocol            *ProtocolError          the agent broke the protocol
 //	ErrLineTooLong         *ProtocolError          a line over ACPOptions.Limits.MaxLineBytes (with ErrProtocol)
 //	ErrFlood               *ProtocolError          the agent sent more than the limits allow (with ErrProtocol)
-//	-                      *RPCError               a JSON-RPC error; errors.Is(err, &RPCError{Code: c}) compares codes (Code*)
+//	-                      *RPCError               a JSON-RPC error; errors.Is(err, &RPCError{Code: c}) compares codes (acp.Code*)
 //	ErrAuthRequired        *AuthError              no session until the client authenticates; the agent's methods, the one tried
 //	ErrUnsupported         -                       not advertised by the agent, or not possible here
 //	ErrUnsupported         *MCPServerError         an MCP server of a transport the agent did not advertise

@@ -181,7 +181,7 @@ func TestElicitDuringSessionNewAtStart(t *testing.T) {
 		}
 		script := fakeagent.Script{BeforeSessionNew: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("Which workspace?", workspaceSchema))}}
 		c, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}})
-		assert.Equal(t, "s1", c.SessionID(), "the session opened")
+		assert.Equal(t, "s1", c.Session().ID(), "the session opened")
 		require.NotNil(t, seen)
 		assert.Equal(t, acp.ScopeRequest, seen.Scope)
 		assert.Equal(t, "session/new", seen.Method)
@@ -223,7 +223,7 @@ func TestElicitDuringAuthenticate(t *testing.T) {
 		script := fakeagent.Script{RequireAuth: true, AuthMethods: raw(`[{"id":"login","name":"Log in"}]`),
 			BeforeAuthenticate: []fakeagent.Step{fakeagent.ElicitForRequest(fakeagent.FormElicitation("Which workspace?", workspaceSchema))}}
 		c, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: hook}})
-		assert.Equal(t, "s1", c.SessionID())
+		assert.Equal(t, "s1", c.Session().ID())
 		require.Len(t, seen, 1)
 		assert.Equal(t, acp.ScopeRequest, seen[0].Scope)
 		assert.Equal(t, "authenticate", seen[0].Method)
@@ -271,7 +271,7 @@ func TestElicitSettledWhenItsRequestIsAnswered(t *testing.T) {
 			{Delay: "1s"}, // fake time: the hook is asked meanwhile
 		}}
 		c, fa := connectFake(t, script, ACPOptions{Elicitation: ElicitationOptions{OnRequest: waitingHook(asked, cause)}})
-		assert.Equal(t, "s1", c.SessionID())
+		assert.Equal(t, "s1", c.Session().ID())
 		req := <-asked
 		assert.Equal(t, "session/new", req.Method)
 		assert.ErrorIs(t, <-cause, ErrRequestEnded)

@@ -98,19 +98,8 @@ var (
 	ErrRequestEnded = errors.New("acphost: the request the elicitation belongs to has ended")
 )
 
-// Standard JSON-RPC and ACP error codes.
-const (
-	CodeParseError       = -32700
-	CodeInvalidRequest   = -32600
-	CodeMethodNotFound   = -32601
-	CodeInvalidParams    = -32602
-	CodeInternalError    = -32603
-	CodeRequestCancelled = -32800
-	CodeAuthRequired     = -32000
-	CodeResourceNotFound = -32002
-)
-
-// RPCError is a JSON-RPC error answered by the agent (or one we answer).
+// RPCError is a JSON-RPC error answered by the agent (or one we answer);
+// its codes are the acp package's Code constants.
 // errors.Is(err, &RPCError{Code: c}) matches any RPCError with code c.
 type RPCError struct {
 	Code    int

@@ -34,7 +34,7 @@ func TestARefusedModeNamesTheAgentsModes(t *testing.T) {
 	t.Parallel()
 	modes := raw(`{"modes":{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask"},{"id":"code","name":"Code"}]}}`)
 	c, _ := connectFake(t, fakeagent.Script{NewSessionResult: modes, SetModeFails: true}, ACPOptions{})
-	err := c.SetMode(context.Background(), "bogus")
+	err := c.Session().SetMode(context.Background(), "bogus")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the agent's modes: ask, code")
 	var rpc *RPCError

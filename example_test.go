@@ -122,13 +122,13 @@ func Example_onPermission() {
 }
 
 // Stream gives the turn as events in a for-range loop.
-func ExampleACPClient_Stream() {
+func ExampleSession_Stream() {
 	c, err := acphost.Start(context.Background(), fakeAgentOptions())
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	for ev, err := range c.Stream(context.Background(), acphost.Request{Prompt: "list files"}) {
+	for ev, err := range c.Session().Stream(context.Background(), acphost.Request{Prompt: "list files"}) {
 		if err != nil {
 			log.Fatal(err)
 		}

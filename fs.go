@@ -133,12 +133,12 @@ func wireError(err error) *wire.Error {
 	if errors.As(err, &re) {
 		return &wire.Error{Code: re.Code, Message: re.Message, Data: re.Data}
 	}
-	code := CodeInternalError
+	code := acp.CodeInternalError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		code = CodeResourceNotFound
+		code = acp.CodeResourceNotFound
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, fs.ErrInvalid), errors.Is(err, ErrRefused):
-		code = CodeInvalidParams
+		code = acp.CodeInvalidParams
 	}
 	return &wire.Error{Code: code, Message: err.Error()}
 }
@@ -153,7 +153,7 @@ type readParams struct {
 func (f *fileService) read(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p readParams
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error()}
+		return nil, &RPCError{Code: acp.CodeInvalidParams, Message: err.Error()}
 	}
 	fo := f.opts
 	if fo.OnReadFile != nil {
@@ -198,7 +198,7 @@ type writeParams struct {
 func (f *fileService) write(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p writeParams
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error()}
+		return nil, &RPCError{Code: acp.CodeInvalidParams, Message: err.Error()}
 	}
 	if f.planMode() {
 		return nil, fmt.Errorf("%w: plan mode: no writes (%s)", ErrRefused, p.Path)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -223,7 +224,7 @@ func TestFSHugeFileIsNotReadIntoMemory(t *testing.T) {
 	t.Logf("3 requests on a 5 GB file: %d KiB allocated in all", alloc>>10)
 	assert.Less(t, alloc, uint64(64<<20))
 	for _, m := range res {
-		assert.Equal(t, CodeInvalidParams, errorCode(t, m))
+		assert.Equal(t, acp.CodeInvalidParams, errorCode(t, m))
 		assert.Contains(t, string(m.Error), "too large")
 	}
 	assert.False(t, hookCalled, "a file too large to show is not offered for review")
@@ -241,7 +242,7 @@ func TestFSDirectoryPathsAreRefused(t *testing.T) {
 		calls = append(calls, writeCall(p, "x"))
 	}
 	for _, m := range serviceCalls(t, fsOpts(dir), calls...) {
-		assert.Equal(t, CodeInvalidParams, errorCode(t, m))
+		assert.Equal(t, acp.CodeInvalidParams, errorCode(t, m))
 	}
 	_, err := os.Lstat(filepath.Join(dir, "new.txt"))
 	assert.True(t, errors.Is(err, os.ErrNotExist), "a regular file was created for a directory path")

@@ -74,7 +74,7 @@ func TestFSMissingFile(t *testing.T) {
 	opts := fsOpts(dir)
 	opts.FS.MissingFileError = true
 	m = serviceCall(t, opts, "fs/read_text_file", `{"path":`+missing+`}`)
-	assert.Equal(t, CodeResourceNotFound, errorCode(t, m))
+	assert.Equal(t, acp.CodeResourceNotFound, errorCode(t, m))
 }
 
 func TestFSSandboxRefusals(t *testing.T) {
@@ -100,7 +100,7 @@ func TestFSSandboxRefusals(t *testing.T) {
 				method, params = "fs/write_text_file", `{"path":`+strconv.Quote(p)+`,"content":"pwned"}`
 			}
 			m := serviceCall(t, fsOpts(dir), method, params)
-			assert.Equal(t, CodeInvalidParams, errorCode(t, m))
+			assert.Equal(t, acp.CodeInvalidParams, errorCode(t, m))
 			assert.NotContains(t, string(m.Error), `"s"`)
 		})
 	}
@@ -147,7 +147,7 @@ func TestFSWriteRefusedByHook(t *testing.T) {
 	opts := fsOpts(dir)
 	opts.FS.OnWriteFile = func(context.Context, *WriteProposal) (string, error) { return "", errors.New("user said no") }
 	m := serviceCall(t, opts, "fs/write_text_file", `{"path":`+strconv.Quote(path)+`,"content":"x"}`)
-	assert.Equal(t, CodeInvalidParams, errorCode(t, m))
+	assert.Equal(t, acp.CodeInvalidParams, errorCode(t, m))
 	assert.Contains(t, string(m.Error), "user said no")
 	_, err := os.Stat(path)
 	assert.True(t, errors.Is(err, os.ErrNotExist))
@@ -164,7 +164,7 @@ func TestFSReadFromEditorBuffer(t *testing.T) {
 
 func TestFSNotServedIsMethodNotFound(t *testing.T) {
 	m := serviceCall(t, ACPOptions{}, "fs/write_text_file", `{"path":"/tmp/x","content":"x"}`)
-	assert.Equal(t, CodeMethodNotFound, errorCode(t, m))
+	assert.Equal(t, acp.CodeMethodNotFound, errorCode(t, m))
 }
 
 // Plan mode rejects every write, whatever route the agent takes.

@@ -61,7 +61,7 @@ func (a *agent) inbound(m wire.Message) {
 		h := a.service(m.Method)
 		switch {
 		case h == nil:
-			in.goRefuse(CodeMethodNotFound, "method not found: "+m.Method)
+			in.goRefuse(acp.CodeMethodNotFound, "method not found: "+m.Method)
 		case a.sessions.known(sessionIDIn(m.Params)) == nil:
 			a.foreign.refuse(in, m.Method, sessionIDIn(m.Params))
 		default:
@@ -110,7 +110,7 @@ func (a *agent) elicit(m wire.Message, in *inflight) {
 	}
 	req, err := acp.ParseElicitationRequest(m.Params)
 	if err != nil {
-		in.goRefuse(CodeInvalidParams, err.Error())
+		in.goRefuse(acp.CodeInvalidParams, err.Error())
 		return
 	}
 	var s *sessionState
@@ -121,7 +121,7 @@ func (a *agent) elicit(m wire.Message, in *inflight) {
 		}
 	}
 	if !slices.Contains(a.opts.elicitationModes(), req.Mode) || a.elicitor.hookFor(s) == nil {
-		in.goRefuse(CodeInvalidParams, "elicitation mode "+strconv.Quote(string(req.Mode))+" was not advertised")
+		in.goRefuse(acp.CodeInvalidParams, "elicitation mode "+strconv.Quote(string(req.Mode))+" was not advertised")
 		return
 	}
 	p := a.elicitor.newPending(s, in.cancellable(a.ctx), req)
@@ -145,7 +145,7 @@ func (a *agent) elicit(m wire.Message, in *inflight) {
 func (a *agent) refuseUnknownRequest(in *inflight, requestID json.RawMessage) {
 	named := cutBytes(string(requestID), maxNamedRequestID) // the agent's bytes: not echoed whole
 	a.foreign.count("a request of the client's that awaits no answer", "method", "elicitation/create", "requestId", acp.SafeText(named))
-	in.goRefuse(CodeInvalidParams, "unknown request: "+strconv.Quote(named)+" names no request of the client's awaiting its answer outside a session")
+	in.goRefuse(acp.CodeInvalidParams, "unknown request: "+strconv.Quote(named)+" names no request of the client's awaiting its answer outside a session")
 }
 
 // maxNamedRequestID bounds how much of a refused requestId is echoed.

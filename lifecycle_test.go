@@ -48,7 +48,7 @@ func TestTurnFromOnUpdateIsReentrant(t *testing.T) {
 				if len(nested) == 0 {
 					_, err := c.Generate(Request{Prompt: "nested"})
 					nested <- err
-					_, err = c.LoadSession(context.Background(), c.SessionID(), SessionOptions{})
+					_, err = c.LoadSession(context.Background(), c.Session().ID(), SessionOptions{})
 					nested <- err
 				}
 			},
@@ -96,7 +96,7 @@ func TestStreamBodyPanicDoesNotWedgeTheClient(t *testing.T) {
 		c, _ := connectFake(t, fakeagent.Demo(), ACPOptions{})
 		func() {
 			defer func() { _ = recover() }()
-			for range c.Stream(context.Background(), Request{Prompt: "x"}) {
+			for range c.Session().Stream(context.Background(), Request{Prompt: "x"}) {
 				panic("ui bug")
 			}
 		}()
@@ -113,7 +113,7 @@ func TestStreamReportsATurnThatCannotStart(t *testing.T) {
 		cancel()
 		var last StreamEvent
 		var lastErr error
-		for ev, err := range c.Stream(ctx, Request{Prompt: "x"}) {
+		for ev, err := range c.Session().Stream(ctx, Request{Prompt: "x"}) {
 			last, lastErr = ev, err
 		}
 		assert.Equal(t, EventError, last.Type)
@@ -188,7 +188,7 @@ func TestPromptAnswerWithNullErrorIsAResult(t *testing.T) {
 	require.NoError(t, out.err)
 	assert.Equal(t, acp.StopEndTurn, out.res.StopReason)
 	out = promptOutcomeOf(nil, raw(`{"code":-32603,"message":"boom"}`))
-	assert.ErrorIs(t, out.err, &RPCError{Code: CodeInternalError})
+	assert.ErrorIs(t, out.err, &RPCError{Code: acp.CodeInternalError})
 	out = promptOutcomeOf(raw(`"x"`), nil)
 	assert.ErrorIs(t, out.err, ErrProtocol)
 }
@@ -251,7 +251,7 @@ func TestStreamFromOnPermissionOfTheSameSessionIsReentrant(t *testing.T) {
 		var streamErr error
 		c, _ = connectFake(t, script, ACPOptions{
 			OnPermission: func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
-				for _, err := range c.Stream(ctx, Request{Prompt: "again"}) {
+				for _, err := range c.Session().Stream(ctx, Request{Prompt: "again"}) {
 					if err != nil {
 						streamErr = err
 					}

@@ -110,7 +110,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	}
 	res, err := a.openCall(ctx, how, params, h)
 	tried := a.opts.AuthMethod
-	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) && tried == "" {
+	if errors.Is(err, &RPCError{Code: acp.CodeAuthRequired}) && tried == "" {
 		if tried = a.firstAuthMethod(); tried != "" {
 			if err := a.authenticate(ctx, tried); err != nil {
 				return err
@@ -118,7 +118,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 			res, err = a.openCall(ctx, how, params, h)
 		}
 	}
-	if errors.Is(err, &RPCError{Code: CodeAuthRequired}) {
+	if errors.Is(err, &RPCError{Code: acp.CodeAuthRequired}) {
 		err = &AuthError{Methods: a.init.AuthMethods, Tried: tried, Err: err, program: a.started()}
 	}
 	if err != nil {

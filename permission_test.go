@@ -210,7 +210,7 @@ func TestMalformedPermissionRequestGetsInvalidParams(t *testing.T) {
 		require.Len(t, res, 1)
 		var e struct{ Code int }
 		require.NoError(t, json.Unmarshal(res[0].Error, &e))
-		assert.Equal(t, CodeInvalidParams, e.Code)
+		assert.Equal(t, acp.CodeInvalidParams, e.Code)
 	})
 }
 

@@ -50,7 +50,7 @@ func TestPlanModeAttackKernelStateDirHoldingTheProject(t *testing.T) {
 				Process: ProcessOptions{Env: env, Confine: &Confinement{PlanOnly: true}},
 			})
 			require.NoError(t, err)
-			require.True(t, c.Enforcement().Kernel)
+			require.True(t, c.Session().Enforcement().Kernel)
 			_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "write"})
 			require.NoError(t, err)
 			requireNoFile(t, out)
@@ -75,7 +75,7 @@ func TestPlanModeAttackKernelReasonForAnAgentThatCannotReattach(t *testing.T) {
 	resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
 	require.NoError(t, err)
 	require.Nil(t, resp.Restarted)
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.False(t, e.Kernel)
 	require.NotContains(t, e.KernelReason, "restarted under it before the next turn", "it cannot be")
 	require.Contains(t, e.KernelReason, "re-attach")

@@ -33,7 +33,7 @@ func TestRequireAskingStopsAChangeDoneAfterItsRejection(t *testing.T) {
 			_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
 			require.ErrorIs(t, err, ErrUnaskedChange)
 			require.NotErrorIs(t, err, ErrPlanModeBypassed)
-			require.Equal(t, 1, c.Enforcement().Unasked)
+			require.Equal(t, 1, c.Session().Enforcement().Unasked)
 		})
 	}
 }
@@ -49,7 +49,7 @@ func TestPlanModeStopsACommandRunAfterItsRejectionInAReadOnlyMode(t *testing.T) 
 		{WaitCancel: true},
 	}})
 	c, _ := connectFake(t, script, ACPOptions{PlanMode: true, OnPermission: allowEverything})
-	require.Equal(t, ModeReadOnly, c.Enforcement().ModeKind)
+	require.Equal(t, ModeReadOnly, c.Session().Enforcement().ModeKind)
 	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "clean"})
 	require.ErrorIs(t, err, ErrPlanModeBypassed)
 }
@@ -69,7 +69,7 @@ func TestPlanModeAttackDoesNotTakeAnAutoModeForAPlanMode(t *testing.T) {
 	var none *AgentProfile
 	require.Equal(t, ModeUnasked, none.kind(acp.SessionMode{ID: "autoplan", Name: "Auto-plan: plans, then runs without asking"}))
 	c, a := connectFake(t, script, ACPOptions{PlanMode: true})
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.NotEqual(t, "autoplan", e.PlanModeID, "%+v", e)
 	require.NotContains(t, modesSet(a.Agent), "autoplan")
 	require.Equal(t, "manual", e.PlanModeID, "falls back to the mode that asks")
@@ -134,7 +134,7 @@ func TestPlanModeAttackConfigOptionAnswerKeepsTheOldMode(t *testing.T) {
 		}()
 	}, "session/new", "session/set_config_option")
 	require.NoError(t, err)
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.Equal(t, "build", e.Mode, "%+v", e)
 	require.False(t, e.AgentMode, "%+v", e)
 }
@@ -151,14 +151,14 @@ func TestEnforcementStringIsBounded(t *testing.T) {
 	script := fakeagent.Script{NewSessionResult: raw(`{"modes":{"currentModeId":` + string(mustMarshal("auto"+long)) +
 		`,"availableModes":[` + strings.Join(modes, ",") + `]}}`)}
 	c, _ := connectFake(t, script, ACPOptions{Limits: Limits{MaxResponseBytes: 8 << 20}})
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.True(t, e.ActsUnasked)
 	require.LessOrEqual(t, len(e.AskingModes), maxNamedModes)
 	s := e.String()
 	require.Less(t, len(s), 1024, "%.200s…", s)
 	require.NotContains(t, s, "\x1b")
 	c.SetPlanMode(true)
-	require.Less(t, len(c.Enforcement().String()), 1024)
+	require.Less(t, len(c.Session().Enforcement().String()), 1024)
 }
 
 // Plan mode toggled while turns run and reports are read: no race.
@@ -183,7 +183,7 @@ func TestPlanModeToggledDuringTurnsIsNotARace(t *testing.T) {
 			default:
 			}
 			c.SetPlanMode(on)
-			_ = c.Enforcement().String()
+			_ = c.Session().Enforcement().String()
 		}
 	}()
 	ctx := turnCtx(t)
@@ -261,7 +261,7 @@ func TestPlanModeAttackSetModeAnsweredWithAnotherMode(t *testing.T) {
 	h.endPrompts.Store(true)
 	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "plan"})
 	require.NoError(t, err)
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.Equal(t, "auto", e.Mode, "%v", e)
 	require.False(t, e.AgentMode, "%v", e)
 }
@@ -302,7 +302,7 @@ func TestPlanModeAttackMalformedConfigOptionAnswer(t *testing.T) {
 	}, "session/new", "session/set_config_option")
 	require.NoError(t, err)
 	<-sets
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.Equal(t, "plan", e.PlanModeID, "%v", e)
 	c.SetPlanMode(false)
 	h.endPrompts.Store(true)

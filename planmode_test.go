@@ -67,7 +67,7 @@ func TestPlanModePutsTheAgentInItsPlanMode(t *testing.T) {
 	out := filepath.Join(dir, "out.txt")
 	c, err := startFake(t, claudeLike(writeTurn(out)), ACPOptions{Dir: dir, PlanMode: true, OnPermission: allowEverything})
 	require.NoError(t, err)
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.Equal(t, "claude", e.Profile)
 	require.Equal(t, "plan", e.PlanModeID)
 	require.True(t, e.AgentMode, "%+v", e)
@@ -104,8 +104,8 @@ func TestPlanModePutsBackAModeTheAgentLeft(t *testing.T) {
 	ctx := turnCtx(t)
 	_, err := c.GenerateCtx(ctx, Request{Prompt: "one"})
 	require.NoError(t, err)
-	require.Equal(t, "bypassPermissions", c.Enforcement().Mode)
-	require.False(t, c.Enforcement().AgentMode)
+	require.Equal(t, "bypassPermissions", c.Session().Enforcement().Mode)
+	require.False(t, c.Session().Enforcement().AgentMode)
 	_, err = c.GenerateCtx(ctx, Request{Prompt: "two"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"plan", "plan"}, modesSet(a.Agent))
@@ -114,8 +114,8 @@ func TestPlanModePutsBackAModeTheAgentLeft(t *testing.T) {
 	_, err = c.GenerateCtx(ctx, Request{Prompt: "three"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"plan", "plan", "auto"}, modesSet(a.Agent), "back to the mode plan mode found")
-	require.Equal(t, ModeUnasked, c.Enforcement().ModeKind)
-	require.True(t, c.Enforcement().ActsUnasked)
+	require.Equal(t, ModeUnasked, c.Session().Enforcement().ModeKind)
+	require.True(t, c.Session().Enforcement().ActsUnasked)
 }
 
 // opencode offers its modes only as a config option of category "mode":
@@ -132,7 +132,7 @@ func TestPlanModeSetsAModeConfigOption(t *testing.T) {
 	}
 	c, err := startFake(t, script, ACPOptions{Dir: dir, PlanMode: true, OnPermission: allowEverything})
 	require.NoError(t, err)
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.Equal(t, "plan", e.PlanModeID)
 	require.True(t, e.AgentMode, "%+v", e)
 	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "write"})
@@ -156,7 +156,7 @@ func TestPlanModeStopsAReportedUnaskedEdit(t *testing.T) {
 	require.Equal(t, "e1", uc.ToolCall.ID)
 	require.True(t, uc.PlanMode)
 	require.Equal(t, acp.StopCancelled, resp.StopReason)
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.Equal(t, "", e.PlanModeID, "the agent offers none")
 	require.False(t, e.AgentMode)
 	require.Equal(t, 1, e.Unasked)
@@ -196,7 +196,7 @@ func TestPlanModeLetsTheAgentsOwnJudgementStand(t *testing.T) {
 	resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "plan"})
 	require.NoError(t, err)
 	require.Equal(t, "planned", resp.Text)
-	require.Equal(t, 0, c.Enforcement().Unasked)
+	require.Equal(t, 0, c.Session().Enforcement().Unasked)
 }
 
 // withHome is the claude profile with its state under home.
@@ -223,8 +223,8 @@ func TestPlanModeStopsAnAgentThatKeepsItsMode(t *testing.T) {
 	script.SetModeFails = true
 	c, err := startFake(t, script, ACPOptions{Dir: dir, PlanMode: true})
 	require.NoError(t, err)
-	require.False(t, c.Enforcement().AgentMode)
-	require.Equal(t, ModeUnasked, c.Enforcement().ModeKind)
+	require.False(t, c.Session().Enforcement().AgentMode)
+	require.Equal(t, ModeUnasked, c.Session().Enforcement().ModeKind)
 	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "run"})
 	require.ErrorIs(t, err, ErrPlanModeBypassed)
 	var uc *UnaskedChangeError
@@ -250,7 +250,7 @@ func TestRequireAsking(t *testing.T) {
 	)
 	c, a := connectFake(t, script, ACPOptions{RequireAsking: true, OnPermission: allowEverything})
 	require.Equal(t, []string{"default"}, modesSet(a.Agent))
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.Equal(t, ModeAsks, e.ModeKind)
 	require.True(t, e.Detection)
 	require.False(t, e.PlanMode)
@@ -272,8 +272,8 @@ func TestNoPolicyLeavesTheModeAlone(t *testing.T) {
 	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
 	require.NoError(t, err)
 	require.Empty(t, modesSet(a.Agent))
-	require.True(t, c.Enforcement().ActsUnasked, "known from its mode")
-	require.False(t, c.Enforcement().Detection)
+	require.True(t, c.Session().Enforcement().ActsUnasked, "known from its mode")
+	require.False(t, c.Session().Enforcement().Detection)
 }
 
 func TestModeKindsFromWords(t *testing.T) {
@@ -312,7 +312,7 @@ func TestPlanModeFallsBackToAnAskingMode(t *testing.T) {
 	}
 	c, a := connectFake(t, script, ACPOptions{PlanMode: true})
 	require.Equal(t, []string{"default"}, modesSet(a.Agent))
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.Equal(t, "claude-legacy", e.Profile)
 	require.True(t, e.AgentMode)
 	require.Contains(t, e.String(), "agent mode default (asks)")

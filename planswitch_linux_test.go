@@ -85,7 +85,7 @@ func TestPlanModeSwitchBeforeTheFirstPromptLosesNothing(t *testing.T) {
 			require.Equal(t, first, resp.Restarted.OldSessionID)
 			require.Equal(t, c.Session().ID(), resp.Restarted.NewSessionID)
 			require.Len(t, recorded(t, rec, "session/prompt"), 1, "the prompt was sent once")
-			e := c.Enforcement()
+			e := c.Session().Enforcement()
 			require.Equal(t, tc.then, e.Kernel, "%+v", e)
 			require.Equal(t, tc.mode, e.Mode)
 			require.Equal(t, tc.then, e.AgentMode)
@@ -103,12 +103,12 @@ func TestPlanModeRestartsAnAgentWithoutLoadBeforeTheFirstPrompt(t *testing.T) {
 	c, err := startFake(t, script, ACPOptions{Process: ProcessOptions{Confine: &Confinement{PlanOnly: true}}})
 	require.NoError(t, err)
 	c.SetPlanMode(true)
-	require.Contains(t, c.Enforcement().KernelReason, "restarted under it before the next turn")
+	require.Contains(t, c.Session().Enforcement().KernelReason, "restarted under it before the next turn")
 	resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
 	require.NoError(t, err)
 	require.NotNil(t, resp.Restarted)
 	require.False(t, resp.Restarted.ContextLost)
-	require.True(t, c.Enforcement().Kernel)
+	require.True(t, c.Session().Enforcement().Kernel)
 }
 
 // Between turns, a session the restarted agent refuses to re-attach has a
@@ -134,6 +134,6 @@ func TestPlanModeSwitchBetweenTurnsReportsALostConversation(t *testing.T) {
 	resp, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "two"})
 	require.NoError(t, err)
 	require.Equal(t, "answered", resp.Text)
-	require.True(t, c.Enforcement().Kernel)
-	require.True(t, c.Enforcement().AgentMode)
+	require.True(t, c.Session().Enforcement().Kernel)
+	require.True(t, c.Session().Enforcement().AgentMode)
 }

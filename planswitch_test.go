@@ -15,13 +15,13 @@ import (
 func TestPlanModeHoldsAgainstSetMode(t *testing.T) {
 	c, a := connectFake(t, claudeLike(), ACPOptions{PlanMode: true})
 	ctx := turnCtx(t)
-	require.NoError(t, c.SetMode(ctx, "default"))
+	require.NoError(t, c.Session().SetMode(ctx, "default"))
 	require.Equal(t, []string{"plan"}, modesSet(a.Agent), "the agent never left its plan mode")
-	e := c.Enforcement()
+	e := c.Session().Enforcement()
 	require.Equal(t, "plan", e.Mode)
 	require.True(t, e.AgentMode)
 	require.Equal(t, "default", e.RestoreMode)
-	require.Error(t, c.SetMode(ctx, "no-such-mode"), "a mode the agent does not offer is refused, not kept")
+	require.Error(t, c.Session().SetMode(ctx, "no-such-mode"), "a mode the agent does not offer is refused, not kept")
 
 	_, err := c.GenerateCtx(ctx, Request{Prompt: "one"})
 	require.NoError(t, err)
@@ -31,7 +31,7 @@ func TestPlanModeHoldsAgainstSetMode(t *testing.T) {
 	_, err = c.GenerateCtx(ctx, Request{Prompt: "two"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"plan", "default"}, modesSet(a.Agent), "plan mode off puts the asked-for mode in")
-	e = c.Enforcement()
+	e = c.Session().Enforcement()
 	require.Equal(t, "default", e.Mode)
 	require.Empty(t, e.RestoreMode)
 }
@@ -42,8 +42,8 @@ func TestPlanModeHoldsAgainstSetMode(t *testing.T) {
 func TestPlanModeHoldsAgainstTheSessionsMode(t *testing.T) {
 	c, a := connectFake(t, claudeLike(), ACPOptions{PlanMode: true, Mode: "default"})
 	require.Equal(t, []string{"plan"}, modesSet(a.Agent))
-	require.Equal(t, "plan", c.Enforcement().Mode)
-	require.Equal(t, "default", c.Enforcement().RestoreMode)
+	require.Equal(t, "plan", c.Session().Enforcement().Mode)
+	require.Equal(t, "default", c.Session().Enforcement().RestoreMode)
 	c.SetPlanMode(false)
 	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
 	require.NoError(t, err)
@@ -56,9 +56,9 @@ func TestSetModeIsReportedAtOnce(t *testing.T) {
 	script := claudeLike()
 	script.NeverConfirmMode = true
 	c, _ := connectFake(t, script, ACPOptions{})
-	require.NoError(t, c.SetMode(turnCtx(t), "default"))
-	require.Equal(t, "default", c.Enforcement().Mode)
-	require.Equal(t, ModeAsks, c.Enforcement().ModeKind)
+	require.NoError(t, c.Session().SetMode(turnCtx(t), "default"))
+	require.Equal(t, "default", c.Session().Enforcement().Mode)
+	require.Equal(t, ModeAsks, c.Session().Enforcement().ModeKind)
 }
 
 // A session loaded in plan mode whose agent reports it in another mode
@@ -91,12 +91,12 @@ func TestReplayedChangesAreNotCountedUnasked(t *testing.T) {
 	c, _ := connectFake(t, script, ACPOptions{})
 	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "edit"})
 	require.NoError(t, err)
-	require.Equal(t, 1, c.Enforcement().Unasked, "made in this session")
-	id := c.SessionID()
+	require.Equal(t, 1, c.Session().Enforcement().Unasked, "made in this session")
+	id := c.Session().ID()
 	require.NoError(t, c.Close())
 
 	c2, _ := connectFake(t, script, ACPOptions{SessionID: id})
-	e := c2.Enforcement()
+	e := c2.Session().Enforcement()
 	require.Zero(t, e.Unasked, "replayed, not made")
 	require.False(t, e.ActsUnasked, "%+v", e)
 }

@@ -38,11 +38,6 @@ func RejectChanges(next PermissionFunc) PermissionFunc {
 	}
 }
 
-// RejectWrites is [RejectChanges] under its first name, kept for the
-// callers that use it: despite the name it rejects commands and every
-// other tool that can change anything, not only file writes.
-func RejectWrites(next PermissionFunc) PermissionFunc { return RejectChanges(next) }
-
 // AllowReads returns a policy that allows requests that can change
 // nothing (see PermissionRequest.ReadOnly: a read-only kind, no diff, no
 // option that writes) and asks fallback about everything else (nil

@@ -23,13 +23,13 @@ func TestPolicies(t *testing.T) {
 	ctx := context.Background()
 	ask := func(context.Context, *acp.PermissionRequest) (string, error) { return "asked", nil }
 	for _, kind := range []acp.ToolKind{acp.ToolEdit, acp.ToolDelete, acp.ToolMove, acp.ToolExecute, acp.ToolOther, acp.ToolSwitchMode, "future_kind", ""} {
-		id, _ := RejectWrites(ask)(ctx, request(kind, "x", all...))
-		assert.Equal(t, "reject_once", id, "RejectWrites must reject %q", kind)
+		id, _ := RejectChanges(ask)(ctx, request(kind, "x", all...))
+		assert.Equal(t, "reject_once", id, "RejectChanges must reject %q", kind)
 	}
 	for _, kind := range []acp.ToolKind{acp.ToolRead, acp.ToolSearch, acp.ToolFetch, acp.ToolThink} {
-		id, _ := RejectWrites(ask)(ctx, request(kind, "x", all...))
-		assert.Equal(t, "asked", id, "RejectWrites passes %q on", kind)
-		id, _ = RejectWrites(nil)(ctx, request(kind, "x", all...))
+		id, _ := RejectChanges(ask)(ctx, request(kind, "x", all...))
+		assert.Equal(t, "asked", id, "RejectChanges passes %q on", kind)
+		id, _ = RejectChanges(nil)(ctx, request(kind, "x", all...))
 		assert.Equal(t, "allow_once", id)
 		id, _ = AllowReads(nil)(ctx, request(kind, "x", all...))
 		assert.Equal(t, "allow_once", id)
@@ -78,7 +78,7 @@ func TestRememberAlways(t *testing.T) {
 // old one reject every kind that can change anything, commands included,
 // and pass read-only kinds on.
 func TestRejectChangesRejectsCommandsToo(t *testing.T) {
-	for _, policy := range []PermissionFunc{RejectChanges(nil), RejectWrites(nil)} {
+	for _, policy := range []PermissionFunc{RejectChanges(nil), RejectChanges(nil)} {
 		for kind, allow := range map[acp.ToolKind]bool{acp.ToolExecute: false, acp.ToolEdit: false, acp.ToolKind("new-kind"): false, acp.ToolRead: true, acp.ToolSearch: true} {
 			req := &acp.PermissionRequest{ToolCall: acp.ToolCall{Kind: kind}, Options: []acp.PermissionOption{
 				{ID: "y", Kind: acp.AllowOnce}, {ID: "n", Kind: acp.RejectOnce}}}

@@ -77,9 +77,20 @@ func (k ModeKind) String() string {
 	return "unknown"
 }
 
-// KnownProfiles are the profiles Start recognises agents by (see
-// AgentProfile.Match), in the order they are tried.
-var KnownProfiles = []AgentProfile{
+// KnownProfiles returns the profiles Start recognises agents by (see
+// AgentProfile.Match), in the order they are tried: a copy, which the
+// caller may change without changing what Start recognises.
+func KnownProfiles() []AgentProfile {
+	out := make([]AgentProfile, len(knownProfiles))
+	for i, p := range knownProfiles {
+		p.PlanModes, p.AskingModes, p.UnaskedModes = slices.Clone(p.PlanModes), slices.Clone(p.AskingModes), slices.Clone(p.UnaskedModes)
+		p.StateDirs, p.Match = slices.Clone(p.StateDirs), slices.Clone(p.Match)
+		out[i] = p
+	}
+	return out
+}
+
+var knownProfiles = []AgentProfile{
 	// The legacy adapter's plan mode ran Bash and Write without asking
 	// (interop, claude-agent-acp 0.23.1): plan mode uses its asking mode.
 	{Name: "claude-legacy", Match: []string{"@zed-industries/claude-agent-acp", "zed-industries/claude"},
@@ -109,8 +120,8 @@ var KnownProfiles = []AgentProfile{
 // recogniseProfile finds the known profile whose words occur in any of
 // names (the agent's agentInfo name, its command); nil when none does.
 func recogniseProfile(names ...string) *AgentProfile {
-	for i := range KnownProfiles {
-		p := &KnownProfiles[i]
+	for i := range knownProfiles {
+		p := &knownProfiles[i]
 		for _, n := range names {
 			n = strings.ToLower(n)
 			for _, w := range p.Match {

@@ -483,18 +483,6 @@ func (c *ACPClient) openHandle(ctx context.Context, opts SessionOptions, how ope
 	return h, nil
 }
 
-// SessionInfo describes a stored session, as session/list reports it.
-type SessionInfo struct {
-	SessionID string `json:"sessionId"`
-	Cwd       string `json:"cwd"`
-	Title     string `json:"title,omitempty"`
-	UpdatedAt string `json:"updatedAt,omitempty"`
-	// AdditionalDirectories is the session's complete list of additional
-	// workspace roots, when the agent reports it.
-	AdditionalDirectories []string        `json:"additionalDirectories,omitempty"`
-	Meta                  json.RawMessage `json:"_meta,omitempty"`
-}
-
 // Stream returns the turn as an iterator for a for-range loop. The turn
 // starts when the loop starts; breaking out of the loop (or a panic in its
 // body) cancels it and waits for the cancellation to finish. The last pair

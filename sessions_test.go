@@ -41,7 +41,7 @@ func TestTwoSessionsInterleavedReachTheirOwnHooks(t *testing.T) {
 		c, _ := connectFake(t, script, ACPOptions{OnUpdate: recA.onUpdate, OnPermission: perm("A")})
 		b, err := c.NewSession(context.Background(), SessionOptions{OnUpdate: recB.onUpdate, OnPermission: perm("B")})
 		require.NoError(t, err)
-		require.NotEqual(t, c.SessionID(), b.ID())
+		require.NotEqual(t, c.Session().ID(), b.ID())
 
 		var wg sync.WaitGroup
 		var respA, respB Response
@@ -54,7 +54,7 @@ func TestTwoSessionsInterleavedReachTheirOwnHooks(t *testing.T) {
 		assert.True(t, strings.HasPrefix(respA.Text, "0123"), "A's answer is its own updates, in order")
 		assert.Equal(t, respA.Text, respB.Text, "both sessions streamed the same numbered text")
 		for _, u := range recA.updates {
-			assert.Equal(t, c.SessionID(), u.SessionID())
+			assert.Equal(t, c.Session().ID(), u.SessionID())
 		}
 		for _, u := range recB.updates {
 			assert.Equal(t, b.ID(), u.SessionID())
@@ -75,9 +75,9 @@ func TestLoadSessionReplaysHistory(t *testing.T) {
 		require.NoError(t, err)
 
 		rec := &recorder{}
-		s, err := c.LoadSession(context.Background(), c.SessionID(), SessionOptions{OnUpdate: rec.onUpdate})
+		s, err := c.LoadSession(context.Background(), c.Session().ID(), SessionOptions{OnUpdate: rec.onUpdate})
 		require.NoError(t, err)
-		assert.Equal(t, c.SessionID(), s.ID())
+		assert.Equal(t, c.Session().ID(), s.ID())
 		require.Equal(t, []string{string(acp.KindAgentThoughtChunk), string(acp.KindAgentMessageChunk)}, rec.kinds(), "the replay is delivered before LoadSession returns")
 		for _, u := range rec.updates {
 			assert.True(t, u.Replay())
@@ -87,14 +87,14 @@ func TestLoadSessionReplaysHistory(t *testing.T) {
 		assert.Equal(t, "hello", resp.Text)
 		assert.False(t, rec.updates[len(rec.updates)-1].Replay(), "live updates are not marked replay")
 
-		res, err := c.ResumeSession(context.Background(), c.SessionID(), SessionOptions{})
+		res, err := c.ResumeSession(context.Background(), c.Session().ID(), SessionOptions{})
 		require.NoError(t, err)
-		assert.Equal(t, c.SessionID(), res.ID())
+		assert.Equal(t, c.Session().ID(), res.ID())
 
 		list, err := c.ListSessions(context.Background(), "")
 		require.NoError(t, err)
 		require.Len(t, list, 1)
-		assert.Equal(t, c.SessionID(), list[0].SessionID)
+		assert.Equal(t, c.Session().ID(), list[0].SessionID)
 
 		other, err := c.NewSession(context.Background(), SessionOptions{})
 		require.NoError(t, err)
@@ -125,14 +125,14 @@ func TestDeleteSession(t *testing.T) {
 		list, err := c.ListSessions(context.Background(), "")
 		require.NoError(t, err)
 		require.Len(t, list, 1, "the deleted session is no longer listed")
-		assert.Equal(t, c.SessionID(), list[0].SessionID)
+		assert.Equal(t, c.Session().ID(), list[0].SessionID)
 	})
 }
 
 func TestDeleteSessionNeedsTheCapability(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(sessionCaps)}, ACPOptions{})
-		require.ErrorIs(t, c.DeleteSession(context.Background(), c.SessionID()), ErrUnsupported)
+		require.ErrorIs(t, c.DeleteSession(context.Background(), c.Session().ID()), ErrUnsupported)
 		assert.Empty(t, received(fa.Agent, "session/delete"), "not sent to an agent that did not advertise it")
 	})
 }
@@ -164,7 +164,7 @@ func TestCrashRecoveryReattachesByLoad(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Generate(Request{Prompt: "hello"})
 	require.NoError(t, err)
-	sid, pid := c.SessionID(), c.PID()
+	sid, pid := c.Session().ID(), c.PID()
 
 	_, err = c.Generate(Request{Prompt: "crash"})
 	var ee *ExitError
@@ -181,7 +181,7 @@ func TestCrashRecoveryReattachesByLoad(t *testing.T) {
 	assert.Equal(t, "load", resp.Restarted.How)
 	assert.False(t, resp.Restarted.ContextLost)
 	assert.ErrorIs(t, resp.Restarted, ErrAgentExited)
-	assert.Equal(t, sid, c.SessionID(), "the same session, re-attached")
+	assert.Equal(t, sid, c.Session().ID(), "the same session, re-attached")
 	assert.NotEqual(t, pid, c.PID())
 	rec.mu.Lock()
 	replayed := 0
@@ -198,7 +198,7 @@ func TestCrashRecoveryWithoutLoadReportsLostContext(t *testing.T) {
 	t.Parallel()
 	c, err := startFake(t, crashing(`{}`, ""), ACPOptions{Recover: &RecoverOptions{Backoff: time.Millisecond}})
 	require.NoError(t, err)
-	sid := c.SessionID()
+	sid := c.Session().ID()
 	_, err = c.Generate(Request{Prompt: "crash"})
 	require.ErrorIs(t, err, ErrAgentExited)
 	_, err = c.Generate(Request{Prompt: "after"})
@@ -209,7 +209,7 @@ func TestCrashRecoveryWithoutLoadReportsLostContext(t *testing.T) {
 	resp, err := c.Generate(Request{Prompt: "after"})
 	require.NoError(t, err)
 	assert.Equal(t, "ok", resp.Text)
-	assert.Equal(t, re.NewSessionID, c.SessionID())
+	assert.Equal(t, re.NewSessionID, c.Session().ID())
 }
 
 func TestCrashLoopStopsRestarting(t *testing.T) {
@@ -328,7 +328,7 @@ func TestRecoveryFallsBackWhenTheAgentRefusesToLoad(t *testing.T) {
 	script.ForgetSessions = true
 	c, err := startFake(t, script, ACPOptions{Recover: &RecoverOptions{Backoff: time.Millisecond}})
 	require.NoError(t, err)
-	sid := c.SessionID()
+	sid := c.Session().ID()
 	_, err = c.Generate(Request{Prompt: "crash"})
 	require.ErrorIs(t, err, ErrAgentExited)
 	_, err = c.Generate(Request{Prompt: "after"})
@@ -353,13 +353,13 @@ func TestStartReattachesAStoredSession(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Generate(Request{Prompt: "hello"})
 	require.NoError(t, err)
-	sid := c.SessionID()
+	sid := c.Session().ID()
 	require.NoError(t, c.Close())
 
 	rec := &recorder{}
 	c, err = startFake(t, script, ACPOptions{SessionID: sid, OnUpdate: rec.onUpdate})
 	require.NoError(t, err)
-	assert.Equal(t, sid, c.SessionID(), "the stored session is the default one")
+	assert.Equal(t, sid, c.Session().ID(), "the stored session is the default one")
 	rec.mu.Lock()
 	replayed := len(rec.updates) > 0 && rec.updates[0].Replay()
 	rec.mu.Unlock()
@@ -380,7 +380,7 @@ func TestARestartKeepsTheModeSetSinceStart(t *testing.T) {
 	script.RecordFile = record
 	c, err := startFake(t, script, ACPOptions{Recover: &RecoverOptions{Backoff: time.Millisecond}})
 	require.NoError(t, err)
-	require.NoError(t, c.SetMode(context.Background(), "plan"))
+	require.NoError(t, c.Session().SetMode(context.Background(), "plan"))
 	_, err = c.Generate(Request{Prompt: "crash"})
 	require.ErrorIs(t, err, ErrAgentExited)
 	_, err = c.Generate(Request{Prompt: "after"})

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/acphost/acphost/acp"
 )
 
 // sessionTable is the sessions one connection knows — those it opened, or
@@ -120,5 +122,5 @@ func (f foreign) count(what string, attrs ...any) {
 // refuse answers a request naming a session this connection never opened.
 func (f foreign) refuse(in *inflight, method, session string) {
 	f.count("a session it was not given", "method", method, "session", session)
-	in.goRefuse(CodeInvalidParams, "unknown session: "+strconv.Quote(session))
+	in.goRefuse(acp.CodeInvalidParams, "unknown session: "+strconv.Quote(session))
 }

@@ -110,7 +110,7 @@ func TestUnstableForkAndTitleOnlyWhenOptedIn(t *testing.T) {
 	script := fakeagent.Script{AgentCapabilities: caps, Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("remembered"))}}}}
 
 	c, a := connectFake(t, script, ACPOptions{})
-	_, err := c.ForkSession(context.Background(), c.SessionID(), SessionOptions{})
+	_, err := c.ForkSession(context.Background(), c.Session().ID(), SessionOptions{})
 	require.ErrorIs(t, err, ErrUnsupported, "unstable: not without the opt-in")
 	_, err = c.Session().SetTitle(context.Background(), "x")
 	require.ErrorIs(t, err, ErrUnsupported)
@@ -121,15 +121,15 @@ func TestUnstableForkAndTitleOnlyWhenOptedIn(t *testing.T) {
 	c, a = connectFake(t, script, ACPOptions{Unstable: true, OnUpdate: rec.onUpdate})
 	_, err = c.Generate(Request{Prompt: "hello"})
 	require.NoError(t, err)
-	fork, err := c.ForkSession(context.Background(), c.SessionID(), SessionOptions{})
+	fork, err := c.ForkSession(context.Background(), c.Session().ID(), SessionOptions{})
 	require.NoError(t, err)
-	assert.NotEqual(t, c.SessionID(), fork.ID(), "a new session")
+	assert.NotEqual(t, c.Session().ID(), fork.ID(), "a new session")
 	resp, err := fork.Generate(Request{Prompt: "and now?"})
 	require.NoError(t, err, "the fork runs turns of its own")
 	assert.Equal(t, "remembered", resp.Text)
 	forks := received(a.Agent, "session/fork")
 	require.Len(t, forks, 1)
-	assert.Contains(t, string(forks[0]), `"sessionId":"`+c.SessionID()+`"`, "made from the source session")
+	assert.Contains(t, string(forks[0]), `"sessionId":"`+c.Session().ID()+`"`, "made from the source session")
 
 	got, err := fork.SetTitle(context.Background(), "  Fix the build  ")
 	require.NoError(t, err)

@@ -48,7 +48,7 @@ func TestStreamBreakCancelsTheTurn(t *testing.T) {
 		}}
 		c, fa := connectFake(t, script, ACPOptions{})
 		n := 0
-		for ev, err := range c.Stream(context.Background(), Request{Prompt: "long"}) {
+		for ev, err := range c.Session().Stream(context.Background(), Request{Prompt: "long"}) {
 			require.NoError(t, err)
 			n++
 			if ev.Type == EventText {
@@ -58,7 +58,7 @@ func TestStreamBreakCancelsTheTurn(t *testing.T) {
 		assert.Equal(t, 1, n)
 		assert.Len(t, received(fa.Agent, "session/cancel"), 1, "breaking out of the loop cancels the turn")
 		var last StreamEvent
-		for ev := range c.Stream(context.Background(), Request{Prompt: "again"}) {
+		for ev := range c.Session().Stream(context.Background(), Request{Prompt: "again"}) {
 			last = ev
 		}
 		assert.Equal(t, EventDone, last.Type, "the loop ended after the cancellation finished; the next turn runs")

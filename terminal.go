@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/sandbox"
 	"github.com/acphost/acphost/internal/terminal"
 )
@@ -163,11 +164,11 @@ func (t *terminalService) withTerminal(f func(ctx context.Context, id string) (a
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var ref terminalRef
 		if err := json.Unmarshal(raw, &ref); err != nil {
-			return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error()}
+			return nil, &RPCError{Code: acp.CodeInvalidParams, Message: err.Error()}
 		}
 		res, err := f(ctx, ref.TerminalID)
 		if err == terminal.ErrNotFound {
-			return nil, &RPCError{Code: CodeResourceNotFound, Message: "unknown terminal " + ref.TerminalID}
+			return nil, &RPCError{Code: acp.CodeResourceNotFound, Message: "unknown terminal " + ref.TerminalID}
 		}
 		return res, err
 	}
@@ -176,7 +177,7 @@ func (t *terminalService) withTerminal(f func(ctx context.Context, id string) (a
 func (t *terminalService) create(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p createParams
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error()}
+		return nil, &RPCError{Code: acp.CodeInvalidParams, Message: err.Error()}
 	}
 	cmd := &TerminalCommand{SessionID: p.SessionID, Command: p.Command, Args: p.Args, Dir: t.dir}
 	for _, e := range p.Env {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/testutil"
 
 	"github.com/acphost/acphost/fakeagent"
@@ -42,13 +43,13 @@ func TestTerminalLifecycle(t *testing.T) {
 		killedBy = "SIGKILL" // a namespace's PID 1 ignores a SIGTERM it does not handle (SPEC.md, known limits)
 	}
 	assert.Contains(t, string(res[5].Result), `"signal":"`+killedBy+`"`)
-	assert.Equal(t, CodeResourceNotFound, errorCode(t, res[7]), "a released terminal is gone")
+	assert.Equal(t, acp.CodeResourceNotFound, errorCode(t, res[7]), "a released terminal is gone")
 }
 
 func TestTerminalCwdMustBeInsideRoots(t *testing.T) {
 	res := serviceCalls(t, ACPOptions{Dir: t.TempDir(), Terminal: &TerminalOptions{}},
 		fakeagent.Call{Method: "terminal/create", Params: raw(`{"command":"ls","cwd":` + strconv.Quote(t.TempDir()) + `}`)})
-	assert.Equal(t, CodeInvalidParams, errorCode(t, res[0]))
+	assert.Equal(t, acp.CodeInvalidParams, errorCode(t, res[0]))
 }
 
 func TestTerminalsKilledOnClose(t *testing.T) {
@@ -131,7 +132,7 @@ func TestTerminalCountIsCapped(t *testing.T) {
 	for i := range 4 {
 		assert.Empty(t, res[i].Error, "terminal %d", i+1)
 	}
-	assert.Equal(t, CodeInvalidParams, errorCode(t, res[4]))
+	assert.Equal(t, acp.CodeInvalidParams, errorCode(t, res[4]))
 	assert.Contains(t, string(res[4].Error), "4 terminals")
 	assert.Empty(t, res[5].Error)
 	assert.Empty(t, res[6].Error, "the released terminal's slot is free")

@@ -33,3 +33,15 @@ func (e *FormContentError) Error() string {
 }
 
 func (e *FormContentError) Is(target error) bool { return target == ErrElicitationContent }
+
+// Standard JSON-RPC and ACP error codes.
+const (
+	CodeParseError       = -32700
+	CodeInvalidRequest   = -32600
+	CodeMethodNotFound   = -32601
+	CodeInvalidParams    = -32602
+	CodeInternalError    = -32603
+	CodeRequestCancelled = -32800
+	CodeAuthRequired     = -32000
+	CodeResourceNotFound = -32002
+)

@@ -203,7 +203,7 @@ func TestHostToolCall(t *testing.T) {
 	log.mu.Lock()
 	who := log.calls[0]
 	log.mu.Unlock()
-	assert.Equal(t, a.c.SessionID(), who.SessionID)
+	assert.Equal(t, a.c.Session().ID(), who.SessionID)
 	assert.NotZero(t, who.Turn)
 	assert.Equal(t, "echo", who.Tool)
 	assert.True(t, who.ReadOnly)
@@ -355,7 +355,7 @@ func TestHostToolPolicy(t *testing.T) {
 	assert.Equal(t, []string{"echo"}, log.ran())
 	mu.Lock()
 	require.Len(t, asked, 2)
-	assert.Equal(t, a.c.SessionID(), asked[0].SessionID)
+	assert.Equal(t, a.c.Session().ID(), asked[0].SessionID)
 	assert.NotZero(t, asked[0].Turn)
 	mu.Unlock()
 	host := hostEvents(events)

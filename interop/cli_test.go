@@ -203,14 +203,14 @@ func pickOption(t *testing.T, opts acphost.ACPOptions) (id, value, offered strin
 	}
 	defer c.Close()
 	var all []string
-	for _, o := range c.ConfigOptions() {
+	for _, o := range c.Session().ConfigOptions() {
 		all = append(all, fmt.Sprintf("%s (%s, %d choices)", o.ID, o.Type, len(o.Choices)))
 	}
 	offered = strings.Join(all, ", ")
 	// Anything but the mode first; the model (the mock LLM answers any)
 	// only when there is nothing else.
 	for _, models := range []bool{false, true} {
-		for _, o := range c.ConfigOptions() {
+		for _, o := range c.Session().ConfigOptions() {
 			isModel := o.ID == "model" || o.Category == acp.CategoryModel
 			if o.Type != "select" || o.ID == "mode" || o.Category == acp.CategoryMode || isModel != models {
 				continue

@@ -82,8 +82,8 @@ func testHostTools(t *testing.T, a Agent) {
 		s.dump()
 		t.Fatalf("the host's handler ran %d times; want once (model calls: %v)", len(got), actions(s.mock.Calls()))
 	}
-	if got[0].SessionID != s.client.SessionID() || got[0].Turn == 0 || got[0].Tool != "lookup_order" {
-		t.Errorf("the handler's call %+v; want session %s, a turn, tool lookup_order", got[0], s.client.SessionID())
+	if got[0].SessionID != s.client.Session().ID() || got[0].Turn == 0 || got[0].Tool != "lookup_order" {
+		t.Errorf("the handler's call %+v; want session %s, a turn, tool lookup_order", got[0], s.client.Session().ID())
 	}
 	var host []*acphost.HostToolCall
 	for _, ev := range r.events {

@@ -186,7 +186,7 @@ func start(t *testing.T, a Agent, tweak func(*session, *acphost.ACPOptions)) *se
 		s.dump()
 		t.Fatalf("Start %s: %v", a, err)
 	}
-	t.Logf("%s started in %v: agentInfo %+v, pid %d, session %s, mode %q", a.Name, time.Since(t0).Round(time.Millisecond), c.AgentInfo(), c.PID(), c.SessionID(), c.Modes().CurrentModeID)
+	t.Logf("%s started in %v: agentInfo %+v, pid %d, session %s, mode %q", a.Name, time.Since(t0).Round(time.Millisecond), c.AgentInfo(), c.PID(), c.Session().ID(), c.Session().Modes().CurrentModeID)
 	s.client = c
 	t.Cleanup(func() {
 		t0 := time.Now()
@@ -465,10 +465,10 @@ func testAllow(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) {
 	s.setPolicy(allowOnce)
 	r := s.turn(turnCtx(t), prompt("sh:out1.txt"))
 	s.checkAllowed(r, "out1.txt")
-	if m := s.client.Modes().CurrentModeID; a.Mode != "" && m != a.Mode {
+	if m := s.client.Session().Modes().CurrentModeID; a.Mode != "" && m != a.Mode {
 		// Reported to the lead: the agents confirm session/set_mode with
 		// {} and a config_option_update, never a current_mode_update.
-		t.Logf("LIBRARY GAP: Modes().CurrentModeID is %q after ACPOptions.Mode %q was set (ConfigOptions: %s)", m, a.Mode, modeOption(s.client.ConfigOptions()))
+		t.Logf("LIBRARY GAP: Modes().CurrentModeID is %q after ACPOptions.Mode %q was set (ConfigOptions: %s)", m, a.Mode, modeOption(s.client.Session().ConfigOptions()))
 	}
 	if ps := s.permissions(); len(ps) > 0 && ps[0].Presentation.Present() {
 		t.Errorf("presentation %+v decoded without the opt-in", ps[0].Presentation)
@@ -496,7 +496,7 @@ func testReject(t *testing.T, a Agent) {
 	noFile(t, filepath.Join(s.work, "out1.txt"))
 }
 
-// plan-policy: OnPermission is the acphost.RejectWrites(nil) policy and the
+// plan-policy: OnPermission is the acphost.RejectChanges(nil) policy and the
 // client serves fs. The script tries both routes, a shell command and then
 // the file tool; the policy rejects each request, so nothing is written.
 //
@@ -515,7 +515,7 @@ func testPlan(t *testing.T, a Agent, clientPlanMode bool) {
 		s.setPolicy(allowOnce)
 		want = acphost.ReasonPlanMode
 	} else {
-		s.setPolicy(acphost.RejectWrites(nil))
+		s.setPolicy(acphost.RejectChanges(nil))
 	}
 	// Two turns, so that each route comes first once: codex and opencode
 	// end the turn at the first rejection.
@@ -530,7 +530,7 @@ func testPlan(t *testing.T, a Agent, clientPlanMode bool) {
 			t.Errorf("stop reason %q", r.resp.StopReason)
 		}
 		ans := r.answers()
-		if len(ans) == 0 && !(clientPlanMode && s.client.Enforcement().AgentMode) {
+		if len(ans) == 0 && !(clientPlanMode && s.client.Session().Enforcement().AgentMode) {
 			t.Fatalf("no permission request was answered in the turn %v", steps)
 		}
 		for _, an := range ans {
@@ -566,7 +566,7 @@ func testCancel(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) 
 		hookDone <- ctx.Err()
 		return "", ctx.Err()
 	})
-	sessionID, pid := s.client.SessionID(), s.client.PID()
+	sessionID, pid := s.client.Session().ID(), s.client.PID()
 	ctx, cancel := context.WithCancel(turnCtx(t))
 	defer cancel()
 	done := make(chan turnResult, 1)
@@ -618,7 +618,7 @@ func testCancel(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) 
 	if r2.count(acphost.EventRestart) > 0 {
 		t.Errorf("the agent was restarted before the next turn")
 	}
-	if got := s.client.SessionID(); got != sessionID {
+	if got := s.client.Session().ID(); got != sessionID {
 		t.Errorf("session %s after the cancel; want %s", got, sessionID)
 	}
 	if got := s.client.PID(); got != pid {
@@ -649,7 +649,7 @@ func testCancel(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) 
 func testTwoTurns(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)) {
 	s := start(t, a, via)
 	s.setPolicy(allowOnce)
-	sessionID, pid := s.client.SessionID(), s.client.PID()
+	sessionID, pid := s.client.Session().ID(), s.client.PID()
 	r1 := s.turn(turnCtx(t), prompt("sh:out1.txt"))
 	s.checkAllowed(r1, "out1.txt")
 	finals := s.mock.Count("final")
@@ -658,7 +658,7 @@ func testTwoTurns(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions)
 	if s.mock.Count("final") <= finals {
 		t.Errorf("the second turn never reached the model's final answer")
 	}
-	if got := s.client.SessionID(); got != sessionID {
+	if got := s.client.Session().ID(); got != sessionID {
 		t.Errorf("session changed: %s → %s", sessionID, got)
 	}
 	if r2.count(acphost.EventRestart) > 0 || s.client.PID() != pid {

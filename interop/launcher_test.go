@@ -96,8 +96,8 @@ func TestPlanModeThroughALauncher(t *testing.T) {
 				o.Process.Confine = &acphost.Confinement{PlanOnly: true}
 			})
 			s.setPolicy(allowOnce)
-			if acphost.CanConfine() && !s.client.Enforcement().Kernel {
-				t.Errorf("the kernel layer does not hold: %s", s.client.Enforcement())
+			if acphost.CanConfine() && !s.client.Session().Enforcement().Kernel {
+				t.Errorf("the kernel layer does not hold: %s", s.client.Session().Enforcement())
 			}
 			s.planTurns([]string{"sh:out1.txt", "write:note1.txt"}, []string{"write:note2.txt"})
 			if len(s.mock.Calls()) == 0 {

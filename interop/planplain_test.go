@@ -44,10 +44,10 @@ func testPlanPlain(t *testing.T, a Agent, via func(*session, *acphost.ACPOptions
 		}
 	}))
 	s.setPolicy(allowOnce)
-	e := s.client.Enforcement()
+	e := s.client.Session().Enforcement()
 	t.Logf("%s: mode %q (%s), plan mode %q, %s", a.Name, e.Mode, e.ModeKind, e.PlanModeID, e)
 	s.planTurns([]string{"sh:out1.txt", "write:note1.txt"}, []string{"write:note2.txt", "sh:out2.txt"})
-	if e := s.client.Enforcement(); e.PlanModeID != "" && !e.AgentMode {
+	if e := s.client.Session().Enforcement(); e.PlanModeID != "" && !e.AgentMode {
 		t.Errorf("the agent offers plan mode %q but the session is in %q", e.PlanModeID, e.Mode)
 	}
 }
@@ -81,7 +81,7 @@ func (s *session) planTurns(turns ...[]string) {
 func testRejectPlain(t *testing.T, a Agent) {
 	s := start(t, a, plain(func(_ *session, o *acphost.ACPOptions) { o.RequireAsking = true }))
 	s.setPolicy(pick(acp.RejectOnce, acp.RejectAlways))
-	e := s.client.Enforcement()
+	e := s.client.Session().Enforcement()
 	t.Logf("%s: mode %q (%s)", a.Name, e.Mode, e.ModeKind)
 	r := s.turn(turnCtx(t), prompt("sh:out1.txt"))
 	switch {
@@ -91,7 +91,7 @@ func testRejectPlain(t *testing.T, a Agent) {
 		t.Fatalf("turn failed: %v", r.err)
 	}
 	noFile(t, filepath.Join(s.work, "out1.txt"))
-	if e := s.client.Enforcement(); e.ModeKind == acphost.ModeUnasked && r.err == nil {
+	if e := s.client.Session().Enforcement(); e.ModeKind == acphost.ModeUnasked && r.err == nil {
 		t.Errorf("the session is still in %q, which acts without asking", e.Mode)
 	}
 }
@@ -185,7 +185,7 @@ func TestCLINamedAgentThroughNpx(t *testing.T) {
 func testUnaskedReported(t *testing.T, a Agent) {
 	s := start(t, a, plain(nil))
 	s.setPolicy(pick(acp.RejectOnce, acp.RejectAlways))
-	e := s.client.Enforcement()
+	e := s.client.Session().Enforcement()
 	if e.ModeKind != acphost.ModeUnasked {
 		t.Skipf("%s starts in %q, which is not known to act unasked (%s)", a.Name, e.Mode, e.ModeKind)
 	}
@@ -198,5 +198,5 @@ func testUnaskedReported(t *testing.T, a Agent) {
 	}
 	_, err := os.Stat(filepath.Join(s.work, "out1.txt"))
 	t.Logf("%s in %q: %d permission request(s), guardian calls %d, out1.txt written: %v; unasked changes seen %d",
-		a.Name, e.Mode, len(s.permissions()), s.mock.Count("guardian"), err == nil, s.client.Enforcement().Unasked)
+		a.Name, e.Mode, len(s.permissions()), s.mock.Count("guardian"), err == nil, s.client.Session().Enforcement().Unasked)
 }

@@ -58,7 +58,7 @@ func TestSSHHostToolsThroughAForwardedPort(t *testing.T) {
 	require.NotEmpty(t, tc.Content)
 	assert.Equal(t, "echo: over ssh", tc.Content[0].Content.Text)
 	call := <-ran
-	assert.Equal(t, c.SessionID(), call.SessionID)
+	assert.Equal(t, c.Session().ID(), call.SessionID)
 
 	msgs, err := fakeagent.ReadRecord(record)
 	require.NoError(t, err)

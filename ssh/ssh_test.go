@@ -156,7 +156,7 @@ func TestSSHCutLinkFailsAtOnceAndRecovers(t *testing.T) {
 		}})
 	require.NoError(t, err)
 	defer c.Close()
-	sid := c.SessionID()
+	sid := c.Session().ID()
 	first := testutil.WithEnv(mark)
 	require.NotEmpty(t, first)
 
@@ -191,7 +191,7 @@ func TestSSHCutLinkFailsAtOnceAndRecovers(t *testing.T) {
 	require.NotNil(t, resp.Restarted)
 	assert.Equal(t, "load", resp.Restarted.How)
 	assert.ErrorIs(t, resp.Restarted, acphost.ErrLinkLost, "the restart says the link was lost")
-	assert.Equal(t, sid, c.SessionID())
+	assert.Equal(t, sid, c.Session().ID())
 	require.NoError(t, c.Close())
 	testutil.NoneLeft(t, mark, 15*time.Second)
 }

@@ -59,5 +59,5 @@ func TestModePickedUnderPlanMode(t *testing.T) {
 	tb.next("the note", func(m msg) bool { return m.typ() == "note" && m.str("kind") == "mode" })
 	st := tb.next("state", ofType("state"))
 	require.Equal(t, "plan", st.str("mode"))
-	require.Equal(t, "plan", r.srv.Client().Enforcement().Mode)
+	require.Equal(t, "plan", r.srv.Client().Session().Enforcement().Mode)
 }

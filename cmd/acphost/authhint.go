@@ -22,7 +22,7 @@ func needsLogin(err error) bool {
 		return true
 	}
 	var rpc *acphost.RPCError
-	return errors.As(err, &rpc) && rpc.Code == acphost.CodeAuthRequired
+	return errors.As(err, &rpc) && rpc.Code == acp.CodeAuthRequired
 }
 
 // loginCommand is the acphost login command line for the agent of cfg:

@@ -17,7 +17,7 @@ import (
 // still Claude). A config entry's own fields win over the profile's.
 //
 // Its modes and state directories are the library's (lib: the agent's
-// entry of acphost.KnownProfiles, or one given here for an agent the
+// entry of acphost.KnownProfiles(), or one given here for an agent the
 // library does not know, such as Devin), handed to the library as
 // ACPOptions.Profile; the rest is what the command line needs. New
 // knowledge about an agent is a new field here, filled in profiles below.
@@ -41,11 +41,15 @@ type profile struct {
 	provenVersion string
 }
 
+// libProfiles are the library's profiles, copied once: libProfile's
+// pointers point into it.
+var libProfiles = acphost.KnownProfiles()
+
 // libProfile is the library's profile of that name.
 func libProfile(name string) *acphost.AgentProfile {
-	for i := range acphost.KnownProfiles {
-		if acphost.KnownProfiles[i].Name == name {
-			return &acphost.KnownProfiles[i]
+	for i := range libProfiles {
+		if libProfiles[i].Name == name {
+			return &libProfiles[i]
 		}
 	}
 	return nil
@@ -168,8 +172,8 @@ func (d agentDef) libProfile() *acphost.AgentProfile {
 	if d.profile == nil || d.profile.lib == nil {
 		return nil
 	}
-	for i := range acphost.KnownProfiles {
-		if &acphost.KnownProfiles[i] == d.profile.lib {
+	for i := range libProfiles {
+		if &libProfiles[i] == d.profile.lib {
 			return nil
 		}
 	}

@@ -565,7 +565,7 @@ func (a *app) permissionLabel(client *acphost.ACPClient) string {
 	if client.PlanMode() && p != permPlan {
 		p += " + plan mode"
 	}
-	if note := enforcementNote(client.Enforcement(), a.cfg.permission); note != "" {
+	if note := enforcementNote(client.Session().Enforcement(), a.cfg.permission); note != "" {
 		p += " (" + note + ")"
 	}
 	return p

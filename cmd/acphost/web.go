@@ -317,7 +317,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 	startCtx, cancelStart := context.WithTimeout(ctx, cfg.startTimeout)
 	srv, err := web.New(startCtx, wcfg)
 	if err == nil && cfg.mode != "" && !cfg.modeSoft {
-		if modes := srv.Client().Modes(); !slices.ContainsFunc(modes.AvailableModes, func(m acp.SessionMode) bool { return m.ID == cfg.mode }) {
+		if modes := srv.Client().Session().Modes(); !slices.ContainsFunc(modes.AvailableModes, func(m acp.SessionMode) bool { return m.ID == cfg.mode }) {
 			err = fmt.Errorf("--mode %s: the agent has no such mode; its modes: %s", acp.SafeText(cfg.mode), modeList(modes))
 			srv.Close()
 			srv = nil

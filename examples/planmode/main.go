@@ -37,7 +37,7 @@ func main() {
 		agent.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Println("plan mode", c.Enforcement())
+	fmt.Println("plan mode", c.Session().Enforcement())
 	resp, err := c.Generate(acphost.Request{Prompt: "list files"})
 	if errors.Is(err, acphost.ErrPlanModeBypassed) {
 		fmt.Println("stopped:", err) // the agent changed something anyway

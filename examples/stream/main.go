@@ -22,7 +22,7 @@ func main() {
 		agent.Fatal(err)
 	}
 	defer c.Close()
-	for ev, err := range c.Stream(context.Background(), acphost.Request{Prompt: "list files"}) {
+	for ev, err := range c.Session().Stream(context.Background(), acphost.Request{Prompt: "list files"}) {
 		switch ev.Type {
 		case acphost.EventText:
 			fmt.Printf("text       %q\n", ev.Delta)
