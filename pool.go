@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // PoolOptions configures a Pool of warm agent processes.
@@ -122,25 +124,14 @@ func NewPool(ctx context.Context, opts PoolOptions) (*Pool, error) {
 // cancels the others' (their ctx ends) and is the error; once every start
 // has returned, what did start is closed. Nothing it started outlives it.
 func (p *Pool) startAll(ctx context.Context, n int) ([]*poolMember, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	members := make([]*poolMember, n)
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-	)
+	g, gctx := errgroup.WithContext(ctx)
 	for i := range members {
 		members[i] = &poolMember{host: i % len(p.down)}
-		wg.Go(func() {
-			if err := p.start(ctx, members[i]); err != nil {
-				once.Do(func() { first = err })
-				cancel(err)
-			}
-		})
+		g.Go(func() error { return p.start(gctx, members[i]) })
 	}
-	wg.Wait()
-	if first == nil {
+	err := g.Wait()
+	if err == nil {
 		return members, nil
 	}
 	var closing sync.WaitGroup
@@ -150,7 +141,7 @@ func (p *Pool) startAll(ctx context.Context, n int) ([]*poolMember, error) {
 		}
 	}
 	closing.Wait()
-	return nil, first
+	return nil, err
 }
 
 // refill starts spare processes in the background until Spare are idle

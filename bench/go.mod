@@ -6,4 +6,6 @@ require github.com/acphost/acphost v0.0.0
 
 require github.com/coder/acp-go-sdk v0.13.0
 
+require golang.org/x/sync v0.20.0 // indirect
+
 replace github.com/acphost/acphost => ../
