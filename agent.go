@@ -6,11 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/internal/confine"
 	"github.com/acphost/acphost/internal/sandbox"
 	"github.com/acphost/acphost/internal/wire"
 )
@@ -19,12 +24,13 @@ import (
 // connection), its JSON-RPC connection, dispatcher and session. A client
 // replaces its agent only when a turn had to be abandoned.
 type agent struct {
-	c          *ACPClient
 	opts       *ACPOptions
-	link       link        // how the agent is reached: its process, or Connect's stream
-	conn       *wire.Conn  // calls (prompts included), replies, the requests being handled
-	dispatcher *dispatcher // the ordered queue and its delivery
-	writes     *writes     // guards against an agent that stops reading
+	planMode   func() bool   // the client's plan mode, now
+	rec        *wireRecorder // nil: not recording
+	link       link          // how the agent is reached: its process, or Connect's stream
+	conn       *wire.Conn    // calls (prompts included), replies, the requests being handled
+	dispatcher *dispatcher   // the ordered queue and its delivery
+	writes     *writes       // guards against an agent that stops reading
 	init       initResult
 	caps       agentCaps
 	files      *fileService     // fs/*; its opts nil unless served
@@ -65,53 +71,72 @@ type agent struct {
 	fileSlots chan struct{}  // fs requests holding file content (maxFileRequests)
 }
 
-func dialAgent(ctx context.Context, c *ACPClient, dial dialer) (*agent, error) {
+// wiring is what a client hands each agent it dials: its options and the
+// few things of the client's an agent reports to or reads. The agent holds
+// no client.
+type wiring struct {
+	opts     *ACPOptions
+	planMode func() bool    // the client's plan mode, now
+	rec      *wireRecorder  // nil: not recording
+	foreign  *atomic.Int64  // the client's count of foreign messages, across agents
+	gens     *atomic.Int64  // the client's count of agents dialled: this one's number
+	roots    *sandbox.Roots // the fs roots, opened once by the client
+	writable *sandbox.Roots // a confined agent's Writable; nil unless confined
+}
+
+func dialAgent(ctx context.Context, w wiring, dial dialer) (*agent, error) {
 	l, err := dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return connectAgent(ctx, c, l, c.roots)
+	return connectAgent(ctx, w, l)
 }
 
-func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Roots) (*agent, error) {
+func connectAgent(ctx context.Context, w wiring, l link) (*agent, error) {
 	a := &agent{
-		c: c, opts: &c.opts, link: l,
+		opts: w.opts, planMode: w.planMode, rec: w.rec, link: l,
 		dead:      make(chan struct{}),
 		sessions:  newSessionTable(),
-		foreign:   foreign{n: &c.foreign, log: c.opts.Debug.Logger},
-		requests:  newRequestBudget(c.opts.Limits.MaxPendingRequests, c.opts.Limits.MaxQueuedBytes),
+		foreign:   foreign{n: w.foreign, log: w.opts.Debug.Logger},
+		requests:  newRequestBudget(w.opts.Limits.MaxPendingRequests, w.opts.Limits.MaxQueuedBytes),
 		fileSlots: make(chan struct{}, maxFileRequests),
 	}
-	a.cb.log = c.opts.Debug.Logger
+	a.cb.log = w.opts.Debug.Logger
 	hook := func(session, what string, f func()) error { return a.cb.userCall(goid(), session, what, f) }
-	a.files = &fileService{opts: c.opts.FS, roots: roots, writable: c.writable, planMode: c.PlanMode, hook: hook}
-	a.terminals = &terminalService{opts: c.opts.Terminal, dir: c.opts.Dir, roots: roots, terms: newTerminals(&c.opts, roots), planMode: c.PlanMode, hook: hook}
+	a.files = &fileService{opts: w.opts.FS, roots: w.roots, writable: w.writable, planMode: w.planMode, hook: hook}
+	a.terminals = &terminalService{opts: w.opts.Terminal, dir: w.opts.Dir, roots: w.roots, terms: newTerminals(w.opts, w.roots), planMode: w.planMode, hook: hook}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.perms = &broker{
-		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: c.opts.Debug.Logger,
-		timeout: c.opts.PermissionTimeout, planMode: c.PlanMode, poisoned: a.poisoned.Load,
+		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: w.opts.Debug.Logger,
+		timeout: w.opts.PermissionTimeout, planMode: w.planMode, poisoned: a.poisoned.Load,
 		idle: make(chan *pendingPermission),
 	}
 	a.elicitor = &elicitor{
-		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: c.opts.Debug.Logger,
-		timeout: c.opts.Elicitation.Timeout, hook: c.opts.Elicitation.OnRequest, poisoned: a.poisoned.Load,
+		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: w.opts.Debug.Logger,
+		timeout: w.opts.Elicitation.Timeout, hook: w.opts.Elicitation.OnRequest, poisoned: a.poisoned.Load,
 	}
 	a.dispatcher = &dispatcher{
-		q: newQueue(c.opts.Limits.MaxQueuedUpdates, c.opts.Limits.MaxQueuedBytes), cb: &a.cb, ended: make(chan struct{}),
+		q: newQueue(w.opts.Limits.MaxQueuedUpdates, w.opts.Limits.MaxQueuedBytes), cb: &a.cb, ended: make(chan struct{}),
 		sessions: a.sessions, foreign: a.foreign, perms: a.perms,
 	}
-	a.gen = int(c.gens.Add(1))
-	wopts := wire.Options{MaxMessage: c.opts.Limits.MaxLineBytes, Inbound: a.inbound, Skipped: a.skipped, Ended: a.readEnded}
-	if c.rec != nil {
-		wopts.Trace = func(dir string, msg []byte) { c.rec.message(a.gen, dir, msg) }
+	a.gen = int(w.gens.Add(1))
+	rt := &router{
+		ctx: a.ctx, opts: a.opts, sessions: a.sessions, foreign: &a.foreign, dispatcher: a.dispatcher,
+		requests: a.requests, elicitor: a.elicitor, files: a.files, terminals: a.terminals, fileSlots: a.fileSlots,
+		cb: &a.cb, wg: &a.wg, rec: w.rec, gen: a.gen, die: a.die, stderrTail: a.stderrTail,
+	}
+	wopts := wire.Options{MaxMessage: w.opts.Limits.MaxLineBytes, Inbound: rt.inbound, Skipped: rt.skipped, Ended: a.readEnded}
+	if w.rec != nil {
+		wopts.Trace = func(dir string, msg []byte) { w.rec.message(a.gen, dir, msg) }
 	}
 	a.conn = l.connect(wopts)
 	a.writes = &writes{
-		conn: a.conn, ctx: a.ctx, grace: c.opts.Timeouts.CancelGrace, timeout: c.opts.Timeouts.WriteTimeout,
+		conn: a.conn, ctx: a.ctx, grace: w.opts.Timeouts.CancelGrace, timeout: w.opts.Timeouts.WriteTimeout,
 		lift: a.lift, poison: a.poison, stop: a.stop, deathCause: a.deathCause,
 	}
-	a.replies = &replier{conn: a.conn, log: c.opts.Debug.Logger, wg: &a.wg, q: a.dispatcher.q}
-	a.conn.Start() // what its hooks use is in place: a.conn, a.writes, a.replies
+	a.replies = &replier{conn: a.conn, log: w.opts.Debug.Logger, wg: &a.wg, q: a.dispatcher.q}
+	rt.conn, rt.replies = a.conn, a.replies
+	a.conn.Start() // what its hooks use is in place: a.conn, a.writes, a.replies, the router's
 	l.pump(&a.wg, a.stderrSink())
 	l.watch(&a.wg, a.ctx.Done(), a.linkEnded)
 	a.wg.Add(1)
@@ -119,7 +144,7 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 		defer a.wg.Done()
 		a.dispatcher.run()
 	}()
-	if c.opts.Timeouts.WriteTimeout > 0 {
+	if w.opts.Timeouts.WriteTimeout > 0 {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
@@ -129,8 +154,8 @@ func connectAgent(ctx context.Context, c *ACPClient, l link, roots *sandbox.Root
 	if err := a.handshake(ctx); err != nil {
 		return nil, a.failStart(err)
 	}
-	a.profile = c.profileFor(a.init.AgentInfo.Name)
-	a.stateDirs = a.profile.stateDirsOutside(c.agentEnv(), c.opts.Dir)
+	a.profile = w.opts.profileFor(a.init.AgentInfo.Name)
+	a.stateDirs = a.profile.stateDirsOutside(w.opts.agentEnv(), w.opts.Dir)
 	if pl, ok := l.(*processLink); ok {
 		a.planKernel, a.planView, a.noView = pl.planConfined, pl.planView, pl.viewReason()
 	}
@@ -356,8 +381,8 @@ func (a *agent) stderrSink() io.Writer {
 	if a.opts.Process.Stderr != nil {
 		sinks = append(sinks, a.opts.Process.Stderr)
 	}
-	if a.c.rec != nil {
-		sinks = append(sinks, &stderrLines{rec: a.c.rec, gen: a.gen})
+	if a.rec != nil {
+		sinks = append(sinks, &stderrLines{rec: a.rec, gen: a.gen})
 	}
 	switch len(sinks) {
 	case 0:
@@ -366,4 +391,483 @@ func (a *agent) stderrSink() io.Writer {
 		return sinks[0]
 	}
 	return io.MultiWriter(sinks...)
+}
+
+// started is the options the agent's process was started with, nil for an
+// agent the client did not start itself (Connect's stream, a Transport's).
+func (a *agent) started() *program {
+	if _, ok := a.link.(*processLink); !ok || a.opts.Transport != nil {
+		return nil
+	}
+	return &program{command: a.opts.Command, args: a.opts.Args, env: a.opts.Process.Env}
+}
+
+// handshake runs initialize and, when configured, authenticate.
+func (a *agent) handshake(ctx context.Context) error {
+	if err := a.call(ctx, "initialize", a.initializeParams(), &a.init); err != nil {
+		return wrapOp("initialize", err)
+	}
+	if a.init.ProtocolVersion != acp.ProtocolVersion {
+		return &ProtocolError{Msg: fmt.Sprintf("agent speaks protocol version %d; acphost speaks %d", a.init.ProtocolVersion, acp.ProtocolVersion)}
+	}
+	_ = json.Unmarshal(a.init.AgentCapabilities, &a.caps)
+	if m := a.opts.AuthMethod; m != "" {
+		if err := a.authenticate(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *agent) authenticate(ctx context.Context, method string) error {
+	if err := a.call(ctx, "authenticate", map[string]string{"methodId": method}, nil); err != nil {
+		return wrapOp(authenticateOp(method), err)
+	}
+	return nil
+}
+
+func (a *agent) initializeParams() any {
+	fs := a.opts.FS
+	caps := map[string]any{
+		"fs":       map[string]bool{"readTextFile": fs != nil && fs.Read, "writeTextFile": fs != nil && fs.Write},
+		"terminal": a.opts.Terminal != nil,
+	}
+	if e := a.opts.elicitationCapability(); e != nil {
+		caps["elicitation"] = e
+	}
+	session := map[string]any{
+		// SetConfigOption sends booleans as they are (type "boolean").
+		"configOptions": map[string]any{"boolean": map[string]any{}},
+	}
+	if a.opts.Advertise.Notices {
+		session["notices"] = map[string]any{}
+	}
+	if a.opts.Advertise.Compaction {
+		session["compaction"] = map[string]any{}
+	}
+	caps["session"] = session
+	if a.opts.Advertise.TerminalAuth {
+		caps["auth"] = map[string]any{"terminal": true}
+	}
+	if a.opts.Advertise.PermissionPresentation {
+		caps["_meta"] = map[string]any{"jetbrains": map[string]any{"air": map[string]any{}}}
+	}
+	return map[string]any{
+		"protocolVersion":    acp.ProtocolVersion,
+		"clientCapabilities": caps,
+		"clientInfo":         a.opts.Advertise.ClientInfo,
+	}
+}
+
+func (a *agent) firstAuthMethod() string {
+	for _, m := range a.init.AuthMethods {
+		if m.Type == "" || m.Type == "agent" {
+			return m.ID
+		}
+	}
+	return ""
+}
+
+// openDefault opens the client's default session at Start: a new one, or
+// the stored session id re-attached by load, else resume.
+func (a *agent) openDefault(ctx context.Context, h *Session, id string) error {
+	if id == "" {
+		return a.open(ctx, h, openNew)
+	}
+	h.id = id
+	h.conversed = true
+	for _, how := range []openKind{openLoad, openResume} {
+		if a.supports(how) {
+			return a.open(ctx, h, how)
+		}
+	}
+	return fmt.Errorf("acphost: re-attaching session %s at start: the agent offers neither session/load nor session/resume: %w", id, ErrUnsupported)
+}
+
+// open opens h's session on this agent (new, load or resume), binds the
+// agent-side record to h and sets h's initial mode.
+func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) {
+	method := openMethods[how]
+	if !a.supports(how) {
+		if how == openFork && !a.opts.Unstable {
+			return fmt.Errorf("acphost: session/fork is unstable: it needs ACPOptions.Unstable: %w", ErrUnsupported)
+		}
+		return fmt.Errorf("acphost: the agent does not support %s: %w", method, ErrUnsupported)
+	}
+	servers, err := h.mcpServers(a)
+	if err == nil {
+		err = checkMCPServers(method, servers, a.caps.MCPCapabilities)
+	}
+	if err != nil {
+		return err
+	}
+	params := map[string]any{"cwd": h.opts.Dir, "mcpServers": servers}
+	if dirs := h.opts.AdditionalDirectories; len(dirs) > 0 {
+		if err := a.checkAdditionalDirectories(method, dirs); err != nil {
+			return err
+		}
+		params["additionalDirectories"] = dirs
+	}
+	if how == openFork {
+		params["sessionId"] = h.forkOf
+	}
+	if !opensNew(how) {
+		params["sessionId"] = h.ID()
+		known := a.sessions.known(h.ID()) != nil
+		s := a.session(h.ID())
+		prev := s.pub.Swap(h) // the replay goes to h's hooks
+		defer func() {
+			switch {
+			case err == nil:
+			case known:
+				s.pub.Store(prev)
+			default: // not opened after all: its id is foreign again
+				a.sessions.drop(h.ID())
+			}
+		}()
+	}
+	res, err := a.openCall(ctx, how, params, h)
+	tried := a.opts.AuthMethod
+	if errors.Is(err, &RPCError{Code: acp.CodeAuthRequired}) && tried == "" {
+		if tried = a.firstAuthMethod(); tried != "" {
+			if err := a.authenticate(ctx, tried); err != nil {
+				return err
+			}
+			res, err = a.openCall(ctx, how, params, h)
+		}
+	}
+	if errors.Is(err, &RPCError{Code: acp.CodeAuthRequired}) {
+		err = &AuthError{Methods: a.init.AuthMethods, Tried: tried, Err: err, program: a.started()}
+	}
+	if err != nil {
+		return wrapOp(method, err)
+	}
+	if opensNew(how) {
+		if res.SessionID == "" {
+			return &ProtocolError{Msg: method + " answered without a sessionId"}
+		}
+		if s := a.sessions.known(res.SessionID); s == nil || s.pub.Load() != h {
+			return &ProtocolError{Msg: fmt.Sprintf("%s answered with the id of a session already open on this connection (%q)", method, res.SessionID)}
+		}
+		h.setID(res.SessionID)
+	}
+	s := a.session(h.ID())
+	s.bind(h)
+	s.setState(res.Modes, acp.DecodeConfigOptions(res.ConfigOptions))
+	if mode := h.wantedMode(); mode != "" {
+		held, err := a.holdMode(ctx, h, mode)
+		if !held && err == nil {
+			reports := s.modeReportCount()
+			if err = a.call(ctx, "session/set_mode", map[string]string{"sessionId": h.ID(), "modeId": mode}, nil); err == nil {
+				s.noteModeSet(mode, reports)
+			}
+		}
+		if err != nil {
+			return wrapOp(fmt.Sprintf("setting mode %q", mode), withModes(err, s.modes()))
+		}
+	}
+	a.syncMode(ctx, h)
+	return nil
+}
+
+// checkAdditionalDirectories refuses additional directories the agent
+// cannot take: it did not advertise them, or one is not absolute.
+func (a *agent) checkAdditionalDirectories(method string, dirs []string) error {
+	if !a.caps.SessionCapabilities.AdditionalDirectories.present() {
+		return fmt.Errorf("acphost: %s: the agent does not support additionalDirectories: %w", method, ErrUnsupported)
+	}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("acphost: %s: SessionOptions.AdditionalDirectories: %q is not absolute", method, d)
+		}
+	}
+	return nil
+}
+
+func (a *agent) supports(how openKind) bool {
+	switch how {
+	case openLoad:
+		return a.caps.LoadSession
+	case openResume:
+		return a.caps.SessionCapabilities.Resume.present()
+	case openFork:
+		return a.opts.Unstable && a.caps.SessionCapabilities.Fork.present()
+	}
+	return true
+}
+
+// openCall makes the open request. A load's replayed updates are marked as
+// replay and all delivered before it returns (a barrier, as for prompts).
+func (a *agent) openCall(ctx context.Context, how openKind, params map[string]any, h *Session) (openResult, error) {
+	id := h.ID()
+	var res openResult
+	switch how {
+	case openNew, openFork:
+		return res, a.callOpening(ctx, openMethods[how], params, &res, h)
+	case openResume:
+		return res, a.call(ctx, openMethods[how], params, &res)
+	}
+	if a.cb.fromDispatcher() {
+		return res, fmt.Errorf("acphost: LoadSession from OnUpdate or emit: %w", ErrReentrant)
+	}
+	s := a.session(id)
+	s.replaying.Store(true)
+	done := make(chan struct{})
+	err := a.callWithBarrier(ctx, "session/load", params, &res, func() {
+		s.replaying.Store(false)
+		close(done)
+	})
+	if err != nil {
+		s.replaying.Store(false)
+		return res, err
+	}
+	select {
+	case <-done:
+		return res, nil
+	case <-a.dead:
+		return res, a.cause
+	}
+}
+
+// callOpening is call for session/new: until it is answered the agent's
+// updates for a session not known yet are held back (see park), and the
+// new session's record is made on the read loop as the answer is read,
+// so what the agent sends after its answer finds it.
+func (a *agent) callOpening(ctx context.Context, method string, params map[string]any, res *openResult, h *Session) error {
+	nc := &newCall{h: h}
+	a.sessions.beginOpening(nc)
+	defer a.opened(nc, nil) // unanswered: hold nothing back for it any more
+	a.lift(1)
+	defer a.lift(-1)
+	return a.callError(method, a.guardedCall(ctx, method, params, res, func(result json.RawMessage) { a.opened(nc, result) }))
+}
+
+// opened ends the wait of session/new call nc, making the record of the
+// session it answered (when result holds one), and has the dispatcher
+// release what it held back. It runs on the read loop for an answer.
+func (a *agent) opened(nc *newCall, result json.RawMessage) {
+	waited := a.sessions.endOpening(nc, result, func(id string) *sessionState {
+		s := newSessionState(a, id)
+		s.bind(nc.h)
+		return s
+	})
+	if waited {
+		a.dispatcher.q.push(item{kind: itemBarrier, barrier: a.dispatcher.releaseParked}, false) // on the dispatcher, never here
+	}
+}
+
+// callWithBarrier is call, with atBarrier run on the dispatcher once every
+// message read before the answer has been dispatched (queued on the read
+// loop as the answer is read, before the call returns).
+func (a *agent) callWithBarrier(ctx context.Context, method string, params, result any, atBarrier func()) error {
+	err := a.guardedCall(ctx, method, params, result, func(json.RawMessage) { a.dispatcher.q.barrier(atBarrier) })
+	return a.callError(method, err)
+}
+
+// session returns the record of a session the host opens or uses,
+// creating it.
+func (a *agent) session(id string) *sessionState {
+	return a.sessions.ensure(id, func() *sessionState { return newSessionState(a, id) })
+}
+
+// syncMode puts session h in the mode the host's policy wants before a
+// prompt: the agent's restrictive mode while plan mode is on; back in the
+// mode plan mode found once it is off; with RequireAsking, an asking mode
+// instead of one that acts unasked. A mode that cannot be set is logged:
+// the other layers still hold.
+func (a *agent) syncMode(ctx context.Context, h *Session) {
+	plan := a.planMode()
+	h.mu.Lock()
+	from, switched := h.planFrom, h.planSwitched
+	h.mu.Unlock()
+	if !plan && !switched && !a.opts.RequireAsking {
+		return // the per-turn path of a client that asks for none of this
+	}
+	st := a.sessions.known(h.ID())
+	if st == nil {
+		return
+	}
+	off := st.modeOffer()
+	cur := st.effectiveMode()
+	target := ""
+	switch {
+	case plan:
+		target = a.profile.planMode(off.modes)
+	case switched:
+		target = from
+	}
+	if !plan && a.opts.RequireAsking {
+		m := target
+		if m == "" {
+			m = cur
+		}
+		if a.profile.kind(off.mode(m)) == ModeUnasked {
+			if asks := a.profile.askingModes(off.modes, 1); len(asks) > 0 {
+				target = asks[0]
+			}
+		}
+	}
+	if target != "" && target != cur && off.offers(target) {
+		if err := a.setSessionMode(ctx, st, off, target); err != nil {
+			a.opts.Debug.Logger.Warn("acphost: the agent's mode could not be set", "session", h.ID(), "mode", target, "err", err)
+			return
+		}
+	}
+	h.mu.Lock()
+	switch {
+	case plan && !h.planSwitched && target != "" && target != cur:
+		h.planFrom, h.planSwitched = cur, true
+	case !plan:
+		h.planFrom, h.planSwitched = "", false
+	}
+	h.mu.Unlock()
+}
+
+// holdMode keeps plan mode's hold on session h when mode id is asked for
+// (SetMode, the mode config option, SessionOptions.Mode at an open): while
+// plan mode is on and the agent offers a plan mode other than id, id is
+// not set but kept as the mode to put back when plan mode goes off, and
+// the session is put in the plan mode now (held). A mode the agent does
+// not offer is refused then, not kept. Outside plan mode, or for an
+// agent with no plan mode, nothing is held.
+func (a *agent) holdMode(ctx context.Context, h *Session, id string) (held bool, err error) {
+	if !a.planMode() {
+		return false, nil
+	}
+	st := a.sessions.known(h.ID())
+	if st == nil {
+		return false, nil
+	}
+	off := st.modeOffer()
+	target := a.profile.planMode(off.modes)
+	if target == "" || id == target {
+		return false, nil
+	}
+	if !off.offers(id) {
+		ids := make([]string, 0, min(len(off.modes), maxNamedModes))
+		for _, m := range off.modes[:cap(ids)] {
+			ids = append(ids, cutBytes(m.ID, maxModeBytes))
+		}
+		return false, fmt.Errorf("acphost: the agent offers no mode %q (the agent's modes: %s)", cutBytes(id, maxModeBytes), strings.Join(ids, ", "))
+	}
+	h.mu.Lock()
+	h.setMode = id
+	h.planFrom, h.planSwitched = id, true
+	h.mu.Unlock()
+	a.syncMode(ctx, h)
+	return true, nil
+}
+
+// setSessionMode sets the session's mode the way the agent offers it.
+func (a *agent) setSessionMode(ctx context.Context, st *sessionState, off modeOffer, id string) error {
+	reports := st.modeReportCount()
+	if off.configID != "" && !off.viaACP(id) {
+		var res struct {
+			ConfigOptions json.RawMessage `json:"configOptions"`
+		}
+		params := map[string]any{"sessionId": st.id, "configId": off.configID, "value": id}
+		if err := a.call(ctx, "session/set_config_option", params, &res); err != nil {
+			return err
+		}
+		// An answer without the option set is malformed: it does not
+		// replace what the host knows of the session's options.
+		if opts := acp.DecodeConfigOptions(res.ConfigOptions); hasOption(opts, off.configID) {
+			st.setState(nil, opts)
+			if v := optionValue(opts, off.configID); v != "" && v != id {
+				// The answer is the agent's word on its mode: a refusal.
+				return fmt.Errorf("acphost: the agent answered with its mode still %q", cutBytes(v, 64))
+			}
+		}
+	} else if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": st.id, "modeId": id}, nil); err != nil {
+		return err
+	}
+	st.noteModeSet(id, reports)
+	return nil
+}
+
+// insideState reports whether every file tc names lies in the agent's own
+// state directories (none named: no). For an edit, delete or move only:
+// what a command changes its locations do not say.
+func (a *agent) insideState(tc *acp.ToolCall) bool {
+	var paths []string
+	for _, l := range tc.Locations {
+		paths = append(paths, l.Path)
+	}
+	for _, c := range tc.Content {
+		if c.Diff != nil {
+			paths = append(paths, c.Diff.Path)
+		}
+	}
+	dirs := a.stateDirs
+	if len(paths) == 0 || len(dirs) == 0 {
+		return false
+	}
+	for _, p := range paths {
+		if !filepath.IsAbs(p) || !slices.ContainsFunc(dirs, func(d string) bool { return confine.Within(d, filepath.Clean(p)) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// reattach opens h on a fresh agent: load, else resume, else a new session
+// whose lost context is reported to h's next turn. A session that never had
+// a conversation (see Session.conversed) loses nothing: agents often store
+// a session only at its first prompt and refuse to load one that had none,
+// and the new session it is given instead is reported without ContextLost,
+// so its next turn runs.
+func (a *agent) reattach(ctx context.Context, h *Session, reason error) error {
+	old := h.ID()
+	var refused error
+	for _, how := range []openKind{openLoad, openResume} {
+		if !a.supports(how) {
+			continue
+		}
+		err := a.open(ctx, h, how)
+		if err == nil {
+			h.noteRestart(&RestartError{Reason: reason, OldSessionID: old, NewSessionID: old, How: openMethods[how][len("session/"):]})
+			return nil
+		}
+		var rpc *RPCError
+		if !errors.As(err, &rpc) {
+			return err // the new agent failed, not the session
+		}
+		refused = errors.Join(refused, err) // the agent does not have the session after all: try the next way
+	}
+	if err := a.open(ctx, h, openNew); err != nil {
+		return err
+	}
+	h.noteRestart(&RestartError{Reason: reason, OldSessionID: old, NewSessionID: h.ID(), How: "new", ContextLost: h.hasConversation(), Refused: refused})
+	return nil
+}
+
+func (a *agent) isDead() bool {
+	select {
+	case <-a.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// newTurn makes the turn that runs req on session h of agent a; emit is
+// its stream's emitter (nil: none).
+func (a *agent) newTurn(h *Session, req Request, emit func(StreamEvent)) *turn {
+	t := &turn{a: a, s: a.session(h.ID()), emitFn: emit, barrier: make(chan struct{}), answered: make(chan promptOutcome, 1), stop: make(chan struct{}), tools: map[string]*turnTool{},
+		room: a.opts.Limits.MaxResponseBytes, discard: req.Discard}
+	t.touch()
+	return t
+}
+
+func (a *agent) newWatchdog(t *turn) *watchdog {
+	if a.opts.Timeouts.TurnTimeout <= 0 && a.opts.Timeouts.IdleTimeout <= 0 {
+		return &watchdog{}
+	}
+	wd := &watchdog{done: make(chan struct{})}
+	a.wg.Add(1) // joined by Close like every goroutine of the agent
+	go func() {
+		defer a.wg.Done()
+		wd.run(a.ctx, a.opts.Timeouts.TurnTimeout, a.opts.Timeouts.IdleTimeout, t)
+	}()
+	return wd
 }

@@ -182,34 +182,6 @@ type answerOrder struct {
 	tracked *turn
 }
 
-// orderAnswer decides, under the session's lock, how the answer to p, a
-// request of turn t (nil: between turns), stands against the cancel of t
-// or of the session's running turn — the decision a cancel makes under
-// the same lock (cancelDecided) — and forgets p. After the cancel: the
-// answer is "cancelled", written after session/cancel. Before it: unless
-// plain ("cancelled" already, which may go anywhere), the answer is
-// counted in the running turn's answering, so session/cancel is written
-// after it. Call written once the answer is written (or not claimed).
-func (s *sessionState) orderAnswer(p asking, t *turn, plain bool) answerOrder {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.pending, p)
-	switch cur := s.turn; {
-	case t != nil && t.cancelled:
-		return answerOrder{cancelled: true, after: t.cancelSent}
-	case cur != nil && cur.cancelled:
-		return answerOrder{cancelled: true, after: cur.cancelSent}
-	case plain:
-		return answerOrder{}
-	case cur != nil:
-		t = cur
-	case t == nil:
-		return answerOrder{}
-	}
-	t.answering.Add(1)
-	return answerOrder{tracked: t}
-}
-
 // wait holds a cancelled turn's answer until session/cancel has been
 // written, or the agent (dead: done) cannot be written to anyway. Never
 // on the read loop or the dispatcher.
@@ -227,40 +199,6 @@ func (o *answerOrder) wait(done <-chan struct{}) {
 func (o *answerOrder) written() {
 	if o.tracked != nil {
 		o.tracked.answering.Done()
-	}
-}
-
-// cancelDecided marks t cancelled, under the session's lock: from now on
-// every answer to a request of t is "cancelled" and waits for
-// session/cancel (see orderAnswer), and requests arriving in t are
-// answered so at once. A turn whose delivery ended is left alone.
-func (s *sessionState) cancelDecided(t *turn) {
-	if !t.cancelled && !t.ended {
-		t.cancelled = true
-		t.cancelSent = make(chan struct{})
-	}
-}
-
-// decideCancel is cancelDecided for a caller without the lock (halt).
-func (s *sessionState) decideCancel(t *turn) {
-	s.mu.Lock()
-	s.cancelDecided(t)
-	s.mu.Unlock()
-}
-
-// cancelWritten lets the answers that wait for t's session/cancel go:
-// it was written (or failed), or the turn ended without it.
-func (s *sessionState) cancelWritten(t *turn) {
-	s.mu.Lock()
-	s.releaseCancelled(t)
-	s.mu.Unlock()
-}
-
-// releaseCancelled is cancelWritten with the session's lock held.
-func (s *sessionState) releaseCancelled(t *turn) {
-	if t.cancelSent != nil {
-		close(t.cancelSent)
-		t.cancelSent = nil
 	}
 }
 

@@ -93,7 +93,8 @@ func newClient(ctx context.Context, opts ACPOptions, newDialer func(*ACPClient) 
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.plan.Store(opts.PlanMode)
 	dial := newDialer(c)
-	c.dial = func(ctx context.Context) (*agent, error) { return dialAgent(ctx, c, dial) }
+	w := wiring{opts: &c.opts, planMode: c.PlanMode, rec: c.rec, foreign: &c.foreign, gens: &c.gens, roots: c.roots, writable: c.writable}
+	c.dial = func(ctx context.Context) (*agent, error) { return dialAgent(ctx, w, dial) }
 	ag, err := c.dial(ctx)
 	if err != nil {
 		c.closeRoots()
@@ -157,15 +158,6 @@ func (c *ACPClient) Logout(ctx context.Context) error {
 func (c *ACPClient) TerminalAuthCommand(id string) (command string, args, env []string, err error) {
 	a := c.agent()
 	return terminalAuthCommand(a.started(), a.init.AuthMethods, id)
-}
-
-// started is the options the agent's process was started with, nil for an
-// agent the client did not start itself (Connect's stream, a Transport's).
-func (a *agent) started() *program {
-	if _, ok := a.link.(*processLink); !ok || a.opts.Transport != nil {
-		return nil
-	}
-	return &program{command: a.opts.Command, args: a.opts.Args, env: a.opts.Process.Env}
 }
 
 // program is the command line of an agent the client started: what a
@@ -456,4 +448,229 @@ func (c *ACPClient) Containment() Containment {
 		return l.containment
 	}
 	return Containment{}
+}
+
+// closeHostTools stops the host tools of every session still open.
+func (c *ACPClient) closeHostTools() {
+	c.mu.Lock()
+	handles := append([]*Session(nil), c.handles...)
+	c.mu.Unlock()
+	for _, h := range handles {
+		h.host.close()
+	}
+}
+
+// kernelReason says why the kernel layer does not hold for agent a.
+func (c *ACPClient) kernelReason(a *agent) string {
+	switch {
+	case c.opts.Transport != nil || a.link.promises().Transport != "process":
+		return "the agent is not a local process"
+	case !CanConfine():
+		return "Landlock is not available here"
+	case c.opts.Process.Confine == nil:
+		return "ACPOptions.Process.Confine is not set"
+	case !a.planKernel && !c.canRestart(a):
+		return "the agent was started outside plan mode and cannot be restarted under it: it re-attaches no session (session/load or resume) and its conversation would be lost"
+	case !a.planKernel:
+		return "the agent was started outside plan mode; it is restarted under it before the next turn"
+	}
+	return ""
+}
+
+// readyAgent returns a live agent for the next call. An abandoned agent
+// (an unconfirmed cancel, writes it stopped reading) is always replaced; a dead one is replaced
+// only with ACPOptions.Recover, and otherwise its death is the error.
+func (c *ACPClient) readyAgent(ctx context.Context) (*agent, error) {
+	select {
+	case c.restartSem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.restartSem }()
+	c.mu.Lock()
+	a, closed := c.ag, c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	reason := error(nil)
+	switch {
+	case a.poisoned.Load():
+		reason = a.poisonCause()
+	case c.confinedOtherwise(a):
+		reason = errPlanConfinement
+	case a.isDead():
+		if c.opts.Recover == nil {
+			return nil, a.cause
+		}
+		reason = a.cause
+		if err := c.crashBackoff(ctx, reason); err != nil {
+			return nil, err
+		}
+	default:
+		return a, nil
+	}
+	return c.restart(ctx, a, reason)
+}
+
+// confinedOtherwise reports whether a local agent under ACPOptions.Process.Confine
+// runs under the other mode's confinement than plan mode now wants, and
+// can be restarted without losing a conversation: it re-attaches sessions
+// (session/load or resume), or none of its sessions has had a prompt yet.
+func (c *ACPClient) confinedOtherwise(a *agent) bool {
+	if c.opts.Process.Confine == nil || a.planKernel == c.PlanMode() || a.isDead() {
+		return false
+	}
+	if _, ok := a.link.(*processLink); !ok {
+		return false
+	}
+	return c.canRestart(a)
+}
+
+// canRestart reports whether agent a can be replaced without losing a
+// conversation: it re-attaches sessions, or none has one yet.
+func (c *ACPClient) canRestart(a *agent) bool {
+	if a.supports(openLoad) || a.supports(openResume) {
+		return true
+	}
+	c.mu.Lock()
+	handles := append([]*Session(nil), c.handles...)
+	c.mu.Unlock()
+	for _, h := range handles {
+		if h.hasConversation() {
+			return false
+		}
+	}
+	return true
+}
+
+// crashBackoff applies the crash-loop cut-off and waits out the backoff.
+func (c *ACPClient) crashBackoff(ctx context.Context, crash error) error {
+	o := c.opts.Recover.withDefaults()
+	now := time.Now()
+	recent := c.crashes[:0]
+	for _, t := range c.crashes {
+		if now.Sub(t) < o.Window {
+			recent = append(recent, t)
+		}
+	}
+	c.crashes = recent
+	if len(recent) >= o.MaxRestarts {
+		return &CrashLoopError{Restarts: len(recent), Window: o.Window, Last: crash}
+	}
+	c.crashes = append(c.crashes, now)
+	wait := o.Backoff << min(len(recent), 10)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.life.Done():
+		return ErrClosed
+	}
+}
+
+// restart replaces agent a and re-attaches every live session. The old
+// agent is stopped at once; its goroutines (maybe running callbacks) are
+// joined in the background and by Close.
+func (c *ACPClient) restart(ctx context.Context, a *agent, reason error) (*agent, error) {
+	a.stop(agentReplaced{reason})
+	c.retire(a)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(c.life, cancel)()
+	next, err := c.dial(ctx)
+	if err != nil {
+		return nil, c.restartError(wrapOp("restarting the agent", err))
+	}
+	c.mu.Lock()
+	handles := append([]*Session(nil), c.handles...)
+	c.mu.Unlock()
+	for _, h := range handles {
+		if err := next.reattach(ctx, h, reason); err != nil {
+			next.shutdown(err)
+			return nil, c.restartError(wrapOp("re-attaching session "+h.ID(), err))
+		}
+	}
+	c.mu.Lock()
+	closed := c.closed
+	if !closed {
+		c.ag = next
+	}
+	c.mu.Unlock()
+	if closed {
+		next.shutdown(ErrClosed)
+		return nil, ErrClosed
+	}
+	return next, nil
+}
+
+// restartError prefers ErrClosed when Close interrupted the restart.
+func (c *ACPClient) restartError(err error) error {
+	if c.life.Err() != nil {
+		return ErrClosed
+	}
+	return err
+}
+
+// retire joins a replaced agent in the background.
+func (c *ACPClient) retire(a *agent) {
+	c.mu.Lock()
+	c.retired[a] = true
+	c.mu.Unlock()
+	c.joins.Go(func() {
+		a.join()
+		c.mu.Lock()
+		delete(c.retired, a)
+		c.mu.Unlock()
+	})
+}
+
+func (c *ACPClient) newHandle(opts SessionOptions) *Session {
+	if opts.Dir == "" {
+		opts.Dir = c.opts.Dir
+	}
+	if opts.MCPServers == nil {
+		opts.MCPServers = c.opts.MCPServers
+	}
+	return &Session{c: c, opts: opts, turnSem: make(chan struct{}, 1)}
+}
+
+func (c *ACPClient) forget(s *Session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, h := range c.handles {
+		if h == s {
+			c.handles = append(c.handles[:i:i], c.handles[i+1:]...)
+			return
+		}
+	}
+}
+
+func (c *ACPClient) remember(s *Session) {
+	c.mu.Lock()
+	c.handles = append(c.handles, s)
+	c.mu.Unlock()
+}
+
+func (c *ACPClient) openHandle(ctx context.Context, opts SessionOptions, how openKind, id string) (*Session, error) {
+	a, err := c.readyAgent(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := c.newHandle(opts)
+	if how == openFork {
+		h.forkOf = id // the new session's id is the agent's to give
+	} else {
+		h.id = id
+	}
+	h.conversed = how != openNew
+	if err := a.open(ctx, h, how); err != nil {
+		h.host.close()
+		return nil, err
+	}
+	c.remember(h)
+	return h, nil
 }

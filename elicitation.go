@@ -43,31 +43,6 @@ type ElicitationAnswer struct {
 // "cancel" (-32800 for a withdrawal) and the return value is ignored.
 type ElicitationFunc func(ctx context.Context, req *acp.ElicitationRequest) (ElicitationAnswer, error)
 
-// elicitationModes are the modes the client advertises: none without
-// OnElicitation, else Elicitation.Modes (nil: form and url).
-func (o *ACPOptions) elicitationModes() []acp.ElicitationMode {
-	if o.Elicitation.OnRequest == nil {
-		return nil
-	}
-	if o.Elicitation.Modes == nil {
-		return []acp.ElicitationMode{acp.ModeForm, acp.ModeURL}
-	}
-	return o.Elicitation.Modes
-}
-
-// elicitationCapability is clientCapabilities.elicitation, or nil.
-func (o *ACPOptions) elicitationCapability() map[string]any {
-	modes := o.elicitationModes()
-	if len(modes) == 0 {
-		return nil
-	}
-	caps := map[string]any{}
-	for _, m := range modes {
-		caps[string(m)] = map[string]any{}
-	}
-	return caps
-}
-
 // check validates a hook's answer and returns it as it will be sent.
 func checkElicitationAnswer(req *acp.ElicitationRequest, ans ElicitationAnswer) (ElicitationAnswer, error) {
 	switch ans.Action {

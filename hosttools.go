@@ -67,69 +67,6 @@ func HostToolCallFrom(ctx context.Context) (HostToolCall, bool) {
 	return *c, true
 }
 
-// beginHostTool is Session.BeginHostTool.
-func (s *Session) beginHostTool(ctx context.Context, call HostToolCall) (context.Context, func(HostToolCall), error) {
-	s.mu.Lock()
-	t, closed := s.running, s.closed
-	s.mu.Unlock()
-	call.SessionID = s.ID()
-	if closed {
-		call.Err = fmt.Errorf("acphost: host tool %s: session %s is closed: %w", call.Tool, call.SessionID, ErrRefused)
-		return ctx, func(HostToolCall) {}, call.Err
-	}
-	if t == nil {
-		call.Err = fmt.Errorf("acphost: host tool %s: no turn of session %s is running: %w", call.Tool, call.SessionID, ErrRefused)
-		return ctx, func(HostToolCall) {}, call.Err
-	}
-	call.Turn = t.seq
-	report := func(done HostToolCall) {
-		done.SessionID, done.Turn = call.SessionID, call.Turn
-		t.emitHostTool(done)
-	}
-	if s.c.PlanMode() && !call.ReadOnly {
-		call.Err = fmt.Errorf("acphost: host tool %s is not annotated read-only (readOnlyHint), and plan mode is on: %w", call.Tool, ErrRefused)
-		report(call)
-		return ctx, func(HostToolCall) {}, call.Err
-	}
-	hctx, cancel := context.WithCancelCause(context.WithValue(ctx, hostCallKey{}, &call))
-	stop := context.AfterFunc(t.ctx, func() { cancel(context.Cause(t.ctx)) })
-	once := sync.Once{}
-	return hctx, func(done HostToolCall) {
-		once.Do(func() {
-			stop()
-			cancel(errTurnOver)
-			report(done)
-		})
-	}, nil
-}
-
-// emitHostTool reports a host tool's call to t's stream, on the
-// dispatcher after what was read so far (if t still runs by then). The
-// item counts its arguments and result against the queue's bounds, so an
-// agent that calls host tools faster than the stream is read waits (its
-// HTTP request does) instead of growing the queue; past the lifted bound
-// the event is not queued, and the Logger says so.
-func (t *turn) emitHostTool(call HostToolCall) {
-	if t.emitFn == nil {
-		return
-	}
-	c := call
-	size := itemOverhead + len(c.Args) + len(c.Result)
-	queued := t.a.dispatcher.q.push(item{kind: itemBarrier, size: size, barrier: func() {
-		cur := t.s.current()
-		if cur == nil {
-			return
-		}
-		defer cur.emitting.Done()
-		if cur == t {
-			t.emit(StreamEvent{Type: EventHostTool, Name: c.Tool, HostTool: &c, Err: c.Err})
-		}
-	}}, true)
-	if !queued {
-		t.a.opts.Debug.Logger.Warn("acphost: a host tool call's event was not queued: the queue is over its bound", "tool", c.Tool, "session", c.SessionID)
-	}
-}
-
 // hostServing is a session's host tools: served once, stopped once.
 type hostServing struct {
 	mu      sync.Mutex
@@ -161,40 +98,6 @@ func forwarderOf(l link) HostForwarder {
 		return f
 	}
 	return nil
-}
-
-// mcpServers returns the servers to give the agent for session h: its
-// SessionOptions.MCPServers and its host tools' (served on first use;
-// for an agent beyond the host's loopback, through its link's forward).
-func (h *Session) mcpServers(a *agent) ([]acp.MCPServer, error) {
-	ht := h.c.opts.HostTools
-	if ht == nil {
-		return h.opts.MCPServers, nil
-	}
-	p := a.link.promises()
-	local := p.Transport == "process" || p.Transport == "stream"
-	fwd := forwarderOf(a.link)
-	if !local && fwd == nil {
-		return nil, fmt.Errorf("acphost: host tools are served on the host's loopback, which a %s link's agent does not share, and the link forwards no port: %w", p.Transport, ErrUnsupported)
-	}
-	host, err := h.host.serve(func() ([]acp.MCPServer, func(), error) {
-		var servers []acp.MCPServer
-		var stop func()
-		var err error
-		if perr := a.cb.safely("HostTools.ServeSession", func() { servers, stop, err = ht.ServeSession(h) }); perr != nil {
-			err = perr
-		}
-		return servers, stop, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !local {
-		if host, err = forwarded(host, fwd); err != nil {
-			return nil, err
-		}
-	}
-	return append(append([]acp.MCPServer{}, h.opts.MCPServers...), host...), nil
 }
 
 // forwarded is servers with each loopback URL's address replaced by the
@@ -257,15 +160,5 @@ func (hs *hostServing) close() {
 	hs.mu.Unlock()
 	if stop != nil {
 		stop()
-	}
-}
-
-// closeHostTools stops the host tools of every session still open.
-func (c *ACPClient) closeHostTools() {
-	c.mu.Lock()
-	handles := append([]*Session(nil), c.handles...)
-	c.mu.Unlock()
-	for _, h := range handles {
-		h.host.close()
 	}
 }

@@ -10,86 +10,116 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/internal/wire"
 )
 
+// maxNamedRequestID bounds how much of a refused requestId is echoed.
+const maxNamedRequestID = 64
+
+// router takes what the agent sends the client off the read loop: updates
+// and permission requests to the dispatcher, elicitations to the
+// elicitor, fs and terminal requests to their services, each request
+// within the budget. It is given what it needs when the agent is wired;
+// it holds no agent.
+type router struct {
+	ctx        context.Context // the agent's: ends when it is shut down or dies
+	opts       *ACPOptions
+	conn       *wire.Conn // set once the connection is made, before it starts
+	sessions   *sessionTable
+	foreign    *foreign
+	dispatcher *dispatcher
+	requests   *requestBudget
+	replies    *replier // set with conn
+	elicitor   *elicitor
+	files      *fileService
+	terminals  *terminalService
+	fileSlots  chan struct{} // fs requests holding file content (maxFileRequests)
+	cb         *callbacks
+	wg         *sync.WaitGroup // the agent's goroutines
+	rec        *wireRecorder   // nil: not recording
+	gen        int
+	die        func(error) // ends the agent
+	stderrTail func() string
+}
+
 // inbound routes each request and notification; it runs on the read loop
 // and must not block except for backpressure: room in the update queue
 // and a share of the request budget for a request.
-func (a *agent) inbound(m wire.Message) {
-	if a.ctx.Err() != nil {
+func (r *router) inbound(m wire.Message) {
+	if r.ctx.Err() != nil {
 		return // the agent is being shut down: start nothing
 	}
 	var in *inflight
 	if m.ID != nil {
-		switch err := a.requests.acquire(len(m.Params)); {
+		switch err := r.requests.acquire(len(m.Params)); {
 		case errors.Is(err, ErrFlood):
-			a.flooded(fmt.Sprintf("more than %d requests or %d bytes of them waited for an answer while a call waited for the agent's", liftedFactor*a.requests.maxN, liftedFactor*a.requests.maxBytes))
+			r.flooded(fmt.Sprintf("more than %d requests or %d bytes of them waited for an answer while a call waited for the agent's", liftedFactor*r.requests.maxN, liftedFactor*r.requests.maxBytes))
 			return
 		case err != nil:
 			return // the agent is gone
 		}
-		in = a.replies.newInflight(m.ID, a.requests, len(m.Params))
+		in = r.replies.newInflight(m.ID, r.requests, len(m.Params))
 	}
 	switch m.Method {
 	case "session/update":
-		a.enqueue(item{kind: itemUpdate, size: itemOverhead + len(m.Params), params: m.Params})
-		a.ackNotificationSentAsRequest(m, in)
+		r.enqueue(item{kind: itemUpdate, size: itemOverhead + len(m.Params), params: m.Params})
+		r.ackNotificationSentAsRequest(m, in)
 	case "session/request_permission":
 		if in == nil {
-			a.opts.Debug.Logger.Warn("acphost: session/request_permission without an id: cannot be answered")
+			r.opts.Debug.Logger.Warn("acphost: session/request_permission without an id: cannot be answered")
 			return
 		}
-		it := item{kind: itemPermission, size: itemOverhead + len(m.Params), params: m.Params, in: in.cancellable(a.ctx)}
-		if !a.dispatcher.openNow(&it) {
-			a.enqueue(it)
+		it := item{kind: itemPermission, size: itemOverhead + len(m.Params), params: m.Params, in: in.cancellable(r.ctx)}
+		if !r.dispatcher.openNow(&it) {
+			r.enqueue(it)
 		}
 	case "elicitation/create":
-		a.elicit(m, in)
+		r.elicit(m, in)
 	case "elicitation/complete":
-		a.elicitationComplete(m.Params)
-		a.ackNotificationSentAsRequest(m, in)
+		r.elicitationComplete(m.Params)
+		r.ackNotificationSentAsRequest(m, in)
 	case "$/cancel_request":
-		a.conn.CancelRequest(m.Params)
-		a.ackNotificationSentAsRequest(m, in)
+		r.conn.CancelRequest(m.Params)
+		r.ackNotificationSentAsRequest(m, in)
 	default:
 		if in == nil {
 			return // unknown notifications are ignored, as the spec asks
 		}
-		h := a.service(m.Method)
+		h := r.service(m.Method)
 		switch {
 		case h == nil:
 			in.goRefuse(acp.CodeMethodNotFound, "method not found: "+m.Method)
-		case a.sessions.known(sessionIDIn(m.Params)) == nil:
-			a.foreign.refuse(in, m.Method, sessionIDIn(m.Params))
+		case r.sessions.known(sessionIDIn(m.Params)) == nil:
+			r.foreign.refuse(in, m.Method, sessionIDIn(m.Params))
 		default:
-			a.serveRequest(m, in.cancellable(a.ctx), h)
+			r.serveRequest(m, in.cancellable(r.ctx), h)
 		}
 	}
 }
 
 // enqueue queues it for the dispatcher; an agent that floods the lifted
 // queue is stopped.
-func (a *agent) enqueue(it item) {
-	if a.dispatcher.q.push(it, true) {
+func (r *router) enqueue(it item) {
+	if r.dispatcher.q.push(it, true) {
 		return
 	}
 	it.in.finish()
-	a.flooded(fmt.Sprintf("more than %d bytes of updates waited for delivery while a call waited for the agent's answer", liftedFactor*a.dispatcher.q.limitBytes))
+	r.flooded(fmt.Sprintf("more than %d bytes of updates waited for delivery while a call waited for the agent's answer", liftedFactor*r.dispatcher.q.limitBytes))
 }
 
 // flooded stops reading an agent that sent more than the lifted bounds
 // allow, and ends it (see ErrFlood).
-func (a *agent) flooded(what string) {
-	a.conn.Halt()
-	a.die(&ProtocolError{Msg: what, Err: ErrFlood, Stderr: a.stderrTail()})
+func (r *router) flooded(what string) {
+	r.conn.Halt()
+	r.die(&ProtocolError{Msg: what, Err: ErrFlood, Stderr: r.stderrTail()})
 }
 
 // ackNotificationSentAsRequest answers {} to a notification method the
 // agent sent with an id, so it does not wait forever.
-func (a *agent) ackNotificationSentAsRequest(m wire.Message, in *inflight) {
+func (r *router) ackNotificationSentAsRequest(m wire.Message, in *inflight) {
 	if in != nil {
 		in.goAnswer(struct{}{}, nil)
 	}
@@ -103,9 +133,9 @@ func (a *agent) ackNotificationSentAsRequest(m wire.Message, in *inflight) {
 // session, turn or stream to keep in order with, is started at once (the
 // dispatcher may be the very goroutine that waits for the request it
 // belongs to: OnUpdate may open a session).
-func (a *agent) elicit(m wire.Message, in *inflight) {
+func (r *router) elicit(m wire.Message, in *inflight) {
 	if in == nil {
-		a.opts.Debug.Logger.Warn("acphost: elicitation/create without an id: cannot be answered")
+		r.opts.Debug.Logger.Warn("acphost: elicitation/create without an id: cannot be answered")
 		return
 	}
 	req, err := acp.ParseElicitationRequest(m.Params)
@@ -115,23 +145,23 @@ func (a *agent) elicit(m wire.Message, in *inflight) {
 	}
 	var s *sessionState
 	if req.Scope == acp.ScopeSession {
-		if s = a.sessions.known(req.SessionID); s == nil {
-			a.foreign.refuse(in, m.Method, req.SessionID)
+		if s = r.sessions.known(req.SessionID); s == nil {
+			r.foreign.refuse(in, m.Method, req.SessionID)
 			return
 		}
 	}
-	if !slices.Contains(a.opts.elicitationModes(), req.Mode) || a.elicitor.hookFor(s) == nil {
+	if !slices.Contains(r.opts.elicitationModes(), req.Mode) || r.elicitor.hookFor(s) == nil {
 		in.goRefuse(acp.CodeInvalidParams, "elicitation mode "+strconv.Quote(string(req.Mode))+" was not advertised")
 		return
 	}
-	p := a.elicitor.newPending(s, in.cancellable(a.ctx), req)
+	p := r.elicitor.newPending(s, in.cancellable(r.ctx), req)
 	if s != nil {
-		a.enqueue(item{kind: itemBarrier, size: itemOverhead + len(m.Params), in: in, barrier: p.open})
+		r.enqueue(item{kind: itemBarrier, size: itemOverhead + len(m.Params), in: in, barrier: p.open})
 		return
 	}
-	method, unwatch, ok := a.conn.Watch(req.RequestID, p.requestEnded)
+	method, unwatch, ok := r.conn.Watch(req.RequestID, p.requestEnded)
 	if !ok {
-		a.refuseUnknownRequest(in, req.RequestID)
+		r.refuseUnknownRequest(in, req.RequestID)
 		return
 	}
 	req.Method, p.unwatch = method, unwatch
@@ -142,58 +172,57 @@ func (a *agent) elicit(m wire.Message, in *inflight) {
 // requestId names no request of the client's awaiting its answer: an
 // agent cannot pose as part of a request it was not asked (SPEC.md,
 // Containment). It is counted with the foreign messages.
-func (a *agent) refuseUnknownRequest(in *inflight, requestID json.RawMessage) {
+func (r *router) refuseUnknownRequest(in *inflight, requestID json.RawMessage) {
 	named := cutBytes(string(requestID), maxNamedRequestID) // the agent's bytes: not echoed whole
-	a.foreign.count("a request of the client's that awaits no answer", "method", "elicitation/create", "requestId", acp.SafeText(named))
+	r.foreign.count("a request of the client's that awaits no answer", "method", "elicitation/create", "requestId", acp.SafeText(named))
 	in.goRefuse(acp.CodeInvalidParams, "unknown request: "+strconv.Quote(named)+" names no request of the client's awaiting its answer outside a session")
 }
-
-// maxNamedRequestID bounds how much of a refused requestId is echoed.
-const maxNamedRequestID = 64
 
 // elicitationComplete delivers an elicitation/complete for an accepted URL
 // elicitation to Elicitation.OnComplete, on the dispatcher in wire order;
 // unknown and completed ids are ignored, as the spec asks.
-func (a *agent) elicitationComplete(params json.RawMessage) {
+func (r *router) elicitationComplete(params json.RawMessage) {
 	var w struct {
 		ElicitationID string `json:"elicitationId"`
 	}
-	if json.Unmarshal(params, &w) != nil || a.opts.Elicitation.OnComplete == nil {
+	if json.Unmarshal(params, &w) != nil || r.opts.Elicitation.OnComplete == nil {
 		return
 	}
-	c, ok := a.elicitor.urls.complete(w.ElicitationID)
+	c, ok := r.elicitor.urls.complete(w.ElicitationID)
 	if !ok {
 		return
 	}
-	a.enqueue(item{kind: itemBarrier, size: itemOverhead + len(params), barrier: func() {
-		_ = a.cb.safely("Elicitation.OnComplete", func() { a.opts.Elicitation.OnComplete(c) })
+	r.enqueue(item{kind: itemBarrier, size: itemOverhead + len(params), barrier: func() {
+		_ = r.cb.safely("Elicitation.OnComplete", func() { r.opts.Elicitation.OnComplete(c) })
 	}})
 }
 
 // service returns the handler of an agent→client method the client serves.
-func (a *agent) service(method string) func(context.Context, json.RawMessage) (any, error) {
-	if h := a.files.handler(method); h != nil {
+func (r *router) service(method string) func(context.Context, json.RawMessage) (any, error) {
+	if h := r.files.handler(method); h != nil {
 		return h
 	}
-	return a.terminals.handler(method)
+	return r.terminals.handler(method)
 }
 
-func (a *agent) skipped(line []byte) {
-	a.c.rec.line(a.gen, "skip", line)
-	if a.opts.Debug.OnSkippedLine != nil {
-		a.opts.Debug.OnSkippedLine(line)
+func (r *router) skipped(line []byte) {
+	if r.rec != nil {
+		r.rec.line(r.gen, "skip", line)
 	}
-	a.opts.Debug.Logger.Debug("acphost: skipped a stdout line that is not JSON-RPC 2.0", "bytes", len(line))
+	if r.opts.Debug.OnSkippedLine != nil {
+		r.opts.Debug.OnSkippedLine(line)
+	}
+	r.opts.Debug.Logger.Debug("acphost: skipped a stdout line that is not JSON-RPC 2.0", "bytes", len(line))
 }
 
 // serveRequest answers an agent→client request on a goroutine of its own
 // with a ctx that $/cancel_request or the agent's end cancels.
-func (a *agent) serveRequest(m wire.Message, in *inflight, handle func(ctx context.Context, params json.RawMessage) (any, error)) {
-	a.wg.Go(func() {
+func (r *router) serveRequest(m wire.Message, in *inflight, handle func(ctx context.Context, params json.RawMessage) (any, error)) {
+	r.wg.Go(func() {
 		if holdsFile(m.Method) {
 			select {
-			case a.fileSlots <- struct{}{}:
-				defer func() { <-a.fileSlots }() // after the answer is written: it holds the content too
+			case r.fileSlots <- struct{}{}:
+				defer func() { <-r.fileSlots }() // after the answer is written: it holds the content too
 			case <-in.ctx.Done():
 				in.answer(nil, errRequestCancelled)
 				return

@@ -1,10 +1,7 @@
 package acphost
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/acphost/acphost/acp"
-	"github.com/acphost/acphost/internal/confine"
 )
 
 // Plan mode holds in layers (SPEC.md, Plan mode): the host rejects every
@@ -78,40 +74,6 @@ type Enforcement struct {
 	ActsUnasked bool
 }
 
-// enforcement is Session.Enforcement: which layers hold for s now.
-func (s *Session) enforcement() Enforcement {
-	a := s.c.agent()
-	st := s.state()
-	off := st.modeOffer()
-	cur := st.effectiveMode()
-	e := Enforcement{PlanMode: s.c.PlanMode(), Mode: cur, Unasked: int(s.unasked.Load())}
-	if a.profile != nil {
-		e.Profile = a.profile.Name
-	}
-	e.ModeKind = a.profile.kind(off.mode(cur))
-	if cur == "" {
-		e.ModeKind = ModeUnknown
-	}
-	e.PlanModeID = a.profile.planMode(off.modes)
-	e.AgentMode = e.PlanMode && e.PlanModeID != "" && cur == e.PlanModeID
-	s.mu.Lock()
-	if s.planSwitched {
-		e.RestoreMode = s.planFrom
-	}
-	s.mu.Unlock()
-	e.AskingModes = namedModes(a.profile.askingModes(off.modes, maxNamedModes))
-	e.Kernel = a.planKernel
-	if e.PlanMode && !e.Kernel {
-		e.KernelReason = s.c.kernelReason(a)
-	}
-	if e.Kernel {
-		e.View, e.ViewReason = a.planView, a.noView
-	}
-	e.Detection = e.PlanMode || s.c.opts.RequireAsking
-	e.ActsUnasked = e.ModeKind == ModeUnasked || e.Unasked > 0
-	return e
-}
-
 // OwnMode is the session's mode apart from plan mode: RestoreMode when plan
 // mode switched the session, else Mode. A host that records a session's
 // mode to set it again when the session is continued records this one, so
@@ -164,23 +126,6 @@ func (e Enforcement) String() string {
 	return s
 }
 
-// kernelReason says why the kernel layer does not hold for agent a.
-func (c *ACPClient) kernelReason(a *agent) string {
-	switch {
-	case c.opts.Transport != nil || a.link.promises().Transport != "process":
-		return "the agent is not a local process"
-	case !CanConfine():
-		return "Landlock is not available here"
-	case c.opts.Process.Confine == nil:
-		return "ACPOptions.Process.Confine is not set"
-	case !a.planKernel && !c.canRestart(a):
-		return "the agent was started outside plan mode and cannot be restarted under it: it re-attaches no session (session/load or resume) and its conversation would be lost"
-	case !a.planKernel:
-		return "the agent was started outside plan mode; it is restarted under it before the next turn"
-	}
-	return ""
-}
-
 // modeOffer is what a session offers to set its mode with: its ACP modes,
 // then the choices of its config option of category "mode" that are not
 // among them (opencode offers only those).
@@ -207,164 +152,6 @@ func (o modeOffer) viaACP(id string) bool {
 	return slices.ContainsFunc(o.modes[:o.acp], func(m acp.SessionMode) bool { return m.ID == id })
 }
 
-func (s *sessionState) modeOffer() modeOffer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o := modeOffer{modes: slices.Clone(s.modeState.AvailableModes)}
-	o.acp = len(o.modes)
-	for i := range s.options {
-		opt := &s.options[i]
-		if opt.Category != acp.CategoryMode || len(opt.Choices) == 0 {
-			continue
-		}
-		o.configID = opt.ID
-		seen := make(map[string]bool, len(o.modes)+len(opt.Choices))
-		for _, m := range o.modes {
-			seen[m.ID] = true
-		}
-		for _, c := range opt.Choices {
-			if !seen[c.Value] {
-				seen[c.Value] = true
-				o.modes = append(o.modes, acp.SessionMode{ID: c.Value, Name: c.Name, Description: c.Description})
-			}
-		}
-		break
-	}
-	return o
-}
-
-// effectiveMode is the mode the host set last, until the agent reports
-// another, else the mode the agent reported.
-func (s *sessionState) effectiveMode() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.modeSet != "" {
-		return s.modeSet
-	}
-	return s.modeState.CurrentModeID
-}
-
-// syncMode puts session h in the mode the host's policy wants before a
-// prompt: the agent's restrictive mode while plan mode is on; back in the
-// mode plan mode found once it is off; with RequireAsking, an asking mode
-// instead of one that acts unasked. A mode that cannot be set is logged:
-// the other layers still hold.
-func (a *agent) syncMode(ctx context.Context, h *Session) {
-	plan := a.c.PlanMode()
-	h.mu.Lock()
-	from, switched := h.planFrom, h.planSwitched
-	h.mu.Unlock()
-	if !plan && !switched && !a.opts.RequireAsking {
-		return // the per-turn path of a client that asks for none of this
-	}
-	st := a.sessions.known(h.ID())
-	if st == nil {
-		return
-	}
-	off := st.modeOffer()
-	cur := st.effectiveMode()
-	target := ""
-	switch {
-	case plan:
-		target = a.profile.planMode(off.modes)
-	case switched:
-		target = from
-	}
-	if !plan && a.opts.RequireAsking {
-		m := target
-		if m == "" {
-			m = cur
-		}
-		if a.profile.kind(off.mode(m)) == ModeUnasked {
-			if asks := a.profile.askingModes(off.modes, 1); len(asks) > 0 {
-				target = asks[0]
-			}
-		}
-	}
-	if target != "" && target != cur && off.offers(target) {
-		if err := a.setSessionMode(ctx, st, off, target); err != nil {
-			a.opts.Debug.Logger.Warn("acphost: the agent's mode could not be set", "session", h.ID(), "mode", target, "err", err)
-			return
-		}
-	}
-	h.mu.Lock()
-	switch {
-	case plan && !h.planSwitched && target != "" && target != cur:
-		h.planFrom, h.planSwitched = cur, true
-	case !plan:
-		h.planFrom, h.planSwitched = "", false
-	}
-	h.mu.Unlock()
-}
-
-// holdMode keeps plan mode's hold on session h when mode id is asked for
-// (SetMode, the mode config option, SessionOptions.Mode at an open): while
-// plan mode is on and the agent offers a plan mode other than id, id is
-// not set but kept as the mode to put back when plan mode goes off, and
-// the session is put in the plan mode now (held). A mode the agent does
-// not offer is refused then, not kept. Outside plan mode, or for an
-// agent with no plan mode, nothing is held.
-func (a *agent) holdMode(ctx context.Context, h *Session, id string) (held bool, err error) {
-	if !a.c.PlanMode() {
-		return false, nil
-	}
-	st := a.sessions.known(h.ID())
-	if st == nil {
-		return false, nil
-	}
-	off := st.modeOffer()
-	target := a.profile.planMode(off.modes)
-	if target == "" || id == target {
-		return false, nil
-	}
-	if !off.offers(id) {
-		ids := make([]string, 0, min(len(off.modes), maxNamedModes))
-		for _, m := range off.modes[:cap(ids)] {
-			ids = append(ids, cutBytes(m.ID, maxModeBytes))
-		}
-		return false, fmt.Errorf("acphost: the agent offers no mode %q (the agent's modes: %s)", cutBytes(id, maxModeBytes), strings.Join(ids, ", "))
-	}
-	h.mu.Lock()
-	h.setMode = id
-	h.planFrom, h.planSwitched = id, true
-	h.mu.Unlock()
-	a.syncMode(ctx, h)
-	return true, nil
-}
-
-// setSessionMode sets the session's mode the way the agent offers it.
-func (a *agent) setSessionMode(ctx context.Context, st *sessionState, off modeOffer, id string) error {
-	reports := st.modeReportCount()
-	if off.configID != "" && !off.viaACP(id) {
-		var res struct {
-			ConfigOptions json.RawMessage `json:"configOptions"`
-		}
-		params := map[string]any{"sessionId": st.id, "configId": off.configID, "value": id}
-		if err := a.call(ctx, "session/set_config_option", params, &res); err != nil {
-			return err
-		}
-		// An answer without the option set is malformed: it does not
-		// replace what the host knows of the session's options.
-		if opts := acp.DecodeConfigOptions(res.ConfigOptions); hasOption(opts, off.configID) {
-			st.setState(nil, opts)
-			if v := optionValue(opts, off.configID); v != "" && v != id {
-				// The answer is the agent's word on its mode: a refusal.
-				return fmt.Errorf("acphost: the agent answered with its mode still %q", cutBytes(v, 64))
-			}
-		}
-	} else if err := a.call(ctx, "session/set_mode", map[string]string{"sessionId": st.id, "modeId": id}, nil); err != nil {
-		return err
-	}
-	st.noteModeSet(id, reports)
-	return nil
-}
-
-func (s *sessionState) modeReportCount() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.modeReports
-}
-
 func hasOption(opts []acp.ConfigOption, id string) bool {
 	return slices.ContainsFunc(opts, func(o acp.ConfigOption) bool { return o.ID == id })
 }
@@ -380,19 +167,6 @@ func optionValue(opts []acp.ConfigOption, id string) string {
 	return ""
 }
 
-// noteModeSet records that the host set mode id, until the agent reports
-// another one; reports is modeReportCount from before the set. A mode the
-// agent reported meanwhile is its word, which the host believes over its
-// own request: whether it came before or after the answer, the dispatcher
-// may have delivered it either side of this call.
-func (s *sessionState) noteModeSet(id string, reports uint64) {
-	s.mu.Lock()
-	if s.modeState.CurrentModeID != id && s.modeReports == reports {
-		s.modeSet = id
-	}
-	s.mu.Unlock()
-}
-
 // changes reports whether a tool call changes something: an edit, delete,
 // move or command, or any call with a diff in its content.
 func changes(tc *acp.ToolCall) bool {
@@ -401,57 +175,6 @@ func changes(tc *acp.ToolCall) bool {
 		return true
 	}
 	return tc.HasDiff()
-}
-
-// checkChange runs on the dispatcher for each tool call update, once
-// merged: a change the agent reports done without the host's consent — an
-// unasked one, or in plan mode any (every change asked there was rejected)
-// — is counted (Enforcement.Unasked) and, in plan mode or with
-// RequireAsking, logged and stops the running turn with an
-// *UnaskedChangeError. A command reported in the agent's own
-// read-only mode (or, with RequireAsking, in an asking mode) is the
-// agent's judgement that it reads only, and an edit (not a command) of
-// the agent's own state directories (Claude's plan file) is its own:
-// neither counts.
-// "in_progress" is no evidence: opencode and Codex report it before they
-// ask. History a session/load replays is not what the agent does now: it
-// is not counted.
-func (s *sessionState) checkChange(tc *acp.ToolCall) {
-	if tc.Status != acp.StatusCompleted || !changes(tc) && !s.askedAChange(tc.ID) || s.replaying.Load() {
-		return
-	}
-	a := s.a
-	plan := a.c.PlanMode()
-	asked, allowed := s.asked(tc.ID)
-	if !plan && allowed {
-		return
-	}
-	off := s.modeOffer()
-	mode := s.effectiveMode()
-	kind := a.profile.kind(off.mode(mode))
-	// The agent's judgement that a command reads only stands when it did
-	// not ask; one it asked about and was refused, then ran, is a change.
-	if !asked && tc.Kind == acp.ToolExecute && !tc.HasDiff() && (kind == ModeReadOnly || !plan && kind == ModeAsks) {
-		return
-	}
-	if tc.Kind != acp.ToolExecute && a.insideState(tc) {
-		return // a command's locations do not bound what it changes
-	}
-	asks := namedModes(a.profile.askingModes(off.modes, maxNamedModes))
-	err := &UnaskedChangeError{ToolCall: *tc, PlanMode: plan, Mode: mode, AskingModes: asks}
-	if h := s.pub.Load(); h != nil {
-		h.unasked.Add(1)
-	}
-	if !plan && !a.opts.RequireAsking {
-		return // the agent's own decision, which the host lets stand
-	}
-	a.opts.Debug.Logger.Warn("acphost: "+err.Error()[len("acphost: "):], "session", s.id)
-	s.mu.Lock()
-	t := s.turn
-	s.mu.Unlock()
-	if t != nil {
-		t.halt(err)
-	}
 }
 
 // maxNamedModes bounds the modes an UnaskedChangeError or an Enforcement
@@ -468,31 +191,6 @@ func namedModes(ids []string) []string {
 		ids[i] = cutBytes(ids[i], maxModeBytes)
 	}
 	return ids
-}
-
-// insideState reports whether every file tc names lies in the agent's own
-// state directories (none named: no). For an edit, delete or move only:
-// what a command changes its locations do not say.
-func (a *agent) insideState(tc *acp.ToolCall) bool {
-	var paths []string
-	for _, l := range tc.Locations {
-		paths = append(paths, l.Path)
-	}
-	for _, c := range tc.Content {
-		if c.Diff != nil {
-			paths = append(paths, c.Diff.Path)
-		}
-	}
-	dirs := a.stateDirs
-	if len(paths) == 0 || len(dirs) == 0 {
-		return false
-	}
-	for _, p := range paths {
-		if !filepath.IsAbs(p) || !slices.ContainsFunc(dirs, func(d string) bool { return confine.Within(d, filepath.Clean(p)) }) {
-			return false
-		}
-	}
-	return true
 }
 
 // planConfinement is what an agent started in plan mode in project may

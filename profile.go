@@ -295,15 +295,6 @@ func (p *AgentProfile) stateDirsOutside(env []string, project string) []string {
 	return out
 }
 
-// profileFor is ACPOptions.Profile, else the known profile the agent's
-// agentInfo name or command names.
-func (c *ACPClient) profileFor(agentName string) *AgentProfile {
-	if c.opts.Profile != nil {
-		return c.opts.Profile
-	}
-	return recogniseProfile(append([]string{agentName}, commandWords(&c.opts)...)...)
-}
-
 // startProfile is the profile known before the agent speaks: given, or
 // named by its command (confinement is set before initialize).
 func startProfile(o *ACPOptions) *AgentProfile {
@@ -317,18 +308,6 @@ func startProfile(o *ACPOptions) *AgentProfile {
 // @agentclientprotocol/claude-agent-acp" the package names the agent).
 func commandWords(o *ACPOptions) []string {
 	return append([]string{filepath.Base(o.Command)}, o.Args...)
-}
-
-// agentEnv is the environment a local agent is started with; nil (this
-// process's) for a transport's agent.
-func (c *ACPClient) agentEnv() []string {
-	if c.opts.Transport != nil {
-		return nil
-	}
-	if c.opts.Process.CleanEnv {
-		return c.opts.Process.Env
-	}
-	return append(os.Environ(), c.opts.Process.Env...)
 }
 
 // namespaceRefused is why ContainAuto must not put this agent in a PID

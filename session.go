@@ -80,16 +80,6 @@ type SessionOptions struct {
 	Mode string
 }
 
-func (c *ACPClient) newHandle(opts SessionOptions) *Session {
-	if opts.Dir == "" {
-		opts.Dir = c.opts.Dir
-	}
-	if opts.MCPServers == nil {
-		opts.MCPServers = c.opts.MCPServers
-	}
-	return &Session{c: c, opts: opts, turnSem: make(chan struct{}, 1)}
-}
-
 // ID returns the session id the agent assigned (it changes only when a
 // restart could not keep the conversation).
 func (s *Session) ID() string {
@@ -446,43 +436,6 @@ func (s *Session) Close(ctx context.Context) error {
 	return a.call(ctx, "session/close", map[string]string{"sessionId": s.ID()}, nil)
 }
 
-func (c *ACPClient) forget(s *Session) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, h := range c.handles {
-		if h == s {
-			c.handles = append(c.handles[:i:i], c.handles[i+1:]...)
-			return
-		}
-	}
-}
-
-func (c *ACPClient) remember(s *Session) {
-	c.mu.Lock()
-	c.handles = append(c.handles, s)
-	c.mu.Unlock()
-}
-
-func (c *ACPClient) openHandle(ctx context.Context, opts SessionOptions, how openKind, id string) (*Session, error) {
-	a, err := c.readyAgent(ctx)
-	if err != nil {
-		return nil, err
-	}
-	h := c.newHandle(opts)
-	if how == openFork {
-		h.forkOf = id // the new session's id is the agent's to give
-	} else {
-		h.id = id
-	}
-	h.conversed = how != openNew
-	if err := a.open(ctx, h, how); err != nil {
-		h.host.close()
-		return nil, err
-	}
-	c.remember(h)
-	return h, nil
-}
-
 // Stream returns the turn as an iterator for a for-range loop. The turn
 // starts when the loop starts; breaking out of the loop (or a panic in its
 // body) cancels it and waits for the cancellation to finish. The last pair
@@ -542,4 +495,114 @@ func endEvent(resp Response, err error) StreamEvent {
 		ev.Type = EventError
 	}
 	return ev
+}
+
+// beginHostTool is Session.BeginHostTool.
+func (s *Session) beginHostTool(ctx context.Context, call HostToolCall) (context.Context, func(HostToolCall), error) {
+	s.mu.Lock()
+	t, closed := s.running, s.closed
+	s.mu.Unlock()
+	call.SessionID = s.ID()
+	if closed {
+		call.Err = fmt.Errorf("acphost: host tool %s: session %s is closed: %w", call.Tool, call.SessionID, ErrRefused)
+		return ctx, func(HostToolCall) {}, call.Err
+	}
+	if t == nil {
+		call.Err = fmt.Errorf("acphost: host tool %s: no turn of session %s is running: %w", call.Tool, call.SessionID, ErrRefused)
+		return ctx, func(HostToolCall) {}, call.Err
+	}
+	call.Turn = t.seq
+	report := func(done HostToolCall) {
+		done.SessionID, done.Turn = call.SessionID, call.Turn
+		t.emitHostTool(done)
+	}
+	if s.c.PlanMode() && !call.ReadOnly {
+		call.Err = fmt.Errorf("acphost: host tool %s is not annotated read-only (readOnlyHint), and plan mode is on: %w", call.Tool, ErrRefused)
+		report(call)
+		return ctx, func(HostToolCall) {}, call.Err
+	}
+	hctx, cancel := context.WithCancelCause(context.WithValue(ctx, hostCallKey{}, &call))
+	stop := context.AfterFunc(t.ctx, func() { cancel(context.Cause(t.ctx)) })
+	once := sync.Once{}
+	return hctx, func(done HostToolCall) {
+		once.Do(func() {
+			stop()
+			cancel(errTurnOver)
+			report(done)
+		})
+	}, nil
+}
+
+// mcpServers returns the servers to give the agent for session h: its
+// SessionOptions.MCPServers and its host tools' (served on first use;
+// for an agent beyond the host's loopback, through its link's forward).
+func (h *Session) mcpServers(a *agent) ([]acp.MCPServer, error) {
+	ht := h.c.opts.HostTools
+	if ht == nil {
+		return h.opts.MCPServers, nil
+	}
+	p := a.link.promises()
+	local := p.Transport == "process" || p.Transport == "stream"
+	fwd := forwarderOf(a.link)
+	if !local && fwd == nil {
+		return nil, fmt.Errorf("acphost: host tools are served on the host's loopback, which a %s link's agent does not share, and the link forwards no port: %w", p.Transport, ErrUnsupported)
+	}
+	host, err := h.host.serve(func() ([]acp.MCPServer, func(), error) {
+		var servers []acp.MCPServer
+		var stop func()
+		var err error
+		if perr := a.cb.safely("HostTools.ServeSession", func() { servers, stop, err = ht.ServeSession(h) }); perr != nil {
+			err = perr
+		}
+		return servers, stop, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !local {
+		if host, err = forwarded(host, fwd); err != nil {
+			return nil, err
+		}
+	}
+	return append(append([]acp.MCPServer{}, h.opts.MCPServers...), host...), nil
+}
+
+// enforcement is Session.Enforcement: which layers hold for s now.
+func (s *Session) enforcement() Enforcement {
+	a := s.c.agent()
+	st := s.state()
+	off := st.modeOffer()
+	cur := st.effectiveMode()
+	e := Enforcement{PlanMode: s.c.PlanMode(), Mode: cur, Unasked: int(s.unasked.Load())}
+	if a.profile != nil {
+		e.Profile = a.profile.Name
+	}
+	e.ModeKind = a.profile.kind(off.mode(cur))
+	if cur == "" {
+		e.ModeKind = ModeUnknown
+	}
+	e.PlanModeID = a.profile.planMode(off.modes)
+	e.AgentMode = e.PlanMode && e.PlanModeID != "" && cur == e.PlanModeID
+	s.mu.Lock()
+	if s.planSwitched {
+		e.RestoreMode = s.planFrom
+	}
+	s.mu.Unlock()
+	e.AskingModes = namedModes(a.profile.askingModes(off.modes, maxNamedModes))
+	e.Kernel = a.planKernel
+	if e.PlanMode && !e.Kernel {
+		e.KernelReason = s.c.kernelReason(a)
+	}
+	if e.Kernel {
+		e.View, e.ViewReason = a.planView, a.noView
+	}
+	e.Detection = e.PlanMode || s.c.opts.RequireAsking
+	e.ActsUnasked = e.ModeKind == ModeUnasked || e.Unasked > 0
+	return e
+}
+
+func (s *Session) noteRestart(r *RestartError) {
+	s.mu.Lock()
+	s.restarted = r
+	s.mu.Unlock()
 }

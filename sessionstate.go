@@ -1,6 +1,7 @@
 package acphost
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -382,4 +383,173 @@ func (s *sessionState) onElicitation() ElicitationFunc {
 		return h.opts.OnElicitation
 	}
 	return s.a.opts.Elicitation.OnRequest
+}
+
+// orderAnswer decides, under the session's lock, how the answer to p, a
+// request of turn t (nil: between turns), stands against the cancel of t
+// or of the session's running turn — the decision a cancel makes under
+// the same lock (cancelDecided) — and forgets p. After the cancel: the
+// answer is "cancelled", written after session/cancel. Before it: unless
+// plain ("cancelled" already, which may go anywhere), the answer is
+// counted in the running turn's answering, so session/cancel is written
+// after it. Call written once the answer is written (or not claimed).
+func (s *sessionState) orderAnswer(p asking, t *turn, plain bool) answerOrder {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pending, p)
+	switch cur := s.turn; {
+	case t != nil && t.cancelled:
+		return answerOrder{cancelled: true, after: t.cancelSent}
+	case cur != nil && cur.cancelled:
+		return answerOrder{cancelled: true, after: cur.cancelSent}
+	case plain:
+		return answerOrder{}
+	case cur != nil:
+		t = cur
+	case t == nil:
+		return answerOrder{}
+	}
+	t.answering.Add(1)
+	return answerOrder{tracked: t}
+}
+
+// cancelDecided marks t cancelled, under the session's lock: from now on
+// every answer to a request of t is "cancelled" and waits for
+// session/cancel (see orderAnswer), and requests arriving in t are
+// answered so at once. A turn whose delivery ended is left alone.
+func (s *sessionState) cancelDecided(t *turn) {
+	if !t.cancelled && !t.ended {
+		t.cancelled = true
+		t.cancelSent = make(chan struct{})
+	}
+}
+
+// decideCancel is cancelDecided for a caller without the lock (halt).
+func (s *sessionState) decideCancel(t *turn) {
+	s.mu.Lock()
+	s.cancelDecided(t)
+	s.mu.Unlock()
+}
+
+// cancelWritten lets the answers that wait for t's session/cancel go:
+// it was written (or failed), or the turn ended without it.
+func (s *sessionState) cancelWritten(t *turn) {
+	s.mu.Lock()
+	s.releaseCancelled(t)
+	s.mu.Unlock()
+}
+
+// releaseCancelled is cancelWritten with the session's lock held.
+func (s *sessionState) releaseCancelled(t *turn) {
+	if t.cancelSent != nil {
+		close(t.cancelSent)
+		t.cancelSent = nil
+	}
+}
+
+func (s *sessionState) modeOffer() modeOffer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := modeOffer{modes: slices.Clone(s.modeState.AvailableModes)}
+	o.acp = len(o.modes)
+	for i := range s.options {
+		opt := &s.options[i]
+		if opt.Category != acp.CategoryMode || len(opt.Choices) == 0 {
+			continue
+		}
+		o.configID = opt.ID
+		seen := make(map[string]bool, len(o.modes)+len(opt.Choices))
+		for _, m := range o.modes {
+			seen[m.ID] = true
+		}
+		for _, c := range opt.Choices {
+			if !seen[c.Value] {
+				seen[c.Value] = true
+				o.modes = append(o.modes, acp.SessionMode{ID: c.Value, Name: c.Name, Description: c.Description})
+			}
+		}
+		break
+	}
+	return o
+}
+
+// effectiveMode is the mode the host set last, until the agent reports
+// another, else the mode the agent reported.
+func (s *sessionState) effectiveMode() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.modeSet != "" {
+		return s.modeSet
+	}
+	return s.modeState.CurrentModeID
+}
+
+func (s *sessionState) modeReportCount() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.modeReports
+}
+
+// noteModeSet records that the host set mode id, until the agent reports
+// another one; reports is modeReportCount from before the set. A mode the
+// agent reported meanwhile is its word, which the host believes over its
+// own request: whether it came before or after the answer, the dispatcher
+// may have delivered it either side of this call.
+func (s *sessionState) noteModeSet(id string, reports uint64) {
+	s.mu.Lock()
+	if s.modeState.CurrentModeID != id && s.modeReports == reports {
+		s.modeSet = id
+	}
+	s.mu.Unlock()
+}
+
+// checkChange runs on the dispatcher for each tool call update, once
+// merged: a change the agent reports done without the host's consent — an
+// unasked one, or in plan mode any (every change asked there was rejected)
+// — is counted (Enforcement.Unasked) and, in plan mode or with
+// RequireAsking, logged and stops the running turn with an
+// *UnaskedChangeError. A command reported in the agent's own
+// read-only mode (or, with RequireAsking, in an asking mode) is the
+// agent's judgement that it reads only, and an edit (not a command) of
+// the agent's own state directories (Claude's plan file) is its own:
+// neither counts.
+// "in_progress" is no evidence: opencode and Codex report it before they
+// ask. History a session/load replays is not what the agent does now: it
+// is not counted.
+func (s *sessionState) checkChange(tc *acp.ToolCall) {
+	if tc.Status != acp.StatusCompleted || !changes(tc) && !s.askedAChange(tc.ID) || s.replaying.Load() {
+		return
+	}
+	a := s.a
+	plan := a.planMode()
+	asked, allowed := s.asked(tc.ID)
+	if !plan && allowed {
+		return
+	}
+	off := s.modeOffer()
+	mode := s.effectiveMode()
+	kind := a.profile.kind(off.mode(mode))
+	// The agent's judgement that a command reads only stands when it did
+	// not ask; one it asked about and was refused, then ran, is a change.
+	if !asked && tc.Kind == acp.ToolExecute && !tc.HasDiff() && (kind == ModeReadOnly || !plan && kind == ModeAsks) {
+		return
+	}
+	if tc.Kind != acp.ToolExecute && a.insideState(tc) {
+		return // a command's locations do not bound what it changes
+	}
+	asks := namedModes(a.profile.askingModes(off.modes, maxNamedModes))
+	err := &UnaskedChangeError{ToolCall: *tc, PlanMode: plan, Mode: mode, AskingModes: asks}
+	if h := s.pub.Load(); h != nil {
+		h.unasked.Add(1)
+	}
+	if !plan && !a.opts.RequireAsking {
+		return // the agent's own decision, which the host lets stand
+	}
+	a.opts.Debug.Logger.Warn("acphost: "+err.Error()[len("acphost: "):], "session", s.id)
+	s.mu.Lock()
+	t := s.turn
+	s.mu.Unlock()
+	if t != nil {
+		t.halt(err)
+	}
 }

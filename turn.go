@@ -117,15 +117,6 @@ type turnTool struct {
 	resulted bool
 }
 
-// newTurn makes the turn that runs req on session h of agent a; emit is
-// its stream's emitter (nil: none).
-func (a *agent) newTurn(h *Session, req Request, emit func(StreamEvent)) *turn {
-	t := &turn{a: a, s: a.session(h.ID()), emitFn: emit, barrier: make(chan struct{}), answered: make(chan promptOutcome, 1), stop: make(chan struct{}), tools: map[string]*turnTool{},
-		room: a.opts.Limits.MaxResponseBytes, discard: req.Discard}
-	t.touch()
-	return t
-}
-
 // turnSeq numbers turns for HostToolCall.Turn.
 var turnSeq atomic.Uint64
 
@@ -563,19 +554,6 @@ type watchdog struct {
 	done chan struct{} // nil when there are no timeouts
 }
 
-func (a *agent) newWatchdog(t *turn) *watchdog {
-	if a.opts.Timeouts.TurnTimeout <= 0 && a.opts.Timeouts.IdleTimeout <= 0 {
-		return &watchdog{}
-	}
-	wd := &watchdog{done: make(chan struct{})}
-	a.wg.Add(1) // joined by Close like every goroutine of the agent
-	go func() {
-		defer a.wg.Done()
-		wd.run(a.ctx, a.opts.Timeouts.TurnTimeout, a.opts.Timeouts.IdleTimeout, t)
-	}()
-	return wd
-}
-
 func (wd *watchdog) run(life context.Context, turnLimit, idleLimit time.Duration, t *turn) {
 	start := time.Now()
 	tick := idleLimit / 4
@@ -671,4 +649,31 @@ func knownStopReason(s []byte) acp.StopReason {
 		}
 	}
 	return acp.StopReason(s)
+}
+
+// emitHostTool reports a host tool's call to t's stream, on the
+// dispatcher after what was read so far (if t still runs by then). The
+// item counts its arguments and result against the queue's bounds, so an
+// agent that calls host tools faster than the stream is read waits (its
+// HTTP request does) instead of growing the queue; past the lifted bound
+// the event is not queued, and the Logger says so.
+func (t *turn) emitHostTool(call HostToolCall) {
+	if t.emitFn == nil {
+		return
+	}
+	c := call
+	size := itemOverhead + len(c.Args) + len(c.Result)
+	queued := t.a.dispatcher.q.push(item{kind: itemBarrier, size: size, barrier: func() {
+		cur := t.s.current()
+		if cur == nil {
+			return
+		}
+		defer cur.emitting.Done()
+		if cur == t {
+			t.emit(StreamEvent{Type: EventHostTool, Name: c.Tool, HostTool: &c, Err: c.Err})
+		}
+	}}, true)
+	if !queued {
+		t.a.opts.Debug.Logger.Warn("acphost: a host tool call's event was not queued: the queue is over its bound", "tool", c.Tool, "session", c.SessionID)
+	}
 }

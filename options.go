@@ -367,3 +367,49 @@ func (o *ACPOptions) checkTransport() error {
 	}
 	return nil
 }
+
+// elicitationModes are the modes the client advertises: none without
+// OnElicitation, else Elicitation.Modes (nil: form and url).
+func (o *ACPOptions) elicitationModes() []acp.ElicitationMode {
+	if o.Elicitation.OnRequest == nil {
+		return nil
+	}
+	if o.Elicitation.Modes == nil {
+		return []acp.ElicitationMode{acp.ModeForm, acp.ModeURL}
+	}
+	return o.Elicitation.Modes
+}
+
+// elicitationCapability is clientCapabilities.elicitation, or nil.
+func (o *ACPOptions) elicitationCapability() map[string]any {
+	modes := o.elicitationModes()
+	if len(modes) == 0 {
+		return nil
+	}
+	caps := map[string]any{}
+	for _, m := range modes {
+		caps[string(m)] = map[string]any{}
+	}
+	return caps
+}
+
+// profileFor is ACPOptions.Profile, else the known profile the agent's
+// agentInfo name or command names.
+func (o *ACPOptions) profileFor(agentName string) *AgentProfile {
+	if o.Profile != nil {
+		return o.Profile
+	}
+	return recogniseProfile(append([]string{agentName}, commandWords(o)...)...)
+}
+
+// agentEnv is the environment a local agent is started with; nil (this
+// process's) for a transport's agent.
+func (o *ACPOptions) agentEnv() []string {
+	if o.Transport != nil {
+		return nil
+	}
+	if o.Process.CleanEnv {
+		return o.Process.Env
+	}
+	return append(os.Environ(), o.Process.Env...)
+}
