@@ -3,22 +3,25 @@
 // sent one), the description, the tool, and each option with the structured
 // changes it would make.
 //
-//	go run ./examples/approve                # on the fake agent (a number, y or n)
-//	go run ./examples/approve -- AGENT ARGS  # on any ACP agent
+//	go run ./examples/approve                # on the built-in fake agent (answer a number, y or n)
+//	echo 1 | go run ./examples/approve       # non-interactively: option 1
+//	go run ./examples/approve -- AGENT ARGS  # on any ACP agent, for example
+//	go run ./examples/approve -- npx -y @agentclientprotocol/claude-agent-acp
 package main
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"log"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
-	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -43,8 +46,24 @@ var script = fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 }}}}
 
 func main() {
+	// Started as the fake agent (see below), this program plays its script
+	// here and exits; otherwise Main returns at once.
 	fakeagent.Main()
-	opts := agent.Options(script)
+
+	// The agent: the command given after "--", or else the built-in fake
+	// agent, which is this same program started again playing script.
+	flag.Parse()
+	var opts acphost.ACPOptions
+	if args := flag.Args(); len(args) > 0 {
+		opts.Command, opts.Args = args[0], args[1:]
+	} else {
+		path, args, env, err := fakeagent.Command(script)
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts.Command, opts.Args, opts.Process.Env = path, args, env
+	}
+
 	opts.Advertise.PermissionPresentation = true // current Claude and Codex adapters then send their record
 	in := bufio.NewReader(os.Stdin)
 	opts.OnPermission = func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
@@ -53,12 +72,12 @@ func main() {
 	}
 	c, err := acphost.Start(context.Background(), opts)
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	defer c.Close()
 	resp, err := c.Generate(acphost.Request{Prompt: "install the dependencies"})
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	fmt.Println(acp.SafeText(resp.Text))
 }

@@ -3,9 +3,10 @@
 // choices by number, Enter takes the default, each answer checked with the
 // library's own validation before it is sent.
 //
-//	go run ./examples/elicit                 # on the fake agent
+//	go run ./examples/elicit                 # on the built-in fake agent
 //	echo 2 | go run ./examples/elicit        # non-interactively: choice 2, defaults for the rest
-//	go run ./examples/elicit -- AGENT ARGS   # on any ACP agent (e.g. Claude's AskUserQuestion)
+//	go run ./examples/elicit -- AGENT ARGS   # on any ACP agent (e.g. Claude's AskUserQuestion), for example
+//	go run ./examples/elicit -- npx -y @agentclientprotocol/claude-agent-acp
 package main
 
 import (
@@ -13,15 +14,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
-	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -45,8 +47,24 @@ var terminal = func() bool {
 }()
 
 func main() {
+	// Started as the fake agent (see below), this program plays its script
+	// here and exits; otherwise Main returns at once.
 	fakeagent.Main()
-	opts := agent.Options(script)
+
+	// The agent: the command given after "--", or else the built-in fake
+	// agent, which is this same program started again playing script.
+	flag.Parse()
+	var opts acphost.ACPOptions
+	if args := flag.Args(); len(args) > 0 {
+		opts.Command, opts.Args = args[0], args[1:]
+	} else {
+		path, args, env, err := fakeagent.Command(script)
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts.Command, opts.Args, opts.Process.Env = path, args, env
+	}
+
 	in := bufio.NewReader(os.Stdin)
 	opts.Elicitation.OnRequest = func(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
 		fmt.Printf("\n? %s\n", acp.SafeText(req.Message))
@@ -58,7 +76,7 @@ func main() {
 	}
 	c, err := acphost.Start(context.Background(), opts)
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	defer c.Close()
 	resp, err := c.GenerateStream(context.Background(), acphost.Request{Prompt: "set up the new service"}, func(ev acphost.StreamEvent) {
@@ -72,7 +90,7 @@ func main() {
 		}
 	})
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	fmt.Println(acp.SafeText(resp.Text))
 }

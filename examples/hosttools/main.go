@@ -4,17 +4,19 @@
 // handler knows which session and turn called it.
 //
 //	go run ./examples/hosttools                # on the built-in fake agent
-//	go run ./examples/hosttools -- AGENT ARGS  # on any ACP agent that takes http MCP servers
+//	go run ./examples/hosttools -- AGENT ARGS  # on any ACP agent that takes http MCP servers, for example
+//	go run ./examples/hosttools -- npx -y @agentclientprotocol/claude-agent-acp
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"log"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
-	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/hosttools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,6 +32,8 @@ type order struct {
 }
 
 func main() {
+	// Started as the fake agent (see below), this program plays its script
+	// here and exits; otherwise Main returns at once.
 	fakeagent.Main()
 
 	// The app's own tool: look up an order. Read-only, so plan mode lets it run.
@@ -50,11 +54,25 @@ func main() {
 			fakeagent.Say(fakeagent.Text("Order A-1001 has shipped.")),
 		}}},
 	}
-	opts := agent.Options(script)
+
+	// The agent: the command given after "--", or else the built-in fake
+	// agent, which is this same program started again playing script.
+	flag.Parse()
+	var opts acphost.ACPOptions
+	if args := flag.Args(); len(args) > 0 {
+		opts.Command, opts.Args = args[0], args[1:]
+	} else {
+		path, args, env, err := fakeagent.Command(script)
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts.Command, opts.Args, opts.Process.Env = path, args, env
+	}
+
 	opts.HostTools = hosttools.New(srv, hosttools.Options{Name: "shop"})
 	c, err := acphost.Start(context.Background(), opts)
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	defer c.Close()
 
@@ -68,10 +86,10 @@ func main() {
 			}
 		})
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	if !called {
-		agent.Fatal(fmt.Errorf("the agent did not call the host's tool"))
+		log.Fatal("the agent did not call the host's tool")
 	}
 	fmt.Println("answer:", acp.SafeText(resp.Text))
 }

@@ -6,23 +6,41 @@
 // own state. It prints which of those layers hold.
 //
 //	go run ./examples/planmode                # on the built-in fake agent
-//	go run ./examples/planmode -- AGENT ARGS  # on any ACP agent
+//	go run ./examples/planmode -- AGENT ARGS  # on any ACP agent, for example
+//	go run ./examples/planmode -- npx -y @agentclientprotocol/claude-agent-acp
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"log"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
-	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
 
 func main() {
+	// Started as the fake agent (see below), this program plays its script
+	// here and exits; otherwise Main returns at once.
 	fakeagent.Main()
-	opts := agent.Options(fakeagent.Demo())
+
+	// The agent: the command given after "--", or else the built-in fake
+	// agent, which is this same program started again with a demo script.
+	flag.Parse()
+	var opts acphost.ACPOptions
+	if args := flag.Args(); len(args) > 0 {
+		opts.Command, opts.Args = args[0], args[1:]
+	} else {
+		path, args, env, err := fakeagent.Command(fakeagent.Demo())
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts.Command, opts.Args, opts.Process.Env = path, args, env
+	}
+
 	opts.PlanMode = true
 	if acphost.CanConfine() {
 		opts.Process.Confine = &acphost.Confinement{PlanOnly: true}
@@ -34,7 +52,7 @@ func main() {
 	}
 	c, err := acphost.Start(context.Background(), opts)
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	defer c.Close()
 	fmt.Println("plan mode", c.Session().Enforcement())
@@ -44,7 +62,7 @@ func main() {
 		return
 	}
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	for _, tc := range resp.ToolCalls {
 		fmt.Printf("tool %q (%s): %s\n", acp.SafeText(tc.Title), tc.Kind, tc.Status)

@@ -2,8 +2,9 @@
 // serves fs/write_text_file, shows the proposed change as a diff, and writes
 // an amended version (here: a reviewer's note added on top).
 //
-//	go run ./examples/proposal                # the fake agent edits a file in a temp dir
-//	go run ./examples/proposal -- AGENT ARGS  # any agent that writes through the host (opencode, gemini)
+//	go run ./examples/proposal                # the built-in fake agent edits a file in a temp dir
+//	go run ./examples/proposal -- AGENT ARGS  # any agent that writes through the host (opencode, gemini), for example
+//	go run ./examples/proposal -- opencode acp
 package main
 
 import (
@@ -11,13 +12,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
-	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -35,33 +36,51 @@ func editor(path string) fakeagent.Script {
 }
 
 func main() {
+	// Started as the fake agent (see below), this program plays its script
+	// here and exits; otherwise Main returns at once.
 	fakeagent.Main()
+
 	dir, err := os.MkdirTemp("", "proposal")
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "main.go")
-	if err := os.WriteFile(path, []byte(original), 0o644); err != nil {
-		agent.Fatal(err)
+	file := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(file, []byte(original), 0o644); err != nil {
+		log.Fatal(err)
 	}
-	opts := agent.Options(editor(path))
-	if flag.NArg() == 0 {
+
+	// The agent: the command given after "--", or else the built-in fake
+	// agent, which is this same program started again playing editor(file).
+	flag.Parse()
+	var opts acphost.ACPOptions
+	if args := flag.Args(); len(args) > 0 {
+		opts.Command, opts.Args = args[0], args[1:]
+	} else {
+		path, args, env, err := fakeagent.Command(editor(file))
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts.Command, opts.Args, opts.Process.Env = path, args, env
+	}
+	fake := flag.NArg() == 0
+	if fake {
 		opts.Dir = dir
 	}
+
 	opts.FS = &acphost.FSOptions{Read: true, Write: true, OnWriteFile: review}
 	c, err := acphost.Start(context.Background(), opts)
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	defer c.Close()
 	resp, err := c.Generate(acphost.Request{Prompt: "make main.go print hello with fmt"})
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	fmt.Println("agent:", acp.SafeText(resp.Text))
-	if flag.NArg() == 0 {
-		landed, _ := os.ReadFile(path)
+	if fake {
+		landed, _ := os.ReadFile(file)
 		fmt.Printf("--- what landed ---\n%s", landed)
 	}
 }

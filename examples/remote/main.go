@@ -5,32 +5,52 @@
 // transport uses. It runs a turn, takes the box away and brings it back,
 // and lets crash recovery dial again.
 //
-//	go run ./examples/remote
-//	go run ./examples/remote -- AGENT ARGS
+//	go run ./examples/remote                # on the built-in fake agent
+//	go run ./examples/remote -- AGENT ARGS  # on any ACP agent, for example
+//	go run ./examples/remote -- npx -y @agentclientprotocol/claude-agent-acp
 package main
 
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
+	"log"
 	"net"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
-	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/websocket"
 )
 
 func main() {
+	// Started as the fake agent (see below), this program plays its script
+	// here and exits; otherwise Main returns at once.
 	fakeagent.Main()
-	local := agent.Options(fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("hello from the other side"))}}}})
 
-	// The box: a bridge in front of a local stdio agent.
-	token := randomToken()
-	addr, stop := serve("127.0.0.1:0", local, token)
+	// The box's agent: the command given after "--", or else the built-in
+	// fake agent, which is this same program started again playing script.
+	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("hello from the other side"))}}}}
+	flag.Parse()
+	var local acphost.ACPOptions
+	if args := flag.Args(); len(args) > 0 {
+		local.Command, local.Args = args[0], args[1:]
+	} else {
+		path, args, env, err := fakeagent.Command(script)
+		if err != nil {
+			log.Fatal(err)
+		}
+		local.Command, local.Args, local.Process.Env = path, args, env
+	}
+
+	// The box: a bridge in front of that local stdio agent.
+	token := rand.Text()
+	addr, stop, err := serve("127.0.0.1:0", local, token)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer func() { stop() }()
 
 	// The host: a client whose agent is a WebSocket away.
@@ -41,7 +61,7 @@ func main() {
 		Recover:   &acphost.RecoverOptions{},
 	})
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	defer c.Close()
 	p := c.Promises()
@@ -50,14 +70,16 @@ func main() {
 
 	resp, err := c.Generate(acphost.Request{Prompt: "hi"})
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	fmt.Printf("turn 1: %q\n", acp.SafeText(resp.Text))
 
 	// The box goes away (its agent with it) and comes back: the next call
 	// reports the lost link, and the one after runs on a new connection.
 	stop()
-	_, stop = serve(addr, local, token)
+	if _, stop, err = serve(addr, local, token); err != nil {
+		log.Fatal(err)
+	}
 	for turn := 2; turn <= 3; turn++ {
 		resp, err = c.Generate(acphost.Request{Prompt: "again"})
 		var lost *acphost.LinkError
@@ -67,7 +89,7 @@ func main() {
 		case errors.As(err, &lost):
 			fmt.Printf("turn %d: link lost (%s)\n", turn, lost.Op)
 		case err != nil:
-			agent.Fatal(err)
+			log.Fatal(err)
 		default:
 			fmt.Printf("turn %d: %q (restarted: %v)\n", turn, acp.SafeText(resp.Text), resp.Restarted != nil)
 		}
@@ -76,10 +98,10 @@ func main() {
 
 // serve runs a bridge for the agent of opts on addr until stop is called;
 // stop returns once every connection and agent has ended.
-func serve(addr string, opts acphost.ACPOptions, token string) (string, func()) {
+func serve(addr string, opts acphost.ACPOptions, token string) (listening string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		agent.Fatal(err)
+		return "", nil, err
 	}
 	bridge := &websocket.Bridge{Command: opts.Command, Args: opts.Args, Env: opts.Process.Env, Token: token}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,11 +110,5 @@ func serve(addr string, opts acphost.ACPOptions, token string) (string, func()) 
 	return ln.Addr().String(), func() {
 		cancel()
 		<-served
-	}
-}
-
-func randomToken() string {
-	b := make([]byte, 16)
-	rand.Read(b)
-	return hex.EncodeToString(b)
+	}, nil
 }

@@ -1,8 +1,9 @@
 // Command stopbutton shows the stop button: Ctrl-C cancels the running turn
 // and the next prompt runs on the same warm agent process.
 //
-//	go run ./examples/stopbutton                # demo on the fake agent: the first turn is stopped for you
-//	go run ./examples/stopbutton -- AGENT ARGS  # type prompts; Ctrl-C stops a turn; Ctrl-D quits
+//	go run ./examples/stopbutton                # demo on the built-in fake agent: the first turn is stopped for you
+//	go run ./examples/stopbutton -- AGENT ARGS  # on any ACP agent: type prompts; Ctrl-C stops a turn; Ctrl-D quits
+//	go run ./examples/stopbutton -- npx -y @agentclientprotocol/claude-agent-acp
 package main
 
 import (
@@ -11,12 +12,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log"
 	"os"
 	"os/signal"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
-	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -28,9 +29,25 @@ var slowAgent = fakeagent.Script{Turns: []fakeagent.Turn{
 }}
 
 func main() {
+	// Started as the fake agent (see below), this program plays its script
+	// here and exits; otherwise Main returns at once.
 	fakeagent.Main()
-	opts := agent.Options(slowAgent)
+
+	// The agent: the command given after "--", or else the built-in fake
+	// agent, which is this same program started again playing slowAgent.
+	flag.Parse()
+	var opts acphost.ACPOptions
+	if args := flag.Args(); len(args) > 0 {
+		opts.Command, opts.Args = args[0], args[1:]
+	} else {
+		path, args, env, err := fakeagent.Command(slowAgent)
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts.Command, opts.Args, opts.Process.Env = path, args, env
+	}
 	demo := flag.NArg() == 0
+
 	pressed := make(chan struct{}, 1)
 	if demo {
 		// Press the stop button as soon as the agent starts talking.
@@ -43,7 +60,7 @@ func main() {
 	}
 	c, err := acphost.Start(context.Background(), opts)
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	defer c.Close()
 
@@ -80,7 +97,7 @@ func main() {
 		case errors.Is(err, context.Canceled):
 			fmt.Printf("stopped: %q so far, stop reason %s\n", resp.Text, resp.StopReason)
 		case err != nil:
-			agent.Fatal(err)
+			log.Fatal(err)
 		default:
 			fmt.Printf("%s\n", acp.SafeText(resp.Text))
 		}

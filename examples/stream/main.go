@@ -1,25 +1,44 @@
 // Command stream streams one turn as events: text deltas, thoughts, the
 // agent's own tool calls and results (Via "acp"), plans and permissions.
 //
-//	go run ./examples/stream
-//	go run ./examples/stream -- AGENT ARGS
+//	go run ./examples/stream                # on the built-in fake agent
+//	go run ./examples/stream -- AGENT ARGS  # on any ACP agent, for example
+//	go run ./examples/stream -- npx -y @agentclientprotocol/claude-agent-acp
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"log"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
-	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
 
 func main() {
+	// Started as the fake agent (see below), this program plays its script
+	// here and exits; otherwise Main returns at once.
 	fakeagent.Main()
-	c, err := acphost.Start(context.Background(), agent.Options(fakeagent.Demo()))
+
+	// The agent: the command given after "--", or else the built-in fake
+	// agent, which is this same program started again with a demo script.
+	flag.Parse()
+	var opts acphost.ACPOptions
+	if args := flag.Args(); len(args) > 0 {
+		opts.Command, opts.Args = args[0], args[1:]
+	} else {
+		path, args, env, err := fakeagent.Command(fakeagent.Demo())
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts.Command, opts.Args, opts.Process.Env = path, args, env
+	}
+
+	c, err := acphost.Start(context.Background(), opts)
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	defer c.Close()
 	for ev, err := range c.Session().Stream(context.Background(), acphost.Request{Prompt: "list files"}) {
@@ -39,7 +58,7 @@ func main() {
 		case acphost.EventDone:
 			fmt.Printf("done       %s\n", ev.StopReason)
 		case acphost.EventError:
-			agent.Fatal(err)
+			log.Fatal(err)
 		}
 	}
 }

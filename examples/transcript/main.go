@@ -2,32 +2,50 @@
 // thoughts, tool calls and their updates, plans and the answer, as they
 // arrive.
 //
-//	go run ./examples/transcript
-//	go run ./examples/transcript -- AGENT ARGS
+//	go run ./examples/transcript                # on the built-in fake agent
+//	go run ./examples/transcript -- AGENT ARGS  # on any ACP agent, for example
+//	go run ./examples/transcript -- npx -y @agentclientprotocol/claude-agent-acp
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"log"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
-	"github.com/acphost/acphost/examples/internal/agent"
 	"github.com/acphost/acphost/fakeagent"
 )
 
 func main() {
+	// Started as the fake agent (see below), this program plays its script
+	// here and exits; otherwise Main returns at once.
 	fakeagent.Main()
-	opts := agent.Options(fakeagent.Demo())
+
+	// The agent: the command given after "--", or else the built-in fake
+	// agent, which is this same program started again with a demo script.
+	flag.Parse()
+	var opts acphost.ACPOptions
+	if args := flag.Args(); len(args) > 0 {
+		opts.Command, opts.Args = args[0], args[1:]
+	} else {
+		path, args, env, err := fakeagent.Command(fakeagent.Demo())
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts.Command, opts.Args, opts.Process.Env = path, args, env
+	}
+
 	opts.OnUpdate = printUpdate // runs on the client's dispatcher goroutine, in wire order
 	c, err := acphost.Start(context.Background(), opts)
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	defer c.Close()
 	resp, err := c.GenerateCtx(context.Background(), acphost.Request{Prompt: "list files"})
 	if err != nil {
-		agent.Fatal(err)
+		log.Fatal(err)
 	}
 	// Every update before the answer has been printed by now.
 	fmt.Printf("[done: %s]\n", resp.StopReason)
