@@ -1,6 +1,6 @@
 //go:build linux
 
-package acphost
+package acphost_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/internal/confine"
 	"github.com/stretchr/testify/require"
 )
@@ -36,8 +37,8 @@ func init() {
 		exe, _ := os.Executable()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		c, err := Start(ctx, ACPOptions{Command: exe, Dir: dir,
-			Process: ProcessOptions{CleanEnv: true, Env: []string{reviewKillerEnv + "=" + filepath.Join(dir, "report"), reviewPtraceEnv + "=" + os.Getenv(reviewPtraceEnv)}, Confine: &Confinement{Writable: []string{dir}}}})
+		c, err := acphost.Start(ctx, acphost.ACPOptions{Command: exe, Dir: dir,
+			Process: acphost.ProcessOptions{CleanEnv: true, Env: []string{reviewKillerEnv + "=" + filepath.Join(dir, "report"), reviewPtraceEnv + "=" + os.Getenv(reviewPtraceEnv)}, Confine: &acphost.Confinement{Writable: []string{dir}}}})
 		if err == nil {
 			c.Close()
 		}

@@ -1,4 +1,4 @@
-package acphost
+package acphost_test
 
 import (
 	"os/exec"

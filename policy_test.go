@@ -1,9 +1,10 @@
-package acphost
+package acphost_test
 
 import (
 	"context"
 	"testing"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,26 +24,26 @@ func TestPolicies(t *testing.T) {
 	ctx := context.Background()
 	ask := func(context.Context, *acp.PermissionRequest) (string, error) { return "asked", nil }
 	for _, kind := range []acp.ToolKind{acp.ToolEdit, acp.ToolDelete, acp.ToolMove, acp.ToolExecute, acp.ToolOther, acp.ToolSwitchMode, "future_kind", ""} {
-		id, _ := RejectChanges(ask)(ctx, request(kind, "x", all...))
+		id, _ := acphost.RejectChanges(ask)(ctx, request(kind, "x", all...))
 		assert.Equal(t, "reject_once", id, "RejectChanges must reject %q", kind)
 	}
 	for _, kind := range []acp.ToolKind{acp.ToolRead, acp.ToolSearch, acp.ToolFetch, acp.ToolThink} {
-		id, _ := RejectChanges(ask)(ctx, request(kind, "x", all...))
+		id, _ := acphost.RejectChanges(ask)(ctx, request(kind, "x", all...))
 		assert.Equal(t, "asked", id, "RejectChanges passes %q on", kind)
-		id, _ = RejectChanges(nil)(ctx, request(kind, "x", all...))
+		id, _ = acphost.RejectChanges(nil)(ctx, request(kind, "x", all...))
 		assert.Equal(t, "allow_once", id)
-		id, _ = AllowReads(nil)(ctx, request(kind, "x", all...))
+		id, _ = acphost.AllowReads(nil)(ctx, request(kind, "x", all...))
 		assert.Equal(t, "allow_once", id)
 	}
-	id, _ := AllowReads(nil)(ctx, request(acp.ToolEdit, "x", all...))
+	id, _ := acphost.AllowReads(nil)(ctx, request(acp.ToolEdit, "x", all...))
 	assert.Equal(t, "reject_once", id)
-	id, _ = AllowAll()(ctx, request(acp.ToolEdit, "x", all...))
+	id, _ = acphost.AllowAll()(ctx, request(acp.ToolEdit, "x", all...))
 	assert.Equal(t, "allow_once", id, "allow_once before allow_always: nothing persists by surprise")
-	id, _ = AllowAll()(ctx, request(acp.ToolEdit, "x", acp.AllowAlways, acp.RejectOnce))
+	id, _ = acphost.AllowAll()(ctx, request(acp.ToolEdit, "x", acp.AllowAlways, acp.RejectOnce))
 	assert.Equal(t, "allow_always", id)
-	id, _ = RejectAll()(ctx, request(acp.ToolRead, "x", all...))
+	id, _ = acphost.RejectAll()(ctx, request(acp.ToolRead, "x", all...))
 	assert.Equal(t, "reject_once", id)
-	id, _ = RejectAll()(ctx, request(acp.ToolRead, "x", acp.AllowOnce, acp.RejectAlways))
+	id, _ = acphost.RejectAll()(ctx, request(acp.ToolRead, "x", acp.AllowOnce, acp.RejectAlways))
 	assert.Equal(t, "reject_always", id)
 }
 
@@ -50,7 +51,7 @@ func TestRememberAlways(t *testing.T) {
 	ctx := context.Background()
 	asked := 0
 	answer := "allow_always"
-	p := Remember(func(context.Context, *acp.PermissionRequest) (string, error) { asked++; return answer, nil })
+	p := acphost.Remember(func(context.Context, *acp.PermissionRequest) (string, error) { asked++; return answer, nil })
 	id, err := p(ctx, request(acp.ToolExecute, "npm test", all...))
 	require.NoError(t, err)
 	assert.Equal(t, "allow_always", id)
@@ -78,7 +79,7 @@ func TestRememberAlways(t *testing.T) {
 // old one reject every kind that can change anything, commands included,
 // and pass read-only kinds on.
 func TestRejectChangesRejectsCommandsToo(t *testing.T) {
-	for _, policy := range []PermissionFunc{RejectChanges(nil), RejectChanges(nil)} {
+	for _, policy := range []acphost.PermissionFunc{acphost.RejectChanges(nil), acphost.RejectChanges(nil)} {
 		for kind, allow := range map[acp.ToolKind]bool{acp.ToolExecute: false, acp.ToolEdit: false, acp.ToolKind("new-kind"): false, acp.ToolRead: true, acp.ToolSearch: true} {
 			req := &acp.PermissionRequest{ToolCall: acp.ToolCall{Kind: kind}, Options: []acp.PermissionOption{
 				{ID: "y", Kind: acp.AllowOnce}, {ID: "n", Kind: acp.RejectOnce}}}
@@ -88,7 +89,7 @@ func TestRejectChangesRejectsCommandsToo(t *testing.T) {
 			}
 		}
 	}
-	if ev := (StreamEvent{Name: "Read main.go"}); ev.Title() != "Read main.go" {
+	if ev := (acphost.StreamEvent{Name: "Read main.go"}); ev.Title() != "Read main.go" {
 		t.Errorf("StreamEvent.Title = %q", ev.Title())
 	}
 }

@@ -1,4 +1,4 @@
-package acphost
+package acphost_test
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/require"
 )
@@ -22,13 +23,13 @@ func TestAttackForeignGroupDoesNotKeepTheWatcher(t *testing.T) {
 		{Run: []string{"sh", "-c", mk}},
 	}}}})
 	require.NoError(t, err)
-	c, err := Start(t.Context(), ACPOptions{Command: path, Args: args, Dir: dir, Process: ProcessOptions{Env: env}})
+	c, err := acphost.Start(t.Context(), acphost.ACPOptions{Command: path, Args: args, Dir: dir, Process: acphost.ProcessOptions{Env: env}})
 	require.NoError(t, err)
-	if held := c.Containment(); held.Mode != ContainCgroup {
+	if held := c.Containment(); held.Mode != acphost.ContainCgroup {
 		c.Close()
 		t.Skipf("LOUD: the agent is held by a %s, not a cgroup (that needs root or a delegated cgroup): there is no host directory to keep: %v", held.Word(), held.Reason)
 	}
-	_, err = c.Generate(Request{Prompt: "go"})
+	_, err = c.Generate(acphost.Request{Prompt: "go"})
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
 	b, err := os.ReadFile(filepath.Join(dir, "hostdir"))
