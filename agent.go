@@ -27,7 +27,7 @@ type agent struct {
 	opts       *ACPOptions
 	planMode   func() bool   // the client's plan mode, now
 	rec        *wireRecorder // nil: not recording
-	link       link          // how the agent is reached: its process, or Connect's stream
+	link       link          // how the agent is reached: its process, or a StreamTransport's stream
 	conn       *wire.Conn    // calls (prompts included), replies, the requests being handled
 	dispatcher *dispatcher   // the ordered queue and its delivery
 	writes     *writes       // guards against an agent that stops reading
@@ -394,7 +394,7 @@ func (a *agent) stderrSink() io.Writer {
 }
 
 // started is the options the agent's process was started with, nil for an
-// agent the client did not start itself (Connect's stream, a Transport's).
+// agent the client did not start itself (a StreamTransport's stream, a Transport's).
 func (a *agent) started() *program {
 	if _, ok := a.link.(*processLink); !ok || a.opts.Transport != nil {
 		return nil

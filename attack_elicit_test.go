@@ -132,15 +132,20 @@ func TestAttackAuthErrorMessageIsBounded(t *testing.T) {
 
 // A terminal login is the agent's own program run again: only the client
 // that started that program knows it. An agent reached over a stream
-// (Connect: a socket, pipes to something the client did not start) offering
+// (a StreamTransport: a socket, pipes to something the client did not start) offering
 // a terminal method gets no command from TerminalCommand or
 // TerminalAuthCommand — not the client's unrelated Command, not an empty
 // program with the agent's args — but ErrUnsupported.
 func TestAttackTerminalLoginOfAConnectedAgentIsNoCommand(t *testing.T) {
 	methods := raw(`[{"id":"tui","name":"Log in","type":"terminal","args":["--login"]}]`)
 	synctest.Test(t, func(t *testing.T) {
+		// A Command beside the stream is refused: it cannot become the
+		// login command of an agent the client did not start.
 		_, _, err := tryConnectFake(t, fakeagent.Script{RequireAuth: true, AuthMethods: methods},
 			ACPOptions{Command: "/usr/bin/not-the-agent", Advertise: AdvertiseOptions{TerminalAuth: true}})
+		require.ErrorContains(t, err, "a StreamTransport reaches one already running")
+		_, _, err = tryConnectFake(t, fakeagent.Script{RequireAuth: true, AuthMethods: methods},
+			ACPOptions{Advertise: AdvertiseOptions{TerminalAuth: true}})
 		var ae *AuthError
 		require.ErrorAs(t, err, &ae)
 		cmd, args, _, cerr := ae.TerminalCommand("tui")

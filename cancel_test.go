@@ -438,8 +438,8 @@ func TestWriteTimeoutDoesNotBlameASlowOnUpdate(t *testing.T) {
 		toClientR, toClientW := io.Pipe()
 		go serveSynchronousAgent(toAgentR, toClientW, 5000)
 		closer := closerFunc(func() error { toAgentW.Close(); return toClientR.Close() })
-		c, err := Connect(context.Background(), toClientR, toAgentW, closer,
-			ACPOptions{Dir: t.TempDir(), OnUpdate: slow, Timeouts: Timeouts{WriteTimeout: time.Second}, Limits: Limits{MaxQueuedUpdates: 16}})
+		c, err := Start(context.Background(),
+			ACPOptions{Transport: &StreamTransport{Reader: toClientR, Writer: toAgentW, Closer: closer}, Dir: t.TempDir(), OnUpdate: slow, Timeouts: Timeouts{WriteTimeout: time.Second}, Limits: Limits{MaxQueuedUpdates: 16}})
 		require.NoError(t, err)
 		defer c.Close()
 		other, err := c.NewSession(context.Background(), SessionOptions{})

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -49,10 +48,13 @@ type ACPClient struct {
 	closed  bool
 }
 
-// Start spawns the agent, runs initialize, opens a session and returns a
-// warm client. ctx bounds the start-up only; it never ends the agent's life.
-// Call Close when done.
+// Start spawns the agent (or reaches it through opts.Transport), runs
+// initialize, opens a session and returns a warm client. ctx bounds the
+// start-up only; it never ends the agent's life. Call Close when done.
 func Start(ctx context.Context, opts ACPOptions) (*ACPClient, error) {
+	if st, ok := opts.Transport.(*StreamTransport); ok {
+		return startOnStream(ctx, st, opts)
+	}
 	if opts.Transport != nil {
 		return newClient(ctx, opts, func(c *ACPClient) dialer { return transportDialer(c.opts.Transport, &c.opts) })
 	}
@@ -62,18 +64,18 @@ func Start(ctx context.Context, opts ACPOptions) (*ACPClient, error) {
 	return newClient(ctx, opts, func(c *ACPClient) dialer { return processDialer(&c.opts, c.PlanMode, &c.planTmp) })
 }
 
-// Connect runs a client over an existing connection to an agent (an
-// in-process agent over pipes, a socket): r is what the agent writes, w is
-// what it reads. Close closes rwc. There is no process to supervise, so an
-// agent that does not confirm a cancellation cannot be restarted.
-func Connect(ctx context.Context, r io.Reader, w io.Writer, rwc io.Closer, opts ACPOptions) (*ACPClient, error) {
-	if opts.Process.Confine != nil {
+// startOnStream runs a client over a StreamTransport's connection, which
+// the client treats as a local agent's without a process: no Dir needed
+// (the current directory), no confinement, no restart.
+func startOnStream(ctx context.Context, st *StreamTransport, opts ACPOptions) (*ACPClient, error) {
+	switch {
+	case opts.Process.Confine != nil:
 		return nil, fmt.Errorf("acphost: ACPOptions.Process.Confine needs an agent process that Start spawns: %w", ErrUnsupported)
+	case opts.Command != "" || len(opts.Args) > 0:
+		return nil, errors.New("acphost: ACPOptions.Command and Args start a local agent; a StreamTransport reaches one already running")
 	}
-	if opts.Transport != nil {
-		return nil, errors.New("acphost: Connect runs over the stream it is given; pass a Transport to Start")
-	}
-	return newClient(ctx, opts, func(*ACPClient) dialer { return streamDialer(r, w, rwc) })
+	opts.Transport = nil // the stream is the client's own link, not a Link to dial
+	return newClient(ctx, opts, func(*ACPClient) dialer { return st.dialer() })
 }
 
 func newClient(ctx context.Context, opts ACPOptions, newDialer func(*ACPClient) dialer) (*ACPClient, error) {
@@ -132,7 +134,7 @@ func (c *ACPClient) PID() int {
 
 // Promises says what the link to the current agent can do and tell (see
 // Promises): "process" for Start's local subprocess, "stream" for
-// Connect, the transport's own for a Transport.
+// a StreamTransport, the transport's own for another Transport.
 func (c *ACPClient) Promises() Promises { return c.agent().link.promises() }
 
 // Logout ends the agent's authenticated state (logout), when the agent
@@ -153,7 +155,7 @@ func (c *ACPClient) Logout(ctx context.Context) error {
 // does); a zero exit means success, after which a new session (or a
 // restart) finds the agent logged in. It fails with ErrUnsupported for an
 // agent reached by a Transport (its program is the transport's to run) or
-// by Connect (the client does not know its program) and for an id that is
+// by a StreamTransport (the client does not know its program) and for an id that is
 // not a terminal method of the agent's.
 func (c *ACPClient) TerminalAuthCommand(id string) (command string, args, env []string, err error) {
 	a := c.agent()
@@ -173,7 +175,7 @@ type program struct {
 // start, whose program it does not know).
 func terminalAuthCommand(prog *program, methods []acp.AuthMethod, id string) (command string, args, env []string, err error) {
 	if prog == nil {
-		return "", nil, nil, fmt.Errorf("acphost: terminal authentication of an agent the client did not start (Connect, a Transport): %w", ErrUnsupported)
+		return "", nil, nil, fmt.Errorf("acphost: terminal authentication of an agent the client did not start (a StreamTransport, another Transport): %w", ErrUnsupported)
 	}
 	for _, m := range methods {
 		if m.ID != id || m.Type != "terminal" {

@@ -104,7 +104,7 @@ func TestAuthErrorCarriesTheAgentsMethods(t *testing.T) {
 		assert.Empty(t, ae.Tried, "no method the client can run itself")
 		assert.Contains(t, err.Error(), "its methods: tui, KEY")
 		_, _, _, cerr := ae.TerminalCommand("tui")
-		assert.ErrorIs(t, cerr, ErrUnsupported, "Connect: the client does not know the agent's program (see TestAttackTerminalLoginOfAConnectedAgentIsNoCommand)")
+		assert.ErrorIs(t, cerr, ErrUnsupported, "StreamTransport: the client does not know the agent's program (see TestAttackTerminalLoginOfAConnectedAgentIsNoCommand)")
 		assert.Equal(t, 1, strings.Count(err.Error(), "session/new"), "said once: %v", err)
 	})
 }

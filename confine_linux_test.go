@@ -111,6 +111,6 @@ func TestConfinedAgentWritesOnlyWhereAllowed(t *testing.T) {
 }
 
 func TestConfinementOnlyForSpawnedAgents(t *testing.T) {
-	_, err := Connect(t.Context(), nil, nil, nil, ACPOptions{Process: ProcessOptions{Confine: &Confinement{}}})
+	_, err := Start(t.Context(), ACPOptions{Transport: &StreamTransport{}, Process: ProcessOptions{Confine: &Confinement{}}})
 	require.ErrorIs(t, err, ErrUnsupported)
 }

@@ -50,7 +50,7 @@ const (
 // Containment is how a client's agent process is held.
 type Containment struct {
 	// Mode is ContainCgroup, ContainPIDNamespace or ContainProcessGroup;
-	// "" for a Connect client, whose agent is no process of ours.
+	// "" for a StreamTransport client, whose agent is no process of ours.
 	Mode ContainMode
 	// Cgroup is the agent's cgroup directory when Mode is ContainCgroup.
 	Cgroup string

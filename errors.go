@@ -29,7 +29,7 @@ var (
 	ErrProtocol = errors.New("acphost: protocol error")
 	// ErrUnsupported is returned for operations the agent did not advertise,
 	// and for options this system or this kind of client cannot honour
-	// (Confinement without Landlock, restarting a Connect agent).
+	// (Confinement without Landlock, restarting a StreamTransport's agent).
 	ErrUnsupported = errors.New("acphost: not supported")
 	// ErrCancelUnconfirmed matches the error of a cancelled turn whose agent
 	// did not answer the prompt within CancelGrace; the client restarts the

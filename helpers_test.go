@@ -84,7 +84,8 @@ func tryConnectFake(t testing.TB, script fakeagent.Script, opts ACPOptions) (*AC
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
 	}
-	c, err := Connect(context.Background(), toClientR, toAgentW, closer, opts)
+	opts.Transport = &StreamTransport{Reader: toClientR, Writer: toAgentW, Closer: closer}
+	c, err := Start(context.Background(), opts)
 	if err != nil {
 		closer.Close()
 		stopServe()

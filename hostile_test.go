@@ -52,7 +52,7 @@ func connectHostile(t testing.TB, opts ACPOptions, noAnswer ...string) (*ACPClie
 	return c, h
 }
 
-// tryConnectHostile is connectHostile with setup run before Connect (to
+// tryConnectHostile is connectHostile with setup run before Start (to
 // start an attack during the handshake).
 func tryConnectHostile(t testing.TB, ctx context.Context, opts ACPOptions, setup func(*hostileAgent), noAnswer ...string) (*ACPClient, *hostileAgent, error) {
 	toAgentR, toAgentW := io.Pipe()
@@ -78,7 +78,8 @@ func tryConnectHostile(t testing.TB, ctx context.Context, opts ACPOptions, setup
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
 	}
-	c, err := Connect(ctx, toClientR, toAgentW, closer, opts)
+	opts.Transport = &StreamTransport{Reader: toClientR, Writer: toAgentW, Closer: closer}
+	c, err := Start(ctx, opts)
 	if err != nil {
 		closer.Close()
 		<-done

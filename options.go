@@ -98,7 +98,7 @@ type ACPOptions struct {
 	// HostTools, if set, serves tools of the host's own to every session,
 	// their servers given to the agent after MCPServers (see HostTools and
 	// package hosttools). A local agent (Start without a Transport, or
-	// Connect) shares the host's loopback; a link that is a HostForwarder
+	// a StreamTransport) shares the host's loopback; a link that is a HostForwarder
 	// (ssh) is given a forwarded port; with another link the open fails
 	// with ErrUnsupported. Nil: none.
 	HostTools HostTools
@@ -147,7 +147,7 @@ type ProcessOptions struct {
 	Stderr io.Writer
 	// Confine, if set, has the kernel confine the agent process and all it
 	// starts to writing where Confine.Writable says (see Confinement). Nil:
-	// the agent may write wherever its user may. Start only: a Connect
+	// the agent may write wherever its user may. Start only: a StreamTransport's
 	// agent is not ours to confine.
 	Confine *Confinement
 	// Contain chooses how the agent's process tree and each terminal's are
@@ -215,7 +215,7 @@ type Timeouts struct {
 	// the calls and turns pending on it fail with an error matching
 	// ErrAgentNotReading and ErrWriteTimeout (and a cancelled call's
 	// error its cancellation too), and the client replaces it before
-	// the next turn (a Connect agent cannot be replaced). It is checked
+	// the next turn (a StreamTransport's agent cannot be replaced). It is checked
 	// every WriteTimeout/4 (at least every 10ms). The whole message counts:
 	// set it well above the time a live agent takes to read your largest
 	// prompt. Zero: no bound; a cancelled call's writes are still bounded

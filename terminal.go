@@ -37,7 +37,7 @@ type TerminalOptions struct {
 	// With ACPOptions.Process.Confine set, commands are always confined, like the
 	// agent, to Confinement.Writable and Writable (the roots are not
 	// implied): an agent's shell commands run by the host are still its
-	// own. Where Landlock is missing, Start and Connect fail with
+	// own. Where Landlock is missing, Start fails with
 	// ErrUnsupported rather than run commands unconfined.
 	Confine bool
 	// Writable lists more directories a confined command may write

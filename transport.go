@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acphost/acphost/internal/proc"
@@ -92,7 +93,7 @@ type MessageLink interface {
 // agent's end is a closed stream (a *ProtocolError), never an *ExitError.
 type Promises struct {
 	// Transport names the kind of link: "process", "ssh", "websocket",
-	// "exec", "stream" (Connect) or your own.
+	// "exec", "stream" (StreamTransport) or your own.
 	Transport string
 	// Stderr: Link.Stderr carries the agent's stderr; its tail is kept
 	// for errors and it is forwarded to ACPOptions.Process.Stderr.
@@ -304,25 +305,60 @@ func (t *transportLink) end(duringTurn bool) error {
 	}
 }
 
-// streamLink is a caller-supplied stream (Connect): no stderr, no exit
-// status, no process to stop beyond closing closer, and no redial.
+// StreamTransport reaches one agent over a connection that already
+// exists — an in-process agent over pipes, a socket: Reader is what the
+// agent writes, Writer what it reads, and the client's Close closes Closer
+// (nil: nothing). Give it to Start as ACPOptions.Transport. There is no
+// process to supervise: no stderr, no exit status, no confinement, and
+// the client cannot restart the agent (one that does not confirm a
+// cancellation fails the next turn). The agent is taken to see the host's
+// files, so FS and Terminal are served, and Dir defaults to the current
+// directory as for a local agent. It connects one client, once.
+type StreamTransport struct {
+	Reader io.Reader
+	Writer io.Writer
+	Closer io.Closer
+	used   atomic.Bool
+}
+
+// Dial returns the stream as a Link the first time, and fails with
+// ErrUnsupported after: the stream reaches one agent, once. Start does not
+// call it (it runs the stream itself); it serves a program that composes
+// transports of its own.
+func (t *StreamTransport) Dial(context.Context) (Link, error) {
+	if t.used.Swap(true) {
+		return nil, fmt.Errorf("acphost: a StreamTransport connects once: %w", ErrUnsupported)
+	}
+	return &streamLink{r: t.Reader, w: t.Writer, closer: t.Closer}, nil
+}
+
+// dialer yields the one link over the stream, then fails: a connected
+// agent cannot be restarted.
+func (t *StreamTransport) dialer() dialer {
+	return func(context.Context) (link, error) {
+		if t.used.Swap(true) {
+			return nil, fmt.Errorf("acphost: cannot restart a connected agent: %w", ErrUnsupported)
+		}
+		return &streamLink{r: t.Reader, w: t.Writer, closer: t.Closer}, nil
+	}
+}
+
+// streamLink is a StreamTransport's connection: no stderr, no exit status,
+// no process to stop beyond closing closer, and no redial. It is both the
+// client's own link and, from Dial, a Link.
 type streamLink struct {
 	r      io.Reader
 	w      io.Writer
 	closer io.Closer // may be nil
 }
 
-// streamDialer yields the one link over r and w, then fails.
-func streamDialer(r io.Reader, w io.Writer, closer io.Closer) dialer {
-	used := false
-	return func(context.Context) (link, error) {
-		if used {
-			return nil, fmt.Errorf("acphost: cannot restart a connected agent: %w", ErrUnsupported)
-		}
-		used = true
-		return &streamLink{r: r, w: w, closer: closer}, nil
-	}
-}
+func (l *streamLink) Read(p []byte) (int, error)  { return l.r.Read(p) }
+func (l *streamLink) Write(p []byte) (int, error) { return l.w.Write(p) }
+func (l *streamLink) Stderr() io.Reader           { return nil }
+func (l *streamLink) Done() <-chan struct{}       { return nil }
+func (l *streamLink) Err() error                  { return nil }
+func (l *streamLink) Stop(grace time.Duration)    { l.stop(grace) }
+func (l *streamLink) Promises() Promises          { return l.promises() }
 
 func (l *streamLink) connect(opts wire.Options) *wire.Conn           { return wire.NewConn(l.r, l.w, opts) }
 func (l *streamLink) pump(*sync.WaitGroup, io.Writer)                {}

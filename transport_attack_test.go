@@ -173,10 +173,10 @@ func TestAgentWritingFirstMeetsAConnectionMade(t *testing.T) {
 		served <- agent.Serve(ctx, toAgentR, toClientW)
 		toClientW.Close()
 	}()
-	c, err := Connect(context.Background(), toClientR, toAgentW, closerFunc(func() error {
+	c, err := Start(context.Background(), ACPOptions{Dir: t.TempDir(), Transport: &StreamTransport{Reader: toClientR, Writer: toAgentW, Closer: closerFunc(func() error {
 		toAgentW.Close()
 		return toClientR.Close()
-	}), ACPOptions{Dir: t.TempDir()})
+	})}})
 	require.NoError(t, err)
 	resp, err := c.Generate(Request{Prompt: "hi"})
 	require.NoError(t, err, "the agent is served after its early lines")

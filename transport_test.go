@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -281,8 +282,8 @@ func TestTransportRefusesWhatOnlyALocalProcessHonours(t *testing.T) {
 	c, err := Start(context.Background(), ACPOptions{Transport: tr, Dir: dir, FS: &FSOptions{}})
 	require.NoError(t, err, "a link that promises the host's files may serve them")
 	c.Close()
-	_, err = Connect(context.Background(), nil, nil, nil, ACPOptions{Transport: tr, Dir: filepath.Join(dir)})
-	assert.Error(t, err, "Connect has its stream")
+	_, err = Start(context.Background(), ACPOptions{Transport: &StreamTransport{}, Command: "agent", Dir: filepath.Join(dir)})
+	assert.Error(t, err, "a StreamTransport has its agent running")
 }
 
 func TestPoolSpreadsOverTransportsAndSkipsAFailedHost(t *testing.T) {
@@ -317,4 +318,18 @@ func TestPoolSpreadsOverTransportsAndSkipsAFailedHost(t *testing.T) {
 
 	_, err = NewPool(context.Background(), PoolOptions{Agent: ACPOptions{Dir: t.TempDir()}, Transports: []Transport{down, down}})
 	require.ErrorIs(t, err, ErrLinkLost, "every host failing fails the start, with the hosts' errors")
+}
+
+// TestStreamTransportConnectsOnce: a StreamTransport reaches one agent,
+// once — a second Dial, or a second Start over it, fails with
+// ErrUnsupported instead of speaking to a stream a client already owns.
+func TestStreamTransportConnectsOnce(t *testing.T) {
+	st := &StreamTransport{Reader: strings.NewReader(""), Writer: io.Discard}
+	l, err := st.Dial(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "stream", l.Promises().Transport)
+	_, err = st.Dial(context.Background())
+	require.ErrorIs(t, err, ErrUnsupported)
+	_, err = Start(context.Background(), ACPOptions{Transport: st})
+	require.ErrorIs(t, err, ErrUnsupported)
 }

@@ -106,7 +106,8 @@ func connect(t *testing.T, script fakeagent.Script, opts acphost.ACPOptions) *ag
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
 	}
-	c, err := acphost.Connect(context.Background(), toClientR, toAgentW, closer, opts)
+	opts.Transport = &acphost.StreamTransport{Reader: toClientR, Writer: toAgentW, Closer: closer}
+	c, err := acphost.Start(context.Background(), opts)
 	if err != nil {
 		closer()
 		stop()
@@ -498,8 +499,8 @@ func TestHostToolsNotAdvertised(t *testing.T) {
 		_ = fa.Serve(ctx, toAgentR, toClientW)
 		toClientW.Close()
 	}()
-	_, err := acphost.Connect(context.Background(), toClientR, toAgentW, closeFunc(func() error { toAgentW.Close(); toClientR.Close(); return nil }),
-		acphost.ACPOptions{Dir: t.TempDir(), HostTools: hosttools.New(srv, hosttools.Options{})})
+	_, err := acphost.Start(context.Background(), acphost.ACPOptions{Dir: t.TempDir(), HostTools: hosttools.New(srv, hosttools.Options{}),
+		Transport: &acphost.StreamTransport{Reader: toClientR, Writer: toAgentW, Closer: closeFunc(func() error { toAgentW.Close(); toClientR.Close(); return nil })}})
 	var me *acphost.MCPServerError
 	require.ErrorAs(t, err, &me)
 	assert.Equal(t, acp.MCPHTTP, me.Transport)

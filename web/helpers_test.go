@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 const waitFor = 20 * time.Second
 
 // rig is a Server on an httptest.Server, playing a fake agent in-process
-// (through acphost.Connect: Config.Start) so the test can read the agent's
+// (through an acphost.StreamTransport: Config.Start) so the test can read the agent's
 // wire.
 type rig struct {
 	t     *testing.T
@@ -64,7 +64,8 @@ func newRig(t *testing.T, script fakeagent.Script, mod func(*web.Config)) *rig {
 	cfg := web.Config{
 		Agent: acphost.ACPOptions{Dir: t.TempDir(), Timeouts: acphost.Timeouts{CloseGrace: 2 * time.Second}},
 		Start: func(ctx context.Context, opts acphost.ACPOptions) (*acphost.ACPClient, error) {
-			return acphost.Connect(ctx, fromAgentR, toAgentW, closer{toAgentW, fromAgentR}, opts)
+			opts.Transport = &acphost.StreamTransport{Reader: fromAgentR, Writer: toAgentW, Closer: closer{toAgentW, fromAgentR}}
+			return acphost.Start(ctx, opts)
 		},
 	}
 	if mod != nil {

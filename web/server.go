@@ -52,7 +52,7 @@ type Config struct {
 	Agent acphost.ACPOptions
 	// Start starts the client from Agent (with the server's hooks set).
 	// Nil: acphost.Start. Set it to reach the agent another way, e.g.
-	// acphost.Connect over pipes to an in-process agent.
+	// an acphost.StreamTransport over pipes to an in-process agent.
 	Start func(ctx context.Context, opts acphost.ACPOptions) (*acphost.ACPClient, error)
 	// Token is the secret every request must carry. Empty: 32 random bytes
 	// from crypto/rand, hex-encoded (see Server.Token).

@@ -49,7 +49,8 @@ func connectACPHost(ctx context.Context, r io.Reader, w io.Writer, closer io.Clo
 	h := &acphostClient{}
 	o := h.options(opts)
 	o.Command, o.Args = "", nil
-	c, err := acphost.Connect(ctx, r, w, closer, o)
+	o.Transport = &acphost.StreamTransport{Reader: r, Writer: w, Closer: closer}
+	c, err := acphost.Start(ctx, o)
 	if err != nil {
 		return nil, err
 	}

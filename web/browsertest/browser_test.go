@@ -150,7 +150,8 @@ func newRig(t testing.TB, script fakeagent.Script, mod func(*web.Config)) *rig {
 	cfg := web.Config{
 		Agent: acphost.ACPOptions{Dir: t.TempDir()},
 		Start: func(ctx context.Context, opts acphost.ACPOptions) (*acphost.ACPClient, error) {
-			return acphost.Connect(ctx, fromAgentR, toAgentW, closers{toAgentW, fromAgentR}, opts)
+			opts.Transport = &acphost.StreamTransport{Reader: fromAgentR, Writer: toAgentW, Closer: closers{toAgentW, fromAgentR}}
+			return acphost.Start(ctx, opts)
 		},
 	}
 	if mod != nil {
