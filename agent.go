@@ -56,6 +56,7 @@ type agent struct {
 	gen      int       // which agent process of the client this is (1, 2, …)
 
 	turns atomic.Int32 // turns running
+	env   *turnEnv     // what its turns need of it
 
 	profile    *AgentProfile // what the host knows of the agent (profile.go); nil: none
 	stateDirs  []string      // the profile's state directories, resolved
@@ -136,6 +137,7 @@ func connectAgent(ctx context.Context, w wiring, l link) (*agent, error) {
 	}
 	a.replies = &replier{conn: a.conn, log: w.opts.Debug.Logger, wg: &a.wg, q: a.dispatcher.q}
 	rt.conn, rt.replies = a.conn, a.replies
+	a.env = a.newTurnEnv()
 	a.conn.Start() // what its hooks use is in place: a.conn, a.writes, a.replies, the router's
 	l.pump(&a.wg, a.stderrSink())
 	l.watch(&a.wg, a.ctx.Done(), a.linkEnded)
@@ -647,7 +649,7 @@ func (a *agent) callOpening(ctx context.Context, method string, params map[strin
 // release what it held back. It runs on the read loop for an answer.
 func (a *agent) opened(nc *newCall, result json.RawMessage) {
 	waited := a.sessions.endOpening(nc, result, func(id string) *sessionState {
-		s := newSessionState(a, id)
+		s := newSessionState(a.forSessions(), id)
 		s.bind(nc.h)
 		return s
 	})
@@ -667,7 +669,7 @@ func (a *agent) callWithBarrier(ctx context.Context, method string, params, resu
 // session returns the record of a session the host opens or uses,
 // creating it.
 func (a *agent) session(id string) *sessionState {
-	return a.sessions.ensure(id, func() *sessionState { return newSessionState(a, id) })
+	return a.sessions.ensure(id, func() *sessionState { return newSessionState(a.forSessions(), id) })
 }
 
 // syncMode puts session h in the mode the host's policy wants before a
@@ -853,10 +855,26 @@ func (a *agent) isDead() bool {
 // newTurn makes the turn that runs req on session h of agent a; emit is
 // its stream's emitter (nil: none).
 func (a *agent) newTurn(h *Session, req Request, emit func(StreamEvent)) *turn {
-	t := &turn{a: a, s: a.session(h.ID()), emitFn: emit, barrier: make(chan struct{}), answered: make(chan promptOutcome, 1), stop: make(chan struct{}), tools: map[string]*turnTool{},
+	t := &turn{env: a.env, s: a.session(h.ID()), emitFn: emit, barrier: make(chan struct{}), answered: make(chan promptOutcome, 1), stop: make(chan struct{}), tools: map[string]*turnTool{},
 		room: a.opts.Limits.MaxResponseBytes, discard: req.Discard}
 	t.touch()
 	return t
+}
+
+// forSessions is what the agent's session records need of it.
+func (a *agent) forSessions() sessionAgent {
+	return sessionAgent{opts: a.opts, profile: a.profile, planMode: a.planMode, insideState: a.insideState}
+}
+
+// newTurnEnv is what the agent's turns need of it; connectAgent makes it
+// once the connection, its write guards and the queue are in place.
+func (a *agent) newTurnEnv() *turnEnv {
+	return &turnEnv{
+		conn: a.conn, writes: a.writes, dispatcher: a.dispatcher, cb: &a.cb, log: a.opts.Debug.Logger,
+		cancelGrace: a.opts.Timeouts.CancelGrace, running: &a.turns, dead: a.dead,
+		cause: func() error { return a.cause }, deathCause: a.deathCause, poison: a.poison,
+		poisonCause: a.poisonCause, notify: a.notify, watchdog: a.newWatchdog,
+	}
 }
 
 func (a *agent) newWatchdog(t *turn) *watchdog {

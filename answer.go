@@ -43,7 +43,7 @@ type inflight struct {
 	ctx      context.Context    // set by cancellable, which also tracks it; nil for a request $/cancel_request cannot end
 	cancel   context.CancelFunc // nil with ctx
 	withdraw atomic.Value       // a withdrawer: what $/cancel_request does besides ending ctx
-	turn     *turn              // the turn that waits for this answer (see askedIn)
+	waiter   waiter             // the turn that waits for this answer (see askedIn); nil: none
 	claimed  sync.Once
 	finished atomic.Bool
 }
@@ -79,14 +79,21 @@ type withdrawer interface{ withdrawn() }
 // permissions'.
 func (in *inflight) onWithdraw(w withdrawer) { in.withdraw.Store(w) }
 
-// askedIn records that t waits for a person to answer this request (it is
+// waiter is what a request asks of the turn that waits for its answer
+// (a *turn): to count it while a person is asked, and whether the turn
+// streams the answer's event.
+type waiter interface {
+	askBegan()
+	askEnded()
+	streams() bool
+}
+
+// askedIn records that w waits for a person to answer this request (it is
 // not idle meanwhile); claim ends that. Call it before the request can be
 // claimed by another goroutine.
-func (in *inflight) askedIn(t *turn) {
-	if t != nil {
-		in.turn = t
-		t.askBegan()
-	}
+func (in *inflight) askedIn(w waiter) {
+	in.waiter = w
+	w.askBegan()
 }
 
 // claim makes the caller the request's only answerer: the first call ends
@@ -102,9 +109,9 @@ func (in *inflight) claim(event func()) bool {
 			in.cancel()
 			in.rp.conn.Untrack(in.id)
 		}
-		if t := in.turn; t != nil {
-			t.askEnded()
-			if event != nil && t.streams() {
+		if w := in.waiter; w != nil {
+			w.askEnded()
+			if event != nil && w.streams() {
 				in.rp.q.push(item{kind: itemBarrier, barrier: event}, false)
 			}
 		}
@@ -177,9 +184,9 @@ type answerOrder struct {
 	// been written, or the turn ended without it; nil: no wait).
 	cancelled bool
 	after     <-chan struct{}
-	// tracked is the turn whose session/cancel waits for this answer,
-	// decided before the cancel, to be written (turn.answering).
-	tracked *turn
+	// tracked counts, for the turn whose session/cancel waits for it, this
+	// answer decided before the cancel until it is written (turn.answering).
+	tracked *sync.WaitGroup
 }
 
 // wait holds a cancelled turn's answer until session/cancel has been
@@ -198,7 +205,7 @@ func (o *answerOrder) wait(done <-chan struct{}) {
 // (or failed, or was never claimed).
 func (o *answerOrder) written() {
 	if o.tracked != nil {
-		o.tracked.answering.Done()
+		o.tracked.Done()
 	}
 }
 

@@ -79,7 +79,9 @@ func (p *pendingPermission) claim(ans PermissionAnswer) (PermissionAnswer, bool)
 
 func (p *pendingPermission) arrivedIn(t *turn) {
 	p.t = t
-	p.in.askedIn(t)
+	if t != nil {
+		p.in.askedIn(t)
+	}
 }
 
 // withdrawn answers a request the agent withdrew ($/cancel_request), off

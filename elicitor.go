@@ -82,7 +82,9 @@ func (p *pendingElicitation) open() {
 
 func (p *pendingElicitation) arrivedIn(t *turn) {
 	p.t = t
-	p.in.askedIn(t) // a person is asked: not idle
+	if t != nil {
+		p.in.askedIn(t) // a person is asked: not idle
+	}
 }
 
 // start asks the hook on a goroutine of its own — unless the client is

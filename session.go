@@ -120,7 +120,7 @@ func (s *Session) state() *sessionState {
 	if st := a.sessions.known(s.ID()); st != nil {
 		return st
 	}
-	return newSessionState(a, s.ID())
+	return newSessionState(a.forSessions(), s.ID())
 }
 
 // Modes returns the session's modes as last reported by the agent.

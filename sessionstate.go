@@ -12,7 +12,7 @@ import (
 // process: the record behind a Session, its turn, pending permissions,
 // modes and tool calls.
 type sessionState struct {
-	a   *agent
+	a   sessionAgent // what it needs of the agent it lives on
 	id  string
 	pub atomic.Pointer[Session] // the handle this session serves, once opened
 
@@ -37,7 +37,17 @@ type sessionState struct {
 	turns     uint64
 }
 
-func newSessionState(a *agent, id string) *sessionState {
+// sessionAgent is what a session's record needs of the agent it lives on:
+// the options (hooks, bounds), what the host knows of the agent, plan
+// mode's flag, and whether a tool call touches only the agent's own state.
+type sessionAgent struct {
+	opts        *ACPOptions
+	profile     *AgentProfile
+	planMode    func() bool
+	insideState func(tc *acp.ToolCall) bool
+}
+
+func newSessionState(a sessionAgent, id string) *sessionState {
 	return &sessionState{a: a, id: id, pending: map[asking]struct{}{}, tools: map[string]*toolRecord{}}
 }
 
@@ -410,7 +420,7 @@ func (s *sessionState) orderAnswer(p asking, t *turn, plain bool) answerOrder {
 		return answerOrder{}
 	}
 	t.answering.Add(1)
-	return answerOrder{tracked: t}
+	return answerOrder{tracked: &t.answering}
 }
 
 // cancelDecided marks t cancelled, under the session's lock: from now on

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +68,7 @@ type Response struct {
 // turn is one running prompt. Its response fields are written only by the
 // dispatcher goroutine until delivery ends (barrier or detach).
 type turn struct {
-	a        *agent        // the agent process it runs on
+	env      *turnEnv      // what it needs of the agent it runs on
 	s        *sessionState // its session's record on that agent
 	emitFn   func(StreamEvent)
 	barrier  chan struct{}      // closed when every update before the answer was delivered
@@ -176,7 +177,7 @@ func (t *turn) streams() bool { return t.emitFn != nil }
 
 func (t *turn) emit(ev StreamEvent) {
 	if t.emitFn != nil {
-		_ = t.a.cb.safely("emit", func() { t.emitFn(ev) })
+		_ = t.env.cb.safely("emit", func() { t.emitFn(ev) })
 	}
 }
 
@@ -322,16 +323,16 @@ type promptOutcome struct {
 // agent's death; h is the session's handle, whose Cancel reaches the turn
 // while it runs.
 func (t *turn) run(ctx context.Context, h *Session, req Request) (Response, error) {
-	a := t.a
+	a := t.env
 	t.begin(ctx)
 	defer t.finish()
-	a.turns.Add(1)
-	defer a.turns.Add(-1)
+	a.running.Add(1)
+	defer a.running.Add(-1)
 	a.dispatcher.q.barrier(func() { t.s.attach(t) })
 	h.setRunning(t)
 	defer h.setRunning(nil)
 
-	wd := a.newWatchdog(t) // its clock starts before the prompt's write
+	wd := a.watchdog(t) // its clock starts before the prompt's write
 	defer wd.stop()
 	answered, err := t.sendPrompt(ctx, req)
 	if err != nil {
@@ -359,7 +360,7 @@ func (t *turn) run(ctx context.Context, h *Session, req Request) (Response, erro
 		// Close came before the turn returned: the turn fails, as Close
 		// promises, although the answer may have raced in (an elicitation
 		// Close answered "cancel" lets the agent end its turn first).
-		out.err = a.cause
+		out.err = a.cause()
 	}
 	return t.conclude(out, nil)
 }
@@ -368,9 +369,9 @@ func (t *turn) run(ctx context.Context, h *Session, req Request) (Response, erro
 // The turn is the call's Pending: the read loop hands it the answer
 // itself (see turn.Answer), with no goroutine waiting for it.
 func (t *turn) sendPrompt(ctx context.Context, req Request) (<-chan promptOutcome, error) {
-	a := t.a
+	a := t.env
 	if a.isDead() {
-		return nil, a.cause
+		return nil, a.cause()
 	}
 	blocks := req.blocks()
 	encoded, err := encodeBlocks(blocks)
@@ -401,7 +402,7 @@ func (t *turn) sendPrompt(ctx context.Context, req Request) (<-chan promptOutcom
 // before anything read after it is dispatched.
 func (t *turn) Answer(result, rpcErr json.RawMessage) {
 	t.answered <- promptOutcomeOf(result, rpcErr)
-	t.a.dispatcher.q.barrier(t.endDelivery)
+	t.env.dispatcher.q.barrier(t.endDelivery)
 }
 
 // endDelivery runs on the dispatcher when it reaches the prompt's answer:
@@ -465,7 +466,7 @@ func appendPrompt(b []byte, id uint64, session string, blocks []acp.ContentBlock
 // conclude waits for the turn barrier and builds the result. cancelErr is
 // the cancellation cause, if the turn was cancelled.
 func (t *turn) conclude(out promptOutcome, cancelErr error) (Response, error) {
-	a := t.a
+	a := t.env
 	if out.err == nil {
 		select {
 		case <-t.barrier:
@@ -498,8 +499,8 @@ var errCancelCalled = fmt.Errorf("acphost: turn stopped by Cancel: %w", context.
 // of the session answered "cancelled" (and later ones too, until the next
 // turn), updates still delivered, then a bounded wait for the answer.
 func (t *turn) cancel(answered <-chan promptOutcome, cause error) (Response, error) {
-	a := t.a
-	grace := time.NewTimer(a.opts.Timeouts.CancelGrace)
+	a := t.env
+	grace := time.NewTimer(a.cancelGrace)
 	defer grace.Stop()
 	g := a.writes.guard(context.Background())
 	g.arm(cause) // the grace covers the writes too, should the agent not read them
@@ -515,7 +516,7 @@ func (t *turn) cancel(answered <-chan promptOutcome, cause error) (Response, err
 	// The agent may still be running the turn: never reuse it.
 	a.poison(ErrCancelUnconfirmed)
 	t.s.detach(t)
-	return t.response(acp.StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.opts.Timeouts.CancelGrace, cause)
+	return t.response(acp.StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.cancelGrace, cause)
 }
 
 // beginCancel sends session/cancel and answers the session's requests
@@ -525,7 +526,7 @@ func (t *turn) cancel(answered <-chan promptOutcome, cause error) (Response, err
 // session/cancel; one decided after it is "cancelled" and written after
 // (see orderAnswer): the agent never reads an allow after session/cancel.
 func (t *turn) beginCancel() {
-	a := t.a
+	a := t.env
 	pending := t.s.cancelling(t)
 	claimed := pending[:0]
 	for _, p := range pending {
@@ -535,7 +536,7 @@ func (t *turn) beginCancel() {
 	}
 	t.answering.Wait() // bounded by the cancel's write guard
 	if err := a.notify("session/cancel", map[string]string{"sessionId": t.s.id}); err != nil {
-		a.opts.Debug.Logger.Debug("acphost: session/cancel not sent", "err", err)
+		a.log.Debug("acphost: session/cancel not sent", "err", err)
 	}
 	t.s.cancelWritten(t)
 	for _, p := range claimed {
@@ -663,7 +664,7 @@ func (t *turn) emitHostTool(call HostToolCall) {
 	}
 	c := call
 	size := itemOverhead + len(c.Args) + len(c.Result)
-	queued := t.a.dispatcher.q.push(item{kind: itemBarrier, size: size, barrier: func() {
+	queued := t.env.dispatcher.q.push(item{kind: itemBarrier, size: size, barrier: func() {
 		cur := t.s.current()
 		if cur == nil {
 			return
@@ -674,6 +675,39 @@ func (t *turn) emitHostTool(call HostToolCall) {
 		}
 	}}, true)
 	if !queued {
-		t.a.opts.Debug.Logger.Warn("acphost: a host tool call's event was not queued: the queue is over its bound", "tool", c.Tool, "session", c.SessionID)
+		t.env.log.Warn("acphost: a host tool call's event was not queued: the queue is over its bound", "tool", c.Tool, "session", c.SessionID)
 	}
 }
+
+// turnEnv is what a turn needs of the agent it runs on, made once by the
+// agent and handed to each turn: the connection and its write guards, the
+// delivery queue, the callbacks, the agent's death and how to give up on
+// it. The turn holds no agent.
+type turnEnv struct {
+	conn        *wire.Conn
+	writes      *writes
+	dispatcher  *dispatcher
+	cb          *callbacks
+	log         *slog.Logger
+	cancelGrace time.Duration
+	running     *atomic.Int32   // the agent's turns running
+	dead        <-chan struct{} // closed when the agent has died
+	cause       func() error    // why it died; read after dead
+	deathCause  func(fallback error) error
+	poison      func(cause error)
+	poisonCause func() error
+	notify      func(method string, params any) error
+	watchdog    func(t *turn) *watchdog // the turn's timeouts
+}
+
+func (e *turnEnv) isDead() bool {
+	select {
+	case <-e.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// closedByClient reports whether the agent died because the client closed.
+func (e *turnEnv) closedByClient() bool { return e.isDead() && errors.Is(e.cause(), ErrClosed) }
