@@ -122,7 +122,7 @@ func connectAgent(ctx context.Context, w wiring, l link) (*agent, error) {
 	}
 	a.gen = int(w.gens.Add(1))
 	rt := &router{
-		ctx: a.ctx, opts: a.opts, sessions: a.sessions, foreign: &a.foreign, dispatcher: a.dispatcher,
+		ctx: a.ctx, debug: w.opts.Debug, onComplete: w.opts.Elicitation.OnComplete, modes: w.opts.elicitationModes(), sessions: a.sessions, foreign: &a.foreign, dispatcher: a.dispatcher,
 		requests: a.requests, elicitor: a.elicitor, files: a.files, terminals: a.terminals, fileSlots: a.fileSlots,
 		cb: &a.cb, wg: &a.wg, rec: w.rec, gen: a.gen, die: a.die, stderrTail: a.stderrTail,
 	}
@@ -863,7 +863,11 @@ func (a *agent) newTurn(h *Session, req Request, emit func(StreamEvent)) *turn {
 
 // forSessions is what the agent's session records need of it.
 func (a *agent) forSessions() sessionAgent {
-	return sessionAgent{opts: a.opts, profile: a.profile, planMode: a.planMode, insideState: a.insideState}
+	return sessionAgent{
+		hooks:    sessionHooks{onUpdate: a.opts.OnUpdate, onPermission: a.opts.OnPermission, onElicitation: a.opts.Elicitation.OnRequest},
+		maxState: a.opts.Limits.MaxResponseBytes, requireAsking: a.opts.RequireAsking, log: a.opts.Debug.Logger,
+		profile: a.profile, planMode: a.planMode, insideState: a.insideState,
+	}
 }
 
 // newTurnEnv is what the agent's turns need of it; connectAgent makes it

@@ -25,9 +25,11 @@ const maxNamedRequestID = 64
 // within the budget. It is given what it needs when the agent is wired;
 // it holds no agent.
 type router struct {
-	ctx        context.Context // the agent's: ends when it is shut down or dies
-	opts       *ACPOptions
-	conn       *wire.Conn // set once the connection is made, before it starts
+	ctx        context.Context               // the agent's: ends when it is shut down or dies
+	debug      DebugOptions                  // its logger (never nil) and OnSkippedLine
+	onComplete func(acp.ElicitationComplete) // Elicitation.OnComplete
+	modes      []acp.ElicitationMode         // the elicitation modes advertised
+	conn       *wire.Conn                    // set once the connection is made, before it starts
 	sessions   *sessionTable
 	foreign    *foreign
 	dispatcher *dispatcher
@@ -69,7 +71,7 @@ func (r *router) inbound(m wire.Message) {
 		r.ackNotificationSentAsRequest(m, in)
 	case "session/request_permission":
 		if in == nil {
-			r.opts.Debug.Logger.Warn("acphost: session/request_permission without an id: cannot be answered")
+			r.debug.Logger.Warn("acphost: session/request_permission without an id: cannot be answered")
 			return
 		}
 		it := item{kind: itemPermission, size: itemOverhead + len(m.Params), params: m.Params, in: in.cancellable(r.ctx)}
@@ -135,7 +137,7 @@ func (r *router) ackNotificationSentAsRequest(m wire.Message, in *inflight) {
 // belongs to: OnUpdate may open a session).
 func (r *router) elicit(m wire.Message, in *inflight) {
 	if in == nil {
-		r.opts.Debug.Logger.Warn("acphost: elicitation/create without an id: cannot be answered")
+		r.debug.Logger.Warn("acphost: elicitation/create without an id: cannot be answered")
 		return
 	}
 	req, err := acp.ParseElicitationRequest(m.Params)
@@ -150,7 +152,7 @@ func (r *router) elicit(m wire.Message, in *inflight) {
 			return
 		}
 	}
-	if !slices.Contains(r.opts.elicitationModes(), req.Mode) || r.elicitor.hookFor(s) == nil {
+	if !slices.Contains(r.modes, req.Mode) || r.elicitor.hookFor(s) == nil {
 		in.goRefuse(acp.CodeInvalidParams, "elicitation mode "+strconv.Quote(string(req.Mode))+" was not advertised")
 		return
 	}
@@ -185,7 +187,7 @@ func (r *router) elicitationComplete(params json.RawMessage) {
 	var w struct {
 		ElicitationID string `json:"elicitationId"`
 	}
-	if json.Unmarshal(params, &w) != nil || r.opts.Elicitation.OnComplete == nil {
+	if json.Unmarshal(params, &w) != nil || r.onComplete == nil {
 		return
 	}
 	c, ok := r.elicitor.urls.complete(w.ElicitationID)
@@ -193,7 +195,7 @@ func (r *router) elicitationComplete(params json.RawMessage) {
 		return
 	}
 	r.enqueue(item{kind: itemBarrier, size: itemOverhead + len(params), barrier: func() {
-		_ = r.cb.safely("Elicitation.OnComplete", func() { r.opts.Elicitation.OnComplete(c) })
+		_ = r.cb.safely("Elicitation.OnComplete", func() { r.onComplete(c) })
 	}})
 }
 
@@ -209,10 +211,10 @@ func (r *router) skipped(line []byte) {
 	if r.rec != nil {
 		r.rec.line(r.gen, "skip", line)
 	}
-	if r.opts.Debug.OnSkippedLine != nil {
-		r.opts.Debug.OnSkippedLine(line)
+	if r.debug.OnSkippedLine != nil {
+		r.debug.OnSkippedLine(line)
 	}
-	r.opts.Debug.Logger.Debug("acphost: skipped a stdout line that is not JSON-RPC 2.0", "bytes", len(line))
+	r.debug.Logger.Debug("acphost: skipped a stdout line that is not JSON-RPC 2.0", "bytes", len(line))
 }
 
 // serveRequest answers an agent→client request on a goroutine of its own

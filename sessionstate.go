@@ -1,6 +1,7 @@
 package acphost
 
 import (
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -37,14 +38,24 @@ type sessionState struct {
 	turns     uint64
 }
 
+// sessionHooks are a client's hooks as its sessions fall back on them.
+type sessionHooks struct {
+	onUpdate      func(acp.Update)
+	onPermission  PermissionFunc
+	onElicitation ElicitationFunc
+}
+
 // sessionAgent is what a session's record needs of the agent it lives on:
 // the options (hooks, bounds), what the host knows of the agent, plan
 // mode's flag, and whether a tool call touches only the agent's own state.
 type sessionAgent struct {
-	opts        *ACPOptions
-	profile     *AgentProfile
-	planMode    func() bool
-	insideState func(tc *acp.ToolCall) bool
+	hooks         sessionHooks // the client's, for a session whose handle has none
+	maxState      int          // Limits.MaxResponseBytes: the tool calls' state kept
+	requireAsking bool
+	log           *slog.Logger
+	profile       *AgentProfile
+	planMode      func() bool
+	insideState   func(tc *acp.ToolCall) bool
 }
 
 func newSessionState(a sessionAgent, id string) *sessionState {
@@ -208,7 +219,7 @@ func (s *sessionState) tool(u *acp.ToolCall, set acp.ToolCallFields) (*acp.ToolC
 	size := toolCallSize(&rec.state)
 	s.toolBytes += size - rec.size
 	rec.size = size
-	if s.toolBytes > s.a.opts.Limits.MaxResponseBytes {
+	if s.toolBytes > s.a.maxState {
 		s.shedTools(rec)
 	}
 	return &rec.state, size
@@ -220,7 +231,7 @@ func (s *sessionState) tool(u *acp.ToolCall, set acp.ToolCallFields) (*acp.ToolC
 // the caller still holds), then any. A call forgotten and updated again
 // starts from what that update says.
 func (s *sessionState) shedTools(last *toolRecord) {
-	target := s.a.opts.Limits.MaxResponseBytes / 4 * 3
+	target := s.a.maxState / 4 * 3
 	for id, rec := range s.tools {
 		if rec.state.Status.Finished() {
 			s.forgetTool(id, rec)
@@ -374,7 +385,7 @@ func (s *sessionState) onUpdate() func(acp.Update) {
 	if h := s.pub.Load(); h != nil && h.opts.OnUpdate != nil {
 		return h.opts.OnUpdate
 	}
-	return s.a.opts.OnUpdate
+	return s.a.hooks.onUpdate
 }
 
 // onPermission is the session's permission hook: its handle's, else the
@@ -383,7 +394,7 @@ func (s *sessionState) onPermission() PermissionFunc {
 	if h := s.pub.Load(); h != nil && h.opts.OnPermission != nil {
 		return h.opts.OnPermission
 	}
-	return s.a.opts.OnPermission
+	return s.a.hooks.onPermission
 }
 
 // onElicitation is the session's elicitation hook: its handle's, else the
@@ -392,7 +403,7 @@ func (s *sessionState) onElicitation() ElicitationFunc {
 	if h := s.pub.Load(); h != nil && h.opts.OnElicitation != nil {
 		return h.opts.OnElicitation
 	}
-	return s.a.opts.Elicitation.OnRequest
+	return s.a.hooks.onElicitation
 }
 
 // orderAnswer decides, under the session's lock, how the answer to p, a
@@ -552,10 +563,10 @@ func (s *sessionState) checkChange(tc *acp.ToolCall) {
 	if h := s.pub.Load(); h != nil {
 		h.unasked.Add(1)
 	}
-	if !plan && !a.opts.RequireAsking {
+	if !plan && !a.requireAsking {
 		return // the agent's own decision, which the host lets stand
 	}
-	a.opts.Debug.Logger.Warn("acphost: "+err.Error()[len("acphost: "):], "session", s.id)
+	a.log.Warn("acphost: "+err.Error()[len("acphost: "):], "session", s.id)
 	s.mu.Lock()
 	t := s.turn
 	s.mu.Unlock()
