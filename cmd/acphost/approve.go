@@ -80,7 +80,7 @@ func (ap *approver) decide(ctx context.Context, req *acp.PermissionRequest) (str
 	ap.scr.SetPaused(true)
 	defer ap.scr.SetPaused(false)
 	heading, _ := req.Heading()
-	if heading = oneLine(acp.SafeText(heading), 40); heading == "" {
+	if heading = tty.OneLine(acp.SafeText(heading), 40); heading == "" {
 		heading = "permission"
 	}
 	question := ap.scr.Style(tty.StyleAsk, fmt.Sprintf("%s: choose 1-%d (y: allow once, n: reject):", heading, len(req.Options)))
@@ -101,7 +101,7 @@ func (ap *approver) decide(ctx context.Context, req *acp.PermissionRequest) (str
 		if id, ok := parseChoice(line, req); ok {
 			return id, nil
 		}
-		ap.scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not a choice", oneLine(acp.SafeText(line), 40)))
+		ap.scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not a choice", tty.OneLine(acp.SafeText(line), 40)))
 	}
 }
 
@@ -155,7 +155,7 @@ func formatRequest(s *tty.Screen, req *acp.PermissionRequest) string {
 		kind = "tool"
 	}
 	tool := s.Style(tty.StyleCyan, kind)
-	if title := oneLine(acp.SafeText(tc.Title), 120); title != "" && (fromPresentation || title != oneLine(heading, 120)) {
+	if title := tty.OneLine(acp.SafeText(tc.Title), 120); title != "" && (fromPresentation || title != tty.OneLine(heading, 120)) {
 		tool += " " + title
 	}
 	b.WriteString("  tool: " + tool + "\n")
@@ -174,14 +174,14 @@ func formatRequest(s *tty.Screen, req *acp.PermissionRequest) string {
 	}
 	writeToolContent(&b, s, tc.Content)
 	for i, o := range req.Options {
-		name := oneLine(acp.SafeText(o.Name), 80)
+		name := tty.OneLine(acp.SafeText(o.Name), 80)
 		if name == "" {
-			name = oneLine(acp.SafeText(o.ID), 80)
+			name = tty.OneLine(acp.SafeText(o.ID), 80)
 		}
 		fmt.Fprintf(&b, "  %s %s %s\n", s.Style(tty.StyleBold, strconv.Itoa(i+1)+")"), name,
 			s.Style(tty.StyleDim, "["+acp.SafeText(string(o.Kind))+"]"))
 		if o.Meta.HasDescription {
-			if d := oneLine(acp.SafeText(o.Meta.Description), 200); d != "" {
+			if d := tty.OneLine(acp.SafeText(o.Meta.Description), 200); d != "" {
 				b.WriteString("       " + d + "\n")
 			}
 		}

@@ -54,7 +54,7 @@ func reportNeedsLogin(cfg config, o *output, err error) {
 	var rpc *acphost.RPCError
 	said := "authentication required"
 	if errors.As(err, &rpc) && strings.TrimSpace(rpc.Message) != "" {
-		said = oneLine(acp.SafeText(rpc.Message), 80)
+		said = tty.OneLine(acp.SafeText(rpc.Message), 80)
 	}
 	o.diag(tty.StyleRed, "the agent needs a login (it said: %s): run %s", said, loginCommand(cfg))
 	if hint := cfg.loginHint(); hint != "" {

@@ -255,19 +255,6 @@ func TestNonACPAgentErrorSaidOnce(t *testing.T) {
 	}
 }
 
-func TestDedupe(t *testing.T) {
-	for in, want := range map[string]string{
-		"initialize: acphost: initialize: agent error -32601": "initialize: agent error -32601",
-		"acphost: session/new: acphost: session/new: boom":    "session/new: boom",
-		"a: b: a: b": "a: b: a: b",
-		"plain":      "plain",
-	} {
-		if got := dedupe(in); got != want {
-			t.Errorf("dedupe(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // fakeAgentDef is a config-file agent that runs this binary as the fake
 // agent playing script (the script travels in the agent's env).
 func fakeAgentDef(t *testing.T, script fakeagent.Script, mode string) map[string]any {

@@ -62,9 +62,9 @@ func applySets(sess *acphost.Session, sets []configSet, o *output) int {
 		case err == nil:
 			o.note(tty.StyleDim, acp.SafeText(s.key)+" = "+now)
 		case s.soft:
-			o.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acp.SafeText(s.key), errMsg(err))
+			o.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acp.SafeText(s.key), tty.ErrMsg(err))
 		default:
-			o.diag(tty.StyleRed, "--set %s: %s", acp.SafeText(s.key), errMsg(err))
+			o.diag(tty.StyleRed, "--set %s: %s", acp.SafeText(s.key), tty.ErrMsg(err))
 			return exitUsage
 		}
 	}
@@ -119,7 +119,7 @@ const maxListed, maxListedRunes = 20, 64
 func agentList(items []string) string {
 	shown := make([]string, 0, min(len(items), maxListed))
 	for _, it := range items[:cap(shown)] {
-		shown = append(shown, oneLine(acp.SafeText(state.Clip(it, 4*maxListedRunes)), maxListedRunes))
+		shown = append(shown, tty.OneLine(acp.SafeText(state.Clip(it, 4*maxListedRunes)), maxListedRunes))
 	}
 	s := strings.Join(shown, ", ")
 	if more := len(items) - len(shown); more > 0 {
@@ -162,7 +162,7 @@ func configValue(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) != nil {
 		s = string(raw)
 	}
-	return oneLine(acp.SafeText(s), 200)
+	return tty.OneLine(acp.SafeText(s), 200)
 }
 
 func parseOnOff(s string) (bool, error) {

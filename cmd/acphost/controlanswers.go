@@ -37,7 +37,7 @@ func (c controlAnswers) answer(req control.Request) control.Reply {
 		if err != nil {
 			return control.Reply{Error: err.Error(), Ending: true}
 		}
-		text := fmt.Sprintf("queued (%d, from acphost --no-wait): %s", n, oneLine(acp.SafeText(req.Text), 60))
+		text := fmt.Sprintf("queued (%d, from acphost --no-wait): %s", n, tty.OneLine(acp.SafeText(req.Text), 60))
 		if c.output.out != nil {
 			c.output.out.Forget()
 		}

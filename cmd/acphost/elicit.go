@@ -57,7 +57,7 @@ func (e *elicitor) answer(ctx context.Context, req *acp.ElicitationRequest) (acp
 		if e.json {
 			why = "--json reads nothing: declined (see --elicit)"
 		}
-		e.errs.Line(tty.StyleYellow, "acphost: the agent asks for input ("+oneLine(acp.SafeText(req.Message), 60)+"); "+why)
+		e.errs.Line(tty.StyleYellow, "acphost: the agent asks for input ("+tty.OneLine(acp.SafeText(req.Message), 60)+"); "+why)
 	}
 	return acphost.ElicitationAnswer{Action: acp.ElicitDecline}, nil
 }
@@ -122,7 +122,7 @@ func (e *elicitor) ask(ctx context.Context, req *acp.ElicitationRequest) (acphos
 		if err == nil {
 			return acphost.ElicitationAnswer{Action: acp.ElicitAccept, Content: content}, nil
 		}
-		e.scr.Line(tty.StyleYellow, errMsg(err)+": once more")
+		e.scr.Line(tty.StyleYellow, tty.ErrMsg(err)+": once more")
 	}
 }
 
@@ -130,7 +130,7 @@ func (e *elicitor) ask(ctx context.Context, req *acp.ElicitationRequest) (acphos
 // optional field left empty; end is decline or cancel when the user ended
 // the form.
 func (e *elicitor) askField(ctx context.Context, f *acp.FormField) (v any, set bool, end acp.ElicitationAction, err error) {
-	if d := oneLine(acp.SafeText(f.Description), 200); d != "" {
+	if d := tty.OneLine(acp.SafeText(f.Description), 200); d != "" {
 		e.scr.Line(tty.StyleDim, d)
 	}
 	if f.Kind == acp.FormOther {
@@ -212,7 +212,7 @@ func (e *elicitor) askURL(ctx context.Context) (acphost.ElicitationAnswer, error
 			case "c", keyCancel:
 				return acphost.ElicitationAnswer{Action: acp.ElicitCancel}, nil
 			}
-			e.scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not y, n or c", oneLine(acp.SafeText(line), 40)))
+			e.scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not y, n or c", tty.OneLine(acp.SafeText(line), 40)))
 		}
 	}
 }
@@ -236,7 +236,7 @@ func acquire(ctx context.Context, seat chan struct{}) (waited bool, err error) {
 // by number or value; a number; y/n; choices separated by commas.
 func parseValue(f *acp.FormField, s string) (any, error) {
 	s = strings.TrimSpace(s)
-	shown := oneLine(acp.SafeText(s), 40)
+	shown := tty.OneLine(acp.SafeText(s), 40)
 	switch f.Kind {
 	case acp.FormString:
 		return s, nil
@@ -250,7 +250,7 @@ func parseValue(f *acp.FormField, s string) (any, error) {
 		for _, part := range strings.Split(s, ",") {
 			v, ok := pickChoice(f, strings.TrimSpace(part))
 			if !ok {
-				return nil, fmt.Errorf("%q is not a choice (1-%d)", oneLine(acp.SafeText(part), 40), len(f.Choices))
+				return nil, fmt.Errorf("%q is not a choice (1-%d)", tty.OneLine(acp.SafeText(part), 40), len(f.Choices))
 			}
 			vs = append(vs, v)
 		}
@@ -306,10 +306,10 @@ func checkField(f *acp.FormField, v any) error {
 
 // fieldTitle is what a person reads for a field: its title, else its name.
 func fieldTitle(f *acp.FormField) string {
-	if t := oneLine(acp.SafeText(f.Title), 80); t != "" {
+	if t := tty.OneLine(acp.SafeText(f.Title), 80); t != "" {
 		return t
 	}
-	return oneLine(acp.SafeText(f.Name), 80)
+	return tty.OneLine(acp.SafeText(f.Name), 80)
 }
 
 // fieldQuestion is "How many (integer, 1 to 10; Enter: 3):".
@@ -394,11 +394,11 @@ func showValue(f *acp.FormField, v any) string {
 		if f != nil {
 			for _, c := range f.Choices {
 				if c.Value == s {
-					return oneLine(acp.SafeText(c.Title), 60)
+					return tty.OneLine(acp.SafeText(c.Title), 60)
 				}
 			}
 		}
-		return oneLine(acp.SafeText(s), 60)
+		return tty.OneLine(acp.SafeText(s), 60)
 	}
 	switch v := v.(type) {
 	case string:
@@ -424,11 +424,11 @@ func showValue(f *acp.FormField, v any) string {
 func formatChoices(s *tty.Screen, f *acp.FormField) string {
 	var b strings.Builder
 	for i, c := range f.Choices {
-		line := fmt.Sprintf("  %s %s", s.Style(tty.StyleBold, strconv.Itoa(i+1)+")"), oneLine(acp.SafeText(c.Title), 80))
+		line := fmt.Sprintf("  %s %s", s.Style(tty.StyleBold, strconv.Itoa(i+1)+")"), tty.OneLine(acp.SafeText(c.Title), 80))
 		if isDefault(f, c.Value) {
 			line += s.Style(tty.StyleDim, " (default)")
 		}
-		if d := oneLine(acp.SafeText(c.Description), 120); d != "" {
+		if d := tty.OneLine(acp.SafeText(c.Description), 120); d != "" {
 			line += s.Style(tty.StyleDim, " — "+d)
 		}
 		b.WriteString(line + "\n")
@@ -466,7 +466,7 @@ func formatElicitation(s *tty.Screen, req *acp.ElicitationRequest, asking bool) 
 			b.WriteString(s.Style(tty.StyleDim, "  acphost does not open it: open it yourself if you trust the host") + "\n")
 		}
 	case req.Form != nil:
-		if t := oneLine(acp.SafeText(req.Form.Title), 120); t != "" {
+		if t := tty.OneLine(acp.SafeText(req.Form.Title), 120); t != "" {
 			b.WriteString("  " + s.Style(tty.StyleBold, t) + "\n")
 		}
 		if d := strings.TrimSpace(acp.SafeText(req.Form.Description)); d != "" {
@@ -510,10 +510,10 @@ func formatElicitationAnswer(s *tty.Screen, policy string, ev acphost.StreamEven
 			for i := range req.Form.Fields {
 				f := &req.Form.Fields[i]
 				if v, ok := a.Content[f.Name]; ok {
-					parts = append(parts, oneLine(acp.SafeText(f.Name), 40)+"="+showRaw(v))
+					parts = append(parts, tty.OneLine(acp.SafeText(f.Name), 40)+"="+showRaw(v))
 				}
 			}
-			text += ": " + oneLine(strings.Join(parts, ", "), 400)
+			text += ": " + tty.OneLine(strings.Join(parts, ", "), 400)
 		}
 	case acp.ElicitDecline:
 		text, code = "→ declined", tty.StyleRed
@@ -537,7 +537,7 @@ func showRaw(v any) string {
 	case bool:
 		return strconv.FormatBool(v)
 	case []string:
-		return "[" + oneLine(acp.SafeText(strings.Join(v, ", ")), 200) + "]"
+		return "[" + tty.OneLine(acp.SafeText(strings.Join(v, ", ")), 200) + "]"
 	}
 	return showValue(nil, v)
 }

@@ -133,7 +133,7 @@ func describeTool(req *acp.PermissionRequest) string {
 	if kind == "" {
 		kind = "tool"
 	}
-	return fmt.Sprintf("%q (%s)", oneLine(acp.SafeText(req.ToolCall.Title), 60), kind)
+	return fmt.Sprintf("%q (%s)", tty.OneLine(acp.SafeText(req.ToolCall.Title), 60), kind)
 }
 
 // failPermission is --non-interactive-permissions fail: the request is

@@ -485,7 +485,7 @@ func (a agentsRun) list() int {
 		case j.Distribution == "none":
 			j.Distribution = "none for " + registry.Platform()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, j.Version, j.Distribution, acp.SafeText(inst), oneLine(acp.SafeText(ag.Name), 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, j.Version, j.Distribution, acp.SafeText(inst), tty.OneLine(acp.SafeText(ag.Name), 60))
 	}
 	tw.Flush()
 	if shadowed {
@@ -585,7 +585,7 @@ func (a agentsRun) install(id string) error {
 			pkg = ag.Distribution.UVX
 		}
 		a.say(resultJSON{ID: id, Action: "nothing", Version: ag.Version},
-			fmt.Sprintf("%s runs through %s (%s), which fetches it when it starts: nothing to install", id, kind, oneLine(acp.SafeText(pkg.Package), 200)))
+			fmt.Sprintf("%s runs through %s (%s), which fetches it when it starts: nothing to install", id, kind, tty.OneLine(acp.SafeText(pkg.Package), 200)))
 		return nil
 	}
 	cache := a.cfg.reg.cache()
@@ -622,7 +622,7 @@ func (a agentsRun) remove(id string) error {
 	a.say(resultJSON{ID: id, Action: "removed", Versions: removed}, fmt.Sprintf("removed %s %s", id, strings.Join(removed, ", ")))
 	for _, r := range users {
 		fmt.Fprintf(a.stderr, "acphost agents remove %s: in use by acphost pid %d (session %s in %s): the agent running there keeps the files it has open, not those it opens later; its next start installs it again\n",
-			id, r.PID, oneLine(acp.SafeText(r.ID), 40), acp.SafeText(r.Cwd))
+			id, r.PID, tty.OneLine(acp.SafeText(r.ID), 40), acp.SafeText(r.Cwd))
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,8 +159,8 @@ func (h *human) event(ev acphost.StreamEvent) {
 		s.Block(h.formatAnswer(ev.ID, ev.Answer))
 	case acphost.EventNotice:
 		if n := ev.Notice; n != nil {
-			text := "notice: " + oneLine(acp.SafeText(n.Title), 200)
-			if d := oneLine(acp.SafeText(n.Description), 300); d != "" {
+			text := "notice: " + tty.OneLine(acp.SafeText(n.Title), 200)
+			if d := tty.OneLine(acp.SafeText(n.Description), 300); d != "" {
 				text += " — " + d
 			}
 			s.Line(tty.StyleYellow, text)
@@ -194,7 +193,7 @@ func (h *human) event(ev acphost.StreamEvent) {
 		case errors.As(ev.Err, &rs) && !rs.ContextLost:
 			s.Line(tty.StyleYellow, "the agent was restarted; session "+acp.SafeText(rs.OldSessionID)+" re-attached by "+acp.SafeText(rs.How)+", with its conversation")
 		default:
-			s.Line(tty.StyleYellow, "the agent was restarted; the conversation so far is lost: "+errMsg(ev.Err))
+			s.Line(tty.StyleYellow, "the agent was restarted; the conversation so far is lost: "+tty.ErrMsg(ev.Err))
 		}
 	default: // done and error: endTurn reports them
 		return
@@ -236,20 +235,20 @@ func (h *human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
 	case acp.StatusFailed:
 		mark, code = "✗", tty.StyleRed
 	}
-	kind := oneLine(acp.SafeText(string(ev.Kind)), 20)
+	kind := tty.OneLine(acp.SafeText(string(ev.Kind)), 20)
 	if kind == "" {
 		kind = "tool"
 	}
-	title := oneLine(acp.SafeText(ev.Name), 100)
+	title := tty.OneLine(acp.SafeText(ev.Name), 100)
 	if title == "" {
-		title = oneLine(acp.SafeText(ev.ID), 40)
+		title = tty.OneLine(acp.SafeText(ev.ID), 40)
 	}
 	s := h.s
 	why := ""
 	if ev.Status == acp.StatusFailed {
 		why = " (failed)"
 		if lines := toolOutputLines(ev); len(lines) > 0 {
-			why = " (failed: " + oneLine(lines[len(lines)-1], 100) + ")"
+			why = " (failed: " + tty.OneLine(lines[len(lines)-1], 100) + ")"
 		}
 	}
 	if r, ok := h.refused[ev.ID]; ok && ev.Status.Finished() {
@@ -277,7 +276,7 @@ func (h *human) formatPlan(entries []acp.PlanEntry) string {
 		case "in_progress":
 			box, code = "[~]", tty.StyleBold
 		}
-		b.WriteString("  " + s.Style(code, box+" "+oneLine(acp.SafeText(e.Content), 200)) + "\n")
+		b.WriteString("  " + s.Style(code, box+" "+tty.OneLine(acp.SafeText(e.Content), 200)) + "\n")
 	}
 	return b.String()
 }
@@ -291,9 +290,9 @@ func (h *human) formatAnswer(id string, a *acphost.PermissionAnswer) string {
 	if a.Cancelled || a.Option == nil {
 		text, code = "→ cancelled", tty.StyleYellow
 	} else {
-		name := oneLine(acp.SafeText(a.Option.Name), 80)
+		name := tty.OneLine(acp.SafeText(a.Option.Name), 80)
 		if name == "" {
-			name = oneLine(acp.SafeText(a.OptionID), 80)
+			name = tty.OneLine(acp.SafeText(a.OptionID), 80)
 		}
 		text = "→ " + name + " [" + acp.SafeText(string(a.Option.Kind)) + "]"
 		code = tty.StyleGreen
@@ -325,7 +324,7 @@ func reasonNote(r acphost.AnswerReason, err error) string {
 	case acphost.ReasonTimeout:
 		return " · timed out"
 	case acphost.ReasonInvalid:
-		return " · " + oneLine(errMsg(err), 120)
+		return " · " + tty.OneLine(tty.ErrMsg(err), 120)
 	case acphost.ReasonWithdrawn:
 		return " · withdrawn by the agent"
 	case acphost.ReasonCancelled:
@@ -355,7 +354,7 @@ func (h *human) elicitationComplete(c acp.ElicitationComplete) {
 	h.mu.Unlock()
 	what := "the page at " + host
 	if !ok || host == "" {
-		what = "the page of question " + oneLine(acp.SafeText(c.ElicitationID), 40)
+		what = "the page of question " + tty.OneLine(acp.SafeText(c.ElicitationID), 40)
 	}
 	h.s.Line(tty.StyleDim, "  done: the agent says "+what+" is finished")
 }
@@ -416,18 +415,6 @@ func fmtCount(n uint64) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1e3)
 	}
 	return fmt.Sprintf("%.1fM", float64(n)/1e6)
-}
-
-// compactJSON returns raw JSON compacted and safe to print, "" for none.
-func compactJSON(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return acp.SafeText(string(raw))
-	}
-	return acp.SafeText(b.String())
 }
 
 func errText(err error) string {
@@ -498,10 +485,10 @@ func toolOutputLines(ev acphost.StreamEvent) []string {
 				}
 			}
 			if len(parts) == 0 && len(obj) > 0 {
-				parts = append(parts, compactJSON(raw))
+				parts = append(parts, tty.CompactJSON(raw))
 			}
 		default:
-			parts = append(parts, compactJSON(raw))
+			parts = append(parts, tty.CompactJSON(raw))
 		}
 	}
 	var lines []string

@@ -83,7 +83,7 @@ func (a *app) beginReplay(r state.Record) *replay {
 		return nil
 	}
 	what := "continuing session " + acp.SafeText(r.ID)
-	if t := oneLine(acp.SafeText(r.Title), 60); t != "" {
+	if t := tty.OneLine(acp.SafeText(r.Title), 60); t != "" {
 		what += " (" + t + ")"
 	}
 	a.output.out.Line(tty.StyleDim, what)
@@ -191,11 +191,11 @@ func (r *replay) update(u acp.Update) {
 		if u.Kind() != acp.KindToolCall {
 			return
 		}
-		kind := oneLine(acp.SafeText(string(u.State.Kind)), 20)
+		kind := tty.OneLine(acp.SafeText(string(u.State.Kind)), 20)
 		if kind == "" {
 			kind = "tool"
 		}
-		r.s.Line(tty.StyleDim, "  · "+kind+" "+oneLine(acp.SafeText(u.State.Title), 100))
+		r.s.Line(tty.StyleDim, "  · "+kind+" "+tty.OneLine(acp.SafeText(u.State.Title), 100))
 	default:
 		return
 	}

@@ -291,10 +291,10 @@ func (a *app) run() int {
 	if a.cfg.mode != "" {
 		if err := a.setMode(sess, a.cfg.mode); err != nil {
 			if !a.cfg.modeSoft {
-				a.output.diag(tty.StyleRed, "--mode %s: %s", acp.SafeText(a.cfg.mode), errMsg(err))
+				a.output.diag(tty.StyleRed, "--mode %s: %s", acp.SafeText(a.cfg.mode), tty.ErrMsg(err))
 				return exitUsage
 			}
-			a.output.diag(tty.StyleYellow, "mode %s: %s; staying in the agent's mode", acp.SafeText(a.cfg.mode), errMsg(err))
+			a.output.diag(tty.StyleYellow, "mode %s: %s; staying in the agent's mode", acp.SafeText(a.cfg.mode), tty.ErrMsg(err))
 		} else if note := heldModeNote(sess.Enforcement(), a.cfg.mode); note != "" && !a.cfg.modeSoft {
 			a.output.note(tty.StyleDim, "--mode "+note)
 		}
@@ -533,7 +533,7 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	}
 	if m := currentMode(modes); m != "" {
 		if e.AgentMode && e.RestoreMode != "" {
-			m += "; " + oneLine(acp.SafeText(e.RestoreMode), 64) + " once plan mode is off"
+			m += "; " + tty.OneLine(acp.SafeText(e.RestoreMode), 64) + " once plan mode is off"
 		}
 		parts = append(parts, "mode: "+m)
 	}
@@ -667,7 +667,7 @@ func (a *app) onQueued(line string, n int) bool {
 	}
 	if a.output.out != nil {
 		a.output.out.Forget()
-		a.output.out.Line(tty.StyleDim, fmt.Sprintf("queued (%d): %s", n, oneLine(acp.SafeText(line), 60)))
+		a.output.out.Line(tty.StyleDim, fmt.Sprintf("queued (%d): %s", n, tty.OneLine(acp.SafeText(line), 60)))
 	}
 	return true
 }
@@ -776,7 +776,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		return left < 0 // prompts of the command line would be refused too
 	default:
 		a.failed = true
-		a.output.diag(tty.StyleRed, "the turn failed: %s", errMsg(err))
+		a.output.diag(tty.StyleRed, "the turn failed: %s", tty.ErrMsg(err))
 		if errors.As(err, new(*acphost.RPCError)) {
 			a.showStderrTail(err)
 		}
@@ -795,9 +795,9 @@ func (a *app) noteUnconfirmed(err error) {
 func unaskedMessage(err error) string {
 	var uc *acphost.UnaskedChangeError
 	if !errors.As(err, &uc) {
-		return errMsg(err)
+		return tty.ErrMsg(err)
 	}
-	what := fmt.Sprintf("%s %q", acp.SafeText(string(uc.ToolCall.Kind)), oneLine(acp.SafeText(uc.ToolCall.Title), 60))
+	what := fmt.Sprintf("%s %q", acp.SafeText(string(uc.ToolCall.Kind)), tty.OneLine(acp.SafeText(uc.ToolCall.Title), 60))
 	if uc.PlanMode {
 		return "plan mode: the agent reports it ran " + what + " anyway; the turn was stopped. Its own mode does not keep it from changing files; the kernel layer (Linux Landlock) does: see the header"
 	}
@@ -825,7 +825,7 @@ func (a *app) reportAgentError(what string, err error) {
 	if err == nil {
 		err = errors.New("unknown error")
 	}
-	a.output.diag(tty.StyleRed, "%s: %s", what, errMsg(err))
+	a.output.diag(tty.StyleRed, "%s: %s", what, tty.ErrMsg(err))
 	a.showStderrTail(err)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 const sessionsUsage = `Usage: acphost sessions [--json]     list the recorded sessions, most recent first
@@ -115,8 +116,8 @@ func printSessions(w io.Writer, recs []state.Record, current string) {
 		if st == "" {
 			st = "-"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, oneLine(acp.SafeText(r.ID), 40), acp.SafeText(r.AgentLabel()),
-			ago(r.LastUsed), st, acp.SafeText(r.Cwd), oneLine(acp.SafeText(r.Title), 50))
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, tty.OneLine(acp.SafeText(r.ID), 40), acp.SafeText(r.AgentLabel()),
+			tty.Ago(r.LastUsed), st, acp.SafeText(r.Cwd), tty.OneLine(acp.SafeText(r.Title), 50))
 	}
 	tw.Flush()
 }
@@ -161,7 +162,7 @@ func cancelCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acphost: cancel: no acphost process has session %s open (no control socket answers; nothing was signalled)\n", sid)
 		return exitFailed
 	case err != nil:
-		fmt.Fprintf(stderr, "acphost: cancel: session %s: %s\n", sid, errMsg(err))
+		fmt.Fprintf(stderr, "acphost: cancel: session %s: %s\n", sid, tty.ErrMsg(err))
 		return exitFailed
 	case !rep.Running:
 		fmt.Fprintf(stderr, "acphost: cancel: no turn is running in session %s (acphost pid %d has it open)\n", sid, rep.PID)

@@ -159,10 +159,10 @@ func sessionsShow(st *state.Store, args []string, stdout io.Writer) error {
 	row("command", cmd+" ("+acp.SafeText(source)+")")
 	row("directory", acp.SafeText(r.Cwd))
 	if r.Title != "" {
-		row("title", oneLine(acp.SafeText(r.Title), 200))
+		row("title", tty.OneLine(acp.SafeText(r.Title), 200))
 	}
 	if r.Mode != "" {
-		row("mode", oneLine(acp.SafeText(r.Mode), 80))
+		row("mode", tty.OneLine(acp.SafeText(r.Mode), 80))
 	}
 	row("created", fmtTime(r.Created))
 	row("last used", fmtTime(r.LastUsed))
@@ -190,7 +190,7 @@ func fmtTime(t time.Time) string {
 	}
 	s := t.Local().Format("2006-01-02 15:04:05")
 	if time.Since(t) < 24*time.Hour {
-		s += " (" + ago(t) + ")" // ago gives the date itself beyond a day
+		s += " (" + tty.Ago(t) + ")" // Ago gives the date itself beyond a day
 	}
 	return s
 }
@@ -297,7 +297,7 @@ func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 	for i, t := range ts {
 		head := []string{fmt.Sprintf("turn %d", first+i), t.Time.Local().Format("2006-01-02 15:04")}
 		if t.Stop != "" {
-			head = append(head, oneLine(acp.SafeText(t.Stop), 40))
+			head = append(head, tty.OneLine(acp.SafeText(t.Stop), 40))
 		}
 		if t.Ms > 0 {
 			head = append(head, tty.FormatDuration(time.Duration(t.Ms)*time.Millisecond))
@@ -325,7 +325,7 @@ func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 			b.WriteString(a + "\n")
 		}
 		if t.Error != "" {
-			b.WriteString(s.Style(tty.StyleRed, "✗ "+oneLine(acp.SafeText(t.Error), 200)) + "\n")
+			b.WriteString(s.Style(tty.StyleRed, "✗ "+tty.OneLine(acp.SafeText(t.Error), 200)) + "\n")
 		}
 	}
 	s.Raw(b.String())
@@ -346,18 +346,18 @@ func toolMark(s *tty.Screen, status string) string {
 // toolSummary is one line for a tool call: title (kind), and its status
 // unless it completed.
 func toolSummary(tc historyTool) string {
-	title := oneLine(acp.SafeText(tc.Title), 100)
+	title := tty.OneLine(acp.SafeText(tc.Title), 100)
 	if title == "" {
 		title = "tool"
 	}
 	var extra []string
-	if k := oneLine(acp.SafeText(tc.Kind), 20); k != "" {
+	if k := tty.OneLine(acp.SafeText(tc.Kind), 20); k != "" {
 		extra = append(extra, k)
 	}
-	if r := oneLine(acp.SafeText(tc.Refused), 30); r != "" {
+	if r := tty.OneLine(acp.SafeText(tc.Refused), 30); r != "" {
 		extra = append(extra, r)
 	}
-	if st := oneLine(acp.SafeText(tc.Status), 20); st != "" && (st != string(acp.StatusCompleted) || tc.Refused != "") {
+	if st := tty.OneLine(acp.SafeText(tc.Status), 20); st != "" && (st != string(acp.StatusCompleted) || tc.Refused != "") {
 		extra = append(extra, st)
 	}
 	if len(extra) > 0 {
@@ -493,7 +493,7 @@ func decodeExport(b []byte) (state.Record, []state.Entry, error) {
 	}
 	for i, e := range doc.Transcript {
 		if !state.ValidEntryType(e.Type) {
-			return state.Record{}, nil, fmt.Errorf("transcript entry %d: unknown type %q", i+1, oneLine(acp.SafeText(e.Type), 40))
+			return state.Record{}, nil, fmt.Errorf("transcript entry %d: unknown type %q", i+1, tty.OneLine(acp.SafeText(e.Type), 40))
 		}
 		doc.Transcript[i] = e.Bounded()
 	}
@@ -516,7 +516,7 @@ func admitRecord(r *state.Record, file fileConfig) error {
 	switch {
 	case r.Agent == "" && len(r.Command) > 0:
 		return fmt.Errorf("the session is of a command (%s), not of a named agent: only sessions of named agents are imported, since --resume runs the record's command; add the agent to your config and import a record naming it",
-			oneLine(acp.SafeText(strings.Join(r.Command, " ")), 80))
+			tty.OneLine(acp.SafeText(strings.Join(r.Command, " ")), 80))
 	case r.Agent == "":
 		return errors.New("the record names no agent")
 	case len(r.Agent) > state.MaxEntryField || !plainText(r.Agent):
@@ -527,7 +527,7 @@ func admitRecord(r *state.Record, file fileConfig) error {
 		def, err := file.lookupAgent(r.Agent)
 		if err != nil {
 			return fmt.Errorf("the session's agent %q is neither built in nor in your config (%s): not imported; add it to the config file to import the session",
-				oneLine(acp.SafeText(r.Agent), 60), file.path)
+				tty.OneLine(acp.SafeText(r.Agent), 60), file.path)
 		}
 		r.Command = def.Command // the configuration's, whatever the record said
 	}
@@ -535,7 +535,7 @@ func admitRecord(r *state.Record, file fileConfig) error {
 	case len(r.Cwd) > maxPathBytes || !plainText(r.Cwd):
 		return errors.New("the session's directory is not a plain path")
 	case !filepath.IsAbs(r.Cwd):
-		return fmt.Errorf("the session's directory %q is not absolute", oneLine(acp.SafeText(r.Cwd), 80))
+		return fmt.Errorf("the session's directory %q is not absolute", tty.OneLine(acp.SafeText(r.Cwd), 80))
 	}
 	r.Cwd = filepath.Clean(r.Cwd)
 	r.Title = state.Clip(r.Title, state.MaxTitleBytes)
@@ -627,11 +627,11 @@ func sessionsPrune(st *state.Store, args []string, stdout io.Writer) error {
 		verb = "would remove"
 	}
 	for _, r := range gone {
-		fmt.Fprintf(stdout, "%s %s (%s, %s, last used %s)\n", verb, oneLine(acp.SafeText(r.ID), 60), acp.SafeText(r.AgentLabel()),
+		fmt.Fprintf(stdout, "%s %s (%s, %s, last used %s)\n", verb, tty.OneLine(acp.SafeText(r.ID), 60), acp.SafeText(r.AgentLabel()),
 			acp.SafeText(r.Cwd), r.LastUsed.Local().Format("2006-01-02 15:04"))
 	}
 	for _, r := range open {
-		fmt.Fprintf(stdout, "kept %s (%s): %s\n", oneLine(acp.SafeText(r.ID), 60), acp.SafeText(r.AgentLabel()), liveState(r))
+		fmt.Fprintf(stdout, "kept %s (%s): %s\n", tty.OneLine(acp.SafeText(r.ID), 60), acp.SafeText(r.AgentLabel()), liveState(r))
 	}
 	if len(gone) == 0 {
 		fmt.Fprintf(stdout, "no session to remove: none last used before %s\n", cutoff.Local().Format("2006-01-02 15:04"))

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/internal/remote"
 )
 
@@ -27,14 +28,14 @@ func inputLine(raw json.RawMessage) (label, text string) {
 			if in.Cwd != "" {
 				text += " (in " + acp.SafeText(in.Cwd) + ")"
 			}
-			return "command", oneLine(text, maxInputRunes)
+			return "command", tty.OneLine(text, maxInputRunes)
 		}
 	}
-	in2 := compactJSON(raw)
+	in2 := tty.CompactJSON(raw)
 	if in2 == "" || in2 == "{}" {
 		return "", ""
 	}
-	return "input", oneLine(in2, maxInputSummary)
+	return "input", tty.OneLine(in2, maxInputSummary)
 }
 
 // commandText is a command given as a string, or as argv (["bash", "-lc",

@@ -29,7 +29,7 @@ func turnEntries(prompt string, since time.Time, r turnResult, refused map[strin
 	}
 	end := state.Entry{Time: now, Type: state.EntryEnd, Stop: string(r.stop), Ms: r.elapsed.Milliseconds(), Omitted: omitted}
 	if r.err != nil && !r.userCancel {
-		end.Error = dedupe(r.err.Error())
+		end.Error = tty.Dedupe(r.err.Error())
 	}
 	return append(es, end)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/web"
 )
 
@@ -336,7 +337,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, context.DeadlineExceeded) {
 			fmt.Fprintf(stderr, "acphost web: the agent did not start within %v (--start-timeout)\n", cfg.startTimeout)
 		} else {
-			fmt.Fprintln(stderr, "acphost web:", errMsg(err))
+			fmt.Fprintln(stderr, "acphost web:", tty.ErrMsg(err))
 		}
 		if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
 			fmt.Fprintln(stderr, "acphost web: the agent needs a login first: acphost login, with the same agent flags, lists its methods")

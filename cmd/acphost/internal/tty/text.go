@@ -1,6 +1,8 @@
-package main
+package tty
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -9,21 +11,21 @@ import (
 	"github.com/acphost/acphost/acp"
 )
 
-// Text for people: error messages, one-line cuts, times.
+// Text for people: error messages, one-line cuts, times, raw JSON.
 
-// errMsg is err's message, safe to print, each part said once: the
+// ErrMsg is err's message, safe to print, each part said once: the
 // library's "acphost: " prefixes go (ours is there already), and a part
 // repeated by a wrapping layer ("initialize: initialize: …") is dropped.
-func errMsg(err error) string {
+func ErrMsg(err error) string {
 	if err == nil {
 		return ""
 	}
-	return acp.SafeText(dedupe(err.Error()))
+	return acp.SafeText(Dedupe(err.Error()))
 }
 
-// dedupe removes "acphost: " prefixes and consecutive repeats of a
+// Dedupe removes "acphost: " prefixes and consecutive repeats of a
 // ": "-separated part.
-func dedupe(msg string) string {
+func Dedupe(msg string) string {
 	parts := strings.Split(msg, ": ")
 	out := parts[:0]
 	for _, p := range parts {
@@ -38,9 +40,9 @@ func dedupe(msg string) string {
 	return strings.Join(out, ": ")
 }
 
-// oneLine collapses whitespace (line breaks included) and cuts s to max
+// OneLine collapses whitespace (line breaks included) and cuts s to max
 // runes, for lines that must stay one line.
-func oneLine(s string, max int) string {
+func OneLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= max {
 		return s
@@ -50,7 +52,7 @@ func oneLine(s string, max int) string {
 }
 
 // ago formats a past time for a listing.
-func ago(t time.Time) string {
+func Ago(t time.Time) string {
 	d := time.Since(t)
 	switch {
 	case d < time.Minute:
@@ -61,4 +63,16 @@ func ago(t time.Time) string {
 		return fmt.Sprintf("%dh ago", int(d/time.Hour))
 	}
 	return t.Local().Format("2006-01-02 15:04")
+}
+
+// CompactJSON returns raw JSON compacted and safe to print, "" for none.
+func CompactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return acp.SafeText(string(raw))
+	}
+	return acp.SafeText(b.String())
 }
