@@ -162,7 +162,7 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 	}
 	a.output.note(tty.StyleDim, "mode: "+acp.SafeText(args[0]))
 	if a.output.human != nil {
-		a.output.human.setMode(args[0])
+		a.output.human.SetMode(args[0])
 	}
 	a.record()
 }

@@ -18,8 +18,10 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/ask"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -243,7 +245,7 @@ func mainFlags(cfg *config) (*flag.FlagSet, *flagValues) {
 	fs.BoolVar(&cfg.continueLast, "continue", false, flagHelp("continue"))
 	fs.BoolVar(&cfg.noStore, "no-store", false, flagHelp("no-store"))
 	fs.BoolVar(&cfg.noWait, "no-wait", false, flagHelp("no-wait"))
-	v.toolOutput = fmt.Sprint(defaultToolOutput)
+	v.toolOutput = fmt.Sprint(render.DefaultToolOutput)
 	fs.StringVar(&v.toolOutput, "tool-output", v.toolOutput, flagHelp("tool-output"))
 	return fs, v
 }
@@ -322,11 +324,11 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	case "":
 		// Nobody can be asked when stdin is not a terminal, or stdout is
 		// JSON for a program.
-		cfg.permission, cfg.noOneToAsk = permReject, true
+		cfg.permission, cfg.noOneToAsk = ask.PermReject, true
 		if stdinTerminal && !cfg.json {
-			cfg.permission, cfg.noOneToAsk = permAsk, false
+			cfg.permission, cfg.noOneToAsk = ask.PermAsk, false
 		}
-	case permAsk, permAllow, permReject, permPlan, permReads:
+	case ask.PermAsk, ask.PermAllow, ask.PermReject, ask.PermPlan, ask.PermReads:
 	default:
 		return cfg, fmt.Errorf("--permission %q: want ask, reads, allow, reject or plan", cfg.permission)
 	}
@@ -479,11 +481,11 @@ func agentCommand(cfg config) (path string, args, env []string, err error) {
 func parseElicit(cfg *config, values []string, stdinTerminal bool) error {
 	switch cfg.elicit {
 	case "":
-		cfg.elicit, cfg.elicitAuto = elicitDecline, true
+		cfg.elicit, cfg.elicitAuto = ask.ElicitDecline, true
 		if stdinTerminal && !cfg.json {
-			cfg.elicit, cfg.elicitAuto = elicitAsk, false
+			cfg.elicit, cfg.elicitAuto = ask.ElicitAsk, false
 		}
-	case elicitAsk, elicitAccept, elicitDecline, elicitCancel:
+	case ask.ElicitAsk, ask.ElicitAccept, ask.ElicitDecline, ask.ElicitCancel:
 	default:
 		return fmt.Errorf("--elicit %q: want ask, accept, decline or cancel", cfg.elicit)
 	}
@@ -497,7 +499,7 @@ func parseElicit(cfg *config, values []string, stdinTerminal bool) error {
 		}
 		cfg.elicitValues[name] = value
 	}
-	if cfg.elicitValues != nil && cfg.elicit != elicitAccept {
+	if cfg.elicitValues != nil && cfg.elicit != ask.ElicitAccept {
 		return errors.New("--elicit-value needs --elicit accept")
 	}
 	return nil

@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/confine"
@@ -168,6 +168,9 @@ func (p *proc) line() (string, bool) {
 		return "", false
 	}
 }
+
+// jsonLine is a --json output line, as the tests decode it.
+type jsonLine = render.JSONLine
 
 // event returns the next --json line, decoded; ok is false at EOF.
 func (p *proc) event() (jsonLine, bool) {
@@ -885,7 +888,7 @@ func TestParseArgs(t *testing.T) {
 			t.Errorf("%q: %v", tc.args, err)
 			continue
 		}
-		tc.want.toolOutput = defaultToolOutput
+		tc.want.toolOutput = render.DefaultToolOutput
 		if tc.want.file, err = loadConfig(); err != nil {
 			t.Fatal(err)
 		}
@@ -895,18 +898,6 @@ func TestParseArgs(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q (terminal %v):\n got %+v\nwant %+v", tc.args, tc.terminal, got, tc.want)
-		}
-	}
-}
-
-func TestParseChoice(t *testing.T) {
-	req := &acp.PermissionRequest{Options: []acp.PermissionOption{
-		{ID: "r", Kind: acp.RejectOnce}, {ID: "a", Kind: acp.AllowOnce}, {ID: "aa", Kind: acp.AllowAlways},
-	}}
-	for in, want := range map[string]string{"1": "r", " 2 ": "a", "3": "aa", "y": "a", "YES": "a", "n": "r", "0": "", "4": "", "": "", "maybe": ""} {
-		got, ok := parseChoice(in, req)
-		if got != want || ok != (want != "") {
-			t.Errorf("parseChoice(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
 }

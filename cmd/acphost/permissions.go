@@ -8,6 +8,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/ask"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -25,11 +26,11 @@ type permissions struct {
 	noOneToAsk, json           bool
 	policy                     *policy.Policy
 
-	approver *approver    // the person at the terminal; nil: nobody is asked
-	output   *output      // where "remembered" is said
-	live     *liveSession // the turn a request under --non-interactive-permissions fail ends
-	wait     *humanWait   // where the time spent asking goes
-	notes    bool         // answerNotes are kept (human output)
+	approver *ask.Approver // the person at the terminal; nil: nobody is asked
+	output   *output       // where "remembered" is said
+	live     *liveSession  // the turn a request under --non-interactive-permissions fail ends
+	wait     *humanWait    // where the time spent asking goes
+	notes    bool          // answerNotes are kept (human output)
 
 	// remembered holds the tool call ids whose permission Remember
 	// answered from an earlier "always" without asking.
@@ -51,34 +52,34 @@ func (p *permissions) hook(opts *acphost.ACPOptions, cwd string) {
 	if p.nonInteractive == nonInteractiveFail {
 		noOne = p.failPermission
 	}
-	ask := noOne
+	askPerson := noOne
 	if p.approver != nil {
-		ask = p.askPermission()
+		askPerson = p.askPermission()
 	}
 	// Every policy but allow needs an agent that asks: one in a mode that
 	// acts unasked is moved to its asking mode, and a change it reports
 	// making unasked stops the turn.
-	opts.RequireAsking = p.permission != permAllow
+	opts.RequireAsking = p.permission != ask.PermAllow
 	switch p.permission {
-	case permAsk:
-		opts.OnPermission = ask
-	case permAllow:
+	case ask.PermAsk:
+		opts.OnPermission = askPerson
+	case ask.PermAllow:
 		opts.OnPermission = p.deciding(acphost.AllowAll(), decidedPermission, "--permission allow")
-	case permReject:
+	case ask.PermReject:
 		opts.OnPermission = p.deciding(acphost.RejectAll(), decidedPermission, "--permission reject")
 		if p.noOneToAsk {
 			opts.OnPermission = noOne
 		}
-	case permReads:
+	case ask.PermReads:
 		allow := p.deciding(acphost.AllowAll(), decidedPermission, "--permission reads")
 		opts.OnPermission = func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
-			if !isRead(req) {
-				return ask(ctx, req)
+			if !ask.IsRead(req) {
+				return askPerson(ctx, req)
 			}
 			p.note(req, "--permission reads: the agent calls it a "+string(req.ToolCall.Kind))
 			return allow(ctx, req)
 		}
-	case permPlan:
+	case ask.PermPlan:
 		// The client rejects whatever can change anything before asking
 		// OnPermission, and refuses fs writes; reads get the default
 		// (allow once).
@@ -91,7 +92,7 @@ func (p *permissions) hook(opts *acphost.ACPOptions, cwd string) {
 				return acphost.DefaultPermission(req), nil
 			}, decidedPlan, "plan mode allows reads")
 		}
-		opts.OnPermission = pol.Decider(cwd, ask, fallback, func(req *acp.PermissionRequest, rule, text string) {
+		opts.OnPermission = pol.Decider(cwd, askPerson, fallback, func(req *acp.PermissionRequest, rule, text string) {
 			p.note(req, text)
 			p.decided(req, decidedPolicy, rule)
 		})
@@ -103,10 +104,10 @@ func (p *permissions) hook(opts *acphost.ACPOptions, cwd string) {
 // and requests it answers are noted in remembered.
 func (p *permissions) askPermission() acphost.PermissionFunc {
 	asked := sync.Map{} // *PermissionRequest → struct{}: the person was asked
-	ask := timed(p.wait, p.approver.decide)
+	askTimed := timed(p.wait, p.approver.Decide)
 	remember := acphost.Remember(func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 		asked.Store(req, struct{}{})
-		id, err := ask(ctx, req)
+		id, err := askTimed(ctx, req)
 		if o := req.Option(id); err == nil && o != nil && (o.Kind == acp.AllowAlways || o.Kind == acp.RejectAlways) {
 			verb := "allowed"
 			if o.Kind == acp.RejectAlways {

@@ -17,7 +17,9 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/ask"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/internal/confine"
@@ -39,7 +41,7 @@ type app struct {
 
 	output    *output
 	perms     *permissions
-	elicitor  *elicitor
+	elicitor  *ask.Elicitor
 	live      *liveSession
 	signals   *signals
 	editor    *lineEditor // the line editor at an interactive prompt, nil without one
@@ -66,19 +68,19 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	o.errs = tty.NewScreen(errW, tty.ColorAllowed(stderr), false)
 	switch {
 	case cfg.json:
-		js := newJSONSink(outW)
-		js.decision = a.perms.decision
+		js := render.NewJSONSink(outW)
+		js.Decision = a.perms.decision
 		o.sink = js
 	case cfg.quiet:
-		o.sink = newQuietSink(outW)
+		o.sink = render.NewQuietSink(outW)
 	default:
 		live := tty.IsTerminal(stdout) && os.Getenv("TERM") != "dumb"
 		o.out = tty.NewScreen(outW, tty.ColorAllowed(stdout), live)
-		o.human = newHuman(o.out, cfg.permission, cfg.elicit)
-		o.human.remembered = a.perms.wasRemembered
-		o.human.answerNote = a.perms.answerNote
-		o.human.toolOutput = cfg.toolOutput
-		o.human.humanWait = a.humanWait.total
+		o.human = render.NewHuman(o.out, cfg.permission, cfg.elicit)
+		o.human.Remembered = a.perms.wasRemembered
+		o.human.AnswerNote = a.perms.answerNote
+		o.human.ToolOutput = cfg.toolOutput
+		o.human.HumanWait = a.humanWait.total
 		o.sink = o.human
 		a.perms.notes = true
 	}
@@ -86,11 +88,11 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	seat := make(chan struct{}, 1) // one question at a time reads stdin
 	// The person answers --permission ask, and a policy file's ask rules
 	// when there is a terminal to ask at.
-	if cfg.permission == permAsk || cfg.permission == permReads || cfg.policy != nil && a.stdinTTY && !cfg.json {
-		a.perms.approver = newApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
+	if cfg.permission == ask.PermAsk || cfg.permission == ask.PermReads || cfg.policy != nil && a.stdinTTY && !cfg.json {
+		a.perms.approver = ask.NewApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
 	}
-	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
-		in: a.in, scr: scr, errs: o.errs, echo: !a.stdinTTY, asking: seat}
+	a.elicitor = &ask.Elicitor{Policy: cfg.elicit, Auto: cfg.elicitAuto, Values: cfg.elicitValues, JSON: cfg.json,
+		In: a.in, Scr: scr, Errs: o.errs, Echo: !a.stdinTTY, Asking: seat}
 	a.in.OnQueued = a.onQueued
 	var storeErr error
 	if !cfg.noStore {
@@ -100,16 +102,16 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		a.editor = newLineEditor(stdin, stdout, stderr, a.in, o, &a.cfg, a.store, a.live,
 			func() { a.signals.on(os.Interrupt, false) }, a.signals.quitOnInterrupt)
 		a.signals.editor = a.editor
-		a.elicitor.errs = o.errs // above the edited line
+		a.elicitor.Errs = o.errs // above the edited line
 	}
 	if !a.stdinTTY {
-		o.refusals = &refusalCount{sink: o.sink}
+		o.refusals = &refusalCount{Sink: o.sink}
 		o.sink = o.refusals
 	}
 	switch {
 	case a.store != nil:
 		// each turn goes in the session's transcript
-		o.sink = &transcriptSink{sink: o.sink, store: a.store, cfg: &a.cfg, live: a.live, output: o}
+		o.sink = &transcriptSink{Sink: o.sink, store: a.store, cfg: &a.cfg, live: a.live, output: o}
 	case storeErr != nil:
 		o.diag(tty.StyleYellow, "%v; this session is not recorded", storeErr)
 	}
@@ -131,10 +133,10 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		Process:     acphost.ProcessOptions{Env: env},
 		Advertise:   acphost.AdvertiseOptions{PermissionPresentation: a.cfg.presentation, Notices: true},
 		Timeouts:    acphost.Timeouts{TurnTimeout: a.cfg.timeout},
-		Elicitation: acphost.ElicitationOptions{OnRequest: a.elicitor.answer, OnComplete: a.output.sink.elicitationComplete},
+		Elicitation: acphost.ElicitationOptions{OnRequest: a.elicitor.Answer, OnComplete: a.output.sink.ElicitationComplete},
 	}
-	if a.cfg.elicit == elicitAsk {
-		opts.Elicitation.OnRequest = timed(&a.humanWait, a.elicitor.answer)
+	if a.cfg.elicit == ask.ElicitAsk {
+		opts.Elicitation.OnRequest = timed(&a.humanWait, a.elicitor.Answer)
 	}
 	opts.MCPServers = a.cfg.mcpServers
 	if detached {
@@ -537,7 +539,7 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 		}
 		parts = append(parts, "mode: "+m)
 	}
-	a.output.human.setMode(modes.CurrentModeID)
+	a.output.human.SetMode(modes.CurrentModeID)
 	parts = append(parts, "permission: "+a.permissionLabel(client))
 	if w := client.Containment().Word(); w != "" {
 		parts = append(parts, "containment: "+w)
@@ -562,7 +564,7 @@ func (a *app) permissionLabel(client *acphost.ACPClient) string {
 	if a.cfg.policy != nil {
 		p = filepath.Base(a.cfg.policy.Source) + ", else " + p
 	}
-	if client.PlanMode() && p != permPlan {
+	if client.PlanMode() && p != ask.PermPlan {
 		p += " + plan mode"
 	}
 	if note := enforcementNote(client.Session().Enforcement(), a.cfg.permission); note != "" {
@@ -574,7 +576,7 @@ func (a *app) permissionLabel(client *acphost.ACPClient) string {
 // enforcementNote says which layers hold: in plan mode, each of them;
 // under a policy that rejects or asks, whether the agent asks at all.
 func enforcementNote(e acphost.Enforcement, policy string) string {
-	if !e.PlanMode && policy == permAllow {
+	if !e.PlanMode && policy == ask.PermAllow {
 		return ""
 	}
 	return e.String()
@@ -687,21 +689,21 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		defer a.in.SetQueueing(false)
 	}
 
-	a.output.sink.beginTurn(prompt, echo)
+	a.output.sink.BeginTurn(prompt, echo)
 	start := time.Now()
 	// Ctrl-C cancels ctx rather than calling client.Cancel: Cancel is lost
 	// when it comes before the library has registered the turn.
-	resp, err := sess.GenerateStream(ctx, acphost.Request{Prompt: prompt}, a.output.sink.event)
-	r := turnResult{resp: resp, err: err, elapsed: time.Since(start), stop: resp.StopReason}
+	resp, err := sess.GenerateStream(ctx, acphost.Request{Prompt: prompt}, a.output.sink.Event)
+	r := render.TurnResult{Resp: resp, Err: err, Elapsed: time.Since(start), Stop: resp.StopReason}
 
 	interrupted, permFail := a.live.endTurn()
 
 	quitting := a.signals.quitting()
 	if permFail != "" && !quitting {
-		if r.stop == "" {
-			r.stop = acp.StopCancelled
+		if r.Stop == "" {
+			r.Stop = acp.StopCancelled
 		}
-		a.output.sink.endTurn(r)
+		a.output.sink.EndTurn(r)
 		a.record()
 		a.failed = true
 		next := ""
@@ -715,11 +717,11 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		return false
 	}
 	cancelled := errors.Is(err, context.Canceled) && interrupted && client.Err() == nil
-	if cancelled && r.stop == "" {
-		r.stop = acp.StopCancelled // cancelled before the agent saw it
+	if cancelled && r.Stop == "" {
+		r.Stop = acp.StopCancelled // cancelled before the agent saw it
 	}
-	r.userCancel = cancelled && !errors.Is(err, acphost.ErrCancelUnconfirmed)
-	a.output.sink.endTurn(r)
+	r.UserCancel = cancelled && !errors.Is(err, acphost.ErrCancelUnconfirmed)
+	a.output.sink.EndTurn(r)
 	if !quitting {
 		a.record()
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -392,7 +393,7 @@ func TestTranscriptStaysBounded(t *testing.T) {
 	const n = 120 // about 5 MiB written
 	for i := range n {
 		es := turnEntries("prompt "+strings.Repeat("p", 4<<10)+" #"+strconv.Itoa(i), time.Now(),
-			turnResult{stop: "end_turn", resp: acphost.Response{Text: answer}}, nil)
+			render.TurnResult{Stop: "end_turn", Resp: acphost.Response{Text: answer}}, nil)
 		if err := st.AppendTranscript(r, es); err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/ask"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/web"
@@ -140,8 +142,8 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	cfg.sets = addSoftSets(cfg.sets, file.Defaults.Config)
 	switch cfg.permission {
 	case "":
-		cfg.permission = permAsk
-	case permAsk, permAllow, permReject, permPlan, permReads:
+		cfg.permission = ask.PermAsk
+	case ask.PermAsk, ask.PermAllow, ask.PermReject, ask.PermPlan, ask.PermReads:
 	default:
 		return wf, fmt.Errorf("--permission %q: want ask, reads, allow, reject or plan", cfg.permission)
 	}
@@ -249,7 +251,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
 	opts.Process.Confine = confinement(cfg, cfg.cwd)
-	opts.RequireAsking = cfg.permission != permAllow
+	opts.RequireAsking = cfg.permission != ask.PermAllow
 	switch cfg.stderrPath {
 	case "":
 	case "-":
@@ -271,20 +273,20 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		wcfg.ConfigOptions[set.key] = set.value
 	}
 	switch cfg.permission {
-	case permAsk:
+	case ask.PermAsk:
 		// As in the terminal: an "always" answer holds for the same tool
 		// kind and title for the rest of the session.
 		wcfg.Permission = func(page acphost.PermissionFunc) acphost.PermissionFunc { return acphost.Remember(page) }
 		wcfg.PermissionLabel = ""
-	case permAllow:
+	case ask.PermAllow:
 		wcfg.Permission = func(acphost.PermissionFunc) acphost.PermissionFunc { return acphost.AllowAll() }
-	case permReject:
+	case ask.PermReject:
 		wcfg.Permission = func(acphost.PermissionFunc) acphost.PermissionFunc { return acphost.RejectAll() }
-	case permReads:
+	case ask.PermReads:
 		wcfg.Permission = func(page acphost.PermissionFunc) acphost.PermissionFunc {
-			return allowingReads(acphost.Remember(page))
+			return ask.AllowingReads(acphost.Remember(page))
 		}
-	case permPlan:
+	case ask.PermPlan:
 		opts.PlanMode = true // reads are still asked in the page
 	}
 	if !cfg.noStore {
@@ -376,9 +378,9 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 // RecordTurn keeps a page's finished turn in the session's transcript, as
 // the terminal does (acphost sessions history shows it).
 func (w webStore) RecordTurn(sessionID string, t web.TurnRecord) error {
-	r := turnResult{resp: t.Response, err: t.Err, elapsed: t.Duration, stop: t.Response.StopReason}
+	r := render.TurnResult{Resp: t.Response, Err: t.Err, Elapsed: t.Duration, Stop: t.Response.StopReason}
 	if errors.Is(t.Err, context.Canceled) { // the page's stop button
-		r.stop, r.userCancel = acp.StopCancelled, true
+		r.Stop, r.UserCancel = acp.StopCancelled, true
 	}
 	rec := state.Record{ID: sessionID, Agent: w.agent, Command: w.command, Cwd: w.cwd}
 	return w.st.AppendTranscript(rec, turnEntries(t.Prompt, t.Started, r, nil))

@@ -1,4 +1,4 @@
-package main
+package ask
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // read with a diff of a project file is asked, not allowed.
 func TestReadsPolicyAsksAboutAReadThatWrites(t *testing.T) {
 	asked := func(context.Context, *acp.PermissionRequest) (string, error) { return "asked", nil }
-	policy := allowingReads(asked)
+	policy := AllowingReads(asked)
 	for _, kind := range []string{"read", "search"} {
 		req, err := acp.ParsePermissionRequest([]byte(`{"sessionId":"s1","toolCall":{"toolCallId":"t1","kind":"` + kind + `",
 			"content":[{"type":"diff","path":"/p/main.go","oldText":"a","newText":"b"}]},

@@ -1,4 +1,11 @@
-package main
+// Package ask is where acphost asks the person at the terminal: the
+// --permission and --elicit policies, the Approver that shows a permission
+// request and reads the choice, the Elicitor that answers elicitations
+// (a form one field at a time, or consent to a URL), and how a question
+// and its answer are shown (FormatRequest, FormatElicitation,
+// FormatElicitationAnswer). Every agent string shown goes through
+// acp.SafeText.
+package ask
 
 import (
 	"context"
@@ -15,36 +22,36 @@ import (
 
 // The --permission policies.
 const (
-	permAsk    = "ask"
-	permAllow  = "allow"
-	permReject = "reject"
-	permPlan   = "plan"
-	permReads  = "reads"
+	PermAsk    = "ask"
+	PermAllow  = "allow"
+	PermReject = "reject"
+	PermPlan   = "plan"
+	PermReads  = "reads"
 )
 
-// allowingReads allows a request whose tool call the agent calls a read or
+// AllowingReads allows a request whose tool call the agent calls a read or
 // a search, and hands any other to ask. The kind is the agent's word (plan
 // mode is the host-enforced way to allow reads only).
-func allowingReads(ask acphost.PermissionFunc) acphost.PermissionFunc {
+func AllowingReads(ask acphost.PermissionFunc) acphost.PermissionFunc {
 	return func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
-		if isRead(req) {
+		if IsRead(req) {
 			return acphost.AllowAll()(ctx, req)
 		}
 		return ask(ctx, req)
 	}
 }
 
-// isRead reports whether --permission reads allows req: a read or a
+// IsRead reports whether --permission reads allows req: a read or a
 // search that, by what it carries, changes nothing (no diff, no option
 // whose structured changes write; see acphost.PermissionRequest.ReadOnly).
-func isRead(req *acp.PermissionRequest) bool {
+func IsRead(req *acp.PermissionRequest) bool {
 	k := req.ToolCall.Kind
 	return (k == acp.ToolRead || k == acp.ToolSearch) && req.ReadOnly()
 }
 
-// approver is the "ask" policy: it shows a permission request and reads
+// Approver is the "ask" policy: it shows a permission request and reads
 // the user's choice, by number, from standard input.
-type approver struct {
+type Approver struct {
 	in  *tty.Inbox
 	scr *tty.Screen // where the question goes: stdout, or stderr with --json
 	// showRequest prints the whole request first (with --json; the human
@@ -58,14 +65,14 @@ type approver struct {
 	turn chan struct{}
 }
 
-// newApprover returns the "ask" policy; seat is the one place at stdin,
+// NewApprover returns the "ask" policy; seat is the one place at stdin,
 // shared with the elicitation prompt.
-func newApprover(in *tty.Inbox, scr *tty.Screen, showRequest, echo bool, seat chan struct{}) *approver {
-	return &approver{in: in, scr: scr, showRequest: showRequest, echo: echo, turn: seat}
+func NewApprover(in *tty.Inbox, scr *tty.Screen, showRequest, echo bool, seat chan struct{}) *Approver {
+	return &Approver{in: in, scr: scr, showRequest: showRequest, echo: echo, turn: seat}
 }
 
-// decide is the ACPOptions.OnPermission of the "ask" policy.
-func (ap *approver) decide(ctx context.Context, req *acp.PermissionRequest) (string, error) {
+// Decide is the ACPOptions.OnPermission of the "ask" policy.
+func (ap *Approver) Decide(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 	if len(req.Options) == 0 {
 		return "", errors.New("the request offers no option")
 	}
@@ -75,7 +82,7 @@ func (ap *approver) decide(ctx context.Context, req *acp.PermissionRequest) (str
 	}
 	defer func() { <-ap.turn }()
 	if ap.showRequest || waited { // shown by the renderer, but other questions came since
-		ap.scr.Block(formatRequest(ap.scr, req))
+		ap.scr.Block(FormatRequest(ap.scr, req))
 	}
 	ap.scr.SetPaused(true)
 	defer ap.scr.SetPaused(false)
@@ -134,11 +141,11 @@ const (
 	maxContentLines = 10
 )
 
-// formatRequest renders a permission request for the terminal: heading,
+// FormatRequest renders a permission request for the terminal: heading,
 // description, tool kind and title, input, locations, content (diffs) and
 // the numbered options with their kinds and structured changes. Every
 // agent string goes through acphost.SafeText (Describe does it itself).
-func formatRequest(s *tty.Screen, req *acp.PermissionRequest) string {
+func FormatRequest(s *tty.Screen, req *acp.PermissionRequest) string {
 	var b strings.Builder
 	heading, fromPresentation := req.Heading()
 	writeHeading(&b, s, "? Permission: ", heading, "The agent asks for permission")
@@ -255,4 +262,22 @@ func writeHeading(b *strings.Builder, s *tty.Screen, label, text, fallback strin
 	for _, l := range lines[1:] {
 		b.WriteString("    " + s.Style(tty.StyleBold, l) + "\n")
 	}
+}
+
+// ReasonNote says why an answer was given where the person did not give
+// it ("" for a hook's own answer).
+func ReasonNote(r acphost.AnswerReason, err error) string {
+	switch r {
+	case acphost.ReasonTimeout:
+		return " · timed out"
+	case acphost.ReasonInvalid:
+		return " · " + tty.OneLine(tty.ErrMsg(err), 120)
+	case acphost.ReasonWithdrawn:
+		return " · withdrawn by the agent"
+	case acphost.ReasonCancelled:
+		return " · turn cancelled"
+	case acphost.ReasonClosed:
+		return " · closing"
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package main
+package ask
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 
 // The --elicit policies.
 const (
-	elicitAsk     = "ask"
-	elicitAccept  = "accept"
-	elicitDecline = "decline"
-	elicitCancel  = "cancel"
+	ElicitAsk     = "ask"
+	ElicitAccept  = "accept"
+	ElicitDecline = "decline"
+	ElicitCancel  = "cancel"
 )
 
 // The answers that end a form early, typed at any field.
@@ -27,37 +27,37 @@ const (
 	keyCancel  = "!cancel"
 )
 
-// elicitor answers the agent's elicitations by the --elicit policy; with
+// Elicitor answers the agent's elicitations by the --elicit policy; with
 // "ask" it shows the form and reads one field at a time from stdin.
-type elicitor struct {
-	policy string
-	auto   bool              // the policy is the default, not chosen: say so when declining
-	values map[string]string // --elicit-value, for "accept"
-	json   bool
-	in     *tty.Inbox
-	scr    *tty.Screen // questions: stdout, or stderr with --json
-	errs   *tty.Screen // notes
-	echo   bool        // echo answers (stdin is not a terminal)
-	asking chan struct{}
+type Elicitor struct {
+	Policy string
+	Auto   bool              // the policy is the default, not chosen: say so when declining
+	Values map[string]string // --elicit-value, for "accept"
+	JSON   bool              // --json: nothing is read from stdin
+	In     *tty.Inbox
+	Scr    *tty.Screen   // questions: stdout, or stderr with --json
+	Errs   *tty.Screen   // notes
+	Echo   bool          // echo answers (stdin is not a terminal)
+	Asking chan struct{} // the one seat at stdin, shared with the Approver
 }
 
-// answer is the ACPOptions.Elicitation.OnRequest of every policy.
-func (e *elicitor) answer(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
-	switch e.policy {
-	case elicitAsk:
+// Answer is the ACPOptions.Elicitation.OnRequest of every policy.
+func (e *Elicitor) Answer(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+	switch e.Policy {
+	case ElicitAsk:
 		return e.ask(ctx, req)
-	case elicitAccept:
+	case ElicitAccept:
 		content, err := e.preset(req)
 		return acphost.ElicitationAnswer{Action: acp.ElicitAccept, Content: content}, err
-	case elicitCancel:
+	case ElicitCancel:
 		return acphost.ElicitationAnswer{Action: acp.ElicitCancel}, nil
 	}
-	if e.auto {
+	if e.Auto {
 		why := "standard input is not a terminal: declined (--elicit ask answers from it)"
-		if e.json {
+		if e.JSON {
 			why = "--json reads nothing: declined (see --elicit)"
 		}
-		e.errs.Line(tty.StyleYellow, "acphost: the agent asks for input ("+tty.OneLine(acp.SafeText(req.Message), 60)+"); "+why)
+		e.Errs.Line(tty.StyleYellow, "acphost: the agent asks for input ("+tty.OneLine(acp.SafeText(req.Message), 60)+"); "+why)
 	}
 	return acphost.ElicitationAnswer{Action: acp.ElicitDecline}, nil
 }
@@ -65,7 +65,7 @@ func (e *elicitor) answer(ctx context.Context, req *acp.ElicitationRequest) (acp
 // preset is the content --elicit accept sends: each field's default, then
 // the --elicit-value of fields this form has. The library validates it
 // (a required field left empty answers cancel, with the reason).
-func (e *elicitor) preset(req *acp.ElicitationRequest) (map[string]any, error) {
+func (e *Elicitor) preset(req *acp.ElicitationRequest) (map[string]any, error) {
 	if req.Form == nil {
 		return nil, nil
 	}
@@ -75,7 +75,7 @@ func (e *elicitor) preset(req *acp.ElicitationRequest) (map[string]any, error) {
 			content[f.Name] = f.Default
 		}
 	}
-	for name, text := range e.values {
+	for name, text := range e.Values {
 		f := req.Form.Field(name)
 		if f == nil {
 			continue
@@ -91,19 +91,19 @@ func (e *elicitor) preset(req *acp.ElicitationRequest) (map[string]any, error) {
 
 // ask shows the request and reads the answer. Only one question at a
 // time reads stdin (permissions included).
-func (e *elicitor) ask(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
-	if _, err := acquire(ctx, e.asking); err != nil {
+func (e *Elicitor) ask(ctx context.Context, req *acp.ElicitationRequest) (acphost.ElicitationAnswer, error) {
+	if _, err := acquire(ctx, e.Asking); err != nil {
 		return acphost.ElicitationAnswer{}, err
 	}
-	defer func() { <-e.asking }()
-	e.scr.SetPaused(true)
-	defer e.scr.SetPaused(false)
-	e.scr.Block(formatElicitation(e.scr, req, true))
+	defer func() { <-e.Asking }()
+	e.Scr.SetPaused(true)
+	defer e.Scr.SetPaused(false)
+	e.Scr.Block(FormatElicitation(e.Scr, req, true))
 	switch {
 	case req.Mode == acp.ModeURL:
 		return e.askURL(ctx)
 	case req.Form == nil:
-		e.scr.Line(tty.StyleYellow, "this kind of question cannot be answered here: cancelling")
+		e.Scr.Line(tty.StyleYellow, "this kind of question cannot be answered here: cancelling")
 		return acphost.ElicitationAnswer{Action: acp.ElicitCancel}, nil
 	}
 	for {
@@ -122,43 +122,43 @@ func (e *elicitor) ask(ctx context.Context, req *acp.ElicitationRequest) (acphos
 		if err == nil {
 			return acphost.ElicitationAnswer{Action: acp.ElicitAccept, Content: content}, nil
 		}
-		e.scr.Line(tty.StyleYellow, tty.ErrMsg(err)+": once more")
+		e.Scr.Line(tty.StyleYellow, tty.ErrMsg(err)+": once more")
 	}
 }
 
 // askField reads one field until the answer fits it. set is false for an
 // optional field left empty; end is decline or cancel when the user ended
 // the form.
-func (e *elicitor) askField(ctx context.Context, f *acp.FormField) (v any, set bool, end acp.ElicitationAction, err error) {
+func (e *Elicitor) askField(ctx context.Context, f *acp.FormField) (v any, set bool, end acp.ElicitationAction, err error) {
 	if d := tty.OneLine(acp.SafeText(f.Description), 200); d != "" {
-		e.scr.Line(tty.StyleDim, d)
+		e.Scr.Line(tty.StyleDim, d)
 	}
 	if f.Kind == acp.FormOther {
 		if f.Required {
-			e.scr.Line(tty.StyleYellow, fieldTitle(f)+": a "+acp.SafeText(f.Type)+" field cannot be answered here: cancelling")
+			e.Scr.Line(tty.StyleYellow, fieldTitle(f)+": a "+acp.SafeText(f.Type)+" field cannot be answered here: cancelling")
 			return nil, false, acp.ElicitCancel, nil
 		}
-		e.scr.Line(tty.StyleDim, fieldTitle(f)+": a "+acp.SafeText(f.Type)+" field cannot be answered here: left out")
+		e.Scr.Line(tty.StyleDim, fieldTitle(f)+": a "+acp.SafeText(f.Type)+" field cannot be answered here: left out")
 		return nil, false, "", nil
 	}
 	if f.Kind == acp.FormEnum || f.Kind == acp.FormMultiSelect {
-		e.scr.Block(formatChoices(e.scr, f))
+		e.Scr.Block(formatChoices(e.Scr, f))
 	}
-	question := e.scr.Style(tty.StyleAsk, fieldQuestion(f))
+	question := e.Scr.Style(tty.StyleAsk, fieldQuestion(f))
 	for {
-		e.scr.Prompt(question)
-		line, ok, err := e.in.Ask(ctx)
+		e.Scr.Prompt(question)
+		line, ok, err := e.In.Ask(ctx)
 		switch {
 		case err != nil: // cancelled, withdrawn or closed: answered already
-			e.scr.Unprompt()
+			e.Scr.Unprompt()
 			return nil, false, "", err
 		case !ok:
-			e.scr.BreakLine()
-			e.scr.Line(tty.StyleYellow, "no more input: cancelling")
+			e.Scr.BreakLine()
+			e.Scr.Line(tty.StyleYellow, "no more input: cancelling")
 			return nil, false, acp.ElicitCancel, nil
 		}
 		{
-			e.scr.Answered(acp.SafeText(line), e.echo)
+			e.Scr.Answered(acp.SafeText(line), e.Echo)
 			s := strings.TrimSpace(line)
 			switch s {
 			case keyDecline:
@@ -172,7 +172,7 @@ func (e *elicitor) askField(ctx context.Context, f *acp.FormField) (v any, set b
 				if !f.Required {
 					return nil, false, "", nil
 				}
-				e.scr.Line(tty.StyleYellow, "required: type an answer ("+keyDecline+" declines, "+keyCancel+" dismisses)")
+				e.Scr.Line(tty.StyleYellow, "required: type an answer ("+keyDecline+" declines, "+keyCancel+" dismisses)")
 				continue
 			}
 			v, err := parseValue(f, s)
@@ -182,28 +182,28 @@ func (e *elicitor) askField(ctx context.Context, f *acp.FormField) (v any, set b
 			if err == nil {
 				return v, true, "", nil
 			}
-			e.scr.Line(tty.StyleYellow, err.Error())
+			e.Scr.Line(tty.StyleYellow, err.Error())
 		}
 	}
 }
 
 // askURL asks for consent to a URL elicitation shown already.
-func (e *elicitor) askURL(ctx context.Context) (acphost.ElicitationAnswer, error) {
-	question := e.scr.Style(tty.StyleAsk, "y: accept (open it yourself), n: decline, c: cancel:")
+func (e *Elicitor) askURL(ctx context.Context) (acphost.ElicitationAnswer, error) {
+	question := e.Scr.Style(tty.StyleAsk, "y: accept (open it yourself), n: decline, c: cancel:")
 	for {
-		e.scr.Prompt(question)
-		line, ok, err := e.in.Ask(ctx)
+		e.Scr.Prompt(question)
+		line, ok, err := e.In.Ask(ctx)
 		switch {
 		case err != nil:
-			e.scr.Unprompt()
+			e.Scr.Unprompt()
 			return acphost.ElicitationAnswer{}, err
 		case !ok:
-			e.scr.BreakLine()
-			e.scr.Line(tty.StyleYellow, "no more input: cancelling")
+			e.Scr.BreakLine()
+			e.Scr.Line(tty.StyleYellow, "no more input: cancelling")
 			return acphost.ElicitationAnswer{Action: acp.ElicitCancel}, nil
 		}
 		{
-			e.scr.Answered(acp.SafeText(line), e.echo)
+			e.Scr.Answered(acp.SafeText(line), e.Echo)
 			switch strings.ToLower(strings.TrimSpace(line)) {
 			case "y", "yes":
 				return acphost.ElicitationAnswer{Action: acp.ElicitAccept}, nil
@@ -212,7 +212,7 @@ func (e *elicitor) askURL(ctx context.Context) (acphost.ElicitationAnswer, error
 			case "c", keyCancel:
 				return acphost.ElicitationAnswer{Action: acp.ElicitCancel}, nil
 			}
-			e.scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not y, n or c", tty.OneLine(acp.SafeText(line), 40)))
+			e.Scr.Line(tty.StyleYellow, fmt.Sprintf("%q is not y, n or c", tty.OneLine(acp.SafeText(line), 40)))
 		}
 	}
 }
@@ -450,10 +450,10 @@ func isDefault(f *acp.FormField, value string) bool {
 	return false
 }
 
-// formatElicitation renders a request: the message, then the form's title
+// FormatElicitation renders a request: the message, then the form's title
 // and description (and, unless asking, its fields), or the URL and its
 // host. Every agent string goes through acphost.SafeText.
-func formatElicitation(s *tty.Screen, req *acp.ElicitationRequest, asking bool) string {
+func FormatElicitation(s *tty.Screen, req *acp.ElicitationRequest, asking bool) string {
 	var b strings.Builder
 	writeHeading(&b, s, "? Question: ", req.Message, "The agent asks for input")
 	switch {
@@ -494,9 +494,9 @@ func formatElicitation(s *tty.Screen, req *acp.ElicitationRequest, asking bool) 
 	return b.String()
 }
 
-// formatElicitationAnswer is "→ accepted: name=Ada, count=4", "→ declined
+// FormatElicitationAnswer is "→ accepted: name=Ada, count=4", "→ declined
 // · --elicit decline", …
-func formatElicitationAnswer(s *tty.Screen, policy string, ev acphost.StreamEvent) string {
+func FormatElicitationAnswer(s *tty.Screen, policy string, ev acphost.StreamEvent) string {
 	a := ev.ElicitationAnswer
 	if a == nil {
 		return ""
@@ -522,11 +522,11 @@ func formatElicitationAnswer(s *tty.Screen, policy string, ev acphost.StreamEven
 	}
 	switch a.Reason {
 	case acphost.ReasonHook:
-		if policy != elicitAsk {
+		if policy != ElicitAsk {
 			text += " · --elicit " + policy
 		}
 	default:
-		text += reasonNote(a.Reason, a.Err)
+		text += ReasonNote(a.Reason, a.Err)
 	}
 	return "  " + s.Style(code, text)
 }
@@ -542,8 +542,8 @@ func showRaw(v any) string {
 	return showValue(nil, v)
 }
 
-// urlHost is the host of a URL elicitation, for the completion line.
-func urlHost(raw string) string {
+// URLHost is the host of a URL elicitation, for the completion line.
+func URLHost(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return ""

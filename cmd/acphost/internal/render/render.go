@@ -1,4 +1,9 @@
-package main
+// Package render shows a turn: the Sink a turn's start, stream events and
+// outcome go to, and its three kinds: Human (text as it streams, a line per
+// tool call with the last lines of its output, the plan, permission
+// requests and their answers, elapsed time and usage), JSONSink (--json,
+// one object per line) and QuietSink (--quiet, the final answer only).
+package render
 
 import (
 	"encoding/json"
@@ -10,52 +15,53 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/ask"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
-// sink receives a turn: its start, the library's stream events (on the
+// Sink receives a turn: its start, the library's stream events (on the
 // client's dispatcher goroutine) and its outcome.
-type sink interface {
-	beginTurn(prompt string, echo bool)
-	event(ev acphost.StreamEvent)
-	endTurn(r turnResult)
-	// elicitationComplete is ACPOptions.Elicitation.OnComplete: the agent
+type Sink interface {
+	BeginTurn(prompt string, echo bool)
+	Event(ev acphost.StreamEvent)
+	EndTurn(r TurnResult)
+	// ElicitationComplete is ACPOptions.Elicitation.OnComplete: the agent
 	// says the page of a URL elicitation the user accepted is finished.
-	elicitationComplete(c acp.ElicitationComplete)
+	ElicitationComplete(c acp.ElicitationComplete)
 }
 
-// turnResult is how a turn ended.
-type turnResult struct {
-	resp    acphost.Response
-	err     error
-	elapsed time.Duration
+// TurnResult is how a turn ended.
+type TurnResult struct {
+	Resp    acphost.Response
+	Err     error
+	Elapsed time.Duration
 	// stop is the stop reason to report: the response's, or "cancelled"
 	// for a turn cancelled before the agent saw it.
-	stop acp.StopReason
+	Stop acp.StopReason
 	// userCancel reports a turn the user cancelled with Ctrl-C and the
 	// agent confirmed; it is not an error.
-	userCancel bool
+	UserCancel bool
 }
 
-// human renders a turn for people: text streamed as it arrives, thoughts
+// Human renders a turn for people: text streamed as it arrives, thoughts
 // dimmed, one line per tool call with a mark when it finishes, the plan as
 // a checklist, permission requests and their answers, elapsed time.
-type human struct {
+type Human struct {
 	s      *tty.Screen
 	policy string // the --permission policy, named in answers it made
 	elicit string // the --elicit policy, likewise
 
-	// remembered reports (once) whether the permission of a tool call
+	// Remembered reports (once) whether the permission of a tool call
 	// was answered from an earlier "always" without asking.
-	remembered func(toolCallID string) bool
-	// answerNote says (once) why a tool call's permission was answered
+	Remembered func(toolCallID string) bool
+	// AnswerNote says (once) why a tool call's permission was answered
 	// without asking: the policy file's rule.
-	answerNote func(toolCallID string) string
-	// humanWait is the time the turn spent waiting for the person.
-	humanWait func() time.Duration
-	// toolOutput is how many of a finished tool's last output lines are
+	AnswerNote func(toolCallID string) string
+	// HumanWait is the time the turn spent waiting for the person.
+	HumanWait func() time.Duration
+	// ToolOutput is how many of a finished tool's last output lines are
 	// shown (--tool-output; 0 none, negative all).
-	toolOutput int
+	ToolOutput int
 
 	mu        sync.Mutex        // guards the fields below (ticker vs. events)
 	block     acphost.EventType // EventText or EventThought while a stream of chunks runs
@@ -70,14 +76,14 @@ type human struct {
 	tickerEnd sync.WaitGroup
 }
 
-func newHuman(s *tty.Screen, policy, elicit string) *human {
-	return &human{s: s, policy: policy, elicit: elicit, urlHosts: map[string]string{}, toolOutput: defaultToolOutput}
+func NewHuman(s *tty.Screen, policy, elicit string) *Human {
+	return &Human{s: s, policy: policy, elicit: elicit, urlHosts: map[string]string{}, ToolOutput: DefaultToolOutput}
 }
 
 // maxURLHosts bounds the URL elicitations remembered for their completion.
 const maxURLHosts = 256
 
-func (h *human) beginTurn(prompt string, echo bool) {
+func (h *Human) BeginTurn(prompt string, echo bool) {
 	if echo {
 		h.s.Block(h.s.Style(tty.StyleBold, "› "+acp.SafeText(prompt)))
 	}
@@ -92,7 +98,7 @@ func (h *human) beginTurn(prompt string, echo bool) {
 }
 
 // tick shows the elapsed time while the turn waits for the agent.
-func (h *human) tick(start time.Time, stop <-chan struct{}) {
+func (h *Human) tick(start time.Time, stop <-chan struct{}) {
 	defer h.tickerEnd.Done()
 	frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 	t := time.NewTicker(100 * time.Millisecond)
@@ -108,7 +114,7 @@ func (h *human) tick(start time.Time, stop <-chan struct{}) {
 	}
 }
 
-func (h *human) event(ev acphost.StreamEvent) {
+func (h *Human) Event(ev acphost.StreamEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.s
@@ -147,10 +153,10 @@ func (h *human) event(ev acphost.StreamEvent) {
 	case acphost.EventPlan:
 		s.Block(h.formatPlan(ev.Plan))
 	case acphost.EventPermission:
-		s.Block(formatRequest(s, ev.Permission))
+		s.Block(ask.FormatRequest(s, ev.Permission))
 	case acphost.EventPermissionAnswer:
 		if a := ev.Answer; a != nil {
-			if why := refusal(a); why != "" {
+			if why := Refusal(a); why != "" {
 				h.refused[ev.ID] = why
 			} else {
 				delete(h.refused, ev.ID)
@@ -170,13 +176,13 @@ func (h *human) event(ev acphost.StreamEvent) {
 			if len(h.urlHosts) >= maxURLHosts {
 				clear(h.urlHosts)
 			}
-			h.urlHosts[req.ElicitationID] = urlHost(req.URL)
+			h.urlHosts[req.ElicitationID] = ask.URLHost(req.URL)
 		}
-		if h.elicit != elicitAsk { // else the form prompt shows it
-			s.Block(formatElicitation(s, ev.Elicitation, false))
+		if h.elicit != ask.ElicitAsk { // else the form prompt shows it
+			s.Block(ask.FormatElicitation(s, ev.Elicitation, false))
 		}
 	case acphost.EventElicitationAnswer:
-		s.Block(formatElicitationAnswer(s, h.elicit, ev))
+		s.Block(ask.FormatElicitationAnswer(s, h.elicit, ev))
 	case acphost.EventUsage:
 		h.usage = ev.Usage
 		return
@@ -203,7 +209,7 @@ func (h *human) event(ev acphost.StreamEvent) {
 
 // chunk streams a piece of text or thought, starting a new line when the
 // stream switches from one to the other.
-func (h *human) chunk(kind acphost.EventType, text string) {
+func (h *Human) chunk(kind acphost.EventType, text string) {
 	if text == "" {
 		return
 	}
@@ -222,12 +228,12 @@ func (h *human) chunk(kind acphost.EventType, text string) {
 	s.Print(code, text)
 }
 
-func (h *human) toolText(ev acphost.StreamEvent) string {
+func (h *Human) toolText(ev acphost.StreamEvent) string {
 	return string(ev.Kind) + "\x00" + ev.Name
 }
 
 // toolLine is "  ⋯ execute ls", with ✓ or ✗ once finished.
-func (h *human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
+func (h *Human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
 	mark, code := "⋯", tty.StyleDim
 	switch ev.Status {
 	case acp.StatusCompleted:
@@ -264,7 +270,7 @@ func (h *human) toolLine(ev acphost.StreamEvent) (styled, plain string) {
 	return styled, plain
 }
 
-func (h *human) formatPlan(entries []acp.PlanEntry) string {
+func (h *Human) formatPlan(entries []acp.PlanEntry) string {
 	s := h.s
 	var b strings.Builder
 	b.WriteString(s.Style(tty.StyleBold, "Plan") + "\n")
@@ -281,7 +287,7 @@ func (h *human) formatPlan(entries []acp.PlanEntry) string {
 	return b.String()
 }
 
-func (h *human) formatAnswer(id string, a *acphost.PermissionAnswer) string {
+func (h *Human) formatAnswer(id string, a *acphost.PermissionAnswer) string {
 	s := h.s
 	if a == nil {
 		return ""
@@ -304,40 +310,22 @@ func (h *human) formatAnswer(id string, a *acphost.PermissionAnswer) string {
 	case acphost.ReasonHook:
 		if note := h.note(id); note != "" {
 			text += " · " + acp.SafeText(note)
-		} else if h.policy != permAsk && h.policy != permReads {
+		} else if h.policy != ask.PermAsk && h.policy != ask.PermReads {
 			text += " · --permission " + h.policy
-		} else if h.remembered != nil && h.remembered(id) {
+		} else if h.Remembered != nil && h.Remembered(id) {
 			text += " · remembered: you chose \"always\" for this tool earlier"
 		}
 	case acphost.ReasonPlanMode:
 		text += " · plan mode"
 	default:
-		text += reasonNote(a.Reason, a.Err)
+		text += ask.ReasonNote(a.Reason, a.Err)
 	}
 	return "  " + s.Style(code, text)
 }
 
-// reasonNote says why an answer was given where the person did not give
-// it ("" for a hook's own answer).
-func reasonNote(r acphost.AnswerReason, err error) string {
-	switch r {
-	case acphost.ReasonTimeout:
-		return " · timed out"
-	case acphost.ReasonInvalid:
-		return " · " + tty.OneLine(tty.ErrMsg(err), 120)
-	case acphost.ReasonWithdrawn:
-		return " · withdrawn by the agent"
-	case acphost.ReasonCancelled:
-		return " · turn cancelled"
-	case acphost.ReasonClosed:
-		return " · closing"
-	}
-	return ""
-}
-
-// setMode records the mode shown (in the header, after /mode), so that
+// SetMode records the mode shown (in the header, after /mode), so that
 // the agent's confirmation of it is not shown as a change.
-func (h *human) setMode(id string) {
+func (h *Human) SetMode(id string) {
 	if h == nil {
 		return
 	}
@@ -346,7 +334,7 @@ func (h *human) setMode(id string) {
 	h.mu.Unlock()
 }
 
-func (h *human) elicitationComplete(c acp.ElicitationComplete) {
+func (h *Human) ElicitationComplete(c acp.ElicitationComplete) {
 	h.mu.Lock()
 	host, ok := h.urlHosts[c.ElicitationID]
 	delete(h.urlHosts, c.ElicitationID)
@@ -360,14 +348,14 @@ func (h *human) elicitationComplete(c acp.ElicitationComplete) {
 }
 
 // note is answerNote's note for the tool call, if any.
-func (h *human) note(id string) string {
-	if h.answerNote == nil {
+func (h *Human) note(id string) string {
+	if h.AnswerNote == nil {
 		return ""
 	}
-	return h.answerNote(id)
+	return h.AnswerNote(id)
 }
 
-func (h *human) endTurn(r turnResult) {
+func (h *Human) EndTurn(r TurnResult) {
 	if h.stopTick != nil {
 		close(h.stopTick)
 		h.tickerEnd.Wait()
@@ -379,20 +367,20 @@ func (h *human) endTurn(r turnResult) {
 	h.mu.Unlock()
 	s := h.s
 	mark, code := "✓", tty.StyleGreen
-	what := acp.SafeText(string(r.stop))
+	what := acp.SafeText(string(r.Stop))
 	switch {
-	case r.err != nil && !r.userCancel:
+	case r.Err != nil && !r.UserCancel:
 		mark, code = "✗", tty.StyleRed
 		if what == "" {
 			what = "failed"
 		}
-	case r.stop == acp.StopCancelled:
+	case r.Stop == acp.StopCancelled:
 		mark, code = "⨯", tty.StyleYellow
 	}
-	parts := []string{what, tty.FormatDuration(r.elapsed)}
-	if h.humanWait != nil {
-		if w := h.humanWait(); w > 0 && w < r.elapsed {
-			parts[1] = tty.FormatDuration(r.elapsed-w) + " working + " + tty.FormatDuration(w) + " waiting for you"
+	parts := []string{what, tty.FormatDuration(r.Elapsed)}
+	if h.HumanWait != nil {
+		if w := h.HumanWait(); w > 0 && w < r.Elapsed {
+			parts[1] = tty.FormatDuration(r.Elapsed-w) + " working + " + tty.FormatDuration(w) + " waiting for you"
 		}
 	}
 	if usage != nil {
@@ -424,16 +412,16 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// defaultToolOutput is how many last lines of a tool's output are shown.
-const defaultToolOutput = 3
+// DefaultToolOutput is how many last lines of a tool's output are shown.
+const DefaultToolOutput = 3
 
 // maxOutputRunes cuts a long output line.
 const maxOutputRunes = 200
 
 // formatOutput is a finished tool's output, collapsed to its last lines:
 // "    │ line", after a count of the lines left out.
-func (h *human) formatOutput(ev acphost.StreamEvent) string {
-	if h.toolOutput == 0 {
+func (h *Human) formatOutput(ev acphost.StreamEvent) string {
+	if h.ToolOutput == 0 {
 		return ""
 	}
 	lines := toolOutputLines(ev)
@@ -442,9 +430,9 @@ func (h *human) formatOutput(ev acphost.StreamEvent) string {
 	}
 	s := h.s
 	var b strings.Builder
-	if h.toolOutput > 0 && len(lines) > h.toolOutput {
-		fmt.Fprintf(&b, "    %s\n", s.Style(tty.StyleDim, fmt.Sprintf("┆ %d more lines above (--tool-output all shows them)", len(lines)-h.toolOutput)))
-		lines = lines[len(lines)-h.toolOutput:]
+	if h.ToolOutput > 0 && len(lines) > h.ToolOutput {
+		fmt.Fprintf(&b, "    %s\n", s.Style(tty.StyleDim, fmt.Sprintf("┆ %d more lines above (--tool-output all shows them)", len(lines)-h.ToolOutput)))
+		lines = lines[len(lines)-h.ToolOutput:]
 	}
 	for _, l := range lines {
 		if r := []rune(l); len(r) > maxOutputRunes {
@@ -508,9 +496,9 @@ func toolOutputLines(ev acphost.StreamEvent) []string {
 	return lines
 }
 
-// refusal is why answer refused a permission ("rejected", "rejected by
+// Refusal is why answer refused a permission ("rejected", "rejected by
 // plan mode", "cancelled"), "" for an allow.
-func refusal(a *acphost.PermissionAnswer) string {
+func Refusal(a *acphost.PermissionAnswer) string {
 	switch {
 	case a.Cancelled || a.Option == nil:
 		return "cancelled"

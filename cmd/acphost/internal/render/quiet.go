@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"io"
@@ -9,10 +9,10 @@ import (
 	"github.com/acphost/acphost/acp"
 )
 
-// quietSink is --quiet: each turn's final answer on stdout and nothing
+// QuietSink is --quiet: each turn's final answer on stdout and nothing
 // else. The final answer is the agent's last message: text after the last
 // tool call, or after a message id change (a new message) the last run.
-type quietSink struct {
+type QuietSink struct {
 	w io.Writer
 
 	mu    sync.Mutex
@@ -21,16 +21,16 @@ type quietSink struct {
 	fresh bool // a tool call came: the next text starts a new answer
 }
 
-func newQuietSink(w io.Writer) *quietSink { return &quietSink{w: w} }
+func NewQuietSink(w io.Writer) *QuietSink { return &QuietSink{w: w} }
 
-func (q *quietSink) beginTurn(string, bool) {
+func (q *QuietSink) BeginTurn(string, bool) {
 	q.mu.Lock()
 	q.text.Reset()
 	q.msgID, q.fresh = "", false
 	q.mu.Unlock()
 }
 
-func (q *quietSink) event(ev acphost.StreamEvent) {
+func (q *QuietSink) Event(ev acphost.StreamEvent) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	switch ev.Type {
@@ -51,7 +51,7 @@ func (q *quietSink) event(ev acphost.StreamEvent) {
 	}
 }
 
-func (q *quietSink) endTurn(turnResult) {
+func (q *QuietSink) EndTurn(TurnResult) {
 	q.mu.Lock()
 	text := strings.TrimSpace(acp.SafeText(q.text.String()))
 	q.text.Reset()
@@ -61,4 +61,4 @@ func (q *quietSink) endTurn(turnResult) {
 	}
 }
 
-func (q *quietSink) elicitationComplete(acp.ElicitationComplete) {}
+func (q *QuietSink) ElicitationComplete(acp.ElicitationComplete) {}

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"encoding/json"
@@ -9,11 +9,11 @@ import (
 	"github.com/acphost/acphost/acp"
 )
 
-// jsonLine is one line of --json output: a library StreamEvent (type as in
+// JSONLine is one line of --json output: a library StreamEvent (type as in
 // the library) or, after each turn, a "result". Strings are the agent's,
 // unfiltered: JSON escapes control characters, and the consumer decides how
 // to display them.
-type jsonLine struct {
+type JSONLine struct {
 	Type  string `json:"type"`
 	Delta string `json:"delta,omitempty"`
 	// Tool events; permission and permission_answer carry the tool call's
@@ -31,7 +31,7 @@ type jsonLine struct {
 	// permission
 	Title       string       `json:"title,omitempty"`
 	Description string       `json:"description,omitempty"`
-	Options     []jsonOption `json:"options,omitempty"`
+	Options     []JSONOption `json:"options,omitempty"`
 	// permission_answer
 	OptionID   string `json:"optionId,omitempty"`
 	OptionKind string `json:"optionKind,omitempty"`
@@ -63,7 +63,7 @@ type jsonLine struct {
 	DurationMS *int64  `json:"durationMs,omitempty"`
 }
 
-type jsonOption struct {
+type JSONOption struct {
 	OptionID    string   `json:"optionId"`
 	Name        string   `json:"name"`
 	Kind        string   `json:"kind"`
@@ -71,22 +71,22 @@ type jsonOption struct {
 	Changes     []string `json:"changes,omitempty"` // PermissionChange.Describe of each change
 }
 
-// jsonSink writes --json output: one object per line, nothing else.
-type jsonSink struct {
+// JSONSink writes --json output: one object per line, nothing else.
+type JSONSink struct {
 	mu  sync.Mutex
 	enc *json.Encoder
-	// decision says who answered a permission without asking (ok false:
+	// Decision says who answered a permission without asking (ok false:
 	// the person answered, or nobody did).
-	decision func(toolCallID string, ans *acphost.PermissionAnswer) (by, rule string, ok bool)
+	Decision func(toolCallID string, ans *acphost.PermissionAnswer) (by, rule string, ok bool)
 }
 
-func newJSONSink(w io.Writer) *jsonSink {
+func NewJSONSink(w io.Writer) *JSONSink {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return &jsonSink{enc: enc}
+	return &JSONSink{enc: enc}
 }
 
-func (j *jsonSink) write(l *jsonLine) {
+func (j *JSONSink) write(l *JSONLine) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err := j.enc.Encode(l); err != nil {
@@ -97,10 +97,10 @@ func (j *jsonSink) write(l *jsonLine) {
 	}
 }
 
-func (j *jsonSink) beginTurn(string, bool) {}
+func (j *JSONSink) BeginTurn(string, bool) {}
 
-func (j *jsonSink) event(ev acphost.StreamEvent) {
-	l := &jsonLine{Type: string(ev.Type)}
+func (j *JSONSink) Event(ev acphost.StreamEvent) {
+	l := &JSONLine{Type: string(ev.Type)}
 	switch ev.Type {
 	case acphost.EventText, acphost.EventThought:
 		l.Delta = ev.Delta
@@ -123,9 +123,9 @@ func (j *jsonSink) event(ev acphost.StreamEvent) {
 				l.Description = p.Description
 			}
 			l.Input = req.ToolCall.RawInput
-			l.Options = make([]jsonOption, 0, len(req.Options))
+			l.Options = make([]JSONOption, 0, len(req.Options))
 			for _, o := range req.Options {
-				jo := jsonOption{OptionID: o.ID, Name: o.Name, Kind: string(o.Kind), Description: o.Meta.Description}
+				jo := JSONOption{OptionID: o.ID, Name: o.Name, Kind: string(o.Kind), Description: o.Meta.Description}
 				for _, c := range o.Meta.Changes {
 					jo.Changes = append(jo.Changes, c.Describe())
 				}
@@ -144,9 +144,9 @@ func (j *jsonSink) event(ev acphost.StreamEvent) {
 			}
 		}
 		j.write(l)
-		if j.decision != nil {
-			if by, rule, ok := j.decision(ev.ID, ev.Answer); ok {
-				j.write(&jsonLine{Type: "permission_decision", ID: l.ID, Name: l.Name, OptionID: l.OptionID,
+		if j.Decision != nil {
+			if by, rule, ok := j.Decision(ev.ID, ev.Answer); ok {
+				j.write(&JSONLine{Type: "permission_decision", ID: l.ID, Name: l.Name, OptionID: l.OptionID,
 					OptionKind: l.OptionKind, Cancelled: l.Cancelled, DecidedBy: by, Rule: rule})
 			}
 		}
@@ -180,17 +180,17 @@ func (j *jsonSink) event(ev acphost.StreamEvent) {
 	j.write(l)
 }
 
-func (j *jsonSink) elicitationComplete(c acp.ElicitationComplete) {
-	j.write(&jsonLine{Type: "elicitation_complete", ElicitationID: c.ElicitationID})
+func (j *JSONSink) ElicitationComplete(c acp.ElicitationComplete) {
+	j.write(&JSONLine{Type: "elicitation_complete", ElicitationID: c.ElicitationID})
 }
 
-// endTurn writes the turn's "result" line.
-func (j *jsonSink) endTurn(r turnResult) {
-	text := r.resp.Text
-	ms := r.elapsed.Milliseconds()
-	l := &jsonLine{Type: "result", StopReason: string(r.stop), Text: &text, DurationMS: &ms}
-	if r.err != nil && !r.userCancel {
-		l.Error = r.err.Error()
+// EndTurn writes the turn's "result" line.
+func (j *JSONSink) EndTurn(r TurnResult) {
+	text := r.Resp.Text
+	ms := r.Elapsed.Milliseconds()
+	l := &JSONLine{Type: "result", StopReason: string(r.Stop), Text: &text, DurationMS: &ms}
+	if r.Err != nil && !r.UserCancel {
+		l.Error = r.Err.Error()
 	}
 	j.write(l)
 }
