@@ -23,6 +23,7 @@ import (
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
+	"github.com/acphost/acphost/cmd/acphost/internal/usage"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -130,7 +131,7 @@ func run(args []string) int {
 	cfg, err := parseArgs(args, os.Stderr, tty.IsTerminal(os.Stdin))
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(os.Stdout, usageText) // acphost --help | less
+		fmt.Fprint(os.Stdout, usage.Text) // acphost --help | less
 		return exitOK
 	case errors.Is(err, errVersion):
 		printVersion(os.Stdout)
@@ -149,6 +150,10 @@ func run(args []string) int {
 	return newApp(cfg, os.Stdin, os.Stdout, os.Stderr).run()
 }
 
+// The package doc (doc.go) is generated from the help text.
+//
+//go:generate go test -run=^TestDocsUpToDate$ -fixdocs
+
 // errVersion is parseArgs' answer to --version.
 var errVersion = errors.New("version asked")
 
@@ -162,36 +167,6 @@ func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "acphost %s (library %s, ACP protocol version %d, %s)\n", v, acphost.Version, acp.ProtocolVersion, runtime.Version())
 }
 
-// flagError rewords the flag package's errors for the long flags people
-// type: "-bogus" becomes "--bogus", "provided but not defined" becomes
-// "unknown flag".
-func flagError(err error) error {
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return fmt.Errorf("unknown flag %s", dashes(name))
-	}
-	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return fmt.Errorf("flag %s needs a value", dashes(name))
-	}
-	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
-		// invalid value "soon" for flag -timeout: parse error
-		if i := strings.Index(rest, " for flag -"); i >= 0 {
-			value := rest[:i]
-			name, why, _ := strings.Cut(rest[i+len(" for flag -"):], ": ")
-			return fmt.Errorf("%s %s: %s", dashes(name), value, why)
-		}
-	}
-	return err
-}
-
-// dashes spells a flag as typed: -p, --prompt.
-func dashes(name string) string {
-	if len(name) == 1 {
-		return "-" + name
-	}
-	return "--" + name
-}
-
 // flagValues holds what the flags set that goes to config only after
 // checks (parseArgs).
 type flagValues struct {
@@ -201,52 +176,52 @@ type flagValues struct {
 }
 
 // mainFlags is acphost's flag set, setting cfg and v. Each flag's usage
-// is the help text's description of it (flagHelp): usageText is the one
+// is the help text's description of it (usage.FlagHelp): usage.Text is the one
 // flag reference.
 func mainFlags(cfg *config) (*flag.FlagSet, *flagValues) {
 	v := &flagValues{}
 	fs := flag.NewFlagSet("acphost", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // run reports the error, once
-	fs.BoolVar(&v.version, "version", false, flagHelp("version"))
-	fs.Var(&v.prompts, "p", flagHelp("p"))
-	fs.Var(&v.prompts, "prompt", flagHelp("prompt"))
+	fs.BoolVar(&v.version, "version", false, usage.FlagHelp("version"))
+	fs.Var(&v.prompts, "p", usage.FlagHelp("p"))
+	fs.Var(&v.prompts, "prompt", usage.FlagHelp("prompt"))
 	promptFromFile := &promptFile{prompts: &v.prompts, stdin: os.Stdin}
-	fs.Var(promptFromFile, "f", flagHelp("f"))
-	fs.Var(promptFromFile, "file", flagHelp("file"))
-	fs.StringVar(&cfg.permission, "permission", "", flagHelp("permission"))
-	fs.StringVar(&cfg.nonInteractive, "non-interactive-permissions", "", flagHelp("non-interactive-permissions"))
+	fs.Var(promptFromFile, "f", usage.FlagHelp("f"))
+	fs.Var(promptFromFile, "file", usage.FlagHelp("file"))
+	fs.StringVar(&cfg.permission, "permission", "", usage.FlagHelp("permission"))
+	fs.StringVar(&cfg.nonInteractive, "non-interactive-permissions", "", usage.FlagHelp("non-interactive-permissions"))
 	mcpConfigFlag(fs, cfg)
-	fs.StringVar(&cfg.policyPath, "permission-policy", "", flagHelp("permission-policy"))
-	fs.BoolVar(&cfg.quiet, "quiet", false, flagHelp("quiet"))
-	fs.StringVar(&cfg.elicit, "elicit", "", flagHelp("elicit"))
-	fs.Var(&v.elicitValues, "elicit-value", flagHelp("elicit-value"))
-	fs.BoolVar(&cfg.json, "json", false, flagHelp("json"))
-	fs.StringVar(&cfg.cwd, "cwd", "", flagHelp("cwd"))
-	fs.StringVar(&cfg.mode, "mode", "", flagHelp("mode"))
-	fs.Var(&v.sets, "set", flagHelp("set"))
-	fs.StringVar(&cfg.auth, "auth", "", flagHelp("auth"))
-	fs.BoolVar(&cfg.presentation, "presentation", false, flagHelp("presentation"))
-	fs.BoolVar(&cfg.fs, "fs", false, flagHelp("fs"))
-	fs.DurationVar(&cfg.timeout, "timeout", 0, flagHelp("timeout"))
-	fs.StringVar(&cfg.stderrPath, "stderr", "", flagHelp("stderr"))
-	fs.StringVar(&cfg.recordPath, "record", "", flagHelp("record"))
-	fs.Var(&v.writable, "writable", flagHelp("writable"))
-	fs.StringVar(&cfg.remote.ssh, "ssh", "", flagHelp("ssh"))
-	fs.Var(&v.identities, "ssh-identity", flagHelp("ssh-identity"))
-	fs.StringVar(&cfg.remote.sshKnownHosts, "ssh-known-hosts", "", flagHelp("ssh-known-hosts"))
-	fs.BoolVar(&cfg.remote.sshInsecure, "ssh-insecure", false, flagHelp("ssh-insecure"))
-	fs.StringVar(&cfg.remote.url, "url", "", flagHelp("url"))
-	fs.StringVar(&cfg.remote.token, "token", "", flagHelp("token"))
-	fs.StringVar(&cfg.remote.tokenFile, "token-file", "", flagHelp("token-file"))
-	fs.StringVar(&cfg.agentName, "agent", "", flagHelp("agent"))
-	fs.StringVar(&cfg.registry, "registry", "", flagHelp("registry"))
-	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, flagHelp("start-timeout"))
-	fs.StringVar(&cfg.resume, "resume", "", flagHelp("resume"))
-	fs.BoolVar(&cfg.continueLast, "continue", false, flagHelp("continue"))
-	fs.BoolVar(&cfg.noStore, "no-store", false, flagHelp("no-store"))
-	fs.BoolVar(&cfg.noWait, "no-wait", false, flagHelp("no-wait"))
+	fs.StringVar(&cfg.policyPath, "permission-policy", "", usage.FlagHelp("permission-policy"))
+	fs.BoolVar(&cfg.quiet, "quiet", false, usage.FlagHelp("quiet"))
+	fs.StringVar(&cfg.elicit, "elicit", "", usage.FlagHelp("elicit"))
+	fs.Var(&v.elicitValues, "elicit-value", usage.FlagHelp("elicit-value"))
+	fs.BoolVar(&cfg.json, "json", false, usage.FlagHelp("json"))
+	fs.StringVar(&cfg.cwd, "cwd", "", usage.FlagHelp("cwd"))
+	fs.StringVar(&cfg.mode, "mode", "", usage.FlagHelp("mode"))
+	fs.Var(&v.sets, "set", usage.FlagHelp("set"))
+	fs.StringVar(&cfg.auth, "auth", "", usage.FlagHelp("auth"))
+	fs.BoolVar(&cfg.presentation, "presentation", false, usage.FlagHelp("presentation"))
+	fs.BoolVar(&cfg.fs, "fs", false, usage.FlagHelp("fs"))
+	fs.DurationVar(&cfg.timeout, "timeout", 0, usage.FlagHelp("timeout"))
+	fs.StringVar(&cfg.stderrPath, "stderr", "", usage.FlagHelp("stderr"))
+	fs.StringVar(&cfg.recordPath, "record", "", usage.FlagHelp("record"))
+	fs.Var(&v.writable, "writable", usage.FlagHelp("writable"))
+	fs.StringVar(&cfg.remote.ssh, "ssh", "", usage.FlagHelp("ssh"))
+	fs.Var(&v.identities, "ssh-identity", usage.FlagHelp("ssh-identity"))
+	fs.StringVar(&cfg.remote.sshKnownHosts, "ssh-known-hosts", "", usage.FlagHelp("ssh-known-hosts"))
+	fs.BoolVar(&cfg.remote.sshInsecure, "ssh-insecure", false, usage.FlagHelp("ssh-insecure"))
+	fs.StringVar(&cfg.remote.url, "url", "", usage.FlagHelp("url"))
+	fs.StringVar(&cfg.remote.token, "token", "", usage.FlagHelp("token"))
+	fs.StringVar(&cfg.remote.tokenFile, "token-file", "", usage.FlagHelp("token-file"))
+	fs.StringVar(&cfg.agentName, "agent", "", usage.FlagHelp("agent"))
+	fs.StringVar(&cfg.registry, "registry", "", usage.FlagHelp("registry"))
+	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, usage.FlagHelp("start-timeout"))
+	fs.StringVar(&cfg.resume, "resume", "", usage.FlagHelp("resume"))
+	fs.BoolVar(&cfg.continueLast, "continue", false, usage.FlagHelp("continue"))
+	fs.BoolVar(&cfg.noStore, "no-store", false, usage.FlagHelp("no-store"))
+	fs.BoolVar(&cfg.noWait, "no-wait", false, usage.FlagHelp("no-wait"))
 	v.toolOutput = fmt.Sprint(render.DefaultToolOutput)
-	fs.StringVar(&v.toolOutput, "tool-output", v.toolOutput, flagHelp("tool-output"))
+	fs.StringVar(&v.toolOutput, "tool-output", v.toolOutput, usage.FlagHelp("tool-output"))
 	return fs, v
 }
 
@@ -260,7 +235,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err
 		}
-		return cfg, flagError(err)
+		return cfg, usage.FlagError(err)
 	}
 	if v.version {
 		return cfg, errVersion

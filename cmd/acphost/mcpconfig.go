@@ -13,6 +13,7 @@ import (
 	"sort"
 
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/usage"
 )
 
 // mcpList is a list of MCP servers as a config file writes it: an array
@@ -167,7 +168,7 @@ func mergeMCP(base, more mcpList) mcpList {
 
 // mcpConfigFlag defines --mcp-config on fs (acphost and acphost web).
 func mcpConfigFlag(fs *flag.FlagSet, cfg *config) {
-	fs.Func("mcp-config", flagHelp("mcp-config"), func(path string) error {
+	fs.Func("mcp-config", usage.FlagHelp("mcp-config"), func(path string) error {
 		cfg.mcpConfigs = append(cfg.mcpConfigs, path)
 		return nil
 	})

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/usage"
 	"github.com/acphost/acphost/websocket"
 )
 
@@ -30,7 +31,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	agentName := fs.String("agent", "", "the `name` of the agent to serve (acphost agents lists them)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: acphost serve [--listen ADDR] [--token-file FILE] [--cwd DIR] (--agent NAME | -- AGENT [ARGS...])\n\nFlags:\n")
-		printFlags(fs.Output(), fs)
+		usage.PrintFlags(fs.Output(), fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -20,6 +20,7 @@ import (
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
+	"github.com/acphost/acphost/cmd/acphost/internal/usage"
 )
 
 // The sessions subcommands beyond the listing: show, history, export,
@@ -62,7 +63,7 @@ func parseSub(fl *flag.FlagSet, args []string, want int, what string) ([]string,
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, usageError{flagError(err).Error()}
+			return nil, usageError{usage.FlagError(err).Error()}
 		}
 		if fl.NArg() == 0 {
 			break

@@ -21,6 +21,7 @@ import (
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
+	"github.com/acphost/acphost/cmd/acphost/internal/usage"
 	"github.com/acphost/acphost/web"
 )
 
@@ -82,7 +83,7 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	fl.BoolVar(&cfg.noStore, "no-store", false, "do not record sessions in the session store, nor list them")
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), webUsage)
-		printFlags(fl.Output(), fl)
+		usage.PrintFlags(fl.Output(), fl)
 	}
 	if err := fl.Parse(args); err != nil {
 		return wf, fmt.Errorf("%w: %w", errFlagParse, err)

@@ -1,18 +1,22 @@
-package main
+// Package usage is acphost's help: the help text (Text), which is the one
+// flag reference (FlagHelp reads each flag's description from it), the
+// package doc's prose (DocIntro), and the flags spelled as people type
+// them (Dashes, PrintFlags, FlagError).
+package usage
 
 import (
+	"maps"
 	"strings"
 	"sync"
 )
 
-// The flag reference is usageText, what acphost --help prints: the flag
-// set takes each flag's usage from it (flagHelp), and the package doc
-// (doc.go) is generated from it and docIntro. TestHelpNamesEveryFlag and
-// TestDocsUpToDate fail when they disagree.
+// The flag reference is Text, what acphost --help prints: the flag set
+// takes each flag's usage from it (FlagHelp), and the command's package doc
+// (cmd/acphost/doc.go) is generated from it and DocIntro. The command's
+// TestHelpNamesEveryFlag and TestDocsUpToDate fail when they disagree.
 //
-//go:generate go test -run=^TestDocsUpToDate$ -fixdocs
-
-const usageText = `Usage: acphost [flags] [--agent NAME | -- AGENT [ARGS...]]
+// Text is the help, what acphost --help prints.
+const Text = `Usage: acphost [flags] [--agent NAME | -- AGENT [ARGS...]]
        acphost agents | sessions [show|history|export|import|prune|rm] | cancel [ID] | login | logout | serve ... | web ... | version
 
 Hosts an Agent Client Protocol agent in the terminal. --agent NAME runs a
@@ -167,9 +171,9 @@ Exit status: 0 every turn ended, 1 the agent failed or a turn timed out,
 2 bad usage, 130 quit by Ctrl-C, 143 by SIGTERM.
 `
 
-// docIntro is the package doc's prose before the help text: what --help
-// leaves out. It names no flag's meaning that usageText does not give.
-const docIntro = `With no agent it runs a built-in fake agent whose every turn shows a
+// DocIntro is the command's package doc's prose before the help text: what
+// --help leaves out. It names no flag's meaning that Text does not give.
+const DocIntro = `With no agent it runs a built-in fake agent whose every turn shows a
 thought, a tool call, a permission request, a plan and an answer:
 
 	go run ./cmd/acphost -p "list files"
@@ -266,11 +270,15 @@ For tests, the built-in agent plays the fakeagent.Script given as JSON in
 the environment variable ACPHOST_DEMO_SCRIPT instead of fakeagent.Demo.
 `
 
-// flagHelp is the help text's description of the flag name (see
+// FlagHelp is the help text's description of the flag name (see
 // flagHelps); "" for a flag it does not describe.
-func flagHelp(name string) string { return flagHelps()[name] }
+func FlagHelp(name string) string { return flagHelps()[name] }
 
-// flagHelps reads the Flags section of usageText: each entry is a line
+// FlagHelps is every flag the help text describes (without dashes), with
+// its description.
+func FlagHelps() map[string]string { return maps.Clone(flagHelps()) }
+
+// flagHelps reads the Flags section of Text: each entry is a line
 // "  -n, --name VALUE" with the description from column 25 on (or on the
 // next lines, when the names run past it), continued on lines indented to
 // column 25; it maps each name (without dashes) to the description, its
@@ -278,7 +286,7 @@ func flagHelp(name string) string { return flagHelps()[name] }
 var flagHelps = sync.OnceValue(func() map[string]string {
 	const col = 25
 	helps := map[string]string{}
-	_, section, _ := strings.Cut(usageText, "\nFlags:\n")
+	_, section, _ := strings.Cut(Text, "\nFlags:\n")
 	section, _, _ = strings.Cut(section, "\n\n")
 	var names []string
 	var desc []string
