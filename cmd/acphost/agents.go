@@ -13,6 +13,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 )
 
 // agentDef is a named agent: the command that starts it, the environment
@@ -261,3 +263,24 @@ func (d agentDef) commandLine() string {
 	}
 	return cmd
 }
+
+// sessionAgents is the user's agents as the sessions subcommands see them.
+func sessionAgents() sessions.Agents {
+	return sessions.Agents{Demo: demoAgent, Load: func() (sessions.Config, error) {
+		file, err := loadConfig()
+		if err != nil {
+			return nil, err
+		}
+		return sessionConfig{file}, nil
+	}}
+}
+
+// sessionConfig is a fileConfig as a sessions.Config.
+type sessionConfig struct{ file fileConfig }
+
+func (c sessionConfig) Agent(name string) ([]string, string, error) {
+	def, err := c.file.lookupAgent(name)
+	return def.Command, def.source, err
+}
+
+func (c sessionConfig) Path() string { return c.file.path }

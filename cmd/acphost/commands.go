@@ -11,6 +11,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -232,7 +233,7 @@ func (a *app) sessionsCmd(sess *acphost.Session) {
 		return
 	}
 	var b strings.Builder
-	printSessions(&b, recs, sess.ID())
+	sessions.Print(&b, recs, sess.ID())
 	a.output.note("", strings.TrimRight(b.String(), "\n")+"\n/resume ID continues one")
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
+	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/cmd/acphost/internal/usage"
 	"github.com/acphost/acphost/fakeagent"
@@ -119,9 +120,9 @@ func run(args []string) int {
 		case "agents":
 			return listAgents(args[1:], os.Stdout, os.Stderr)
 		case "sessions":
-			return sessionsCmd(args[1:], os.Stdout, os.Stderr)
+			return sessions.Command(args[1:], os.Stdout, os.Stderr, sessionAgents())
 		case "cancel":
-			return cancelCmd(args[1:], os.Stdout, os.Stderr)
+			return sessions.Cancel(args[1:], os.Stdout, os.Stderr)
 		case "login":
 			return loginCmd(args[1:], os.Stdin, os.Stdout, os.Stderr)
 		case "logout":

@@ -86,7 +86,7 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 // without a control socket (it could not make one): nothing can be handed
 // to it, and another must not open the session too.
 func unreachable(rec state.Record) bool {
-	return rec.PID != 0 && rec.Control == "" && processAlive(rec.PID)
+	return rec.PID != 0 && rec.Control == "" && state.ProcessAlive(rec.PID)
 }
 
 // handOver queues the prompts in the acphost that has rec's session open.

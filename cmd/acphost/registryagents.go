@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/registry"
@@ -646,7 +647,7 @@ func openSessionsOf(id string) []state.Record {
 	var out []state.Record
 	for _, r := range recs {
 		uses := r.Agent == id || (dir != "" && len(r.Command) > 0 && strings.HasPrefix(r.Command[0], dir))
-		if uses && liveState(r) != "" {
+		if uses && sessions.LiveState(r) != "" {
 			out = append(out, r)
 		}
 	}

@@ -1,39 +1,16 @@
 package main
 
 import (
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
+	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
-
-// turnEntries is the transcript of one turn.
-func turnEntries(prompt string, since time.Time, r render.TurnResult, refused map[string]string) []state.Entry {
-	now := time.Now()
-	es := []state.Entry{{Time: since, Type: state.EntryPrompt, Text: prompt}}
-	tools := r.Resp.ToolCalls
-	omitted := 0
-	if len(tools) > state.MaxTranscriptTools {
-		omitted = len(tools) - state.MaxTranscriptTools
-		tools = tools[:state.MaxTranscriptTools]
-	}
-	for _, tc := range tools {
-		es = append(es, state.Entry{Time: now, Type: state.EntryTool, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status), Refused: refused[tc.ID]})
-	}
-	if text := strings.TrimSpace(r.Resp.Text); text != "" {
-		es = append(es, state.Entry{Time: now, Type: state.EntryAnswer, Text: text})
-	}
-	end := state.Entry{Time: now, Type: state.EntryEnd, Stop: string(r.Stop), Ms: r.Elapsed.Milliseconds(), Omitted: omitted}
-	if r.Err != nil && !r.UserCancel {
-		end.Error = tty.Dedupe(r.Err.Error())
-	}
-	return append(es, end)
-}
 
 // transcriptSink records each turn in the session's transcript, around
 // the sink that shows it: the narrowest hook, one call as a turn ends.
@@ -88,7 +65,7 @@ func (t *transcriptSink) EndTurn(r render.TurnResult) {
 	t.mu.Unlock()
 	rec := state.Record{ID: sess.ID()}
 	rec.Agent, rec.Command = recordAgent(*t.cfg)
-	err := t.store.AppendTranscript(rec, turnEntries(prompt, since, r, refused))
+	err := t.store.AppendTranscript(rec, sessions.TurnEntries(prompt, since, r, refused))
 	if err == nil {
 		return
 	}

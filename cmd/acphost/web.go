@@ -19,6 +19,7 @@ import (
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/ask"
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
+	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/cmd/acphost/internal/usage"
@@ -384,5 +385,5 @@ func (w webStore) RecordTurn(sessionID string, t web.TurnRecord) error {
 		r.Stop, r.UserCancel = acp.StopCancelled, true
 	}
 	rec := state.Record{ID: sessionID, Agent: w.agent, Command: w.command, Cwd: w.cwd}
-	return w.st.AppendTranscript(rec, turnEntries(t.Prompt, t.Started, r, nil))
+	return w.st.AppendTranscript(rec, sessions.TurnEntries(t.Prompt, t.Started, r, nil))
 }

@@ -1,11 +1,11 @@
 //go:build !unix
 
-package main
+package state
 
 import "os"
 
-// processAlive reports whether process pid exists.
-func processAlive(pid int) bool {
+// ProcessAlive reports whether process pid exists.
+func ProcessAlive(pid int) bool {
 	p, err := os.FindProcess(pid) // on Windows, opens the process
 	if err != nil {
 		return false

@@ -1,4 +1,9 @@
-package main
+// Package sessions is acphost's recorded sessions as the person handles
+// them: the sessions subcommands (list, show, history, export, import,
+// prune, rm), acphost cancel, the table of sessions (Print), whether an
+// acphost process has one open (LiveState), and a turn's transcript
+// entries (TurnEntries).
+package sessions
 
 import (
 	"encoding/json"
@@ -6,10 +11,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
+	"github.com/acphost/acphost/cmd/acphost/internal/exitcode"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -47,19 +56,19 @@ acphost --resume ID|last continues one; "last" is the most recent in the
 current directory, and an id may be shortened to a unique prefix.
 `
 
-// sessionsCmd is "acphost sessions".
-func sessionsCmd(args []string, stdout, stderr io.Writer) int {
+// Command is "acphost sessions".
+func Command(args []string, stdout, stderr io.Writer, agents Agents) int {
 	st, err := state.Open()
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost:", err)
-		return exitFailed
+		return exitcode.Failed
 	}
 	switch {
 	case len(args) == 0 || (len(args) == 1 && args[0] == "--json"):
 		recs, err := st.List()
 		if err != nil {
 			fmt.Fprintln(stderr, "acphost:", err)
-			return exitFailed
+			return exitcode.Failed
 		}
 		if len(args) == 1 {
 			enc := json.NewEncoder(stdout)
@@ -68,25 +77,25 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 				recs = []state.Record{}
 			}
 			_ = enc.Encode(recs)
-			return exitOK
+			return exitcode.OK
 		}
 		if len(recs) == 0 {
 			fmt.Fprintf(stdout, "no sessions recorded yet (%s)\n", st.Path())
-			return exitOK
+			return exitcode.OK
 		}
-		printSessions(stdout, recs, "")
-		return exitOK
+		Print(stdout, recs, "")
+		return exitcode.OK
 	case args[0] == "-h" || args[0] == "--help":
 		fmt.Fprint(stdout, sessionsUsage)
-		return exitOK
+		return exitcode.OK
 	case args[0] == "show":
-		return subcommand("show", stdout, stderr, func() error { return sessionsShow(st, args[1:], stdout) })
+		return subcommand("show", stdout, stderr, func() error { return sessionsShow(st, args[1:], stdout, agents) })
 	case args[0] == "history":
 		return subcommand("history", stdout, stderr, func() error { return sessionsHistory(st, args[1:], stdout) })
 	case args[0] == "export":
 		return subcommand("export", stdout, stderr, func() error { return sessionsExport(st, args[1:], stdout) })
 	case args[0] == "import":
-		return subcommand("import", stdout, stderr, func() error { return sessionsImport(st, args[1:], os.Stdin, stdout, stderr) })
+		return subcommand("import", stdout, stderr, func() error { return sessionsImport(st, args[1:], os.Stdin, stdout, stderr, agents) })
 	case args[0] == "prune":
 		return subcommand("prune", stdout, stderr, func() error { return sessionsPrune(st, args[1:], stdout) })
 	case args[0] == "rm" && len(args) == 2:
@@ -94,17 +103,17 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 		r, err := st.Remove(args[1], cwd)
 		if err != nil {
 			fmt.Fprintln(stderr, "acphost:", err)
-			return exitFailed
+			return exitcode.Failed
 		}
 		fmt.Fprintf(stdout, "forgot session %s (%s, %s)\n", acp.SafeText(r.ID), acp.SafeText(r.AgentLabel()), acp.SafeText(r.Cwd))
-		return exitOK
+		return exitcode.OK
 	}
 	fmt.Fprint(stderr, sessionsUsage)
-	return exitUsage
+	return exitcode.Usage
 }
 
-// printSessions writes a table of records, marking the current one.
-func printSessions(w io.Writer, recs []state.Record, current string) {
+// Print writes a table of records, marking the current one.
+func Print(w io.Writer, recs []state.Record, current string) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ID\tAGENT\tLAST USED\tSTATE\tDIRECTORY\tTITLE")
 	for _, r := range recs {
@@ -112,7 +121,7 @@ func printSessions(w io.Writer, recs []state.Record, current string) {
 		if r.ID == current {
 			mark = "*"
 		}
-		st := liveState(r)
+		st := LiveState(r)
 		if st == "" {
 			st = "-"
 		}
@@ -132,42 +141,80 @@ with its next prompt. No signal is sent to anything. ID defaults to last,
 the most recently used session in the current directory.
 `
 
-// cancelCmd is "acphost cancel [ID|last]".
-func cancelCmd(args []string, stdout, stderr io.Writer) int {
+// Cancel is "acphost cancel [ID|last]".
+func Cancel(args []string, stdout, stderr io.Writer) int {
 	id := "last"
 	switch {
 	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
 		fmt.Fprint(stdout, cancelUsage)
-		return exitOK
+		return exitcode.OK
 	case len(args) == 1:
 		id = args[0]
 	case len(args) > 1:
 		fmt.Fprint(stderr, cancelUsage)
-		return exitUsage
+		return exitcode.Usage
 	}
 	st, err := state.Open()
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost:", err)
-		return exitFailed
+		return exitcode.Failed
 	}
 	r, err := lookupHere(st, id)
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost: cancel:", err)
-		return exitFailed
+		return exitcode.Failed
 	}
 	sid := acp.SafeText(r.ID)
 	rep, err := control.Ask(r.Control, control.Request{Op: control.OpCancel, Session: r.ID})
 	switch {
 	case errors.Is(err, control.ErrNoController):
 		fmt.Fprintf(stderr, "acphost: cancel: no acphost process has session %s open (no control socket answers; nothing was signalled)\n", sid)
-		return exitFailed
+		return exitcode.Failed
 	case err != nil:
 		fmt.Fprintf(stderr, "acphost: cancel: session %s: %s\n", sid, tty.ErrMsg(err))
-		return exitFailed
+		return exitcode.Failed
 	case !rep.Running:
 		fmt.Fprintf(stderr, "acphost: cancel: no turn is running in session %s (acphost pid %d has it open)\n", sid, rep.PID)
-		return exitFailed
+		return exitcode.Failed
 	}
 	fmt.Fprintf(stdout, "cancelling the turn of session %s (acphost pid %d)\n", sid, rep.PID)
-	return exitOK
+	return exitcode.OK
+}
+
+// LiveState says whether a live acphost process holds r's session and
+// runs a turn in it ("" for neither).
+func LiveState(r state.Record) string {
+	if r.PID == 0 || !state.ProcessAlive(r.PID) {
+		return ""
+	}
+	if _, err := os.Lstat(r.Control); r.Control != "" && err != nil {
+		return "" // its control socket is gone: the pid is someone else's now
+	}
+	if !r.TurnSince.IsZero() {
+		return fmt.Sprintf("turn running %s (pid %d)", tty.FormatDuration(time.Since(r.TurnSince)), r.PID)
+	}
+	return fmt.Sprintf("open (pid %d)", r.PID)
+}
+
+// TurnEntries is the transcript of one turn.
+func TurnEntries(prompt string, since time.Time, r render.TurnResult, refused map[string]string) []state.Entry {
+	now := time.Now()
+	es := []state.Entry{{Time: since, Type: state.EntryPrompt, Text: prompt}}
+	tools := r.Resp.ToolCalls
+	omitted := 0
+	if len(tools) > state.MaxTranscriptTools {
+		omitted = len(tools) - state.MaxTranscriptTools
+		tools = tools[:state.MaxTranscriptTools]
+	}
+	for _, tc := range tools {
+		es = append(es, state.Entry{Time: now, Type: state.EntryTool, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status), Refused: refused[tc.ID]})
+	}
+	if text := strings.TrimSpace(r.Resp.Text); text != "" {
+		es = append(es, state.Entry{Time: now, Type: state.EntryAnswer, Text: text})
+	}
+	end := state.Entry{Time: now, Type: state.EntryEnd, Stop: string(r.Stop), Ms: r.Elapsed.Milliseconds(), Omitted: omitted}
+	if r.Err != nil && !r.UserCancel {
+		end.Error = tty.Dedupe(r.Err.Error())
+	}
+	return append(es, end)
 }

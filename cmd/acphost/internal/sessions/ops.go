@@ -1,4 +1,4 @@
-package main
+package sessions
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/exitcode"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/cmd/acphost/internal/usage"
@@ -25,6 +26,21 @@ import (
 
 // The sessions subcommands beyond the listing: show, history, export,
 // import, prune.
+
+// Agents is what the subcommands need of the user's agents.
+type Agents struct {
+	Demo string                 // the built-in demo agent's name
+	Load func() (Config, error) // reads the configuration
+}
+
+// Config is the configuration's named agents.
+type Config interface {
+	// Agent is the command a named agent (built in or configured) runs
+	// now, and where that command comes from.
+	Agent(name string) (command []string, source string, err error)
+	// Path is the configuration file's path.
+	Path() string
+}
 
 // usageError is a subcommand error that is the command line's fault.
 type usageError struct{ msg string }
@@ -40,17 +56,17 @@ func subcommand(name string, stdout, stderr io.Writer, fn func() error) int {
 	var ue usageError
 	switch {
 	case err == nil:
-		return exitOK
+		return exitcode.OK
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(stdout, sessionsUsage)
-		return exitOK
+		return exitcode.OK
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "acphost: sessions %s: %s\n", name, ue.msg)
 		fmt.Fprintln(stderr, "Run 'acphost sessions --help' for usage.")
-		return exitUsage
+		return exitcode.Usage
 	}
 	fmt.Fprintf(stderr, "acphost: sessions %s: %s\n", name, acp.SafeText(err.Error()))
-	return exitFailed
+	return exitcode.Failed
 }
 
 // parseSub parses a subcommand's flags, which may come before or after
@@ -80,28 +96,29 @@ func parseSub(fl *flag.FlagSet, args []string, want int, what string) ([]string,
 // lookupHere finds the record id names (see state.Find) in the current
 // directory.
 func lookupHere(s *state.Store, id string) (state.Record, error) {
-	return s.Lookup(id, dirOrHere(""))
+	cwd, _ := os.Getwd()
+	return s.Lookup(id, cwd)
 }
 
 // configuredCommand is the command r's agent runs now: the
 // configuration's for a named agent, the record's for a command after --,
 // none for the built-in demo; source says where it comes from.
-func configuredCommand(r state.Record) (command []string, source string) {
+func configuredCommand(r state.Record, agents Agents) (command []string, source string) {
 	switch r.Agent {
-	case demoAgent:
+	case agents.Demo:
 		return nil, "built-in demo agent"
 	case "":
 		return r.Command, "the command after -- it was started with"
 	}
-	file, err := loadConfig()
+	file, err := agents.Load()
 	if err != nil {
 		return nil, "config unreadable: " + err.Error()
 	}
-	def, err := file.lookupAgent(r.Agent)
+	command, source, err = file.Agent(r.Agent)
 	if err != nil {
 		return nil, "not configured: no agent " + r.Agent
 	}
-	return def.Command, def.source
+	return command, source
 }
 
 // turnCount is how many turns a transcript holds.
@@ -115,8 +132,8 @@ func turnCount(es []state.Entry) int {
 	return n
 }
 
-// showJSON is acphost sessions show --json.
-type showJSON struct {
+// ShowJSON is acphost sessions show --json.
+type ShowJSON struct {
 	Record        state.Record `json:"record"`
 	Command       []string     `json:"command"`
 	CommandSource string       `json:"commandSource"`
@@ -129,7 +146,7 @@ type showJSON struct {
 }
 
 // sessionsShow is "acphost sessions show ID|last [--json]".
-func sessionsShow(st *state.Store, args []string, stdout io.Writer) error {
+func sessionsShow(st *state.Store, args []string, stdout io.Writer, agents Agents) error {
 	fl := flag.NewFlagSet("show", flag.ContinueOnError)
 	asJSON := fl.Bool("json", false, "")
 	r, err := lookupOne(st, fl, args)
@@ -137,10 +154,10 @@ func sessionsShow(st *state.Store, args []string, stdout io.Writer) error {
 		return err
 	}
 	es, size, terr := st.ReadTranscript(r)
-	command, source := configuredCommand(r)
+	command, source := configuredCommand(r, agents)
 	if *asJSON {
-		var out showJSON
-		out.Record, out.Command, out.CommandSource, out.State = r, command, source, liveState(r)
+		var out ShowJSON
+		out.Record, out.Command, out.CommandSource, out.State = r, command, source, LiveState(r)
 		if out.Command == nil {
 			out.Command = []string{}
 		}
@@ -167,7 +184,7 @@ func sessionsShow(st *state.Store, args []string, stdout io.Writer) error {
 	}
 	row("created", fmtTime(r.Created))
 	row("last used", fmtTime(r.LastUsed))
-	live := liveState(r)
+	live := LiveState(r)
 	if live == "" {
 		live = "-"
 	}
@@ -207,11 +224,11 @@ func fmtBytes(n int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
-// historyTurn is one turn of a transcript, as history shows it.
-type historyTurn struct {
+// HistoryTurn is one turn of a transcript, as history shows it.
+type HistoryTurn struct {
 	Time    time.Time     `json:"time"`
 	Prompt  string        `json:"prompt"`
-	Tools   []historyTool `json:"tools"`
+	Tools   []HistoryTool `json:"tools"`
 	Answer  string        `json:"answer"`
 	Stop    string        `json:"stop,omitempty"`
 	Ms      int64         `json:"ms,omitempty"`
@@ -219,7 +236,7 @@ type historyTurn struct {
 	Omitted int           `json:"omittedTools,omitempty"`
 }
 
-type historyTool struct {
+type HistoryTool struct {
 	Title   string `json:"title"`
 	Kind    string `json:"kind,omitempty"`
 	Status  string `json:"status,omitempty"`
@@ -227,18 +244,18 @@ type historyTool struct {
 }
 
 // turns groups a transcript's entries by turn, oldest first.
-func turns(es []state.Entry) []historyTurn {
-	var ts []historyTurn
+func turns(es []state.Entry) []HistoryTurn {
+	var ts []HistoryTurn
 	for _, e := range es {
 		if e.Type == state.EntryPrompt || len(ts) == 0 {
-			ts = append(ts, historyTurn{Time: e.Time, Tools: []historyTool{}})
+			ts = append(ts, HistoryTurn{Time: e.Time, Tools: []HistoryTool{}})
 		}
 		t := &ts[len(ts)-1]
 		switch e.Type {
 		case state.EntryPrompt:
 			t.Prompt = e.Text
 		case state.EntryTool:
-			t.Tools = append(t.Tools, historyTool{Title: e.Title, Kind: e.Kind, Status: e.Status, Refused: e.Refused})
+			t.Tools = append(t.Tools, HistoryTool{Title: e.Title, Kind: e.Kind, Status: e.Status, Refused: e.Refused})
 		case state.EntryAnswer:
 			if t.Answer != "" {
 				t.Answer += "\n"
@@ -279,7 +296,7 @@ func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 	}
 	if *asJSON {
 		if ts == nil {
-			ts = []historyTurn{}
+			ts = []HistoryTurn{}
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -346,7 +363,7 @@ func toolMark(s *tty.Screen, status string) string {
 
 // toolSummary is one line for a tool call: title (kind), and its status
 // unless it completed.
-func toolSummary(tc historyTool) string {
+func toolSummary(tc HistoryTool) string {
 	title := tty.OneLine(acp.SafeText(tc.Title), 100)
 	if title == "" {
 		title = "tool"
@@ -370,8 +387,8 @@ func toolSummary(tc historyTool) string {
 // exportVersion is the version of the export format.
 const exportVersion = 1
 
-// exportDoc is a session as acphost sessions export writes it.
-type exportDoc struct {
+// ExportDoc is a session as acphost sessions export writes it.
+type ExportDoc struct {
 	Version    int           `json:"version"`
 	Record     *state.Record `json:"record"`
 	Transcript []state.Entry `json:"transcript"`
@@ -395,7 +412,7 @@ func sessionsExport(st *state.Store, args []string, stdout io.Writer) error {
 	if es == nil {
 		es = []state.Entry{}
 	}
-	b, err := json.MarshalIndent(exportDoc{Version: exportVersion, Record: &r, Transcript: es}, "", "  ")
+	b, err := json.MarshalIndent(ExportDoc{Version: exportVersion, Record: &r, Transcript: es}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -413,13 +430,13 @@ func sessionsExport(st *state.Store, args []string, stdout io.Writer) error {
 
 // Bounds of an imported session.
 const (
-	maxImportBytes = 16 << 20
+	MaxImportBytes = 16 << 20
 	maxIDBytes     = 1024
 	maxPathBytes   = 4096
 )
 
 // sessionsImport is "acphost sessions import FILE|- [--force]".
-func sessionsImport(st *state.Store, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func sessionsImport(st *state.Store, args []string, stdin io.Reader, stdout, stderr io.Writer, agents Agents) error {
 	fl := flag.NewFlagSet("import", flag.ContinueOnError)
 	force := fl.Bool("force", false, "")
 	pos, err := parseSub(fl, args, 1, "one file (or - for standard input)")
@@ -435,29 +452,29 @@ func sessionsImport(st *state.Store, args []string, stdin io.Reader, stdout, std
 		defer f.Close()
 		in, name = f, pos[0]
 	}
-	b, err := io.ReadAll(io.LimitReader(in, maxImportBytes+1))
+	b, err := io.ReadAll(io.LimitReader(in, MaxImportBytes+1))
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if len(b) > maxImportBytes {
-		return fmt.Errorf("%s is over %d MiB: not imported", name, maxImportBytes>>20)
+	if len(b) > MaxImportBytes {
+		return fmt.Errorf("%s is over %d MiB: not imported", name, MaxImportBytes>>20)
 	}
 	r, es, err := decodeExport(b)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	file, err := loadConfig()
+	file, err := agents.Load()
 	if err != nil {
 		return err
 	}
-	if err := admitRecord(&r, file); err != nil {
+	if err := admitRecord(&r, file, agents.Demo); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	err = st.ImportRecord(r, es, func(o state.Record) error {
 		if !*force {
 			return fmt.Errorf("session %s of agent %s is already recorded; --force replaces it (and its history)", acp.SafeText(r.ID), acp.SafeText(r.Agent))
 		}
-		if st := liveState(o); st != "" {
+		if st := LiveState(o); st != "" {
 			return fmt.Errorf("session %s is %s: not replaced", acp.SafeText(r.ID), st)
 		}
 		return nil
@@ -477,7 +494,7 @@ func sessionsImport(st *state.Store, args []string, stdin io.Reader, stdout, std
 // decodeExport decodes an export document strictly: one JSON object of
 // known fields, of a version this acphost reads.
 func decodeExport(b []byte) (state.Record, []state.Entry, error) {
-	var doc exportDoc
+	var doc ExportDoc
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
@@ -505,7 +522,7 @@ func decodeExport(b []byte) (state.Record, []state.Entry, error) {
 // have written: it names an agent the user has (built in or configured),
 // whose command is then the configuration's — a record never brings a
 // command of its own, since --resume would run it.
-func admitRecord(r *state.Record, file fileConfig) error {
+func admitRecord(r *state.Record, file Config, demo string) error {
 	switch {
 	case r.ID == "":
 		return errors.New("the record has no session id")
@@ -522,15 +539,15 @@ func admitRecord(r *state.Record, file fileConfig) error {
 		return errors.New("the record names no agent")
 	case len(r.Agent) > state.MaxEntryField || !plainText(r.Agent):
 		return errors.New("the record's agent name is not one acphost could have written")
-	case r.Agent == demoAgent:
+	case r.Agent == demo:
 		r.Command = nil
 	default:
-		def, err := file.lookupAgent(r.Agent)
+		command, _, err := file.Agent(r.Agent)
 		if err != nil {
 			return fmt.Errorf("the session's agent %q is neither built in nor in your config (%s): not imported; add it to the config file to import the session",
-				tty.OneLine(acp.SafeText(r.Agent), 60), file.path)
+				tty.OneLine(acp.SafeText(r.Agent), 60), file.Path())
 		}
-		r.Command = def.Command // the configuration's, whatever the record said
+		r.Command = command // the configuration's, whatever the record said
 	}
 	switch {
 	case len(r.Cwd) > maxPathBytes || !plainText(r.Cwd):
@@ -614,7 +631,7 @@ func sessionsPrune(st *state.Store, args []string, stdout io.Writer) error {
 		switch {
 		case !r.LastUsed.Before(cutoff) || *agent != "" && r.AgentLabel() != *agent:
 			return true
-		case liveState(r) != "":
+		case LiveState(r) != "":
 			open = append(open, r) // an acphost process has it: never removed
 			return true
 		}
@@ -632,7 +649,7 @@ func sessionsPrune(st *state.Store, args []string, stdout io.Writer) error {
 			acp.SafeText(r.Cwd), r.LastUsed.Local().Format("2006-01-02 15:04"))
 	}
 	for _, r := range open {
-		fmt.Fprintf(stdout, "kept %s (%s): %s\n", tty.OneLine(acp.SafeText(r.ID), 60), acp.SafeText(r.AgentLabel()), liveState(r))
+		fmt.Fprintf(stdout, "kept %s (%s): %s\n", tty.OneLine(acp.SafeText(r.ID), 60), acp.SafeText(r.AgentLabel()), LiveState(r))
 	}
 	if len(gone) == 0 {
 		fmt.Fprintf(stdout, "no session to remove: none last used before %s\n", cutoff.Local().Format("2006-01-02 15:04"))

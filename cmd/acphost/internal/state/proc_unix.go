@@ -1,14 +1,14 @@
 //go:build unix
 
-package main
+package state
 
 import (
 	"errors"
 	"syscall"
 )
 
-// processAlive reports whether process pid exists.
-func processAlive(pid int) bool {
+// ProcessAlive reports whether process pid exists.
+func ProcessAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
