@@ -9,6 +9,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/internal/remote"
@@ -121,8 +122,8 @@ func (cfg config) loginHint() string {
 	if cfg.remote.remote() {
 		return ""
 	}
-	if p := profileFor(cfg.agentName, cfg.agent); p != nil && p.authHint != "" {
-		return "how it logs in: " + p.authHint
+	if p := agents.ProfileFor(cfg.agentName, cfg.agent); p != nil && p.AuthHint != "" {
+		return "how it logs in: " + p.AuthHint
 	}
 	return ""
 }

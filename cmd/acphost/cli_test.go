@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -371,7 +372,7 @@ func TestSessionsAndResume(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 1 {
 		t.Fatalf("sessions --json: %v: %s", err, r.stdout)
 	}
-	if rec := recs[0]; rec.ID != "sess-abc" || rec.Agent != demoAgent || rec.Cwd != dir || rec.LastUsed.IsZero() {
+	if rec := recs[0]; rec.ID != "sess-abc" || rec.Agent != agents.Demo || rec.Cwd != dir || rec.LastUsed.IsZero() {
 		t.Errorf("record %+v", rec)
 	}
 	r = runIn(t, dir, extra, nil, "", "sessions")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/ask"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
@@ -59,23 +60,23 @@ type config struct {
 	args         []string      // the command line as given (for a detached --no-wait run)
 	flagEnd      int           // where the flags end in args
 
-	// The ACP registry (registryagents.go) and the named agent's profile.
+	// The ACP registry (package agents) and the named agent's profile.
 	registry string                // --registry FILE|URL: the registry --agent looks in
 	profile  *acphost.AgentProfile // nil: the library recognises the agent by its command
 
-	nonInteractive string         // --non-interactive-permissions: deny or fail
-	noOneToAsk     bool           // permission defaulted to reject: nobody can be asked
-	policyPath     string         // --permission-policy, or the config file's
-	policy         *policy.Policy // the parsed policy file, nil without one
-	mcpServers     mcpList        // the config file's mcpServers (defaults, then the agent's), then --mcp-config's
-	mcpConfigs     []string       // --mcp-config FILE (repeatable)
-	quiet          bool           // --quiet: only the agent's final answer on stdout
-	sets           []configSet    // --set KEY=VALUE, then the config file's, to set once the session opens
-	auth           string         // --auth METHOD, or the named agent's: sent with authenticate after initialize
-	continueLast   bool           // --continue: the agent's last session in this directory, else a new one
-	recordPath     string         // --record FILE: the wire, as NDJSON
-	login          *loginRun      // acphost login: log in instead of chatting
-	file           fileConfig     // the config file, read once, by parseArgs
+	nonInteractive string            // --non-interactive-permissions: deny or fail
+	noOneToAsk     bool              // permission defaulted to reject: nobody can be asked
+	policyPath     string            // --permission-policy, or the config file's
+	policy         *policy.Policy    // the parsed policy file, nil without one
+	mcpServers     agents.MCPList    // the config file's mcpServers (defaults, then the agent's), then --mcp-config's
+	mcpConfigs     []string          // --mcp-config FILE (repeatable)
+	quiet          bool              // --quiet: only the agent's final answer on stdout
+	sets           []configSet       // --set KEY=VALUE, then the config file's, to set once the session opens
+	auth           string            // --auth METHOD, or the named agent's: sent with authenticate after initialize
+	continueLast   bool              // --continue: the agent's last session in this directory, else a new one
+	recordPath     string            // --record FILE: the wire, as NDJSON
+	login          *loginRun         // acphost login: log in instead of chatting
+	file           agents.FileConfig // the config file, read once, by parseArgs
 }
 
 // The --non-interactive-permissions policies: what a permission request
@@ -118,7 +119,7 @@ func run(args []string) int {
 			printVersion(os.Stdout)
 			return exitOK
 		case "agents":
-			return listAgents(args[1:], os.Stdout, os.Stderr)
+			return agents.Command(args[1:], os.Stdout, os.Stderr)
 		case "sessions":
 			return sessions.Command(args[1:], os.Stdout, os.Stderr, sessionAgents())
 		case "cancel":
@@ -137,7 +138,7 @@ func run(args []string) int {
 	case errors.Is(err, errVersion):
 		printVersion(os.Stdout)
 		return exitOK
-	case isInstallFailure(err): // a registry agent's download: no usage error
+	case agents.IsInstallFailure(err): // a registry agent's download: no usage error
 		fmt.Fprintln(os.Stderr, "acphost:", err)
 		return exitFailed
 	case err != nil:
@@ -264,11 +265,11 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		cfg.agent = fs.Args()
 	}
 
-	file, err := loadConfig()
+	file, err := agents.Load()
 	if err != nil {
 		return cfg, err
 	}
-	file.useRegistry(cfg.registry, cfg.json, cfg.remote.ssh != "" || cfg.remote.url != "", stderr)
+	file.UseRegistry(cfg.registry, cfg.json, cfg.remote.ssh != "" || cfg.remote.url != "", stderr)
 	cfg.file = file
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -372,7 +373,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 }
 
 // applyFileDefaults fills what no flag set from the config file's defaults.
-func applyFileDefaults(cfg *config, file fileConfig, set map[string]bool) error {
+func applyFileDefaults(cfg *config, file agents.FileConfig, set map[string]bool) error {
 	d := file.Defaults
 	if cfg.permission == "" {
 		cfg.permission = d.Permission
@@ -385,13 +386,13 @@ func applyFileDefaults(cfg *config, file fileConfig, set map[string]bool) error 
 	}
 	if cfg.policyPath == "" && d.PermissionPolicy != "" {
 		cfg.policyPath = d.PermissionPolicy
-		if !filepath.IsAbs(cfg.policyPath) && file.path != "" {
-			cfg.policyPath = filepath.Join(filepath.Dir(file.path), cfg.policyPath)
+		if !filepath.IsAbs(cfg.policyPath) && file.Path() != "" {
+			cfg.policyPath = filepath.Join(filepath.Dir(file.Path()), cfg.policyPath)
 		}
 	}
 	cfg.mcpServers = append(cfg.mcpServers, d.MCPServers...)
 	if !set["timeout"] && d.Timeout != "" {
-		cfg.timeout, _ = time.ParseDuration(d.Timeout) // checked by loadConfig
+		cfg.timeout, _ = time.ParseDuration(d.Timeout) // checked by agents.Load
 	}
 	if !set["start-timeout"] && d.StartTimeout != "" {
 		cfg.startTimeout, _ = time.ParseDuration(d.StartTimeout)
@@ -404,23 +405,23 @@ func applyFileDefaults(cfg *config, file fileConfig, set map[string]bool) error 
 
 // resolveAgent turns --agent NAME (or the config file's default agent,
 // when no agent is given) into a command.
-func resolveAgent(cfg *config, file fileConfig) error {
+func resolveAgent(cfg *config, file agents.FileConfig) error {
 	if cfg.agentName != "" && len(cfg.agent) > 0 {
 		return errors.New("--agent and a command after -- both name the agent; give one")
 	}
 	if cfg.agentName == "" && len(cfg.agent) == 0 && cfg.resume == "" && cfg.remote.url == "" {
 		cfg.agentName = file.Defaults.Agent
 	}
-	if cfg.agentName == "" || cfg.agentName == demoAgent {
+	if cfg.agentName == "" || cfg.agentName == agents.Demo {
 		return nil
 	}
-	def, err := file.lookupAgent(cfg.agentName)
+	def, err := file.Lookup(cfg.agentName)
 	if err != nil {
 		return err
 	}
-	cfg.agent, cfg.agentEnv = def.Command, def.envList()
-	cfg.profile = def.libProfile()
-	cfg.mcpServers = mergeMCP(cfg.mcpServers, def.MCPServers)
+	cfg.agent, cfg.agentEnv = def.Command, def.EnvList()
+	cfg.profile = def.LibProfile()
+	cfg.mcpServers = agents.MergeMCP(cfg.mcpServers, def.MCPServers)
 	if cfg.mode == "" && def.Mode != "" {
 		cfg.mode, cfg.modeSoft = def.Mode, true
 	}

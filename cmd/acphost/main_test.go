@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
@@ -54,7 +55,7 @@ func TestMain(m *testing.M) {
 	}
 	binPath = filepath.Join(dir, "acphost")
 	// No test sees the user's config file or session store.
-	os.Unsetenv(envConfig)
+	os.Unsetenv(agents.EnvConfig)
 	os.Unsetenv(state.EnvDir)
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
@@ -889,10 +890,15 @@ func TestParseArgs(t *testing.T) {
 			continue
 		}
 		tc.want.toolOutput = render.DefaultToolOutput
-		if tc.want.file, err = loadConfig(); err != nil {
+		file, err := agents.Load()
+		if err != nil {
 			t.Fatal(err)
 		}
-		tc.want.file.reg = got.file.reg // parseArgs' registry use (registryagents_test.go tests it)
+		// The config file, but for parseArgs' registry use (registryagents_test.go tests it).
+		if got.file.Path() != file.Path() || !reflect.DeepEqual(got.file.Defaults, file.Defaults) || !reflect.DeepEqual(got.file.Agents, file.Agents) {
+			t.Errorf("%q: the config file is not the one read: %+v", tc.args, got.file)
+		}
+		tc.want.file = got.file
 		if tc.want.nonInteractive == "" {
 			tc.want.nonInteractive = "deny"
 		}

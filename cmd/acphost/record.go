@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 )
 
@@ -15,9 +16,9 @@ import (
 func recordAgent(cfg config) (agent string, command []string) {
 	agent, command = cfg.agentName, cfg.agent
 	if agent == "" && len(command) == 0 && cfg.remote.url == "" {
-		agent = demoAgent // a --url agent is the server's: named by the URL
+		agent = agents.Demo // a --url agent is the server's: named by the URL
 	}
-	if agent == demoAgent {
+	if agent == agents.Demo {
 		command = nil
 	}
 	return agent, command
@@ -53,5 +54,5 @@ func agentName(cfg config) string {
 	if len(cfg.agent) > 0 {
 		return filepath.Base(cfg.agent[0])
 	}
-	return demoAgent
+	return agents.Demo
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -48,15 +49,15 @@ func (a *app) adopt(r state.Record) error {
 	}
 	if a.cfg.agentName == "" && len(a.cfg.agent) == 0 && r.URL == "" {
 		a.cfg.agentName = r.Agent
-		if r.Agent != "" && r.Agent != demoAgent {
-			def, err := a.cfg.file.lookupAgent(r.Agent)
+		if r.Agent != "" && r.Agent != agents.Demo {
+			def, err := a.cfg.file.Lookup(r.Agent)
 			if err != nil {
 				return fmt.Errorf("--resume %s: its agent %q: %w", a.cfg.resume, r.Agent, err)
 			}
 			// The command a named agent runs is the configuration's, never
 			// the one a record holds.
-			a.cfg.agentEnv, a.cfg.agent = def.envList(), def.Command
-			a.cfg.mcpServers = mergeMCP(a.cfg.mcpServers, def.MCPServers)
+			a.cfg.agentEnv, a.cfg.agent = def.EnvList(), def.Command
+			a.cfg.mcpServers = agents.MergeMCP(a.cfg.mcpServers, def.MCPServers)
 		} else if r.Agent == "" {
 			a.cfg.agent = r.Command
 		}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/usage"
 	"github.com/acphost/acphost/websocket"
 )
@@ -116,19 +117,19 @@ func serveAgent(name string, args []string) (command, env []string, err error) {
 	switch {
 	case name != "" && len(args) > 0:
 		return nil, nil, errors.New("--agent and a command after -- both name the agent; give one")
-	case name == demoAgent: // this executable, as the built-in agent
+	case name == agents.Demo: // this executable, as the built-in agent
 		path, args, env, err := agentCommand(config{})
 		return append([]string{path}, args...), env, err
 	case name != "":
-		file, err := loadConfig()
+		file, err := agents.Load()
 		if err != nil {
 			return nil, nil, err
 		}
-		def, err := file.lookupAgent(name)
+		def, err := file.Lookup(name)
 		if err != nil {
 			return nil, nil, err
 		}
-		return def.Command, def.envList(), nil
+		return def.Command, def.EnvList(), nil
 	case len(args) == 0 || args[0] == "":
 		return nil, nil, errors.New("give the agent: --agent NAME, or its command after --")
 	}

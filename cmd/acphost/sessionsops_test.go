@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
@@ -286,7 +287,7 @@ func TestSessionsImportAttacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rc := range recs {
-		if rc.ID == "c1" && strings.Join(rc.Command, " ") != strings.Join(builtinAgents["claude"].Command, " ") {
+		if rc.ID == "c1" && strings.Join(rc.Command, " ") != strings.Join(agents.Builtin["claude"].Command, " ") {
 			t.Errorf("claude's record holds %q, not the built-in command", rc.Command)
 		}
 	}
@@ -305,10 +306,10 @@ func TestSessionsPrune(t *testing.T) {
 	old := time.Now().Add(-40 * 24 * time.Hour)
 	day := time.Now().Add(-25 * time.Hour)
 	for _, r := range []state.Record{
-		{ID: "old-closed", Agent: demoAgent, Cwd: "/", Created: old, LastUsed: old},
-		{ID: "old-open", Agent: demoAgent, Cwd: "/", Created: old, LastUsed: old, PID: os.Getpid()}, // this test process is alive
+		{ID: "old-closed", Agent: agents.Demo, Cwd: "/", Created: old, LastUsed: old},
+		{ID: "old-open", Agent: agents.Demo, Cwd: "/", Created: old, LastUsed: old, PID: os.Getpid()}, // this test process is alive
 		{ID: "old-mine", Agent: "mine", Cwd: "/", Created: old, LastUsed: old},
-		{ID: "recent", Agent: demoAgent, Cwd: "/", Created: day, LastUsed: day},
+		{ID: "recent", Agent: agents.Demo, Cwd: "/", Created: day, LastUsed: day},
 	} {
 		if err := st.Put(r); err != nil {
 			t.Fatal(err)
@@ -350,7 +351,7 @@ func TestSessionsPrune(t *testing.T) {
 	if got := ids(); strings.Contains(got, "old-closed") || !strings.Contains(got, "old-open") || !strings.Contains(got, "old-mine") || !strings.Contains(got, "recent") {
 		t.Errorf("after prune --agent demo: %s", got)
 	}
-	if transcriptOf("old-closed", demoAgent) || !transcriptOf("old-open", demoAgent) {
+	if transcriptOf("old-closed", agents.Demo) || !transcriptOf("old-open", agents.Demo) {
 		t.Errorf("prune removed the wrong transcripts")
 	}
 
@@ -361,7 +362,7 @@ func TestSessionsPrune(t *testing.T) {
 	if got := ids(); got != "old-open" {
 		t.Errorf("after prune --older-than 12h: %q, want only the open one", got)
 	}
-	if transcriptOf("recent", demoAgent) || transcriptOf("old-mine", "mine") {
+	if transcriptOf("recent", agents.Demo) || transcriptOf("old-mine", "mine") {
 		t.Errorf("pruned records left their transcripts")
 	}
 	r = runIn(t, cwd, extra, nil, "", "sessions", "prune")

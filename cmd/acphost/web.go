@@ -17,6 +17,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/ask"
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
@@ -121,7 +122,7 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	if cfg.sets, err = parseSets(sets); err != nil {
 		return wf, err
 	}
-	file, err := loadConfig()
+	file, err := agents.Load()
 	if err != nil {
 		return wf, err
 	}
@@ -163,7 +164,7 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 
 // resumeAgent takes the agent of the session --resume names, as the
 // terminal host does, when no agent was given.
-func resumeAgent(cfg *config, file fileConfig) error {
+func resumeAgent(cfg *config, file agents.FileConfig) error {
 	st, err := state.Open()
 	if err != nil {
 		return err
@@ -175,9 +176,9 @@ func resumeAgent(cfg *config, file fileConfig) error {
 	switch r.Agent {
 	case "":
 		cfg.agent = r.Command
-	case demoAgent:
+	case agents.Demo:
 	default:
-		if _, err := file.lookupAgent(r.Agent); err != nil {
+		if _, err := file.Lookup(r.Agent); err != nil {
 			return fmt.Errorf("--resume %s: %w", cfg.resume, err)
 		}
 		cfg.agentName = r.Agent

@@ -1,4 +1,4 @@
-package main
+package agents
 
 import (
 	"path/filepath"
@@ -9,7 +9,7 @@ import (
 	"github.com/acphost/acphost/claude"
 )
 
-// profile is what acphost knows about an agent beyond the command that
+// Profile is what acphost knows about an agent beyond the command that
 // starts it. There is one per agent, and it applies however the agent was
 // found: by its built-in name, its id in the ACP registry, or a config
 // file entry whose command runs its package or binary (so a pinned
@@ -21,7 +21,7 @@ import (
 // library does not know, such as Devin), handed to the library as
 // ACPOptions.Profile; the rest is what the command line needs. New
 // knowledge about an agent is a new field here, filled in profiles below.
-type profile struct {
+type Profile struct {
 	name        string   // the built-in agent's name
 	registryIDs []string // its ids in the ACP registry
 	packages    []string // npm or PyPI packages (no version) that are this agent
@@ -32,13 +32,13 @@ type profile struct {
 	// entry's mode) is given: some agents start in one that runs commands
 	// unasked.
 	startMode string
-	// authHint says how the agent is logged in, beyond the methods it
+	// AuthHint says how the agent is logged in, beyond the methods it
 	// offers through ACP: acphost agents shows it, and a run the agent
 	// refuses for want of a login says it (see loginHint).
-	authHint string
-	// provenVersion is the version acphost's tests ran (interop/run.sh),
+	AuthHint string
+	// ProvenVersion is the version acphost's tests ran (interop/run.sh),
 	// or the registry's for an agent known only through the registry.
-	provenVersion string
+	ProvenVersion string
 }
 
 // libProfiles are the library's profiles, copied once: libProfile's
@@ -63,38 +63,38 @@ func libProfile(name string) *acphost.AgentProfile {
 var devinProfile = acphost.AgentProfile{Name: "devin", Match: []string{"devin"}}
 
 // profiles are the agents acphost knows.
-var profiles = []profile{
+var profiles = []Profile{
 	{name: "claude", registryIDs: []string{"claude-acp"}, packages: []string{"@agentclientprotocol/claude-agent-acp"},
 		lib: libProfile("claude"),
 		// The adapter starts in its own "auto" mode, which runs shell
 		// commands without asking; "default" asks.
 		startMode: claude.ModeDefault,
-		authHint:  "ANTHROPIC_API_KEY, or Claude Code's own login: run claude (npx @anthropic-ai/claude-code) and /login there once", provenVersion: "0.101.0"},
+		AuthHint:  "ANTHROPIC_API_KEY, or Claude Code's own login: run claude (npx @anthropic-ai/claude-code) and /login there once", ProvenVersion: "0.101.0"},
 	{name: "claude-legacy", registryIDs: []string{"claude-code-acp"},
 		packages: []string{"@zed-industries/claude-agent-acp", "@zed-industries/claude-code-acp"},
-		lib:      libProfile("claude-legacy"), startMode: claude.ModeDefault, provenVersion: "0.23.1"},
+		lib:      libProfile("claude-legacy"), startMode: claude.ModeDefault, ProvenVersion: "0.23.1"},
 	{name: "codex", registryIDs: []string{"codex-acp"},
 		packages: []string{"@agentclientprotocol/codex-acp", "@zed-industries/codex-acp"}, binaries: []string{"codex-acp"},
-		lib: libProfile("codex"), authHint: "OPENAI_API_KEY or CODEX_API_KEY, or acphost login --agent codex",
-		provenVersion: "2.6.0"},
+		lib: libProfile("codex"), AuthHint: "OPENAI_API_KEY or CODEX_API_KEY, or acphost login --agent codex",
+		ProvenVersion: "2.6.0"},
 	{name: "gemini", registryIDs: []string{"gemini"}, packages: []string{"@google/gemini-cli"},
-		lib: libProfile("gemini"), authHint: "GEMINI_API_KEY, or acphost login --agent gemini", provenVersion: "0.61.0"},
+		lib: libProfile("gemini"), AuthHint: "GEMINI_API_KEY, or acphost login --agent gemini", ProvenVersion: "0.61.0"},
 	{name: "opencode", registryIDs: []string{"opencode"}, packages: []string{"opencode-ai"}, binaries: []string{"opencode"},
-		lib: libProfile("opencode"), provenVersion: "1.18.33"},
+		lib: libProfile("opencode"), ProvenVersion: "1.18.33"},
 	{name: "qwen", registryIDs: []string{"qwen-code"}, packages: []string{"@qwen-code/qwen-code"}},
 	{name: "auggie", registryIDs: []string{"auggie"}, packages: []string{"@augmentcode/auggie"}},
 	{name: "cline", registryIDs: []string{"cline"}, packages: []string{"cline"}},
 	{name: "copilot", registryIDs: []string{"github-copilot"}, packages: []string{"@github/copilot-language-server"}},
 	{name: "droid", registryIDs: []string{"factory-droid"}, packages: []string{"droid"}},
 	{name: "devin", registryIDs: []string{"devin"}, binaries: []string{"devin"}, lib: &devinProfile,
-		authHint:      "the login methods it advertises: acphost login --agent devin lists them",
-		provenVersion: "3000.4.25 (the registry's; not run here)"},
+		AuthHint:      "the login methods it advertises: acphost login --agent devin lists them",
+		ProvenVersion: "3000.4.25 (the registry's; not run here)"},
 }
 
-// profileFor is the profile of an agent called name (built in, in the
+// ProfileFor is the profile of an agent called name (built in, in the
 // config file or in the registry), or of the package or binary its
 // command runs; nil when acphost knows nothing of it.
-func profileFor(name string, command []string) *profile {
+func ProfileFor(name string, command []string) *Profile {
 	for i := range profiles {
 		p := &profiles[i]
 		if p.name == name || slices.Contains(p.registryIDs, name) {
@@ -151,8 +151,8 @@ func stripVersion(spec string) string {
 }
 
 // withProfile is d with what its profile adds (the entry's own fields win).
-func (d agentDef) withProfile(name string) agentDef {
-	p := profileFor(name, d.Command)
+func (d Def) withProfile(name string) Def {
+	p := ProfileFor(name, d.Command)
 	if p == nil {
 		return d
 	}
@@ -163,12 +163,12 @@ func (d agentDef) withProfile(name string) agentDef {
 	return d
 }
 
-// libProfile is the profile the library is to be given for d: one the
+// LibProfile is the profile the library is to be given for d: one the
 // library does not know itself (Devin's). Nil for the others: the library
 // recognises those by the agent's command (which names their package or
 // binary however the agent was found) and its agentInfo name, finer than
 // a name could (the legacy Claude adapter is not Claude's).
-func (d agentDef) libProfile() *acphost.AgentProfile {
+func (d Def) LibProfile() *acphost.AgentProfile {
 	if d.profile == nil || d.profile.lib == nil {
 		return nil
 	}

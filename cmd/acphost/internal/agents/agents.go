@@ -1,4 +1,10 @@
-package main
+// Package agents is the agents acphost can start and what it knows of
+// them: the built-in ones (Builtin, Demo), the user's config file (Load,
+// FileConfig.Lookup), the agents of the ACP registry (a binary one
+// installed on first use) and acphost agents, which lists and installs
+// them (Command), each agent's Profile, and the MCP server lists the
+// config file and --mcp-config give.
+package agents
 
 import (
 	"encoding/json"
@@ -13,13 +19,11 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 )
 
-// agentDef is a named agent: the command that starts it, the environment
+// Def is a named agent: the command that starts it, the environment
 // it needs, and the session mode to ask for when none is given.
-type agentDef struct {
+type Def struct {
 	Command     []string          `json:"command"`
 	Env         map[string]string `json:"env,omitempty"`
 	Mode        string            `json:"mode,omitempty"`
@@ -32,24 +36,24 @@ type agentDef struct {
 	// MCPServers are ACP McpServer objects (or the {"name": {...}}
 	// object of Claude Code's .mcp.json), given to session/new (and
 	// load, resume) after the defaults' ones.
-	MCPServers mcpList `json:"mcpServers,omitempty"`
+	MCPServers MCPList `json:"mcpServers,omitempty"`
 
 	source  string       // "built-in", the config file that defines it, or the registry's origin
-	profile *profile     // what acphost knows of the agent beyond its command
+	profile *Profile     // what acphost knows of the agent beyond its command
 	reg     *regAgentRef // set for an agent of the registry
 }
 
-// demoAgent names the built-in fake agent.
-const demoAgent = "demo"
+// Demo names the built-in fake agent.
+const Demo = "demo"
 
-// builtinAgents are the npm-distributed agents of the ACP registry
+// Builtin are the npm-distributed agents of the ACP registry
 // (github.com/agentclientprotocol/registry) that run on Linux, started
 // through npx; the environment is the registry's. Unpinned: npx runs the
 // newest release (pin one in the config file: "@scope/pkg@1.2.3"). Every
 // other agent of the registry is there by its registry id (see
-// registryagents.go); what acphost knows of each beyond its command is in
+// registry.go); what acphost knows of each beyond its command is in
 // its profile (profile.go).
-var builtinAgents = map[string]agentDef{
+var Builtin = map[string]Def{
 	"claude": {Command: []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp"},
 		Description: "Claude Code (Anthropic) through the ACP adapter"}, // its asking mode and login: see profiles
 	"codex": {Command: []string{"npx", "-y", "@agentclientprotocol/codex-acp"},
@@ -72,7 +76,7 @@ var builtinAgents = map[string]agentDef{
 		Description: "Factory Droid"},
 }
 
-// fileConfig is the user's config file (see configPath):
+// FileConfig is the user's config file (see configPath):
 //
 //	{
 //	  "defaults": {"agent": "claude", "permission": "ask", "startTimeout": "5m"},
@@ -84,15 +88,15 @@ var builtinAgents = map[string]agentDef{
 //
 // An agent of the file replaces the built-in one of that name. Flags win
 // over the defaults, the defaults over the built-in defaults.
-type fileConfig struct {
-	Defaults fileDefaults        `json:"defaults"`
-	Agents   map[string]agentDef `json:"agents"`
+type FileConfig struct {
+	Defaults Defaults       `json:"defaults"`
+	Agents   map[string]Def `json:"agents"`
 
 	path string
 	reg  *registryUse // which registry, and whether a lookup may install
 }
 
-type fileDefaults struct {
+type Defaults struct {
 	Agent        string `json:"agent,omitempty"`
 	Permission   string `json:"permission,omitempty"`
 	Elicit       string `json:"elicit,omitempty"`
@@ -105,7 +109,7 @@ type fileDefaults struct {
 	// file's directory).
 	PermissionPolicy string `json:"permissionPolicy,omitempty"`
 	// MCPServers go to every agent's sessions.
-	MCPServers mcpList `json:"mcpServers,omitempty"`
+	MCPServers MCPList `json:"mcpServers,omitempty"`
 	// Config are session config options for every agent (the agent's
 	// own and --set win).
 	Config map[string]string `json:"config,omitempty"`
@@ -115,13 +119,13 @@ type fileDefaults struct {
 	Registry string `json:"registry,omitempty"`
 }
 
-// envConfig names the config file instead of the default place.
-const envConfig = "ACPHOST_CONFIG"
+// EnvConfig names the config file instead of the default place.
+const EnvConfig = "ACPHOST_CONFIG"
 
 // configPath is $ACPHOST_CONFIG, else acphost/config.json under the OS's
 // user config directory ($XDG_CONFIG_HOME or ~/.config on Linux).
 func configPath() (string, error) {
-	if p := os.Getenv(envConfig); p != "" {
+	if p := os.Getenv(EnvConfig); p != "" {
 		return p, nil
 	}
 	dir, err := os.UserConfigDir()
@@ -131,13 +135,13 @@ func configPath() (string, error) {
 	return filepath.Join(dir, "acphost", "config.json"), nil
 }
 
-// loadConfig reads the config file; a missing one is an empty config.
-func loadConfig() (fileConfig, error) {
+// Load reads the config file; a missing one is an empty config.
+func Load() (FileConfig, error) {
 	path, err := configPath()
 	if err != nil {
-		return fileConfig{reg: newRegistryUse("", "")}, nil // no home: no file
+		return FileConfig{reg: newRegistryUse("", "")}, nil // no home: no file
 	}
-	cfg := fileConfig{path: path, reg: newRegistryUse("", "")}
+	cfg := FileConfig{path: path, reg: newRegistryUse("", "")}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
@@ -152,15 +156,15 @@ func loadConfig() (fileConfig, error) {
 	}
 	cfg.reg = newRegistryUse(cfg.Defaults.Registry, path)
 	for name, d := range cfg.Agents {
-		if name == "" || name == demoAgent || len(d.Command) == 0 || d.Command[0] == "" {
-			return cfg, fmt.Errorf("%s: agent %q: want a name other than %q and a command", path, name, demoAgent)
+		if name == "" || name == Demo || len(d.Command) == 0 || d.Command[0] == "" {
+			return cfg, fmt.Errorf("%s: agent %q: want a name other than %q and a command", path, name, Demo)
 		}
 	}
-	if err := checkMCP("defaults.mcpServers", cfg.Defaults.MCPServers); err != nil {
+	if err := CheckMCP("defaults.mcpServers", cfg.Defaults.MCPServers); err != nil {
 		return cfg, fmt.Errorf("%s: %w", path, err)
 	}
 	for name, d := range cfg.Agents {
-		if err := checkMCP("agents."+name+".mcpServers", d.MCPServers); err != nil {
+		if err := CheckMCP("agents."+name+".mcpServers", d.MCPServers); err != nil {
 			return cfg, fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -176,9 +180,9 @@ func loadConfig() (fileConfig, error) {
 }
 
 // agents merges the built-in agents and the file's.
-func (c fileConfig) agents() map[string]agentDef {
-	all := map[string]agentDef{}
-	for name, d := range builtinAgents {
+func (c FileConfig) agents() map[string]Def {
+	all := map[string]Def{}
+	for name, d := range Builtin {
 		d.source = "built-in"
 		all[name] = d
 	}
@@ -189,10 +193,10 @@ func (c fileConfig) agents() map[string]agentDef {
 	return all
 }
 
-// lookupAgent finds a named agent: built in, in the config file, or in
+// Lookup finds a named agent: built in, in the config file, or in
 // the registry (an agent of the registry that is a binary is installed on
 // first use, when parseArgs allowed it: see registryUse).
-func (c fileConfig) lookupAgent(name string) (agentDef, error) {
+func (c FileConfig) Lookup(name string) (Def, error) {
 	all := c.agents()
 	if d, ok := all[name]; ok {
 		return d.withProfile(name), nil
@@ -201,7 +205,7 @@ func (c fileConfig) lookupAgent(name string) (agentDef, error) {
 	if found || err != nil {
 		return d, err
 	}
-	names := []string{demoAgent}
+	names := []string{Demo}
 	for n := range all {
 		names = append(names, n)
 	}
@@ -210,11 +214,18 @@ func (c fileConfig) lookupAgent(name string) (agentDef, error) {
 	if inRegistry > 0 {
 		more = fmt.Sprintf(", and the registry's %d", inRegistry)
 	}
-	return agentDef{}, fmt.Errorf("--agent %s: no such agent; known: %s%s (acphost agents lists them with their commands)", name, strings.Join(names, ", "), more)
+	return Def{}, fmt.Errorf("--agent %s: no such agent; known: %s%s (acphost agents lists them with their commands)", name, strings.Join(names, ", "), more)
 }
 
-// envList is d.Env as KEY=value, sorted.
-func (d agentDef) envList() []string {
+// Source is where d is defined: "built-in", the config file that defines
+// it, or the registry's origin.
+func (d Def) Source() string { return d.source }
+
+// Path is the config file's path ("" with no home directory).
+func (c FileConfig) Path() string { return c.path }
+
+// EnvList is d.Env as KEY=value, sorted.
+func (d Def) EnvList() []string {
 	var env []string
 	for k, v := range d.Env {
 		env = append(env, k+"="+v)
@@ -225,7 +236,7 @@ func (d agentDef) envList() []string {
 
 // printNamedAgents is the table of the built-in and configured agents,
 // each with its command, and the config file's place.
-func printNamedAgents(cfg fileConfig, stdout io.Writer) {
+func printNamedAgents(cfg FileConfig, stdout io.Writer) {
 	all := cfg.agents()
 	names := make([]string, 0, len(all))
 	for n := range all {
@@ -234,7 +245,7 @@ func printNamedAgents(cfg fileConfig, stdout io.Writer) {
 	sort.Strings(names)
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tCOMMAND\tFROM")
-	fmt.Fprintf(tw, "%s\t%s\t%s\n", demoAgent, "(this program, as the built-in fake agent)", "built-in")
+	fmt.Fprintf(tw, "%s\t%s\t%s\n", Demo, "(this program, as the built-in fake agent)", "built-in")
 	for _, n := range names {
 		d := all[n].withProfile(n)
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, d.commandLine(), d.source)
@@ -253,9 +264,9 @@ func printNamedAgents(cfg fileConfig, stdout io.Writer) {
 }
 
 // commandLine is d's environment, command and mode as one line.
-func (d agentDef) commandLine() string {
+func (d Def) commandLine() string {
 	cmd := strings.Join(d.Command, " ")
-	if env := d.envList(); len(env) > 0 {
+	if env := d.EnvList(); len(env) > 0 {
 		cmd = strings.Join(env, " ") + " " + cmd
 	}
 	if d.Mode != "" {
@@ -263,24 +274,3 @@ func (d agentDef) commandLine() string {
 	}
 	return cmd
 }
-
-// sessionAgents is the user's agents as the sessions subcommands see them.
-func sessionAgents() sessions.Agents {
-	return sessions.Agents{Demo: demoAgent, Load: func() (sessions.Config, error) {
-		file, err := loadConfig()
-		if err != nil {
-			return nil, err
-		}
-		return sessionConfig{file}, nil
-	}}
-}
-
-// sessionConfig is a fileConfig as a sessions.Config.
-type sessionConfig struct{ file fileConfig }
-
-func (c sessionConfig) Agent(name string) ([]string, string, error) {
-	def, err := c.file.lookupAgent(name)
-	return def.Command, def.source, err
-}
-
-func (c sessionConfig) Path() string { return c.file.path }

@@ -1,4 +1,4 @@
-package main
+package agents
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/exitcode"
 	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
@@ -55,7 +56,7 @@ FILE|URL, or $ACPHOST_REGISTRY, or the config file's defaults.registry.
 `
 
 // registryUse is which registry the CLI reads, and what a lookup of one
-// of its agents may do. One is shared by the copies of a fileConfig.
+// of its agents may do. One is shared by the copies of a FileConfig.
 type registryUse struct {
 	location string    // a file or URL; "": the official registry
 	install  bool      // a lookup installs a binary agent on first use (an agent is about to run)
@@ -82,10 +83,10 @@ func newRegistryUse(fromConfig, configPath string) *registryUse {
 
 func isURL(s string) bool { return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") }
 
-// useRegistry is parseArgs' word on the registry: --registry (winning
+// UseRegistry is parseArgs' word on the registry: --registry (winning
 // over the environment and the file), and that an agent found there is
 // about to run, so a binary one is installed now, saying so on stderr.
-func (c fileConfig) useRegistry(flagValue string, jsonOut, remote bool, stderr io.Writer) {
+func (c FileConfig) UseRegistry(flagValue string, jsonOut, remote bool, stderr io.Writer) {
 	if flagValue != "" {
 		c.reg.location = flagValue
 	}
@@ -142,7 +143,7 @@ func safeErr(err error) error {
 	return &safeError{err}
 }
 
-// regAgentRef is an agentDef's registry entry.
+// regAgentRef is an Def's registry entry.
 type regAgentRef struct {
 	agent     registry.Agent
 	kind      string              // the distribution used here
@@ -151,14 +152,14 @@ type regAgentRef struct {
 
 // registryAgent is name as an agent of the registry: found tells whether
 // it is one, inRegistry how many the registry has.
-func (c fileConfig) registryAgent(name string) (d agentDef, found bool, inRegistry int, err error) {
+func (c FileConfig) registryAgent(name string) (d Def, found bool, inRegistry int, err error) {
 	r, err := c.reg.load()
 	if err != nil {
-		return agentDef{}, false, 0, safeErr(err)
+		return Def{}, false, 0, safeErr(err)
 	}
 	a, ok := r.Agent(name)
 	if !ok {
-		return agentDef{}, false, len(r.Agents), nil
+		return Def{}, false, len(r.Agents), nil
 	}
 	d, err = c.registryDef(r, a)
 	return d, true, len(r.Agents), safeErr(err)
@@ -166,46 +167,46 @@ func (c fileConfig) registryAgent(name string) (d agentDef, found bool, inRegist
 
 // registryDef is agent a as a named agent: its command (installing a
 // binary first, when allowed), environment and profile.
-func (c fileConfig) registryDef(r *registry.Registry, a registry.Agent) (agentDef, error) {
+func (c FileConfig) registryDef(r *registry.Registry, a registry.Agent) (Def, error) {
 	cache := c.reg.cache()
 	ref := &regAgentRef{agent: a, kind: a.Kind(registry.Platform())}
-	d := agentDef{Description: a.Name + ": " + a.Description, source: "registry (" + r.Origin + ")", reg: ref}
+	d := Def{Description: a.Name + ": " + a.Description, source: "registry (" + r.Origin + ")", reg: ref}
 	switch ref.kind {
 	case "":
-		return agentDef{}, &registry.PlatformError{ID: a.ID, Platform: registry.Platform(), Offered: a.Platforms()}
+		return Def{}, &registry.PlatformError{ID: a.ID, Platform: registry.Platform(), Offered: a.Platforms()}
 	case registry.KindNPX, registry.KindUVX:
 		cmd, _, err := cache.Command(context.Background(), a, false)
 		if err != nil {
-			return agentDef{}, err
+			return Def{}, err
 		}
 		d.Command, d.Env = append([]string{cmd.Path}, cmd.Args...), envMap(cmd.Env)
 		return d.withProfile(a.ID), nil
 	}
 	if c.reg.remote {
-		return agentDef{}, fmt.Errorf("%s is a binary of the registry, installed on this machine: it cannot run over --ssh or --url (install it there, and name its command after --)", a.ID)
+		return Def{}, fmt.Errorf("%s is a binary of the registry, installed on this machine: it cannot run over --ssh or --url (install it there, and name its command after --)", a.ID)
 	}
 	in, err := cache.Lookup(a.ID, a.Version)
 	switch {
 	case err == nil:
 	case !errors.Is(err, registry.ErrNotInstalled):
-		return agentDef{}, err
+		return Def{}, err
 	case !c.reg.install:
 		// Not installed, and nothing is to run now: the command it will have.
 		t := a.Distribution.Binary[registry.Platform()]
 		dir, err := cache.VersionDir(a.ID, a.Version)
 		if err != nil {
-			return agentDef{}, err
+			return Def{}, err
 		}
 		p, err := t.CmdPath()
 		if err != nil {
-			return agentDef{}, err
+			return Def{}, err
 		}
 		d.Command, d.Env = append([]string{filepath.Join(dir, filepath.FromSlash(p))}, t.Args...), t.Env
 		return d.withProfile(a.ID), nil
 	default:
 		c.reg.note("%s is not installed: installing it (first use)", a.ID)
 		if in, err = c.reg.install1(cache, a); err != nil {
-			return agentDef{}, err
+			return Def{}, err
 		}
 	}
 	ref.installed = &in
@@ -244,8 +245,8 @@ type installFailure struct{ err error }
 func (e *installFailure) Error() string { return acp.SafeText(e.err.Error()) }
 func (e *installFailure) Unwrap() error { return e.err }
 
-// isInstallFailure tells run to exit 1, not 2, for err.
-func isInstallFailure(err error) bool {
+// IsInstallFailure tells run to exit 1, not 2, for err.
+func IsInstallFailure(err error) bool {
 	var f *installFailure
 	return errors.As(err, &f)
 }
@@ -303,8 +304,8 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// listAgents is "acphost agents" and its subcommands (see agentsUsage).
-func listAgents(args []string, stdout, stderr io.Writer) int {
+// Command is "acphost agents" and its subcommands (see agentsUsage).
+func Command(args []string, stdout, stderr io.Writer) int {
 	sub := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
@@ -318,20 +319,20 @@ func listAgents(args []string, stdout, stderr io.Writer) int {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprint(stdout, agentsUsage)
-				return exitOK
+				return exitcode.OK
 			}
 			fmt.Fprintf(stderr, "acphost agents: %v\n", err)
-			return exitUsage
+			return exitcode.Usage
 		}
 		if fs.NArg() == 0 {
 			break
 		}
 		ids, args = append(ids, fs.Arg(0)), fs.Args()[1:]
 	}
-	cfg, err := loadConfig()
+	cfg, err := Load()
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost:", err)
-		return exitUsage
+		return exitcode.Usage
 	}
 	if *regFlag != "" {
 		cfg.reg.location = *regFlag
@@ -347,7 +348,7 @@ func listAgents(args []string, stdout, stderr io.Writer) int {
 	case sub == "install" || sub == "remove":
 		if len(ids) == 0 {
 			fmt.Fprintf(stderr, "acphost agents %s: name the agent (acphost agents lists them)\n", sub)
-			return exitUsage
+			return exitcode.Usage
 		}
 		return a.each(sub, ids)
 	case sub == "update":
@@ -356,19 +357,19 @@ func listAgents(args []string, stdout, stderr io.Writer) int {
 		return a.refresh()
 	}
 	fmt.Fprintf(stderr, "acphost agents: unexpected %q (acphost agents --help)\n", strings.Join(append([]string{sub}, ids...), " "))
-	return exitUsage
+	return exitcode.Usage
 }
 
 // agentsRun is one acphost agents command.
 type agentsRun struct {
-	cfg            fileConfig
+	cfg            FileConfig
 	stdout, stderr io.Writer
 	json           bool
 }
 
 func (a agentsRun) fail(err error) int {
 	fmt.Fprintln(a.stderr, "acphost agents:", acp.SafeText(err.Error()))
-	return exitFailed
+	return exitcode.Failed
 }
 
 // agentJSON is one agent of acphost agents --json.
@@ -395,15 +396,15 @@ type profileJSON struct {
 	AskingModes   []string `json:"askingModes,omitempty"`
 	UnaskedModes  []string `json:"unaskedModes,omitempty"`
 	StateDirs     []string `json:"stateDirs,omitempty"`
-	AuthHint      string   `json:"authHint,omitempty"`
-	ProvenVersion string   `json:"provenVersion,omitempty"`
+	AuthHint      string   `json:"AuthHint,omitempty"`
+	ProvenVersion string   `json:"ProvenVersion,omitempty"`
 }
 
-func (p *profile) json() *profileJSON {
+func (p *Profile) json() *profileJSON {
 	if p == nil {
 		return nil
 	}
-	j := &profileJSON{Name: p.name, StartMode: p.startMode, AuthHint: p.authHint, ProvenVersion: p.provenVersion}
+	j := &profileJSON{Name: p.name, StartMode: p.startMode, AuthHint: p.AuthHint, ProvenVersion: p.ProvenVersion}
 	if l := p.lib; l != nil {
 		j.PlanModes, j.AskingModes, j.UnaskedModes, j.StateDirs = l.PlanModes, l.AskingModes, l.UnaskedModes, l.StateDirs
 	}
@@ -422,7 +423,7 @@ func (a agentsRun) list() int {
 			Platform string      `json:"platform"`
 			Config   string      `json:"config,omitempty"`
 		}{Platform: registry.Platform(), Config: a.cfg.path}
-		out.Agents = append(out.Agents, agentJSON{Name: demoAgent, From: "built-in", Distribution: "command", Description: "this program, as the built-in fake agent"})
+		out.Agents = append(out.Agents, agentJSON{Name: Demo, From: "built-in", Distribution: "command", Description: "this program, as the built-in fake agent"})
 		names := make([]string, 0, len(named))
 		for n := range named {
 			names = append(names, n)
@@ -455,9 +456,9 @@ func (a agentsRun) list() int {
 			return a.fail(err)
 		}
 		if regErr != nil {
-			return exitFailed
+			return exitcode.Failed
 		}
-		return exitOK
+		return exitcode.OK
 	}
 	printNamedAgents(a.cfg, a.stdout)
 	if regErr != nil {
@@ -492,14 +493,14 @@ func (a agentsRun) list() int {
 	if shadowed {
 		fmt.Fprintln(a.stdout, "* a built-in or configured agent of that name wins: --agent runs that one")
 	}
-	return exitOK
+	return exitcode.OK
 }
 
 // registryJSON describes agent ag of r.
-func (a agentsRun) registryJSON(r *registry.Registry, ag registry.Agent, named map[string]agentDef) agentJSON {
+func (a agentsRun) registryJSON(r *registry.Registry, ag registry.Agent, named map[string]Def) agentJSON {
 	_, shadowed := named[ag.ID]
 	j := agentJSON{Name: ag.ID, From: "registry", Version: ag.Version, Description: ag.Description,
-		Distribution: ag.Kind(registry.Platform()), Platforms: ag.Platforms(), Shadowed: shadowed || ag.ID == demoAgent}
+		Distribution: ag.Kind(registry.Platform()), Platforms: ag.Platforms(), Shadowed: shadowed || ag.ID == Demo}
 	if j.Distribution == "" {
 		j.Distribution = "none"
 	}
@@ -544,7 +545,7 @@ func (a agentsRun) say(res resultJSON, human string) {
 
 // each runs install or remove for each id.
 func (a agentsRun) each(sub string, ids []string) int {
-	code := exitOK
+	code := exitcode.OK
 	for _, id := range ids {
 		var err error
 		if sub == "remove" {
@@ -558,7 +559,7 @@ func (a agentsRun) each(sub string, ids []string) int {
 			} else {
 				fmt.Fprintf(a.stderr, "acphost agents %s %s: %s\n", sub, acp.SafeText(id), acp.SafeText(err.Error()))
 			}
-			code = exitFailed
+			code = exitcode.Failed
 		}
 	}
 	return code
@@ -659,7 +660,7 @@ func (a agentsRun) refresh() int {
 	if _, err := a.fetch(); err != nil {
 		return a.fail(err)
 	}
-	return exitOK
+	return exitcode.OK
 }
 
 // fetch refreshes the registry and says what came.
@@ -703,7 +704,7 @@ func (a agentsRun) update(ids []string) int {
 			if !a.json {
 				fmt.Fprintln(a.stdout, "no agent of the registry is installed")
 			}
-			return exitOK
+			return exitcode.OK
 		}
 	}
 	slices.Sort(ids)
