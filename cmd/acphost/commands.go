@@ -11,6 +11,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/configopt"
 	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
@@ -176,28 +177,15 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 			a.output.note(tty.StyleDim, "the agent offers no config options")
 			return
 		}
-		var b strings.Builder
-		for _, o := range opts {
-			line := fmt.Sprintf("  %s = %s", tty.OneLine(acp.SafeText(o.ID), 80), configValue(o.CurrentValue))
-			if n := tty.OneLine(acp.SafeText(o.Name), 40); n != "" && n != o.ID {
-				line += "  (" + n + ")"
-			}
-			if vals := configValues(o); len(vals) > 0 {
-				line += "  values: " + tty.OneLine(acp.SafeText(strings.Join(vals, ", ")), 120)
-			} else if o.Type == "boolean" {
-				line += "  values: on, off"
-			}
-			b.WriteString(line + "\n")
-		}
-		a.output.note("", b.String()+"/config KEY VALUE sets one")
+		a.output.note("", configopt.List(opts)+"/config KEY VALUE sets one")
 		return
 	case 2:
 	default:
 		a.output.note(tty.StyleYellow, "/config KEY VALUE (or /config to list them)")
 		return
 	}
-	now, err := setConfig(ctx, sess, args[0], args[1])
-	if errors.Is(err, errNoConfigOption) {
+	now, err := configopt.SetOption(ctx, sess, args[0], args[1])
+	if errors.Is(err, configopt.ErrNoOption) {
 		a.output.diag(tty.StyleRed, "/config %s: no such option (/config lists them)", acp.SafeText(args[0]))
 		return
 	}

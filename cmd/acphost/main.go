@@ -20,6 +20,7 @@ import (
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/ask"
+	"github.com/acphost/acphost/cmd/acphost/internal/configopt"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
@@ -71,7 +72,7 @@ type config struct {
 	mcpServers     agents.MCPList    // the config file's mcpServers (defaults, then the agent's), then --mcp-config's
 	mcpConfigs     []string          // --mcp-config FILE (repeatable)
 	quiet          bool              // --quiet: only the agent's final answer on stdout
-	sets           []configSet       // --set KEY=VALUE, then the config file's, to set once the session opens
+	sets           []configopt.Set   // --set KEY=VALUE, then the config file's, to set once the session opens
 	auth           string            // --auth METHOD, or the named agent's: sent with authenticate after initialize
 	continueLast   bool              // --continue: the agent's last session in this directory, else a new one
 	recordPath     string            // --record FILE: the wire, as NDJSON
@@ -273,7 +274,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	cfg.file = file
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if cfg.sets, err = parseSets(v.sets); err != nil {
+	if cfg.sets, err = configopt.ParseSets(v.sets); err != nil {
 		return cfg, err
 	}
 	if err := applyFileDefaults(&cfg, file, set); err != nil {
@@ -285,7 +286,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	if err := applyMCPConfigs(&cfg); err != nil {
 		return cfg, err
 	}
-	cfg.sets = addSoftSets(cfg.sets, file.Defaults.Config)
+	cfg.sets = configopt.AddSoft(cfg.sets, file.Defaults.Config)
 
 	switch cfg.nonInteractive {
 	case "":
@@ -425,7 +426,7 @@ func resolveAgent(cfg *config, file agents.FileConfig) error {
 	if cfg.mode == "" && def.Mode != "" {
 		cfg.mode, cfg.modeSoft = def.Mode, true
 	}
-	cfg.sets = addSoftSets(cfg.sets, def.Config)
+	cfg.sets = configopt.AddSoft(cfg.sets, def.Config)
 	if cfg.auth == "" {
 		cfg.auth = def.Auth
 	}

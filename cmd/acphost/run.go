@@ -18,6 +18,7 @@ import (
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/ask"
+	"github.com/acphost/acphost/cmd/acphost/internal/configopt"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
@@ -870,4 +871,25 @@ func (a *app) showStderrTail(err error) {
 		a.output.out.BreakLine()
 	}
 	a.output.errs.Block(b.String())
+}
+
+// applySets sets sets on sess, in order, saying each on o. A --set the agent refuses (or
+// does not offer) ends the run with a usage error; a config file's only
+// warns.
+func applySets(sess *acphost.Session, sets []configopt.Set, o *output) int {
+	for _, s := range sets {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		now, err := configopt.SetOption(ctx, sess, s.Key, s.Value)
+		cancel()
+		switch {
+		case err == nil:
+			o.note(tty.StyleDim, acp.SafeText(s.Key)+" = "+now)
+		case s.Soft:
+			o.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acp.SafeText(s.Key), tty.ErrMsg(err))
+		default:
+			o.diag(tty.StyleRed, "--set %s: %s", acp.SafeText(s.Key), tty.ErrMsg(err))
+			return exitUsage
+		}
+	}
+	return 0
 }

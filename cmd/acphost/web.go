@@ -19,6 +19,7 @@ import (
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/ask"
+	"github.com/acphost/acphost/cmd/acphost/internal/configopt"
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
@@ -119,7 +120,7 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	}
 	cfg.cwd = dir
 
-	if cfg.sets, err = parseSets(sets); err != nil {
+	if cfg.sets, err = configopt.ParseSets(sets); err != nil {
 		return wf, err
 	}
 	file, err := agents.Load()
@@ -142,7 +143,7 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	if err := applyMCPConfigs(cfg); err != nil {
 		return wf, err
 	}
-	cfg.sets = addSoftSets(cfg.sets, file.Defaults.Config)
+	cfg.sets = configopt.AddSoft(cfg.sets, file.Defaults.Config)
 	switch cfg.permission {
 	case "":
 		cfg.permission = ask.PermAsk
@@ -273,7 +274,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		if wcfg.ConfigOptions == nil {
 			wcfg.ConfigOptions = map[string]string{}
 		}
-		wcfg.ConfigOptions[set.key] = set.value
+		wcfg.ConfigOptions[set.Key] = set.Value
 	}
 	switch cfg.permission {
 	case ask.PermAsk:

@@ -1,4 +1,9 @@
-package main
+// Package configopt is a session's config options as the person sets
+// them: --set KEY=VALUE and the config file's (Set), and /config, which
+// lists them (List) and sets one (SetOption), a value checked against what
+// the agent offers first. Every agent string shown goes through
+// acp.SafeText.
+package configopt
 
 import (
 	"context"
@@ -9,85 +14,68 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
-// configSet is one session config option to set once the session opens:
-// from --set (a failure is a usage error) or from the config file (soft: a
+// Set is one session config option to set once the session opens: from
+// --set (a failure is a usage error) or from the config file (Soft: a
 // failure is a warning, as an agent may not offer the option).
-type configSet struct {
-	key, value string
-	soft       bool
+type Set struct {
+	Key, Value string
+	Soft       bool
 }
 
-// parseSets reads --set KEY=VALUE flags; a key set twice keeps the last.
-func parseSets(flags []string) ([]configSet, error) {
-	var sets []configSet
+// ParseSets reads --set KEY=VALUE flags; a key set twice keeps the last.
+func ParseSets(flags []string) ([]Set, error) {
+	var sets []Set
 	for _, kv := range flags {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--set %q: want key=value", kv)
 		}
-		sets = slices.DeleteFunc(sets, func(s configSet) bool { return s.key == k })
-		sets = append(sets, configSet{key: k, value: v})
+		sets = slices.DeleteFunc(sets, func(s Set) bool { return s.Key == k })
+		sets = append(sets, Set{Key: k, Value: v})
 	}
 	return sets, nil
 }
 
-// addSoftSets adds the config file's options whose keys nothing set yet,
+// AddSoft adds the config file's options whose keys nothing set yet,
 // in key order.
-func addSoftSets(sets []configSet, m map[string]string) []configSet {
+func AddSoft(sets []Set, m map[string]string) []Set {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !slices.ContainsFunc(sets, func(s configSet) bool { return s.key == k }) {
-			sets = append(sets, configSet{key: k, value: m[k], soft: true})
+		if !slices.ContainsFunc(sets, func(s Set) bool { return s.Key == k }) {
+			sets = append(sets, Set{Key: k, Value: m[k], Soft: true})
 		}
 	}
 	return sets
 }
 
-// applySets sets sets on sess, in order, saying each on o. A --set the agent refuses (or
-// does not offer) ends the run with a usage error; a config file's only
-// warns.
-func applySets(sess *acphost.Session, sets []configSet, o *output) int {
-	for _, s := range sets {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		now, err := setConfig(ctx, sess, s.key, s.value)
-		cancel()
-		switch {
-		case err == nil:
-			o.note(tty.StyleDim, acp.SafeText(s.key)+" = "+now)
-		case s.soft:
-			o.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acp.SafeText(s.key), tty.ErrMsg(err))
-		default:
-			o.diag(tty.StyleRed, "--set %s: %s", acp.SafeText(s.key), tty.ErrMsg(err))
-			return exitUsage
-		}
-	}
-	return 0
+// ErrNoOption is a key the agent does not offer.
+var ErrNoOption = errors.New("no such option")
+
+// Session is the session whose options are set (an *acphost.Session).
+type Session interface {
+	ConfigOptions() []acp.ConfigOption
+	SetConfigOption(ctx context.Context, configID string, value any) ([]acp.ConfigOption, error)
 }
 
-// errNoConfigOption is a key the agent does not offer.
-var errNoConfigOption = errors.New("no such option")
-
-// setConfig sets one of the session's config options after checking the
+// SetOption sets one of the session's config options after checking the
 // value against what the agent offers, and returns the value it now has.
-func setConfig(ctx context.Context, sess *acphost.Session, key, value string) (string, error) {
+func SetOption(ctx context.Context, sess Session, key, value string) (string, error) {
 	opts := sess.ConfigOptions()
 	i := slices.IndexFunc(opts, func(o acp.ConfigOption) bool { return o.ID == key })
 	if i < 0 {
 		if len(opts) == 0 {
-			return "", fmt.Errorf("%w: the agent offers no config options", errNoConfigOption)
+			return "", fmt.Errorf("%w: the agent offers no config options", ErrNoOption)
 		}
 		ids := make([]string, len(opts))
 		for j, o := range opts {
 			ids[j] = o.ID
 		}
-		return "", fmt.Errorf("%w; the agent's: %s", errNoConfigOption, agentList(ids))
+		return "", fmt.Errorf("%w; the agent's: %s", ErrNoOption, agentList(ids))
 	}
 	var v any = value
 	if opts[i].Type == "boolean" {
@@ -177,4 +165,23 @@ func parseOnOff(s string) (bool, error) {
 		return false, fmt.Errorf("%q: want on or off", s)
 	}
 	return b, nil
+}
+
+// List is the lines /config shows: each option with its current value,
+// its name and the values it takes.
+func List(opts []acp.ConfigOption) string {
+	var b strings.Builder
+	for _, o := range opts {
+		line := fmt.Sprintf("  %s = %s", tty.OneLine(acp.SafeText(o.ID), 80), configValue(o.CurrentValue))
+		if n := tty.OneLine(acp.SafeText(o.Name), 40); n != "" && n != o.ID {
+			line += "  (" + n + ")"
+		}
+		if vals := configValues(o); len(vals) > 0 {
+			line += "  values: " + tty.OneLine(acp.SafeText(strings.Join(vals, ", ")), 120)
+		} else if o.Type == "boolean" {
+			line += "  values: on, off"
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
 }
