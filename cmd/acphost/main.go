@@ -80,13 +80,6 @@ type config struct {
 	file           agents.FileConfig // the config file, read once, by parseArgs
 }
 
-// The --non-interactive-permissions policies: what a permission request
-// gets when nobody can be asked.
-const (
-	nonInteractiveDeny = "deny"
-	nonInteractiveFail = "fail"
-)
-
 // defaultStartTimeout bounds the agent's start: generous, for a first npx
 // download.
 const defaultStartTimeout = 2 * time.Minute
@@ -290,8 +283,8 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 
 	switch cfg.nonInteractive {
 	case "":
-		cfg.nonInteractive = nonInteractiveDeny
-	case nonInteractiveDeny, nonInteractiveFail:
+		cfg.nonInteractive = ask.NonInteractiveDeny
+	case ask.NonInteractiveDeny, ask.NonInteractiveFail:
 	default:
 		return cfg, fmt.Errorf("--non-interactive-permissions %q: want deny or fail", cfg.nonInteractive)
 	}

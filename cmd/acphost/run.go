@@ -20,6 +20,7 @@ import (
 	"github.com/acphost/acphost/cmd/acphost/internal/ask"
 	"github.com/acphost/acphost/cmd/acphost/internal/configopt"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
+	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
@@ -41,13 +42,13 @@ type app struct {
 	cwd      string       // the session's directory, absolute ("" for a remote agent's default)
 
 	output    *output
-	perms     *permissions
+	perms     *policy.Permissions
 	elicitor  *ask.Elicitor
 	live      *liveSession
 	signals   *signals
 	editor    *lineEditor // the line editor at an interactive prompt, nil without one
 	streams   agentStreams
-	humanWait humanWait // the running turn's wait for the person
+	humanWait ask.Wait // the running turn's wait for the person
 
 	recovers bool // the client restarts a crashed agent (a chat at a terminal)
 	failed   bool // a turn failed: exit status 1
@@ -59,8 +60,8 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		output: &output{}, live: &liveSession{}}
 	o := a.output
 	a.signals = newSignals(a.live, o, a.in)
-	a.perms = &permissions{permission: cfg.permission, nonInteractive: cfg.nonInteractive, noOneToAsk: cfg.noOneToAsk,
-		policy: cfg.policy, json: cfg.json, output: o, live: a.live, wait: &a.humanWait}
+	a.perms = &policy.Permissions{Permission: cfg.permission, NonInteractive: cfg.nonInteractive, NoOneToAsk: cfg.noOneToAsk,
+		Policy: cfg.policy, JSON: cfg.json, Note: o.note, FailTurn: a.live.failTurn, Wait: &a.humanWait}
 	var outW, errW io.Writer = stdout, stderr
 	if detached { // a background acphost: its log is bounded
 		log := newCappedLog(stdout, maxBackgroundLogBytes)
@@ -70,7 +71,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	switch {
 	case cfg.json:
 		js := render.NewJSONSink(outW)
-		js.Decision = a.perms.decision
+		js.Decision = a.perms.Decision
 		o.sink = js
 	case cfg.quiet:
 		o.sink = render.NewQuietSink(outW)
@@ -78,19 +79,19 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		live := tty.IsTerminal(stdout) && os.Getenv("TERM") != "dumb"
 		o.out = tty.NewScreen(outW, tty.ColorAllowed(stdout), live)
 		o.human = render.NewHuman(o.out, cfg.permission, cfg.elicit)
-		o.human.Remembered = a.perms.wasRemembered
-		o.human.AnswerNote = a.perms.answerNote
+		o.human.Remembered = a.perms.WasRemembered
+		o.human.AnswerNote = a.perms.AnswerNote
 		o.human.ToolOutput = cfg.toolOutput
-		o.human.HumanWait = a.humanWait.total
+		o.human.HumanWait = a.humanWait.Total
 		o.sink = o.human
-		a.perms.notes = true
+		a.perms.Notes = true
 	}
 	scr := o.questions()
 	seat := make(chan struct{}, 1) // one question at a time reads stdin
 	// The person answers --permission ask, and a policy file's ask rules
 	// when there is a terminal to ask at.
 	if cfg.permission == ask.PermAsk || cfg.permission == ask.PermReads || cfg.policy != nil && a.stdinTTY && !cfg.json {
-		a.perms.approver = ask.NewApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
+		a.perms.Approver = ask.NewApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
 	}
 	a.elicitor = &ask.Elicitor{Policy: cfg.elicit, Auto: cfg.elicitAuto, Values: cfg.elicitValues, JSON: cfg.json,
 		In: a.in, Scr: scr, Errs: o.errs, Echo: !a.stdinTTY, Asking: seat}
@@ -137,7 +138,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		Elicitation: acphost.ElicitationOptions{OnRequest: a.elicitor.Answer, OnComplete: a.output.sink.ElicitationComplete},
 	}
 	if a.cfg.elicit == ask.ElicitAsk {
-		opts.Elicitation.OnRequest = timed(&a.humanWait, a.elicitor.Answer)
+		opts.Elicitation.OnRequest = ask.Timed(&a.humanWait, a.elicitor.Answer)
 	}
 	opts.MCPServers = a.cfg.mcpServers
 	if detached {
@@ -149,7 +150,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	// acphost login runs an agent's terminal login; a remote agent's is
 	// its host's to run.
 	opts.Advertise.TerminalAuth = !a.cfg.remote.remote()
-	a.perms.hook(&opts, a.cwd)
+	a.perms.Hook(&opts, a.cwd)
 	if a.cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
@@ -559,7 +560,7 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 // policy, and what holds of it (see enforcementNote).
 func (a *app) permissionLabel(client *acphost.ACPClient) string {
 	p := a.cfg.permission
-	if a.cfg.noOneToAsk && a.cfg.nonInteractive == nonInteractiveFail {
+	if a.cfg.noOneToAsk && a.cfg.nonInteractive == ask.NonInteractiveFail {
 		p = "fail (nobody to ask: --non-interactive-permissions fail)"
 	}
 	if a.cfg.policy != nil {
@@ -684,7 +685,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	defer cancel()
 	a.live.beginTurn(cancel)
 	a.record()
-	a.humanWait.reset()
+	a.humanWait.Reset()
 	if a.stdinTTY {
 		a.in.SetQueueing(true)
 		defer a.in.SetQueueing(false)

@@ -29,6 +29,13 @@ const (
 	PermReads  = "reads"
 )
 
+// The --non-interactive-permissions policies: what a permission request
+// gets when nobody can be asked.
+const (
+	NonInteractiveDeny = "deny"
+	NonInteractiveFail = "fail"
+)
+
 // AllowingReads allows a request whose tool call the agent calls a read or
 // a search, and hands any other to ask. The kind is the agent's word (plan
 // mode is the host-enforced way to allow reads only).
