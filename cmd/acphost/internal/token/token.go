@@ -1,4 +1,13 @@
-package main
+// Package token is how acphost takes a bearer token (for --url, and for
+// acphost serve) without leaving it where other users can read it.
+//
+// A bearer token on a command line is in /proc/PID/cmdline (ps) for every
+// user of the machine, who can then drive the agent as the person. The
+// token comes from the environment ($ACPHOST_TOKEN, which only the owner
+// can read in /proc), a file only its owner may read (--token-file), or
+// stdin (--token-file -); --token and a token in a --url are taken, with a
+// warning.
+package token
 
 import (
 	"errors"
@@ -11,24 +20,20 @@ import (
 	"strings"
 )
 
-// A bearer token on a command line is in /proc/PID/cmdline (ps) for every
-// user of the machine, who can then drive the agent as the person. The
-// token comes from the environment ($ACPHOST_TOKEN, which only the owner
-// can read in /proc), a file only its owner may read (--token-file), or
-// stdin (--token-file -); --token and a token in a --url are taken, with a
-// warning.
+// Env carries a bearer token without putting it on a command line.
+const Env = "ACPHOST_TOKEN"
 
 // maxTokenBytes bounds a token read from a file or stdin.
 const maxTokenBytes = 4 << 10
 
 // argvWarning is the warning for a token given on a command line.
 const argvWarning = "%s: the token given %s is on this process's command line, which every user of this machine can read (ps): " +
-	"use $" + envToken + " or --token-file FILE (mode 600) instead\n"
+	"use $" + Env + " or --token-file FILE (mode 600) instead\n"
 
-// tokenFrom resolves a token from the flags (--token, --token-file) and
+// From resolves a token from the flags (--token, --token-file) and
 // the environment, warning on stderr (as prefix) about one on the command
 // line. "" when none was given.
-func tokenFrom(prefix, flagToken, tokenFile string, stderr io.Writer) (string, error) {
+func From(prefix, flagToken, tokenFile string, stderr io.Writer) (string, error) {
 	switch {
 	case flagToken != "" && tokenFile != "":
 		return "", errors.New("--token and --token-file: give one")
@@ -38,7 +43,7 @@ func tokenFrom(prefix, flagToken, tokenFile string, stderr io.Writer) (string, e
 		fmt.Fprintf(stderr, argvWarning, prefix, "with --token")
 		return flagToken, nil
 	}
-	return os.Getenv(envToken), nil
+	return os.Getenv(Env), nil
 }
 
 // readTokenFile reads a token from path, or one line of stdin for "-". A
@@ -101,9 +106,9 @@ func readLineRaw(r io.Reader, max int) ([]byte, error) {
 	return nil, fmt.Errorf("longer than a token (%d bytes at most)", max)
 }
 
-// urlToken takes a "token" query parameter out of a --url: it is sent as
+// FromURL takes a "token" query parameter out of a --url: it is sent as
 // a header instead (a URL ends up in the server's logs), and warned about.
-func urlToken(raw string, stderr io.Writer) (string, string) {
+func FromURL(raw string, stderr io.Writer) (string, string) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw, ""
@@ -119,9 +124,9 @@ func urlToken(raw string, stderr io.Writer) (string, string) {
 	return u.String(), tok
 }
 
-// writeTokenFile keeps a token made up by acphost serve in a file only
+// WriteFile keeps a token made up by acphost serve in a file only
 // its owner can read, in a directory of its own; remove removes both.
-func writeTokenFile(token string) (path string, remove func(), err error) {
+func WriteFile(token string) (path string, remove func(), err error) {
 	dir, err := os.MkdirTemp("", "acphost-serve-")
 	if err != nil {
 		return "", nil, err
@@ -134,8 +139,8 @@ func writeTokenFile(token string) (path string, remove func(), err error) {
 	return path, func() { os.RemoveAll(dir) }, nil
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
 		return s
 	}
