@@ -160,11 +160,11 @@ func Load() (FileConfig, error) {
 			return cfg, fmt.Errorf("%s: agent %q: want a name other than %q and a command", path, name, Demo)
 		}
 	}
-	if err := CheckMCP("defaults.mcpServers", cfg.Defaults.MCPServers); err != nil {
+	if err := checkMCP("defaults.mcpServers", cfg.Defaults.MCPServers); err != nil {
 		return cfg, fmt.Errorf("%s: %w", path, err)
 	}
 	for name, d := range cfg.Agents {
-		if err := CheckMCP("agents."+name+".mcpServers", d.MCPServers); err != nil {
+		if err := checkMCP("agents."+name+".mcpServers", d.MCPServers); err != nil {
 			return cfg, fmt.Errorf("%s: %w", path, err)
 		}
 	}

@@ -130,15 +130,15 @@ func ReadMCPConfig(path string) (MCPList, error) {
 	if file.MCPServers == nil {
 		return nil, fmt.Errorf("--mcp-config %s: no \"mcpServers\" object", path)
 	}
-	if err := CheckMCP("mcpServers", *file.MCPServers); err != nil {
+	if err := checkMCP("mcpServers", *file.MCPServers); err != nil {
 		return nil, fmt.Errorf("--mcp-config %s: %w", path, err)
 	}
 	return *file.MCPServers, nil
 }
 
-// CheckMCP checks MCP server entries: each with a name, and a command
+// checkMCP checks MCP server entries: each with a name, and a command
 // (stdio) or a url (http, sse); an entry kept raw is the agent's to judge.
-func CheckMCP(where string, servers MCPList) error {
+func checkMCP(where string, servers MCPList) error {
 	for i, s := range servers {
 		switch {
 		case s.Name == "":

@@ -13,7 +13,7 @@ import (
 func PrintFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		value, usage := flag.UnquoteUsage(f)
-		line := "  " + Dashes(f.Name)
+		line := "  " + dashes(f.Name)
 		if value != "" {
 			line += " " + strings.ToUpper(value)
 		}
@@ -30,24 +30,24 @@ func PrintFlags(w io.Writer, fs *flag.FlagSet) {
 func FlagError(err error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return fmt.Errorf("unknown flag %s", Dashes(name))
+		return fmt.Errorf("unknown flag %s", dashes(name))
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return fmt.Errorf("flag %s needs a value", Dashes(name))
+		return fmt.Errorf("flag %s needs a value", dashes(name))
 	}
 	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
 		// invalid value "soon" for flag -timeout: parse error
 		if i := strings.Index(rest, " for flag -"); i >= 0 {
 			value := rest[:i]
 			name, why, _ := strings.Cut(rest[i+len(" for flag -"):], ": ")
-			return fmt.Errorf("%s %s: %s", Dashes(name), value, why)
+			return fmt.Errorf("%s %s: %s", dashes(name), value, why)
 		}
 	}
 	return err
 }
 
-// Dashes spells a flag as typed: -p, --prompt.
-func Dashes(name string) string {
+// dashes spells a flag as typed: -p, --prompt.
+func dashes(name string) string {
 	if len(name) == 1 {
 		return "-" + name
 	}

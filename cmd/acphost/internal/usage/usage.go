@@ -1,7 +1,7 @@
 // Package usage is acphost's help: the help text (Text), which is the one
 // flag reference (FlagHelp reads each flag's description from it), the
 // package doc's prose (DocIntro), and the flags spelled as people type
-// them (Dashes, PrintFlags, FlagError).
+// them, --name, not -name (PrintFlags, FlagError).
 package usage
 
 import (
