@@ -9,6 +9,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/internal/remote"
@@ -54,7 +55,7 @@ func reportNeedsLogin(cfg config, o *output, err error) {
 	var rpc *acphost.RPCError
 	said := "authentication required"
 	if errors.As(err, &rpc) && strings.TrimSpace(rpc.Message) != "" {
-		said = oneLine(acp.SafeText(rpc.Message), 80)
+		said = tty.OneLine(acp.SafeText(rpc.Message), 80)
 	}
 	o.diag(tty.StyleRed, "the agent needs a login (it said: %s): run %s", said, loginCommand(cfg))
 	if hint := cfg.loginHint(); hint != "" {
@@ -121,8 +122,8 @@ func (cfg config) loginHint() string {
 	if cfg.remote.remote() {
 		return ""
 	}
-	if p := profileFor(cfg.agentName, cfg.agent); p != nil && p.authHint != "" {
-		return "how it logs in: " + p.authHint
+	if p := agents.ProfileFor(cfg.agentName, cfg.agent); p != nil && p.AuthHint != "" {
+		return "how it logs in: " + p.AuthHint
 	}
 	return ""
 }

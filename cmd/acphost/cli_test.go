@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -255,19 +256,6 @@ func TestNonACPAgentErrorSaidOnce(t *testing.T) {
 	}
 }
 
-func TestDedupe(t *testing.T) {
-	for in, want := range map[string]string{
-		"initialize: acphost: initialize: agent error -32601": "initialize: agent error -32601",
-		"acphost: session/new: acphost: session/new: boom":    "session/new: boom",
-		"a: b: a: b": "a: b: a: b",
-		"plain":      "plain",
-	} {
-		if got := dedupe(in); got != want {
-			t.Errorf("dedupe(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // fakeAgentDef is a config-file agent that runs this binary as the fake
 // agent playing script (the script travels in the agent's env).
 func fakeAgentDef(t *testing.T, script fakeagent.Script, mode string) map[string]any {
@@ -384,7 +372,7 @@ func TestSessionsAndResume(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 1 {
 		t.Fatalf("sessions --json: %v: %s", err, r.stdout)
 	}
-	if rec := recs[0]; rec.ID != "sess-abc" || rec.Agent != demoAgent || rec.Cwd != dir || rec.LastUsed.IsZero() {
+	if rec := recs[0]; rec.ID != "sess-abc" || rec.Agent != agents.Demo || rec.Cwd != dir || rec.LastUsed.IsZero() {
 		t.Errorf("record %+v", rec)
 	}
 	r = runIn(t, dir, extra, nil, "", "sessions")

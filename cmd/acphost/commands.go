@@ -11,6 +11,8 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/configopt"
+	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -71,7 +73,7 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 	case "new":
 		s, err := client.NewSession(ctx, acphost.SessionOptions{})
 		if err != nil {
-			a.output.diag(tty.StyleRed, "/new: %s", errMsg(err))
+			a.output.diag(tty.StyleRed, "/new: %s", tty.ErrMsg(err))
 			break
 		}
 		a.useSession(s)
@@ -81,7 +83,7 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 	default:
 		if cmds := sess.Details().Commands; cmds != nil && !slices.ContainsFunc(cmds, func(c acp.AvailableCommand) bool { return c.Name == name }) {
 			a.output.note(tty.StyleYellow, fmt.Sprintf("/%s is neither an acphost command nor one of the agent's; /help lists them (//%s sends it as text)",
-				oneLine(acp.SafeText(name), 40), oneLine(acp.SafeText(name), 40)))
+				tty.OneLine(acp.SafeText(name), 40), tty.OneLine(acp.SafeText(name), 40)))
 			return "", false
 		}
 		return line, true // the agent's own command: the prompt text
@@ -109,11 +111,11 @@ func (a *app) help(sess *acphost.Session) {
 		b.WriteString("the agent's commands (sent to it as the prompt):\n")
 		rows = rows[:0]
 		for _, c := range cmds {
-			n := oneLine(acp.SafeText(c.Name), 30)
-			if h := oneLine(acp.SafeText(c.InputHint), 30); h != "" {
+			n := tty.OneLine(acp.SafeText(c.Name), 30)
+			if h := tty.OneLine(acp.SafeText(c.InputHint), 30); h != "" {
 				n += " " + h
 			}
-			rows = append(rows, [2]string{"/" + n, oneLine(acp.SafeText(c.Description), 80)})
+			rows = append(rows, [2]string{"/" + n, tty.OneLine(acp.SafeText(c.Description), 80)})
 		}
 		writeColumns(&b, rows)
 	} else {
@@ -137,12 +139,12 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 			if m.ID == modes.CurrentModeID {
 				mark = "*"
 			}
-			left := mark + " " + oneLine(acp.SafeText(m.ID), 40)
+			left := mark + " " + tty.OneLine(acp.SafeText(m.ID), 40)
 			var right string
-			if n := oneLine(acp.SafeText(m.Name), 40); n != "" && n != m.ID {
+			if n := tty.OneLine(acp.SafeText(m.Name), 40); n != "" && n != m.ID {
 				right = n
 			}
-			if d := oneLine(acp.SafeText(m.Description), 80); d != "" {
+			if d := tty.OneLine(acp.SafeText(m.Description), 80); d != "" {
 				right = strings.TrimSpace(right + " — " + d)
 			}
 			rows = append(rows, [2]string{left, right})
@@ -152,7 +154,7 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 		return
 	}
 	if err := a.setMode(sess, args[0]); err != nil {
-		a.output.diag(tty.StyleRed, "/mode %s: %s", acp.SafeText(args[0]), errMsg(err))
+		a.output.diag(tty.StyleRed, "/mode %s: %s", acp.SafeText(args[0]), tty.ErrMsg(err))
 		return
 	}
 	if note := heldModeNote(sess.Enforcement(), args[0]); note != "" {
@@ -162,7 +164,7 @@ func (a *app) modeCmd(sess *acphost.Session, args []string) {
 	}
 	a.output.note(tty.StyleDim, "mode: "+acp.SafeText(args[0]))
 	if a.output.human != nil {
-		a.output.human.setMode(args[0])
+		a.output.human.SetMode(args[0])
 	}
 	a.record()
 }
@@ -175,33 +177,20 @@ func (a *app) configCmd(ctx context.Context, sess *acphost.Session, args []strin
 			a.output.note(tty.StyleDim, "the agent offers no config options")
 			return
 		}
-		var b strings.Builder
-		for _, o := range opts {
-			line := fmt.Sprintf("  %s = %s", oneLine(acp.SafeText(o.ID), 80), configValue(o.CurrentValue))
-			if n := oneLine(acp.SafeText(o.Name), 40); n != "" && n != o.ID {
-				line += "  (" + n + ")"
-			}
-			if vals := configValues(o); len(vals) > 0 {
-				line += "  values: " + oneLine(acp.SafeText(strings.Join(vals, ", ")), 120)
-			} else if o.Type == "boolean" {
-				line += "  values: on, off"
-			}
-			b.WriteString(line + "\n")
-		}
-		a.output.note("", b.String()+"/config KEY VALUE sets one")
+		a.output.note("", configopt.List(opts)+"/config KEY VALUE sets one")
 		return
 	case 2:
 	default:
 		a.output.note(tty.StyleYellow, "/config KEY VALUE (or /config to list them)")
 		return
 	}
-	now, err := setConfig(ctx, sess, args[0], args[1])
-	if errors.Is(err, errNoConfigOption) {
+	now, err := configopt.SetOption(ctx, sess, args[0], args[1])
+	if errors.Is(err, configopt.ErrNoOption) {
 		a.output.diag(tty.StyleRed, "/config %s: no such option (/config lists them)", acp.SafeText(args[0]))
 		return
 	}
 	if err != nil {
-		a.output.diag(tty.StyleRed, "/config %s: %s", acp.SafeText(args[0]), errMsg(err))
+		a.output.diag(tty.StyleRed, "/config %s: %s", acp.SafeText(args[0]), tty.ErrMsg(err))
 		return
 	}
 	a.output.note(tty.StyleDim, acp.SafeText(args[0])+" = "+now)
@@ -232,7 +221,7 @@ func (a *app) sessionsCmd(sess *acphost.Session) {
 		return
 	}
 	var b strings.Builder
-	printSessions(&b, recs, sess.ID())
+	sessions.Print(&b, recs, sess.ID())
 	a.output.note("", strings.TrimRight(b.String(), "\n")+"\n/resume ID continues one")
 }
 
@@ -263,7 +252,7 @@ func (a *app) resumeCmd(client *acphost.ACPClient, args []string) {
 		if errors.Is(err, acphost.ErrUnsupported) {
 			err = errors.New("the agent offers neither session/load nor session/resume")
 		}
-		a.output.diag(tty.StyleRed, "/resume: %s", errMsg(err))
+		a.output.diag(tty.StyleRed, "/resume: %s", tty.ErrMsg(err))
 		return
 	}
 	a.useSession(s)

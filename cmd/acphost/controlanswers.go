@@ -37,7 +37,7 @@ func (c controlAnswers) answer(req control.Request) control.Reply {
 		if err != nil {
 			return control.Reply{Error: err.Error(), Ending: true}
 		}
-		text := fmt.Sprintf("queued (%d, from acphost --no-wait): %s", n, oneLine(acp.SafeText(req.Text), 60))
+		text := fmt.Sprintf("queued (%d, from acphost --no-wait): %s", n, tty.OneLine(acp.SafeText(req.Text), 60))
 		if c.output.out != nil {
 			c.output.out.Forget()
 		}
@@ -53,7 +53,7 @@ func (c controlAnswers) answer(req control.Request) control.Reply {
 // make one, or its pid is someone else's now) is not refused: nothing can
 // tell which, and refusing would refuse for ever (see unreachable).
 func openElsewhere(r state.Record) error {
-	if r.PID == 0 || r.PID == os.Getpid() || !processAlive(r.PID) || r.Control == "" {
+	if r.PID == 0 || r.PID == os.Getpid() || !state.ProcessAlive(r.PID) || r.Control == "" {
 		return nil
 	}
 	if !control.Answers(r.Control) {

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 )
 
 // With --json, a permission answered without asking is followed by a
@@ -11,16 +13,16 @@ import (
 // rule. The permission_answer line before it keeps its shape.
 func TestJSONPermissionDecision(t *testing.T) {
 	dir := t.TempDir()
-	policy := writePolicy(t, dir, "{\"rules\": [\n  {\"kind\": \"read\", \"answer\": \"reject\"},\n  {\"kind\": \"execute\", \"command\": \"ls\", \"answer\": \"allow\"}\n]}")
+	policyFile := writePolicy(t, dir, "{\"rules\": [\n  {\"kind\": \"read\", \"answer\": \"reject\"},\n  {\"kind\": \"execute\", \"command\": \"ls\", \"answer\": \"allow\"}\n]}")
 	for _, c := range []struct {
 		name           string
 		args           []string
 		by, rule, kind string
 	}{
-		{"policy", []string{"--permission-policy", policy, "--permission", "reject"}, decidedPolicy, "policy.json:3", "allow_once"},
-		{"permission", []string{"--permission", "allow"}, decidedPermission, "--permission allow", "allow_once"},
-		{"nobody", nil, decidedNonInteractive, "--non-interactive-permissions deny", "reject_once"},
-		{"plan", []string{"--permission", "plan"}, decidedPlan, "plan mode rejects what can change anything", "reject_once"},
+		{"policy", []string{"--permission-policy", policyFile, "--permission", "reject"}, policy.DecidedPolicy, "policy.json:3", "allow_once"},
+		{"permission", []string{"--permission", "allow"}, policy.DecidedPermission, "--permission allow", "allow_once"},
+		{"nobody", nil, policy.DecidedNonInteractive, "--non-interactive-permissions deny", "reject_once"},
+		{"plan", []string{"--permission", "plan"}, policy.DecidedPlan, "plan mode rejects what can change anything", "reject_once"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := runWith(t, nil, "", append(c.args, "--json", "-p", "list files")...)

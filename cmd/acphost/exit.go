@@ -1,10 +1,12 @@
 package main
 
+import "github.com/acphost/acphost/cmd/acphost/internal/exitcode"
+
 // Exit statuses (the package doc says when each is given).
 const (
-	exitOK        = 0
-	exitFailed    = 1
-	exitUsage     = 2
-	exitInterrupt = 130 // 128 + SIGINT
-	exitTerm      = 143 // 128 + SIGTERM
+	exitOK        = exitcode.OK
+	exitFailed    = exitcode.Failed
+	exitUsage     = exitcode.Usage
+	exitInterrupt = exitcode.Interrupt
+	exitTerm      = exitcode.Term
 )

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -239,7 +240,7 @@ func commonPrefix(ss []string) string {
 // built-in agent's is "demo".
 func agentHistoryKey(agentName string, command []string) string {
 	if agentName == "" && len(command) == 0 {
-		agentName = demoAgent
+		agentName = agents.Demo
 	}
 	return state.HistoryKey(agentName, command)
 }

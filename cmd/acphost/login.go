@@ -67,7 +67,7 @@ func (a *app) logout(opts acphost.ACPOptions) int {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.startTimeout)
 	defer cancel()
 	if err := client.Logout(ctx); err != nil {
-		a.output.diag(tty.StyleRed, "logout: %s", errMsg(err))
+		a.output.diag(tty.StyleRed, "logout: %s", tty.ErrMsg(err))
 		return exitFailed
 	}
 	a.output.note(tty.StyleGreen, "logged out")
@@ -186,7 +186,7 @@ func (a *app) runTerminalLogin(m acp.AuthMethod, command func(string) (string, [
 	}
 	path, args, env, err := command(m.ID)
 	if err != nil {
-		a.output.diag(tty.StyleRed, "login %s: %s", methodName(m.ID), errMsg(err))
+		a.output.diag(tty.StyleRed, "login %s: %s", methodName(m.ID), tty.ErrMsg(err))
 		return exitFailed
 	}
 	words := []string{shownWord(path)}
@@ -254,7 +254,7 @@ func authMethodsText(methods []acp.AuthMethod) string {
 	b.WriteString("the agent's login methods:\n")
 	for _, m := range methods {
 		line := "  " + methodName(m.ID)
-		if n := oneLine(acp.SafeText(m.Name), 60); n != "" && n != m.ID {
+		if n := tty.OneLine(acp.SafeText(m.Name), 60); n != "" && n != m.ID {
 			line += " (" + n + ")"
 		}
 		if m.Type == "terminal" {
@@ -262,7 +262,7 @@ func authMethodsText(methods []acp.AuthMethod) string {
 		} else {
 			line += " — the agent logs you in itself"
 		}
-		if d := oneLine(acp.SafeText(m.Description), 100); d != "" {
+		if d := tty.OneLine(acp.SafeText(m.Description), 100); d != "" {
 			line += ": " + d
 		}
 		b.WriteString(line + "\n")

@@ -18,9 +18,15 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
+	"github.com/acphost/acphost/cmd/acphost/internal/ask"
+	"github.com/acphost/acphost/cmd/acphost/internal/configopt"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
+	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
+	"github.com/acphost/acphost/cmd/acphost/internal/usage"
 	"github.com/acphost/acphost/fakeagent"
 )
 
@@ -55,31 +61,24 @@ type config struct {
 	args         []string      // the command line as given (for a detached --no-wait run)
 	flagEnd      int           // where the flags end in args
 
-	// The ACP registry (registryagents.go) and the named agent's profile.
+	// The ACP registry (package agents) and the named agent's profile.
 	registry string                // --registry FILE|URL: the registry --agent looks in
 	profile  *acphost.AgentProfile // nil: the library recognises the agent by its command
 
-	nonInteractive string         // --non-interactive-permissions: deny or fail
-	noOneToAsk     bool           // permission defaulted to reject: nobody can be asked
-	policyPath     string         // --permission-policy, or the config file's
-	policy         *policy.Policy // the parsed policy file, nil without one
-	mcpServers     mcpList        // the config file's mcpServers (defaults, then the agent's), then --mcp-config's
-	mcpConfigs     []string       // --mcp-config FILE (repeatable)
-	quiet          bool           // --quiet: only the agent's final answer on stdout
-	sets           []configSet    // --set KEY=VALUE, then the config file's, to set once the session opens
-	auth           string         // --auth METHOD, or the named agent's: sent with authenticate after initialize
-	continueLast   bool           // --continue: the agent's last session in this directory, else a new one
-	recordPath     string         // --record FILE: the wire, as NDJSON
-	login          *loginRun      // acphost login: log in instead of chatting
-	file           fileConfig     // the config file, read once, by parseArgs
+	nonInteractive string            // --non-interactive-permissions: deny or fail
+	noOneToAsk     bool              // permission defaulted to reject: nobody can be asked
+	policyPath     string            // --permission-policy, or the config file's
+	policy         *policy.Policy    // the parsed policy file, nil without one
+	mcpServers     agents.MCPList    // the config file's mcpServers (defaults, then the agent's), then --mcp-config's
+	mcpConfigs     []string          // --mcp-config FILE (repeatable)
+	quiet          bool              // --quiet: only the agent's final answer on stdout
+	sets           []configopt.Set   // --set KEY=VALUE, then the config file's, to set once the session opens
+	auth           string            // --auth METHOD, or the named agent's: sent with authenticate after initialize
+	continueLast   bool              // --continue: the agent's last session in this directory, else a new one
+	recordPath     string            // --record FILE: the wire, as NDJSON
+	login          *loginRun         // acphost login: log in instead of chatting
+	file           agents.FileConfig // the config file, read once, by parseArgs
 }
-
-// The --non-interactive-permissions policies: what a permission request
-// gets when nobody can be asked.
-const (
-	nonInteractiveDeny = "deny"
-	nonInteractiveFail = "fail"
-)
 
 // defaultStartTimeout bounds the agent's start: generous, for a first npx
 // download.
@@ -114,11 +113,11 @@ func run(args []string) int {
 			printVersion(os.Stdout)
 			return exitOK
 		case "agents":
-			return listAgents(args[1:], os.Stdout, os.Stderr)
+			return agents.Command(args[1:], os.Stdout, os.Stderr)
 		case "sessions":
-			return sessionsCmd(args[1:], os.Stdout, os.Stderr)
+			return sessions.Command(args[1:], os.Stdout, os.Stderr, sessionAgents())
 		case "cancel":
-			return cancelCmd(args[1:], os.Stdout, os.Stderr)
+			return sessions.Cancel(args[1:], os.Stdout, os.Stderr)
 		case "login":
 			return loginCmd(args[1:], os.Stdin, os.Stdout, os.Stderr)
 		case "logout":
@@ -128,12 +127,12 @@ func run(args []string) int {
 	cfg, err := parseArgs(args, os.Stderr, tty.IsTerminal(os.Stdin))
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(os.Stdout, usageText) // acphost --help | less
+		fmt.Fprint(os.Stdout, usage.Text) // acphost --help | less
 		return exitOK
 	case errors.Is(err, errVersion):
 		printVersion(os.Stdout)
 		return exitOK
-	case isInstallFailure(err): // a registry agent's download: no usage error
+	case agents.IsInstallFailure(err): // a registry agent's download: no usage error
 		fmt.Fprintln(os.Stderr, "acphost:", err)
 		return exitFailed
 	case err != nil:
@@ -146,6 +145,10 @@ func run(args []string) int {
 	}
 	return newApp(cfg, os.Stdin, os.Stdout, os.Stderr).run()
 }
+
+// The package doc (doc.go) is generated from the help text.
+//
+//go:generate go test -run=^TestDocsUpToDate$ -fixdocs
 
 // errVersion is parseArgs' answer to --version.
 var errVersion = errors.New("version asked")
@@ -160,36 +163,6 @@ func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "acphost %s (library %s, ACP protocol version %d, %s)\n", v, acphost.Version, acp.ProtocolVersion, runtime.Version())
 }
 
-// flagError rewords the flag package's errors for the long flags people
-// type: "-bogus" becomes "--bogus", "provided but not defined" becomes
-// "unknown flag".
-func flagError(err error) error {
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return fmt.Errorf("unknown flag %s", dashes(name))
-	}
-	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return fmt.Errorf("flag %s needs a value", dashes(name))
-	}
-	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
-		// invalid value "soon" for flag -timeout: parse error
-		if i := strings.Index(rest, " for flag -"); i >= 0 {
-			value := rest[:i]
-			name, why, _ := strings.Cut(rest[i+len(" for flag -"):], ": ")
-			return fmt.Errorf("%s %s: %s", dashes(name), value, why)
-		}
-	}
-	return err
-}
-
-// dashes spells a flag as typed: -p, --prompt.
-func dashes(name string) string {
-	if len(name) == 1 {
-		return "-" + name
-	}
-	return "--" + name
-}
-
 // flagValues holds what the flags set that goes to config only after
 // checks (parseArgs).
 type flagValues struct {
@@ -199,52 +172,52 @@ type flagValues struct {
 }
 
 // mainFlags is acphost's flag set, setting cfg and v. Each flag's usage
-// is the help text's description of it (flagHelp): usageText is the one
+// is the help text's description of it (usage.FlagHelp): usage.Text is the one
 // flag reference.
 func mainFlags(cfg *config) (*flag.FlagSet, *flagValues) {
 	v := &flagValues{}
 	fs := flag.NewFlagSet("acphost", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // run reports the error, once
-	fs.BoolVar(&v.version, "version", false, flagHelp("version"))
-	fs.Var(&v.prompts, "p", flagHelp("p"))
-	fs.Var(&v.prompts, "prompt", flagHelp("prompt"))
+	fs.BoolVar(&v.version, "version", false, usage.FlagHelp("version"))
+	fs.Var(&v.prompts, "p", usage.FlagHelp("p"))
+	fs.Var(&v.prompts, "prompt", usage.FlagHelp("prompt"))
 	promptFromFile := &promptFile{prompts: &v.prompts, stdin: os.Stdin}
-	fs.Var(promptFromFile, "f", flagHelp("f"))
-	fs.Var(promptFromFile, "file", flagHelp("file"))
-	fs.StringVar(&cfg.permission, "permission", "", flagHelp("permission"))
-	fs.StringVar(&cfg.nonInteractive, "non-interactive-permissions", "", flagHelp("non-interactive-permissions"))
+	fs.Var(promptFromFile, "f", usage.FlagHelp("f"))
+	fs.Var(promptFromFile, "file", usage.FlagHelp("file"))
+	fs.StringVar(&cfg.permission, "permission", "", usage.FlagHelp("permission"))
+	fs.StringVar(&cfg.nonInteractive, "non-interactive-permissions", "", usage.FlagHelp("non-interactive-permissions"))
 	mcpConfigFlag(fs, cfg)
-	fs.StringVar(&cfg.policyPath, "permission-policy", "", flagHelp("permission-policy"))
-	fs.BoolVar(&cfg.quiet, "quiet", false, flagHelp("quiet"))
-	fs.StringVar(&cfg.elicit, "elicit", "", flagHelp("elicit"))
-	fs.Var(&v.elicitValues, "elicit-value", flagHelp("elicit-value"))
-	fs.BoolVar(&cfg.json, "json", false, flagHelp("json"))
-	fs.StringVar(&cfg.cwd, "cwd", "", flagHelp("cwd"))
-	fs.StringVar(&cfg.mode, "mode", "", flagHelp("mode"))
-	fs.Var(&v.sets, "set", flagHelp("set"))
-	fs.StringVar(&cfg.auth, "auth", "", flagHelp("auth"))
-	fs.BoolVar(&cfg.presentation, "presentation", false, flagHelp("presentation"))
-	fs.BoolVar(&cfg.fs, "fs", false, flagHelp("fs"))
-	fs.DurationVar(&cfg.timeout, "timeout", 0, flagHelp("timeout"))
-	fs.StringVar(&cfg.stderrPath, "stderr", "", flagHelp("stderr"))
-	fs.StringVar(&cfg.recordPath, "record", "", flagHelp("record"))
-	fs.Var(&v.writable, "writable", flagHelp("writable"))
-	fs.StringVar(&cfg.remote.ssh, "ssh", "", flagHelp("ssh"))
-	fs.Var(&v.identities, "ssh-identity", flagHelp("ssh-identity"))
-	fs.StringVar(&cfg.remote.sshKnownHosts, "ssh-known-hosts", "", flagHelp("ssh-known-hosts"))
-	fs.BoolVar(&cfg.remote.sshInsecure, "ssh-insecure", false, flagHelp("ssh-insecure"))
-	fs.StringVar(&cfg.remote.url, "url", "", flagHelp("url"))
-	fs.StringVar(&cfg.remote.token, "token", "", flagHelp("token"))
-	fs.StringVar(&cfg.remote.tokenFile, "token-file", "", flagHelp("token-file"))
-	fs.StringVar(&cfg.agentName, "agent", "", flagHelp("agent"))
-	fs.StringVar(&cfg.registry, "registry", "", flagHelp("registry"))
-	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, flagHelp("start-timeout"))
-	fs.StringVar(&cfg.resume, "resume", "", flagHelp("resume"))
-	fs.BoolVar(&cfg.continueLast, "continue", false, flagHelp("continue"))
-	fs.BoolVar(&cfg.noStore, "no-store", false, flagHelp("no-store"))
-	fs.BoolVar(&cfg.noWait, "no-wait", false, flagHelp("no-wait"))
-	v.toolOutput = fmt.Sprint(defaultToolOutput)
-	fs.StringVar(&v.toolOutput, "tool-output", v.toolOutput, flagHelp("tool-output"))
+	fs.StringVar(&cfg.policyPath, "permission-policy", "", usage.FlagHelp("permission-policy"))
+	fs.BoolVar(&cfg.quiet, "quiet", false, usage.FlagHelp("quiet"))
+	fs.StringVar(&cfg.elicit, "elicit", "", usage.FlagHelp("elicit"))
+	fs.Var(&v.elicitValues, "elicit-value", usage.FlagHelp("elicit-value"))
+	fs.BoolVar(&cfg.json, "json", false, usage.FlagHelp("json"))
+	fs.StringVar(&cfg.cwd, "cwd", "", usage.FlagHelp("cwd"))
+	fs.StringVar(&cfg.mode, "mode", "", usage.FlagHelp("mode"))
+	fs.Var(&v.sets, "set", usage.FlagHelp("set"))
+	fs.StringVar(&cfg.auth, "auth", "", usage.FlagHelp("auth"))
+	fs.BoolVar(&cfg.presentation, "presentation", false, usage.FlagHelp("presentation"))
+	fs.BoolVar(&cfg.fs, "fs", false, usage.FlagHelp("fs"))
+	fs.DurationVar(&cfg.timeout, "timeout", 0, usage.FlagHelp("timeout"))
+	fs.StringVar(&cfg.stderrPath, "stderr", "", usage.FlagHelp("stderr"))
+	fs.StringVar(&cfg.recordPath, "record", "", usage.FlagHelp("record"))
+	fs.Var(&v.writable, "writable", usage.FlagHelp("writable"))
+	fs.StringVar(&cfg.remote.ssh, "ssh", "", usage.FlagHelp("ssh"))
+	fs.Var(&v.identities, "ssh-identity", usage.FlagHelp("ssh-identity"))
+	fs.StringVar(&cfg.remote.sshKnownHosts, "ssh-known-hosts", "", usage.FlagHelp("ssh-known-hosts"))
+	fs.BoolVar(&cfg.remote.sshInsecure, "ssh-insecure", false, usage.FlagHelp("ssh-insecure"))
+	fs.StringVar(&cfg.remote.url, "url", "", usage.FlagHelp("url"))
+	fs.StringVar(&cfg.remote.token, "token", "", usage.FlagHelp("token"))
+	fs.StringVar(&cfg.remote.tokenFile, "token-file", "", usage.FlagHelp("token-file"))
+	fs.StringVar(&cfg.agentName, "agent", "", usage.FlagHelp("agent"))
+	fs.StringVar(&cfg.registry, "registry", "", usage.FlagHelp("registry"))
+	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, usage.FlagHelp("start-timeout"))
+	fs.StringVar(&cfg.resume, "resume", "", usage.FlagHelp("resume"))
+	fs.BoolVar(&cfg.continueLast, "continue", false, usage.FlagHelp("continue"))
+	fs.BoolVar(&cfg.noStore, "no-store", false, usage.FlagHelp("no-store"))
+	fs.BoolVar(&cfg.noWait, "no-wait", false, usage.FlagHelp("no-wait"))
+	v.toolOutput = fmt.Sprint(render.DefaultToolOutput)
+	fs.StringVar(&v.toolOutput, "tool-output", v.toolOutput, usage.FlagHelp("tool-output"))
 	return fs, v
 }
 
@@ -258,7 +231,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err
 		}
-		return cfg, flagError(err)
+		return cfg, usage.FlagError(err)
 	}
 	if v.version {
 		return cfg, errVersion
@@ -286,15 +259,15 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		cfg.agent = fs.Args()
 	}
 
-	file, err := loadConfig()
+	file, err := agents.Load()
 	if err != nil {
 		return cfg, err
 	}
-	file.useRegistry(cfg.registry, cfg.json, cfg.remote.ssh != "" || cfg.remote.url != "", stderr)
+	file.UseRegistry(cfg.registry, cfg.json, cfg.remote.ssh != "" || cfg.remote.url != "", stderr)
 	cfg.file = file
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if cfg.sets, err = parseSets(v.sets); err != nil {
+	if cfg.sets, err = configopt.ParseSets(v.sets); err != nil {
 		return cfg, err
 	}
 	if err := applyFileDefaults(&cfg, file, set); err != nil {
@@ -306,12 +279,12 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	if err := applyMCPConfigs(&cfg); err != nil {
 		return cfg, err
 	}
-	cfg.sets = addSoftSets(cfg.sets, file.Defaults.Config)
+	cfg.sets = configopt.AddSoft(cfg.sets, file.Defaults.Config)
 
 	switch cfg.nonInteractive {
 	case "":
-		cfg.nonInteractive = nonInteractiveDeny
-	case nonInteractiveDeny, nonInteractiveFail:
+		cfg.nonInteractive = ask.NonInteractiveDeny
+	case ask.NonInteractiveDeny, ask.NonInteractiveFail:
 	default:
 		return cfg, fmt.Errorf("--non-interactive-permissions %q: want deny or fail", cfg.nonInteractive)
 	}
@@ -322,11 +295,11 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	case "":
 		// Nobody can be asked when stdin is not a terminal, or stdout is
 		// JSON for a program.
-		cfg.permission, cfg.noOneToAsk = permReject, true
+		cfg.permission, cfg.noOneToAsk = ask.PermReject, true
 		if stdinTerminal && !cfg.json {
-			cfg.permission, cfg.noOneToAsk = permAsk, false
+			cfg.permission, cfg.noOneToAsk = ask.PermAsk, false
 		}
-	case permAsk, permAllow, permReject, permPlan, permReads:
+	case ask.PermAsk, ask.PermAllow, ask.PermReject, ask.PermPlan, ask.PermReads:
 	default:
 		return cfg, fmt.Errorf("--permission %q: want ask, reads, allow, reject or plan", cfg.permission)
 	}
@@ -394,7 +367,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 }
 
 // applyFileDefaults fills what no flag set from the config file's defaults.
-func applyFileDefaults(cfg *config, file fileConfig, set map[string]bool) error {
+func applyFileDefaults(cfg *config, file agents.FileConfig, set map[string]bool) error {
 	d := file.Defaults
 	if cfg.permission == "" {
 		cfg.permission = d.Permission
@@ -407,13 +380,13 @@ func applyFileDefaults(cfg *config, file fileConfig, set map[string]bool) error 
 	}
 	if cfg.policyPath == "" && d.PermissionPolicy != "" {
 		cfg.policyPath = d.PermissionPolicy
-		if !filepath.IsAbs(cfg.policyPath) && file.path != "" {
-			cfg.policyPath = filepath.Join(filepath.Dir(file.path), cfg.policyPath)
+		if !filepath.IsAbs(cfg.policyPath) && file.Path() != "" {
+			cfg.policyPath = filepath.Join(filepath.Dir(file.Path()), cfg.policyPath)
 		}
 	}
 	cfg.mcpServers = append(cfg.mcpServers, d.MCPServers...)
 	if !set["timeout"] && d.Timeout != "" {
-		cfg.timeout, _ = time.ParseDuration(d.Timeout) // checked by loadConfig
+		cfg.timeout, _ = time.ParseDuration(d.Timeout) // checked by agents.Load
 	}
 	if !set["start-timeout"] && d.StartTimeout != "" {
 		cfg.startTimeout, _ = time.ParseDuration(d.StartTimeout)
@@ -426,27 +399,27 @@ func applyFileDefaults(cfg *config, file fileConfig, set map[string]bool) error 
 
 // resolveAgent turns --agent NAME (or the config file's default agent,
 // when no agent is given) into a command.
-func resolveAgent(cfg *config, file fileConfig) error {
+func resolveAgent(cfg *config, file agents.FileConfig) error {
 	if cfg.agentName != "" && len(cfg.agent) > 0 {
 		return errors.New("--agent and a command after -- both name the agent; give one")
 	}
 	if cfg.agentName == "" && len(cfg.agent) == 0 && cfg.resume == "" && cfg.remote.url == "" {
 		cfg.agentName = file.Defaults.Agent
 	}
-	if cfg.agentName == "" || cfg.agentName == demoAgent {
+	if cfg.agentName == "" || cfg.agentName == agents.Demo {
 		return nil
 	}
-	def, err := file.lookupAgent(cfg.agentName)
+	def, err := file.Lookup(cfg.agentName)
 	if err != nil {
 		return err
 	}
-	cfg.agent, cfg.agentEnv = def.Command, def.envList()
-	cfg.profile = def.libProfile()
-	cfg.mcpServers = mergeMCP(cfg.mcpServers, def.MCPServers)
+	cfg.agent, cfg.agentEnv = def.Command, def.EnvList()
+	cfg.profile = def.LibProfile()
+	cfg.mcpServers = agents.MergeMCP(cfg.mcpServers, def.MCPServers)
 	if cfg.mode == "" && def.Mode != "" {
 		cfg.mode, cfg.modeSoft = def.Mode, true
 	}
-	cfg.sets = addSoftSets(cfg.sets, def.Config)
+	cfg.sets = configopt.AddSoft(cfg.sets, def.Config)
 	if cfg.auth == "" {
 		cfg.auth = def.Auth
 	}
@@ -479,11 +452,11 @@ func agentCommand(cfg config) (path string, args, env []string, err error) {
 func parseElicit(cfg *config, values []string, stdinTerminal bool) error {
 	switch cfg.elicit {
 	case "":
-		cfg.elicit, cfg.elicitAuto = elicitDecline, true
+		cfg.elicit, cfg.elicitAuto = ask.ElicitDecline, true
 		if stdinTerminal && !cfg.json {
-			cfg.elicit, cfg.elicitAuto = elicitAsk, false
+			cfg.elicit, cfg.elicitAuto = ask.ElicitAsk, false
 		}
-	case elicitAsk, elicitAccept, elicitDecline, elicitCancel:
+	case ask.ElicitAsk, ask.ElicitAccept, ask.ElicitDecline, ask.ElicitCancel:
 	default:
 		return fmt.Errorf("--elicit %q: want ask, accept, decline or cancel", cfg.elicit)
 	}
@@ -497,7 +470,7 @@ func parseElicit(cfg *config, values []string, stdinTerminal bool) error {
 		}
 		cfg.elicitValues[name] = value
 	}
-	if cfg.elicitValues != nil && cfg.elicit != elicitAccept {
+	if cfg.elicitValues != nil && cfg.elicit != ask.ElicitAccept {
 		return errors.New("--elicit-value needs --elicit accept")
 	}
 	return nil

@@ -24,7 +24,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/confine"
@@ -54,7 +55,7 @@ func TestMain(m *testing.M) {
 	}
 	binPath = filepath.Join(dir, "acphost")
 	// No test sees the user's config file or session store.
-	os.Unsetenv(envConfig)
+	os.Unsetenv(agents.EnvConfig)
 	os.Unsetenv(state.EnvDir)
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
@@ -168,6 +169,9 @@ func (p *proc) line() (string, bool) {
 		return "", false
 	}
 }
+
+// jsonLine is a --json output line, as the tests decode it.
+type jsonLine = render.JSONLine
 
 // event returns the next --json line, decoded; ok is false at EOF.
 func (p *proc) event() (jsonLine, bool) {
@@ -885,28 +889,21 @@ func TestParseArgs(t *testing.T) {
 			t.Errorf("%q: %v", tc.args, err)
 			continue
 		}
-		tc.want.toolOutput = defaultToolOutput
-		if tc.want.file, err = loadConfig(); err != nil {
+		tc.want.toolOutput = render.DefaultToolOutput
+		file, err := agents.Load()
+		if err != nil {
 			t.Fatal(err)
 		}
-		tc.want.file.reg = got.file.reg // parseArgs' registry use (registryagents_test.go tests it)
+		// The config file, but for parseArgs' registry use (registryagents_test.go tests it).
+		if got.file.Path() != file.Path() || !reflect.DeepEqual(got.file.Defaults, file.Defaults) || !reflect.DeepEqual(got.file.Agents, file.Agents) {
+			t.Errorf("%q: the config file is not the one read: %+v", tc.args, got.file)
+		}
+		tc.want.file = got.file
 		if tc.want.nonInteractive == "" {
 			tc.want.nonInteractive = "deny"
 		}
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q (terminal %v):\n got %+v\nwant %+v", tc.args, tc.terminal, got, tc.want)
-		}
-	}
-}
-
-func TestParseChoice(t *testing.T) {
-	req := &acp.PermissionRequest{Options: []acp.PermissionOption{
-		{ID: "r", Kind: acp.RejectOnce}, {ID: "a", Kind: acp.AllowOnce}, {ID: "aa", Kind: acp.AllowAlways},
-	}}
-	for in, want := range map[string]string{"1": "r", " 2 ": "a", "3": "aa", "y": "a", "YES": "a", "n": "r", "0": "", "4": "", "": "", "maybe": ""} {
-		got, ok := parseChoice(in, req)
-		if got != want || ok != (want != "") {
-			t.Errorf("parseChoice(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
 }

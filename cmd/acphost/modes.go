@@ -6,6 +6,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // sessionModes is the session's modes as /mode, --mode and the header
@@ -47,7 +48,7 @@ func modeList(modes acp.SessionModes) string {
 	var parts []string
 	for _, m := range modes.AvailableModes {
 		p := acp.SafeText(m.ID)
-		if n := oneLine(acp.SafeText(m.Name), 40); n != "" && n != p {
+		if n := tty.OneLine(acp.SafeText(m.Name), 40); n != "" && n != p {
 			p += " (" + n + ")"
 		}
 		parts = append(parts, p)
@@ -62,12 +63,12 @@ func currentMode(modes acp.SessionModes) string {
 	if modes.CurrentModeID == "" {
 		return ""
 	}
-	s := oneLine(acp.SafeText(modes.CurrentModeID), 64) // the agent's word, any length
+	s := tty.OneLine(acp.SafeText(modes.CurrentModeID), 64) // the agent's word, any length
 	for _, m := range modes.AvailableModes {
 		if m.ID == modes.CurrentModeID {
-			if d := oneLine(acp.SafeText(m.Description), 80); d != "" {
+			if d := tty.OneLine(acp.SafeText(m.Description), 80); d != "" {
 				s += " (" + d + ")"
-			} else if n := oneLine(acp.SafeText(m.Name), 40); n != "" && n != m.ID {
+			} else if n := tty.OneLine(acp.SafeText(m.Name), 40); n != "" && n != m.ID {
 				s += " (" + n + ")"
 			}
 		}

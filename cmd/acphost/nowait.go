@@ -15,6 +15,7 @@ import (
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // envDetached marks the acphost a --no-wait started in the background:
@@ -85,7 +86,7 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 // without a control socket (it could not make one): nothing can be handed
 // to it, and another must not open the session too.
 func unreachable(rec state.Record) bool {
-	return rec.PID != 0 && rec.Control == "" && processAlive(rec.PID)
+	return rec.PID != 0 && rec.Control == "" && state.ProcessAlive(rec.PID)
 }
 
 // handOver queues the prompts in the acphost that has rec's session open.
@@ -101,7 +102,7 @@ func handOver(cfg config, st *state.Store, rec state.Record, prompts []string, s
 			return 0, false
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "acphost: --no-wait: session %s: %s", sid, errMsg(err))
+			fmt.Fprintf(stderr, "acphost: --no-wait: session %s: %s", sid, tty.ErrMsg(err))
 			if i > 0 {
 				fmt.Fprintf(stderr, " (the first %d prompt(s) were queued)", i)
 			}
@@ -109,7 +110,7 @@ func handOver(cfg config, st *state.Store, rec state.Record, prompts []string, s
 			return exitFailed, true
 		}
 		report(cfg, stdout, map[string]any{"type": "queued", "sessionId": rec.ID, "pid": rep.PID, "place": rep.Queued, "prompt": p},
-			fmt.Sprintf("queued in session %s (acphost pid %d; place %d in its queue): %s", sid, rep.PID, rep.Queued, oneLine(acp.SafeText(p), 60)))
+			fmt.Sprintf("queued in session %s (acphost pid %d; place %d in its queue): %s", sid, rep.PID, rep.Queued, tty.OneLine(acp.SafeText(p), 60)))
 	}
 	return exitOK, true
 }

@@ -258,7 +258,7 @@ func TestNoWaitNeverContinuesAnotherSession(t *testing.T) {
 	if m := regexp.MustCompile(`pid (\d+) .*\(log: ([^;)\s]+)`).FindStringSubmatch(r.stdout); m != nil {
 		pid, _ := strconv.Atoi(m[1])
 		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-		waitFor(t, "the background acphost to end", func() bool { return !processAlive(pid) })
+		waitFor(t, "the background acphost to end", func() bool { return !state.ProcessAlive(pid) })
 		log, _ := os.ReadFile(m[2])
 		t.Fatalf("--no-wait started a background acphost for session \"last\"; its log:\n%s", log)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
@@ -185,7 +186,7 @@ func TestResumeOfARecordWithoutSocketGoesOn(t *testing.T) {
 	extra, _, stateDir := isolated(t)
 	dir := t.TempDir()
 	st := &state.Store{Dir: stateDir}
-	if err := st.Put(state.Record{ID: "nosock-1", Agent: demoAgent, Cwd: dir, PID: os.Getpid(), LastUsed: time.Now()}); err != nil {
+	if err := st.Put(state.Record{ID: "nosock-1", Agent: agents.Demo, Cwd: dir, PID: os.Getpid(), LastUsed: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	script := &fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true}`)}

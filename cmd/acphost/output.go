@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
@@ -10,12 +11,12 @@ import (
 // go to. Its fields are set by newApp (errs again by newLineEditor, before the
 // first turn) and read by any goroutine after.
 type output struct {
-	out   *tty.Screen // human output on stdout; nil with --json
-	errs  *tty.Screen // diagnostics (and, with --json, questions) on stderr
-	human *human      // the human sink, nil with --json
+	out   *tty.Screen   // human output on stdout; nil with --json
+	errs  *tty.Screen   // diagnostics (and, with --json, questions) on stderr
+	human *render.Human // the human sink, nil with --json
 	// sink is where a turn's events go: the human, --json or --quiet
 	// sink, wrapped by refusals and by the transcript (see newApp).
-	sink     sink
+	sink     render.Sink
 	refusals *refusalCount // the run's permission answers, nil at a terminal
 }
 

@@ -2,12 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/acphost/acphost/fakeagent"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/acphost/acphost/fakeagent"
 
 	"github.com/acphost/acphost"
 )

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 )
 
 // provenWarning warns when a built-in agent, started unpinned as the
@@ -15,22 +16,22 @@ import (
 // npx resolves an old build when the machine's Node is too old for the
 // latest. "" when there is nothing to say.
 func provenWarning(cfg config, info acp.Implementation) string {
-	def, ok := builtinAgents[cfg.agentName]
+	def, ok := agents.Builtin[cfg.agentName]
 	if !ok || !slices.Equal(cfg.agent, def.Command) {
 		return "" // not a built-in agent, or one the config file pins or replaces
 	}
-	p := profileFor(cfg.agentName, cfg.agent)
-	if p == nil || p.provenVersion == "" {
+	p := agents.ProfileFor(cfg.agentName, cfg.agent)
+	if p == nil || p.ProvenVersion == "" {
 		return ""
 	}
 	got, ok := parseVersion(info.Version)
-	want, wok := parseVersion(p.provenVersion)
+	want, wok := parseVersion(p.ProvenVersion)
 	if !ok || !wok || slices.Compare(got, want) >= 0 {
 		return ""
 	}
 	return fmt.Sprintf("%s reports version %s, older than %s, the one acphost was proven with: npx picked an old build "+
 		"(a Node too old for the latest? node --version), or pin a version in the config file",
-		cfg.agentName, acp.SafeText(info.Version), p.provenVersion)
+		cfg.agentName, acp.SafeText(info.Version), p.ProvenVersion)
 }
 
 // parseVersion reads "1.2.3" (a leading v, and a -pre or +build suffix,

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/remote"
 )
 
 func TestProvenWarning(t *testing.T) {
-	claude := config{agentName: "claude", agent: builtinAgents["claude"].Command}
+	claude := config{agentName: "claude", agent: agents.Builtin["claude"].Command}
 	for _, tc := range []struct {
 		name    string
 		cfg     config

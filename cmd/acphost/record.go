@@ -1,13 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
-	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
 
 // The session record as the CLI sees it: whose it is, and whether an
@@ -18,27 +16,12 @@ import (
 func recordAgent(cfg config) (agent string, command []string) {
 	agent, command = cfg.agentName, cfg.agent
 	if agent == "" && len(command) == 0 && cfg.remote.url == "" {
-		agent = demoAgent // a --url agent is the server's: named by the URL
+		agent = agents.Demo // a --url agent is the server's: named by the URL
 	}
-	if agent == demoAgent {
+	if agent == agents.Demo {
 		command = nil
 	}
 	return agent, command
-}
-
-// liveState says whether a live acphost process holds r's session and
-// runs a turn in it ("" for neither).
-func liveState(r state.Record) string {
-	if r.PID == 0 || !processAlive(r.PID) {
-		return ""
-	}
-	if _, err := os.Lstat(r.Control); r.Control != "" && err != nil {
-		return "" // its control socket is gone: the pid is someone else's now
-	}
-	if !r.TurnSince.IsZero() {
-		return fmt.Sprintf("turn running %s (pid %d)", tty.FormatDuration(time.Since(r.TurnSince)), r.PID)
-	}
-	return fmt.Sprintf("open (pid %d)", r.PID)
 }
 
 // dirOrHere is dir, or the current directory when dir is "".
@@ -71,5 +54,5 @@ func agentName(cfg config) string {
 	if len(cfg.agent) > 0 {
 		return filepath.Base(cfg.agent[0])
 	}
-	return demoAgent
+	return agents.Demo
 }

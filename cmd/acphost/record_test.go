@@ -10,6 +10,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/web"
@@ -60,7 +61,7 @@ func TestRecordWritesTheWireForAReplay(t *testing.T) {
 func TestWebTurnsGoToTheTranscript(t *testing.T) {
 	st := &state.Store{Dir: filepath.Join(t.TempDir(), "acphost")}
 	cwd := t.TempDir()
-	w := newWebStore(st, config{agentName: demoAgent, cwd: cwd})
+	w := newWebStore(st, config{agentName: agents.Demo, cwd: cwd})
 	now := time.Now()
 	if err := w.Put(web.SessionRecord{ID: "w1", Cwd: cwd, LastUsed: now}); err != nil {
 		t.Fatal(err)

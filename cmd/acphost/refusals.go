@@ -5,28 +5,29 @@ import (
 	"sync"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
 )
 
 // refusalCount counts a run's permission answers, around the sink that
 // shows them, so that a run nobody could answer for ends saying that
 // everything was refused (see closingRefusals).
 type refusalCount struct {
-	sink
+	render.Sink
 	mu               sync.Mutex
 	allowed, refused int
 }
 
-func (c *refusalCount) event(ev acphost.StreamEvent) {
+func (c *refusalCount) Event(ev acphost.StreamEvent) {
 	if ev.Type == acphost.EventPermissionAnswer && ev.Answer != nil {
 		c.mu.Lock()
-		if refusal(ev.Answer) == "" {
+		if render.Refusal(ev.Answer) == "" {
 			c.allowed++
 		} else if !ev.Answer.Cancelled {
 			c.refused++
 		}
 		c.mu.Unlock()
 	}
-	c.sink.event(ev)
+	c.Sink.Event(ev)
 }
 
 // closingLine is the run's last word when every permission the agent

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/token"
 	"github.com/acphost/acphost/ssh"
 	"github.com/acphost/acphost/websocket"
 )
@@ -29,9 +30,6 @@ type remoteFlags struct {
 }
 
 func (r remoteFlags) remote() bool { return r.ssh != "" || r.url != "" }
-
-// envToken carries a bearer token without putting it on a command line.
-const envToken = "ACPHOST_TOKEN"
 
 // checkRemote refuses what a remote agent cannot have: the built-in agent
 // (it is this executable, on this machine), confinement and host files.
@@ -77,8 +75,8 @@ func checkURL(cfg *config, stderr io.Writer) error {
 	case len(cfg.writable) > 0 || cfg.fs:
 		return errors.New("--writable and --fs act on this machine, which a served agent does not see")
 	}
-	bare, inURL := urlToken(cfg.remote.url, stderr)
-	tok, err := tokenFrom("acphost", cfg.remote.token, cfg.remote.tokenFile, stderr)
+	bare, inURL := token.FromURL(cfg.remote.url, stderr)
+	tok, err := token.From("acphost", cfg.remote.token, cfg.remote.tokenFile, stderr)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/token"
 )
 
 // TestURLSessionIsRecorded: a --url session names the served agent in
@@ -47,7 +48,7 @@ func TestURLSessionIsRecorded(t *testing.T) {
 	}
 	// The demo keeps no sessions: reaching it (the URL, the token from the
 	// environment) is what shows, as its answer that it cannot load one.
-	again := runIn(t, dir, append(extra, envToken+"=s3cret"), nil, "", "--resume", "last", "--permission", "allow", "-p", "list files")
+	again := runIn(t, dir, append(extra, token.Env+"=s3cret"), nil, "", "--resume", "last", "--permission", "allow", "-p", "list files")
 	if again.code != exitFailed || !strings.Contains(again.stderr, "the agent offers neither session/load nor session/resume") {
 		t.Errorf("--resume of the --url session: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
@@ -48,15 +49,15 @@ func (a *app) adopt(r state.Record) error {
 	}
 	if a.cfg.agentName == "" && len(a.cfg.agent) == 0 && r.URL == "" {
 		a.cfg.agentName = r.Agent
-		if r.Agent != "" && r.Agent != demoAgent {
-			def, err := a.cfg.file.lookupAgent(r.Agent)
+		if r.Agent != "" && r.Agent != agents.Demo {
+			def, err := a.cfg.file.Lookup(r.Agent)
 			if err != nil {
 				return fmt.Errorf("--resume %s: its agent %q: %w", a.cfg.resume, r.Agent, err)
 			}
 			// The command a named agent runs is the configuration's, never
 			// the one a record holds.
-			a.cfg.agentEnv, a.cfg.agent = def.envList(), def.Command
-			a.cfg.mcpServers = mergeMCP(a.cfg.mcpServers, def.MCPServers)
+			a.cfg.agentEnv, a.cfg.agent = def.EnvList(), def.Command
+			a.cfg.mcpServers = agents.MergeMCP(a.cfg.mcpServers, def.MCPServers)
 		} else if r.Agent == "" {
 			a.cfg.agent = r.Command
 		}
@@ -83,7 +84,7 @@ func (a *app) beginReplay(r state.Record) *replay {
 		return nil
 	}
 	what := "continuing session " + acp.SafeText(r.ID)
-	if t := oneLine(acp.SafeText(r.Title), 60); t != "" {
+	if t := tty.OneLine(acp.SafeText(r.Title), 60); t != "" {
 		what += " (" + t + ")"
 	}
 	a.output.out.Line(tty.StyleDim, what)
@@ -191,11 +192,11 @@ func (r *replay) update(u acp.Update) {
 		if u.Kind() != acp.KindToolCall {
 			return
 		}
-		kind := oneLine(acp.SafeText(string(u.State.Kind)), 20)
+		kind := tty.OneLine(acp.SafeText(string(u.State.Kind)), 20)
 		if kind == "" {
 			kind = "tool"
 		}
-		r.s.Line(tty.StyleDim, "  · "+kind+" "+oneLine(acp.SafeText(u.State.Title), 100))
+		r.s.Line(tty.StyleDim, "  · "+kind+" "+tty.OneLine(acp.SafeText(u.State.Title), 100))
 	default:
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
 )
@@ -126,7 +127,7 @@ func TestContinueTakesThisAgentsRecord(t *testing.T) {
 	st := &state.Store{Dir: stateDir}
 	now := time.Now()
 	for _, r := range []state.Record{
-		{ID: "chat-1", Agent: demoAgent, Cwd: dir, LastUsed: now.Add(-time.Hour)},
+		{ID: "chat-1", Agent: agents.Demo, Cwd: dir, LastUsed: now.Add(-time.Hour)},
 		{ID: "chat-1", Agent: "other", Cwd: dir, Mode: "x-other", LastUsed: now},
 	} {
 		if err := st.Put(r); err != nil {

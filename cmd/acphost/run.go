@@ -17,7 +17,11 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/ask"
+	"github.com/acphost/acphost/cmd/acphost/internal/configopt"
 	"github.com/acphost/acphost/cmd/acphost/internal/control"
+	"github.com/acphost/acphost/cmd/acphost/internal/policy"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/internal/confine"
@@ -38,13 +42,13 @@ type app struct {
 	cwd      string       // the session's directory, absolute ("" for a remote agent's default)
 
 	output    *output
-	perms     *permissions
-	elicitor  *elicitor
+	perms     *policy.Permissions
+	elicitor  *ask.Elicitor
 	live      *liveSession
 	signals   *signals
 	editor    *lineEditor // the line editor at an interactive prompt, nil without one
 	streams   agentStreams
-	humanWait humanWait // the running turn's wait for the person
+	humanWait ask.Wait // the running turn's wait for the person
 
 	recovers bool // the client restarts a crashed agent (a chat at a terminal)
 	failed   bool // a turn failed: exit status 1
@@ -56,8 +60,8 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		output: &output{}, live: &liveSession{}}
 	o := a.output
 	a.signals = newSignals(a.live, o, a.in)
-	a.perms = &permissions{permission: cfg.permission, nonInteractive: cfg.nonInteractive, noOneToAsk: cfg.noOneToAsk,
-		policy: cfg.policy, json: cfg.json, output: o, live: a.live, wait: &a.humanWait}
+	a.perms = &policy.Permissions{Permission: cfg.permission, NonInteractive: cfg.nonInteractive, NoOneToAsk: cfg.noOneToAsk,
+		Policy: cfg.policy, JSON: cfg.json, Note: o.note, FailTurn: a.live.failTurn, Wait: &a.humanWait}
 	var outW, errW io.Writer = stdout, stderr
 	if detached { // a background acphost: its log is bounded
 		log := newCappedLog(stdout, maxBackgroundLogBytes)
@@ -66,31 +70,31 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	o.errs = tty.NewScreen(errW, tty.ColorAllowed(stderr), false)
 	switch {
 	case cfg.json:
-		js := newJSONSink(outW)
-		js.decision = a.perms.decision
+		js := render.NewJSONSink(outW)
+		js.Decision = a.perms.Decision
 		o.sink = js
 	case cfg.quiet:
-		o.sink = newQuietSink(outW)
+		o.sink = render.NewQuietSink(outW)
 	default:
 		live := tty.IsTerminal(stdout) && os.Getenv("TERM") != "dumb"
 		o.out = tty.NewScreen(outW, tty.ColorAllowed(stdout), live)
-		o.human = newHuman(o.out, cfg.permission, cfg.elicit)
-		o.human.remembered = a.perms.wasRemembered
-		o.human.answerNote = a.perms.answerNote
-		o.human.toolOutput = cfg.toolOutput
-		o.human.humanWait = a.humanWait.total
+		o.human = render.NewHuman(o.out, cfg.permission, cfg.elicit)
+		o.human.Remembered = a.perms.WasRemembered
+		o.human.AnswerNote = a.perms.AnswerNote
+		o.human.ToolOutput = cfg.toolOutput
+		o.human.HumanWait = a.humanWait.Total
 		o.sink = o.human
-		a.perms.notes = true
+		a.perms.Notes = true
 	}
 	scr := o.questions()
 	seat := make(chan struct{}, 1) // one question at a time reads stdin
 	// The person answers --permission ask, and a policy file's ask rules
 	// when there is a terminal to ask at.
-	if cfg.permission == permAsk || cfg.permission == permReads || cfg.policy != nil && a.stdinTTY && !cfg.json {
-		a.perms.approver = newApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
+	if cfg.permission == ask.PermAsk || cfg.permission == ask.PermReads || cfg.policy != nil && a.stdinTTY && !cfg.json {
+		a.perms.Approver = ask.NewApprover(a.in, scr, cfg.json, !a.stdinTTY, seat)
 	}
-	a.elicitor = &elicitor{policy: cfg.elicit, auto: cfg.elicitAuto, values: cfg.elicitValues, json: cfg.json,
-		in: a.in, scr: scr, errs: o.errs, echo: !a.stdinTTY, asking: seat}
+	a.elicitor = &ask.Elicitor{Policy: cfg.elicit, Auto: cfg.elicitAuto, Values: cfg.elicitValues, JSON: cfg.json,
+		In: a.in, Scr: scr, Errs: o.errs, Echo: !a.stdinTTY, Asking: seat}
 	a.in.OnQueued = a.onQueued
 	var storeErr error
 	if !cfg.noStore {
@@ -100,16 +104,16 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		a.editor = newLineEditor(stdin, stdout, stderr, a.in, o, &a.cfg, a.store, a.live,
 			func() { a.signals.on(os.Interrupt, false) }, a.signals.quitOnInterrupt)
 		a.signals.editor = a.editor
-		a.elicitor.errs = o.errs // above the edited line
+		a.elicitor.Errs = o.errs // above the edited line
 	}
 	if !a.stdinTTY {
-		o.refusals = &refusalCount{sink: o.sink}
+		o.refusals = &refusalCount{Sink: o.sink}
 		o.sink = o.refusals
 	}
 	switch {
 	case a.store != nil:
 		// each turn goes in the session's transcript
-		o.sink = &transcriptSink{sink: o.sink, store: a.store, cfg: &a.cfg, live: a.live, output: o}
+		o.sink = &transcriptSink{Sink: o.sink, store: a.store, cfg: &a.cfg, live: a.live, output: o}
 	case storeErr != nil:
 		o.diag(tty.StyleYellow, "%v; this session is not recorded", storeErr)
 	}
@@ -131,10 +135,10 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		Process:     acphost.ProcessOptions{Env: env},
 		Advertise:   acphost.AdvertiseOptions{PermissionPresentation: a.cfg.presentation, Notices: true},
 		Timeouts:    acphost.Timeouts{TurnTimeout: a.cfg.timeout},
-		Elicitation: acphost.ElicitationOptions{OnRequest: a.elicitor.answer, OnComplete: a.output.sink.elicitationComplete},
+		Elicitation: acphost.ElicitationOptions{OnRequest: a.elicitor.Answer, OnComplete: a.output.sink.ElicitationComplete},
 	}
-	if a.cfg.elicit == elicitAsk {
-		opts.Elicitation.OnRequest = timed(&a.humanWait, a.elicitor.answer)
+	if a.cfg.elicit == ask.ElicitAsk {
+		opts.Elicitation.OnRequest = ask.Timed(&a.humanWait, a.elicitor.Answer)
 	}
 	opts.MCPServers = a.cfg.mcpServers
 	if detached {
@@ -146,7 +150,7 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	// acphost login runs an agent's terminal login; a remote agent's is
 	// its host's to run.
 	opts.Advertise.TerminalAuth = !a.cfg.remote.remote()
-	a.perms.hook(&opts, a.cwd)
+	a.perms.Hook(&opts, a.cwd)
 	if a.cfg.fs {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
@@ -291,10 +295,10 @@ func (a *app) run() int {
 	if a.cfg.mode != "" {
 		if err := a.setMode(sess, a.cfg.mode); err != nil {
 			if !a.cfg.modeSoft {
-				a.output.diag(tty.StyleRed, "--mode %s: %s", acp.SafeText(a.cfg.mode), errMsg(err))
+				a.output.diag(tty.StyleRed, "--mode %s: %s", acp.SafeText(a.cfg.mode), tty.ErrMsg(err))
 				return exitUsage
 			}
-			a.output.diag(tty.StyleYellow, "mode %s: %s; staying in the agent's mode", acp.SafeText(a.cfg.mode), errMsg(err))
+			a.output.diag(tty.StyleYellow, "mode %s: %s; staying in the agent's mode", acp.SafeText(a.cfg.mode), tty.ErrMsg(err))
 		} else if note := heldModeNote(sess.Enforcement(), a.cfg.mode); note != "" && !a.cfg.modeSoft {
 			a.output.note(tty.StyleDim, "--mode "+note)
 		}
@@ -533,11 +537,11 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	}
 	if m := currentMode(modes); m != "" {
 		if e.AgentMode && e.RestoreMode != "" {
-			m += "; " + oneLine(acp.SafeText(e.RestoreMode), 64) + " once plan mode is off"
+			m += "; " + tty.OneLine(acp.SafeText(e.RestoreMode), 64) + " once plan mode is off"
 		}
 		parts = append(parts, "mode: "+m)
 	}
-	a.output.human.setMode(modes.CurrentModeID)
+	a.output.human.SetMode(modes.CurrentModeID)
 	parts = append(parts, "permission: "+a.permissionLabel(client))
 	if w := client.Containment().Word(); w != "" {
 		parts = append(parts, "containment: "+w)
@@ -556,13 +560,13 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 // policy, and what holds of it (see enforcementNote).
 func (a *app) permissionLabel(client *acphost.ACPClient) string {
 	p := a.cfg.permission
-	if a.cfg.noOneToAsk && a.cfg.nonInteractive == nonInteractiveFail {
+	if a.cfg.noOneToAsk && a.cfg.nonInteractive == ask.NonInteractiveFail {
 		p = "fail (nobody to ask: --non-interactive-permissions fail)"
 	}
 	if a.cfg.policy != nil {
 		p = filepath.Base(a.cfg.policy.Source) + ", else " + p
 	}
-	if client.PlanMode() && p != permPlan {
+	if client.PlanMode() && p != ask.PermPlan {
 		p += " + plan mode"
 	}
 	if note := enforcementNote(client.Session().Enforcement(), a.cfg.permission); note != "" {
@@ -574,7 +578,7 @@ func (a *app) permissionLabel(client *acphost.ACPClient) string {
 // enforcementNote says which layers hold: in plan mode, each of them;
 // under a policy that rejects or asks, whether the agent asks at all.
 func enforcementNote(e acphost.Enforcement, policy string) string {
-	if !e.PlanMode && policy == permAllow {
+	if !e.PlanMode && policy == ask.PermAllow {
 		return ""
 	}
 	return e.String()
@@ -667,7 +671,7 @@ func (a *app) onQueued(line string, n int) bool {
 	}
 	if a.output.out != nil {
 		a.output.out.Forget()
-		a.output.out.Line(tty.StyleDim, fmt.Sprintf("queued (%d): %s", n, oneLine(acp.SafeText(line), 60)))
+		a.output.out.Line(tty.StyleDim, fmt.Sprintf("queued (%d): %s", n, tty.OneLine(acp.SafeText(line), 60)))
 	}
 	return true
 }
@@ -681,27 +685,27 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 	defer cancel()
 	a.live.beginTurn(cancel)
 	a.record()
-	a.humanWait.reset()
+	a.humanWait.Reset()
 	if a.stdinTTY {
 		a.in.SetQueueing(true)
 		defer a.in.SetQueueing(false)
 	}
 
-	a.output.sink.beginTurn(prompt, echo)
+	a.output.sink.BeginTurn(prompt, echo)
 	start := time.Now()
 	// Ctrl-C cancels ctx rather than calling client.Cancel: Cancel is lost
 	// when it comes before the library has registered the turn.
-	resp, err := sess.GenerateStream(ctx, acphost.Request{Prompt: prompt}, a.output.sink.event)
-	r := turnResult{resp: resp, err: err, elapsed: time.Since(start), stop: resp.StopReason}
+	resp, err := sess.GenerateStream(ctx, acphost.Request{Prompt: prompt}, a.output.sink.Event)
+	r := render.TurnResult{Resp: resp, Err: err, Elapsed: time.Since(start), Stop: resp.StopReason}
 
 	interrupted, permFail := a.live.endTurn()
 
 	quitting := a.signals.quitting()
 	if permFail != "" && !quitting {
-		if r.stop == "" {
-			r.stop = acp.StopCancelled
+		if r.Stop == "" {
+			r.Stop = acp.StopCancelled
 		}
-		a.output.sink.endTurn(r)
+		a.output.sink.EndTurn(r)
 		a.record()
 		a.failed = true
 		next := ""
@@ -715,11 +719,11 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		return false
 	}
 	cancelled := errors.Is(err, context.Canceled) && interrupted && client.Err() == nil
-	if cancelled && r.stop == "" {
-		r.stop = acp.StopCancelled // cancelled before the agent saw it
+	if cancelled && r.Stop == "" {
+		r.Stop = acp.StopCancelled // cancelled before the agent saw it
 	}
-	r.userCancel = cancelled && !errors.Is(err, acphost.ErrCancelUnconfirmed)
-	a.output.sink.endTurn(r)
+	r.UserCancel = cancelled && !errors.Is(err, acphost.ErrCancelUnconfirmed)
+	a.output.sink.EndTurn(r)
 	if !quitting {
 		a.record()
 	}
@@ -776,7 +780,7 @@ func (a *app) turn(prompt string, echo bool, left int) bool {
 		return left < 0 // prompts of the command line would be refused too
 	default:
 		a.failed = true
-		a.output.diag(tty.StyleRed, "the turn failed: %s", errMsg(err))
+		a.output.diag(tty.StyleRed, "the turn failed: %s", tty.ErrMsg(err))
 		if errors.As(err, new(*acphost.RPCError)) {
 			a.showStderrTail(err)
 		}
@@ -795,9 +799,9 @@ func (a *app) noteUnconfirmed(err error) {
 func unaskedMessage(err error) string {
 	var uc *acphost.UnaskedChangeError
 	if !errors.As(err, &uc) {
-		return errMsg(err)
+		return tty.ErrMsg(err)
 	}
-	what := fmt.Sprintf("%s %q", acp.SafeText(string(uc.ToolCall.Kind)), oneLine(acp.SafeText(uc.ToolCall.Title), 60))
+	what := fmt.Sprintf("%s %q", acp.SafeText(string(uc.ToolCall.Kind)), tty.OneLine(acp.SafeText(uc.ToolCall.Title), 60))
 	if uc.PlanMode {
 		return "plan mode: the agent reports it ran " + what + " anyway; the turn was stopped. Its own mode does not keep it from changing files; the kernel layer (Linux Landlock) does: see the header"
 	}
@@ -825,7 +829,7 @@ func (a *app) reportAgentError(what string, err error) {
 	if err == nil {
 		err = errors.New("unknown error")
 	}
-	a.output.diag(tty.StyleRed, "%s: %s", what, errMsg(err))
+	a.output.diag(tty.StyleRed, "%s: %s", what, tty.ErrMsg(err))
 	a.showStderrTail(err)
 }
 
@@ -868,4 +872,25 @@ func (a *app) showStderrTail(err error) {
 		a.output.out.BreakLine()
 	}
 	a.output.errs.Block(b.String())
+}
+
+// applySets sets sets on sess, in order, saying each on o. A --set the agent refuses (or
+// does not offer) ends the run with a usage error; a config file's only
+// warns.
+func applySets(sess *acphost.Session, sets []configopt.Set, o *output) int {
+	for _, s := range sets {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		now, err := configopt.SetOption(ctx, sess, s.Key, s.Value)
+		cancel()
+		switch {
+		case err == nil:
+			o.note(tty.StyleDim, acp.SafeText(s.Key)+" = "+now)
+		case s.Soft:
+			o.diag(tty.StyleYellow, "config %s: %s; left as the agent has it", acp.SafeText(s.Key), tty.ErrMsg(err))
+		default:
+			o.diag(tty.StyleRed, "--set %s: %s", acp.SafeText(s.Key), tty.ErrMsg(err))
+			return exitUsage
+		}
+	}
+	return 0
 }

@@ -15,6 +15,9 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
+	"github.com/acphost/acphost/cmd/acphost/internal/token"
+	"github.com/acphost/acphost/cmd/acphost/internal/usage"
 	"github.com/acphost/acphost/websocket"
 )
 
@@ -24,13 +27,13 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("acphost serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:0", "the `address` to listen on")
-	token := fs.String("token", "", "the bearer `token` clients must send, on the command line where every local user sees it (default: $ACPHOST_TOKEN)")
+	tokenFlag := fs.String("token", "", "the bearer `token` clients must send, on the command line where every local user sees it (default: $ACPHOST_TOKEN)")
 	tokenFile := fs.String("token-file", "", "read the bearer token from `file`, which only you may read (\"-\": a line of stdin); default: $ACPHOST_TOKEN, else one made up and kept in a file of yours")
 	cwd := fs.String("cwd", "", "the `directory` each agent process starts in (default: the current one)")
 	agentName := fs.String("agent", "", "the `name` of the agent to serve (acphost agents lists them)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: acphost serve [--listen ADDR] [--token-file FILE] [--cwd DIR] (--agent NAME | -- AGENT [ARGS...])\n\nFlags:\n")
-		printFlags(fs.Output(), fs)
+		usage.PrintFlags(fs.Output(), fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -43,7 +46,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "acphost serve:", err)
 		return exitUsage
 	}
-	tok, err := tokenFrom("acphost serve", *token, *tokenFile, stderr)
+	tok, err := token.From("acphost serve", *tokenFlag, *tokenFile, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "acphost serve:", err)
 		return exitUsage
@@ -71,7 +74,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && madeUp && !tcp.IP.IsLoopback() {
 		ln.Close()
-		fmt.Fprintf(stderr, "acphost serve: %s is beyond loopback: give the token clients will use ($%s or --token-file)\n", *listen, envToken)
+		fmt.Fprintf(stderr, "acphost serve: %s is beyond loopback: give the token clients will use ($%s or --token-file)\n", *listen, token.Env)
 		return exitUsage
 	}
 	u := fmt.Sprintf("ws://%s%s", ln.Addr(), websocket.DefaultPath)
@@ -79,18 +82,18 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if sessDir == "" {
 		sessDir, _ = os.Getwd()
 	}
-	connect := "ACPHOST_TOKEN=… acphost --url " + u + " --cwd " + shellQuote(sessDir)
+	connect := "ACPHOST_TOKEN=… acphost --url " + u + " --cwd " + token.ShellQuote(sessDir)
 	if madeUp {
 		// Kept in a file of the person's: the printed command names the
 		// file, never the token (a command line is every user's to read).
-		path, remove, err := writeTokenFile(tok)
+		path, remove, err := token.WriteFile(tok)
 		if err != nil {
 			ln.Close()
 			fmt.Fprintln(stderr, "acphost serve: the token file:", err)
 			return exitFailed
 		}
 		defer remove()
-		connect = "acphost --url " + u + " --token-file " + shellQuote(path) + " --cwd " + shellQuote(sessDir)
+		connect = "acphost --url " + u + " --token-file " + token.ShellQuote(path) + " --cwd " + token.ShellQuote(sessDir)
 	}
 	b := &websocket.Bridge{Command: command[0], Args: command[1:], Env: env, Dir: dir, Token: tok, Stderr: stderr,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
@@ -115,19 +118,19 @@ func serveAgent(name string, args []string) (command, env []string, err error) {
 	switch {
 	case name != "" && len(args) > 0:
 		return nil, nil, errors.New("--agent and a command after -- both name the agent; give one")
-	case name == demoAgent: // this executable, as the built-in agent
+	case name == agents.Demo: // this executable, as the built-in agent
 		path, args, env, err := agentCommand(config{})
 		return append([]string{path}, args...), env, err
 	case name != "":
-		file, err := loadConfig()
+		file, err := agents.Load()
 		if err != nil {
 			return nil, nil, err
 		}
-		def, err := file.lookupAgent(name)
+		def, err := file.Lookup(name)
 		if err != nil {
 			return nil, nil, err
 		}
-		return def.Command, def.envList(), nil
+		return def.Command, def.EnvList(), nil
 	case len(args) == 0 || args[0] == "":
 		return nil, nil, errors.New("give the agent: --agent NAME, or its command after --")
 	}

@@ -5,18 +5,24 @@ package main
 // main_test.go) with a session store of its own.
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
+	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/fakeagent"
+)
+
+// The sessions subcommands' JSON documents, as the tests decode them.
+type (
+	showJSON    = sessions.ShowJSON
+	historyTurn = sessions.HistoryTurn
+	exportDoc   = sessions.ExportDoc
 )
 
 // historyScript is a two-turn agent that can load its sessions, with a
@@ -224,7 +230,7 @@ func TestSessionsImportAttacks(t *testing.T) {
 		{"long id", doc(rec("agent", "demo", "id", strings.Repeat("i", 2000))), "over 1024 bytes"},
 		{"two documents", doc(rec("agent", "demo")) + doc(rec("agent", "demo")), "more than one JSON value"},
 		{"bad entry", strings.Replace(doc(rec("agent", "demo")), `"transcript":[]`, `"transcript":[{"type":"exec","text":"x"}]`, 1), `unknown type "exec"`},
-		{"oversized", doc(rec("agent", "demo", "title", strings.Repeat("t", maxImportBytes))), "over 16 MiB: not imported"},
+		{"oversized", doc(rec("agent", "demo", "title", strings.Repeat("t", sessions.MaxImportBytes))), "over 16 MiB: not imported"},
 	}
 	for _, c := range refused {
 		r := importDoc(c.doc)
@@ -281,7 +287,7 @@ func TestSessionsImportAttacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rc := range recs {
-		if rc.ID == "c1" && strings.Join(rc.Command, " ") != strings.Join(builtinAgents["claude"].Command, " ") {
+		if rc.ID == "c1" && strings.Join(rc.Command, " ") != strings.Join(agents.Builtin["claude"].Command, " ") {
 			t.Errorf("claude's record holds %q, not the built-in command", rc.Command)
 		}
 	}
@@ -300,10 +306,10 @@ func TestSessionsPrune(t *testing.T) {
 	old := time.Now().Add(-40 * 24 * time.Hour)
 	day := time.Now().Add(-25 * time.Hour)
 	for _, r := range []state.Record{
-		{ID: "old-closed", Agent: demoAgent, Cwd: "/", Created: old, LastUsed: old},
-		{ID: "old-open", Agent: demoAgent, Cwd: "/", Created: old, LastUsed: old, PID: os.Getpid()}, // this test process is alive
+		{ID: "old-closed", Agent: agents.Demo, Cwd: "/", Created: old, LastUsed: old},
+		{ID: "old-open", Agent: agents.Demo, Cwd: "/", Created: old, LastUsed: old, PID: os.Getpid()}, // this test process is alive
 		{ID: "old-mine", Agent: "mine", Cwd: "/", Created: old, LastUsed: old},
-		{ID: "recent", Agent: demoAgent, Cwd: "/", Created: day, LastUsed: day},
+		{ID: "recent", Agent: agents.Demo, Cwd: "/", Created: day, LastUsed: day},
 	} {
 		if err := st.Put(r); err != nil {
 			t.Fatal(err)
@@ -345,7 +351,7 @@ func TestSessionsPrune(t *testing.T) {
 	if got := ids(); strings.Contains(got, "old-closed") || !strings.Contains(got, "old-open") || !strings.Contains(got, "old-mine") || !strings.Contains(got, "recent") {
 		t.Errorf("after prune --agent demo: %s", got)
 	}
-	if transcriptOf("old-closed", demoAgent) || !transcriptOf("old-open", demoAgent) {
+	if transcriptOf("old-closed", agents.Demo) || !transcriptOf("old-open", agents.Demo) {
 		t.Errorf("prune removed the wrong transcripts")
 	}
 
@@ -356,7 +362,7 @@ func TestSessionsPrune(t *testing.T) {
 	if got := ids(); got != "old-open" {
 		t.Errorf("after prune --older-than 12h: %q, want only the open one", got)
 	}
-	if transcriptOf("recent", demoAgent) || transcriptOf("old-mine", "mine") {
+	if transcriptOf("recent", agents.Demo) || transcriptOf("old-mine", "mine") {
 		t.Errorf("pruned records left their transcripts")
 	}
 	r = runIn(t, cwd, extra, nil, "", "sessions", "prune")
@@ -366,67 +372,6 @@ func TestSessionsPrune(t *testing.T) {
 	for _, bad := range []string{"soon", "-3d", "0", "0d"} {
 		if r := runIn(t, cwd, extra, nil, "", "sessions", "prune", "--older-than", bad); r.code != exitUsage || strings.Count(r.stderr, "acphost:") != 1 {
 			t.Errorf("--older-than %s: exit %d: %s", bad, r.code, r.stderr)
-		}
-	}
-}
-
-func TestParseAge(t *testing.T) {
-	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "1.5d": 36 * time.Hour, "12h": 12 * time.Hour, "90m": 90 * time.Minute} {
-		if got, err := parseAge(in); err != nil || got != want {
-			t.Errorf("parseAge(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "d", "x", "-1h", "0s", "1y"} {
-		if _, err := parseAge(in); err == nil {
-			t.Errorf("parseAge(%q): no error", in)
-		}
-	}
-}
-
-// A transcript never grows past maxTranscriptBytes: its oldest turns go
-// first, whole, the newest are kept, and each text is cut, marked.
-func TestTranscriptStaysBounded(t *testing.T) {
-	st := &state.Store{Dir: filepath.Join(t.TempDir(), "acphost")}
-	r := state.Record{ID: "big", Agent: demoAgent}
-	answer := strings.Repeat("a", 40<<10)
-	const n = 120 // about 5 MiB written
-	for i := range n {
-		es := turnEntries("prompt "+strings.Repeat("p", 4<<10)+" #"+strconv.Itoa(i), time.Now(),
-			turnResult{stop: "end_turn", resp: acphost.Response{Text: answer}}, nil)
-		if err := st.AppendTranscript(r, es); err != nil {
-			t.Fatal(err)
-		}
-		fi, err := os.Stat(st.TranscriptPath(r))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Size() > state.MaxTranscriptBytes {
-			t.Fatalf("after turn %d the transcript is %d bytes, over %d", i, fi.Size(), state.MaxTranscriptBytes)
-		}
-	}
-	es, _, err := st.ReadTranscript(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := turns(es)
-	if len(ts) == 0 || len(ts) >= n {
-		t.Fatalf("%d turns kept of %d", len(ts), n)
-	}
-	if es[0].Type != state.EntryPrompt {
-		t.Errorf("the transcript starts mid-turn, with a %q entry", es[0].Type)
-	}
-	if last := ts[len(ts)-1]; !strings.HasSuffix(last.Prompt, " #"+strconv.Itoa(n-1)) {
-		t.Errorf("the newest turn was not kept: %q", last.Prompt[len(last.Prompt)-10:])
-	}
-	a := ts[0].Answer
-	if len(a) > state.MaxEntryText || !strings.HasSuffix(a, state.CutMark) {
-		t.Errorf("an answer of %d bytes was kept as %d bytes (ends %q)", len(answer), len(a), a[max(len(a)-10, 0):])
-	}
-	// The file holds only whole JSON lines.
-	b, _ := os.ReadFile(st.TranscriptPath(r))
-	for l := range bytes.Lines(b) {
-		if !json.Valid(l) {
-			t.Fatalf("a line is not JSON: %.60q", l)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/testutil"
 )
@@ -72,7 +73,7 @@ func TestTerminalHistoryAndTab(t *testing.T) {
 	p.typeLine("/quit")
 	p.waitFor("[exited 0]", 1)
 
-	b, err := os.ReadFile(filepath.Join(stateDir, "history", demoAgent))
+	b, err := os.ReadFile(filepath.Join(stateDir, "history", agents.Demo))
 	if err != nil {
 		t.Fatal(err)
 	}

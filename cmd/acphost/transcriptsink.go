@@ -1,38 +1,16 @@
 package main
 
 import (
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
+	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 )
-
-// turnEntries is the transcript of one turn.
-func turnEntries(prompt string, since time.Time, r turnResult, refused map[string]string) []state.Entry {
-	now := time.Now()
-	es := []state.Entry{{Time: since, Type: state.EntryPrompt, Text: prompt}}
-	tools := r.resp.ToolCalls
-	omitted := 0
-	if len(tools) > state.MaxTranscriptTools {
-		omitted = len(tools) - state.MaxTranscriptTools
-		tools = tools[:state.MaxTranscriptTools]
-	}
-	for _, tc := range tools {
-		es = append(es, state.Entry{Time: now, Type: state.EntryTool, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status), Refused: refused[tc.ID]})
-	}
-	if text := strings.TrimSpace(r.resp.Text); text != "" {
-		es = append(es, state.Entry{Time: now, Type: state.EntryAnswer, Text: text})
-	}
-	end := state.Entry{Time: now, Type: state.EntryEnd, Stop: string(r.stop), Ms: r.elapsed.Milliseconds(), Omitted: omitted}
-	if r.err != nil && !r.userCancel {
-		end.Error = dedupe(r.err.Error())
-	}
-	return append(es, end)
-}
 
 // transcriptSink records each turn in the session's transcript, around
 // the sink that shows it: the narrowest hook, one call as a turn ends.
@@ -40,7 +18,7 @@ func turnEntries(prompt string, since time.Time, r turnResult, refused map[strin
 // (read as each turn ends: a continued session may have changed it before
 // the first); a failure to write it is said on output.
 type transcriptSink struct {
-	sink
+	render.Sink
 	store  *state.Store
 	cfg    *config
 	live   *liveSession
@@ -53,18 +31,18 @@ type transcriptSink struct {
 	reported bool              // a failure to write was said once
 }
 
-func (t *transcriptSink) beginTurn(prompt string, echo bool) {
+func (t *transcriptSink) BeginTurn(prompt string, echo bool) {
 	t.mu.Lock()
 	t.prompt, t.since, t.refused = prompt, time.Now(), map[string]string{}
 	t.mu.Unlock()
-	t.sink.beginTurn(prompt, echo)
+	t.Sink.BeginTurn(prompt, echo)
 }
 
 // event notes the permission answers, so that the transcript says a
 // rejected tool call was rejected even when the agent reports it completed.
-func (t *transcriptSink) event(ev acphost.StreamEvent) {
+func (t *transcriptSink) Event(ev acphost.StreamEvent) {
 	if ev.Type == acphost.EventPermissionAnswer && ev.Answer != nil {
-		why := refusal(ev.Answer)
+		why := render.Refusal(ev.Answer)
 		t.mu.Lock()
 		if t.refused != nil && why != "" && len(t.refused) < state.MaxTranscriptTools {
 			t.refused[ev.ID] = why
@@ -73,11 +51,11 @@ func (t *transcriptSink) event(ev acphost.StreamEvent) {
 		}
 		t.mu.Unlock()
 	}
-	t.sink.event(ev)
+	t.Sink.Event(ev)
 }
 
-func (t *transcriptSink) endTurn(r turnResult) {
-	t.sink.endTurn(r)
+func (t *transcriptSink) EndTurn(r render.TurnResult) {
+	t.Sink.EndTurn(r)
 	sess := t.live.session()
 	if sess == nil {
 		return
@@ -87,7 +65,7 @@ func (t *transcriptSink) endTurn(r turnResult) {
 	t.mu.Unlock()
 	rec := state.Record{ID: sess.ID()}
 	rec.Agent, rec.Command = recordAgent(*t.cfg)
-	err := t.store.AppendTranscript(rec, turnEntries(prompt, since, r, refused))
+	err := t.store.AppendTranscript(rec, sessions.TurnEntries(prompt, since, r, refused))
 	if err == nil {
 		return
 	}

@@ -17,7 +17,14 @@ import (
 
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/agents"
+	"github.com/acphost/acphost/cmd/acphost/internal/ask"
+	"github.com/acphost/acphost/cmd/acphost/internal/configopt"
+	"github.com/acphost/acphost/cmd/acphost/internal/render"
+	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
+	"github.com/acphost/acphost/cmd/acphost/internal/usage"
 	"github.com/acphost/acphost/web"
 )
 
@@ -79,7 +86,7 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	fl.BoolVar(&cfg.noStore, "no-store", false, "do not record sessions in the session store, nor list them")
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), webUsage)
-		printFlags(fl.Output(), fl)
+		usage.PrintFlags(fl.Output(), fl)
 	}
 	if err := fl.Parse(args); err != nil {
 		return wf, fmt.Errorf("%w: %w", errFlagParse, err)
@@ -113,10 +120,10 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	}
 	cfg.cwd = dir
 
-	if cfg.sets, err = parseSets(sets); err != nil {
+	if cfg.sets, err = configopt.ParseSets(sets); err != nil {
 		return wf, err
 	}
-	file, err := loadConfig()
+	file, err := agents.Load()
 	if err != nil {
 		return wf, err
 	}
@@ -136,11 +143,11 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	if err := applyMCPConfigs(cfg); err != nil {
 		return wf, err
 	}
-	cfg.sets = addSoftSets(cfg.sets, file.Defaults.Config)
+	cfg.sets = configopt.AddSoft(cfg.sets, file.Defaults.Config)
 	switch cfg.permission {
 	case "":
-		cfg.permission = permAsk
-	case permAsk, permAllow, permReject, permPlan, permReads:
+		cfg.permission = ask.PermAsk
+	case ask.PermAsk, ask.PermAllow, ask.PermReject, ask.PermPlan, ask.PermReads:
 	default:
 		return wf, fmt.Errorf("--permission %q: want ask, reads, allow, reject or plan", cfg.permission)
 	}
@@ -158,7 +165,7 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 
 // resumeAgent takes the agent of the session --resume names, as the
 // terminal host does, when no agent was given.
-func resumeAgent(cfg *config, file fileConfig) error {
+func resumeAgent(cfg *config, file agents.FileConfig) error {
 	st, err := state.Open()
 	if err != nil {
 		return err
@@ -170,9 +177,9 @@ func resumeAgent(cfg *config, file fileConfig) error {
 	switch r.Agent {
 	case "":
 		cfg.agent = r.Command
-	case demoAgent:
+	case agents.Demo:
 	default:
-		if _, err := file.lookupAgent(r.Agent); err != nil {
+		if _, err := file.Lookup(r.Agent); err != nil {
 			return fmt.Errorf("--resume %s: %w", cfg.resume, err)
 		}
 		cfg.agentName = r.Agent
@@ -248,7 +255,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
 	opts.Process.Confine = confinement(cfg, cfg.cwd)
-	opts.RequireAsking = cfg.permission != permAllow
+	opts.RequireAsking = cfg.permission != ask.PermAllow
 	switch cfg.stderrPath {
 	case "":
 	case "-":
@@ -267,23 +274,23 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		if wcfg.ConfigOptions == nil {
 			wcfg.ConfigOptions = map[string]string{}
 		}
-		wcfg.ConfigOptions[set.key] = set.value
+		wcfg.ConfigOptions[set.Key] = set.Value
 	}
 	switch cfg.permission {
-	case permAsk:
+	case ask.PermAsk:
 		// As in the terminal: an "always" answer holds for the same tool
 		// kind and title for the rest of the session.
 		wcfg.Permission = func(page acphost.PermissionFunc) acphost.PermissionFunc { return acphost.Remember(page) }
 		wcfg.PermissionLabel = ""
-	case permAllow:
+	case ask.PermAllow:
 		wcfg.Permission = func(acphost.PermissionFunc) acphost.PermissionFunc { return acphost.AllowAll() }
-	case permReject:
+	case ask.PermReject:
 		wcfg.Permission = func(acphost.PermissionFunc) acphost.PermissionFunc { return acphost.RejectAll() }
-	case permReads:
+	case ask.PermReads:
 		wcfg.Permission = func(page acphost.PermissionFunc) acphost.PermissionFunc {
-			return allowingReads(acphost.Remember(page))
+			return ask.AllowingReads(acphost.Remember(page))
 		}
-	case permPlan:
+	case ask.PermPlan:
 		opts.PlanMode = true // reads are still asked in the page
 	}
 	if !cfg.noStore {
@@ -336,7 +343,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, context.DeadlineExceeded) {
 			fmt.Fprintf(stderr, "acphost web: the agent did not start within %v (--start-timeout)\n", cfg.startTimeout)
 		} else {
-			fmt.Fprintln(stderr, "acphost web:", errMsg(err))
+			fmt.Fprintln(stderr, "acphost web:", tty.ErrMsg(err))
 		}
 		if ae := (*acphost.AuthError)(nil); errors.As(err, &ae) {
 			fmt.Fprintln(stderr, "acphost web: the agent needs a login first: acphost login, with the same agent flags, lists its methods")
@@ -375,10 +382,10 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 // RecordTurn keeps a page's finished turn in the session's transcript, as
 // the terminal does (acphost sessions history shows it).
 func (w webStore) RecordTurn(sessionID string, t web.TurnRecord) error {
-	r := turnResult{resp: t.Response, err: t.Err, elapsed: t.Duration, stop: t.Response.StopReason}
+	r := render.TurnResult{Resp: t.Response, Err: t.Err, Elapsed: t.Duration, Stop: t.Response.StopReason}
 	if errors.Is(t.Err, context.Canceled) { // the page's stop button
-		r.stop, r.userCancel = acp.StopCancelled, true
+		r.Stop, r.UserCancel = acp.StopCancelled, true
 	}
 	rec := state.Record{ID: sessionID, Agent: w.agent, Command: w.command, Cwd: w.cwd}
-	return w.st.AppendTranscript(rec, turnEntries(t.Prompt, t.Started, r, nil))
+	return w.st.AppendTranscript(rec, sessions.TurnEntries(t.Prompt, t.Started, r, nil))
 }

@@ -1,6 +1,10 @@
-// Package policy is acphost's permission policy file (--permission-policy):
-// rules read from JSON, matched against a permission request, answering
-// allow, reject or ask in front of the --permission policy.
+// Package policy is how acphost answers the agent's permission requests:
+// the policy file (--permission-policy), rules read from JSON, matched
+// against a request, answering allow, reject or ask in front of the
+// --permission policy; and Permissions, the run's whole policy
+// (--permission, --non-interactive-permissions, the file, plan mode) as
+// the library's permission hooks, which keeps who decided each request
+// for the output.
 package policy
 
 import (

@@ -1,8 +1,8 @@
 // Package tty is acphost's terminal: the Screen that output streams share
 // (styles, a status line, tool lines rewritten in place), the line Editor
-// at an interactive prompt and the terminal mode it sets, and the Inbox
+// at an interactive prompt and the terminal mode it sets, the Inbox
 // that hands out the lines of standard input to questions and the prompt
-// loop.
+// loop, and the text conventions of what it shows (OneLine, ErrMsg, Ago).
 package tty
 
 import (

@@ -1,0 +1,144 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/acp"
+	"github.com/acphost/acphost/cmd/acphost/internal/ask"
+	"github.com/acphost/acphost/cmd/acphost/internal/tty"
+)
+
+func allowOnce() *acp.PermissionOption {
+	return &acp.PermissionOption{ID: "allow", Name: "Allow", Kind: acp.AllowOnce}
+}
+
+// A turn for people: text, a tool line with its mark, the last lines of
+// its output, the plan, an answer and how the turn ended.
+func TestHumanTurn(t *testing.T) {
+	var out bytes.Buffer
+	h := NewHuman(tty.NewScreen(&out, false, false), ask.PermAllow, ask.ElicitDecline)
+	h.ToolOutput = 2
+	h.BeginTurn("hi", true)
+	h.Event(acphost.StreamEvent{Type: acphost.EventThought, Delta: "pondering"})
+	h.Event(acphost.StreamEvent{Type: acphost.EventText, Delta: "Hello\x1b[31m"})
+	h.Event(acphost.StreamEvent{Type: acphost.EventToolCall, ID: "t1", Name: "ls", Kind: acp.ToolExecute, Status: acp.StatusPending})
+	h.Event(acphost.StreamEvent{Type: acphost.EventPermissionAnswer, ID: "t1", Answer: &acphost.PermissionAnswer{OptionID: "allow", Option: allowOnce(), Reason: acphost.ReasonHook}})
+	h.Event(acphost.StreamEvent{Type: acphost.EventToolResult, ID: "t1", Name: "ls", Kind: acp.ToolExecute, Status: acp.StatusCompleted,
+		Output: json.RawMessage(`{"stdout":"a\nb\nc\n"}`)})
+	h.Event(acphost.StreamEvent{Type: acphost.EventPlan, Plan: []acp.PlanEntry{{Content: "look", Status: "completed"}, {Content: "fix", Status: "pending"}}})
+	h.Event(acphost.StreamEvent{Type: acphost.EventUsage, Usage: &acp.UsageUpdate{Used: 1200, Size: 200000}})
+	h.EndTurn(TurnResult{Stop: acp.StopEndTurn, Elapsed: 1500 * time.Millisecond})
+	got := out.String()
+	for _, want := range []string{"› hi\n", "[thinking] pondering", "Hello", "  ✓ execute ls\n", "→ Allow [allow_once] · --permission allow",
+		"    ┆ 1 more lines above (--tool-output all shows them)\n    │ b\n    │ c\n", "  [x] look\n  [ ] fix\n", "✓ end_turn · 1.5s · 1.2k/200.0k tokens"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\x1b") {
+		t.Errorf("an escape reaches the terminal: %q", got)
+	}
+}
+
+// A refused tool call the agent reports completed is marked refused.
+func TestHumanRefusedTool(t *testing.T) {
+	var out bytes.Buffer
+	h := NewHuman(tty.NewScreen(&out, false, false), ask.PermReject, ask.ElicitDecline)
+	h.BeginTurn("go", false)
+	h.Event(acphost.StreamEvent{Type: acphost.EventToolCall, ID: "t1", Name: "rm", Kind: acp.ToolDelete})
+	h.Event(acphost.StreamEvent{Type: acphost.EventPermissionAnswer, ID: "t1",
+		Answer: &acphost.PermissionAnswer{OptionID: "no", Option: &acp.PermissionOption{ID: "no", Name: "No", Kind: acp.RejectOnce}, Reason: acphost.ReasonHook}})
+	h.Event(acphost.StreamEvent{Type: acphost.EventToolResult, ID: "t1", Name: "rm", Kind: acp.ToolDelete, Status: acp.StatusCompleted})
+	h.EndTurn(TurnResult{Stop: acp.StopEndTurn, Err: errors.New("x"), UserCancel: true})
+	if got := out.String(); !strings.Contains(got, "✗ delete rm (rejected; the agent reports it completed)") || !strings.Contains(got, "→ No [reject_once] · --permission reject") {
+		t.Errorf("refused tool:\n%s", got)
+	}
+}
+
+func TestRefusal(t *testing.T) {
+	for want, a := range map[string]*acphost.PermissionAnswer{
+		"":                      {Option: allowOnce()},
+		"cancelled":             {Cancelled: true},
+		"rejected":              {Option: &acp.PermissionOption{Kind: acp.RejectAlways}},
+		"rejected by plan mode": {Option: &acp.PermissionOption{Kind: acp.RejectOnce}, Reason: acphost.ReasonPlanMode},
+	} {
+		if got := Refusal(a); got != want {
+			t.Errorf("Refusal(%+v) = %q, want %q", a, got, want)
+		}
+	}
+}
+
+func TestToolOutputLines(t *testing.T) {
+	for raw, want := range map[string]string{
+		`"one\n\ttwo\n\n"`:                     "one|    two",
+		`{"stdout":"x","stderr":"y","code":1}`: "x|y",
+		`{"code":1}`:                           `{"code":1}`,
+		"```\ncode\n```":                       "code",
+		`"` + "```sh\\nls\\n```" + `"`:         "ls",
+	} {
+		got := strings.Join(toolOutputLines(acphost.StreamEvent{Output: json.RawMessage(raw)}), "|")
+		if got != want {
+			t.Errorf("toolOutputLines(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func TestFmtCount(t *testing.T) {
+	for n, want := range map[uint64]string{950: "950", 12345: "12.3k", 1234567: "1.2M"} {
+		if got := fmtCount(n); got != want {
+			t.Errorf("fmtCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// --json: one object per line; a permission answer decided without asking
+// is followed by its permission_decision line; the turn ends in a result.
+func TestJSONSink(t *testing.T) {
+	var out bytes.Buffer
+	j := NewJSONSink(&out)
+	j.Decision = func(id string, _ *acphost.PermissionAnswer) (string, string, bool) {
+		return "policy", "rules.json:3", id == "t1"
+	}
+	j.BeginTurn("go", false)
+	j.Event(acphost.StreamEvent{Type: acphost.EventText, Delta: "<b>"})
+	j.Event(acphost.StreamEvent{Type: acphost.EventPermissionAnswer, ID: "t1", Answer: &acphost.PermissionAnswer{OptionID: "allow", Option: allowOnce(), Reason: acphost.ReasonHook}})
+	j.ElicitationComplete(acp.ElicitationComplete{ElicitationID: "e1"})
+	j.EndTurn(TurnResult{Resp: acphost.Response{Text: "done"}, Stop: acp.StopEndTurn, Elapsed: 20 * time.Millisecond})
+	var lines []JSONLine
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var jl JSONLine
+		if err := json.Unmarshal([]byte(l), &jl); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		lines = append(lines, jl)
+	}
+	if len(lines) != 5 || lines[0].Delta != "<b>" || lines[1].OptionKind != "allow_once" ||
+		lines[2].Type != "permission_decision" || lines[2].DecidedBy != "policy" || lines[2].Rule != "rules.json:3" ||
+		lines[3].Type != "elicitation_complete" || lines[4].Type != "result" || *lines[4].Text != "done" || *lines[4].DurationMS != 20 {
+		t.Errorf("lines:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), `"delta":"<b>"`) {
+		t.Errorf("HTML is escaped: %s", out.String())
+	}
+}
+
+// --quiet: the agent's last message only, after the last tool call.
+func TestQuietSink(t *testing.T) {
+	var out bytes.Buffer
+	q := NewQuietSink(&out)
+	q.BeginTurn("go", false)
+	q.Event(acphost.StreamEvent{Type: acphost.EventText, Delta: "Let me look."})
+	q.Event(acphost.StreamEvent{Type: acphost.EventToolCall, ID: "t1"})
+	q.Event(acphost.StreamEvent{Type: acphost.EventText, Delta: " The answer"})
+	q.Event(acphost.StreamEvent{Type: acphost.EventText, Delta: " is 4.\n"})
+	q.EndTurn(TurnResult{})
+	if out.String() != "The answer is 4.\n" {
+		t.Errorf("quiet: %q", out.String())
+	}
+}
