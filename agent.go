@@ -287,8 +287,6 @@ func (a *agent) join() {
 }
 
 // closedByClient reports whether the agent was shut down by Close.
-func (a *agent) closedByClient() bool { return a.isDead() && errors.Is(a.cause, ErrClosed) }
-
 func (a *agent) turnRunning() bool {
 	return a.turns.Load() > 0
 }
