@@ -3,11 +3,13 @@
 // JSON-RPC 2.0 over the agent subprocess's stdin and stdout.
 //
 // [Start] spawns an agent, runs initialize, opens a session and returns a
-// warm [ACPClient]; turn after turn then runs on the same process:
+// warm [ACPClient]; turn after turn then runs on the same process. The
+// protocol's words the hooks receive are package
+// [github.com/acphost/acphost/acp]'s:
 //
 //	c, err := acphost.Start(ctx, acphost.ACPOptions{
 //		Command: "npx", Args: []string{"-y", "@agentclientprotocol/claude-agent-acp"},
-//		OnUpdate: func(u acphost.Update) { ... },                  // live transcript
+//		OnUpdate: func(u acp.Update) { ... },                      // live transcript
 //		OnPermission: acphost.RejectChanges(nil),                  // or ask a human
 //	})
 //	...
@@ -23,13 +25,14 @@
 //
 // # Which one do I use
 //
-// A turn runs four ways; each is on [ACPClient] (its default session) and
-// on [Session] (one opened with NewSession, LoadSession, ResumeSession or
-// ForkSession), which is all the second set adds:
+// A turn runs four ways, all on [Session] (the default one is
+// [ACPClient.Session]; others are opened with NewSession, LoadSession,
+// ResumeSession or ForkSession); [ACPClient] has the three of the seed for
+// its default session:
 //
 //	GenerateCtx(ctx, req)          the turn, cancelled by ctx: the one to start with
 //	GenerateStream(ctx, req, emit) the same, and each event to emit as it comes (on the dispatcher goroutine)
-//	Stream(ctx, req)               the same events as an iterator: for ev, err := range c.Stream(ctx, req)
+//	Stream(ctx, req)               the same events as an iterator: for ev, err := range s.Stream(ctx, req) (Session only)
 //	Generate(req)                  GenerateCtx without a ctx (no stop button): scripts and examples
 //
 // OnUpdate sees every update of every session, turn or not; the stream
@@ -42,7 +45,7 @@
 //	                                  anything rejected, and the host's fs writes and commands refused
 //	RejectChanges                     the same rule for permission requests only
 //	Confinement                       the kernel's version (Linux, Landlock): the agent's own tools cannot write either
-//	SetMode(ctx, "plan")              the agent's own mode of that name, where it has one: its promise, not the host's
+//	Session.SetMode(ctx, "plan")      the agent's own mode of that name, where it has one: its promise, not the host's
 //	EventPlan, Update's Plan          the agent's to-do list for the turn, nothing to do with permissions
 //
 // A [PermissionAnswer] with Reason [ReasonHook] was chosen by OnPermission:
