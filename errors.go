@@ -476,5 +476,6 @@ func (e *LinkError) Error() string {
 	return msg
 }
 
+// Is makes errors.Is(err, ErrLinkLost) hold.
 func (e *LinkError) Is(target error) bool { return target == ErrLinkLost }
 func (e *LinkError) Unwrap() error        { return e.Err }

@@ -32,6 +32,7 @@ func (e *FormContentError) Error() string {
 	return fmt.Sprintf("acp: elicitation field %q: %s", e.Field, e.Msg)
 }
 
+// Is makes errors.Is(err, ErrElicitationContent) hold.
 func (e *FormContentError) Is(target error) bool { return target == ErrElicitationContent }
 
 // Standard JSON-RPC and ACP error codes.

@@ -400,6 +400,9 @@ func (tc *ToolCall) HasDiff() bool {
 	return slices.ContainsFunc(tc.Content, func(c ToolCallContent) bool { return c.Type == "diff" })
 }
 
+// Merge applies a tool_call_update to the state so far: u's id, and the
+// fields set says the agent sent (a field it left out keeps its value; one
+// it sent as null is cleared).
 func (tc *ToolCall) Merge(u *ToolCall, set ToolCallFields) {
 	if u.ID != "" {
 		tc.ID = u.ID
