@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"path/filepath"
@@ -204,4 +205,33 @@ func ExampleAuthError() {
 	}
 	// Output:
 	// login Log in terminal --login
+}
+
+// A StreamTransport runs a client over a connection that already exists:
+// here a fake agent in this process, over two pipes.
+func ExampleStreamTransport() {
+	agent := fakeagent.New(fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Say(fakeagent.Text("hello from the pipe")),
+	}}}})
+	toAgentR, toAgentW := io.Pipe()
+	toHostR, toHostW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- agent.Serve(context.Background(), toAgentR, toHostW)
+		toHostW.Close()
+	}()
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{
+		Transport: &acphost.StreamTransport{Reader: toHostR, Writer: toAgentW, Closer: toAgentW},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := c.Generate(acphost.Request{Prompt: "hi"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Text)
+	c.Close() // closes toAgentW: the agent reads EOF and returns
+	<-served
+	// Output: hello from the pipe
 }
