@@ -1,10 +1,11 @@
-package acphost
+package acphost_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
@@ -73,7 +74,7 @@ var readingRequests = map[string]struct{ tool, meta string }{
 
 func parsedRequest(t *testing.T, params string) *acp.PermissionRequest {
 	t.Helper()
-	req, err := acp.ParsePermissionRequest(raw(params))
+	req, err := acp.ParsePermissionRequest(acphost.Raw(params))
 	require.NoError(t, err, params)
 	return req
 }
@@ -87,19 +88,19 @@ func TestAttackPoliciesJudgeAReadByWhatItDoes(t *testing.T) {
 		for name, w := range writingRequests {
 			req := parsedRequest(t, permissionWith("t1", kind, w.tool, w.meta))
 			assert.False(t, req.ReadOnly(), "%s %s", kind, name)
-			id, _ := RejectChanges(ask)(ctx, req)
+			id, _ := acphost.RejectChanges(ask)(ctx, req)
 			assert.Equal(t, "reject", id, "RejectChanges: a %s that writes (%s)", kind, name)
-			id, _ = AllowReads(nil)(ctx, req)
+			id, _ = acphost.AllowReads(nil)(ctx, req)
 			assert.Equal(t, "reject", id, "AllowReads: a %s that writes (%s)", kind, name)
-			id, _ = AllowReads(ask)(ctx, req)
+			id, _ = acphost.AllowReads(ask)(ctx, req)
 			assert.Equal(t, "asked", id, "AllowReads asks its fallback about a %s that writes (%s)", kind, name)
 		}
 		for name, r := range readingRequests {
 			req := parsedRequest(t, permissionWith("t1", kind, r.tool, r.meta))
 			assert.True(t, req.ReadOnly(), "%s %s", kind, name)
-			id, _ := AllowReads(nil)(ctx, req)
+			id, _ := acphost.AllowReads(nil)(ctx, req)
 			assert.Equal(t, "allow", id, "AllowReads: a %s that reads (%s)", kind, name)
-			id, _ = RejectChanges(ask)(ctx, req)
+			id, _ = acphost.RejectChanges(ask)(ctx, req)
 			assert.Equal(t, "asked", id, "RejectChanges passes on a %s that reads (%s)", kind, name)
 		}
 	}
@@ -114,21 +115,21 @@ func TestAttackPlanModeRejectsAReadThatWrites(t *testing.T) {
 			for name, w := range writingRequests {
 				t.Run(hook+"/"+kind+"/"+name, func(t *testing.T) {
 					script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
-						fakeagent.Ask(raw(permissionWith("t1", kind, w.tool, w.meta))),
+						fakeagent.Ask(acphost.Raw(permissionWith("t1", kind, w.tool, w.meta))),
 						fakeagent.Say(fakeagent.Text("done")),
 					}}}}
-					opts := ACPOptions{PlanMode: true}
+					opts := acphost.ACPOptions{PlanMode: true}
 					asked := 0
 					if hook == "allow-all" {
 						opts.OnPermission = func(ctx context.Context, req *acp.PermissionRequest) (string, error) {
 							asked++
-							return AllowOption(req), nil
+							return acphost.AllowOption(req), nil
 						}
 					}
-					c, fa := connectFake(t, script, opts)
-					_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "look"})
+					c, fa := acphost.ConnectFake(t, script, opts)
+					_, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "look"})
 					require.NoError(t, err)
-					answers := permissionAnswers(fa.Agent)
+					answers := acphost.PermissionAnswers(fa.Agent)
 					require.Len(t, answers, 1)
 					assert.Contains(t, answers[0], `"optionId":"reject"`)
 					assert.Zero(t, asked, "the hook was asked about a change in plan mode")
@@ -138,10 +139,10 @@ func TestAttackPlanModeRejectsAReadThatWrites(t *testing.T) {
 	}
 	// A read with a location is still a read: the default allows it.
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
-		fakeagent.Ask(raw(permissionWith("t1", "read", readingRequests["location"].tool, ""))),
+		fakeagent.Ask(acphost.Raw(permissionWith("t1", "read", readingRequests["location"].tool, ""))),
 	}}}}
-	c, fa := connectFake(t, script, ACPOptions{PlanMode: true})
-	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "look"})
+	c, fa := acphost.ConnectFake(t, script, acphost.ACPOptions{PlanMode: true})
+	_, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "look"})
 	require.NoError(t, err)
 	require.Equal(t, []string{`{"outcome":{"optionId":"allow","outcome":"selected"}}`}, normalizedAnswers(t, fa.Agent))
 }
@@ -150,10 +151,10 @@ func TestAttackPlanModeRejectsAReadThatWrites(t *testing.T) {
 // with sorted keys.
 func normalizedAnswers(t *testing.T, a *fakeagent.Agent) []string {
 	var out []string
-	for _, s := range permissionAnswers(a) {
+	for _, s := range acphost.PermissionAnswers(a) {
 		var v any
-		require.NoError(t, jsonUnmarshal([]byte(s), &v))
-		out = append(out, string(mustMarshal(v)))
+		require.NoError(t, acphost.JSONUnmarshal([]byte(s), &v))
+		out = append(out, string(acphost.MustMarshal(v)))
 	}
 	return out
 }
@@ -165,39 +166,39 @@ func normalizedAnswers(t *testing.T, a *fakeagent.Agent) []string {
 func TestAttackPlanModeDetectsAReadThatWrote(t *testing.T) {
 	for _, kind := range readKinds {
 		t.Run(kind+"/diff", func(t *testing.T) {
-			done := raw(`{"sessionUpdate":"tool_call","toolCallId":"r1","title":"look","kind":"` + kind + `","status":"completed"` + projectDiff + `}`)
+			done := acphost.Raw(`{"sessionUpdate":"tool_call","toolCallId":"r1","title":"look","kind":"` + kind + `","status":"completed"` + projectDiff + `}`)
 			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(done), {WaitCancel: true}}}}}
-			c, _ := connectFake(t, script, ACPOptions{PlanMode: true})
-			_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "look"})
-			require.ErrorIs(t, err, ErrPlanModeBypassed)
+			c, _ := acphost.ConnectFake(t, script, acphost.ACPOptions{PlanMode: true})
+			_, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "look"})
+			require.ErrorIs(t, err, acphost.ErrPlanModeBypassed)
 		})
 		t.Run(kind+"/diff-in-update", func(t *testing.T) {
 			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 				fakeagent.Say(fakeagent.ToolCall("r1", "look", kind)),
-				fakeagent.Say(raw(`{"sessionUpdate":"tool_call_update","toolCallId":"r1","status":"completed"` + projectDiff + `}`)),
+				fakeagent.Say(acphost.Raw(`{"sessionUpdate":"tool_call_update","toolCallId":"r1","status":"completed"` + projectDiff + `}`)),
 				{WaitCancel: true},
 			}}}}
-			c, _ := connectFake(t, script, ACPOptions{PlanMode: true})
-			_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "look"})
-			require.ErrorIs(t, err, ErrPlanModeBypassed)
+			c, _ := acphost.ConnectFake(t, script, acphost.ACPOptions{PlanMode: true})
+			_, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "look"})
+			require.ErrorIs(t, err, acphost.ErrPlanModeBypassed)
 		})
 		t.Run(kind+"/changes-asked", func(t *testing.T) {
 			w := writingRequests["grant-write"]
 			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 				fakeagent.Say(fakeagent.ToolCall("r1", "look", kind)),
-				fakeagent.Ask(raw(permissionWith("r1", kind, "", w.meta))),
+				fakeagent.Ask(acphost.Raw(permissionWith("r1", kind, "", w.meta))),
 				fakeagent.Say(fakeagent.ToolUpdate("r1", "completed")),
 				{WaitCancel: true},
 			}}}}
-			c, _ := connectFake(t, script, ACPOptions{PlanMode: true})
-			_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "look"})
-			require.ErrorIs(t, err, ErrPlanModeBypassed)
+			c, _ := acphost.ConnectFake(t, script, acphost.ACPOptions{PlanMode: true})
+			_, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "look"})
+			require.ErrorIs(t, err, acphost.ErrPlanModeBypassed)
 		})
 		t.Run(kind+"/location", func(t *testing.T) {
-			done := raw(`{"sessionUpdate":"tool_call","toolCallId":"r1","title":"look","kind":"` + kind + `","status":"completed"` + readingRequests["location"].tool + `}`)
+			done := acphost.Raw(`{"sessionUpdate":"tool_call","toolCallId":"r1","title":"look","kind":"` + kind + `","status":"completed"` + readingRequests["location"].tool + `}`)
 			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(done), fakeagent.Say(fakeagent.Text("read"))}}}}
-			c, _ := connectFake(t, script, ACPOptions{PlanMode: true})
-			resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "look"})
+			c, _ := acphost.ConnectFake(t, script, acphost.ACPOptions{PlanMode: true})
+			resp, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "look"})
 			require.NoError(t, err)
 			require.Equal(t, "read", resp.Text)
 		})
@@ -210,14 +211,14 @@ func TestAttackPlanModeDetectsAReadThatWrote(t *testing.T) {
 func TestAttackRequireAskingCountsAReadThatWrote(t *testing.T) {
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 		fakeagent.Say(fakeagent.ToolCall("r1", "look", "fetch")),
-		fakeagent.Ask(raw(permissionWith("r1", "fetch", projectDiff, ""))),
+		fakeagent.Ask(acphost.Raw(permissionWith("r1", "fetch", projectDiff, ""))),
 		fakeagent.Say(fakeagent.ToolUpdate("r1", "completed")),
 		{WaitCancel: true},
 	}}}}
-	c, fa := connectFake(t, script, ACPOptions{RequireAsking: true, OnPermission: AllowReads(nil)})
-	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "look"})
-	require.ErrorIs(t, err, ErrUnaskedChange)
-	answers := permissionAnswers(fa.Agent)
+	c, fa := acphost.ConnectFake(t, script, acphost.ACPOptions{RequireAsking: true, OnPermission: acphost.AllowReads(nil)})
+	_, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "look"})
+	require.ErrorIs(t, err, acphost.ErrUnaskedChange)
+	answers := acphost.PermissionAnswers(fa.Agent)
 	require.Len(t, answers, 1)
 	require.True(t, strings.Contains(answers[0], `"reject"`), answers[0])
 }

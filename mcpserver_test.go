@@ -1,4 +1,4 @@
-package acphost
+package acphost_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
@@ -23,10 +24,10 @@ func TestMCPServersWire(t *testing.T) {
 			{Name: "fs", Command: "/bin/fs-mcp"},
 			{Name: "api", Type: acp.MCPHTTP, URL: "http://127.0.0.1:1/mcp", Headers: []acp.NameValue{{Name: "Authorization", Value: "Bearer x"}}},
 			{Name: "ev", Type: acp.MCPSSE, URL: "http://127.0.0.1:2/sse"},
-			{Raw: raw(`{"name":"odd","command":"x","args":[],"env":[],"future":1}`)},
+			{Raw: acphost.Raw(`{"name":"odd","command":"x","args":[],"env":[],"future":1}`)},
 		}
-		_, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(`{"mcpCapabilities":{"http":true,"sse":true}}`)}, ACPOptions{MCPServers: servers})
-		sn := received(fa.Agent, "session/new")
+		_, fa := acphost.ConnectFake(t, fakeagent.Script{AgentCapabilities: acphost.Raw(`{"mcpCapabilities":{"http":true,"sse":true}}`)}, acphost.ACPOptions{MCPServers: servers})
+		sn := acphost.Received(fa.Agent, "session/new")
 		require.Len(t, sn, 1)
 		var params struct {
 			MCPServers json.RawMessage `json:"mcpServers"`
@@ -76,13 +77,13 @@ func TestMCPServerTransportRefused(t *testing.T) {
 		}{
 			{`{}`, acp.MCPServer{Name: "api", Type: acp.MCPHTTP, URL: "http://x"}, `MCP server "api" is http, which the agent does not take (it takes stdio)`},
 			{`{"mcpCapabilities":{"http":true}}`, acp.MCPServer{Name: "ev", Type: acp.MCPSSE, URL: "http://x"}, `MCP server "ev" is sse, which the agent does not take (it takes stdio, http)`},
-			{`{"mcpCapabilities":{"http":true,"sse":true}}`, acp.MCPServer{Raw: raw(`{"type":"acp","name":"a","serverId":"1"}`)}, `"a" is acp, which the agent does not take (it takes stdio, http, sse)`},
+			{`{"mcpCapabilities":{"http":true,"sse":true}}`, acp.MCPServer{Raw: acphost.Raw(`{"type":"acp","name":"a","serverId":"1"}`)}, `"a" is acp, which the agent does not take (it takes stdio, http, sse)`},
 		} {
 			rec := filepath.Join(t.TempDir(), "rec")
-			script := fakeagent.Script{AgentCapabilities: raw(tc.caps), RecordFile: rec}
-			_, _, err := tryConnectFake(t, script, ACPOptions{MCPServers: []acp.MCPServer{tc.server}})
-			require.ErrorIs(t, err, ErrUnsupported)
-			var me *MCPServerError
+			script := fakeagent.Script{AgentCapabilities: acphost.Raw(tc.caps), RecordFile: rec}
+			_, _, err := acphost.TryConnectFake(t, script, acphost.ACPOptions{MCPServers: []acp.MCPServer{tc.server}})
+			require.ErrorIs(t, err, acphost.ErrUnsupported)
+			var me *acphost.MCPServerError
 			require.True(t, errors.As(err, &me), "%v", err)
 			assert.Equal(t, "session/new", me.Method)
 			assert.Contains(t, err.Error(), tc.want)
@@ -101,7 +102,7 @@ func TestMCPServerTransportRefused(t *testing.T) {
 // sent, also on NewSession.
 func TestMCPServerMalformedRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(`{"mcpCapabilities":{"http":true}}`)}, ACPOptions{})
+		c, fa := acphost.ConnectFake(t, fakeagent.Script{AgentCapabilities: acphost.Raw(`{"mcpCapabilities":{"http":true}}`)}, acphost.ACPOptions{})
 		for _, tc := range []struct {
 			servers []acp.MCPServer
 			want    string
@@ -110,13 +111,13 @@ func TestMCPServerMalformedRefused(t *testing.T) {
 			{[]acp.MCPServer{{Name: "a", Command: "x"}, {Name: "a", Command: "y"}}, `mcpServers[1]: the name "a" is taken`},
 			{[]acp.MCPServer{{Name: "a"}}, `stdio server "a" has no command`},
 			{[]acp.MCPServer{{Name: "a", Type: acp.MCPHTTP}}, `http server "a" has no url`},
-			{[]acp.MCPServer{{Raw: raw(`[1]`)}}, "Raw is not a JSON object"},
+			{[]acp.MCPServer{{Raw: acphost.Raw(`[1]`)}}, "Raw is not a JSON object"},
 			{[]acp.MCPServer{{Name: "a", Type: "ws", URL: "ws://x"}}, `type "ws" is not one this version knows`},
 		} {
-			_, err := c.NewSession(context.Background(), SessionOptions{MCPServers: tc.servers})
+			_, err := c.NewSession(context.Background(), acphost.SessionOptions{MCPServers: tc.servers})
 			require.Error(t, err)
 			assert.True(t, strings.Contains(err.Error(), tc.want), "%v, want %q", err, tc.want)
 		}
-		assert.Len(t, received(fa.Agent, "session/new"), 1, "only Start's")
+		assert.Len(t, acphost.Received(fa.Agent, "session/new"), 1, "only Start's")
 	})
 }

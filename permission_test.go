@@ -1,4 +1,4 @@
-package acphost
+package acphost_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/assert"
@@ -31,12 +32,12 @@ var (
 	noReject    = []fakeagent.Option{{ID: "yes", Name: "Yes", Kind: "allow_once"}}
 )
 
-func answerOf(t *testing.T, script fakeagent.Script, opts ACPOptions) string {
+func answerOf(t *testing.T, script fakeagent.Script, opts acphost.ACPOptions) string {
 	t.Helper()
 	var got string
 	synctest.Test(t, func(t *testing.T) {
-		c, _ := connectFake(t, script, opts)
-		resp, err := c.Generate(Request{Prompt: "x"})
+		c, _ := acphost.ConnectFake(t, script, opts)
+		resp, err := c.Generate(acphost.Request{Prompt: "x"})
 		require.NoError(t, err)
 		got = resp.Text
 	})
@@ -65,33 +66,33 @@ func TestPermissionAnswers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, answerOf(t, oneAsk("execute", tc.options...), ACPOptions{OnPermission: tc.hook}))
+			assert.Equal(t, tc.want, answerOf(t, oneAsk("execute", tc.options...), acphost.ACPOptions{OnPermission: tc.hook}))
 		})
 	}
 }
 
 func TestPermissionTimeoutRejects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var events []StreamEvent
+		var events []acphost.StreamEvent
 		hookEnded := make(chan error, 1)
 		slow := func(ctx context.Context, _ *acp.PermissionRequest) (string, error) {
 			<-ctx.Done()
 			hookEnded <- ctx.Err()
 			return "once", nil
 		}
-		c, _ := connectFake(t, oneAsk("edit", alwaysFirst...), ACPOptions{OnPermission: slow, PermissionTimeout: 30 * time.Second})
-		resp, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) { events = append(events, ev) })
+		c, _ := acphost.ConnectFake(t, oneAsk("edit", alwaysFirst...), acphost.ACPOptions{OnPermission: slow, PermissionTimeout: 30 * time.Second})
+		resp, err := c.GenerateStream(context.Background(), acphost.Request{Prompt: "x"}, func(ev acphost.StreamEvent) { events = append(events, ev) })
 		require.NoError(t, err, "a permission timeout ends the wait, not the turn")
 		assert.Equal(t, "no", resp.Text, "a timeout answers a reject option, never cancelled")
 		assert.ErrorIs(t, <-hookEnded, context.DeadlineExceeded)
-		var ans *PermissionAnswer
+		var ans *acphost.PermissionAnswer
 		for _, ev := range events {
-			if ev.Type == EventPermissionAnswer {
+			if ev.Type == acphost.EventPermissionAnswer {
 				ans = ev.Answer
 			}
 		}
 		require.NotNil(t, ans)
-		assert.Equal(t, ReasonTimeout, ans.Reason)
+		assert.Equal(t, acphost.ReasonTimeout, ans.Reason)
 		assert.Equal(t, "no", ans.OptionID)
 	})
 }
@@ -101,11 +102,11 @@ func TestPermissionSeesToolCallFirst(t *testing.T) {
 		var seen atomic.Bool
 		var sawFirst bool
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
-			fakeagent.Say(raw(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Write a.txt","kind":"edit","status":"pending","rawInput":{"path":"a.txt"},"locations":[{"path":"/w/a.txt"}]}`)),
-			fakeagent.Ask(raw(`{"toolCall":{"toolCallId":"t1"},"options":[{"optionId":"ok","name":"OK","kind":"allow_once"}]}`)),
+			fakeagent.Say(acphost.Raw(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Write a.txt","kind":"edit","status":"pending","rawInput":{"path":"a.txt"},"locations":[{"path":"/w/a.txt"}]}`)),
+			fakeagent.Ask(acphost.Raw(`{"toolCall":{"toolCallId":"t1"},"options":[{"optionId":"ok","name":"OK","kind":"allow_once"}]}`)),
 		}}}}
 		var got *acp.PermissionRequest
-		c, _ := connectFake(t, script, ACPOptions{
+		c, _ := acphost.ConnectFake(t, script, acphost.ACPOptions{
 			OnUpdate: func(u acp.Update) {
 				time.Sleep(time.Second) // slow UI: the request must still wait for it
 				seen.Store(true)
@@ -116,7 +117,7 @@ func TestPermissionSeesToolCallFirst(t *testing.T) {
 				return "ok", nil
 			},
 		})
-		_, err := c.Generate(Request{Prompt: "x"})
+		_, err := c.Generate(acphost.Request{Prompt: "x"})
 		require.NoError(t, err)
 		assert.True(t, sawFirst, "OnPermission ran before the tool_call was delivered")
 		assert.Equal(t, "Write a.txt", got.ToolCall.Title, "the request's tool call is merged with the earlier tool_call")
@@ -127,20 +128,20 @@ func TestPermissionSeesToolCallFirst(t *testing.T) {
 
 func TestPermissionForUnannouncedToolCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var events []StreamEvent
+		var events []acphost.StreamEvent
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 			fakeagent.Ask(fakeagent.PermissionParams("call_9", "git push", "execute", fakeagent.StdOptions...)),
-			fakeagent.Say(raw(`{"sessionUpdate":"tool_call_update","toolCallId":"call_9","status":"in_progress"}`)),
-			fakeagent.Say(raw(`{"sessionUpdate":"tool_call_update","toolCallId":"call_9","status":"completed","rawOutput":{"ok":true}}`)),
-			fakeagent.Say(raw(`{"sessionUpdate":"tool_call_update","toolCallId":"call_9","status":"completed"}`)),
+			fakeagent.Say(acphost.Raw(`{"sessionUpdate":"tool_call_update","toolCallId":"call_9","status":"in_progress"}`)),
+			fakeagent.Say(acphost.Raw(`{"sessionUpdate":"tool_call_update","toolCallId":"call_9","status":"completed","rawOutput":{"ok":true}}`)),
+			fakeagent.Say(acphost.Raw(`{"sessionUpdate":"tool_call_update","toolCallId":"call_9","status":"completed"}`)),
 		}}}}
-		c, _ := connectFake(t, script, ACPOptions{})
-		resp, err := c.GenerateStream(context.Background(), Request{Prompt: "x"}, func(ev StreamEvent) { events = append(events, ev) })
+		c, _ := acphost.ConnectFake(t, script, acphost.ACPOptions{})
+		resp, err := c.GenerateStream(context.Background(), acphost.Request{Prompt: "x"}, func(ev acphost.StreamEvent) { events = append(events, ev) })
 		require.NoError(t, err)
 		var tools []string
 		for _, ev := range events {
 			switch ev.Type {
-			case EventToolCall, EventToolUpdate, EventToolResult:
+			case acphost.EventToolCall, acphost.EventToolUpdate, acphost.EventToolResult:
 				tools = append(tools, fmt.Sprintf("%s:%s:%s:%s", ev.Type, ev.Name, ev.Status, ev.Via))
 			}
 		}
@@ -178,15 +179,15 @@ func TestManyConcurrentPermissionsAnsweredOnce(t *testing.T) {
 			}
 			return "allow", nil
 		}
-		c, fa := connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: steps}}}, ACPOptions{OnPermission: hook})
+		c, fa := acphost.ConnectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: steps}}}, acphost.ACPOptions{OnPermission: hook})
 		start := time.Now()
-		_, err := c.Generate(Request{Prompt: "x"})
+		_, err := c.Generate(acphost.Request{Prompt: "x"})
 		require.NoError(t, err)
 		assert.Less(t, time.Since(start), 5*time.Second, "requests are decided concurrently")
-		answers := permissionAnswers(fa.Agent)
+		answers := acphost.PermissionAnswers(fa.Agent)
 		assert.Len(t, answers, n, "each request answered exactly once")
 		ids := map[string]bool{}
-		for _, m := range responses(fa.Agent) {
+		for _, m := range acphost.Responses(fa.Agent) {
 			ids[string(m.ID)] = true
 		}
 		assert.Len(t, ids, n)
@@ -199,14 +200,14 @@ func TestManyConcurrentPermissionsAnsweredOnce(t *testing.T) {
 func TestMalformedPermissionRequestGetsInvalidParams(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
-			fakeagent.Ask(raw(`{"toolCall":{"toolCallId":"t"}}`)),
+			fakeagent.Ask(acphost.Raw(`{"toolCall":{"toolCallId":"t"}}`)),
 			fakeagent.Say(fakeagent.Text("{{answer}}")),
 		}}}}
-		c, fa := connectFake(t, script, ACPOptions{})
-		resp, err := c.Generate(Request{Prompt: "x"})
+		c, fa := acphost.ConnectFake(t, script, acphost.ACPOptions{})
+		resp, err := c.Generate(acphost.Request{Prompt: "x"})
 		require.NoError(t, err)
 		assert.Equal(t, "error", resp.Text)
-		res := responses(fa.Agent)
+		res := acphost.Responses(fa.Agent)
 		require.Len(t, res, 1)
 		var e struct{ Code int }
 		require.NoError(t, json.Unmarshal(res[0].Error, &e))
@@ -227,7 +228,7 @@ func TestPermissionWaitsForTheUpdateBeingDelivered(t *testing.T) {
 			fakeagent.Ask(fakeagent.PermissionParams("t1", "do it", "execute", alwaysFirst...)),
 			fakeagent.Say(fakeagent.Text("{{answer}}")),
 		}}}}
-		c, _ := connectFake(t, script, ACPOptions{
+		c, _ := acphost.ConnectFake(t, script, acphost.ACPOptions{
 			OnUpdate: func(u acp.Update) {
 				if m, ok := u.(*acp.MessageChunk); ok && m.Content.Text == "first" {
 					<-release
@@ -241,9 +242,9 @@ func TestPermissionWaitsForTheUpdateBeingDelivered(t *testing.T) {
 				return "once", nil
 			},
 		})
-		done := make(chan Response, 1)
+		done := make(chan acphost.Response, 1)
 		go func() {
-			resp, err := c.Generate(Request{Prompt: "x"})
+			resp, err := c.Generate(acphost.Request{Prompt: "x"})
 			assert.NoError(t, err)
 			done <- resp
 		}()

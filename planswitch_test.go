@@ -1,9 +1,10 @@
-package acphost
+package acphost_test
 
 import (
 	"path/filepath"
 	"testing"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/require"
 )
@@ -13,24 +14,24 @@ import (
 // of its plan mode: it is kept for when plan mode goes off, and the report
 // says the mode the agent is in.
 func TestPlanModeHoldsAgainstSetMode(t *testing.T) {
-	c, a := connectFake(t, claudeLike(), ACPOptions{PlanMode: true})
-	ctx := turnCtx(t)
+	c, a := acphost.ConnectFake(t, acphost.ClaudeLike(), acphost.ACPOptions{PlanMode: true})
+	ctx := acphost.TurnCtx(t)
 	require.NoError(t, c.Session().SetMode(ctx, "default"))
-	require.Equal(t, []string{"plan"}, modesSet(a.Agent), "the agent never left its plan mode")
+	require.Equal(t, []string{"plan"}, acphost.ModesSet(a.Agent), "the agent never left its plan mode")
 	e := c.Session().Enforcement()
 	require.Equal(t, "plan", e.Mode)
 	require.True(t, e.AgentMode)
 	require.Equal(t, "default", e.RestoreMode)
 	require.Error(t, c.Session().SetMode(ctx, "no-such-mode"), "a mode the agent does not offer is refused, not kept")
 
-	_, err := c.GenerateCtx(ctx, Request{Prompt: "one"})
+	_, err := c.GenerateCtx(ctx, acphost.Request{Prompt: "one"})
 	require.NoError(t, err)
-	require.Equal(t, []string{"plan"}, modesSet(a.Agent))
+	require.Equal(t, []string{"plan"}, acphost.ModesSet(a.Agent))
 
 	c.SetPlanMode(false)
-	_, err = c.GenerateCtx(ctx, Request{Prompt: "two"})
+	_, err = c.GenerateCtx(ctx, acphost.Request{Prompt: "two"})
 	require.NoError(t, err)
-	require.Equal(t, []string{"plan", "default"}, modesSet(a.Agent), "plan mode off puts the asked-for mode in")
+	require.Equal(t, []string{"plan", "default"}, acphost.ModesSet(a.Agent), "plan mode off puts the asked-for mode in")
 	e = c.Session().Enforcement()
 	require.Equal(t, "default", e.Mode)
 	require.Empty(t, e.RestoreMode)
@@ -40,39 +41,39 @@ func TestPlanModeHoldsAgainstSetMode(t *testing.T) {
 // mode: the session opens in the agent's plan mode, and the asked-for
 // mode is set only when plan mode goes off.
 func TestPlanModeHoldsAgainstTheSessionsMode(t *testing.T) {
-	c, a := connectFake(t, claudeLike(), ACPOptions{PlanMode: true, Mode: "default"})
-	require.Equal(t, []string{"plan"}, modesSet(a.Agent))
+	c, a := acphost.ConnectFake(t, acphost.ClaudeLike(), acphost.ACPOptions{PlanMode: true, Mode: "default"})
+	require.Equal(t, []string{"plan"}, acphost.ModesSet(a.Agent))
 	require.Equal(t, "plan", c.Session().Enforcement().Mode)
 	require.Equal(t, "default", c.Session().Enforcement().RestoreMode)
 	c.SetPlanMode(false)
-	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
+	_, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "go"})
 	require.NoError(t, err)
-	require.Equal(t, []string{"plan", "default"}, modesSet(a.Agent))
+	require.Equal(t, []string{"plan", "default"}, acphost.ModesSet(a.Agent))
 }
 
 // Outside plan mode a mode set is what the report says at once, before
 // the agent's confirming update (if it ever sends one).
 func TestSetModeIsReportedAtOnce(t *testing.T) {
-	script := claudeLike()
+	script := acphost.ClaudeLike()
 	script.NeverConfirmMode = true
-	c, _ := connectFake(t, script, ACPOptions{})
-	require.NoError(t, c.Session().SetMode(turnCtx(t), "default"))
+	c, _ := acphost.ConnectFake(t, script, acphost.ACPOptions{})
+	require.NoError(t, c.Session().SetMode(acphost.TurnCtx(t), "default"))
 	require.Equal(t, "default", c.Session().Enforcement().Mode)
-	require.Equal(t, ModeAsks, c.Session().Enforcement().ModeKind)
+	require.Equal(t, acphost.ModeAsks, c.Session().Enforcement().ModeKind)
 }
 
 // A session loaded in plan mode whose agent reports it in another mode
 // (the mode it was stored in) is put in the agent's plan mode as it is
 // re-attached, before any prompt; the mode asked for is kept for later.
 func TestPlanModeHoldsAsASessionIsLoaded(t *testing.T) {
-	script := claudeLike()
-	script.AgentCapabilities = raw(`{"loadSession":true}`)
-	c, a := connectFake(t, script, ACPOptions{})
-	ctx := turnCtx(t)
+	script := acphost.ClaudeLike()
+	script.AgentCapabilities = acphost.Raw(`{"loadSession":true}`)
+	c, a := acphost.ConnectFake(t, script, acphost.ACPOptions{})
+	ctx := acphost.TurnCtx(t)
 	c.SetPlanMode(true)
-	s, err := c.LoadSession(ctx, "stored", SessionOptions{Mode: "default"})
+	s, err := c.LoadSession(ctx, "stored", acphost.SessionOptions{Mode: "default"})
 	require.NoError(t, err)
-	require.Equal(t, []string{"plan"}, modesSet(a.Agent))
+	require.Equal(t, []string{"plan"}, acphost.ModesSet(a.Agent))
 	require.Equal(t, "plan", s.Enforcement().Mode)
 	require.True(t, s.Enforcement().AgentMode)
 }
@@ -82,20 +83,20 @@ func TestPlanModeHoldsAsASessionIsLoaded(t *testing.T) {
 // counted as one made in this session.
 func TestReplayedChangesAreNotCountedUnasked(t *testing.T) {
 	history := filepath.Join(t.TempDir(), "history.ndjson")
-	script := claudeLike(fakeagent.Turn{Steps: []fakeagent.Step{
-		fakeagent.Say(raw(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"edit","kind":"edit","status":"completed"}`)),
+	script := acphost.ClaudeLike(fakeagent.Turn{Steps: []fakeagent.Step{
+		fakeagent.Say(acphost.Raw(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"edit","kind":"edit","status":"completed"}`)),
 	}})
-	script.NewSessionResult = raw(`{"modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Manual"},{"id":"plan","name":"Plan"}]}}`)
-	script.AgentCapabilities = raw(`{"loadSession":true}`)
+	script.NewSessionResult = acphost.Raw(`{"modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Manual"},{"id":"plan","name":"Plan"}]}}`)
+	script.AgentCapabilities = acphost.Raw(`{"loadSession":true}`)
 	script.HistoryFile = history
-	c, _ := connectFake(t, script, ACPOptions{})
-	_, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "edit"})
+	c, _ := acphost.ConnectFake(t, script, acphost.ACPOptions{})
+	_, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "edit"})
 	require.NoError(t, err)
 	require.Equal(t, 1, c.Session().Enforcement().Unasked, "made in this session")
 	id := c.Session().ID()
 	require.NoError(t, c.Close())
 
-	c2, _ := connectFake(t, script, ACPOptions{SessionID: id})
+	c2, _ := acphost.ConnectFake(t, script, acphost.ACPOptions{SessionID: id})
 	e := c2.Session().Enforcement()
 	require.Zero(t, e.Unasked, "replayed, not made")
 	require.False(t, e.ActsUnasked, "%+v", e)
@@ -105,17 +106,17 @@ func TestReplayedChangesAreNotCountedUnasked(t *testing.T) {
 // next prompt: the turn's stream says so first, whenever the agent's
 // confirmation arrives.
 func TestPlanModeSwitchIsATurnsFirstEvent(t *testing.T) {
-	c, _ := connectFake(t, claudeLike(fakeagent.Turn{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}}), ACPOptions{})
+	c, _ := acphost.ConnectFake(t, acphost.ClaudeLike(fakeagent.Turn{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}}), acphost.ACPOptions{})
 	c.SetPlanMode(true)
-	var events []StreamEvent
-	_, err := c.GenerateStream(turnCtx(t), Request{Prompt: "go"}, func(ev StreamEvent) { events = append(events, ev) })
+	var events []acphost.StreamEvent
+	_, err := c.GenerateStream(acphost.TurnCtx(t), acphost.Request{Prompt: "go"}, func(ev acphost.StreamEvent) { events = append(events, ev) })
 	require.NoError(t, err)
 	require.NotEmpty(t, events)
-	require.Equal(t, EventMode, events[0].Type, "%+v", events)
+	require.Equal(t, acphost.EventMode, events[0].Type, "%+v", events)
 	require.Equal(t, "plan", events[0].Mode)
 	modes := 0
 	for _, ev := range events {
-		if ev.Type == EventMode {
+		if ev.Type == acphost.EventMode {
 			modes++
 		}
 	}
