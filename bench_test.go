@@ -1,10 +1,11 @@
-package acphost
+package acphost_test
 
 import (
 	"encoding/json"
 	"io"
 	"testing"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/acp"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/wire"
@@ -63,19 +64,19 @@ func BenchmarkTurnUpdates(b *testing.B) {
 	const n = 10000
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{{Updates: n}}}}}
 	var delivered int
-	c, _ := benchConnect(b, script, ACPOptions{OnUpdate: func(acp.Update) { delivered++ }})
+	c, _ := benchConnect(b, script, acphost.ACPOptions{OnUpdate: func(acp.Update) { delivered++ }})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := c.Generate(Request{Prompt: "x"}); err != nil {
+		if _, err := c.Generate(acphost.Request{Prompt: "x"}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/update")
 }
 
-func benchConnect(b *testing.B, script fakeagent.Script, opts ACPOptions) (*ACPClient, *pipeAgent) {
-	c, pa, err := tryConnectFake(b, script, opts)
+func benchConnect(b *testing.B, script fakeagent.Script, opts acphost.ACPOptions) (*acphost.ACPClient, *acphost.PipeAgent) {
+	c, pa, err := acphost.TryConnectFake(b, script, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package acphost
+package acphost_test
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/cgroup"
 	"github.com/acphost/acphost/internal/confine"
@@ -57,23 +58,23 @@ func TestAgentCannotLeaveItsCgroup(t *testing.T) {
 			root := cgroup2Root(t)
 			dir := t.TempDir()
 			pidFile := filepath.Join(dir, "daemon.pid")
-			escape := "echo $$ > " + filepath.Join(root, "cgroup.procs") + " 2>/dev/null; " + daemonScript(pidFile, false)
-			opts := ACPOptions{Dir: dir, Process: ProcessOptions{Contain: ContainCgroup}, Timeouts: Timeouts{CloseGrace: 200 * time.Millisecond}}
+			escape := "echo $$ > " + filepath.Join(root, "cgroup.procs") + " 2>/dev/null; " + acphost.DaemonScript(pidFile, false)
+			opts := acphost.ACPOptions{Dir: dir, Process: acphost.ProcessOptions{Contain: acphost.ContainCgroup}, Timeouts: acphost.Timeouts{CloseGrace: 200 * time.Millisecond}}
 			if confined {
-				opts.Process.Confine = &Confinement{Writable: []string{dir}}
+				opts.Process.Confine = &acphost.Confinement{Writable: []string{dir}}
 			}
-			c, err := startFake(t, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			c, err := acphost.StartFake(t, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 				{Run: []string{"sh", "-c", escape}},
 				fakeagent.Say(fakeagent.Text("spawned")),
 			}}}}, opts)
 			require.NoError(t, err)
-			require.Equal(t, ContainCgroup, c.Containment().Mode)
-			_, err = c.Generate(Request{Prompt: "go"})
+			require.Equal(t, acphost.ContainCgroup, c.Containment().Mode)
+			_, err = c.Generate(acphost.Request{Prompt: "go"})
 			require.NoError(t, err)
-			pid := readPID(t, pidFile)
+			pid := acphost.ReadPID(t, pidFile)
 			t.Cleanup(func() { _ = killPID(pid) })
 			require.NoError(t, c.Close())
-			eventually(t, "the daemon to be gone after Close", func() bool { return !processRunning(pid) })
+			acphost.Eventually(t, "the daemon to be gone after Close", func() bool { return !acphost.ProcessRunning(pid) })
 		})
 	}
 }

@@ -15,4 +15,13 @@ var (
 	TurnCtx           = turnCtx
 	JSONUnmarshal     = jsonUnmarshal
 	MustMarshal       = mustMarshal
+	StartFake         = startFake
+	RequireNoFile     = requireNoFile
+	Eventually        = eventually
 )
+
+// PipeAgent is the in-process fake agent ConnectFake serves.
+type PipeAgent = pipeAgent
+
+// TestHostEnv makes the test binary a host process (see testHostMain).
+const TestHostEnv = testHostEnv

@@ -1,12 +1,13 @@
 //go:build linux
 
-package acphost
+package acphost_test
 
 import (
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/require"
 )
@@ -16,9 +17,9 @@ import (
 // (the host's one exit watcher waits for every agent's pidfd), and after
 // Close none of them is left, the watcher's included.
 func TestWarmAgentsHoldThreeGoroutinesEach(t *testing.T) {
-	c, err := startFake(t, fakeagent.Script{}, ACPOptions{})
+	c, err := acphost.StartFake(t, fakeagent.Script{}, acphost.ACPOptions{})
 	require.NoError(t, err)
-	if c.Containment().Mode != ContainCgroup {
+	if c.Containment().Mode != acphost.ContainCgroup {
 		t.Skipf("LOUD: no cgroups here, so each agent keeps a locked thread, and the goroutine waiting on it, for its parent-death signal: %v", c.Containment().Reason)
 	}
 	require.NoError(t, c.Close())
@@ -32,9 +33,9 @@ func TestWarmAgentsHoldThreeGoroutinesEach(t *testing.T) {
 	const hostWide = 2                                 // the exit watcher, and the cgroup watcher's waiter
 	base := settle(func(g int) bool { return g <= 2 }) // the test and its main: the first agent left nothing
 	const n = 16
-	cs := make([]*ACPClient, n)
+	cs := make([]*acphost.ACPClient, n)
 	for i := range cs {
-		cs[i], err = startFake(t, fakeagent.Script{}, ACPOptions{})
+		cs[i], err = acphost.StartFake(t, fakeagent.Script{}, acphost.ACPOptions{})
 		require.NoError(t, err)
 	}
 	grown := settle(func(g int) bool { return g <= base+3*n+hostWide }) - base

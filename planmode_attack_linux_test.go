@@ -1,10 +1,11 @@
-package acphost
+package acphost_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/confine"
 	"github.com/stretchr/testify/require"
@@ -20,17 +21,17 @@ func TestPlanModeAttackKernelStateDirHoldingTheProject(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		state func(home, proj string) (*AgentProfile, []string)
+		state func(home, proj string) (*acphost.AgentProfile, []string)
 	}{
-		{"config-dir-root", func(home, proj string) (*AgentProfile, []string) {
-			return &AgentProfile{Name: "x", StateDirs: []string{"$CLAUDE_CONFIG_DIR"}}, []string{"CLAUDE_CONFIG_DIR=/"}
+		{"config-dir-root", func(home, proj string) (*acphost.AgentProfile, []string) {
+			return &acphost.AgentProfile{Name: "x", StateDirs: []string{"$CLAUDE_CONFIG_DIR"}}, []string{"CLAUDE_CONFIG_DIR=/"}
 		}},
-		{"home", func(home, proj string) (*AgentProfile, []string) {
-			return &AgentProfile{Name: "x", StateDirs: []string{"~/"}}, []string{"HOME=" + home}
+		{"home", func(home, proj string) (*acphost.AgentProfile, []string) {
+			return &acphost.AgentProfile{Name: "x", StateDirs: []string{"~/"}}, []string{"HOME=" + home}
 		}},
-		{"symlink", func(home, proj string) (*AgentProfile, []string) {
+		{"symlink", func(home, proj string) (*acphost.AgentProfile, []string) {
 			require.NoError(t, os.Symlink(proj, filepath.Join(home, ".claude")))
-			return &AgentProfile{Name: "x", StateDirs: []string{"~/.claude"}}, []string{"HOME=" + home}
+			return &acphost.AgentProfile{Name: "x", StateDirs: []string{"~/.claude"}}, []string{"HOME=" + home}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,14 +47,14 @@ func TestPlanModeAttackKernelStateDirHoldingTheProject(t *testing.T) {
 			script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
 				{Run: []string{"sh", "-c", "echo hi > " + out + "; exit 1"}},
 			}}}}
-			c, err := startFake(t, script, ACPOptions{Dir: proj, PlanMode: true, Profile: profile,
-				Process: ProcessOptions{Env: env, Confine: &Confinement{PlanOnly: true}},
+			c, err := acphost.StartFake(t, script, acphost.ACPOptions{Dir: proj, PlanMode: true, Profile: profile,
+				Process: acphost.ProcessOptions{Env: env, Confine: &acphost.Confinement{PlanOnly: true}},
 			})
 			require.NoError(t, err)
 			require.True(t, c.Session().Enforcement().Kernel)
-			_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "write"})
+			_, err = c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "write"})
 			require.NoError(t, err)
-			requireNoFile(t, out)
+			acphost.RequireNoFile(t, out)
 		})
 	}
 }
@@ -67,12 +68,12 @@ func TestPlanModeAttackKernelReasonForAnAgentThatCannotReattach(t *testing.T) {
 		t.Skip("Landlock is not available on this kernel")
 	}
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}}}}
-	c, err := startFake(t, script, ACPOptions{Process: ProcessOptions{Confine: &Confinement{PlanOnly: true}}})
+	c, err := acphost.StartFake(t, script, acphost.ACPOptions{Process: acphost.ProcessOptions{Confine: &acphost.Confinement{PlanOnly: true}}})
 	require.NoError(t, err)
-	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "first"})
+	_, err = c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "first"})
 	require.NoError(t, err)
 	c.SetPlanMode(true)
-	resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
+	resp, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "go"})
 	require.NoError(t, err)
 	require.Nil(t, resp.Restarted)
 	e := c.Session().Enforcement()

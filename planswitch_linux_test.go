@@ -1,4 +1,4 @@
-package acphost
+package acphost_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/internal/confine"
 	"github.com/stretchr/testify/require"
@@ -16,8 +17,8 @@ import (
 // never had one (this one never knows any: ForgetSessions, no history
 // file). rec records what each of its processes received.
 func forgetfulClaude(rec string) fakeagent.Script {
-	s := claudeLike()
-	s.AgentCapabilities = raw(`{"loadSession":true}`)
+	s := acphost.ClaudeLike()
+	s.AgentCapabilities = acphost.Raw(`{"loadSession":true}`)
 	s.ForgetSessions = true
 	s.RecordFile = rec
 	s.Turns = []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("answered"))}}}
@@ -70,18 +71,18 @@ func TestPlanModeSwitchBeforeTheFirstPromptLosesNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := recordDir(t)
 			rec := filepath.Join(dir, "record.ndjson")
-			c, err := startFake(t, forgetfulClaude(rec), ACPOptions{PlanMode: tc.start,
-				Process: ProcessOptions{Confine: &Confinement{PlanOnly: true, PlanWritable: []string{dir}}},
+			c, err := acphost.StartFake(t, forgetfulClaude(rec), acphost.ACPOptions{PlanMode: tc.start,
+				Process: acphost.ProcessOptions{Confine: &acphost.Confinement{PlanOnly: true, PlanWritable: []string{dir}}},
 			})
 			require.NoError(t, err)
 			first := c.Session().ID()
 			c.SetPlanMode(tc.then)
-			resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "hello"})
+			resp, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "hello"})
 			require.NoError(t, err, "the first prompt must not fail")
 			require.Equal(t, "answered", resp.Text)
 			require.NotNil(t, resp.Restarted)
 			require.False(t, resp.Restarted.ContextLost, "a session without a prompt has nothing to lose")
-			require.NotErrorIs(t, resp.Restarted, ErrContextLost)
+			require.NotErrorIs(t, resp.Restarted, acphost.ErrContextLost)
 			require.Equal(t, first, resp.Restarted.OldSessionID)
 			require.Equal(t, c.Session().ID(), resp.Restarted.NewSessionID)
 			require.Len(t, recorded(t, rec, "session/prompt"), 1, "the prompt was sent once")
@@ -100,11 +101,11 @@ func TestPlanModeRestartsAnAgentWithoutLoadBeforeTheFirstPrompt(t *testing.T) {
 		t.Skip("Landlock is not available on this kernel")
 	}
 	script := fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("ok"))}}}}
-	c, err := startFake(t, script, ACPOptions{Process: ProcessOptions{Confine: &Confinement{PlanOnly: true}}})
+	c, err := acphost.StartFake(t, script, acphost.ACPOptions{Process: acphost.ProcessOptions{Confine: &acphost.Confinement{PlanOnly: true}}})
 	require.NoError(t, err)
 	c.SetPlanMode(true)
 	require.Contains(t, c.Session().Enforcement().KernelReason, "restarted under it before the next turn")
-	resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "go"})
+	resp, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "go"})
 	require.NoError(t, err)
 	require.NotNil(t, resp.Restarted)
 	require.False(t, resp.Restarted.ContextLost)
@@ -122,16 +123,16 @@ func TestPlanModeSwitchBetweenTurnsReportsALostConversation(t *testing.T) {
 	}
 	dir := recordDir(t)
 	rec := filepath.Join(dir, "record.ndjson")
-	c, err := startFake(t, forgetfulClaude(rec), ACPOptions{Process: ProcessOptions{Confine: &Confinement{PlanOnly: true, PlanWritable: []string{dir}}}})
+	c, err := acphost.StartFake(t, forgetfulClaude(rec), acphost.ACPOptions{Process: acphost.ProcessOptions{Confine: &acphost.Confinement{PlanOnly: true, PlanWritable: []string{dir}}}})
 	require.NoError(t, err)
-	_, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "one"})
+	_, err = c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "one"})
 	require.NoError(t, err)
 	c.SetPlanMode(true)
-	resp, err := c.GenerateCtx(turnCtx(t), Request{Prompt: "two"})
-	require.ErrorIs(t, err, ErrContextLost)
+	resp, err := c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "two"})
+	require.ErrorIs(t, err, acphost.ErrContextLost)
 	require.Empty(t, resp.StopReason)
 	require.Len(t, recorded(t, rec, "session/prompt"), 1, "the prompt was not sent")
-	resp, err = c.GenerateCtx(turnCtx(t), Request{Prompt: "two"})
+	resp, err = c.GenerateCtx(acphost.TurnCtx(t), acphost.Request{Prompt: "two"})
 	require.NoError(t, err)
 	require.Equal(t, "answered", resp.Text)
 	require.True(t, c.Session().Enforcement().Kernel)

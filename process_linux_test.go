@@ -1,4 +1,4 @@
-package acphost
+package acphost_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/acphost/acphost"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,10 +15,10 @@ func TestAgentDiesWithTheHost(t *testing.T) {
 	t.Parallel()
 	// With a cgroup the host's watcher kills the agent; held by its process
 	// group only, the parent-death signal does.
-	for _, contain := range []ContainMode{ContainAuto, ContainProcessGroup} {
+	for _, contain := range []acphost.ContainMode{acphost.ContainAuto, acphost.ContainProcessGroup} {
 		t.Run(fmt.Sprintf("contain=%q", contain), func(t *testing.T) {
 			host := exec.Command(os.Args[0], "-test.run=^$")
-			host.Env = append(os.Environ(), testHostEnv+"="+string(contain)+"_")
+			host.Env = append(os.Environ(), acphost.TestHostEnv+"="+string(contain)+"_")
 			out, err := host.StdoutPipe()
 			require.NoError(t, err)
 			require.NoError(t, host.Start())
@@ -25,9 +26,9 @@ func TestAgentDiesWithTheHost(t *testing.T) {
 			var pid int
 			_, err = fmt.Fscan(out, &pid)
 			require.NoError(t, err, "the host reports its agent's PID")
-			require.True(t, processRunning(pid))
+			require.True(t, acphost.ProcessRunning(pid))
 			require.NoError(t, host.Process.Kill())
-			eventually(t, "the agent to die with its host", func() bool { return !processRunning(pid) })
+			acphost.Eventually(t, "the agent to die with its host", func() bool { return !acphost.ProcessRunning(pid) })
 		})
 	}
 }

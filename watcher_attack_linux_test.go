@@ -1,4 +1,4 @@
-package acphost
+package acphost_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/stretchr/testify/require"
 )
@@ -35,11 +36,11 @@ func attackWatcherHostMain(dir string) {
 	if err != nil {
 		panic(err)
 	}
-	a, err := Start(context.Background(), ACPOptions{Command: pa, Args: aa, Dir: dir, Process: ProcessOptions{Env: ea}})
+	a, err := acphost.Start(context.Background(), acphost.ACPOptions{Command: pa, Args: aa, Dir: dir, Process: acphost.ProcessOptions{Env: ea}})
 	if err != nil {
 		panic(err)
 	}
-	if _, err := a.Generate(Request{Prompt: "go"}); err != nil {
+	if _, err := a.Generate(acphost.Request{Prompt: "go"}); err != nil {
 		panic(err)
 	}
 	// Agent B: a different, confined agent started afterwards, innocent.
@@ -47,8 +48,8 @@ func attackWatcherHostMain(dir string) {
 	if err != nil {
 		panic(err)
 	}
-	b, err := Start(context.Background(), ACPOptions{Command: pb, Args: ab, Dir: dir,
-		Process: ProcessOptions{Env: eb, Confine: &Confinement{Writable: []string{dir}}},
+	b, err := acphost.Start(context.Background(), acphost.ACPOptions{Command: pb, Args: ab, Dir: dir,
+		Process: acphost.ProcessOptions{Env: eb, Confine: &acphost.Confinement{Writable: []string{dir}}},
 	})
 	if err != nil {
 		panic(err)
@@ -89,14 +90,14 @@ func TestAttackKilledWatcherIsReplaced(t *testing.T) {
 	cg, _ := os.ReadFile(filepath.Join(dir, "cg"))
 	pg, _ := os.ReadFile(filepath.Join(dir, "pg"))
 	t.Logf("agent cgroup: %s; watcher: %s", cg, pg)
-	require.True(t, processRunning(a))
-	require.True(t, processRunning(b))
+	require.True(t, acphost.ProcessRunning(a))
+	require.True(t, acphost.ProcessRunning(b))
 	switch held {
 	case "cgroup":
 		var watcher int
 		_, err = fmt.Sscan(string(pg), &watcher)
 		require.NoError(t, err, "the agent found the watcher")
-		eventually(t, "the watcher to be dead", func() bool { return !processRunning(watcher) })
+		acphost.Eventually(t, "the watcher to be dead", func() bool { return !acphost.ProcessRunning(watcher) })
 	case "namespace":
 		// No cgroup watcher to kill; B's DeathWatch is outside A's
 		// namespace, where A can name no process.
@@ -106,10 +107,10 @@ func TestAttackKilledWatcherIsReplaced(t *testing.T) {
 	require.NoError(t, host.Process.Kill())
 	_ = host.Wait()
 	deadline := time.Now().Add(3 * time.Second) // the watcher takes milliseconds; later, another acphost process on the machine may sweep the dead host
-	for processRunning(a) || processRunning(b) {
+	for acphost.ProcessRunning(a) || acphost.ProcessRunning(b) {
 		if time.Now().After(deadline) {
 			t.Fatalf("agents outlived their SIGKILLed host: unconfined A alive=%v, confined B alive=%v",
-				processRunning(a), processRunning(b))
+				acphost.ProcessRunning(a), acphost.ProcessRunning(b))
 		}
 		time.Sleep(time.Millisecond)
 	}
