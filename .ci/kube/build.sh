@@ -37,6 +37,7 @@ fi
 
 mkdir -p "$cache"
 tmp="$(mktemp -d "$cache/.build-XXXXXX")"
+chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 cd "$here"

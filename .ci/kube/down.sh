@@ -6,7 +6,7 @@
 # anything: prints what is left, one line each, and exits 1 if anything is.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 KUBE_STEP=down
 t0=$(now)
@@ -66,6 +66,13 @@ if pidof_component containerd >/dev/null; then
 	ctr_() { ctr --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; }
 	for id in $(ctr_ tasks ls -q 2>/dev/null); do
 		ctr_ tasks kill -s SIGKILL "$id" >/dev/null 2>&1
+	done
+	# The CRI plugin deletes a task once it exits; delete the rest ourselves.
+	deadline=$(($(date +%s) + 10))
+	while [ -n "$(ctr_ tasks ls -q 2>/dev/null)" ] && [ "$(date +%s)" -lt "$deadline" ]; do
+		sleep 0.05
+	done
+	for id in $(ctr_ tasks ls -q 2>/dev/null); do
 		ctr_ tasks rm -f "$id" >/dev/null 2>&1 || log "task $id would not go"
 	done
 	for id in $(ctr_ containers ls -q 2>/dev/null); do

@@ -108,6 +108,7 @@ left_processes() {
 	local p cmd
 	for p in /proc/[0-9]*; do
 		[ "${p#/proc/}" = "$$" ] && continue
+		alive "${p#/proc/}" || continue # a zombie holds nothing; its reaper is not ours
 		cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
 		if grep -q kubepods "$p/cgroup" 2>/dev/null || [[ "$cmd" == *"$KUBE_DIR/"* ]]; then
 			case "$cmd" in *left_processes* | *down.sh* | *up.sh*) continue ;; esac
@@ -137,7 +138,8 @@ check_left() {
 	} >"$cur/left"
 	{
 		comm -13 "$base/mounts" "$cur/mounts" | grep -vE "^$KUBE_DIR|/netns/|kubelet|containerd|/cni" | sed 's/^/note: another mount: /'
-		comm -13 "$base/sysctl-all" "$cur/sysctl-all" | sed 's/^/note: sysctl now: /'
+		comm -13 "$base/sysctl-all" "$cur/sysctl-all" | grep -vF -f <(printf '%s =\n' "${CHANGED_SYSCTLS[@]}") |
+			sed 's/^/note: sysctl now: /'
 	} >&2
 	if [ -s "$cur/left" ]; then
 		cat "$cur/left"

@@ -4,7 +4,7 @@
 # exit status back, and the pod is deleted. Exits 1 on any failure.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 KUBE_STEP=smoke
 [ -f "$ENV_FILE" ] || die "no $ENV_FILE: is the cluster up (up.sh)?"
@@ -52,7 +52,7 @@ got=$(printf '%s\n' "$want" | kubectl exec -i "$pod" -- cat)
 log "exec -i echoed stdin back in $(since "$t") s"
 
 rc=0
-kubectl exec "$pod" -- sh -c 'exit 7' || rc=$?
+kubectl exec "$pod" -- sh -c 'exit 7' 2>/dev/null || rc=$?
 [ "$rc" = 7 ] || die "exit status $rc from the pod, want 7"
 user=$(kubectl exec "$pod" -- id -u)
 [ "$user" = 65534 ] || die "the pod runs as uid $user, want 65534"

@@ -13,7 +13,7 @@
 # ACPHOST_KUBE_TIMEOUT (seconds for each wait, default 120).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 KUBE_STEP=up
 timeout_s="${ACPHOST_KUBE_TIMEOUT:-120}"
@@ -49,7 +49,7 @@ export PATH="$bin:$PATH"
 
 # --- the host as it is, before anything starts (down.sh compares) ------
 mkdir -p "$KUBE_DIR"/{pki,etcd,log,run,kubelet,pod-logs,images,cni/net.d,cni/ipam,containerd}
-chmod 700 "$KUBE_DIR"
+chmod 700 "$KUBE_DIR" "$KUBE_DIR/etcd"
 echo "$bin" >"$KUBE_DIR/bin-dir" # for down.sh and smoke.sh
 snapshot "$KUBE_DIR/baseline"
 
@@ -333,7 +333,9 @@ node_ready() {
 }
 wait_for "Ready node $NODE" node_ready
 log "node Ready in $(since "$t") s (kubelet start to Ready)"
+# Pods cannot be created before the controller-manager has made this.
 wait_for "default service account" curl_api /api/v1/namespaces/default/serviceaccounts/default
+log "default service account after $(since "$t0") s"
 
 cat >"$ENV_FILE" <<EOF
 # Written by up.sh: the one-node test cluster.
