@@ -85,6 +85,7 @@ wait_for() {
 }
 
 # --- PKI (EC P-256, valid a week) ----------------------------------------
+t=$(now)
 pki="$KUBE_DIR/pki"
 key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/$1.key" 2>/dev/null; }
 # cert NAME SUBJECT EKU [SAN]: a certificate signed by the cluster CA.
@@ -148,7 +149,7 @@ EOF
 }
 kubeconfig "$KUBECONFIG_PATH" admin
 for u in controller-manager scheduler kubelet-client; do kubeconfig "$KUBE_DIR/$u.kubeconfig" "$u"; done
-log "PKI and kubeconfigs in $(since "$t0") s"
+log "PKI and kubeconfigs in $(since "$t") s"
 
 # --- images: pause and a static busybox, as docker archives -------------
 img="$KUBE_DIR/images"
