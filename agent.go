@@ -841,9 +841,12 @@ func (a *agent) reattach(ctx context.Context, h *Session, reason error) error {
 	return nil
 }
 
-func (a *agent) isDead() bool {
+func (a *agent) isDead() bool { return closed(a.dead) }
+
+// closed reports whether ch is closed, without waiting.
+func closed(ch <-chan struct{}) bool {
 	select {
-	case <-a.dead:
+	case <-ch:
 		return true
 	default:
 		return false

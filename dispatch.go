@@ -309,10 +309,12 @@ func (d *dispatcher) releaseParked() {
 
 // deliverUpdate merges tool state, feeds the running turn and calls OnUpdate.
 func (d *dispatcher) deliverUpdate(s *sessionState, u acp.Update) {
+	toolSize := 0 // the merged tool call's size, counted once for the session and the turn
 	switch u := u.(type) {
 	case *acp.ToolCallUpdate:
 		if u.ToolCall.ID != "" {
-			merged, _ := s.tool(&u.ToolCall, u.Set)
+			var merged *acp.ToolCall
+			merged, toolSize = s.tool(&u.ToolCall, u.Set)
 			u.State = *merged
 			s.checkChange(merged)
 		}
@@ -330,7 +332,7 @@ func (d *dispatcher) deliverUpdate(s *sessionState, u acp.Update) {
 		d.cb.safely("OnUpdate", func() { f(u) })
 	}
 	if t := s.current(); t != nil {
-		t.observe(u)
+		t.observe(u, toolSize)
 		t.emitting.Done()
 	}
 }

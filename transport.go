@@ -326,21 +326,31 @@ type StreamTransport struct {
 // call it (it runs the stream itself); it serves a program that composes
 // transports of its own.
 func (t *StreamTransport) Dial(context.Context) (Link, error) {
-	if t.used.Swap(true) {
+	l, ok := t.take()
+	if !ok {
 		return nil, fmt.Errorf("acphost: a StreamTransport connects once: %w", ErrUnsupported)
 	}
-	return &streamLink{r: t.Reader, w: t.Writer, closer: t.Closer}, nil
+	return l, nil
 }
 
 // dialer yields the one link over the stream, then fails: a connected
 // agent cannot be restarted.
 func (t *StreamTransport) dialer() dialer {
 	return func(context.Context) (link, error) {
-		if t.used.Swap(true) {
+		l, ok := t.take()
+		if !ok {
 			return nil, fmt.Errorf("acphost: cannot restart a connected agent: %w", ErrUnsupported)
 		}
-		return &streamLink{r: t.Reader, w: t.Writer, closer: t.Closer}, nil
+		return l, nil
 	}
+}
+
+// take is the stream's one link, the first time it is asked for.
+func (t *StreamTransport) take() (*streamLink, bool) {
+	if t.used.Swap(true) {
+		return nil, false
+	}
+	return &streamLink{r: t.Reader, w: t.Writer, closer: t.Closer}, true
 }
 
 // streamLink is a StreamTransport's connection: no stderr, no exit status,

@@ -181,14 +181,16 @@ func (t *turn) emit(ev StreamEvent) {
 	}
 }
 
-// observe folds one delivered update into the turn and its stream.
-func (t *turn) observe(u acp.Update) {
+// observe folds one delivered update into the turn and its stream;
+// toolSize is a tool call update's merged size when the caller knows it
+// (see keepTool), else 0.
+func (t *turn) observe(u acp.Update, toolSize int) {
 	t.touch()
 	switch u := u.(type) {
 	case *acp.MessageChunk:
 		t.observeChunk(u)
 	case *acp.ToolCallUpdate:
-		t.observeTool(u.State, 0, u)
+		t.observeTool(u.State, toolSize, u)
 	case *acp.PlanUpdate:
 		if !t.discard {
 			t.plan = u.Entries
@@ -700,14 +702,7 @@ type turnEnv struct {
 	watchdog    func(t *turn) *watchdog // the turn's timeouts
 }
 
-func (e *turnEnv) isDead() bool {
-	select {
-	case <-e.dead:
-		return true
-	default:
-		return false
-	}
-}
+func (e *turnEnv) isDead() bool { return closed(e.dead) }
 
 // closedByClient reports whether the agent died because the client closed.
 func (e *turnEnv) closedByClient() bool { return e.isDead() && errors.Is(e.cause(), ErrClosed) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // MCPTransport is how the agent reaches an MCP server: the McpServer
@@ -120,7 +121,7 @@ func (m *MCPServer) UnmarshalJSON(b []byte) error {
 	*m = MCPServer{Type: MCPTransport(typ)}
 	known, ok := mcpKnownFields[m.transport()]
 	for k := range fields {
-		if !ok || !containsString(known, k) {
+		if !ok || !slices.Contains(known, k) {
 			m.Raw = append(json.RawMessage(nil), bytes.TrimSpace(b)...)
 			break
 		}
@@ -138,15 +139,6 @@ func (m *MCPServer) UnmarshalJSON(b []byte) error {
 	}
 	m.Name, m.Command, m.Args, m.Env, m.URL, m.Headers = wire.Name, wire.Command, wire.Args, wire.Env, wire.URL, wire.Headers
 	return nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func isJSONObject(raw json.RawMessage) bool {
