@@ -1,7 +1,10 @@
 package acphost_test
 
 import (
+	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -60,6 +63,50 @@ func TestWordsImportNothingOfTheHost(t *testing.T) {
 	for _, dep := range strings.Fields(string(out)) {
 		if !slices.Contains(allowed, dep) {
 			t.Errorf("acp imports %s", dep)
+		}
+	}
+}
+
+// TestAProgramOfTheLibraryNamesNoOtherModule: a program that imports only
+// the library — in a module of its own, as a user writes it — resolves
+// nothing of the modules beside it in this repository: neither its go.sum
+// nor `go list -m all` names Kubernetes, OpenTelemetry, the browser driver
+// or the Go SDK the bench compares against. (This repository's go.work
+// joins those modules for its own builds; a user's program never sees it.)
+func TestAProgramOfTheLibraryNamesNoOtherModule(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/user\n\ngo 1.26.0\n\nrequire github.com/acphost/acphost v0.0.0\n\nreplace github.com/acphost/acphost => "+root+"\n")
+	write("main.go", "package main\n\nimport _ \"github.com/acphost/acphost\"\n\nfunc main() {}\n")
+	goCmd := func(args ...string) string {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	goCmd("mod", "tidy")
+	sum, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"go.sum": string(sum), "go list -m all": goCmd("list", "-m", "all")} {
+		for _, foreign := range []string{"k8s.io/", "sigs.k8s.io/", "go.opentelemetry.io/", "github.com/chromedp/", "github.com/coder/acp-go-sdk"} {
+			if strings.Contains(text, foreign) {
+				t.Errorf("%s of a program that imports only the library names %s:\n%s", what, foreign, text)
+			}
 		}
 	}
 }
