@@ -1,0 +1,277 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/acphost/acphost"
+)
+
+// Transport runs each agent in a pod of its own, or in a pod claimed from
+// an agent-sandbox warm pool, as an acphost.Transport. Its fields are read
+// at the first Dial; do not change them once a client uses it. Dial, Where
+// and Close are safe to call concurrently.
+type Transport struct {
+	// Config reaches the cluster. Nil: Load(Kubeconfig, Context).
+	Config *rest.Config
+	// Kubeconfig is the kubeconfig file used when Config is nil. "": the
+	// files $KUBECONFIG names, else ~/.kube/config, else the in-cluster
+	// service account.
+	Kubeconfig string
+	// Context is the kubeconfig context used when Config is nil. "": the
+	// kubeconfig's current context.
+	Context string
+	// Namespace is where the pods and claims are made. "": the kubeconfig
+	// context's namespace, else "default".
+	Namespace string
+
+	// Template is the caller's pod: image, resources, RuntimeClass,
+	// security context, labels, volumes, node selection …. Each Dial
+	// makes a pod from it with safe defaults merged in where the template
+	// says nothing (see the package doc), its name generated, restartPolicy
+	// Never and its main process replaced by the keeper that holds the
+	// pod for the agent. Not used with WarmPool (the pool's
+	// SandboxTemplate is the pod).
+	Template corev1.PodTemplateSpec
+	// Container names the template's container the agent runs in. "": the
+	// first. With WarmPool: the container exec'd into ("": the first).
+	Container string
+	// Image is the agent's image when the template's container names none.
+	Image string
+	// PullPolicy is the image pull policy when the template's container
+	// has none (a cluster without a registry wants corev1.PullNever).
+	PullPolicy corev1.PullPolicy
+
+	// Command is the agent's command line inside the pod. Empty: the
+	// template container's Command and Args. The agent is exec'd into the
+	// pod, so the image's own entrypoint cannot stand for it: with neither
+	// set, Dial fails.
+	Command []string
+	// Env is set for the agent ("KEY=value"). It travels on the exec's
+	// stdin, so it shows neither in the pod spec nor in the apiserver's
+	// audit records of the exec.
+	Env []string
+	// Dir is the agent's working directory in the pod. "": the
+	// container's own.
+	Dir string
+
+	// WarmPool, when set, claims a pod from this agent-sandbox
+	// SandboxWarmPool (a SandboxClaim in Namespace) for each Dial instead
+	// of creating one, and deletes the claim at Stop; the pool refills.
+	WarmPool string
+
+	// ReadOnlyRootFilesystem makes the agent container's root file system
+	// read-only (the kernel layer of plan mode, as far as a pod has one).
+	ReadOnlyRootFilesystem bool
+	// ReadOnlyMounts names volume mounts of the agent's container (by
+	// mount path or volume name) to mount read-only: the project, for plan
+	// mode. A name the template does not mount fails Dial.
+	ReadOnlyMounts []string
+
+	// Lease is how long the cluster keeps what this transport made once
+	// the host stops renewing it: a claim's spec.lifecycle.shutdownTime is
+	// set this far ahead and renewed every third of it, and the host
+	// instance's Lease object (the owner of its pods) expires after it. 0:
+	// 30 s.
+	Lease time.Duration
+	// MaxLifetime, when set, is each pod's activeDeadlineSeconds: a hard
+	// cap after which the kubelet ends it whatever the host does. 0: none.
+	MaxLifetime time.Duration
+	// StartTimeout bounds the wait for a pod or a claim to be Ready,
+	// within the Dial's ctx. 0: 2 minutes.
+	StartTimeout time.Duration
+	// Protocol chooses the exec stream: "" (WebSocket v5, falling back to
+	// SPDY when the server refuses it, as kubectl does), "websocket" or
+	// "spdy".
+	Protocol string
+
+	once    sync.Once
+	initErr error
+	h       *host // the clients, the host instance and its heartbeat
+
+	mu     sync.Mutex
+	where  string
+	closed bool
+}
+
+// Load reads a kubeconfig as kubectl does: kubeconfig "" means the files
+// $KUBECONFIG names, else ~/.kube/config, and without either the pod's
+// in-cluster service account; context "" the current context. It returns
+// the client config and the context's namespace ("default" when it names
+// none, or the service account's namespace in a cluster).
+func Load(kubeconfig, context string) (*rest.Config, string, error) {
+	return load(kubeconfig, context)
+}
+
+// Dial makes (or claims) a pod, waits for it to be Ready, starts the
+// watchdog and the agent in it over exec and returns the agent's link.
+// ctx ends the dial: a pod or claim made for it is deleted. Failures are a
+// *acphost.LinkError (Op "dial"), or an *acphost.ExitError when the agent
+// could not be started in the pod (its command missing: status 126/127).
+func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
+	h, err := t.init()
+	if err != nil {
+		return nil, dialError(err)
+	}
+	if t.WarmPool != "" {
+		return h.dialClaim(ctx, t)
+	}
+	return h.dialPod(ctx, t)
+}
+
+// Where says in one line where the last Dial's agent runs: "pod NAME in
+// NAMESPACE on CONTEXT", or for a claim "pod NAME from warm pool POOL in
+// NAMESPACE on CONTEXT"; before any Dial, where the next one will go.
+func (t *Transport) Where() string {
+	t.mu.Lock()
+	w := t.where
+	t.mu.Unlock()
+	if w != "" {
+		return w
+	}
+	if t.WarmPool != "" {
+		return fmt.Sprintf("warm pool %s in %s%s", t.WarmPool, t.namespaceWord(), t.contextWord())
+	}
+	return fmt.Sprintf("a new pod in %s%s", t.namespaceWord(), t.contextWord())
+}
+
+// Instance is this transport's host-instance id: the value of the
+// InstanceLabel on its pods and claims, and the name of its Lease. ""
+// before the first Dial.
+func (t *Transport) Instance() string {
+	if h := t.host(); h != nil {
+		return h.instance
+	}
+	return ""
+}
+
+// host is the host instance, nil before the first Dial.
+func (t *Transport) host() *host {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.h
+}
+
+// Close deletes every pod and claim this transport still holds (their
+// links are stopped without grace), deletes its host-instance Lease and
+// stops its heartbeat. It waits until they are gone, bounded by a minute.
+// Dial fails once Close has been called.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.once.Do(func() { t.initErr = errClosed })
+	if h := t.host(); h != nil {
+		return h.close()
+	}
+	return nil
+}
+
+var errClosed = errors.New("kube: the transport is closed")
+
+func (t *Transport) isClosed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
+}
+
+func (t *Transport) setWhere(w string) {
+	t.mu.Lock()
+	t.where = w
+	t.mu.Unlock()
+}
+
+func (t *Transport) namespaceWord() string {
+	if h := t.host(); h != nil {
+		return h.namespace
+	}
+	if t.Namespace != "" {
+		return t.Namespace
+	}
+	return "the context's namespace"
+}
+
+func (t *Transport) contextWord() string {
+	if h := t.host(); h != nil && h.context != "" {
+		return " on " + h.context
+	}
+	if t.Context != "" {
+		return " on " + t.Context
+	}
+	return ""
+}
+
+// init makes the clients and the host instance once.
+func (t *Transport) init() (*host, error) {
+	t.once.Do(func() {
+		cfg, ns, kctx := t.Config, t.Namespace, t.Context
+		if cfg == nil {
+			var loadedNS string
+			var err error
+			cfg, loadedNS, err = load(t.Kubeconfig, t.Context)
+			if err != nil {
+				t.initErr = err
+				return
+			}
+			if ns == "" {
+				ns = loadedNS
+			}
+			if kctx == "" {
+				kctx = currentContext(t.Kubeconfig, t.Context)
+			}
+		}
+		if ns == "" {
+			ns = "default"
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.initErr = err
+			return
+		}
+		dyn, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			t.initErr = err
+			return
+		}
+		h := newHost(cfg, cs, dyn, ns, kctx, t.lease())
+		t.mu.Lock()
+		t.h = h
+		t.mu.Unlock()
+	})
+	if t.initErr != nil {
+		return nil, t.initErr
+	}
+	if t.isClosed() {
+		return nil, errClosed
+	}
+	return t.host(), nil
+}
+
+func (t *Transport) lease() time.Duration {
+	if t.Lease > 0 {
+		return t.Lease
+	}
+	return 30 * time.Second
+}
+
+func (t *Transport) startTimeout() time.Duration {
+	if t.StartTimeout > 0 {
+		return t.StartTimeout
+	}
+	return 2 * time.Minute
+}
+
+func dialError(err error) error {
+	return &acphost.LinkError{Transport: transportName, Op: "dial", Err: err}
+}
+
+// transportName is the links' Promises.Transport.
+const transportName = "kube"
