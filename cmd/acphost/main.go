@@ -25,6 +25,7 @@ import (
 	"github.com/acphost/acphost/cmd/acphost/internal/policy"
 	"github.com/acphost/acphost/cmd/acphost/internal/render"
 	"github.com/acphost/acphost/cmd/acphost/internal/sessions"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/cmd/acphost/internal/usage"
 	"github.com/acphost/acphost/fakeagent"
@@ -209,6 +210,7 @@ func mainFlags(cfg *config) (*flag.FlagSet, *flagValues) {
 	fs.StringVar(&cfg.remote.url, "url", "", usage.FlagHelp("url"))
 	fs.StringVar(&cfg.remote.token, "token", "", usage.FlagHelp("token"))
 	fs.StringVar(&cfg.remote.tokenFile, "token-file", "", usage.FlagHelp("token-file"))
+	kubeFlags(fs, &cfg.remote.kube)
 	fs.StringVar(&cfg.agentName, "agent", "", usage.FlagHelp("agent"))
 	fs.StringVar(&cfg.registry, "registry", "", usage.FlagHelp("registry"))
 	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, usage.FlagHelp("start-timeout"))
@@ -263,7 +265,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	if err != nil {
 		return cfg, err
 	}
-	file.UseRegistry(cfg.registry, cfg.json, cfg.remote.ssh != "" || cfg.remote.url != "", stderr)
+	file.UseRegistry(cfg.registry, cfg.json, cfg.remote.remote(), stderr)
 	cfg.file = file
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -414,6 +416,9 @@ func resolveAgent(cfg *config, file agents.FileConfig) error {
 		return err
 	}
 	cfg.agent, cfg.agentEnv = def.Command, def.EnvList()
+	if def.Kube != nil && !cfg.remote.remote() {
+		cfg.remote.kube = state.KubePlace(*def.Kube)
+	}
 	cfg.profile = def.LibProfile()
 	cfg.mcpServers = agents.MergeMCP(cfg.mcpServers, def.MCPServers)
 	if cfg.mode == "" && def.Mode != "" {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/token"
 	"github.com/acphost/acphost/ssh"
 	"github.com/acphost/acphost/websocket"
@@ -27,9 +28,10 @@ type remoteFlags struct {
 	url           string // ws:// or wss://: an agent served over WebSocket
 	token         string // --token, --token-file, a ?token= in --url, else $ACPHOST_TOKEN
 	tokenFile     string // --token-file FILE ("-": stdin)
+	kube          state.KubePlace
 }
 
-func (r remoteFlags) remote() bool { return r.ssh != "" || r.url != "" }
+func (r remoteFlags) remote() bool { return r.ssh != "" || r.url != "" || r.kube.Set() }
 
 // checkRemote refuses what a remote agent cannot have: the built-in agent
 // (it is this executable, on this machine), confinement and host files.
@@ -45,6 +47,9 @@ func checkRemote(cfg *config, stderr io.Writer) error {
 	}
 	if cfg.remote.url != "" {
 		return checkURL(cfg, stderr)
+	}
+	if cfg.remote.kube.Set() {
+		return checkKube(cfg)
 	}
 	switch {
 	case len(cfg.agent) == 0:
@@ -123,6 +128,11 @@ func remoteOptions(cfg config, opts *acphost.ACPOptions) error {
 	opts.Command, opts.Args, opts.Process.Env = "", nil, nil
 	if cfg.remote.url != "" {
 		opts.Transport = &websocket.Transport{URL: cfg.remote.url, Token: cfg.remote.token}
+		return nil
+	}
+	if cfg.remote.kube.Set() {
+		opts.Transport = kubeTransport(cfg)
+		opts.Dir = cfg.cwd // "": the container's working directory
 		return nil
 	}
 	t, err := sshTransport(cfg)

@@ -41,11 +41,12 @@ func (a *app) adopt(r state.Record) error {
 	if unreachable(r) && r.PID != os.Getpid() {
 		a.output.diag(tty.StyleYellow, "session %s may be open in acphost pid %d, which has no control socket to ask; continuing it here", acp.SafeText(r.ID), r.PID)
 	}
-	remote := !a.cfg.remote.remote() && (r.SSH != "" || r.URL != "")
+	remote := !a.cfg.remote.remote() && (r.SSH != "" || r.URL != "" || r.Kube.Set())
 	if remote {
 		// Reached as before; --ssh-identity and the like come from the
-		// command line again, a --url token from --token or the environment.
-		a.cfg.remote.ssh, a.cfg.remote.url = r.SSH, r.URL
+		// command line again, a --url token from --token or the environment,
+		// the cluster's credentials from the kubeconfig.
+		a.cfg.remote.ssh, a.cfg.remote.url, a.cfg.remote.kube = r.SSH, r.URL, r.Kube
 	}
 	if a.cfg.agentName == "" && len(a.cfg.agent) == 0 && r.URL == "" {
 		a.cfg.agentName = r.Agent

@@ -25,6 +25,7 @@ import (
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/internal/confine"
+	"github.com/acphost/acphost/kube"
 )
 
 // app is one run: an agent, its turns, the user's signals. It holds the
@@ -49,6 +50,8 @@ type app struct {
 	editor    *lineEditor // the line editor at an interactive prompt, nil without one
 	streams   agentStreams
 	humanWait ask.Wait // the running turn's wait for the person
+
+	kube *kube.Transport // the agent's pods with --kube-image or --kube-warm-pool, else nil
 
 	recovers bool // the client restarts a crashed agent (a chat at a terminal)
 	failed   bool // a turn failed: exit status 1
@@ -173,6 +176,12 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 	opts.Process.Stderr = stderr
 	if record != nil {
 		opts.Debug.Record = record
+	}
+	if k, ok := opts.Transport.(*kube.Transport); ok {
+		// Closed after the client: what a failed start or a lost link
+		// left in the cluster goes, with the host instance's lease.
+		a.kube = k
+		closer = closers{k, closer}
 	}
 	return opts, closer, nil
 }
@@ -445,7 +454,7 @@ func (a *app) record() {
 		r = state.Record{ID: sess.ID(), Created: now}
 	}
 	r.Agent, r.Command = recordAgent(a.cfg)
-	r.SSH, r.URL = a.cfg.remote.ssh, a.cfg.remote.url
+	r.SSH, r.URL, r.Kube = a.cfg.remote.ssh, a.cfg.remote.url, a.cfg.remote.kube
 	r.Cwd, r.LastUsed = a.cwd, now
 	a.live.stamp(&r)
 	if t := sess.Details().Title; t != "" {
@@ -523,6 +532,8 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 	switch {
 	case a.cfg.remote.url != "":
 		name += " at " + acp.SafeText(a.cfg.remote.url)
+	case a.kube != nil:
+		name += " in " + acp.SafeText(a.kube.Where())
 	case len(a.cfg.agent) == 0:
 		name += " (built-in demo)"
 	}

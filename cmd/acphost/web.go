@@ -49,6 +49,9 @@ type webFlags struct {
 	listen string
 	public bool
 	hosts  []string
+	// kubeDir is --cwd with --kube-image or --kube-warm-pool: the
+	// session's directory in the pod.
+	kubeDir string
 }
 
 // errFlagParse wraps the flag package's errors, which it has printed.
@@ -84,6 +87,7 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	fl.Var(&writable, "writable", "confine the agent (Linux): it may change files only beneath `dir` (repeatable)")
 	fl.StringVar(&cfg.resume, "resume", "", "open a recorded session at start: its `id` (or a unique prefix), or last (the page lists the others)")
 	fl.BoolVar(&cfg.noStore, "no-store", false, "do not record sessions in the session store, nor list them")
+	kubeFlags(fl, &cfg.remote.kube)
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), webUsage)
 		usage.PrintFlags(fl.Output(), fl)
@@ -103,6 +107,11 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 			return wf, fmt.Errorf("--writable: %w", err)
 		}
 		cfg.writable = append(cfg.writable, abs)
+	}
+	if cfg.remote.kube.Set() {
+		// --cwd names a directory in the pod; the session store's records
+		// are still this directory's.
+		wf.kubeDir, cfg.cwd = cfg.cwd, ""
 	}
 	dir := cfg.cwd
 	if dir == "" {
@@ -139,6 +148,13 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	}
 	if err := resolveAgent(cfg, file); err != nil {
 		return wf, err
+	}
+	if cfg.remote.kube.Set() {
+		inPod := *cfg
+		inPod.cwd = wf.kubeDir
+		if err := checkKube(&inPod); err != nil {
+			return wf, err
+		}
 	}
 	if err := applyMCPConfigs(cfg); err != nil {
 		return wf, err
@@ -255,6 +271,14 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		opts.FS = &acphost.FSOptions{Read: true, Write: true}
 	}
 	opts.Process.Confine = confinement(cfg, cfg.cwd)
+	if cfg.remote.kube.Set() {
+		// The agent runs in a pod: the page's sessions are in its
+		// directory there (--cwd, else the container's own).
+		kt := kubeTransport(cfg)
+		defer kt.Close() // after the server and its client, below
+		opts.Transport, opts.Command, opts.Args, opts.Process.Env = kt, "", nil, nil
+		opts.Dir = wf.kubeDir
+	}
 	opts.RequireAsking = cfg.permission != ask.PermAllow
 	switch cfg.stderrPath {
 	case "":

@@ -37,10 +37,25 @@ type Def struct {
 	// object of Claude Code's .mcp.json), given to session/new (and
 	// load, resume) after the defaults' ones.
 	MCPServers MCPList `json:"mcpServers,omitempty"`
+	// Kube runs the agent on Kubernetes as --kube-image or
+	// --kube-warm-pool do (the flags win): {"image": "…", "namespace":
+	// "…", "context": "…", "pull": "never"}, or {"warmPool": "…"} for a
+	// pod claimed from an agent-sandbox warm pool. Command is then the
+	// agent's command in the pod.
+	Kube *Kube `json:"kube,omitempty"`
 
 	source  string       // "built-in", the config file that defines it, or the registry's origin
 	profile *Profile     // what acphost knows of the agent beyond its command
 	reg     *regAgentRef // set for an agent of the registry
+}
+
+// Kube is where on Kubernetes a named agent runs.
+type Kube struct {
+	Image     string `json:"image,omitempty"`
+	WarmPool  string `json:"warmPool,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Context   string `json:"context,omitempty"`
+	Pull      string `json:"pull,omitempty"`
 }
 
 // Demo names the built-in fake agent.

@@ -47,13 +47,48 @@ type Record struct {
 	// (give --token or $ACPHOST_TOKEN again).
 	SSH string `json:"ssh,omitempty"`
 	URL string `json:"url,omitempty"`
+	// Kube says where on Kubernetes the agent ran (--kube-image or
+	// --kube-warm-pool), so --resume runs it there again; the pod itself
+	// is gone with the acphost that made it. Never a credential: the
+	// kubeconfig is the person's, found again as kubectl finds it.
+	Kube KubePlace `json:"kube,omitzero"`
+}
+
+// KubePlace is where an agent runs on Kubernetes: a pod of its own from
+// Image, or one claimed from WarmPool, in Namespace through the
+// kubeconfig's Context ("": the defaults).
+type KubePlace struct {
+	Image     string `json:"image,omitempty"`
+	WarmPool  string `json:"warmPool,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Context   string `json:"context,omitempty"`
+	Pull      string `json:"pull,omitempty"` // never, always, if-not-present
+}
+
+// Set reports whether any --kube-* flag was given.
+func (k KubePlace) Set() bool { return k != KubePlace{} }
+
+// String names the place for people: "kube pod of IMAGE" or "kube warm
+// pool NAME", with the namespace and context when given.
+func (k KubePlace) String() string {
+	s := "kube pod of " + k.Image
+	if k.WarmPool != "" {
+		s = "kube warm pool " + k.WarmPool
+	}
+	if k.Namespace != "" {
+		s += " in " + k.Namespace
+	}
+	if k.Context != "" {
+		s += " on " + k.Context
+	}
+	return s
 }
 
 // Same reports whether r and o are the same conversation: the same session
 // id of the same agent — a named agent by its name (the command the
 // configuration runs for it may change), another by its command.
 func (r Record) Same(o Record) bool {
-	if r.ID != o.ID || r.Agent != o.Agent || r.SSH != o.SSH || r.URL != o.URL {
+	if r.ID != o.ID || r.Agent != o.Agent || r.SSH != o.SSH || r.URL != o.URL || r.Kube != o.Kube {
 		return false
 	}
 	return r.Agent != "" || strings.Join(r.Command, "\x00") == strings.Join(o.Command, "\x00")
@@ -73,6 +108,9 @@ func (r Record) AgentLabel() string {
 	}
 	if r.SSH != "" {
 		label += " on " + r.SSH
+	}
+	if r.Kube.Set() {
+		label += " in " + r.Kube.String()
 	}
 	return label
 }

@@ -119,6 +119,17 @@ Flags:
   --token T              the bearer token for --url on the command line,
                          where every local user sees it (ps): taken with a
                          warning; give --token-file instead
+  --kube-image IMAGE     run AGENT in a Kubernetes pod of its own from IMAGE
+                         ($KUBECONFIG, else ~/.kube/config); the pod is
+                         deleted when acphost exits; --fs and --writable are
+                         refused
+  --kube-warm-pool NAME  run AGENT in a pod claimed from the agent-sandbox
+                         SandboxWarmPool NAME; the claim is deleted at exit
+  --kube-namespace NS    the namespace of the pod or pool (default: the
+                         context's, else default)
+  --kube-context NAME    the kubeconfig context (default: the current one)
+  --kube-pull POLICY     the image pull policy: never, always or
+                         if-not-present (default: the cluster's)
   --version              print the version
 
 In the chat: /mode [ID], /config [KEY VALUE], /plan on|off, /sessions, /new,
