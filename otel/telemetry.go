@@ -46,9 +46,9 @@ type Telemetry struct {
 	restarts     metric.Int64Counter
 
 	// Per-update options, made once: the update path allocates nothing.
-	updateOpts map[acp.UpdateKind]metric.AddOption
-	otherOpt   metric.AddOption
-	askOpts    [2]metric.AddOption // permission, elicitation
+	updateOpts map[acp.UpdateKind][]metric.AddOption
+	otherOpt   []metric.AddOption
+	askOpts    [2][]metric.AddOption // permission, elicitation
 
 	mu      sync.Mutex
 	clients map[*acphost.ACPClient]struct{}
@@ -123,13 +123,13 @@ func New(o Options) (*Telemetry, error) {
 	}, sessions, queued); err != nil {
 		return nil, err
 	}
-	t.updateOpts = make(map[acp.UpdateKind]metric.AddOption, len(updateKinds))
+	t.updateOpts = make(map[acp.UpdateKind][]metric.AddOption, len(updateKinds))
 	for _, k := range updateKinds {
-		t.updateOpts[k] = metric.WithAttributeSet(attribute.NewSet(keyUpdateKind.String(string(k))))
+		t.updateOpts[k] = addOption(keyUpdateKind.String(string(k)))
 	}
-	t.otherOpt = metric.WithAttributeSet(attribute.NewSet(keyUpdateKind.String("other")))
-	t.askOpts[0] = metric.WithAttributeSet(attribute.NewSet(keyAskKind.String("permission")))
-	t.askOpts[1] = metric.WithAttributeSet(attribute.NewSet(keyAskKind.String("elicitation")))
+	t.otherOpt = addOption(keyUpdateKind.String("other"))
+	t.askOpts[0] = addOption(keyAskKind.String("permission"))
+	t.askOpts[1] = addOption(keyAskKind.String("elicitation"))
 	return t, nil
 }
 
@@ -167,7 +167,13 @@ func (t *Telemetry) countUpdate(u acp.Update) {
 	if !ok {
 		opt = t.otherOpt
 	}
-	t.updates.Add(context.Background(), 1, opt)
+	t.updates.Add(context.Background(), 1, opt...)
+}
+
+// addOption is the options of an Add with one attribute, made once (a
+// variadic call with a fresh option allocates its slice each time).
+func addOption(kv attribute.KeyValue) []metric.AddOption {
+	return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(kv))}
 }
 
 // Observe has t report c's open sessions and queue (ACPClient.Stats)

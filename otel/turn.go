@@ -135,7 +135,7 @@ func (w *turnWatch) permissionAsked(ev acphost.StreamEvent) {
 	_, span := w.t.tracer.Start(w.parent(ev.ID), spanPermission, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(keyToolCallID.String(bounded(ev.ID)), keyToolKind.String(toolKind(ev.Kind))))
 	w.perms[ev.Permission] = span
-	w.t.pendingAsks.Add(w.ctx, 1, w.t.askOpts[0])
+	w.t.pendingAsks.Add(w.ctx, 1, w.t.askOpts[0]...)
 }
 
 func (w *turnWatch) permissionAnswered(ev acphost.StreamEvent) {
@@ -144,7 +144,7 @@ func (w *turnWatch) permissionAnswered(ev acphost.StreamEvent) {
 		return
 	}
 	delete(w.perms, ev.Permission)
-	w.t.pendingAsks.Add(w.ctx, -1, w.t.askOpts[0])
+	w.t.pendingAsks.Add(w.ctx, -1, w.t.askOpts[0]...)
 	ans := ev.Answer
 	by := string(ans.Reason)
 	attrs := make([]attribute.KeyValue, 0, 4)
@@ -182,7 +182,7 @@ func (w *turnWatch) elicitationAsked(ev acphost.StreamEvent) {
 	_, span := w.t.tracer.Start(w.parent(ev.ID), spanElicitation, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(keyElicitMode.String(known(ev.Elicitation.Mode, acp.ModeForm, acp.ModeURL))))
 	w.elicits[ev.Elicitation] = span
-	w.t.pendingAsks.Add(w.ctx, 1, w.t.askOpts[1])
+	w.t.pendingAsks.Add(w.ctx, 1, w.t.askOpts[1]...)
 }
 
 func (w *turnWatch) elicitationAnswered(ev acphost.StreamEvent) {
@@ -191,7 +191,7 @@ func (w *turnWatch) elicitationAnswered(ev acphost.StreamEvent) {
 		return
 	}
 	delete(w.elicits, ev.Elicitation)
-	w.t.pendingAsks.Add(w.ctx, -1, w.t.askOpts[1])
+	w.t.pendingAsks.Add(w.ctx, -1, w.t.askOpts[1]...)
 	ans := ev.ElicitationAnswer
 	span.SetAttributes(keyAnsweredBy.String(string(ans.Reason)),
 		keyOutcome.String(known(ans.Action, acp.ElicitAccept, acp.ElicitDecline, acp.ElicitCancel)))
@@ -232,13 +232,13 @@ func (w *turnWatch) finish(resp acphost.Response, err error) {
 		span.SetAttributes(keyOutcome.String("unanswered"))
 		span.End()
 		delete(w.perms, req)
-		w.t.pendingAsks.Add(w.ctx, -1, w.t.askOpts[0])
+		w.t.pendingAsks.Add(w.ctx, -1, w.t.askOpts[0]...)
 	}
 	for req, span := range w.elicits {
 		span.SetAttributes(keyOutcome.String("unanswered"))
 		span.End()
 		delete(w.elicits, req)
-		w.t.pendingAsks.Add(w.ctx, -1, w.t.askOpts[1])
+		w.t.pendingAsks.Add(w.ctx, -1, w.t.askOpts[1]...)
 	}
 	attrs := make([]attribute.KeyValue, 0, 12)
 	if resp.SessionID != "" {
