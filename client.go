@@ -440,7 +440,13 @@ func (c *ACPClient) DeleteSession(ctx context.Context, id string) error {
 
 // Stats returns the client's counts, summed over its agent processes.
 func (c *ACPClient) Stats() Stats {
-	return Stats{ForeignMessages: c.foreign.Load()}
+	c.mu.Lock()
+	n, a := len(c.handles), c.ag
+	if c.closed {
+		n = 0
+	}
+	c.mu.Unlock()
+	return Stats{ForeignMessages: c.foreign.Load(), Sessions: n, Queued: a.dispatcher.q.len()}
 }
 
 // Containment reports how the current agent process is held (see

@@ -415,11 +415,17 @@ func TestAppendPromptMatchesEncodingJSON(t *testing.T) {
 	blocks := []acp.ContentBlock{acp.TextBlock("a\"<é>\n\x01\xff"), acp.TextBlock(""), {Type: "text", Text: "t", Attachment: &acp.Attachment{Title: "with title"}}, acp.ImageBlock("image/png", "AA"), unknown}
 	encoded, err := encodeBlocks(blocks)
 	require.NoError(t, err)
-	got := appendPrompt(nil, 7, "s\"1", blocks, encoded)
+	got := appendPrompt(nil, 7, "s\"1", blocks, encoded, nil)
 	want, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "session/prompt",
 		"params": map[string]any{"sessionId": "s\"1", "prompt": blocks}})
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), string(got))
+	meta := map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tracestate": "k=\"v\""}
+	got = appendPrompt(nil, 7, "s\"1", blocks, encoded, meta)
+	want, err = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "session/prompt",
+		"params": map[string]any{"sessionId": "s\"1", "prompt": blocks, "_meta": meta}})
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(got), "TurnWatch.Meta is the prompt's _meta")
 	_, err = encodeBlocks([]acp.ContentBlock{{Type: "x-bad", Raw: json.RawMessage(`{`)}})
 	assert.Error(t, err, "a block that cannot be encoded fails the prompt")
 }

@@ -80,6 +80,13 @@ func (q *queue) push(it item, bounded bool) bool {
 }
 
 // over reports whether taking size more bytes would pass the bounds.
+// len is the number of items waiting (Stats.Queued).
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
 func (q *queue) over(size int) bool {
 	return len(q.items) > 0 && (len(q.items) >= q.limit || q.bytes+size > q.limitBytes)
 }

@@ -32,6 +32,12 @@ type Stats struct {
 	// (updates are skipped, requests are answered -32602) and are logged at
 	// warning level.
 	ForeignMessages int64
+	// Sessions counts the client's open sessions (its default one
+	// included) now.
+	Sessions int
+	// Queued counts what was read from the current agent and waits for
+	// the dispatcher now: updates and the requests in line with them.
+	Queued int
 }
 
 // requestBudget bounds the agent→client requests being handled at once,

@@ -1,6 +1,7 @@
 package acphost
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -296,6 +297,14 @@ type DebugOptions struct {
 	// as the agent, turning a real session into a regression test. Writes
 	// are serialized; a slow writer slows the client.
 	Record io.Writer
+	// OnTurn, if set, is called as each turn of the client's sessions
+	// begins (Generate, GenerateCtx, GenerateStream and Stream, on the
+	// goroutine that called them, before the turn waits for its
+	// session), for telemetry (the module acphost/otel): the [TurnWatch]
+	// it returns says what the turn adds to its prompt and where its
+	// events go as well. A panic in it is logged and the turn runs
+	// unwatched. Nil: turns are not watched.
+	OnTurn func(ctx context.Context, t TurnInfo) TurnWatch
 }
 
 func (o *ACPOptions) setDefaults() error {

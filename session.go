@@ -279,16 +279,34 @@ func (s *Session) GenerateStream(ctx context.Context, req Request, emit func(Str
 // generate runs a turn for the goroutine caller (0: this one; see
 // callbacks.callerID).
 func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEvent), caller uint64) (Response, error) {
-	resp, err := s.runOne(ctx, req, emit, caller)
+	w := s.watch(ctx)
+	if w.Event != nil {
+		emit = w.tee(s.c.opts.Debug.Logger, emit)
+	}
+	resp, err := s.runOne(ctx, req, emit, caller, w.Meta)
 	if emit != nil {
 		emit(endEvent(resp, err))
+	}
+	if w.End != nil {
+		s.c.agent().cb.safely("OnTurn's End", func() { w.End(resp, err) })
 	}
 	return resp, err
 }
 
+// watch asks ACPOptions.Debug.OnTurn how to watch a turn beginning.
+func (s *Session) watch(ctx context.Context) (w TurnWatch) {
+	hook := s.c.opts.Debug.OnTurn
+	if hook == nil {
+		return w
+	}
+	a := s.c.agent()
+	a.cb.safely("OnTurn", func() { w = hook(ctx, TurnInfo{Session: s, Agent: a.init.AgentInfo}) })
+	return w
+}
+
 // runOne runs one turn: it takes the session, makes sure the agent is live
 // (restarting it if needed) and runs the prompt.
-func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent), caller uint64) (Response, error) {
+func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent), caller uint64, meta map[string]string) (Response, error) {
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
 	}
@@ -329,7 +347,9 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 		emit(StreamEvent{Type: EventMode, Mode: now})
 	}
 	s.converse() // the prompt may reach the agent: from here on a restart can lose it
-	resp, err := a.newTurn(s, req, emit).run(ctx, s, req)
+	t := a.newTurn(s, req, emit)
+	t.meta = meta
+	resp, err := t.run(ctx, s, req)
 	resp.Restarted = restarted
 	return resp, err
 }

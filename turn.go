@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,9 +92,10 @@ type turn struct {
 	tools         map[string]*turnTool
 	order         []string
 	plan          []acp.PlanEntry
-	room          int  // bytes the Response may still keep (MaxResponseBytes)
-	discard       bool // Request.Discard: keep nothing
-	truncated     bool // something was not kept for want of room
+	room          int               // bytes the Response may still keep (MaxResponseBytes)
+	discard       bool              // Request.Discard: keep nothing
+	meta          map[string]string // the prompt's _meta (TurnWatch.Meta); nil: none
+	truncated     bool              // something was not kept for want of room
 
 	ended     bool // delivery ended; guarded by the session's mu
 	cancelled bool // the turn was cancelled: later permissions are answered "cancelled"; guarded by the session's mu
@@ -385,7 +388,7 @@ func (t *turn) sendPrompt(ctx context.Context, req Request) (<-chan promptOutcom
 	if t.halted() {
 		g.arm(t.stopCause) // Cancel or a watchdog came first
 	}
-	settled, err := a.conn.Send(t, func(b []byte, id uint64) []byte { return appendPrompt(b, id, t.s.id, blocks, encoded) })
+	settled, err := a.conn.Send(t, func(b []byte, id uint64) []byte { return appendPrompt(b, id, t.s.id, blocks, encoded, t.meta) })
 	t.guard.Store(nil)
 	g.release()
 	switch {
@@ -441,7 +444,7 @@ func encodeBlocks(blocks []acp.ContentBlock) ([][]byte, error) {
 
 // appendPrompt appends a session/prompt request, taking the blocks that
 // are not plain text from encoded.
-func appendPrompt(b []byte, id uint64, session string, blocks []acp.ContentBlock, encoded [][]byte) []byte {
+func appendPrompt(b []byte, id uint64, session string, blocks []acp.ContentBlock, encoded [][]byte, meta map[string]string) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `,"method":"session/prompt","params":{"sessionId":`...)
@@ -462,7 +465,20 @@ func appendPrompt(b []byte, id uint64, session string, blocks []acp.ContentBlock
 		}
 		b = append(b, '}')
 	}
-	return append(b, "]}}"...)
+	b = append(b, ']')
+	if len(meta) > 0 {
+		b = append(b, `,"_meta":{`...)
+		for i, k := range slices.Sorted(maps.Keys(meta)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = fastjson.AppendString(b, k)
+			b = append(b, ':')
+			b = fastjson.AppendString(b, meta[k])
+		}
+		b = append(b, '}')
+	}
+	return append(b, "}}"...)
 }
 
 // conclude waits for the turn barrier and builds the result. cancelErr is

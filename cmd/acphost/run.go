@@ -244,6 +244,10 @@ func (a *app) run() int {
 	if files != nil {
 		defer files.Close() // after the client is closed, below
 	}
+	// Flushed last, once the client is closed and its turns ended.
+	tel := startTelemetry(func(err error) { a.output.diag(tty.StyleYellow, "%v", err) }, a.perms.Decision)
+	defer tel.shutdown()
+	tel.instrument(&opts)
 	defer a.reportRecordingCut()
 	if a.cfg.login != nil {
 		return a.login(opts)
@@ -290,6 +294,7 @@ func (a *app) run() int {
 		return exitFailed
 	}
 	defer a.closeClient(client)
+	defer tel.observe(client)()
 	if quitting {
 		return a.signals.exitCode()
 	}

@@ -341,6 +341,9 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts.Debug.Logger = logger
+	tel := startTelemetry(warnTo(stderr, "acphost web"), nil)
+	defer tel.shutdown()
+	tel.instrument(&opts)
 	wcfg.Agent, wcfg.Logger = opts, logger
 	if len(cfg.agent) > 0 && filepath.Base(cfg.agent[0]) == "npx" {
 		fmt.Fprintf(stderr, "acphost web: starting agent %s (npx %s; the first run downloads it)…\n", agentName(cfg), strings.Join(cfg.agent[1:], " "))
@@ -377,6 +380,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		}
 		return failed
 	}
+	defer tel.observe(srv.Client())()
 	// Timeouts, and a cap on connections without the token (web.Serve).
 	served := make(chan error, 1)
 	go func() { served <- web.Serve(ctx, ln, srv) }()
