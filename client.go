@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -452,8 +453,13 @@ func (c *ACPClient) Stats() Stats {
 // Containment reports how the current agent process is held (see
 // ACPOptions.Process.Contain).
 func (c *ACPClient) Containment() Containment {
-	if l, ok := c.agent().link.(*processLink); ok {
+	switch l := c.agent().link.(type) {
+	case *processLink:
 		return l.containment
+	case *transportLink:
+		if cl, ok := l.l.(ContainedLink); ok {
+			return cl.Containment()
+		}
 	}
 	return Containment{}
 }
@@ -472,6 +478,12 @@ func (c *ACPClient) closeHostTools() {
 func (c *ACPClient) kernelReason(a *agent) string {
 	switch {
 	case c.opts.Transport != nil || a.link.promises().Transport != "process":
+		if t, ok := a.link.(*transportLink); ok {
+			if cl, ok := t.l.(ContainedLink); ok {
+				ct := cl.Containment()
+				return "the agent is not a local process: it runs in " + ct.Where + ", confined by it (" + strings.Join(ct.Facts, ", ") + ")"
+			}
+		}
 		return "the agent is not a local process"
 	case !CanConfine():
 		return "Landlock is not available here"

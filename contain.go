@@ -45,6 +45,10 @@ const (
 	// parent-death signal) only: a process that leaves the group
 	// (setsid, a daemon) outlives Close.
 	ContainProcessGroup ContainMode = "process-group"
+	// ContainPod is reported, never asked for: the agent runs in a
+	// Kubernetes pod of its own (package kube), its whole tree inside it
+	// and deleted with it. Containment.Facts says how the pod confines it.
+	ContainPod ContainMode = "pod"
 )
 
 // Containment is how a client's agent process is held.
@@ -58,10 +62,28 @@ type Containment struct {
 	// ContainProcessGroup, not ContainPIDNamespace either); it matches
 	// ErrUnsupported.
 	Reason error
+	// Where, for an agent its transport placed (a ContainedLink), names
+	// the place: "pod NAME in NAMESPACE".
+	Where string
+	// Facts, for an agent its transport placed, are what confine it
+	// there, each a few words: "non-root (uid 65532)", "no capabilities",
+	// "read-only root file system", "no service-account token".
+	Facts []string
+}
+
+// A ContainedLink is a Link whose agent is contained where it runs — a
+// pod's security context, not this host's processes — and can say how.
+// The client's Containment reports it.
+type ContainedLink interface {
+	Link
+	// Containment says how the agent is contained. It is called after
+	// Dial returned, from any goroutine.
+	Containment() Containment
 }
 
 // Word is the containment in one word, for a header: "cgroup",
-// "namespace", "group", or "" for no process of ours.
+// "namespace", "group", "pod" (or a transport's own word), or "" for no
+// process of ours.
 func (c Containment) Word() string {
 	switch c.Mode {
 	case ContainCgroup:
@@ -71,7 +93,7 @@ func (c Containment) Word() string {
 	case ContainProcessGroup:
 		return "group"
 	}
-	return ""
+	return string(c.Mode)
 }
 
 // newCgroup is cgroup.New and namespaceAvailable proc.NamespaceAvailable;

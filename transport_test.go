@@ -333,3 +333,43 @@ func TestStreamTransportConnectsOnce(t *testing.T) {
 	_, err = Start(context.Background(), ACPOptions{Transport: st})
 	require.ErrorIs(t, err, ErrUnsupported)
 }
+
+// podLink is a link whose agent its transport contains where it runs, as
+// kube's pods are.
+type podLink struct{ Link }
+
+func (podLink) Containment() Containment {
+	return Containment{Mode: ContainPod, Where: "pod agent-x in agents", Facts: []string{"non-root (uid 65532)", "no capabilities"}}
+}
+
+type podTransport struct{ *execTransport }
+
+func (t podTransport) Dial(ctx context.Context) (Link, error) {
+	l, err := t.execTransport.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return podLink{l}, nil
+}
+
+// TestContainedLinkReportsItsContainment: a link that says how its agent
+// is contained is what Containment reports, and plan mode's kernel layer
+// names it where it does not hold; another transport's agent reports none.
+func TestContainedLinkReportsItsContainment(t *testing.T) {
+	t.Parallel()
+	c, err := Start(context.Background(), ACPOptions{Transport: podTransport{newExecTransport(fakeagent.Script{})}, Dir: "/", PlanMode: true})
+	require.NoError(t, err)
+	defer c.Close()
+	got := c.Containment()
+	assert.Equal(t, ContainPod, got.Mode)
+	assert.Equal(t, "pod", got.Word())
+	assert.Equal(t, "pod agent-x in agents", got.Where)
+	e := c.Session().Enforcement()
+	assert.False(t, e.Kernel)
+	assert.Contains(t, e.KernelReason, "it runs in pod agent-x in agents, confined by it (non-root (uid 65532), no capabilities)")
+
+	plain, err := Start(context.Background(), ACPOptions{Transport: newExecTransport(fakeagent.Script{}), Dir: "/"})
+	require.NoError(t, err)
+	defer plain.Close()
+	assert.Zero(t, plain.Containment().Mode)
+}
