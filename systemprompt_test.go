@@ -109,7 +109,10 @@ func TestSystemPromptRefusedBeforeSending(t *testing.T) {
 		c, fa := connectFake(t, fakeagent.Script{AgentCapabilities: raw(sessionCaps)}, ACPOptions{})
 		sp := acp.TextSystemPrompt(acp.SystemPromptAppend, "x")
 		for _, open := range []func() error{
-			func() error { _, err := c.NewSession(context.Background(), SessionOptions{SystemPrompt: sp}); return err },
+			func() error {
+				_, err := c.NewSession(context.Background(), SessionOptions{SystemPrompt: sp})
+				return err
+			},
 			func() error {
 				_, err := c.LoadSession(context.Background(), "stored", SessionOptions{SystemPrompt: sp})
 				return err
@@ -190,16 +193,16 @@ func TestSystemPromptRefusedByTheAgent(t *testing.T) {
 // default-on-error rule has it), and the host refuses to send one.
 func TestAttackSystemPromptCapabilityOfTheWrongType(t *testing.T) {
 	for caps, want := range map[string][]acp.SystemPromptMode{
-		`{"sessionCapabilities":{"systemPrompt":true}}`:                             nil,
-		`{"sessionCapabilities":{"systemPrompt":"yes"}}`:                            nil,
-		`{"sessionCapabilities":{"systemPrompt":[{}]}}`:                             nil,
-		`{"sessionCapabilities":{"systemPrompt":null}}`:                             nil,
-		`{"sessionCapabilities":{"systemPrompt":1e999}}`:                            nil,
-		`{"sessionCapabilities":true}`:                                              nil,
-		`{"sessionCapabilities":{"systemPrompt":{"mode":true}}}`:                    {acp.SystemPromptAppend},
-		`{"sessionCapabilities":{"systemPrompt":{"mode":{"override":true}}}}`:       {acp.SystemPromptAppend},
-		`{"sessionCapabilities":{"systemPrompt":{"mode":{"override":"yes"}}}}`:      {acp.SystemPromptAppend},
-		`{"sessionCapabilities":{"systemPrompt":{"mode":{"override":{}}}}}`:         {acp.SystemPromptAppend, acp.SystemPromptOverride},
+		`{"sessionCapabilities":{"systemPrompt":true}}`:                            nil,
+		`{"sessionCapabilities":{"systemPrompt":"yes"}}`:                           nil,
+		`{"sessionCapabilities":{"systemPrompt":[{}]}}`:                            nil,
+		`{"sessionCapabilities":{"systemPrompt":null}}`:                            nil,
+		`{"sessionCapabilities":{"systemPrompt":1e999}}`:                           nil,
+		`{"sessionCapabilities":true}`:                                             nil,
+		`{"sessionCapabilities":{"systemPrompt":{"mode":true}}}`:                   {acp.SystemPromptAppend},
+		`{"sessionCapabilities":{"systemPrompt":{"mode":{"override":true}}}}`:      {acp.SystemPromptAppend},
+		`{"sessionCapabilities":{"systemPrompt":{"mode":{"override":"yes"}}}}`:     {acp.SystemPromptAppend},
+		`{"sessionCapabilities":{"systemPrompt":{"mode":{"override":{}}}}}`:        {acp.SystemPromptAppend, acp.SystemPromptOverride},
 		`{"loadSession":"yes","sessionCapabilities":{"list":7,"systemPrompt":{}}}`: {acp.SystemPromptAppend},
 	} {
 		t.Run(caps, func(t *testing.T) {
