@@ -71,10 +71,12 @@ func resolveSystemPrompt(cfg *config, f systemPromptFlags, file agents.FileConfi
 	if f.mode != "" {
 		mode = f.mode
 	}
-	if text == "" {
-		if f.mode != "" || f.text != "" || f.file != "" {
-			return fmt.Errorf("%s: the system prompt is empty", firstNonEmpty(from, "--system-prompt-mode"))
-		}
+	switch {
+	case text == "" && f.file != "":
+		return fmt.Errorf("--system-prompt-file %s: the file is empty", f.file)
+	case text == "" && f.mode != "":
+		return fmt.Errorf("--system-prompt-mode %s: give the system prompt with --system-prompt or --system-prompt-file", f.mode)
+	case text == "":
 		return nil
 	}
 	cfg.systemPrompt = acp.TextSystemPrompt(acp.SystemPromptMode(mode), text)
