@@ -95,7 +95,7 @@ type systemPromptJSON struct {
 // MarshalJSON writes the wire shape: the mode always (append when empty)
 // and content always an array.
 func (p SystemPrompt) MarshalJSON() ([]byte, error) {
-	v := systemPromptJSON{Mode: p.Mode, Content: p.Content}
+	v := systemPromptJSON(p)
 	if v.Mode == "" {
 		v.Mode = SystemPromptAppend
 	}
