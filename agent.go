@@ -36,6 +36,10 @@ type agent struct {
 	files      *fileService     // fs/*; its opts nil unless served
 	terminals  *terminalService // terminal/*; its opts nil unless served
 
+	// systemPrompt is the modes of system prompt the agent advertised
+	// (acp.SystemPromptModes of its capabilities); nil: none.
+	systemPrompt []acp.SystemPromptMode
+
 	ctx    context.Context // ends when the agent is shut down or dies
 	cancel context.CancelFunc
 
@@ -411,6 +415,7 @@ func (a *agent) handshake(ctx context.Context) error {
 		return &ProtocolError{Msg: fmt.Sprintf("agent speaks protocol version %d; acphost speaks %d", a.init.ProtocolVersion, acp.ProtocolVersion)}
 	}
 	_ = json.Unmarshal(a.init.AgentCapabilities, &a.caps)
+	a.systemPrompt = acp.SystemPromptModes(a.init.AgentCapabilities)
 	if m := a.opts.AuthMethod; m != "" {
 		if err := a.authenticate(ctx, m); err != nil {
 			return err
@@ -508,6 +513,13 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 		}
 		params["additionalDirectories"] = dirs
 	}
+	sp, err := a.checkSystemPrompt(method, h.opts.SystemPrompt)
+	if err != nil {
+		return err
+	}
+	if sp != nil {
+		params["systemPrompt"] = sp
+	}
 	if how == openFork {
 		params["sessionId"] = h.forkOf
 	}
@@ -540,6 +552,9 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 		err = &AuthError{Methods: a.init.AuthMethods, Tried: tried, Err: err, program: a.started()}
 	}
 	if err != nil {
+		if sp != nil && errors.Is(err, &RPCError{Code: acp.CodeInvalidParams}) {
+			return &SystemPromptError{Method: method, Mode: systemPromptMode(sp), Modes: a.systemPrompt, Err: err}
+		}
 		return wrapOp(method, err)
 	}
 	if opensNew(how) {
@@ -582,6 +597,22 @@ func (a *agent) checkAdditionalDirectories(method string, dirs []string) error {
 		}
 	}
 	return nil
+}
+
+// checkSystemPrompt returns the system prompt to send with an open (nil:
+// none), or refuses it before anything is sent: one the spec forbids, one
+// the agent did not advertise, override to an agent that takes only append.
+func (a *agent) checkSystemPrompt(method string, p *acp.SystemPrompt) (*acp.SystemPrompt, error) {
+	if p == nil || noSystemPrompt(p) {
+		return nil, nil
+	}
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("acphost: %s: SessionOptions.SystemPrompt: %w", method, err)
+	}
+	if mode := systemPromptMode(p); !slices.Contains(a.systemPrompt, mode) {
+		return nil, &SystemPromptError{Method: method, Mode: mode, Modes: slices.Clone(a.systemPrompt)}
+	}
+	return p, nil
 }
 
 func (a *agent) supports(how openKind) bool {
@@ -876,7 +907,7 @@ func (a *agent) forSessions() sessionAgent {
 func (a *agent) newTurnEnv() *turnEnv {
 	return &turnEnv{
 		conn: a.conn, writes: a.writes, dispatcher: a.dispatcher, cb: &a.cb, log: a.opts.Debug.Logger,
-		cancelGrace: a.opts.Timeouts.CancelGrace, running: &a.turns, dead: a.dead,
+		cancelGrace: a.opts.Timeouts.CancelGrace, unstable: a.opts.Unstable, running: &a.turns, dead: a.dead,
 		cause: func() error { return a.cause }, deathCause: a.deathCause, poison: a.poison,
 		poisonCause: a.poisonCause, notify: a.notify, watchdog: a.newWatchdog,
 	}

@@ -209,6 +209,15 @@ func (c *ACPClient) AgentCapabilities() json.RawMessage {
 	return c.agent().init.AgentCapabilities
 }
 
+// SystemPromptModes returns the modes of system prompt the agent takes
+// (see SessionOptions.SystemPrompt): nil when it does not advertise
+// sessionCapabilities.systemPrompt, else append, and override when it
+// advertises that too. A capability of the wrong type counts as not
+// advertised.
+func (c *ACPClient) SystemPromptModes() []acp.SystemPromptMode {
+	return slices.Clone(c.agent().systemPrompt)
+}
+
 // AuthMethods returns the authentication methods the agent offered.
 func (c *ACPClient) AuthMethods() []acp.AuthMethod { return c.agent().init.AuthMethods }
 
@@ -654,6 +663,9 @@ func (c *ACPClient) newHandle(opts SessionOptions) *Session {
 	}
 	if opts.MCPServers == nil {
 		opts.MCPServers = c.opts.MCPServers
+	}
+	if opts.SystemPrompt == nil {
+		opts.SystemPrompt = c.opts.SystemPrompt
 	}
 	return &Session{c: c, opts: opts, turnSem: make(chan struct{}, 1)}
 }

@@ -149,6 +149,8 @@
 //	ErrAuthRequired        *AuthError              no session until the client authenticates; the agent's methods, the one tried
 //	ErrUnsupported         -                       not advertised by the agent, or not possible here
 //	ErrUnsupported         *MCPServerError         an MCP server of a transport the agent did not advertise
+//	ErrSystemPromptUnsupported *SystemPromptError  a system prompt the agent did not advertise (nothing sent) or refused (-32602); matches ErrUnsupported
+//	acp.ErrSystemPrompt    -                       a system prompt the spec forbids sending (not text, empty): not sent
 //	ErrCancelUnconfirmed   -                       a cancelled turn the agent never answered; restarted before the next turn
 //	ErrAgentNotReading     -                       the agent stopped reading its stdin (with ErrCancelUnconfirmed or ErrWriteTimeout)
 //	ErrTurnTimeout         -                       ACPOptions.Timeouts.TurnTimeout ended the turn

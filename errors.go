@@ -91,6 +91,12 @@ var (
 	// ErrLinkLost matches a *LinkError: the link to the agent failed (a
 	// dropped connection, a peer that went away), not the agent itself.
 	ErrLinkLost = errors.New("acphost: link to the agent lost")
+	// ErrSystemPromptUnsupported matches a *SystemPromptError: the agent
+	// does not take the session's system prompt (it did not advertise
+	// sessionCapabilities.systemPrompt, or not the override mode asked
+	// for, or it refused the prompt when the session was opened). It
+	// matches ErrUnsupported too.
+	ErrSystemPromptUnsupported = fmt.Errorf("acphost: the agent does not take this system prompt: %w", ErrUnsupported)
 	// ErrRequestEnded is the cause of a request-scoped elicitation's ctx
 	// ending because the client's request it belongs to ended first: the agent
 	// answered it (or failed it) without waiting for the user, or the client
@@ -244,6 +250,42 @@ func (e *MCPServerError) Error() string {
 }
 
 func (e *MCPServerError) Unwrap() error { return ErrUnsupported }
+
+// SystemPromptError reports a session's system prompt the agent does not
+// take; the session was not opened. It matches ErrSystemPromptUnsupported
+// (and so ErrUnsupported). Err is nil when the prompt was refused before
+// anything was sent: the agent did not advertise
+// sessionCapabilities.systemPrompt (Modes empty), or not the mode asked
+// for (Modes lists those it did). Err is the agent's *RPCError when the
+// agent advertised the mode but answered the open with invalid params
+// (-32602), as the spec has an agent that cannot apply a system prompt do.
+type SystemPromptError struct {
+	Method string               // "session/new", "session/load", …
+	Mode   acp.SystemPromptMode // the mode asked for
+	Modes  []acp.SystemPromptMode
+	Err    error
+}
+
+func (e *SystemPromptError) Error() string {
+	switch {
+	case e.Err != nil:
+		return fmt.Sprintf("acphost: %s: the agent refused the %s system prompt: %s", e.Method, e.Mode, strings.TrimPrefix(e.Err.Error(), "acphost: "))
+	case len(e.Modes) == 0:
+		return fmt.Sprintf("acphost: %s: the agent does not take a system prompt (it does not advertise sessionCapabilities.systemPrompt)", e.Method)
+	}
+	modes := make([]string, len(e.Modes))
+	for i, m := range e.Modes {
+		modes[i] = string(m)
+	}
+	return fmt.Sprintf("acphost: %s: the agent does not take a system prompt in %s mode (it takes %s)", e.Method, e.Mode, strings.Join(modes, ", "))
+}
+
+func (e *SystemPromptError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrSystemPromptUnsupported}
+	}
+	return []error{ErrSystemPromptUnsupported, e.Err}
+}
 
 // AuthError reports that the agent refused to open a session until the
 // client authenticates (session/new, load or resume answered -32000), after

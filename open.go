@@ -95,3 +95,15 @@ func checkMCPServers(method string, servers []acp.MCPServer, caps mcpCaps) error
 	}
 	return nil
 }
+
+// noSystemPrompt reports a zero system prompt: SessionOptions' way to send
+// none when ACPOptions.SystemPrompt is set.
+func noSystemPrompt(p *acp.SystemPrompt) bool { return p.Mode == "" && len(p.Content) == 0 }
+
+// systemPromptMode is p's mode as sent: append when unset.
+func systemPromptMode(p *acp.SystemPrompt) acp.SystemPromptMode {
+	if p.Mode == "" {
+		return acp.SystemPromptAppend
+	}
+	return p.Mode
+}

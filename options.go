@@ -96,6 +96,13 @@ type ACPOptions struct {
 	// did not advertise in its mcpCapabilities fails the open with an
 	// *MCPServerError (ErrUnsupported). Nil: none.
 	MCPServers []acp.MCPServer
+	// SystemPrompt, if set, is the system-level instructions of every
+	// session (SessionOptions.SystemPrompt replaces it), sent as
+	// systemPrompt on session/new, load, resume and fork; see
+	// SessionOptions.SystemPrompt for what is checked and refused. Start
+	// fails with a *SystemPromptError (ErrSystemPromptUnsupported) when
+	// the agent does not take it. Nil: none.
+	SystemPrompt *acp.SystemPrompt
 	// HostTools, if set, serves tools of the host's own to every session,
 	// their servers given to the agent after MCPServers (see HostTools and
 	// package hosttools). A local agent (Start without a Transport, or
@@ -354,6 +361,11 @@ func (o *ACPOptions) setDefaults() error {
 	}
 	if o.MCPServers == nil {
 		o.MCPServers = []acp.MCPServer{}
+	}
+	if p := o.SystemPrompt; p != nil && !noSystemPrompt(p) {
+		if err := p.Check(); err != nil {
+			return fmt.Errorf("acphost: ACPOptions.SystemPrompt: %w", err)
+		}
 	}
 	return checkConfinement(o)
 }

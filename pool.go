@@ -196,7 +196,7 @@ func (p *Pool) NewSession(ctx context.Context, opts SessionOptions) (*Session, e
 // needed), else opens another.
 func (p *Pool) open(ctx context.Context, m *poolMember, opts SessionOptions) (*Session, error) {
 	p.mu.Lock()
-	useDefault := !m.defTaken && opts.OnUpdate == nil && opts.OnPermission == nil && opts.Dir == "" && opts.Mode == "" && opts.MCPServers == nil
+	useDefault := !m.defTaken && opts.OnUpdate == nil && opts.OnPermission == nil && opts.Dir == "" && opts.Mode == "" && opts.MCPServers == nil && opts.SystemPrompt == nil
 	if useDefault {
 		m.defTaken = true
 	}

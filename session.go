@@ -64,6 +64,20 @@ type SessionOptions struct {
 	// other, a non-empty list fails the open with ErrUnsupported, and a
 	// relative path fails it with an error, before anything is sent.
 	AdditionalDirectories []string
+	// SystemPrompt is the session's system-level instructions, sent as
+	// systemPrompt on session/new, and again on load, resume and fork (and
+	// on the re-attach after a restart), as cwd and mcpServers are. Nil:
+	// ACPOptions.SystemPrompt; a zero &acp.SystemPrompt{} sends none even
+	// when that is set. It is checked before anything is sent: text blocks
+	// only, at least one, none empty (acp.SystemPrompt.Check). Only an
+	// agent that advertised sessionCapabilities.systemPrompt is sent one,
+	// and override mode only one that advertised its override mode: with
+	// any other the open fails with a *SystemPromptError matching
+	// ErrSystemPromptUnsupported, nothing sent. The prompt is never
+	// dropped silently, as the agent would then act without the
+	// instructions the host relies on; a host that would rather go without
+	// asks ACPClient.SystemPromptModes first.
+	SystemPrompt *acp.SystemPrompt
 	// OnUpdate receives this session's updates instead of ACPOptions.OnUpdate.
 	OnUpdate func(acp.Update)
 	// OnPermission answers this session's requests instead of

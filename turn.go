@@ -27,7 +27,7 @@ type Request struct {
 	// Content follows the text: images, resources, resource links.
 	Content []acp.ContentBlock
 	// Discard has the turn keep nothing for its Response but StopReason,
-	// SessionID, Meta and Restarted: for callers who take the turn from
+	// SessionID, Meta, Usage, Cost and Restarted: for callers who take the turn from
 	// its events or OnUpdate, so a long turn costs no memory that grows.
 	Discard bool
 }
@@ -57,6 +57,16 @@ type Response struct {
 	SessionID string
 	// Meta is the prompt result's _meta, raw.
 	Meta json.RawMessage
+	// Usage is the tokens the turn used, as the agent reported them in
+	// the prompt result's usage (unstable in the schema: decoded only with
+	// ACPOptions.Unstable, and may change with the spec). Nil: not
+	// reported, Unstable off, or malformed (not an object, or a required
+	// total missing or not a count; the Logger says so). An optional count
+	// of the wrong type is left nil.
+	Usage *acp.Usage
+	// Cost is the session's cumulative cost as of the last usage_update
+	// the agent sent during the turn; nil when it sent none with a cost.
+	Cost *acp.Cost
 	// Restarted is set when the agent was restarted before this turn and
 	// the session was re-attached (its context kept).
 	Restarted *RestartError
@@ -96,6 +106,8 @@ type turn struct {
 	discard       bool              // Request.Discard: keep nothing
 	meta          map[string]string // the prompt's _meta (TurnWatch.Meta); nil: none
 	truncated     bool              // something was not kept for want of room
+
+	cost *acp.Cost // the last usage_update's cost
 
 	ended     bool // delivery ended; guarded by the session's mu
 	cancelled bool // the turn was cancelled: later permissions are answered "cancelled"; guarded by the session's mu
@@ -200,6 +212,9 @@ func (t *turn) observe(u acp.Update, toolSize int) {
 		}
 		t.emit(StreamEvent{Type: EventPlan, Plan: u.Entries, Update: u})
 	case *acp.UsageUpdate:
+		if u.Cost != nil {
+			t.cost = u.Cost
+		}
 		t.emit(StreamEvent{Type: EventUsage, Usage: u, Update: u})
 	case *acp.CurrentModeUpdate:
 		t.emit(StreamEvent{Type: EventMode, Mode: u.ModeID, Update: u})
@@ -303,8 +318,15 @@ func (t *turn) observeTool(state acp.ToolCall, size int, u acp.Update) {
 }
 
 // response assembles the turn's Response; call it once delivery has ended.
-func (t *turn) response(stop acp.StopReason, meta json.RawMessage) Response {
-	r := Response{Text: t.text.String(), Thought: t.thought.String(), StopReason: stop, Plan: t.plan, SessionID: t.s.id, Meta: meta, Truncated: t.truncated}
+func (t *turn) response(stop acp.StopReason, res promptResult) Response {
+	r := Response{Text: t.text.String(), Thought: t.thought.String(), StopReason: stop, Plan: t.plan, SessionID: t.s.id, Meta: res.Meta, Cost: t.cost, Truncated: t.truncated}
+	if t.env.unstable && len(res.Usage) > 0 {
+		u, err := acp.DecodeUsage(res.Usage)
+		if err != nil {
+			t.env.log.Warn("acphost: the prompt result's usage is malformed; Response.Usage is nil", "session", t.s.id, "err", err)
+		}
+		r.Usage = u
+	}
 	if t.discard {
 		return r
 	}
@@ -317,6 +339,7 @@ func (t *turn) response(stop acp.StopReason, meta json.RawMessage) Response {
 type promptResult struct {
 	StopReason acp.StopReason  `json:"stopReason"`
 	Meta       json.RawMessage `json:"_meta"`
+	Usage      json.RawMessage `json:"usage"` // unstable: decoded by response with ACPOptions.Unstable
 }
 
 type promptOutcome struct {
@@ -346,7 +369,7 @@ func (t *turn) run(ctx context.Context, h *Session, req Request) (Response, erro
 		if errors.Is(err, ErrAgentNotReading) && (ctx.Err() != nil || t.halted()) {
 			stop = acp.StopCancelled // cancelled while the prompt was being written
 		}
-		return t.response(stop, nil), err
+		return t.response(stop, promptResult{}), err
 	}
 	var out promptOutcome
 	select {
@@ -498,16 +521,16 @@ func (t *turn) conclude(out promptOutcome, cancelErr error) (Response, error) {
 	stop := out.res.StopReason
 	if cancelErr != nil {
 		// Lenient: an error or end_turn after our cancel still means cancelled.
-		resp := t.response(acp.StopCancelled, out.res.Meta)
+		resp := t.response(acp.StopCancelled, out.res)
 		if out.err != nil && a.isDead() {
 			return resp, out.err
 		}
 		return resp, cancelErr
 	}
 	if out.err != nil {
-		return t.response(stop, out.res.Meta), out.err
+		return t.response(stop, out.res), out.err
 	}
-	return t.response(stop, out.res.Meta), nil
+	return t.response(stop, out.res), nil
 }
 
 // errCancelCalled is the cause of a turn stopped by Cancel.
@@ -534,7 +557,7 @@ func (t *turn) cancel(answered <-chan promptOutcome, cause error) (Response, err
 	// The agent may still be running the turn: never reuse it.
 	a.poison(ErrCancelUnconfirmed)
 	t.s.detach(t)
-	return t.response(acp.StopCancelled, nil), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.cancelGrace, cause)
+	return t.response(acp.StopCancelled, promptResult{}), fmt.Errorf("%w within %v: %w", a.poisonCause(), a.cancelGrace, cause)
 }
 
 // beginCancel sends session/cancel and answers the session's requests
@@ -650,8 +673,12 @@ func decodePromptResult(result json.RawMessage) (r promptResult, ok bool) {
 			v, ok := c.Value()
 			r.Meta = bytes.Clone(v)
 			return ok
+		case "usage":
+			v, ok := c.Value()
+			r.Usage = bytes.Clone(v)
+			return ok
 		}
-		if fastjson.FoldsTo(key, "stopReason", "_meta") {
+		if fastjson.FoldsTo(key, "stopReason", "_meta", "usage") {
 			return false
 		}
 		_, ok := c.Value()
@@ -708,6 +735,7 @@ type turnEnv struct {
 	cb          *callbacks
 	log         *slog.Logger
 	cancelGrace time.Duration
+	unstable    bool            // ACPOptions.Unstable: decode the unstable parts of a prompt result
 	running     *atomic.Int32   // the agent's turns running
 	dead        <-chan struct{} // closed when the agent has died
 	cause       func() error    // why it died; read after dead

@@ -232,7 +232,11 @@ type ToolCall struct {
 	Locations []ToolLocation
 	RawInput  json.RawMessage
 	RawOutput json.RawMessage
-	// Name is the programmatic tool name (unstable in the spec; few agents send it).
+	// Name is the programmatic name of the tool invoked (tool_call and
+	// tool_call_update name, stable since schema v1.22); "" when the
+	// agent sends none. Title is for people; Name is for programs (a
+	// policy's rule, a metric's label). It is the agent's string: show it
+	// through SafeText.
 	Name string
 	// Meta is the tool call's _meta object, raw.
 	Meta json.RawMessage

@@ -256,3 +256,16 @@ func TestUnknownKindsKeepTheAgentsString(t *testing.T) {
 		}
 	}
 }
+
+// A tool call's name (stable since schema v1.22) is typed, and merged by
+// a later update like the other fields.
+func TestToolCallNameIsTyped(t *testing.T) {
+	tc := decode(t, `{"sessionUpdate":"tool_call","toolCallId":"t","title":"Run ls","kind":"execute","name":"Bash"}`).(*ToolCallUpdate)
+	if tc.State.Name != "Bash" || !tc.Set.Has(FieldName) {
+		t.Fatalf("name %q (set %v)", tc.State.Name, tc.Set.Has(FieldName))
+	}
+	up := decode(t, `{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"completed"}`).(*ToolCallUpdate)
+	if up.Set.Has(FieldName) {
+		t.Errorf("an update without a name sets it")
+	}
+}

@@ -65,6 +65,8 @@ type Agent struct {
 	nSessions  int
 	sessions   map[string]bool
 	mcpServers map[string][]mcpServer // each session's, as last opened
+	// systemPrompts are the sessions' system prompts, as last opened.
+	sysPrompts map[string]SystemPrompt
 	nTurns     int
 	active     map[string][]*turn
 	closed     bool
@@ -86,6 +88,7 @@ func New(s Script) *Agent {
 		pending:    map[string]*call{},
 		sessions:   map[string]bool{},
 		mcpServers: map[string][]mcpServer{},
+		sysPrompts: map[string]SystemPrompt{},
 		active:     map[string][]*turn{},
 	}
 }

@@ -19,6 +19,9 @@
 // named holding the value sent ({"configOptions":[]} when it has none; an id it does not
 // offer is refused -32602); and any other request with -32601.
 // session/prompt for a session it neither created nor loaded fails with -32602.
+// A systemPrompt on session/new, load, resume or fork is checked as a conforming agent
+// checks it (see Script.RefuseSystemPrompt) and kept ([Agent.SystemPrompt]); a turn's
+// Usage is sent as the prompt result's usage.
 // Each session/prompt plays the next [Turn] on a goroutine of its own while the agent keeps
 // reading, so session/cancel and the client's answers are seen during the turn. The
 // client's answers may come in any order, its request ids may be of any JSON type (they

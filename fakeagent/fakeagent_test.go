@@ -1107,3 +1107,52 @@ func TestElicitForRequest(t *testing.T) {
 		t.Errorf("recorded answers %q, want %q", answers, want)
 	}
 }
+
+// The fake agent checks a system prompt as a conforming agent does: only
+// when advertised, override only with its sub-capability, text blocks
+// only and never empty; it keeps what each session was opened with.
+func TestSystemPromptCheckedAndKept(t *testing.T) {
+	text := func(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
+	sp := func(mode string, content ...any) map[string]any {
+		if content == nil {
+			content = []any{}
+		}
+		return map[string]any{"cwd": "/", "mcpServers": []any{}, "systemPrompt": map[string]any{"mode": mode, "content": content}}
+	}
+	c, _ := inProcess(t, fakeagent.Script{})
+	c.handshake()
+	if resp, _ := c.call("session/new", sp("append", text("x"))); resp.Error == nil || resp.Error.Code != -32602 {
+		t.Errorf("not advertised: session/new answered %s, want -32602", resp.line)
+	}
+
+	c, a := inProcess(t, fakeagent.Script{AgentCapabilities: json.RawMessage(`{"loadSession":true,"sessionCapabilities":{"systemPrompt":{}}}`)})
+	c.handshake()
+	for _, bad := range []map[string]any{
+		sp("override", text("x")),
+		sp("prepend", text("x")),
+		sp("append"),
+		sp("append", text("")),
+		sp("append", map[string]any{"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+	} {
+		if resp, _ := c.call("session/new", bad); resp.Error == nil || resp.Error.Code != -32602 {
+			t.Errorf("session/new %v answered %s, want -32602", bad, resp.line)
+		}
+	}
+	resp, _ := c.call("session/new", sp("append", text("one"), text("two")))
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(resp.Result, &r); err != nil || r.SessionID == "" {
+		t.Fatalf("session/new answered %s", resp.line)
+	}
+	if got, ok := a.SystemPrompt(r.SessionID); !ok || got != (fakeagent.SystemPrompt{Mode: "append", Text: "one\n\ntwo"}) {
+		t.Errorf("SystemPrompt(%s) = %+v, %v", r.SessionID, got, ok)
+	}
+	resp, _ = c.call("session/load", map[string]any{"sessionId": r.SessionID, "cwd": "/", "mcpServers": []any{}})
+	if resp.Error != nil {
+		t.Fatalf("session/load answered %s", resp.line)
+	}
+	if got, ok := a.SystemPrompt(r.SessionID); ok {
+		t.Errorf("reopened without one, the session still has %+v", got)
+	}
+}

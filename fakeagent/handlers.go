@@ -145,9 +145,14 @@ func (a *Agent) sessionNew(m Message) {
 		a.replyError(m.ID, codeAuthRequired, "Authentication required")
 		return
 	}
+	sp, hasSP, ok := a.checkSystemPrompt(m)
+	if !ok {
+		return
+	}
 	sid := a.newSessionID()
 	a.history.add(historyEntry{SessionID: sid, Cwd: cwdOf(m.Params), Dirs: dirsOf(m.Params)})
 	a.noteMCPServers(sid, m.Params)
+	a.noteSystemPrompt(sid, sp, hasSP)
 	result := a.sessionResult(sid)
 	if len(a.script.BeforeSessionNew) == 0 {
 		a.reply(m.ID, result)
@@ -395,9 +400,14 @@ func (a *Agent) sessionFork(m Message) {
 		a.replyError(m.ID, codeInvalidParams, "Invalid params: unknown session "+src)
 		return
 	}
+	sp, hasSP, ok := a.checkSystemPrompt(m)
+	if !ok {
+		return
+	}
 	sid := a.newSessionID()
 	a.history.add(historyEntry{SessionID: sid, Cwd: cwdOf(m.Params), Dirs: dirsOf(m.Params)})
 	a.noteMCPServers(sid, m.Params)
+	a.noteSystemPrompt(sid, sp, hasSP)
 	for _, u := range a.history.updates(src) {
 		a.history.add(historyEntry{SessionID: sid, Update: u})
 	}

@@ -204,6 +204,10 @@ func (a *Agent) reopen(m Message, supported bool) (string, bool) {
 		a.replyError(m.ID, codeInvalidParams, "Invalid params: sessionId is required")
 		return "", false
 	}
+	sp, hasSP, ok := a.checkSystemPrompt(m)
+	if !ok {
+		return "", false
+	}
 	// An id the history does not know is accepted with nothing to replay,
 	// unless the script says this agent forgets.
 	if a.script.ForgetSessions && !a.history.knows(sid) {
@@ -214,6 +218,7 @@ func (a *Agent) reopen(m Message, supported bool) (string, bool) {
 	a.sessions[sid] = true
 	a.mu.Unlock()
 	a.noteMCPServers(sid, m.Params)
+	a.noteSystemPrompt(sid, sp, hasSP)
 	return sid, true
 }
 

@@ -45,6 +45,15 @@ type Script struct {
 	// agents answer for a session they never persisted (without it such a
 	// session is accepted with nothing to replay).
 	ForgetSessions bool `json:"forgetSessions,omitempty"`
+	// RefuseSystemPrompt, if set, refuses every session/new, load, resume
+	// and fork that carries a systemPrompt with -32602 and this message, as
+	// an agent that advertises sessionCapabilities.systemPrompt but cannot
+	// apply the prompt it is given does. Without it a systemPrompt is taken
+	// when agentCapabilities advertises sessionCapabilities.systemPrompt
+	// (override mode only with its mode.override) and its content is
+	// non-empty text blocks, and refused -32602 otherwise; Agent.SystemPrompt
+	// tells what each session was opened with.
+	RefuseSystemPrompt string `json:"refuseSystemPrompt,omitempty"`
 	// SessionID is the id of the first session; "" means "s1". Later session/new calls get
 	// SessionID+"-2", SessionID+"-3", and so on.
 	SessionID string `json:"sessionId,omitempty"`
@@ -115,6 +124,10 @@ type Turn struct {
 	Steps []Step `json:"steps,omitempty"`
 	// StopReason answers the prompt when the steps are done; "" means "end_turn".
 	StopReason string `json:"stopReason,omitempty"`
+	// Usage, if set, is sent verbatim as the usage member of that answer
+	// (end-of-turn token usage, unstable in the schema), e.g.
+	// {"totalTokens":240,"inputTokens":200,"outputTokens":40}.
+	Usage json.RawMessage `json:"usage,omitempty"`
 	// Error, if set, answers the prompt instead with this JSON-RPC error
 	// object ({"code":-32603,"message":"Internal error","data":…}).
 	Error json.RawMessage `json:"error,omitempty"`

@@ -79,6 +79,8 @@ func (t *turn) run() {
 			var e rpcError
 			_ = json.Unmarshal(t.spec.Error, &e)
 			_ = t.a.send(outMsg{ID: t.reqID, Error: &e})
+		} else if isSet(t.spec.Usage) {
+			t.answerStopUsage(t.spec.StopReason, t.spec.Usage)
 		} else {
 			t.answerStop(t.spec.StopReason)
 		}
@@ -99,6 +101,17 @@ func (t *turn) answerStop(reason string) {
 	t.a.reply(t.reqID, struct {
 		StopReason string `json:"stopReason"`
 	}{reason})
+}
+
+// answerStopUsage answers the prompt with a stop reason and the script's usage.
+func (t *turn) answerStopUsage(reason string, usage json.RawMessage) {
+	if reason == "" {
+		reason = "end_turn"
+	}
+	t.a.reply(t.reqID, struct {
+		StopReason string          `json:"stopReason"`
+		Usage      json.RawMessage `json:"usage"`
+	}{reason, usage})
 }
 
 // onCancel runs the turn's OnCancel behaviour and reports whether the prompt was answered.

@@ -79,6 +79,9 @@ type config struct {
 	recordPath     string            // --record FILE: the wire, as NDJSON
 	login          *loginRun         // acphost login: log in instead of chatting
 	file           agents.FileConfig // the config file, read once, by parseArgs
+
+	systemPrompt     *acp.SystemPrompt // --system-prompt(-file), else the config file's; nil: none
+	systemPromptFrom string            // where systemPrompt came from, for messages
 }
 
 // defaultStartTimeout bounds the agent's start: generous, for a first npx
@@ -170,6 +173,7 @@ type flagValues struct {
 	prompts, writable, elicitValues, identities, sets repeated
 	version                                           bool
 	toolOutput                                        string
+	systemPrompt                                      systemPromptFlags
 }
 
 // mainFlags is acphost's flag set, setting cfg and v. Each flag's usage
@@ -197,6 +201,7 @@ func mainFlags(cfg *config) (*flag.FlagSet, *flagValues) {
 	fs.StringVar(&cfg.mode, "mode", "", usage.FlagHelp("mode"))
 	fs.Var(&v.sets, "set", usage.FlagHelp("set"))
 	fs.StringVar(&cfg.auth, "auth", "", usage.FlagHelp("auth"))
+	v.systemPrompt.register(fs, usage.FlagHelp)
 	fs.BoolVar(&cfg.presentation, "presentation", false, usage.FlagHelp("presentation"))
 	fs.BoolVar(&cfg.fs, "fs", false, usage.FlagHelp("fs"))
 	fs.DurationVar(&cfg.timeout, "timeout", 0, usage.FlagHelp("timeout"))
@@ -279,6 +284,9 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 		return cfg, err
 	}
 	if err := applyMCPConfigs(&cfg); err != nil {
+		return cfg, err
+	}
+	if err := resolveSystemPrompt(&cfg, v.systemPrompt, file); err != nil {
 		return cfg, err
 	}
 	cfg.sets = configopt.AddSoft(cfg.sets, file.Defaults.Config)

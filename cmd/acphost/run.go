@@ -144,6 +144,10 @@ func (a *app) options() (acphost.ACPOptions, io.Closer, error) {
 		opts.Elicitation.OnRequest = ask.Timed(&a.humanWait, a.elicitor.Answer)
 	}
 	opts.MCPServers = a.cfg.mcpServers
+	opts.SystemPrompt = a.cfg.systemPrompt
+	// The end-of-turn usage (unstable in the schema) is typed only then:
+	// the closing line shows it.
+	opts.Unstable = true
 	if detached {
 		// Nobody watches a background acphost: a turn the agent stops
 		// speaking in ends, rather than keeping it alive for ever.
@@ -281,6 +285,10 @@ func (a *app) run() int {
 		}
 		if resume != nil {
 			a.reportAgentError("could not continue session "+acp.SafeText(resume.ID), err)
+			if hint := systemPromptHint(a.cfg, err); hint != "" {
+				a.output.diag(tty.StyleRed, "%s", hint)
+				return exitUsage
+			}
 			return exitFailed
 		}
 		a.reportAgentError("could not start the agent", err)
@@ -290,6 +298,10 @@ func (a *app) run() int {
 		}
 		if me := (*acphost.MCPServerError)(nil); errors.As(err, &me) {
 			return exitUsage // the configuration asks what the agent cannot do
+		}
+		if hint := systemPromptHint(a.cfg, err); hint != "" {
+			a.output.diag(tty.StyleRed, "%s", hint)
+			return exitUsage // likewise
 		}
 		return exitFailed
 	}

@@ -81,6 +81,8 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 	var sets repeated
 	fl.Var(&sets, "set", "a session config option to set on each session opened, as `key=value` (repeatable)")
 	fl.StringVar(&cfg.auth, "auth", "", "authenticate with the agent's `method` after initialize (acphost login lists them)")
+	var sp systemPromptFlags
+	sp.register(fl, webSystemPromptHelp)
 	fl.DurationVar(&cfg.timeout, "timeout", 0, "cancel a turn that runs longer than this `duration` (0: no limit)")
 	fl.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, "give up on an agent that has not started after this `duration`")
 	fl.StringVar(&cfg.stderrPath, "stderr", "", "write the agent's stderr to `file` (\"-\": to acphost's stderr)")
@@ -157,6 +159,9 @@ func parseWebArgs(args []string, stderr io.Writer) (webFlags, error) {
 		}
 	}
 	if err := applyMCPConfigs(cfg); err != nil {
+		return wf, err
+	}
+	if err := resolveSystemPrompt(cfg, sp, file); err != nil {
 		return wf, err
 	}
 	cfg.sets = configopt.AddSoft(cfg.sets, file.Defaults.Config)
@@ -262,7 +267,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		return usage
 	}
 	opts := acphost.ACPOptions{Command: path, Args: agentArgs, Dir: cfg.cwd,
-		AuthMethod: cfg.auth, MCPServers: cfg.mcpServers,
+		AuthMethod: cfg.auth, MCPServers: cfg.mcpServers, SystemPrompt: cfg.systemPrompt, Unstable: true,
 		Process:   acphost.ProcessOptions{Env: env},
 		Advertise: acphost.AdvertiseOptions{PermissionPresentation: cfg.presentation, Notices: true},
 		Timeouts:  acphost.Timeouts{TurnTimeout: cfg.timeout},
@@ -377,6 +382,10 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		}
 		if me := (*acphost.MCPServerError)(nil); errors.As(err, &me) {
 			return usage // the configuration asks what the agent cannot do
+		}
+		if hint := systemPromptHint(cfg, err); hint != "" {
+			fmt.Fprintln(stderr, "acphost web:", hint)
+			return usage // likewise
 		}
 		return failed
 	}

@@ -43,6 +43,11 @@ type Def struct {
 	// pod claimed from an agent-sandbox warm pool. Command is then the
 	// agent's command in the pod.
 	Kube *Kube `json:"kube,omitempty"`
+	// SystemPrompt is system-level instructions for the agent's sessions,
+	// as --system-prompt (a flag wins); SystemPromptMode is its mode,
+	// append (empty) or override, as --system-prompt-mode.
+	SystemPrompt     string `json:"systemPrompt,omitempty"`
+	SystemPromptMode string `json:"systemPromptMode,omitempty"`
 
 	source  string       // "built-in", the config file that defines it, or the registry's origin
 	profile *Profile     // what acphost knows of the agent beyond its command
@@ -128,6 +133,10 @@ type Defaults struct {
 	// Config are session config options for every agent (the agent's
 	// own and --set win).
 	Config map[string]string `json:"config,omitempty"`
+	// SystemPrompt and SystemPromptMode are every agent's system prompt
+	// (an agent's own and --system-prompt win), as Def's.
+	SystemPrompt     string `json:"systemPrompt,omitempty"`
+	SystemPromptMode string `json:"systemPromptMode,omitempty"`
 	// Registry is the ACP registry to use, a file (relative: to the config
 	// file's directory) or an https URL, as --registry ($ACPHOST_REGISTRY
 	// wins over it). Empty: the official one.
@@ -181,6 +190,15 @@ func Load() (FileConfig, error) {
 	for name, d := range cfg.Agents {
 		if err := checkMCP("agents."+name+".mcpServers", d.MCPServers); err != nil {
 			return cfg, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	modes := []struct{ name, mode string }{{"defaults.systemPromptMode", cfg.Defaults.SystemPromptMode}}
+	for name, d := range cfg.Agents {
+		modes = append(modes, struct{ name, mode string }{"agents." + name + ".systemPromptMode", d.SystemPromptMode})
+	}
+	for _, m := range modes {
+		if m.mode != "" && m.mode != "append" && m.mode != "override" {
+			return cfg, fmt.Errorf("%s: %s %q: want append or override", path, m.name, m.mode)
 		}
 	}
 	for _, v := range []struct{ name, s string }{{"timeout", cfg.Defaults.Timeout}, {"startTimeout", cfg.Defaults.StartTimeout}} {

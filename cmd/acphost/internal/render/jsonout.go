@@ -61,6 +61,9 @@ type JSONLine struct {
 	// result
 	Text       *string `json:"text,omitempty"`
 	DurationMS *int64  `json:"durationMs,omitempty"`
+	// result: the turn's tokens, where the agent reported them (cost, the
+	// session's as of the turn's end, is in Cost)
+	TurnUsage *acp.Usage `json:"usage,omitempty"`
 }
 
 type JSONOption struct {
@@ -188,7 +191,7 @@ func (j *JSONSink) ElicitationComplete(c acp.ElicitationComplete) {
 func (j *JSONSink) EndTurn(r TurnResult) {
 	text := r.Resp.Text
 	ms := r.Elapsed.Milliseconds()
-	l := &JSONLine{Type: "result", StopReason: string(r.Stop), Text: &text, DurationMS: &ms}
+	l := &JSONLine{Type: "result", StopReason: string(r.Stop), Text: &text, DurationMS: &ms, TurnUsage: r.Resp.Usage, Cost: r.Resp.Cost}
 	if r.Err != nil && !r.UserCancel {
 		l.Error = r.Err.Error()
 	}

@@ -383,15 +383,47 @@ func (h *Human) EndTurn(r TurnResult) {
 			parts[1] = tty.FormatDuration(r.Elapsed-w) + " working + " + tty.FormatDuration(w) + " waiting for you"
 		}
 	}
-	if usage != nil {
-		if usage.Size > 0 {
-			parts = append(parts, fmt.Sprintf("%s/%s tokens", fmtCount(usage.Used), fmtCount(usage.Size)))
-		}
-		if usage.Cost != nil {
-			parts = append(parts, fmt.Sprintf("%.4f %s", usage.Cost.Amount, acp.SafeText(usage.Cost.Currency)))
-		}
+	if u := r.Resp.Usage; u != nil {
+		parts = append(parts, turnTokens(u))
+	}
+	if usage != nil && usage.Size > 0 {
+		parts = append(parts, fmt.Sprintf("%s/%s context", fmtCount(usage.Used), fmtCount(usage.Size)))
+	}
+	if c := turnCost(r.Resp, usage); c != nil {
+		parts = append(parts, fmt.Sprintf("%.4f %s", c.Amount, acp.SafeText(c.Currency)))
 	}
 	s.Block(s.Style(code, mark) + " " + s.Style(tty.StyleDim, strings.Join(parts, " · ")) + "\n\n")
+}
+
+// turnTokens is the turn's token use as the closing line shows it: "200 in
+// + 40 out tokens", then the reasoning and cache counts the agent reported.
+func turnTokens(u *acp.Usage) string {
+	s := fmt.Sprintf("%s in + %s out tokens", fmtCount(u.InputTokens), fmtCount(u.OutputTokens))
+	var more []string
+	for _, c := range []struct {
+		n    *uint64
+		what string
+	}{{u.ThoughtTokens, "thought"}, {u.CachedReadTokens, "cache read"}, {u.CachedWriteTokens, "cache write"}} {
+		if c.n != nil && *c.n > 0 {
+			more = append(more, fmtCount(*c.n)+" "+c.what)
+		}
+	}
+	if len(more) > 0 {
+		s += " (" + strings.Join(more, ", ") + ")"
+	}
+	return s
+}
+
+// turnCost is the session's cost as of the turn's end: the response's (the
+// last usage_update of the turn), else the last usage event's.
+func turnCost(r acphost.Response, usage *acp.UsageUpdate) *acp.Cost {
+	if r.Cost != nil {
+		return r.Cost
+	}
+	if usage != nil {
+		return usage.Cost
+	}
+	return nil
 }
 
 // fmtCount formats a token count: 950, 12.3k, 1.2M.

@@ -36,7 +36,7 @@ func TestHumanTurn(t *testing.T) {
 	h.EndTurn(TurnResult{Stop: acp.StopEndTurn, Elapsed: 1500 * time.Millisecond})
 	got := out.String()
 	for _, want := range []string{"› hi\n", "[thinking] pondering", "Hello", "  ✓ execute ls\n", "→ Allow [allow_once] · --permission allow",
-		"    ┆ 1 more lines above (--tool-output all shows them)\n    │ b\n    │ c\n", "  [x] look\n  [ ] fix\n", "✓ end_turn · 1.5s · 1.2k/200.0k tokens"} {
+		"    ┆ 1 more lines above (--tool-output all shows them)\n    │ b\n    │ c\n", "  [x] look\n  [ ] fix\n", "✓ end_turn · 1.5s · 1.2k/200.0k context"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
 		}
@@ -140,5 +140,50 @@ func TestQuietSink(t *testing.T) {
 	q.EndTurn(TurnResult{})
 	if out.String() != "The answer is 4.\n" {
 		t.Errorf("quiet: %q", out.String())
+	}
+}
+
+// The closing line shows the turn's tokens and the session's cost where
+// the agent reported them; --json's result line carries them.
+func TestClosingLineShowsTokensAndCost(t *testing.T) {
+	n := func(v uint64) *uint64 { return &v }
+	resp := acphost.Response{
+		Usage: &acp.Usage{TotalTokens: 1540, InputTokens: 1500, OutputTokens: 40, ThoughtTokens: n(12), CachedReadTokens: n(1200), CachedWriteTokens: n(0)},
+		Cost:  &acp.Cost{Amount: 0.0123, Currency: "USD\x1b[2J"},
+	}
+	var out bytes.Buffer
+	h := NewHuman(tty.NewScreen(&out, false, false), ask.PermAllow, ask.ElicitDecline)
+	h.BeginTurn("hi", false)
+	h.Event(acphost.StreamEvent{Type: acphost.EventUsage, Usage: &acp.UsageUpdate{Used: 7900, Size: 200000, Cost: &acp.Cost{Amount: 0.01, Currency: "USD"}}})
+	h.EndTurn(TurnResult{Resp: resp, Stop: acp.StopEndTurn, Elapsed: 1500 * time.Millisecond})
+	want := "✓ end_turn · 1.5s · 1.5k in + 40 out tokens (12 thought, 1.2k cache read) · 7.9k/200.0k context · 0.0123 USD\n"
+	if got := out.String(); !strings.HasSuffix(strings.TrimRight(got, "\n")+"\n", want) {
+		t.Errorf("closing line:\n%q\nwant it to end with\n%q", got, want)
+	}
+
+	out.Reset()
+	h.BeginTurn("hi", false)
+	h.EndTurn(TurnResult{Stop: acp.StopEndTurn, Elapsed: 1500 * time.Millisecond})
+	if got := strings.TrimSpace(out.String()); got != "✓ end_turn · 1.5s" {
+		t.Errorf("nothing reported: %q", got)
+	}
+
+	out.Reset()
+	j := NewJSONSink(&out)
+	j.EndTurn(TurnResult{Resp: resp, Stop: acp.StopEndTurn, Elapsed: 1500 * time.Millisecond})
+	var line map[string]json.RawMessage
+	if err := json.Unmarshal(out.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(line["usage"]); got != `{"totalTokens":1540,"inputTokens":1500,"outputTokens":40,"thoughtTokens":12,"cachedReadTokens":1200,"cachedWriteTokens":0}` {
+		t.Errorf("usage: %s", got)
+	}
+	if got := string(line["cost"]); got != `{"amount":0.0123,"currency":"USD\u001b[2J"}` {
+		t.Errorf("cost: %s", got)
+	}
+	out.Reset()
+	j.EndTurn(TurnResult{Stop: acp.StopEndTurn})
+	if strings.Contains(out.String(), "usage") || strings.Contains(out.String(), "cost") {
+		t.Errorf("nothing reported, yet: %s", out.String())
 	}
 }

@@ -83,6 +83,12 @@ Flags:
                          them, with their values)
   --auth METHOD          authenticate with the agent's METHOD after
                          initialize (acphost login lists its methods)
+  --system-prompt TEXT   system-level instructions for every session, for
+                         agents that take them (refused for one that does not)
+  --system-prompt-file FILE
+                         the --system-prompt text, read from FILE
+  --system-prompt-mode M append (the agent's instructions, then yours;
+                         default) or override (yours replace its defaults)
   --presentation         ask agents to attach their permission prompt text
   --fs                   serve file reads and writes inside --cwd
   --timeout DURATION     cancel a turn that runs longer (e.g. 10m); each turn
@@ -172,10 +178,12 @@ adds or overrides agents and sets defaults; flags win over it:
                 "mcpServers": [{"name": "git", "command": "git-mcp", "args": [], "env": []}]},
    "agents": {"mine": {"command": ["my-agent", "--acp"], "env": {"K": "v"},
                        "mode": "default", "config": {"model": "fast"},
+                       "systemPrompt": "Answer briefly.", "systemPromptMode": "append",
                        "mcpServers": [...]}}}
 mcpServers (ACP McpServer objects, or {"NAME": {...}} as --mcp-config) come
 from the defaults, then the agent, then --mcp-config; permissionPolicy is
-relative to the config file.
+relative to the config file. systemPrompt and systemPromptMode may also sit
+in defaults; --system-prompt wins over the agent's, which wins over them.
 
 Ctrl-C cancels the running turn; a second one, or one between turns, quits.
 Exit status: 0 every turn ended, 1 the agent failed or a turn timed out,
