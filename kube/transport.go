@@ -97,9 +97,10 @@ type Transport struct {
 	initErr error
 	h       *host // the clients, the host instance and its heartbeat
 
-	mu     sync.Mutex
-	where  string
-	closed bool
+	mu          sync.Mutex
+	where       string
+	containment string
+	closed      bool
 }
 
 // Load reads a kubeconfig as kubectl does: kubeconfig "" means the files
@@ -176,6 +177,23 @@ func (t *Transport) Close() error {
 }
 
 var errClosed = errors.New("kube: the transport is closed")
+
+// Containment says how the last Dial's pod holds its agent, for a header
+// or Enforcement to show: "kube pod NAME: non-root uid 65532, no
+// capabilities, no privilege escalation, seccomp RuntimeDefault, read-only
+// root fs, read-only /work" — read from the pod as created (for a claim,
+// as its pool made it). "" before any Dial.
+func (t *Transport) Containment() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.containment
+}
+
+func (t *Transport) setContainment(c string) {
+	t.mu.Lock()
+	t.containment = c
+	t.mu.Unlock()
+}
 
 func (t *Transport) isClosed() bool {
 	t.mu.Lock()
