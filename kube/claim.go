@@ -83,12 +83,9 @@ func (h *host) dialClaim(ctx context.Context, t *Transport) (acphost.Link, error
 	}
 	ctx, done := h.dialCtx(ctx, t.startTimeout())
 	defer done()
-	owner, err := h.ownerRef(ctx)
-	if err != nil {
-		return nil, dialError(err)
-	}
+	h.startHeartbeat()
 	claims := h.dyn.Resource(ClaimResource).Namespace(h.namespace)
-	made, err := claims.Create(ctx, claimFor(t.WarmPool, h.instance, owner, time.Now().Add(h.lease)), metav1.CreateOptions{})
+	made, err := claims.Create(ctx, claimFor(t.WarmPool, h.instance, nil, time.Now().Add(h.lease)), metav1.CreateOptions{})
 	if err != nil {
 		return nil, dialError(fmt.Errorf("creating a SandboxClaim on pool %s: %w", t.WarmPool, err))
 	}
@@ -208,8 +205,32 @@ func (h *host) renewClaim(ctx context.Context, claim string, now time.Time) {
 	_, _ = h.dyn.Resource(ClaimResource).Namespace(h.namespace).Patch(ctx, claim, types.MergePatchType, patch, metav1.PatchOptions{})
 }
 
-// deleteClaim deletes the claim; the controller deletes its Sandbox and
-// pod and the pool makes a new one.
+// deleteClaim deletes the claim and waits until it is gone: in the
+// foreground, so that its Sandbox and pod go first. The pool makes a new
+// one.
 func (h *host) deleteClaim(ctx context.Context, claim string) {
-	_ = h.dyn.Resource(ClaimResource).Namespace(h.namespace).Delete(ctx, claim, metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationForeground)})
+	claims := h.dyn.Resource(ClaimResource).Namespace(h.namespace)
+	err := claims.Delete(ctx, claim, metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationForeground)})
+	for err == nil && ctx.Err() == nil {
+		var c *unstructured.Unstructured
+		c, err = claims.Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			return
+		}
+		var w watch.Interface
+		w, err = claims.Watch(ctx, metav1.ListOptions{
+			FieldSelector:   fields.OneTermEqualSelector("metadata.name", claim).String(),
+			ResourceVersion: c.GetResourceVersion(),
+		})
+		if err != nil {
+			return
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				w.Stop()
+				return
+			}
+		}
+		w.Stop()
+	}
 }

@@ -96,12 +96,24 @@ func (h *host) ownerRef(ctx context.Context) (*metav1.OwnerReference, error) {
 		}
 		h.leaseUID = uid
 	}
+	h.startBeatLocked()
+	return &metav1.OwnerReference{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Name: h.instance, UID: h.leaseUID}, nil
+}
+
+// startHeartbeat starts the heartbeat once (claims need it, not the
+// Lease: their shutdown time is the cluster's own clock on them).
+func (h *host) startHeartbeat() {
+	h.mu.Lock()
+	h.startBeatLocked()
+	h.mu.Unlock()
+}
+
+func (h *host) startBeatLocked() {
 	if !h.beating && h.ctx.Err() == nil {
 		h.beating = true
 		h.heartbeat.Add(1)
 		go h.beat()
 	}
-	return &metav1.OwnerReference{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Name: h.instance, UID: h.leaseUID}, nil
 }
 
 func (h *host) makeLease(ctx context.Context) (types.UID, error) {
@@ -145,14 +157,19 @@ func (h *host) renew() {
 	ctx, cancel := context.WithTimeout(h.ctx, h.lease/3)
 	defer cancel()
 	now := time.Now().UTC()
-	patch := fmt.Appendf(nil, `{"spec":{"renewTime":%q}}`, now.Format(metav1.RFC3339Micro))
-	_, err := h.cs.CoordinationV1().Leases(h.namespace).Patch(ctx, h.instance, types.MergePatchType, patch, metav1.PatchOptions{})
-	if apierrors.IsNotFound(err) {
-		// Swept (the host was stopped past its lease): what it owned is
-		// gone; new pods get a new Lease.
-		h.mu.Lock()
-		h.leaseUID = ""
-		h.mu.Unlock()
+	h.mu.Lock()
+	leased := h.leaseUID != ""
+	h.mu.Unlock()
+	if leased {
+		patch := fmt.Appendf(nil, `{"spec":{"renewTime":%q}}`, now.Format(metav1.RFC3339Micro))
+		_, err := h.cs.CoordinationV1().Leases(h.namespace).Patch(ctx, h.instance, types.MergePatchType, patch, metav1.PatchOptions{})
+		if apierrors.IsNotFound(err) {
+			// Swept (the host was stopped past its lease): what it owned
+			// is gone; new pods get a new Lease.
+			h.mu.Lock()
+			h.leaseUID = ""
+			h.mu.Unlock()
+		}
 	}
 	h.mu.Lock()
 	var claims []string
