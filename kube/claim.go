@@ -109,9 +109,13 @@ func (h *host) dialClaim(ctx context.Context, t *Transport) (acphost.Link, error
 		l.Stop(0)
 		return nil, dialError(err)
 	}
-	h.mu.Lock()
+	l.mu.Lock()
 	l.pod, l.container = pod.Name, pod.Spec.Containers[ci].Name
-	h.mu.Unlock()
+	stopping := l.stopping
+	l.mu.Unlock()
+	if stopping { // Close ran meanwhile, before the pod was known: it deleted the claim
+		return nil, dialError(errClosed)
+	}
 	if err := h.waitReady(ctx, pod); err != nil {
 		l.Stop(0)
 		return nil, dialError(err)

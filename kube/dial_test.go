@@ -51,3 +51,31 @@ func TestKubeDialFailsOnAMissingImage(t *testing.T) {
 	require.NoError(t, tr.Close())
 	c.noneLeft(t, tr.Instance())
 }
+
+// Close while a Dial waits for its pod: the Dial fails, and the pod, the
+// Lease and everything else of the transport are gone when Close returns.
+func TestKubeCloseDuringDialLeavesNothing(t *testing.T) {
+	t.Parallel()
+	c := needCluster(t)
+	tr, _ := c.transport(t, fakeagent.Script{})
+	tr.Template.Spec.Containers = []corev1.Container{{Name: "agent", ReadinessProbe: &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"false"}}},
+		PeriodSeconds: 1,
+	}}}
+	dialed := make(chan error, 1)
+	go func() {
+		_, err := tr.Dial(context.Background())
+		dialed <- err
+	}()
+	testutil.Until(t, 30*time.Second, func() (bool, string) {
+		return tr.Instance() != "" && len(c.running(t, tr.Instance(), nil)) == 1, "no pod made yet"
+	})
+	testutil.Returns(t, time.Minute, "Close", func() { require.NoError(t, tr.Close()) })
+	c.noneLeft(t, tr.Instance())
+	select {
+	case err := <-dialed:
+		require.ErrorIs(t, err, acphost.ErrLinkLost)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Dial did not end with Close")
+	}
+}

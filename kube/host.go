@@ -289,13 +289,19 @@ func (h *host) start(ctx context.Context, l *link, cmds remote.Commands, protoco
 		return dialError(err)
 	}
 	sctx, cancel := context.WithCancel(context.Background())
+	wdIn, wdInW := io.Pipe()
+	wdOut, wdOutW := io.Pipe()
+	l.mu.Lock()
+	if l.stopping {
+		l.mu.Unlock()
+		cancel()
+		return dialError(errClosed)
+	}
 	l.cancel = cancel
 	l.done = make(chan struct{})
 	l.wdDone = make(chan struct{})
-
-	wdIn, wdInW := io.Pipe()
-	wdOut, wdOutW := io.Pipe()
 	l.wdStdin = wdInW
+	l.mu.Unlock()
 	go func() {
 		defer close(l.wdDone)
 		err := stream(sctx, wdEx, wdIn, wdOutW, &l.wdTail)
@@ -316,7 +322,14 @@ func (h *host) start(ctx context.Context, l *link, cmds remote.Commands, protoco
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()
 	stderrR, stderrW := io.Pipe()
+	l.mu.Lock()
+	if l.stopping {
+		l.mu.Unlock()
+		close(l.done) // no agent stream was started
+		return dialError(errClosed)
+	}
 	l.stdinW, l.stdoutR, l.stderrR = stdinW, stdoutR, stderrR
+	l.mu.Unlock()
 	go func() {
 		err := stream(sctx, agentEx, stdinWith(cmds.Header, stdinR), stdoutW, stderrW)
 		l.err = exitOf(err)
@@ -407,23 +420,23 @@ func podReady(p *corev1.Pod) (bool, error) {
 
 // release deletes what l holds — its pod, or its claim — and waits until
 // the pod is gone.
-func (h *host) release(ctx context.Context, l *link, grace time.Duration) {
-	if l.claim != "" {
-		h.deleteClaim(ctx, l.claim)
+func (h *host) release(ctx context.Context, pod, claim string, grace time.Duration) {
+	if claim != "" {
+		h.deleteClaim(ctx, claim)
 	}
-	if l.pod == "" {
+	if pod == "" {
 		return
 	}
-	if l.claim == "" {
+	if claim == "" {
 		// At least a second: 0 would delete the object before the kubelet
 		// has ended the processes.
 		secs := max(1, int64(math.Ceil(grace.Seconds())))
-		err := h.cs.CoreV1().Pods(h.namespace).Delete(ctx, l.pod, metav1.DeleteOptions{GracePeriodSeconds: &secs})
+		err := h.cs.CoreV1().Pods(h.namespace).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: &secs})
 		if apierrors.IsNotFound(err) {
 			return
 		}
 	}
-	h.waitPodGone(ctx, l.pod)
+	h.waitPodGone(ctx, pod)
 }
 
 // waitPodGone watches until pod name is gone or ctx ends.

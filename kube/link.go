@@ -33,6 +33,20 @@ type link struct {
 	wdTail  proc.Tail // the watchdog's stderr
 
 	stopOnce sync.Once
+	// mu guards the fields above that the dial sets after the link is
+	// tracked (pod for a claim, the streams), against a Close's Stop
+	// running meanwhile; stopping tells the dial to start no stream.
+	mu       sync.Mutex
+	stopping bool
+}
+
+// streams is what stop needs of the link, as the dial left it.
+type streams struct {
+	pod, claim       string
+	stdinW, wdStdin  *io.PipeWriter
+	stdoutR, stderrR *io.PipeReader
+	cancel           context.CancelFunc
+	done, wdDone     chan struct{}
 }
 
 var _ acphost.Link = (*link)(nil)
@@ -67,35 +81,41 @@ func (l *link) Stop(grace time.Duration) {
 }
 
 func (l *link) stop(grace time.Duration) {
-	if l.stdinW != nil {
-		l.stdinW.Close()
+	l.mu.Lock()
+	l.stopping = true
+	st := streams{pod: l.pod, claim: l.claim, stdinW: l.stdinW, wdStdin: l.wdStdin, stdoutR: l.stdoutR, stderrR: l.stderrR,
+		cancel: l.cancel, done: l.done, wdDone: l.wdDone}
+	l.mu.Unlock()
+	if st.stdinW != nil {
+		st.stdinW.Close()
 		timer := time.NewTimer(grace)
 		select {
-		case <-l.done:
+		case <-st.done:
 		case <-timer.C:
 		}
 		timer.Stop()
 	}
-	if l.claim != "" && l.wdStdin != nil {
-		l.wdStdin.Close()
+	if st.claim != "" && st.wdStdin != nil {
+		st.wdStdin.Close()
 		timer := time.NewTimer(watchdogWait(grace))
 		select {
-		case <-l.wdDone:
+		case <-st.wdDone:
 		case <-timer.C:
 		}
 		timer.Stop()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), grace+time.Minute)
 	defer cancel()
-	l.h.release(ctx, l, grace)
-	if l.cancel != nil {
-		l.cancel()
-		<-l.done
-		<-l.wdDone
+	l.h.release(ctx, st.pod, st.claim, grace)
+	if st.cancel != nil {
+		// The dial closes done itself when it started no agent stream.
+		st.cancel()
+		<-st.done
+		<-st.wdDone
 	}
-	if l.stdoutR != nil {
-		l.stdoutR.CloseWithError(errStopped)
-		l.stderrR.CloseWithError(errStopped)
+	if st.stdoutR != nil {
+		st.stdoutR.CloseWithError(errStopped)
+		st.stderrR.CloseWithError(errStopped)
 	}
 	l.h.forget(l)
 }

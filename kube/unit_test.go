@@ -118,10 +118,13 @@ func TestClaimShape(t *testing.T) {
 	_, err := c.MarshalJSON()
 	require.NoError(t, err)
 
-	name, ok := claimBound(c)
-	assert.False(t, ok)
+	_, ok := claimBound(c)
+	assert.False(t, ok, "no status yet")
+	c.Object["status"] = map[string]any{"sandbox": map[string]any{"name": "sb-1"}}
+	_, ok = claimBound(c)
+	assert.False(t, ok, "named but not Ready")
 	c.Object["status"] = map[string]any{"sandbox": map[string]any{"name": "sb-1"}, "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-	name, ok = claimBound(c)
+	name, ok := claimBound(c)
 	assert.True(t, ok)
 	assert.Equal(t, "sb-1", name)
 }
