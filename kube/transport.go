@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -97,9 +99,10 @@ type Transport struct {
 	initErr error
 	h       *host // the clients, the host instance and its heartbeat
 
-	mu     sync.Mutex
-	where  string
-	closed bool
+	mu          sync.Mutex
+	where       string
+	containment string
+	closed      bool
 }
 
 // Load reads a kubeconfig as kubectl does: kubeconfig "" means the files
@@ -176,6 +179,23 @@ func (t *Transport) Close() error {
 }
 
 var errClosed = errors.New("kube: the transport is closed")
+
+// Containment says how the last Dial's pod holds its agent, for a header
+// or Enforcement to show: "kube pod NAME: non-root uid 65532, no
+// capabilities, no privilege escalation, seccomp RuntimeDefault, read-only
+// root fs, read-only /work" — read from the pod as created (for a claim,
+// as its pool made it). "" before any Dial.
+func (t *Transport) Containment() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.containment
+}
+
+func (t *Transport) setContainment(c string) {
+	t.mu.Lock()
+	t.containment = c
+	t.mu.Unlock()
+}
 
 func (t *Transport) isClosed() bool {
 	t.mu.Lock()
@@ -275,3 +295,104 @@ func dialError(err error) error {
 
 // transportName is the links' Promises.Transport.
 const transportName = "kube"
+
+// podFor is the pod Dial creates: the template with the agent's
+// container chosen, the keeper as its main process, the shorthands and
+// the safe defaults applied where the template says nothing, the labels
+// and the owner (the host instance's Lease) set.
+func (t *Transport) podFor(instance string, owner *metav1.OwnerReference) (*corev1.Pod, int, error) {
+	tpl := t.Template.DeepCopy()
+	pod := &corev1.Pod{ObjectMeta: tpl.ObjectMeta, Spec: tpl.Spec}
+	pod.Name = ""
+	pod.GenerateName = "acphost-"
+	pod.Namespace = ""
+	pod.ResourceVersion = ""
+	pod.UID = ""
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[ManagedByLabel] = ManagedBy
+	pod.Labels[InstanceLabel] = instance
+	if owner != nil {
+		pod.OwnerReferences = append(pod.OwnerReferences, *owner)
+	}
+
+	spec := &pod.Spec
+	if len(spec.Containers) == 0 {
+		spec.Containers = []corev1.Container{{Name: "agent"}}
+	}
+	i, err := containerIndex(spec.Containers, t.Container)
+	if err != nil {
+		return nil, 0, err
+	}
+	c := &spec.Containers[i]
+	if c.Image == "" {
+		c.Image = t.Image
+	}
+	if c.Image == "" {
+		return nil, 0, fmt.Errorf("kube: no image: set Transport.Image or the template container %q's image", c.Name)
+	}
+	if c.ImagePullPolicy == "" {
+		c.ImagePullPolicy = t.PullPolicy
+	}
+	c.Command = keeperArgv(t.startTimeout()+time.Minute, keeperGrace)
+	c.Args = nil
+	c.Stdin, c.StdinOnce, c.TTY = false, false, false
+	for _, m := range t.ReadOnlyMounts {
+		found := false
+		for j := range c.VolumeMounts {
+			if c.VolumeMounts[j].MountPath == m || c.VolumeMounts[j].Name == m {
+				c.VolumeMounts[j].ReadOnly = true
+				found = true
+			}
+		}
+		if !found {
+			return nil, 0, fmt.Errorf("kube: Transport.ReadOnlyMounts names %q, which container %q does not mount", m, c.Name)
+		}
+	}
+
+	spec.RestartPolicy = corev1.RestartPolicyNever
+	if spec.AutomountServiceAccountToken == nil {
+		spec.AutomountServiceAccountToken = new(false)
+	}
+	if spec.EnableServiceLinks == nil {
+		spec.EnableServiceLinks = new(false)
+	}
+	if t.MaxLifetime > 0 && spec.ActiveDeadlineSeconds == nil {
+		spec.ActiveDeadlineSeconds = new(int64(math.Ceil(t.MaxLifetime.Seconds())))
+	}
+	if spec.SecurityContext == nil {
+		spec.SecurityContext = &corev1.PodSecurityContext{}
+	}
+	psc := spec.SecurityContext
+	if psc.SeccompProfile == nil {
+		psc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
+	for j := range spec.Containers {
+		hardenContainer(&spec.Containers[j], psc)
+	}
+	for j := range spec.InitContainers {
+		hardenContainer(&spec.InitContainers[j], psc)
+	}
+	if t.ReadOnlyRootFilesystem {
+		c.SecurityContext.ReadOnlyRootFilesystem = new(true)
+	}
+	return pod, i, nil
+}
+
+// agentArgv is the agent's command line: Command, else the template
+// container's command and args.
+func (t *Transport) agentArgv() ([]string, error) {
+	if len(t.Command) > 0 {
+		return t.Command, nil
+	}
+	if t.WarmPool == "" && len(t.Template.Spec.Containers) > 0 {
+		if i, err := containerIndex(t.Template.Spec.Containers, t.Container); err == nil {
+			c := t.Template.Spec.Containers[i]
+			if argv := append(append([]string(nil), c.Command...), c.Args...); len(argv) > 0 {
+				return argv, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("kube: no agent command: set Transport.Command (the agent is exec'd into the pod, so the image's own entrypoint cannot be used)")
+}
