@@ -154,6 +154,10 @@ func TestKubeTurnsAndPermissionAndCloseLeavesNothing(t *testing.T) {
 	assert.Equal(t, 2, asked)
 	assert.Regexp(t, `^pod acphost-\w+ in `+c.ns, tr.Where())
 	assert.Regexp(t, `^kube pod acphost-\w+: non-root uid 65532, no capabilities, no privilege escalation, seccomp RuntimeDefault$`, tr.Containment())
+	ct := cl.Containment()
+	assert.Equal(t, acphost.ContainPod, ct.Mode, "the client reports the pod's containment")
+	assert.Equal(t, tr.Where(), ct.Where)
+	assert.Equal(t, []string{"non-root uid 65532", "no capabilities", "no privilege escalation", "seccomp RuntimeDefault"}, ct.Facts)
 	require.NotEmpty(t, testutil.WithEnv(m), "the agent runs on this node, its mark in its environment")
 	testutil.Until(t, 5*time.Second, func() (bool, string) {
 		return strings.Contains(stderr.String(), "agent in the pod"), "stderr: " + stderr.String()

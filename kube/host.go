@@ -274,8 +274,7 @@ func (h *host) dialPod(ctx context.Context, t *Transport) (acphost.Link, error) 
 		l.Stop(0)
 		return nil, err
 	}
-	t.setWhere(fmt.Sprintf("pod %s in %s%s", made.Name, h.namespace, t.contextWord()))
-	t.setContainment(Describe(made, l.container))
+	l.placed(t, fmt.Sprintf("pod %s in %s%s", made.Name, h.namespace, t.contextWord()), made)
 	return l, nil
 }
 
@@ -558,8 +557,7 @@ func (h *host) dialClaim(ctx context.Context, t *Transport) (acphost.Link, error
 		l.Stop(0)
 		return nil, err
 	}
-	t.setWhere(fmt.Sprintf("pod %s from warm pool %s in %s%s", pod.Name, t.WarmPool, h.namespace, t.contextWord()))
-	t.setContainment(Describe(pod, l.container))
+	l.placed(t, fmt.Sprintf("pod %s from warm pool %s in %s%s", pod.Name, t.WarmPool, h.namespace, t.contextWord()), pod)
 	return l, nil
 }
 

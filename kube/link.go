@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/internal/proc"
 )
@@ -32,6 +34,8 @@ type link struct {
 	wdDone  chan struct{}
 	wdTail  proc.Tail // the watchdog's stderr
 
+	contained acphost.Containment // set once by the dial, before the link is returned
+
 	stopOnce sync.Once
 	// mu guards the fields above that the dial sets after the link is
 	// tracked (pod for a claim, the streams), against a Close's Stop
@@ -49,7 +53,19 @@ type streams struct {
 	done, wdDone     chan struct{}
 }
 
-var _ acphost.Link = (*link)(nil)
+var _ acphost.ContainedLink = (*link)(nil)
+
+// Containment is the pod as the dial found it: where it runs and what its
+// security settings in force give (see Describe).
+func (l *link) Containment() acphost.Containment { return l.contained }
+
+// placed records where the dial put the agent, on the link and as the
+// transport's latest.
+func (l *link) placed(t *Transport, where string, pod *corev1.Pod) {
+	l.contained = acphost.Containment{Mode: acphost.ContainPod, Where: where, Facts: facts(pod, l.container)}
+	t.setWhere(where)
+	t.setContainment(Describe(pod, l.container))
+}
 
 func (l *link) Read(b []byte) (int, error)  { return l.stdoutR.Read(b) }
 func (l *link) Write(b []byte) (int, error) { return l.stdinW.Write(b) }

@@ -108,11 +108,19 @@ func containerIndex(cs []corev1.Container, name string) (int, error) {
 // root fs, read-only /work"). It reports the pod's spec as created (or,
 // for a claim, as the pool made it), not wishes.
 func Describe(pod *corev1.Pod, container string) string {
+	words := facts(pod, container)
+	if len(words) == 0 {
+		return "kube pod " + pod.Name
+	}
+	return "kube pod " + pod.Name + ": " + strings.Join(words, ", ")
+}
+
+// facts are Describe's words after the pod's name.
+func facts(pod *corev1.Pod, container string) []string {
 	var words []string
-	words = append(words, "kube pod "+pod.Name)
 	i, err := containerIndex(pod.Spec.Containers, container)
 	if err != nil || len(pod.Spec.Containers) == 0 {
-		return words[0]
+		return nil
 	}
 	c := pod.Spec.Containers[i]
 	psc := pod.Spec.SecurityContext
@@ -167,7 +175,7 @@ func Describe(pod *corev1.Pod, container string) string {
 	if pod.Spec.RuntimeClassName != nil {
 		words = append(words, "runtime class "+*pod.Spec.RuntimeClassName)
 	}
-	return words[0] + ": " + strings.Join(words[1:], ", ")
+	return words
 }
 
 func first[T any](a, b *T) *T {
