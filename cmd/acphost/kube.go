@@ -72,6 +72,15 @@ func kubeTransport(cfg config) *kube.Transport {
 		WarmPool:   k.WarmPool,
 		Command:    cfg.agent,
 		Env:        cfg.agentEnv,
-		Dir:        cfg.cwd,
+		Dir:        kubeDir(cfg.cwd),
 	}
+}
+
+// kubeDir is the session's directory in the pod: --cwd, else the root
+// (what an image's working directory is, the API does not say).
+func kubeDir(cwd string) string {
+	if cwd == "" {
+		return "/"
+	}
+	return cwd
 }

@@ -132,7 +132,7 @@ func remoteOptions(cfg config, opts *acphost.ACPOptions) error {
 	}
 	if cfg.remote.kube.Set() {
 		opts.Transport = kubeTransport(cfg)
-		opts.Dir = cfg.cwd // "": the container's working directory
+		opts.Dir = kubeDir(cfg.cwd)
 		return nil
 	}
 	t, err := sshTransport(cfg)

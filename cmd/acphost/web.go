@@ -282,7 +282,7 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 		kt := kubeTransport(cfg)
 		defer kt.Close() // after the server and its client, below
 		opts.Transport, opts.Command, opts.Args, opts.Process.Env = kt, "", nil, nil
-		opts.Dir = wf.kubeDir
+		opts.Dir = kubeDir(wf.kubeDir)
 	}
 	opts.RequireAsking = cfg.permission != ask.PermAllow
 	switch cfg.stderrPath {

@@ -126,7 +126,8 @@ Flags:
                          where every local user sees it (ps): taken with a
                          warning; give --token-file instead
   --kube-image IMAGE     run AGENT in a Kubernetes pod of its own from IMAGE
-                         ($KUBECONFIG, else ~/.kube/config); the pod is
+                         ($KUBECONFIG, else ~/.kube/config); --cwd is a
+                         directory in the pod (default /); the pod is
                          deleted when acphost exits; --fs and --writable are
                          refused
   --kube-warm-pool NAME  run AGENT in a pod claimed from the agent-sandbox
