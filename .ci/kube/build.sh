@@ -15,6 +15,9 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 log() { printf '[kube/build] %s\n' "$*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
+# A module of its own, outside the repository's go.work (which joins the
+# library's modules only).
+export GOWORK=off
 
 K8S_VERSION=v1.37.2
 cache="${ACPHOST_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/acphost-kube}"
