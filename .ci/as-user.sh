@@ -82,8 +82,8 @@ check() {
 
 echo "== as $user (uid $uid), HOME=$work/home, in a fresh clone: id $(as id -u):$(as id -g)"
 status=0
-if ! as go test -race -count=1 ./...; then status=1; fi
-check "go test -race ./..." || status=1
+if ! as go test -race -count=1 ./... ./cmd/acphost/...; then status=1; fi
+check "go test -race ./... ./cmd/acphost/..." || status=1
 if [ "${ACPHOST_AS_USER_INTEROP:-1}" = 1 ]; then
 	echo "== as $user: interop (six real agents)"
 	if ! as interop/run.sh; then status=1; fi

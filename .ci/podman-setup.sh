@@ -31,7 +31,7 @@ if [ "${1:-}" = --packages ]; then echo "${pkgs[*]}"; exit 0; fi
 [ "$(id -u)" = 0 ] || die "must run as root"
 
 # --- 1. packages ---------------------------------------------------------
-# shellcheck source=lib/apt.sh
+# shellcheck source-path=SCRIPTDIR source=lib/apt.sh
 . "$(dirname "$0")/lib/apt.sh"
 apt_install "${pkgs[@]}" || die "apt-get install ${pkgs[*]} failed"
 command -v podman >/dev/null || die "podman not on PATH after install"

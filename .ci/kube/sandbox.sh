@@ -47,7 +47,7 @@ build() {
 	(cd "$tmp" && GOWORK=off GOFLAGS=-buildvcs=false GOBIN="$tmp" CGO_ENABLED=0 \
 		go install -trimpath -ldflags "$ldflags" "$pkg@$SANDBOX_VERSION") ||
 		die "go install $pkg@$SANDBOX_VERSION failed"
-	mod=$(cd "$tmp" && GOWORK=off GOFLAGS= go mod download -json "$SANDBOX_MODULE@$SANDBOX_VERSION" |
+	mod=$(cd "$tmp" && GOWORK=off GOFLAGS="" go mod download -json "$SANDBOX_MODULE@$SANDBOX_VERSION" |
 		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
 	[ -d "$mod/k8s/crds" ] || die "no k8s/crds in $SANDBOX_MODULE@$SANDBOX_VERSION (at '$mod')"
 	mkdir "$tmp/crds"

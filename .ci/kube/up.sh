@@ -25,7 +25,7 @@ if [ -d "$KUBE_DIR" ]; then
 fi
 
 # --- packages -----------------------------------------------------------
-# shellcheck source=../lib/apt.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/apt.sh
 . "$here/../lib/apt.sh"
 t=$(now)
 apt_install "${PACKAGES[@]}" || die "apt-get install ${PACKAGES[*]} failed"
