@@ -15,30 +15,25 @@
 #   IMPORT_BUSYBOX=1   also build the image localhost/busybox:latest from
 #                      Debian's busybox-static (no registry involved).
 #   SKIP_SMOKE=1       skip the smoke test.
+#
+#   .ci/podman-setup.sh --packages   prints the Debian packages it needs
+#                                    (so that CI installs them with others)
 set -euo pipefail
 
 RUNTIME="${CONTAINER_RUNTIME:-runc}"
 log() { printf '[podman-setup] %s\n' "$*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
 
-[ "$(id -u)" = 0 ] || die "must run as root"
 case "$RUNTIME" in runc|crun) ;; *) die "CONTAINER_RUNTIME must be runc or crun";; esac
-
-# --- 1. packages ---------------------------------------------------------
 pkgs=(podman catatonit "$RUNTIME")
 [ "${IMPORT_BUSYBOX:-0}" = 1 ] && pkgs+=(busybox-static)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  log "installing: ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q >/dev/null || die "apt-get update failed"
-  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
-    || apt-get install -y -q "${missing[@]}" >/dev/null \
-    || die "apt-get install ${missing[*]} failed"
-fi
+if [ "${1:-}" = --packages ]; then echo "${pkgs[*]}"; exit 0; fi
+[ "$(id -u)" = 0 ] || die "must run as root"
+
+# --- 1. packages ---------------------------------------------------------
+# shellcheck source-path=SCRIPTDIR source=lib/apt.sh
+. "$(dirname "$0")/lib/apt.sh"
+apt_install "${pkgs[@]}" || die "apt-get install ${pkgs[*]} failed"
 command -v podman >/dev/null || die "podman not on PATH after install"
 
 # --- 2. containers.conf ----------------------------------------------------

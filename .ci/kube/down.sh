@@ -25,31 +25,13 @@ fi
 bin=$(cat "$KUBE_DIR/bin-dir" 2>/dev/null || true)
 in_base() { [ "$have_base" = 1 ] && grep -qxF -- "$2" "$base/$1"; }
 
-# wait_gone PID SECONDS: poll until the process is gone; 1 if it is not.
-wait_gone() {
-	local deadline=$(($(date +%s) + $2))
-	while alive "$1"; do
-		[ "$(date +%s)" -lt "$deadline" ] || return 1
-		sleep 0.05
-	done
-}
-# stop NAME: SIGTERM, then SIGKILL after 15 s.
-stop() {
-	local pid
-	pid=$(pidof_component "$1") || { rm -f "$KUBE_DIR/run/$1.pid"; return 0; }
-	kill -TERM "$pid" 2>/dev/null
-	if ! wait_gone "$pid" 15; then
-		log "$1 ($pid) ignored SIGTERM for 15 s: SIGKILL"
-		kill -KILL "$pid" 2>/dev/null
-		wait_gone "$pid" 5 || log "$1 ($pid) survives SIGKILL"
-	fi
-	rm -f "$KUBE_DIR/run/$1.pid"
-}
-
-# 1. Nothing may start new pods; then the kubelet stops the ones there are
-# (containers, sandboxes, their network namespaces) while it still can.
-stop kube-scheduler
-stop kube-controller-manager
+# 1. Nothing may start new pods: agent-sandbox's controller first (it would
+# refill warm pools), then the scheduler and the controller-manager; then the
+# kubelet stops the pods there are (containers, sandboxes, their network
+# namespaces) while it still can.
+stop_component "$SANDBOX_NAME"
+stop_component kube-scheduler
+stop_component kube-controller-manager
 if [ -n "$bin" ] && pidof_component kube-apiserver >/dev/null && pidof_component kubelet >/dev/null; then
 	t=$(now)
 	"$bin/kubectl" --kubeconfig "$KUBECONFIG_PATH" delete pods --all --all-namespaces \
@@ -57,9 +39,9 @@ if [ -n "$bin" ] && pidof_component kube-apiserver >/dev/null && pidof_component
 		log "not every pod went away through the kubelet; removing what is left by force"
 	log "pods deleted in $(since "$t") s"
 fi
-stop kubelet
-stop kube-apiserver
-stop etcd
+stop_component kubelet
+stop_component kube-apiserver
+stop_component etcd
 
 # 2. containerd: kill and remove whatever tasks are left, then stop it.
 if pidof_component containerd >/dev/null; then
@@ -79,7 +61,7 @@ if pidof_component containerd >/dev/null; then
 		ctr_ containers rm "$id" >/dev/null 2>&1
 	done
 fi
-stop containerd
+stop_component containerd
 
 # 3. Processes left behind anyway: shims (they outlive containerd) and
 # anything in the kubelet's cgroups.

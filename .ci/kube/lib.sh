@@ -27,6 +27,16 @@ BRIDGE=acphkube0
 TEST_IMAGE=localhost/acphost-kube/busybox:1
 PAUSE_IMAGE=localhost/acphost-kube/pause:1
 
+# agent-sandbox's controller (sandbox.sh), beside the cluster: its health
+# probe on loopback, its metrics off.
+SANDBOX_MODULE=sigs.k8s.io/agent-sandbox
+SANDBOX_VERSION=v1.0.1
+SANDBOX_PROBE_PORT="${ACPHOST_KUBE_SANDBOX_PROBE_PORT:-20281}"
+SANDBOX_NAME=agent-sandbox-controller # its pid file, log and binary
+
+# Binaries built by build.sh and sandbox.sh are kept here between runs.
+KUBE_CACHE="${ACPHOST_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/acphost-kube}"
+
 # What the cluster may change on the host that lives outside KUBE_DIR: the
 # sysctls the kubelet (and the bridge plugin) set, and the paths that
 # kubelet, containerd and CNI use whatever they are told.
@@ -63,6 +73,29 @@ pidof_component() {
 	pid=$(cat "$f")
 	[ -n "$pid" ] && alive "$pid" || return 1
 	echo "$pid"
+}
+
+# wait_gone PID SECONDS: poll until the process is gone; 1 if it is not.
+wait_gone() {
+	local deadline=$(($(date +%s) + $2))
+	while alive "$1"; do
+		[ "$(date +%s)" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
+# stop_component NAME: SIGTERM to the pid recorded in KUBE_DIR/run/NAME.pid,
+# SIGKILL after 15 s; the pid file goes either way.
+stop_component() {
+	local pid
+	pid=$(pidof_component "$1") || { rm -f "$KUBE_DIR/run/$1.pid"; return 0; }
+	kill -TERM "$pid" 2>/dev/null
+	if ! wait_gone "$pid" 15; then
+		log "$1 ($pid) ignored SIGTERM for 15 s: SIGKILL"
+		kill -KILL "$pid" 2>/dev/null
+		wait_gone "$pid" 5 || log "$1 ($pid) survives SIGKILL"
+	fi
+	rm -f "$KUBE_DIR/run/$1.pid"
 }
 
 # curl_api PATH: a GET on the apiserver as the admin, compact JSON.

@@ -25,18 +25,11 @@ if [ -d "$KUBE_DIR" ]; then
 fi
 
 # --- packages -----------------------------------------------------------
-missing=()
-for p in "${PACKAGES[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-	log "installing: ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
-		{ apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; } ||
-		die "apt-get install ${missing[*]} failed"
-	log "installed in $(since "$t0") s"
-fi
+# shellcheck source-path=SCRIPTDIR source=../lib/apt.sh
+. "$here/../lib/apt.sh"
+t=$(now)
+apt_install "${PACKAGES[@]}" || die "apt-get install ${PACKAGES[*]} failed"
+log "packages present after $(since "$t") s"
 for c in containerd ctr runc nft busybox openssl gcc curl; do
 	command -v "$c" >/dev/null || die "$c not on PATH after installing ${PACKAGES[*]}"
 done
