@@ -496,7 +496,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	}
 	servers, err := h.mcpServers(a)
 	if err == nil {
-		err = checkMCPServers(method, servers, a.caps.MCPCapabilities)
+		err = checkMCPServers(method, servers, len(h.opts.MCPServers), a.caps.MCPCapabilities, a.init.AgentInfo.Name == "fakeagent")
 	}
 	if err != nil {
 		return err
