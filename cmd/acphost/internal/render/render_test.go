@@ -142,3 +142,48 @@ func TestQuietSink(t *testing.T) {
 		t.Errorf("quiet: %q", out.String())
 	}
 }
+
+// codexRustApproval is a permission request of Codex's Rust adapter
+// (codex-acp 0.16.0, as recorded): its own approval prompt, "Available
+// Decisions" included, is the tool call's text content.
+const codexRustApproval = `{"sessionId":"01a228f6","toolCall":{"toolCallId":"call_mock_0048","kind":"execute","status":"pending","title":"echo hi > out.txt",
+ "content":[{"type":"content","content":{"type":"text",
+  "text":"Allow writing out.txt?\nProposed Amendment: /bin/bash\n-lc\necho hi > out.txt\nAvailable Decisions: Approved\nApprovedExecpolicyAmendment\nAbort"}}],
+ "rawInput":{"call_id":"call_mock_0048","command":["/bin/bash","-lc","echo hi > out.txt"],"cwd":"/repo/codex-allow","reason":"Allow writing out.txt?",
+  "proposed_execpolicy_amendment":["/bin/bash","-lc","echo hi > out.txt"],
+  "available_decisions":["approved",{"approved_execpolicy_amendment":{"proposed_execpolicy_amendment":["/bin/bash","-lc","echo hi > out.txt"]}},"abort"]}},
+ "options":[{"optionId":"approved","name":"Yes, proceed","kind":"allow_once"},
+  {"optionId":"approved-execpolicy-amendment","name":"Yes, and don't ask again for commands that start with ` + "`/bin/bash -lc echo hi > out.txt`" + `","kind":"allow_always"},
+  {"optionId":"abort","name":"No, and tell Codex what to do differently","kind":"reject_once"}]}`
+
+// A Codex (Rust) approval shows its reason and the options, not the
+// adapter's "Available Decisions" listing; once the tool ran, the prompt
+// is not shown again as its output — the answer line says what was
+// decided.
+func TestHumanCodexApprovalShowsTheDecision(t *testing.T) {
+	req, err := acp.ParsePermissionRequest(json.RawMessage(codexRustApproval))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	h := NewHuman(tty.NewScreen(&out, false, false), ask.PermAllow, ask.ElicitDecline)
+	h.BeginTurn("write it", false)
+	tc := req.ToolCall
+	h.Event(acphost.StreamEvent{Type: acphost.EventPermission, ID: tc.ID, Name: tc.Title, Permission: req, ToolCall: &tc})
+	h.Event(acphost.StreamEvent{Type: acphost.EventPermissionAnswer, ID: tc.ID, Answer: &acphost.PermissionAnswer{OptionID: "approved", Option: &req.Options[0], Reason: acphost.ReasonHook}})
+	done := tc
+	done.Status = acp.StatusCompleted
+	h.Event(acphost.StreamEvent{Type: acphost.EventToolResult, ID: tc.ID, Name: tc.Title, Kind: acp.ToolExecute, Status: acp.StatusCompleted, ToolCall: &done})
+	h.EndTurn(TurnResult{Stop: acp.StopEndTurn})
+	got := out.String()
+	for _, bad := range []string{"Available Decisions", "ApprovedExecpolicyAmendment", "Proposed Amendment", "│ Allow writing"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("shows the adapter's prompt (%q):\n%s", bad, got)
+		}
+	}
+	for _, want := range []string{"Allow writing out.txt?", "1) Yes, proceed [allow_once]", "→ Yes, proceed [allow_once]", "✓ execute echo hi > out.txt"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+}
