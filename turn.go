@@ -95,12 +95,12 @@ type turn struct {
 	// chunk starts a paragraph of its own (see Response.Text).
 	textMsg   string
 	textBreak bool
-	tools         map[string]*turnTool
-	order         []string
-	plan          []acp.PlanEntry
-	room          int  // bytes the Response may still keep (MaxResponseBytes)
-	discard       bool // Request.Discard: keep nothing
-	truncated     bool // something was not kept for want of room
+	tools     map[string]*turnTool
+	order     []string
+	plan      []acp.PlanEntry
+	room      int  // bytes the Response may still keep (MaxResponseBytes)
+	discard   bool // Request.Discard: keep nothing
+	truncated bool // something was not kept for want of room
 
 	ended     bool // delivery ended; guarded by the session's mu
 	cancelled bool // the turn was cancelled: later permissions are answered "cancelled"; guarded by the session's mu
