@@ -187,3 +187,38 @@ func TestHumanCodexApprovalShowsTheDecision(t *testing.T) {
 		}
 	}
 }
+
+// --json never says "hook" (the library's word for acphost's own hooks):
+// an answer acphost gave without asking carries who decided, one the
+// person gave "person", an --elicit policy's answer "elicit"; the
+// library's other reasons stay.
+func TestJSONSinkSaysWhoAnswered(t *testing.T) {
+	var out bytes.Buffer
+	j := NewJSONSink(&out)
+	j.Decision = func(id string, _ *acphost.PermissionAnswer) (string, string, bool) {
+		return "permission", "--permission allow", id == "t1"
+	}
+	j.Elicit = "decline"
+	hook := func(id string) acphost.StreamEvent {
+		return acphost.StreamEvent{Type: acphost.EventPermissionAnswer, ID: id, Answer: &acphost.PermissionAnswer{OptionID: "allow", Option: allowOnce(), Reason: acphost.ReasonHook}}
+	}
+	j.Event(hook("t1"))
+	j.Event(hook("t2"))
+	j.Event(acphost.StreamEvent{Type: acphost.EventPermissionAnswer, ID: "t3", Answer: &acphost.PermissionAnswer{Cancelled: true, Reason: acphost.ReasonTimeout}})
+	j.Event(acphost.StreamEvent{Type: acphost.EventElicitationAnswer, ID: "e1", ElicitationAnswer: &acphost.ElicitationAnswer{Action: acp.ElicitDecline, Reason: acphost.ReasonHook}})
+	j.Elicit = "ask"
+	j.Event(acphost.StreamEvent{Type: acphost.EventElicitationAnswer, ID: "e2", ElicitationAnswer: &acphost.ElicitationAnswer{Action: acp.ElicitDecline, Reason: acphost.ReasonHook}})
+	var reasons []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var jl JSONLine
+		if err := json.Unmarshal([]byte(l), &jl); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if jl.Type != "permission_decision" {
+			reasons = append(reasons, jl.Reason)
+		}
+	}
+	if want := []string{"permission", "person", "timeout", "elicit", "person"}; strings.Join(reasons, " ") != strings.Join(want, " ") {
+		t.Errorf("reasons %q, want %q:\n%s", reasons, want, out.String())
+	}
+}
