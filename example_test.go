@@ -26,9 +26,13 @@ func fakeAgentOptions() acphost.ACPOptions {
 	return acphost.ACPOptions{Command: path, Args: args, Process: acphost.ProcessOptions{Env: env}}
 }
 
-// A warm client runs turn after turn on one agent process.
+// A warm client runs turn after turn on one agent process. Set
+// OnPermission: without it every request the agent makes is allowed (and
+// the Logger warned once).
 func Example() {
-	c, err := acphost.Start(context.Background(), fakeAgentOptions())
+	opts := fakeAgentOptions()
+	opts.OnPermission = acphost.RejectChanges(acphost.AllowAll()) // reads yes, anything that can change something no
+	c, err := acphost.Start(context.Background(), opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,8 +45,8 @@ func Example() {
 		fmt.Println(resp.Text, resp.StopReason)
 	}
 	// Output:
-	// picked allow end_turn
-	// picked allow end_turn
+	// picked reject end_turn
+	// picked reject end_turn
 }
 
 // Plan mode rejects every tool that could change something, before
