@@ -87,6 +87,9 @@ type wiring struct {
 	gens     *atomic.Int64  // the client's count of agents dialled: this one's number
 	roots    *sandbox.Roots // the fs roots, opened once by the client
 	writable *sandbox.Roots // a confined agent's Writable; nil unless confined
+	// defaultWarned is set once the default permission answer was warned
+	// of: once per client, across its agents.
+	defaultWarned *atomic.Bool
 }
 
 func dialAgent(ctx context.Context, w wiring, dial dialer) (*agent, error) {
@@ -114,7 +117,7 @@ func connectAgent(ctx context.Context, w wiring, l link) (*agent, error) {
 	a.perms = &broker{
 		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: w.opts.Debug.Logger,
 		timeout: w.opts.PermissionTimeout, planMode: w.planMode, poisoned: a.poisoned.Load,
-		idle: make(chan *pendingPermission),
+		idle: make(chan *pendingPermission), defaultWarned: w.defaultWarned,
 	}
 	a.elicitor = &elicitor{
 		ctx: a.ctx, wg: &a.wg, cb: &a.cb, log: w.opts.Debug.Logger,
@@ -501,7 +504,7 @@ func (a *agent) open(ctx context.Context, h *Session, how openKind) (err error) 
 	}
 	servers, err := h.mcpServers(a)
 	if err == nil {
-		err = checkMCPServers(method, servers, a.caps.MCPCapabilities)
+		err = checkMCPServers(method, servers, len(h.opts.MCPServers), a.caps.MCPCapabilities, a.init.AgentInfo.Name == "fakeagent")
 	}
 	if err != nil {
 		return err

@@ -27,6 +27,8 @@ type broker struct {
 
 	idle  chan *pendingPermission // idle broker goroutines take requests here
 	idleN atomic.Int32
+
+	defaultWarned *atomic.Bool // the client's: the default answer was warned of
 }
 
 // pendingPermission is one request being decided, answered once through
@@ -161,12 +163,24 @@ func (b *broker) decideAtOnce(p *pendingPermission) bool {
 		ans = answerCancelled(ReasonDefault)
 		if id := DefaultPermission(p.req); id != "" {
 			ans = PermissionAnswer{OptionID: id, Option: p.req.Option(id), Reason: ReasonDefault}
+			b.warnDefault(p.req, id)
 		}
 	default:
 		return false
 	}
 	b.goSettle(p, ans)
 	return true
+}
+
+// warnDefault warns the Logger, once per client, that a request was
+// allowed because no OnPermission is set: the seed's contract, kept, but
+// one a host treating its agent as hostile should choose, not inherit.
+func (b *broker) warnDefault(req *acp.PermissionRequest, id string) {
+	if b.defaultWarned == nil || b.defaultWarned.Swap(true) {
+		return
+	}
+	b.log.Warn("acphost: no OnPermission is set, so the agent's permission requests are allowed (the first allow option); set ACPOptions.OnPermission (RejectChanges, AllowReads, or a person) to decide",
+		"session", req.SessionID, "kind", req.ToolCall.Kind, "option", id)
 }
 
 // maxIdleBrokers bounds the broker goroutines kept waiting for requests.

@@ -41,7 +41,10 @@ type ACPClient struct {
 	writable *sandbox.Roots // a confined agent's Writable, for the host's writes; nil unless confined
 	rec      *wireRecorder
 	gens     atomic.Int64 // agent processes started
-	foreign  atomic.Int64 // see Stats
+	// defaultWarned: the Logger was warned that no OnPermission answered
+	// a request with the default allow (once per client).
+	defaultWarned atomic.Bool
+	foreign       atomic.Int64 // see Stats
 
 	mu      sync.Mutex
 	ag      *agent
@@ -96,7 +99,7 @@ func newClient(ctx context.Context, opts ACPOptions, newDialer func(*ACPClient) 
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.plan.Store(opts.PlanMode)
 	dial := newDialer(c)
-	w := wiring{opts: &c.opts, planMode: c.PlanMode, rec: c.rec, foreign: &c.foreign, gens: &c.gens, roots: c.roots, writable: c.writable}
+	w := wiring{opts: &c.opts, planMode: c.PlanMode, rec: c.rec, foreign: &c.foreign, gens: &c.gens, roots: c.roots, writable: c.writable, defaultWarned: &c.defaultWarned}
 	c.dial = func(ctx context.Context) (*agent, error) { return dialAgent(ctx, w, dial) }
 	ag, err := c.dial(ctx)
 	if err != nil {

@@ -1,9 +1,11 @@
 package acphost
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/acphost/acphost/internal/cgroup"
 	"github.com/acphost/acphost/internal/proc"
@@ -19,7 +21,8 @@ const (
 	// ContainAuto, the zero value, uses the first of these the system
 	// allows: a cgroup (ContainCgroup), a PID namespace
 	// (ContainPIDNamespace), the process group (ContainProcessGroup). Each
-	// step down is reported by a Logger warning and by Containment.
+	// step down is reported by Containment, and by a Logger warning the
+	// first time in the process (at debug level after).
 	ContainAuto ContainMode = ""
 	// ContainCgroup requires a Linux cgroup v2 group per process tree: the
 	// agent's, and one per terminal. Close (and terminal/kill, release)
@@ -197,13 +200,44 @@ func containmentOf(mode ContainMode, p *proc.Process, reasons []error, log *slog
 	return c
 }
 
-// warnFallback logs that processes are held by mode, not a cgroup.
-func warnFallback(mode ContainMode, reason error, log *slog.Logger) {
+// fallbackWarned records the step-downs already warned of in this
+// process: a host that starts agents all day where cgroups cannot be had
+// (a container, a machine without systemd) would otherwise log the same
+// warning at every start and restart.
+var fallbackWarned fallbackWarnings
+
+// fallbackWarnings says, per mode, whether its step-down was warned of.
+type fallbackWarnings struct{ namespace, group atomic.Bool }
+
+// level is Warn the first time mode is stepped down to, Debug after.
+func (w *fallbackWarnings) level(mode ContainMode) slog.Level {
+	done := &w.group
 	if mode == ContainPIDNamespace {
-		log.Warn("acphost: no cgroup: processes are held by a PID namespace of their own (each tree dies with its first process; setuid programs do not work in it)", "reason", reason)
+		done = &w.namespace
+	}
+	if done.Swap(true) {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}
+
+// warnFallback logs that processes are held by mode, not a cgroup: a
+// warning the first time in the process, at debug level after (the
+// client's Containment says it every time).
+func warnFallback(mode ContainMode, reason error, log *slog.Logger) {
+	fallbackWarned.log(mode, reason, log)
+}
+
+func (w *fallbackWarnings) log(mode ContainMode, reason error, log *slog.Logger) {
+	if !log.Enabled(context.Background(), slog.LevelWarn) {
+		return // a logger that drops it does not use up the warning
+	}
+	level := w.level(mode)
+	if mode == ContainPIDNamespace {
+		log.Log(context.Background(), level, "acphost: no cgroup: processes are held by a PID namespace of their own (each tree dies with its first process; setuid programs do not work in it)", "reason", reason)
 		return
 	}
-	log.Warn("acphost: processes are held by their process group only; one that leaves it (setsid, a daemon) outlives Close", "reason", reason)
+	log.Log(context.Background(), level, "acphost: processes are held by their process group only; one that leaves it (setsid, a daemon) outlives Close", "reason", reason)
 }
 
 // terminalContain maps the mode onto the terminal package's, with a

@@ -49,7 +49,10 @@
 //	EventPlan, Update's Plan          the agent's to-do list for the turn, nothing to do with permissions
 //
 // A [PermissionAnswer] with Reason [ReasonHook] was chosen by OnPermission:
-// the caller's own function or a policy, not the library.
+// the caller's own function or a policy, not the library. Without
+// OnPermission every request is allowed (the first allow option, Reason
+// [ReasonDefault]) and ACPOptions.Debug.Logger is warned once per client:
+// set a hook, as the example above does.
 //
 // # Concurrency
 //

@@ -236,17 +236,46 @@ func (e *ProtocolError) Unwrap() error { return e.Err }
 
 // MCPServerError reports an MCP server of a transport the agent did not
 // advertise in its mcpCapabilities, refused before anything was sent. It
-// matches ErrUnsupported.
+// matches ErrUnsupported. Its message ends with what would make it work:
+// the capability the agent would have to advertise (Capability), and a
+// stdio server instead of a remote one, or an agent that takes http for
+// the host's own tools.
 type MCPServerError struct {
 	Method          string           // "session/new", "session/load", …
 	Server          string           // the server's name
 	Transport       acp.MCPTransport // its transport ("stdio", "http", "sse", …)
 	AgentTransports []string         // what the agent takes: "stdio" and its mcpCapabilities
+	// HostTools reports that the server is the host's own tools
+	// (ACPOptions.HostTools), which are served over http only.
+	HostTools bool
+	// Capability is the member of the agent's initialize answer that would
+	// let it take the server, e.g. "agentCapabilities.mcpCapabilities.http";
+	// empty for a transport ACP has no capability for.
+	Capability string
+
+	fakeAgent bool // the agent calls itself fakeagent: name the Script field
 }
 
 func (e *MCPServerError) Error() string {
-	return fmt.Sprintf("acphost: %s: MCP server %q is %s, which the agent does not take (it takes %s)",
-		e.Method, e.Server, e.Transport, strings.Join(e.AgentTransports, ", "))
+	what := fmt.Sprintf("MCP server %q is %s", e.Server, e.Transport)
+	if e.HostTools {
+		what = fmt.Sprintf("MCP server %q (the host tools of ACPOptions.HostTools) is %s", e.Server, e.Transport)
+	}
+	msg := fmt.Sprintf("acphost: %s: %s, which the agent does not take (it takes %s)",
+		e.Method, what, strings.Join(e.AgentTransports, ", "))
+	if e.Capability == "" {
+		return msg
+	}
+	msg += "; it takes one only if it advertises " + e.Capability + " in its initialize answer"
+	switch {
+	case e.fakeAgent:
+		msg += fmt.Sprintf(" (fakeagent: set Script.AgentCapabilities to {\"mcpCapabilities\":{%q:true}})", string(e.Transport))
+	case e.HostTools:
+		msg += ": use an agent that does, or leave HostTools unset"
+	default:
+		msg += ": give it a stdio server instead, or leave this one out"
+	}
+	return msg
 }
 
 func (e *MCPServerError) Unwrap() error { return ErrUnsupported }

@@ -26,9 +26,13 @@ func fakeAgentOptions() acphost.ACPOptions {
 	return acphost.ACPOptions{Command: path, Args: args, Process: acphost.ProcessOptions{Env: env}}
 }
 
-// A warm client runs turn after turn on one agent process.
+// A warm client runs turn after turn on one agent process. Set
+// OnPermission: without it every request the agent makes is allowed (and
+// the Logger warned once).
 func Example() {
-	c, err := acphost.Start(context.Background(), fakeAgentOptions())
+	opts := fakeAgentOptions()
+	opts.OnPermission = acphost.RejectChanges(acphost.AllowAll()) // reads yes, anything that can change something no
+	c, err := acphost.Start(context.Background(), opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,8 +45,8 @@ func Example() {
 		fmt.Println(resp.Text, resp.StopReason)
 	}
 	// Output:
-	// picked allow end_turn
-	// picked allow end_turn
+	// picked reject end_turn
+	// picked reject end_turn
 }
 
 // Plan mode rejects every tool that could change something, before
@@ -130,16 +134,18 @@ func ExampleSession_Stream() {
 	}
 	defer c.Close()
 	for ev, err := range c.Session().Stream(context.Background(), acphost.Request{Prompt: "list files"}) {
-		if err != nil {
-			log.Fatal(err)
-		}
 		switch ev.Type {
 		case acphost.EventText, acphost.EventThought:
 			fmt.Printf("%s %q\n", ev.Type, ev.Delta)
 		case acphost.EventToolCall, acphost.EventToolResult:
 			fmt.Printf("%s %s via %s\n", ev.Type, ev.Name, ev.Via)
 		case acphost.EventDone:
-			fmt.Println(ev.Type, ev.StopReason)
+			// The last event of a turn that ended; a stop ends here too
+			// (see the stop example), so err is not fatal.
+			fmt.Println(ev.Type, ev.StopReason, err)
+		case acphost.EventError:
+			// The last event of a turn that failed: err says why.
+			fmt.Println("failed:", err)
 		}
 	}
 	// Output:
@@ -147,7 +153,44 @@ func ExampleSession_Stream() {
 	// tool_call ls via acp
 	// tool_result ls via acp
 	// text "picked allow"
-	// done end_turn
+	// done end_turn <nil>
+}
+
+// A stop button cancels the context given to Stream. The agent is sent
+// session/cancel and the turn ends with an EventDone whose StopReason is
+// "cancelled" and whose error wraps context.Canceled; what the agent said
+// before the stop came as events first. (A stop the agent does not confirm
+// in time ends with an EventError wrapping both context.Canceled and
+// ErrCancelUnconfirmed, and the agent is replaced before the next turn.)
+func ExampleSession_Stream_stop() {
+	path, args, env, err := fakeagent.Command(fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Say(fakeagent.Text("working on it")),
+		{WaitCancel: true}, // a long task, until the stop
+	}}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := acphost.Start(context.Background(), acphost.ACPOptions{Command: path, Args: args, Process: acphost.ProcessOptions{Env: env}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	for ev, err := range c.Session().Stream(ctx, acphost.Request{Prompt: "refactor everything"}) {
+		switch ev.Type {
+		case acphost.EventText:
+			fmt.Printf("text %q\n", ev.Delta)
+			stop() // the person pressed stop
+		case acphost.EventDone:
+			fmt.Println(ev.Type, ev.StopReason, "stopped:", errors.Is(err, context.Canceled))
+		case acphost.EventError:
+			fmt.Println("failed:", err, "stopped:", errors.Is(err, context.Canceled))
+		}
+	}
+	// Output:
+	// text "working on it"
+	// done cancelled stopped: true
 }
 
 // ParsePermissionRequest decodes a request without a client, including the

@@ -87,6 +87,9 @@ func TestMCPServerTransportRefused(t *testing.T) {
 			require.True(t, errors.As(err, &me), "%v", err)
 			assert.Equal(t, "session/new", me.Method)
 			assert.Contains(t, err.Error(), tc.want)
+			assert.False(t, me.HostTools)
+			assert.Equal(t, "agentCapabilities.mcpCapabilities."+string(me.Transport), me.Capability)
+			assert.Contains(t, err.Error(), `fakeagent: set Script.AgentCapabilities to {"mcpCapabilities":{"`+string(me.Transport)+`":true}}`, "the fix is named")
 			msgs, rerr := fakeagent.ReadRecord(rec)
 			require.NoError(t, rerr)
 			for _, m := range msgs {
@@ -94,6 +97,27 @@ func TestMCPServerTransportRefused(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMCPServerErrorSaysWhatToDo: the refusal of a server the agent does
+// not take ends with the capability the agent would have to advertise and
+// what the caller can do instead — a stdio server, or for the host tools
+// an agent that takes http.
+func TestMCPServerErrorSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  acphost.MCPServerError
+		want string
+	}{
+		{acphost.MCPServerError{Method: "session/new", Server: "docs", Transport: acp.MCPHTTP, AgentTransports: []string{"stdio"}, Capability: "agentCapabilities.mcpCapabilities.http"},
+			`acphost: session/new: MCP server "docs" is http, which the agent does not take (it takes stdio); it takes one only if it advertises agentCapabilities.mcpCapabilities.http in its initialize answer: give it a stdio server instead, or leave this one out`},
+		{acphost.MCPServerError{Method: "session/new", Server: "shop", Transport: acp.MCPHTTP, AgentTransports: []string{"stdio"}, HostTools: true, Capability: "agentCapabilities.mcpCapabilities.http"},
+			`acphost: session/new: MCP server "shop" (the host tools of ACPOptions.HostTools) is http, which the agent does not take (it takes stdio); it takes one only if it advertises agentCapabilities.mcpCapabilities.http in its initialize answer: use an agent that does, or leave HostTools unset`},
+		{acphost.MCPServerError{Method: "session/load", Server: "x", Transport: "ws", AgentTransports: []string{"stdio"}},
+			`acphost: session/load: MCP server "x" is ws, which the agent does not take (it takes stdio)`},
+	} {
+		assert.Equal(t, tc.want, tc.err.Error())
+	}
 }
 
 // TestMCPServerMalformedRefused: a server without a name, a duplicate name,

@@ -78,7 +78,9 @@ func (c mcpCaps) takes(t acp.MCPTransport) bool {
 // cannot take: a server without a name (or with one already used), one
 // missing what its transport needs, or one of a transport the agent did
 // not advertise (an *MCPServerError matching ErrUnsupported).
-func checkMCPServers(method string, servers []acp.MCPServer, caps mcpCaps) error {
+// Servers from index hostFrom on are the host tools'; fake is whether the
+// agent calls itself fakeagent (the error then names the Script field).
+func checkMCPServers(method string, servers []acp.MCPServer, hostFrom int, caps mcpCaps, fake bool) error {
 	seen := make(map[string]bool, len(servers))
 	for i, m := range servers {
 		name, t, err := m.Check()
@@ -90,7 +92,12 @@ func checkMCPServers(method string, servers []acp.MCPServer, caps mcpCaps) error
 		}
 		seen[name] = true
 		if !caps.takes(t) {
-			return &MCPServerError{Method: method, Server: name, Transport: t, AgentTransports: caps.transports()}
+			me := &MCPServerError{Method: method, Server: name, Transport: t, AgentTransports: caps.transports(), HostTools: i >= hostFrom, fakeAgent: fake}
+			switch t {
+			case acp.MCPHTTP, acp.MCPSSE, "acp":
+				me.Capability = "agentCapabilities.mcpCapabilities." + string(t)
+			}
+			return me
 		}
 	}
 	return nil

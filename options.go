@@ -46,7 +46,10 @@ type ACPOptions struct {
 	// from it fails with ErrReentrant (it would wait for this answer). An error, a panic, an empty ID or an
 	// ID that was not offered answers the first reject-kind option (else
 	// "cancelled"). Nil: the first allow_once option, else the first
-	// allow-kind option (see [DefaultPermission]).
+	// allow-kind option (see [DefaultPermission]), and a Debug.Logger
+	// warning the first time the client answers so: an agent is hostile
+	// until shown otherwise, so choose a hook (RejectChanges, AllowReads,
+	// a person) rather than inherit this one.
 	OnPermission PermissionFunc
 	// OnUpdate receives every session/update, in wire order, on the client's
 	// dispatcher goroutine (never the read loop). A slow OnUpdate slows

@@ -474,7 +474,10 @@ func (s *Session) Close(ctx context.Context) error {
 // starts when the loop starts; breaking out of the loop (or a panic in its
 // body) cancels it and waits for the cancellation to finish. The last pair
 // carries the "done" event, or an "error" event with the turn's error (also
-// when the turn could not start). Only end events carry an error.
+// when the turn could not start). Only end events carry an error, and a
+// stop — ctx cancelled — ends with "done" (StopReason "cancelled", an error
+// wrapping context.Canceled) once the agent confirms it: do not treat every
+// error as fatal.
 func (s *Session) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
 		caller := s.c.agent().cb.callerID() // the turn runs on another goroutine, for this one

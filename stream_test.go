@@ -2,6 +2,7 @@ package acphost
 
 import (
 	"context"
+	"encoding/json"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -63,4 +64,35 @@ func TestStreamBreakCancelsTheTurn(t *testing.T) {
 		}
 		assert.Equal(t, EventDone, last.Type, "the loop ended after the cancellation finished; the next turn runs")
 	})
+}
+
+// TestResponseTextSeparatesMessages: the Response's text (what --json's
+// result line and the session history keep) joins the chunks of one
+// message as sent, and starts another message — text after a tool call
+// or a thought, or a new messageId — after a blank line, where it was
+// once glued to the last word ("Let me look.Found it.").
+func TestResponseTextSeparatesMessages(t *testing.T) {
+	t.Parallel()
+	msg := func(id, text string) json.RawMessage {
+		return json.RawMessage(`{"sessionUpdate":"agent_message_chunk","messageId":"` + id + `","content":{"type":"text","text":"` + text + `"}}`)
+	}
+	c, _ := connectFake(t, fakeagent.Script{Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+		fakeagent.Say(fakeagent.Text("Let me ")),
+		fakeagent.Say(fakeagent.Text("look.")),
+		fakeagent.Say(fakeagent.ToolCall("t1", "ls", "execute")),
+		fakeagent.Say(fakeagent.ToolUpdate("t1", "completed")),
+		fakeagent.Say(fakeagent.Text("Found it.")),
+		fakeagent.Say(fakeagent.Thought("checking")),
+		fakeagent.Say(fakeagent.Text("Checked.\n")),
+		fakeagent.Say(msg("m1", "One")),
+		fakeagent.Say(msg("m1", " message.")),
+		fakeagent.Say(msg("m2", "Another.")),
+	}}}}, ACPOptions{})
+	resp, err := c.Generate(Request{Prompt: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Let me look.\n\nFound it.\n\nChecked.\nOne message.\n\nAnother."; resp.Text != want {
+		t.Errorf("Text = %q, want %q", resp.Text, want)
+	}
 }

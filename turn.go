@@ -43,6 +43,9 @@ func (r Request) blocks() []acp.ContentBlock {
 // Response is what a turn produced.
 type Response struct {
 	// Text is the agent's answer: its message chunks only, never thoughts.
+	// Chunks of one message are joined as sent; another message (a new
+	// messageId, or text after a tool call or a thought) starts a
+	// paragraph of its own, after a blank line.
 	Text string
 	// Thought is the agent's reasoning (thought chunks), kept apart.
 	Thought string
@@ -99,13 +102,18 @@ type turn struct {
 	endCtx context.CancelCauseFunc
 
 	text, thought strings.Builder
-	tools         map[string]*turnTool
-	order         []string
-	plan          []acp.PlanEntry
-	room          int               // bytes the Response may still keep (MaxResponseBytes)
-	discard       bool              // Request.Discard: keep nothing
-	meta          map[string]string // the prompt's _meta (TurnWatch.Meta); nil: none
-	truncated     bool              // something was not kept for want of room
+	// textMsg is the messageId of the last message chunk kept, textBreak
+	// that a tool call or a thought came after it: the next message
+	// chunk starts a paragraph of its own (see Response.Text).
+	textMsg   string
+	textBreak bool
+	tools     map[string]*turnTool
+	order     []string
+	plan      []acp.PlanEntry
+	room      int               // bytes the Response may still keep (MaxResponseBytes)
+	discard   bool              // Request.Discard: keep nothing
+	meta      map[string]string // the prompt's _meta (TurnWatch.Meta); nil: none
+	truncated bool              // something was not kept for want of room
 
 	cost *acp.Cost // the last usage_update's cost
 
@@ -205,6 +213,7 @@ func (t *turn) observe(u acp.Update, toolSize int) {
 	case *acp.MessageChunk:
 		t.observeChunk(u)
 	case *acp.ToolCallUpdate:
+		t.textBreak = true
 		t.observeTool(u.State, toolSize, u)
 	case *acp.PlanUpdate:
 		if !t.discard {
@@ -231,12 +240,33 @@ func (t *turn) observeChunk(u *acp.MessageChunk) {
 	}
 	switch u.Kind() {
 	case acp.KindAgentMessageChunk:
-		t.keepText(&t.text, u.Content.Text)
+		kept := u.Content.Text
+		if t.textBreak || (u.MessageID != "" && t.textMsg != "" && u.MessageID != t.textMsg) {
+			kept = paragraphBreak(t.text.String(), kept) + kept
+		}
+		t.textBreak = false
+		if u.MessageID != "" {
+			t.textMsg = u.MessageID
+		}
+		t.keepText(&t.text, kept)
 		t.emit(StreamEvent{Type: EventText, Delta: u.Content.Text, Update: u})
 	case acp.KindAgentThoughtChunk:
+		t.textBreak = true
 		t.keepText(&t.thought, u.Content.Text)
 		t.emit(StreamEvent{Type: EventThought, Delta: u.Content.Text, Update: u})
 	}
+}
+
+// paragraphBreak is what goes between the text kept so far and the first
+// chunk of another message: a blank line, unless either side has one.
+func paragraphBreak(kept, next string) string {
+	switch {
+	case kept == "", next == "", strings.HasPrefix(next, "\n"), strings.HasSuffix(kept, "\n\n"):
+		return ""
+	case strings.HasSuffix(kept, "\n"):
+		return "\n"
+	}
+	return "\n\n"
 }
 
 // keepText appends a chunk to the Response's text if there is room.

@@ -58,6 +58,8 @@ const (
 // object). A member of the wrong JSON type is left empty and makes
 // [PermissionChange.Known] report false. Show [PermissionChange.Describe];
 // the same holds for [ChangeTarget] and [ChangeMatcher].
+// The JSON members and their place in a request are shown in the
+// example.
 type PermissionChange struct {
 	Type ChangeType
 	// Operation is "add", "remove" or "replace" (policy_rule), "grant"

@@ -7,6 +7,106 @@ type Option struct {
 	ID   string `json:"optionId"`
 	Name string `json:"name"`
 	Kind string `json:"kind"` // allow_once, allow_always, reject_once or reject_always
+	// Meta, when set, is sent as the option's _meta: a version 1 record
+	// under _meta.permission (or _meta.jetbrains.air.permission, with
+	// Meta.AIR) carrying the option's description and the changes
+	// selecting it would make, as the Claude and Codex adapters send them.
+	Meta *OptionMeta `json:"-"`
+	// RawMeta, when set, is sent as the option's _meta exactly as given
+	// (for malformed or hostile records); it wins over Meta. It must be
+	// valid JSON.
+	RawMeta json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the option as an ACP PermissionOption, with its _meta
+// from RawMeta or Meta.
+func (o Option) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		ID   string          `json:"optionId"`
+		Name string          `json:"name"`
+		Kind string          `json:"kind"`
+		Meta json.RawMessage `json:"_meta,omitempty"`
+	}
+	p := plain{ID: o.ID, Name: o.Name, Kind: o.Kind, Meta: o.RawMeta}
+	if p.Meta == nil && o.Meta != nil {
+		rec, err := json.Marshal(o.Meta)
+		if err != nil {
+			return nil, err
+		}
+		if o.Meta.AIR {
+			p.Meta = mustJSON(map[string]any{"jetbrains": map[string]any{"air": map[string]json.RawMessage{"permission": rec}}})
+		} else {
+			p.Meta = mustJSON(map[string]json.RawMessage{"permission": rec})
+		}
+	}
+	return json.Marshal(p)
+}
+
+// OptionMeta is an option's permission record, {version: 1, description,
+// changes}. Version 0 is sent as 1.
+type OptionMeta struct {
+	Version     int      `json:"version"`
+	Description string   `json:"description,omitempty"`
+	Changes     []Change `json:"changes,omitempty"`
+	// AIR puts the record under _meta.jetbrains.air.permission instead of
+	// _meta.permission.
+	AIR bool `json:"-"`
+}
+
+// MarshalJSON encodes the record with version 1 unless another is set.
+func (m OptionMeta) MarshalJSON() ([]byte, error) {
+	type record OptionMeta
+	r := record(m)
+	if r.Version == 0 {
+		r.Version = 1
+	}
+	return json.Marshal(r)
+}
+
+// Change is one structured change of an option, e.g. a policy rule
+// {type: "policy_rule", operation: "add", ruleBehavior: "allow", lifetime:
+// {scope: "session"}, targets: [{type: "command", matcher: {type:
+// "argv_prefix", argv: ["npm", "test"]}}]}. Empty members are left out.
+type Change struct {
+	Type         string          `json:"type"`                   // policy_rule, grant, permission_mode
+	Operation    string          `json:"operation,omitempty"`    // add, remove, replace, grant, set
+	RuleBehavior string          `json:"ruleBehavior,omitempty"` // allow, deny, ask
+	Description  string          `json:"description,omitempty"`
+	Provider     string          `json:"provider,omitempty"` // claudeCode
+	Mode         string          `json:"mode,omitempty"`     // a permission_mode change's mode
+	Lifetime     *ChangeLifetime `json:"lifetime,omitempty"`
+	Targets      []ChangeTarget  `json:"targets,omitempty"`
+}
+
+// ChangeLifetime is how long a change lasts: Scope turn, session, process,
+// persistent or unknown; Storage user, project, project_local or
+// cli_argument.
+type ChangeLifetime struct {
+	Scope   string `json:"scope"`
+	Storage string `json:"storage,omitempty"`
+}
+
+// ChangeTarget is what a change applies to: Type command, network,
+// filesystem or tool.
+type ChangeTarget struct {
+	Type     string         `json:"type"`
+	Access   []string       `json:"access,omitempty"`   // filesystem: read, write
+	ToolName string         `json:"toolName,omitempty"` // tool: e.g. Bash
+	Matcher  *ChangeMatcher `json:"matcher,omitempty"`
+}
+
+// ChangeMatcher selects within a target: Type argv_prefix (Argv), host
+// (Host, Protocol), any, directory or exact_path (Path), glob (Pattern),
+// special or provider_rule (Provider, Value).
+type ChangeMatcher struct {
+	Type     string          `json:"type"`
+	Argv     []string        `json:"argv,omitempty"`
+	Host     string          `json:"host,omitempty"`
+	Protocol string          `json:"protocol,omitempty"`
+	Path     string          `json:"path,omitempty"`
+	Pattern  string          `json:"pattern,omitempty"`
+	Provider string          `json:"provider,omitempty"`
+	Value    json.RawMessage `json:"value,omitempty"`
 }
 
 // StdOptions are the options [PermissionParams] offers when given none: allow (allow_once),

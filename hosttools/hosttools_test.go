@@ -504,6 +504,9 @@ func TestHostToolsNotAdvertised(t *testing.T) {
 	var me *acphost.MCPServerError
 	require.ErrorAs(t, err, &me)
 	assert.Equal(t, acp.MCPHTTP, me.Transport)
+	assert.True(t, me.HostTools, "the refused server is the host tools")
+	assert.Contains(t, err.Error(), `(the host tools of ACPOptions.HostTools) is http, which the agent does not take (it takes stdio)`)
+	assert.Contains(t, err.Error(), `fakeagent: set Script.AgentCapabilities to {"mcpCapabilities":{"http":true}}`, "the message says what to set")
 	toAgentW.Close()
 	toClientR.Close()
 	stop()

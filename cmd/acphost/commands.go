@@ -18,7 +18,11 @@ import (
 )
 
 // hostCommands are the in-chat commands acphost itself answers; any other
-// /word goes to the agent as the prompt (its own slash commands).
+// /word goes to the agent as the prompt (its own slash commands). Where
+// the agent has a command of the same name (Claude's /config, /help …),
+// acphost's wins, so that a command means the same on every agent, and
+// //name sends the agent's: /help lists it so, and using acphost's says
+// so once.
 var hostCommands = []struct{ name, args, help string }{
 	{"mode", "[ID]", "list the agent's modes (* current), or switch to one"},
 	{"config", "[KEY VALUE]", "list the session's config options (model, effort …), or set one"},
@@ -45,6 +49,13 @@ func (a *app) command(client *acphost.ACPClient, line string) (prompt string, se
 	sess := a.live.session()
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
+	if name != "help" && isHostCommand(name) && agentHas(sess, name) && !a.shadowNoted[name] {
+		if a.shadowNoted == nil {
+			a.shadowNoted = map[string]bool{}
+		}
+		a.shadowNoted[name] = true
+		defer a.output.note(tty.StyleDim, "this is acphost's /"+name+"; the agent has a /"+name+" of its own: //"+name+" sends it")
+	}
 	switch name {
 	case "help", "?":
 		a.help(sess)
@@ -98,6 +109,22 @@ func onOff(b bool) string {
 	return "off"
 }
 
+// isHostCommand reports whether acphost answers /name itself.
+func isHostCommand(name string) bool {
+	if name == "exit" || name == "?" {
+		return true
+	}
+	return slices.ContainsFunc(hostCommands, func(c struct{ name, args, help string }) bool { return c.name == name })
+}
+
+// agentHas reports whether the agent advertised the command name.
+func agentHas(sess *acphost.Session, name string) bool {
+	if sess == nil {
+		return false
+	}
+	return slices.ContainsFunc(sess.Details().Commands, func(c acp.AvailableCommand) bool { return c.Name == name })
+}
+
 func (a *app) help(sess *acphost.Session) {
 	var b strings.Builder
 	b.WriteString("acphost commands:\n")
@@ -115,13 +142,17 @@ func (a *app) help(sess *acphost.Session) {
 			if h := tty.OneLine(acp.SafeText(c.InputHint), 30); h != "" {
 				n += " " + h
 			}
-			rows = append(rows, [2]string{"/" + n, tty.OneLine(acp.SafeText(c.Description), 80)})
+			slash := "/"
+			if isHostCommand(c.Name) {
+				slash = "//" // acphost's own /name comes first
+			}
+			rows = append(rows, [2]string{slash + n, tty.OneLine(acp.SafeText(c.Description), 80)})
 		}
 		writeColumns(&b, rows)
 	} else {
 		b.WriteString("the agent has published no commands of its own\n")
 	}
-	b.WriteString("A prompt typed while a turn runs is queued; Ctrl-C stops the turn, twice quits. //text sends /text.")
+	b.WriteString("A prompt typed while a turn runs is queued; Ctrl-C stops the turn, twice quits. //text sends /text (the agent's own command where acphost has one of the same name).")
 	a.output.note("", b.String())
 }
 

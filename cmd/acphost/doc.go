@@ -60,8 +60,13 @@
 // {"type":"result",...} after each turn, and nothing else. A question is an
 // "elicitation" line (mode, message, title, requestedSchema as sent, or url
 // and elicitationId), then "elicitation_answer" (action, values sent,
-// reason, error) and, for an accepted URL, "elicitation_complete" when the
-// agent says it is done. A permission answered without asking is followed,
+// reason — person when asked at the terminal, elicit when the --elicit
+// policy answered, else the library's, e.g. timeout or invalid —, error)
+// and, for an accepted URL, "elicitation_complete" when the
+// agent says it is done. A "permission_answer" line's reason is person
+// when asked at the terminal, the decidedBy below when acphost answered
+// without asking, else the library's (timeout, cancelled, …). A permission
+// answered without asking is followed,
 // after its "permission_answer", by a "permission_decision" line: id and
 // name of the tool call, optionId, optionKind (or cancelled), decidedBy
 // (policy, permission, non_interactive, plan_mode or remembered) and rule

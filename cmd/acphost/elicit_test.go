@@ -147,10 +147,10 @@ func TestElicitJSON(t *testing.T) {
 		reason string
 		note   bool
 	}{
-		{"declines by default", nil, elicitAnswer{Action: "decline"}, "hook", true},
-		{"--elicit cancel", []string{"--elicit", "cancel"}, elicitAnswer{Action: "cancel"}, "hook", false},
+		{"declines by default", nil, elicitAnswer{Action: "decline"}, "elicit", true},
+		{"--elicit cancel", []string{"--elicit", "cancel"}, elicitAnswer{Action: "cancel"}, "elicit", false},
 		{"--elicit accept with values", []string{"--elicit", "accept", "--elicit-value", "name=Ada", "--elicit-value", "subscribe=yes"},
-			elicitAnswer{"accept", map[string]any{"name": "Ada", "color": "green", "count": float64(3), "subscribe": true}}, "hook", false},
+			elicitAnswer{"accept", map[string]any{"name": "Ada", "color": "green", "count": float64(3), "subscribe": true}}, "elicit", false},
 		// A required field without a default or value cannot be accepted:
 		// the library refuses the content and answers cancel.
 		{"--elicit accept without a required value", []string{"--elicit", "accept"}, elicitAnswer{Action: "cancel"}, "invalid", false},
@@ -314,5 +314,24 @@ func TestElicitJSONAsk(t *testing.T) {
 	}
 	if got := types(events(t, r.stdout)); !reflect.DeepEqual(got, []string{"elicitation", "elicitation_answer", "text", "done", "result"}) {
 		t.Errorf("events %v", got)
+	}
+}
+
+// TestElicitQuitIsNotAnAnswer: /quit typed at a question quits acphost;
+// it is never sent to the agent as the answer.
+func TestElicitQuitIsNotAnAnswer(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	r := runWith(t, formScript(record, "Tell me about you"), "/quit\n", "--elicit", "ask", "-p", "x")
+	if r.code != 0 {
+		t.Errorf("exit %d, want 0 (/quit); stderr:\n%s", r.code, r.stderr)
+	}
+	msgs, err := fakeagent.ReadRecord(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if strings.Contains(string(m.Result), "/quit") {
+			t.Errorf("the agent got /quit as an answer: %s", m.Result)
+		}
 	}
 }

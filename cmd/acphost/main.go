@@ -138,6 +138,9 @@ func run(args []string) int {
 		return exitOK
 	case agents.IsInstallFailure(err): // a registry agent's download: no usage error
 		fmt.Fprintln(os.Stderr, "acphost:", err)
+		if next := agents.InstallNextStep(err); next != "" {
+			fmt.Fprintln(os.Stderr, "acphost: "+next)
+		}
 		return exitFailed
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "acphost:", err)

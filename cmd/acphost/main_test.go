@@ -344,7 +344,7 @@ func TestJSONDemoTurnsInOrder(t *testing.T) {
 				t.Errorf("permission %+v", ev)
 			}
 		case "permission_answer":
-			if ev.OptionID != "allow" || ev.OptionKind != "allow_once" || ev.Reason != "hook" || ev.Cancelled {
+			if ev.OptionID != "allow" || ev.OptionKind != "allow_once" || ev.Reason == "hook" || ev.Reason == "" || ev.Cancelled {
 				t.Errorf("permission_answer %+v", ev)
 			}
 		case "tool_result":

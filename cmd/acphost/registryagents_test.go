@@ -196,6 +196,12 @@ func TestRegistryAgentErrors(t *testing.T) {
 		strings.Contains(r.stderr, "--help") {
 		t.Errorf("404: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
+	// … and says what to do next (issue 39: offline, --agent devin said
+	// only what failed).
+	if host := strings.TrimPrefix(s.URL, "https://"); !strings.Contains(r.stderr, "acphost: nothing was installed: run the same command again once "+host+
+		" can be reached (a proxy is taken from HTTPS_PROXY), or install gone yourself and run it as: acphost -- ") {
+		t.Errorf("404: no next step; stderr:\n%s", r.stderr)
+	}
 	// A plain-http archive off loopback makes the registry malformed: it
 	// is refused when the registry is read, before any connection.
 	fakeRegistry(t, regFile, "plain", "1.0.0", "http://example.com/a.tar.gz", fakeagent.Script{})

@@ -56,6 +56,8 @@ type app struct {
 	recovers bool // the client restarts a crashed agent (a chat at a terminal)
 	failed   bool // a turn failed: exit status 1
 	authGood bool // a turn went through: no login is missing (see reportNeedsLogin)
+
+	shadowNoted map[string]bool // the agent's commands acphost's hide, said once each (chat goroutine)
 }
 
 func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
@@ -75,6 +77,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	case cfg.json:
 		js := render.NewJSONSink(outW)
 		js.Decision = a.perms.Decision
+		js.Elicit = cfg.elicit
 		o.sink = js
 	case cfg.quiet:
 		o.sink = render.NewQuietSink(outW)
@@ -99,6 +102,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 	a.elicitor = &ask.Elicitor{Policy: cfg.elicit, Auto: cfg.elicitAuto, Values: cfg.elicitValues, JSON: cfg.json,
 		In: a.in, Scr: scr, Errs: o.errs, Echo: !a.stdinTTY, Asking: seat}
 	a.in.OnQueued = a.onQueued
+	a.in.OnQuit = func() { a.signals.on(syscall.SIGINT, true) } // /quit typed at a question quits
 	var storeErr error
 	if !cfg.noStore {
 		a.store, storeErr = state.Open()

@@ -101,6 +101,15 @@ func (s *signals) quitOn(sig os.Signal, asked bool) {
 	if !asked {
 		s.output.diag(tty.StyleYellow, "closing the agent")
 	}
+	if s.editor != nil {
+		s.editor.ed.Swallow() // keys typed while the agent closes go nowhere
+		if asked && client != nil {
+			// An agent that ignores the end of its input takes the
+			// close's grace (and a SIGTERM) to go: say why nothing
+			// happens meanwhile.
+			s.output.note(tty.StyleDim, "closing the agent…")
+		}
+	}
 	if startCancel != nil {
 		startCancel()
 	}

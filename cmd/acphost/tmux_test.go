@@ -300,3 +300,24 @@ func TestTerminalChatOutlivesACrash(t *testing.T) {
 	p.typeLine("/quit")
 	p.waitFor("[exited 0]", 1)
 }
+
+// /quit on an agent that ignores the end of its input (as Codex's Rust
+// agent does) says the agent is closing, and the keys typed while it
+// takes the close's grace to go are swallowed: they start no prompt and
+// do not show.
+func TestTerminalQuitSwallowsKeysWhileTheAgentCloses(t *testing.T) {
+	extra, _, _ := isolated(t)
+	script := &fakeagent.Script{IgnoreEOF: true, Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{fakeagent.Say(fakeagent.Text("hello there"))}}}}
+	p := startPane(t, script, extra, "--permission", "allow")
+	p.waitFor("> ", 1)
+	p.typeLine("hi")
+	p.waitFor("hello there", 1)
+	p.typeLine("/quit")
+	p.waitFor("closing the agent…", 1)
+	p.tmux("send-keys", "-l", "stray keys")
+	p.typeLine(" and a line")
+	s := p.waitFor("[exited 0]", 1)
+	if strings.Contains(s, "stray") || strings.Contains(s, "and a line") {
+		t.Errorf("keys typed while the agent closed reached the screen:\n%s", s)
+	}
+}

@@ -56,6 +56,8 @@ func main() {
 		case acphost.EventPermissionAnswer:
 			fmt.Printf("answered   %s (%s)\n", ev.Answer.OptionID, ev.Answer.Reason)
 		case acphost.EventDone:
+			// The end; a stop (the context cancelled) ends here too, with
+			// StopReason "cancelled" and err wrapping context.Canceled.
 			fmt.Printf("done       %s\n", ev.StopReason)
 		case acphost.EventError:
 			log.Fatal(err)

@@ -44,6 +44,7 @@ export function showHeader(m) {
   $("session").textContent = m.session.title || m.session.id;
   $("session").title = "session " + m.session.id;
   $("policy").textContent = [(m.permission ? "permission: " + m.permission : "") + (m.holds ? " (" + m.holds + ")" : ""), m.containment ? "containment: " + m.containment : ""].filter(Boolean).join(" · ");
+  $("policy").title = $("policy").textContent; // the whole of it, where the header cuts it short
   const st = $("status");
   st.textContent = m.running ? "running" : "idle";
   st.className = "badge" + (m.running ? " running" : "");

@@ -10,7 +10,7 @@ export function proposalDialog(m) {
   const parts = [el("h2", {}, (p.exists ? "Edit " : "Create ") + p.path)];
   if (p.resolved) parts.push(el("div", { class: "desc" }, "lands on " + p.resolved));
   if (p.hidden) parts.push(el("div", { class: "warn" }, "The proposed content holds invisible or control characters (bidirectional overrides, zero-width characters…). They are removed from the diff below but not from the text to write."));
-  parts.push(diffBlock({ diff: p.diff, path: p.path, added: p.added, removed: p.removed }));
+  parts.push(diffBlock({ diff: p.diff, path: p.path, added: p.added, removed: p.removed }, true)); // the heading names the path
   const cur = el("textarea", { readonly: true, class: "current", "aria-label": "current content" });
   cur.value = p.current;
   const ed = el("textarea", { class: "proposed", "aria-label": "content to write", spellcheck: "false" });

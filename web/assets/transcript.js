@@ -88,18 +88,28 @@ export function delta(m) {
   if (!renderTimer) renderTimer = setTimeout(renderDirty, 30);
 }
 
-export function diffBlock(c) {
+// The diff's own "--- a/…" and "+++ b/…" headers are left out: the line
+// above names the path as it is (git's "b/" before an absolute path read
+// as a relative one), and says when the file is new. noPath: the dialog's
+// heading names the path already.
+export function diffBlock(c, noPath) {
   const pre = el("pre", { class: "diff" });
+  let created = false, head = true;
   for (const line of c.diff.split("\n")) {
     if (line === "") continue;
+    if (head && (line.startsWith("--- ") || line.startsWith("+++ "))) {
+      if (line === "--- /dev/null") created = true;
+      continue;
+    }
+    head = false;
     let cls = "";
-    if (line.startsWith("+++") || line.startsWith("---")) cls = "hdr";
-    else if (line.startsWith("+")) cls = "add";
+    if (line.startsWith("+")) cls = "add";
     else if (line.startsWith("-")) cls = "del";
     else if (line.startsWith("@@")) cls = "hunk";
     pre.append(el("span", { class: cls }, line));
   }
-  return el("div", { class: "diffblock", "data-path": c.path || "" }, el("div", { class: "locations" }, (c.path || "") + "  +" + (c.added || 0) + " −" + (c.removed || 0)), pre);
+  const where = (noPath ? "" : (c.path || "") + (created ? " (new file)" : "") + "  ") + "+" + (c.added || 0) + " −" + (c.removed || 0);
+  return el("div", { class: "diffblock", "data-path": c.path || "" }, el("div", { class: "locations" }, where), pre);
 }
 
 // A tool's text output: Markdown (agents fence command output), plain

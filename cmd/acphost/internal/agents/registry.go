@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -230,7 +232,13 @@ func (u *registryUse) install1(cache *registry.Cache, a registry.Agent) (registr
 	in, downloaded, err := cache.Install(ctx, a)
 	bar.end()
 	if err != nil {
-		return registry.Installed{}, &installFailure{fmt.Errorf("installing %s %s: %w", a.ID, a.Version, err)}
+		own := a.ID
+		if p, perr := t.CmdPath(); perr == nil {
+			own = strings.Join(append([]string{path.Base(p)}, t.Args...), " ")
+		}
+		next := fmt.Sprintf("nothing was installed: run the same command again once %s can be reached (a proxy is taken from HTTPS_PROXY), "+
+			"or install %s yourself and run it as: acphost -- %s", hostOf(t.Archive), a.ID, own)
+		return registry.Installed{}, &installFailure{err: fmt.Errorf("installing %s %s: %w", a.ID, a.Version, err), next: next}
 	}
 	if downloaded {
 		u.note("installed %s %s in %s (archive SHA-256 %s)", a.ID, a.Version, in.Dir, in.SHA256)
@@ -239,8 +247,12 @@ func (u *registryUse) install1(cache *registry.Cache, a registry.Agent) (registr
 }
 
 // installFailure is an install that failed (a download, a refused
-// archive): not a usage error, so acphost exits 1 for it.
-type installFailure struct{ err error }
+// archive): not a usage error, so acphost exits 1 for it. next is what
+// the person can do about it.
+type installFailure struct {
+	err  error
+	next string
+}
 
 func (e *installFailure) Error() string { return acp.SafeText(e.err.Error()) }
 func (e *installFailure) Unwrap() error { return e.err }
@@ -249,6 +261,25 @@ func (e *installFailure) Unwrap() error { return e.err }
 func IsInstallFailure(err error) bool {
 	var f *installFailure
 	return errors.As(err, &f)
+}
+
+// InstallNextStep is what to do after the failed install err: try again
+// when the archive's host can be reached, or install the agent by hand
+// and name its command. Empty for another error.
+func InstallNextStep(err error) string {
+	var f *installFailure
+	if !errors.As(err, &f) {
+		return ""
+	}
+	return acp.SafeText(f.next)
+}
+
+// hostOf is the host of an archive's URL, or the URL itself.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return raw
 }
 
 func envMap(env []string) map[string]string {

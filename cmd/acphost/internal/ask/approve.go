@@ -236,6 +236,9 @@ func writeToolContent(b *strings.Builder, s *tty.Screen, content []acp.ToolCallC
 			}
 		case c.Content != nil && c.Content.Type == acp.BlockText:
 			text := strings.TrimSpace(acp.SafeText(c.Content.Text))
+			if reason, ok := AdapterPrompt(text); ok {
+				text = reason // the decisions are the options below
+			}
 			if text == "" {
 				continue
 			}
@@ -246,6 +249,27 @@ func writeToolContent(b *strings.Builder, s *tty.Screen, content []acp.ToolCallC
 			b.WriteString("  terminal " + acp.SafeText(c.TerminalID) + "\n")
 		}
 	}
+}
+
+// AdapterPrompt reports whether text is an adapter's own approval prompt
+// put in the tool call's content — Codex's Rust adapter (codex-acp) sends
+// "REASON\nProposed Amendment: …\nAvailable Decisions: Approved\n…", its
+// decisions being the request's options — and returns the reason alone
+// (may be empty). Such text is the question, not the tool's output: the
+// dialog shows the reason and the options, the tool's output leaves it out.
+func AdapterPrompt(text string) (reason string, ok bool) {
+	lines := strings.Split(text, "\n")
+	cut := -1
+	for i, l := range lines {
+		l = strings.TrimSpace(l)
+		if cut < 0 && (strings.HasPrefix(l, "Proposed ") || strings.HasPrefix(l, "Available Decisions:")) {
+			cut = i
+		}
+		if strings.HasPrefix(l, "Available Decisions:") {
+			return strings.TrimSpace(strings.Join(lines[:cut], "\n")), true
+		}
+	}
+	return "", false
 }
 
 // capLines keeps the first max lines and notes how many were left out.

@@ -81,7 +81,17 @@ type JSONSink struct {
 	// Decision says who answered a permission without asking (ok false:
 	// the person answered, or nobody did).
 	Decision func(toolCallID string, ans *acphost.PermissionAnswer) (by, rule string, ok bool)
+	// Elicit is the --elicit policy: with "ask" the person answers
+	// questions, else the policy does.
+	Elicit string
 }
+
+// The reasons of --json answers given by acphost itself, where the library
+// says only "hook" (its OnPermission or elicitation hook answered).
+const (
+	ReasonPerson = "person" // the person answered, asked at the terminal
+	ReasonElicit = "elicit" // the --elicit policy answered without asking
+)
 
 func NewJSONSink(w io.Writer) *JSONSink {
 	enc := json.NewEncoder(w)
@@ -137,8 +147,19 @@ func (j *JSONSink) Event(ev acphost.StreamEvent) {
 		}
 	case acphost.EventPermissionAnswer:
 		l.ID, l.Name = ev.ID, ev.Name
+		var by, rule string
+		decided := false
+		if j.Decision != nil {
+			by, rule, decided = j.Decision(ev.ID, ev.Answer)
+		}
 		if a := ev.Answer; a != nil {
 			l.OptionID, l.Cancelled, l.Reason = a.OptionID, a.Cancelled, string(a.Reason)
+			if a.Reason == acphost.ReasonHook { // acphost's own hook: say which part of it
+				l.Reason = ReasonPerson
+				if decided {
+					l.Reason = by
+				}
+			}
 			if a.Option != nil {
 				l.OptionKind = string(a.Option.Kind)
 			}
@@ -147,11 +168,9 @@ func (j *JSONSink) Event(ev acphost.StreamEvent) {
 			}
 		}
 		j.write(l)
-		if j.Decision != nil {
-			if by, rule, ok := j.Decision(ev.ID, ev.Answer); ok {
-				j.write(&JSONLine{Type: "permission_decision", ID: l.ID, Name: l.Name, OptionID: l.OptionID,
-					OptionKind: l.OptionKind, Cancelled: l.Cancelled, DecidedBy: by, Rule: rule})
-			}
+		if decided {
+			j.write(&JSONLine{Type: "permission_decision", ID: l.ID, Name: l.Name, OptionID: l.OptionID,
+				OptionKind: l.OptionKind, Cancelled: l.Cancelled, DecidedBy: by, Rule: rule})
 		}
 		return
 	case acphost.EventElicitation, acphost.EventElicitationAnswer:
@@ -165,6 +184,12 @@ func (j *JSONSink) Event(ev acphost.StreamEvent) {
 		if a := ev.ElicitationAnswer; a != nil {
 			l.Message, l.URL = "", ""
 			l.Action, l.Values, l.Reason, l.Error = string(a.Action), a.Content, string(a.Reason), errText(a.Err)
+			if a.Reason == acphost.ReasonHook {
+				l.Reason = ReasonElicit
+				if j.Elicit == "ask" {
+					l.Reason = ReasonPerson
+				}
+			}
 		}
 	case acphost.EventUsage:
 		if u := ev.Usage; u != nil {

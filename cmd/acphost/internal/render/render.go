@@ -484,6 +484,9 @@ func toolOutputLines(ev acphost.StreamEvent) []string {
 	if tc := ev.ToolCall; tc != nil {
 		for _, c := range tc.Content {
 			if c.Type == "content" && c.Content != nil && c.Content.Type == acp.BlockText && c.Content.Text != "" {
+				if _, prompt := ask.AdapterPrompt(c.Content.Text); prompt {
+					continue // the approval's question, shown with it; its answer is the → line
+				}
 				parts = append(parts, c.Content.Text)
 			}
 		}

@@ -187,3 +187,83 @@ func TestClosingLineShowsTokensAndCost(t *testing.T) {
 		t.Errorf("nothing reported, yet: %s", out.String())
 	}
 }
+
+// codexRustApproval is a permission request of Codex's Rust adapter
+// (codex-acp 0.16.0, as recorded): its own approval prompt, "Available
+// Decisions" included, is the tool call's text content.
+const codexRustApproval = `{"sessionId":"01a228f6","toolCall":{"toolCallId":"call_mock_0048","kind":"execute","status":"pending","title":"echo hi > out.txt",
+ "content":[{"type":"content","content":{"type":"text",
+  "text":"Allow writing out.txt?\nProposed Amendment: /bin/bash\n-lc\necho hi > out.txt\nAvailable Decisions: Approved\nApprovedExecpolicyAmendment\nAbort"}}],
+ "rawInput":{"call_id":"call_mock_0048","command":["/bin/bash","-lc","echo hi > out.txt"],"cwd":"/repo/codex-allow","reason":"Allow writing out.txt?",
+  "proposed_execpolicy_amendment":["/bin/bash","-lc","echo hi > out.txt"],
+  "available_decisions":["approved",{"approved_execpolicy_amendment":{"proposed_execpolicy_amendment":["/bin/bash","-lc","echo hi > out.txt"]}},"abort"]}},
+ "options":[{"optionId":"approved","name":"Yes, proceed","kind":"allow_once"},
+  {"optionId":"approved-execpolicy-amendment","name":"Yes, and don't ask again for commands that start with ` + "`/bin/bash -lc echo hi > out.txt`" + `","kind":"allow_always"},
+  {"optionId":"abort","name":"No, and tell Codex what to do differently","kind":"reject_once"}]}`
+
+// A Codex (Rust) approval shows its reason and the options, not the
+// adapter's "Available Decisions" listing; once the tool ran, the prompt
+// is not shown again as its output — the answer line says what was
+// decided.
+func TestHumanCodexApprovalShowsTheDecision(t *testing.T) {
+	req, err := acp.ParsePermissionRequest(json.RawMessage(codexRustApproval))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	h := NewHuman(tty.NewScreen(&out, false, false), ask.PermAllow, ask.ElicitDecline)
+	h.BeginTurn("write it", false)
+	tc := req.ToolCall
+	h.Event(acphost.StreamEvent{Type: acphost.EventPermission, ID: tc.ID, Name: tc.Title, Permission: req, ToolCall: &tc})
+	h.Event(acphost.StreamEvent{Type: acphost.EventPermissionAnswer, ID: tc.ID, Answer: &acphost.PermissionAnswer{OptionID: "approved", Option: &req.Options[0], Reason: acphost.ReasonHook}})
+	done := tc
+	done.Status = acp.StatusCompleted
+	h.Event(acphost.StreamEvent{Type: acphost.EventToolResult, ID: tc.ID, Name: tc.Title, Kind: acp.ToolExecute, Status: acp.StatusCompleted, ToolCall: &done})
+	h.EndTurn(TurnResult{Stop: acp.StopEndTurn})
+	got := out.String()
+	for _, bad := range []string{"Available Decisions", "ApprovedExecpolicyAmendment", "Proposed Amendment", "│ Allow writing"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("shows the adapter's prompt (%q):\n%s", bad, got)
+		}
+	}
+	for _, want := range []string{"Allow writing out.txt?", "1) Yes, proceed [allow_once]", "→ Yes, proceed [allow_once]", "✓ execute echo hi > out.txt"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// --json never says "hook" (the library's word for acphost's own hooks):
+// an answer acphost gave without asking carries who decided, one the
+// person gave "person", an --elicit policy's answer "elicit"; the
+// library's other reasons stay.
+func TestJSONSinkSaysWhoAnswered(t *testing.T) {
+	var out bytes.Buffer
+	j := NewJSONSink(&out)
+	j.Decision = func(id string, _ *acphost.PermissionAnswer) (string, string, bool) {
+		return "permission", "--permission allow", id == "t1"
+	}
+	j.Elicit = "decline"
+	hook := func(id string) acphost.StreamEvent {
+		return acphost.StreamEvent{Type: acphost.EventPermissionAnswer, ID: id, Answer: &acphost.PermissionAnswer{OptionID: "allow", Option: allowOnce(), Reason: acphost.ReasonHook}}
+	}
+	j.Event(hook("t1"))
+	j.Event(hook("t2"))
+	j.Event(acphost.StreamEvent{Type: acphost.EventPermissionAnswer, ID: "t3", Answer: &acphost.PermissionAnswer{Cancelled: true, Reason: acphost.ReasonTimeout}})
+	j.Event(acphost.StreamEvent{Type: acphost.EventElicitationAnswer, ID: "e1", ElicitationAnswer: &acphost.ElicitationAnswer{Action: acp.ElicitDecline, Reason: acphost.ReasonHook}})
+	j.Elicit = "ask"
+	j.Event(acphost.StreamEvent{Type: acphost.EventElicitationAnswer, ID: "e2", ElicitationAnswer: &acphost.ElicitationAnswer{Action: acp.ElicitDecline, Reason: acphost.ReasonHook}})
+	var reasons []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var jl JSONLine
+		if err := json.Unmarshal([]byte(l), &jl); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if jl.Type != "permission_decision" {
+			reasons = append(reasons, jl.Reason)
+		}
+	}
+	if want := []string{"permission", "person", "timeout", "elicit", "person"}; strings.Join(reasons, " ") != strings.Join(want, " ") {
+		t.Errorf("reasons %q, want %q:\n%s", reasons, want, out.String())
+	}
+}

@@ -35,8 +35,11 @@ type Editor struct {
 	chunks chan []byte   // read from standard input, not yet given to the Terminal
 	keys   chan []byte   // keys the editor types itself (keyInterrupt), not from stdin
 	alive  atomic.Bool   // run is editing lines: a key sent to keys is read
-	stash  []byte        // taken from chunks, not yet read by the Terminal
-	eof    bool
+	// swallow: the run is ending; keys read from now on are dropped and
+	// start no line (see Swallow).
+	swallow atomic.Bool
+	stash   []byte // taken from chunks, not yet read by the Terminal
+	eof     bool
 
 	// skipHistory: the line being edited answers a question (a
 	// permission, a form field) and is not history.
@@ -129,7 +132,7 @@ func (e *Editor) pump() {
 				}
 				b = append(b, c)
 			}
-			if len(b) > 0 {
+			if len(b) > 0 && !e.swallow.Load() {
 				e.chunks <- b
 			}
 		}
@@ -193,12 +196,18 @@ func (e *Editor) Run(in *Inbox, s *Screen) {
 			case b, ok := <-e.chunks:
 				if !ok {
 					e.eof = true
+				} else if e.swallow.Load() {
+					continue // read before Swallow, typed after the last line
 				} else {
 					e.stash = b
 				}
 			case b := <-e.keys:
 				e.stash = b
 			}
+		}
+		if e.swallow.Load() && !e.eof {
+			e.stash = nil
+			continue
 		}
 		s.beginEdit(e)
 		line, err := e.t.ReadLine()
@@ -213,6 +222,12 @@ func (e *Editor) Run(in *Inbox, s *Screen) {
 		in.put(line)
 	}
 }
+
+// Swallow makes the editor drop every key read from now on, Ctrl-C
+// excepted (it still interrupts): no line is edited any more, so what a
+// person types while the run ends (an agent slow to exit) neither shows on
+// a prompt nor reaches the shell afterwards. Any goroutine may call it.
+func (e *Editor) Swallow() { e.swallow.Store(true) }
 
 // KeyInterrupt is the key the editor types itself for a Ctrl-C between
 // turns (Ctrl-\, which the terminal keeps a signal, so a person cannot

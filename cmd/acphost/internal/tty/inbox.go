@@ -34,6 +34,12 @@ type Inbox struct {
 	// whether to queue it (false: it was a command, acted on at once).
 	// Set it before the inbox is first used.
 	OnQueued func(line string, n int) bool
+	// OnQuit, if set, is what /quit (or /exit) typed as the answer to a
+	// question does: the question ends with ErrQuit instead of taking it
+	// as its answer, and OnQuit runs on a goroutine of its own (quitting
+	// closes the agent, which waits for the question's hook to return).
+	// Set it before the inbox is first used.
+	OnQuit func()
 	// Source, if set, reads the lines instead of read: Editor.Run, which
 	// puts each line and ends the input at its end. It runs on a goroutine
 	// of its own from the first use on; set it before that.
@@ -176,6 +182,10 @@ func (in *Inbox) take(ctx context.Context, asker bool) (line string, queued, ok 
 		case len(in.pending) > 0:
 			line, in.pending = in.pending[0], in.pending[1:]
 			in.cond.Broadcast()
+			if asker && in.OnQuit != nil && IsQuit(line) {
+				go in.OnQuit()
+				return "", false, false, ErrQuit
+			}
 			return line, false, true, nil
 		case in.eof:
 			if !asker {
@@ -187,7 +197,19 @@ func (in *Inbox) take(ctx context.Context, asker bool) (line string, queued, ok 
 	}
 }
 
-// Ask waits for the answer to a question.
+// ErrQuit ends a question answered with /quit: the run is ending.
+var ErrQuit = errors.New("quitting: /quit is not an answer")
+
+// IsQuit reports whether line is the /quit (or /exit) command.
+func IsQuit(line string) bool {
+	switch strings.TrimSpace(line) {
+	case "/quit", "/exit":
+		return true
+	}
+	return false
+}
+
+// Ask waits for the answer to a question; /quit is not one (see OnQuit).
 func (in *Inbox) Ask(ctx context.Context) (string, bool, error) {
 	line, _, ok, err := in.take(ctx, true)
 	return line, ok, err
