@@ -293,6 +293,7 @@ func (a *Agent) prompt(m Message) {
 			a.replyError(m.ID, codeInvalidParams, "Session not found: "+sid)
 			return
 		}
+		a.rememberPrompt(sid, m.Params)
 		a.spawn(t.run)
 	}
 }
