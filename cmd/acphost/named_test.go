@@ -238,7 +238,7 @@ func TestWorktreeSession(t *testing.T) {
 		t.Errorf("%d records after continuing, want 1", n)
 	}
 	show := runIn(t, sub, extra, nil, "", "sessions", "show", "feat")
-	if !regexp.MustCompile(`(?m)^worktree +`+regexp.QuoteMeta(wt)+` on branch acphost/feat`).MatchString(show.stdout) {
+	if !regexp.MustCompile(`(?m)^worktree +` + regexp.QuoteMeta(wt) + ` on branch acphost/feat`).MatchString(show.stdout) {
 		t.Errorf("show names no worktree:\n%s", show.stdout)
 	}
 	if again := runIn(t, sub, extra, nil, "", "-s", "feat2", "--worktree=feat", "-p", "x"); again.code != exitUsage || !strings.Contains(again.stderr, "already exists") {
