@@ -298,6 +298,9 @@ func (s *Session) generate(ctx context.Context, req Request, emit func(StreamEve
 		emit = w.tee(s.c.opts.Debug.Logger, emit)
 	}
 	resp, err := s.runOne(ctx, req, emit, caller, w.Meta)
+	if resp.SessionID == "" {
+		resp.SessionID = s.ID() // a turn that failed before it ran
+	}
 	if emit != nil {
 		emit(endEvent(resp, err))
 	}
@@ -348,7 +351,7 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 	restarted := s.takeRestart()
 	if restarted != nil {
 		if emit != nil {
-			emit(StreamEvent{Type: EventRestart, Err: restarted})
+			emit(StreamEvent{Type: EventRestart, Err: restarted, SessionID: s.ID()})
 		}
 		if restarted.ContextLost {
 			return Response{SessionID: s.ID()}, restarted
@@ -358,7 +361,7 @@ func (s *Session) runOne(ctx context.Context, req Request, emit func(StreamEvent
 	if now := s.state().effectiveMode(); emit != nil && now != was && now != "" {
 		// The host switched it (plan mode on or off, a restart): the
 		// agent's confirmation may come before the turn sees it.
-		emit(StreamEvent{Type: EventMode, Mode: now})
+		emit(StreamEvent{Type: EventMode, Mode: now, SessionID: s.ID()})
 	}
 	s.converse() // the prompt may reach the agent: from here on a restart can lose it
 	t := a.newTurn(s, req, emit)
@@ -526,7 +529,7 @@ func (s *Session) Stream(ctx context.Context, req Request) iter.Seq2[StreamEvent
 // endEvent is a turn's last event: done when it ended (a cancellation the
 // agent confirmed included, with Err set), error when it failed.
 func endEvent(resp Response, err error) StreamEvent {
-	ev := StreamEvent{Type: EventDone, StopReason: resp.StopReason, Err: err}
+	ev := StreamEvent{Type: EventDone, StopReason: resp.StopReason, Err: err, SessionID: resp.SessionID}
 	confirmedCancel := resp.StopReason == acp.StopCancelled && !errors.Is(err, ErrCancelUnconfirmed) && !isDeath(err)
 	if err != nil && !confirmedCancel {
 		ev.Type = EventError

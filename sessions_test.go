@@ -78,7 +78,8 @@ func TestLoadSessionReplaysHistory(t *testing.T) {
 		s, err := c.LoadSession(context.Background(), c.Session().ID(), SessionOptions{OnUpdate: rec.onUpdate})
 		require.NoError(t, err)
 		assert.Equal(t, c.Session().ID(), s.ID())
-		require.Equal(t, []string{string(acp.KindAgentThoughtChunk), string(acp.KindAgentMessageChunk)}, rec.kinds(), "the replay is delivered before LoadSession returns")
+		require.Equal(t, []string{string(acp.KindUserMessageChunk), string(acp.KindAgentThoughtChunk), string(acp.KindAgentMessageChunk)}, rec.kinds(),
+			"the replay (the prompt, then what the agent said) is delivered before LoadSession returns")
 		for _, u := range rec.updates {
 			assert.True(t, u.Replay())
 		}
@@ -191,7 +192,7 @@ func TestCrashRecoveryReattachesByLoad(t *testing.T) {
 		}
 	}
 	rec.mu.Unlock()
-	assert.Equal(t, 2, replayed, "the history (ok, partial) was replayed by load")
+	assert.Equal(t, 4, replayed, "the conversation (each prompt, ok, partial) was replayed by load")
 }
 
 func TestCrashRecoveryWithoutLoadReportsLostContext(t *testing.T) {
@@ -256,10 +257,10 @@ func TestClosedSessionCanBeLoadedAgain(t *testing.T) {
 		second := &recorder{}
 		again, err := c.LoadSession(context.Background(), s.ID(), SessionOptions{OnUpdate: second.onUpdate})
 		require.NoError(t, err)
-		assert.Equal(t, 1, second.len(), "the replay reaches the new handle's hook")
+		assert.Equal(t, 2, second.len(), "the replay (prompt, answer) reaches the new handle's hook")
 		_, err = again.Generate(Request{Prompt: "y"})
 		require.NoError(t, err)
-		assert.Equal(t, 2, second.len())
+		assert.Equal(t, 3, second.len())
 		assert.Equal(t, 1, first.len(), "the closed handle hears nothing more")
 	})
 }

@@ -57,8 +57,12 @@ const ViaACP = "acp"
 // StreamEvent is one event of a streamed turn. Type says which fields are
 // set. Events arrive in wire order.
 type StreamEvent struct {
-	Type  EventType
-	Delta string
+	Type EventType
+	// SessionID is the session the turn runs on, on every event (the id
+	// the agent assigned; see Session.ID). A script that keeps nothing
+	// else learns from it which session to continue.
+	SessionID string
+	Delta     string
 	// Name is the tool call's title (ToolCall.Title, e.g. "Read main.go"
 	// or a shell command), not the name of the tool; ID is its toolCallId.
 	// The tool's own name, when the agent sends one, is ToolCall.Name.

@@ -96,3 +96,33 @@ func TestResponseTextSeparatesMessages(t *testing.T) {
 		t.Errorf("Text = %q, want %q", resp.Text, want)
 	}
 }
+
+// Every event of a turn names its session, the end event and the Response
+// too, also for a turn that fails before it runs: a script that keeps
+// nothing else learns which session to continue.
+func TestStreamEventsCarryTheSessionID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		script := fakeagent.Demo()
+		script.SessionID = "sess-7"
+		c, _ := connectFake(t, script, ACPOptions{})
+		second, err := c.NewSession(context.Background(), SessionOptions{})
+		require.NoError(t, err)
+		for _, s := range []*Session{c.Session(), second} {
+			n := 0
+			for ev, err := range s.Stream(context.Background(), Request{Prompt: "x"}) {
+				require.NoError(t, err)
+				assert.Equal(t, s.ID(), ev.SessionID, "event %s", ev.Type)
+				n++
+			}
+			assert.Greater(t, n, 3)
+		}
+		require.NoError(t, second.Close(context.Background()))
+		resp, err := second.Generate(Request{Prompt: "y"})
+		require.ErrorIs(t, err, ErrClosed)
+		assert.Equal(t, "sess-7-2", resp.SessionID, "a turn that could not run still names its session")
+		var end StreamEvent
+		_, _ = second.GenerateStream(context.Background(), Request{Prompt: "z"}, func(ev StreamEvent) { end = ev })
+		assert.Equal(t, EventError, end.Type)
+		assert.Equal(t, "sess-7-2", end.SessionID)
+	})
+}

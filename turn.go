@@ -56,7 +56,8 @@ type Response struct {
 	ToolCalls []acp.ToolCall
 	// Plan is the last plan the agent sent during the turn.
 	Plan []acp.PlanEntry
-	// SessionID is the session the turn ran on.
+	// SessionID is the session the turn ran on, also when the turn
+	// failed or could not start (then the session's id at the time).
 	SessionID string
 	// Meta is the prompt result's _meta, raw.
 	Meta json.RawMessage
@@ -200,6 +201,7 @@ func (t *turn) streams() bool { return t.emitFn != nil }
 
 func (t *turn) emit(ev StreamEvent) {
 	if t.emitFn != nil {
+		ev.SessionID = t.s.id // fixed for the sessionState: no lock, no allocation
 		_ = t.env.cb.safely("emit", func() { t.emitFn(ev) })
 	}
 }

@@ -14,7 +14,9 @@
 // The agent answers initialize with protocolVersion, agentCapabilities, authMethods and
 // agentInfo; authenticate with {}; session/new with the next session id (Script.SessionID)
 // and Script.NewSessionResult; session/load, if agentCapabilities.loadSession is true,
-// with {} (it replays nothing); session/set_mode with {} followed by a current_mode_update;
+// by replaying the session's conversation as session/update notifications (each prompt
+// as user_message_chunk, then the updates it sent) and then answering; session/set_mode
+// with {} followed by a current_mode_update;
 // session/set_config_option with the script's config options (NewSessionResult's), the one
 // named holding the value sent ({"configOptions":[]} when it has none; an id it does not
 // offer is refused -32602); and any other request with -32601.

@@ -298,6 +298,7 @@ func (a *Agent) prompt(m Message) {
 			a.replyError(m.ID, codeInvalidParams, "Session not found: "+sid)
 			return
 		}
+		a.rememberPrompt(sid, m.Params)
 		a.spawn(t.run)
 	}
 }

@@ -143,6 +143,29 @@ type sessionCaps struct {
 	} `json:"auth"`
 }
 
+// rememberPrompt keeps a prompt in the session's history as the
+// user_message_chunk updates session/load replays it as (one per content
+// block), as the spec asks an agent to replay the whole conversation. It
+// is not sent now: the client knows what it prompted.
+func (a *Agent) rememberPrompt(sid string, params json.RawMessage) {
+	if a.history.off {
+		return
+	}
+	var p struct {
+		Prompt []json.RawMessage `json:"prompt"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	type chunk struct {
+		SessionUpdate string          `json:"sessionUpdate"`
+		Content       json.RawMessage `json:"content"`
+	}
+	for _, b := range p.Prompt {
+		a.history.add(historyEntry{SessionID: sid, Update: mustJSON(chunk{"user_message_chunk", b})})
+	}
+}
+
 // sessionLoad replays the session's history as updates, then answers.
 func (a *Agent) sessionLoad(m Message) {
 	sid, ok := a.reopen(m, a.caps.LoadSession)

@@ -17,7 +17,8 @@ type Script struct {
 	// AgentCapabilities is returned verbatim as agentCapabilities; nil means
 	// {"loadSession":false,"promptCapabilities":{"image":true,"embeddedContext":true}}.
 	// With "loadSession":true the agent answers session/load by replaying the session's
-	// history; sessionCapabilities resume, list, close and delete turn on those methods
+	// history (each prompt as user_message_chunk updates, then what the agent sent, before
+	// the answer, as the spec asks); sessionCapabilities resume, list, close and delete turn on those methods
 	// (delete removes the session from session/list). Load and resume answer with the
 	// modes and configOptions of NewSessionResult, the current mode the one the session
 	// was last set to (kept in the history, as agents store it).
@@ -36,9 +37,9 @@ type Script struct {
 	// the agent's terminal login (the agent run with [LoginArg]), logout
 	// removes it, and RequireAuth is satisfied while it exists.
 	AuthFile string `json:"authFile,omitempty"`
-	// HistoryFile, if set, keeps every session's history (the updates sent in it) in this
-	// file, so that session/load in a restarted agent process replays what an earlier
-	// process said. Without it the history lives in memory.
+	// HistoryFile, if set, keeps every session's history (its prompts and the updates sent
+	// in it) in this file, so that session/load in a restarted agent process replays what
+	// an earlier process said. Without it the history lives in memory.
 	HistoryFile string `json:"historyFile,omitempty"`
 	// ForgetSessions makes session/load and session/resume of a session
 	// this process has no history of fail with an internal error, as real

@@ -419,10 +419,11 @@ func TestSessionsAndResume(t *testing.T) {
 func TestResumeUnsupported(t *testing.T) {
 	extra, _, _ := isolated(t)
 	dir := t.TempDir()
-	if r := runIn(t, dir, extra, nil, "", "--permission", "allow", "-p", "x"); r.code != 0 {
+	script := &fakeagent.Script{} // the built-in demo loads its sessions: this agent does neither
+	if r := runIn(t, dir, extra, script, "", "--permission", "allow", "-p", "x"); r.code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
-	r := runIn(t, dir, extra, nil, "", "--resume", "last", "-p", "y")
+	r := runIn(t, dir, extra, script, "", "--resume", "last", "-p", "y")
 	if r.code != 1 || !strings.Contains(r.stderr, "the agent offers neither session/load nor session/resume") {
 		t.Errorf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}

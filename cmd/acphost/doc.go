@@ -60,13 +60,8 @@
 // {"type":"result",...} after each turn, and nothing else. A question is an
 // "elicitation" line (mode, message, title, requestedSchema as sent, or url
 // and elicitationId), then "elicitation_answer" (action, values sent,
-// reason — person when asked at the terminal, elicit when the --elicit
-// policy answered, else the library's, e.g. timeout or invalid —, error)
-// and, for an accepted URL, "elicitation_complete" when the
-// agent says it is done. A "permission_answer" line's reason is person
-// when asked at the terminal, the decidedBy below when acphost answered
-// without asking, else the library's (timeout, cancelled, …). A permission
-// answered without asking is followed,
+// reason, error) and, for an accepted URL, "elicitation_complete" when the
+// agent says it is done. A permission answered without asking is followed,
 // after its "permission_answer", by a "permission_decision" line: id and
 // name of the tool call, optionId, optionKind (or cancelled), decidedBy
 // (policy, permission, non_interactive, plan_mode or remembered) and rule
@@ -126,6 +121,16 @@
 //	                         them; last: the latest in this directory)
 //	  --continue             continue this agent's latest session in this
 //	                         directory, or start one when there is none
+//	  -s, --session NAME     this agent's session NAME in this directory: the
+//	                         first run starts it, later runs continue it (by
+//	                         session/load or session/resume; an agent with
+//	                         neither is an error, never a new session);
+//	                         acphost sessions and --resume take the name too
+//	  --worktree [NAME]      run the session in a new git worktree of this
+//	                         repository on branch acphost/NAME (default NAME:
+//	                         the -s name, else a short id), in REPO.worktrees/
+//	                         beside it (git config acphost.worktreeDir: elsewhere);
+//	                         acphost sessions rm removes it when it is clean
 //	  --permission POLICY    ask, reads, allow, reject or plan (default: ask when stdin
 //	                         is a terminal and no --json, else what
 //	                         --non-interactive-permissions says); with ask,
@@ -158,9 +163,10 @@
 //	                         never opened: y accept, n decline, c cancel
 //	  --elicit-value N=V     with --elicit accept: field N's answer (repeatable);
 //	                         other fields get their defaults
-//	  --json                 JSON lines on stdout: one per event, a result per turn;
-//	                         a permission answered without asking adds a
-//	                         permission_decision line (decidedBy, rule)
+//	  --json                 JSON lines on stdout: one per event, a result per turn,
+//	                         each with the sessionId (and the -s name as
+//	                         "session"); a permission answered without asking
+//	                         adds a permission_decision line (decidedBy, rule)
 //	  --no-wait              with --resume and -p: queue the prompts in the acphost
 //	                         that has the session open, or one started in the
 //	                         background, and return at once (a prompt: 1 MiB at most)
@@ -215,6 +221,18 @@
 //	  --token T              the bearer token for --url on the command line,
 //	                         where every local user sees it (ps): taken with a
 //	                         warning; give --token-file instead
+//	  --kube-image IMAGE     run AGENT in a Kubernetes pod of its own from IMAGE
+//	                         ($KUBECONFIG, else ~/.kube/config); --cwd is a
+//	                         directory in the pod (default /); the pod is
+//	                         deleted when acphost exits; --fs and --writable are
+//	                         refused
+//	  --kube-warm-pool NAME  run AGENT in a pod claimed from the agent-sandbox
+//	                         SandboxWarmPool NAME; the claim is deleted at exit
+//	  --kube-namespace NS    the namespace of the pod or pool (default: the
+//	                         context's, else default)
+//	  --kube-context NAME    the kubeconfig context (default: the current one)
+//	  --kube-pull POLICY     the image pull policy: never, always or
+//	                         if-not-present (default: the cluster's)
 //	  --version              print the version
 //
 //	In the chat: /mode [ID], /config [KEY VALUE], /plan on|off, /sessions, /new,

@@ -59,6 +59,19 @@ func TestGoldenScreens(t *testing.T) {
 	}
 }
 
+// TestGoldenNamedScreen: the second run of -s NAME continues the demo
+// agent's session: the replayed conversation dimmed, then the header
+// naming the session by name and id.
+func TestGoldenNamedScreen(t *testing.T) {
+	extra, _, _ := isolated(t)
+	proj := t.TempDir()
+	if r := runIn(t, proj, extra, nil, "", "--cwd", proj, "-s", "fix", "--permission", "allow", "-p", "list files"); r.code != 0 {
+		t.Fatalf("first run: exit %d\n%s", r.code, r.stderr)
+	}
+	p := startPane(t, nil, append(extra, "COLUMNS=120"), "--cwd", proj, "-s", "fix", "--permission", "reject", "-p", "again")
+	compareGolden(t, "demo-named-continued", p.waitFor("[exited 0]", 1))
+}
+
 // compareGolden compares screen, normalized, with testdata/golden/name.txt
 // (ACPHOST_UPDATE_GOLDEN=1 writes it).
 func compareGolden(t *testing.T, name, screen string) {

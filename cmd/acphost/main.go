@@ -76,6 +76,8 @@ type config struct {
 	sets           []configopt.Set   // --set KEY=VALUE, then the config file's, to set once the session opens
 	auth           string            // --auth METHOD, or the named agent's: sent with authenticate after initialize
 	continueLast   bool              // --continue: the agent's last session in this directory, else a new one
+	sessionName    string            // -s/--session NAME: this agent's session NAME here, started or continued
+	worktree       worktreeFlag      // --worktree [NAME]: run the session in a new git worktree
 	recordPath     string            // --record FILE: the wire, as NDJSON
 	login          *loginRun         // acphost login: log in instead of chatting
 	file           agents.FileConfig // the config file, read once, by parseArgs
@@ -224,6 +226,9 @@ func mainFlags(cfg *config) (*flag.FlagSet, *flagValues) {
 	fs.DurationVar(&cfg.startTimeout, "start-timeout", defaultStartTimeout, usage.FlagHelp("start-timeout"))
 	fs.StringVar(&cfg.resume, "resume", "", usage.FlagHelp("resume"))
 	fs.BoolVar(&cfg.continueLast, "continue", false, usage.FlagHelp("continue"))
+	fs.StringVar(&cfg.sessionName, "s", "", usage.FlagHelp("s"))
+	fs.StringVar(&cfg.sessionName, "session", "", usage.FlagHelp("session"))
+	fs.Var(&cfg.worktree, "worktree", usage.FlagHelp("worktree"))
 	fs.BoolVar(&cfg.noStore, "no-store", false, usage.FlagHelp("no-store"))
 	fs.BoolVar(&cfg.noWait, "no-wait", false, usage.FlagHelp("no-wait"))
 	v.toolOutput = fmt.Sprint(render.DefaultToolOutput)
@@ -237,6 +242,7 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	var cfg config
 	fs, v := mainFlags(&cfg)
 	fs.Usage = func() {}
+	args = worktreeValue(args)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err
@@ -335,14 +341,17 @@ func parseArgs(args []string, stderr io.Writer, stdinTerminal bool) (config, err
 	if cfg.continueLast && (cfg.resume != "" || cfg.noStore || cfg.remote.remote()) {
 		return cfg, errors.New("--continue finds the agent's latest session in the session store: it cannot be combined with --resume, --no-store, --ssh or --url")
 	}
+	if err := checkNamed(&cfg); err != nil {
+		return cfg, err
+	}
 	if cfg.resume != "" && cfg.remote.remote() {
 		return cfg, errors.New("--resume continues a session of a local agent; it cannot be combined with --ssh or --url")
 	}
 	if cfg.noWait && detached {
 		cfg.noWait = false // the background acphost a --no-wait started
 	}
-	if cfg.noWait && (cfg.resume == "" || len(cfg.prompts) == 0) {
-		return cfg, errors.New("--no-wait queues prompts in a session: it needs --resume ID|last and -p TEXT")
+	if cfg.noWait && (cfg.resume == "" && cfg.sessionName == "" || len(cfg.prompts) == 0) {
+		return cfg, errors.New("--no-wait queues prompts in a session: it needs --resume ID|last (or -s NAME) and -p TEXT")
 	}
 	if cfg.noWait && cfg.noStore {
 		return cfg, errors.New("--no-wait finds the session in the session store: it cannot be combined with --no-store")
@@ -454,6 +463,7 @@ func agentCommand(cfg config) (path string, args, env []string, err error) {
 	var id [4]byte
 	rand.Read(id[:])
 	script.SessionID = "demo-" + hex.EncodeToString(id[:])
+	demoRemembers(&script, cfg.noStore)
 	if s := os.Getenv(envDemoScript); s != "" {
 		script = fakeagent.Script{}
 		if err := json.Unmarshal([]byte(s), &script); err != nil {

@@ -39,6 +39,22 @@ func noWait(cfg config, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	cwd := dirOrHere(cfg.cwd)
+	if cfg.resume == "" { // -s NAME: the session must have been started
+		all, err := st.List()
+		if err != nil {
+			fmt.Fprintln(stderr, "acphost:", err)
+			return exitFailed
+		}
+		var probe state.Record
+		probe.Agent, probe.Command = recordAgent(cfg)
+		r, ok := state.FindNamed(all, probe, cfg.sessionName, cwd)
+		if !ok {
+			fmt.Fprintf(stderr, "acphost: --no-wait -s %s: %s has no session of that name here yet; start it with acphost -s %s (without --no-wait)\n",
+				cfg.sessionName, agentName(cfg), cfg.sessionName)
+			return exitUsage
+		}
+		cfg.resume = r.ID
+	}
 	rec, err := st.Lookup(cfg.resume, cwd)
 	if err != nil {
 		fmt.Fprintf(stderr, "acphost: --resume %s: %v\n", cfg.resume, err)

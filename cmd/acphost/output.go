@@ -11,9 +11,10 @@ import (
 // go to. Its fields are set by newApp (errs again by newLineEditor, before the
 // first turn) and read by any goroutine after.
 type output struct {
-	out   *tty.Screen   // human output on stdout; nil with --json
-	errs  *tty.Screen   // diagnostics (and, with --json, questions) on stderr
-	human *render.Human // the human sink, nil with --json
+	out   *tty.Screen      // human output on stdout; nil with --json
+	errs  *tty.Screen      // diagnostics (and, with --json, questions) on stderr
+	human *render.Human    // the human sink, nil with --json
+	json  *render.JSONSink // the --json sink, nil without
 	// sink is where a turn's events go: the human, --json or --quiet
 	// sink, wrapped by refusals and by the transcript (see newApp).
 	sink     render.Sink

@@ -51,7 +51,8 @@ type app struct {
 	streams   agentStreams
 	humanWait ask.Wait // the running turn's wait for the person
 
-	kube *kube.Transport // the agent's pods with --kube-image or --kube-warm-pool, else nil
+	kube  *kube.Transport // the agent's pods with --kube-image or --kube-warm-pool, else nil
+	named named           // -s NAME and --worktree: the session they belong to
 
 	recovers bool // the client restarts a crashed agent (a chat at a terminal)
 	failed   bool // a turn failed: exit status 1
@@ -78,7 +79,7 @@ func newApp(cfg config, stdin *os.File, stdout, stderr *os.File) *app {
 		js := render.NewJSONSink(outW)
 		js.Decision = a.perms.Decision
 		js.Elicit = cfg.elicit
-		o.sink = js
+		o.sink, o.json = js, js
 	case cfg.quiet:
 		o.sink = render.NewQuietSink(outW)
 	default:
@@ -224,6 +225,16 @@ func (a *app) run() int {
 			}
 			resume = &r
 		}
+	case a.cfg.sessionName != "" && a.cfg.resume == "" || a.cfg.worktree.on:
+		r, ok, err := a.resolveNamed()
+		if err != nil {
+			a.output.diag(tty.StyleRed, "%v", err)
+			return exitUsage
+		}
+		if ok {
+			a.named.id, a.named.name = r.ID, a.cfg.sessionName
+			resume = &r
+		}
 	case a.cfg.resume != "":
 		r, err := a.resolveResume()
 		if err != nil {
@@ -275,6 +286,7 @@ func (a *app) run() int {
 	a.live.started(client)
 	quitting := a.signals.quitting()
 	if err != nil {
+		a.unmake()
 		if quitting {
 			return a.signals.exitCode()
 		}
@@ -285,6 +297,12 @@ func (a *app) run() int {
 					"lets it write only its state and private copies of its homes: if it needs to write elsewhere, --writable DIR"
 			}
 			a.output.diag(tty.StyleRed, "the agent did not start within %v (--start-timeout); %s", a.cfg.startTimeout, why)
+			return exitFailed
+		}
+		if resume != nil && errors.Is(err, acphost.ErrUnsupported) && a.cfg.sessionName != "" {
+			a.output.diag(tty.StyleRed, "session %s (%s) cannot be continued: %s offers neither session/load nor session/resume; "+
+				"no new session was started in its place (acphost sessions rm %s forgets it, or pick another name)",
+				acp.SafeText(a.cfg.sessionName), acp.SafeText(resume.ID), agentName(a.cfg), acp.SafeText(a.cfg.sessionName))
 			return exitFailed
 		}
 		if resume != nil {
@@ -316,6 +334,10 @@ func (a *app) run() int {
 	}
 
 	sess := client.Session()
+	a.opened(sess.ID())
+	if a.output.json != nil && a.cfg.sessionName != "" {
+		a.output.json.SetName(sess.ID(), a.cfg.sessionName)
+	}
 	if w := provenWarning(a.cfg, client.AgentInfo()); w != "" {
 		a.output.diag(tty.StyleYellow, "%s", w)
 	}
@@ -478,6 +500,7 @@ func (a *app) record() {
 	r.SSH, r.URL, r.Kube = a.cfg.remote.ssh, a.cfg.remote.url, a.cfg.remote.kube
 	r.Cwd, r.LastUsed = a.cwd, now
 	a.live.stamp(&r)
+	a.stampNamed(&r)
 	if t := sess.Details().Title; t != "" {
 		r.Title = t
 	}
@@ -559,6 +582,12 @@ func (a *app) greet(client *acphost.ACPClient, sess *acphost.Session) {
 		name += " (built-in demo)"
 	}
 	parts := []string{"acphost", name, "session " + acp.SafeText(sess.ID())}
+	if a.named.id == sess.ID() && a.cfg.sessionName != "" {
+		parts[2] = "session " + acp.SafeText(a.cfg.sessionName) + " (" + acp.SafeText(sess.ID()) + ")"
+	}
+	if _, r := a.live.current(); r.ID == sess.ID() && r.Worktree != nil {
+		parts = append(parts, "worktree "+acp.SafeText(r.Worktree.Branch))
+	}
 	modes, _ := sessionModes(sess)
 	e := sess.Enforcement()
 	if e.Mode != "" {

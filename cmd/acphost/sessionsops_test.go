@@ -383,7 +383,7 @@ func TestSessionsUsage(t *testing.T) {
 	dir := t.TempDir()
 	for _, sub := range []string{"show", "history", "export", "import", "prune"} {
 		r := runIn(t, dir, extra, nil, "", "sessions", sub, "--help")
-		if r.code != 0 || !strings.Contains(r.stdout, "acphost sessions history ID|last") || r.stderr != "" {
+		if r.code != 0 || !strings.Contains(r.stdout, "acphost sessions history ID|NAME|last") || r.stderr != "" {
 			t.Errorf("sessions %s --help: exit %d; stdout:\n%s\nstderr:\n%s", sub, r.code, r.stdout, r.stderr)
 		}
 	}

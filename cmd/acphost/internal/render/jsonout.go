@@ -14,8 +14,12 @@ import (
 // unfiltered: JSON escapes control characters, and the consumer decides how
 // to display them.
 type JSONLine struct {
-	Type  string `json:"type"`
-	Delta string `json:"delta,omitempty"`
+	Type string `json:"type"`
+	// SessionID is the session the line is of, on every line; Session
+	// its name (acphost -s NAME), when it has one.
+	SessionID string `json:"sessionId,omitempty"`
+	Session   string `json:"session,omitempty"`
+	Delta     string `json:"delta,omitempty"`
 	// Tool events; permission and permission_answer carry the tool call's
 	// id, name (title) and kind too.
 	ID      string            `json:"id,omitempty"`
@@ -78,6 +82,9 @@ type JSONOption struct {
 type JSONSink struct {
 	mu  sync.Mutex
 	enc *json.Encoder
+	// last is the session of the last line written; named and name the
+	// session that has a name (SetName).
+	last, named, name string
 	// Decision says who answered a permission without asking (ok false:
 	// the person answered, or nobody did).
 	Decision func(toolCallID string, ans *acphost.PermissionAnswer) (by, rule string, ok bool)
@@ -99,9 +106,23 @@ func NewJSONSink(w io.Writer) *JSONSink {
 	return &JSONSink{enc: enc}
 }
 
+// SetName names session id on its lines (the "session" field).
+func (j *JSONSink) SetName(id, name string) {
+	j.mu.Lock()
+	j.named, j.name = id, name
+	j.mu.Unlock()
+}
+
 func (j *JSONSink) write(l *JSONLine) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if l.SessionID == "" {
+		l.SessionID = j.last // a line of no event: the session of the one before
+	}
+	j.last = l.SessionID
+	if l.SessionID != "" && l.SessionID == j.named {
+		l.Session = j.name
+	}
 	if err := j.enc.Encode(l); err != nil {
 		// Only raw members can fail (JSON the agent sent that does not
 		// re-encode); drop them rather than the event.
@@ -113,7 +134,7 @@ func (j *JSONSink) write(l *JSONLine) {
 func (j *JSONSink) BeginTurn(string, bool) {}
 
 func (j *JSONSink) Event(ev acphost.StreamEvent) {
-	l := &JSONLine{Type: string(ev.Type)}
+	l := &JSONLine{Type: string(ev.Type), SessionID: ev.SessionID}
 	switch ev.Type {
 	case acphost.EventText, acphost.EventThought:
 		l.Delta = ev.Delta
@@ -169,7 +190,7 @@ func (j *JSONSink) Event(ev acphost.StreamEvent) {
 		}
 		j.write(l)
 		if decided {
-			j.write(&JSONLine{Type: "permission_decision", ID: l.ID, Name: l.Name, OptionID: l.OptionID,
+			j.write(&JSONLine{Type: "permission_decision", SessionID: l.SessionID, ID: l.ID, Name: l.Name, OptionID: l.OptionID,
 				OptionKind: l.OptionKind, Cancelled: l.Cancelled, DecidedBy: by, Rule: rule})
 		}
 		return
@@ -216,7 +237,7 @@ func (j *JSONSink) ElicitationComplete(c acp.ElicitationComplete) {
 func (j *JSONSink) EndTurn(r TurnResult) {
 	text := r.Resp.Text
 	ms := r.Elapsed.Milliseconds()
-	l := &JSONLine{Type: "result", StopReason: string(r.Stop), Text: &text, DurationMS: &ms, TurnUsage: r.Resp.Usage, Cost: r.Resp.Cost}
+	l := &JSONLine{Type: "result", SessionID: r.Resp.SessionID, StopReason: string(r.Stop), Text: &text, DurationMS: &ms, TurnUsage: r.Resp.Usage, Cost: r.Resp.Cost}
 	if r.Err != nil && !r.UserCancel {
 		l.Error = r.Err.Error()
 	}

@@ -169,6 +169,9 @@ func sessionsShow(st *state.Store, args []string, stdout io.Writer, agents Agent
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("session", acp.SafeText(r.ID))
+	if r.Name != "" {
+		row("name", tty.OneLine(acp.SafeText(r.Name), state.MaxNameBytes))
+	}
 	row("agent", acp.SafeText(r.AgentLabel()))
 	cmd := acp.SafeText(strings.Join(command, " "))
 	if cmd == "" {
@@ -176,6 +179,9 @@ func sessionsShow(st *state.Store, args []string, stdout io.Writer, agents Agent
 	}
 	row("command", cmd+" ("+acp.SafeText(source)+")")
 	row("directory", acp.SafeText(r.Cwd))
+	if w := r.Worktree; w != nil {
+		row("worktree", fmt.Sprintf("%s on branch %s, from %s at %.12s", acp.SafeText(w.Path), acp.SafeText(w.Branch), acp.SafeText(w.Repo), acp.SafeText(w.Base)))
+	}
 	if r.Title != "" {
 		row("title", tty.OneLine(acp.SafeText(r.Title), 200))
 	}
@@ -273,7 +279,7 @@ func sessionsHistory(st *state.Store, args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("history", flag.ContinueOnError)
 	asJSON := fl.Bool("json", false, "")
 	limit := fl.Int("limit", 0, "")
-	pos, err := parseSub(fl, args, 1, "one session: ID|last")
+	pos, err := parseSub(fl, args, 1, "one session: ID|NAME|last")
 	if err != nil {
 		return err
 	}
@@ -406,9 +412,9 @@ func sessionsExport(st *state.Store, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Which process has it open, and its control socket, are of this
-	// machine only.
-	r.PID, r.TurnSince, r.Control = 0, time.Time{}, ""
+	// Which process has it open, its control socket and its worktree are
+	// of this machine only.
+	r.PID, r.TurnSince, r.Control, r.Worktree = 0, time.Time{}, "", nil
 	if es == nil {
 		es = []state.Entry{}
 	}
@@ -560,6 +566,14 @@ func admitRecord(r *state.Record, file Config, demo string) error {
 	if len(r.Mode) > state.MaxEntryField || !plainText(r.Mode) {
 		return errors.New("the session's mode is not a mode id")
 	}
+	if r.Name != "" {
+		if err := state.ValidName(r.Name); err != nil {
+			return fmt.Errorf("the session's name: %w", err)
+		}
+	}
+	// A worktree is of the machine that made it: a record never brings
+	// one, since sessions rm would remove what it names.
+	r.Worktree = nil
 	now := time.Now()
 	if r.Created.IsZero() || r.Created.After(now) {
 		r.Created = now
@@ -626,13 +640,16 @@ func sessionsPrune(st *state.Store, args []string, stdout io.Writer) error {
 		return err
 	}
 	cutoff := time.Now().Add(-age)
-	var open []state.Record
+	var open, trees []state.Record
 	gone, err := st.Prune(func(r state.Record) bool {
 		switch {
 		case !r.LastUsed.Before(cutoff) || *agent != "" && r.AgentLabel() != *agent:
 			return true
 		case LiveState(r) != "":
 			open = append(open, r) // an acphost process has it: never removed
+			return true
+		case r.Worktree != nil && exists(r.Worktree.Path):
+			trees = append(trees, r) // sessions rm removes it with its worktree
 			return true
 		}
 		return false
@@ -651,6 +668,10 @@ func sessionsPrune(st *state.Store, args []string, stdout io.Writer) error {
 	for _, r := range open {
 		fmt.Fprintf(stdout, "kept %s (%s): %s\n", tty.OneLine(acp.SafeText(r.ID), 60), acp.SafeText(r.AgentLabel()), LiveState(r))
 	}
+	for _, r := range trees {
+		fmt.Fprintf(stdout, "kept %s (%s): it runs in the worktree %s; acphost sessions rm %s removes both\n", tty.OneLine(acp.SafeText(r.ID), 60),
+			acp.SafeText(r.AgentLabel()), acp.SafeText(r.Worktree.Path), tty.OneLine(acp.SafeText(r.ID), 60))
+	}
 	if len(gone) == 0 {
 		fmt.Fprintf(stdout, "no session to remove: none last used before %s\n", cutoff.Local().Format("2006-01-02 15:04"))
 	}
@@ -660,7 +681,7 @@ func sessionsPrune(st *state.Store, args []string, stdout io.Writer) error {
 // lookupOne parses a subcommand's flags and its one argument, ID|last, and
 // finds that record.
 func lookupOne(st *state.Store, fl *flag.FlagSet, args []string) (state.Record, error) {
-	pos, err := parseSub(fl, args, 1, "one session: ID|last")
+	pos, err := parseSub(fl, args, 1, "one session: ID|NAME|last")
 	if err != nil {
 		return state.Record{}, err
 	}

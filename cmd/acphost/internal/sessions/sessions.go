@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,14 +25,14 @@ import (
 )
 
 const sessionsUsage = `Usage: acphost sessions [--json]     list the recorded sessions, most recent first
-       acphost sessions show ID|last [--json]
+       acphost sessions show ID|NAME|last [--json]
                                      one session: its agent and the command that
                                      runs it now, directory, title, mode, times,
                                      state, transcript
-       acphost sessions history ID|last [--limit N] [--json]
+       acphost sessions history ID|NAME|last [--limit N] [--json]
                                      its turns, oldest first: each prompt, tool
                                      call and answer (--limit: the last N)
-       acphost sessions export ID|last [-o FILE]
+       acphost sessions export ID|NAME|last [-o FILE]
                                      one JSON document of the record and its
                                      transcript (to stdout by default)
        acphost sessions import FILE|- [--force]
@@ -43,7 +44,11 @@ const sessionsUsage = `Usage: acphost sessions [--json]     list the recorded se
                                      forget sessions last used before AGE ago
                                      (default 30d; 12h, 90m too), never one an
                                      acphost process has open
-       acphost sessions rm ID|last   forget one (the agent keeps its own copy)
+       acphost sessions rm ID|NAME|last
+                                     forget one (the agent keeps its own copy);
+                                     its --worktree is removed when clean (and
+                                     its branch, when it has no commit of its
+                                     own), kept with a warning when not
        acphost cancel [ID|last]      stop the turn running in a session (default:
                                      last), as Ctrl-C in its acphost would
 
@@ -52,8 +57,9 @@ turn runs in it. Each turn's prompt, tool calls and answer are kept in the
 session's transcript (at most 1 MiB; the oldest turns go first), which rm
 and prune remove with the record; --no-store records nothing.
 
-acphost --resume ID|last continues one; "last" is the most recent in the
-current directory, and an id may be shortened to a unique prefix.
+acphost --resume ID|NAME|last continues one; "last" is the most recent in
+the current directory, NAME a session's -s name there, and an id may be
+shortened to a unique prefix.
 `
 
 // Command is "acphost sessions".
@@ -99,14 +105,7 @@ func Command(args []string, stdout, stderr io.Writer, agents Agents) int {
 	case args[0] == "prune":
 		return subcommand("prune", stdout, stderr, func() error { return sessionsPrune(st, args[1:], stdout) })
 	case args[0] == "rm" && len(args) == 2:
-		cwd, _ := os.Getwd()
-		r, err := st.Remove(args[1], cwd)
-		if err != nil {
-			fmt.Fprintln(stderr, "acphost:", err)
-			return exitcode.Failed
-		}
-		fmt.Fprintf(stdout, "forgot session %s (%s, %s)\n", acp.SafeText(r.ID), acp.SafeText(r.AgentLabel()), acp.SafeText(r.Cwd))
-		return exitcode.OK
+		return sessionsRm(st, args[1], stdout, stderr)
 	}
 	fmt.Fprint(stderr, sessionsUsage)
 	return exitcode.Usage
@@ -115,7 +114,12 @@ func Command(args []string, stdout, stderr io.Writer, agents Agents) int {
 // Print writes a table of records, marking the current one.
 func Print(w io.Writer, recs []state.Record, current string) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ID\tAGENT\tLAST USED\tSTATE\tDIRECTORY\tTITLE")
+	names := slices.ContainsFunc(recs, func(r state.Record) bool { return r.Name != "" })
+	head := "  ID\tAGENT\tLAST USED\tSTATE\tDIRECTORY\tTITLE"
+	if names { // the column only when a session has a name
+		head = "  ID\tNAME\tAGENT\tLAST USED\tSTATE\tDIRECTORY\tTITLE"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range recs {
 		mark := " "
 		if r.ID == current {
@@ -125,7 +129,15 @@ func Print(w io.Writer, recs []state.Record, current string) {
 		if st == "" {
 			st = "-"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, tty.OneLine(acp.SafeText(r.ID), 40), acp.SafeText(r.AgentLabel()),
+		id := tty.OneLine(acp.SafeText(r.ID), 40)
+		if names {
+			name := tty.OneLine(acp.SafeText(r.Name), 30)
+			if name == "" {
+				name = "-"
+			}
+			id += "\t" + name
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, id, acp.SafeText(r.AgentLabel()),
 			tty.Ago(r.LastUsed), st, acp.SafeText(r.Cwd), tty.OneLine(acp.SafeText(r.Title), 50))
 	}
 	tw.Flush()

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -52,6 +53,13 @@ type Record struct {
 	// is gone with the acphost that made it. Never a credential: the
 	// kubeconfig is the person's, found again as kubectl finds it.
 	Kube KubePlace `json:"kube,omitzero"`
+	// Name is the person's name for the session (acphost -s NAME; see
+	// ValidName), "" for none. A name names one session of an agent in a
+	// directory: the record last written with it keeps it (see Put).
+	Name string `json:"name,omitempty"`
+	// Worktree is the git worktree the session runs in (acphost
+	// --worktree), nil for none; Cwd is inside it.
+	Worktree *Worktree `json:"worktree,omitempty"`
 }
 
 // KubePlace is where an agent runs on Kubernetes: a pod of its own from
@@ -82,6 +90,28 @@ func (k KubePlace) String() string {
 		s += " on " + k.Context
 	}
 	return s
+}
+
+// Worktree is a git worktree acphost made for a session.
+type Worktree struct {
+	Path   string `json:"path"`   // the worktree's directory
+	Branch string `json:"branch"` // its branch (acphost/NAME)
+	Base   string `json:"base"`   // the commit it was made from
+	Repo   string `json:"repo"`   // the repository's main worktree
+	From   string `json:"from"`   // the directory acphost was run in, in the repository
+}
+
+// StartedIn reports whether r's session belongs to directory dir: it runs
+// there, or in a worktree made by an acphost run there.
+func (r Record) StartedIn(dir string) bool {
+	return r.Cwd == dir || r.Worktree != nil && r.Worktree.From == dir
+}
+
+// sameAgent reports whether r and o are sessions of the same agent,
+// reached the same way (Same without the id).
+func (r Record) sameAgent(o Record) bool {
+	o.ID = r.ID
+	return r.Same(o)
 }
 
 // Same reports whether r and o are the same conversation: the same session
@@ -284,13 +314,35 @@ func (s *Store) Put(r Record) error {
 				if r.Title == "" {
 					r.Title = o.Title
 				}
+				if r.Name == "" { // a writer that does not know of names keeps it
+					r.Name = o.Name
+				}
+				if r.Worktree == nil {
+					r.Worktree = o.Worktree
+				}
 				sf.Sessions[i] = r
+				claimName(sf.Sessions, i)
 				return nil
 			}
 		}
 		sf.Sessions = append(sf.Sessions, r)
+		claimName(sf.Sessions, len(sf.Sessions)-1)
 		return nil
 	})
+}
+
+// claimName gives recs[i]'s name to it alone: another session of its
+// agent in its directory loses that name.
+func claimName(recs []Record, i int) {
+	r := recs[i]
+	if r.Name == "" {
+		return
+	}
+	for j := range recs {
+		if o := &recs[j]; j != i && o.Name == r.Name && o.sameAgent(r) && (o.StartedIn(r.Cwd) || r.Worktree != nil && o.StartedIn(r.Worktree.From)) {
+			o.Name = ""
+		}
+	}
 }
 
 // Remove deletes the record the id names (see Find), and its transcript,
@@ -329,13 +381,15 @@ func (s *Store) Lookup(id, cwd string) (Record, error) {
 	return recs[i], nil
 }
 
-// Find picks a record: "last" is the most recently used one in cwd; else
-// a session id, or a unique prefix of one.
+// Find picks a record: "last" is the most recently used one in cwd (see
+// StartedIn: a worktree made from there counts); else
+// a session id; else a session's name (see Record.Name) in cwd (see
+// StartedIn); else a unique prefix of an id.
 func Find(recs []Record, id, cwd string) (int, error) {
 	if id == "last" {
 		best := -1
 		for i, r := range recs {
-			if r.Cwd == cwd && (best < 0 || r.LastUsed.After(recs[best].LastUsed)) {
+			if r.StartedIn(cwd) && (best < 0 || r.LastUsed.After(recs[best].LastUsed)) {
 				best = i
 			}
 		}
@@ -344,22 +398,91 @@ func Find(recs []Record, id, cwd string) (int, error) {
 		}
 		return best, nil
 	}
-	var hits []int
+	var hits, named []int
+	elsewhere := ""
 	for i, r := range recs {
 		if r.ID == id {
 			return i, nil
+		}
+		if r.Name == id && id != "" {
+			if r.StartedIn(cwd) {
+				named = append(named, i)
+			} else {
+				elsewhere = r.Cwd
+			}
 		}
 		if id != "" && strings.HasPrefix(r.ID, id) {
 			hits = append(hits, i)
 		}
 	}
+	switch len(named) {
+	case 0:
+	case 1:
+		return named[0], nil
+	default:
+		var who []string
+		for _, i := range named {
+			who = append(who, recs[i].AgentLabel()+": "+recs[i].ID)
+		}
+		return -1, fmt.Errorf("%q names %d sessions here, of different agents (%s); give the id", id, len(named), strings.Join(who, ", "))
+	}
 	switch len(hits) {
 	case 0:
+		if elsewhere != "" {
+			return -1, fmt.Errorf("no session %q recorded in %s; a session of that name is in %s (names are per directory: run there, or give its id)", id, cwd, elsewhere)
+		}
 		return -1, fmt.Errorf("no session %q recorded (acphost sessions lists them)", id)
 	case 1:
 		return hits[0], nil
 	}
 	return -1, fmt.Errorf("%q names %d sessions; give more of the id", id, len(hits))
+}
+
+// FindNamed finds the session named name of agent's (matched as Same
+// matches, without the id) in dir; ok false when there is none.
+func FindNamed(recs []Record, agent Record, name, dir string) (r Record, ok bool) {
+	for _, o := range recs {
+		if o.Name == name && o.sameAgent(agent) && o.StartedIn(dir) {
+			if !ok || o.LastUsed.After(r.LastUsed) {
+				r, ok = o, true
+			}
+		}
+	}
+	return r, ok
+}
+
+// MaxNameBytes bounds a session's name.
+const MaxNameBytes = 100
+
+// ValidName checks a session name (acphost -s NAME): a word a script can
+// pass and a file name could hold — at most MaxNameBytes of UTF-8, no
+// control, format (bidi) or space characters, no path separator, not
+// starting with '-' or '.', and not "last", which means the latest
+// session.
+func ValidName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("a session name may not be empty")
+	case len(name) > MaxNameBytes:
+		return fmt.Errorf("a session name is at most %d bytes", MaxNameBytes)
+	case !utf8.ValidString(name):
+		return errors.New("a session name must be UTF-8")
+	case name == "last":
+		return errors.New(`"last" means the latest session; pick another name`)
+	case name[0] == '-' || name[0] == '.':
+		return errors.New("a session name may not start with '-' or '.'")
+	}
+	for _, c := range name {
+		switch {
+		case c == '/' || c == '\\':
+			return errors.New("a session name may not hold a path separator ('/' or '\\')")
+		case unicode.IsControl(c) || unicode.Is(unicode.Cf, c):
+			return errors.New("a session name may not hold control or format characters")
+		case unicode.IsSpace(c):
+			return errors.New("a session name may not hold spaces")
+		}
+	}
+	return nil
 }
 
 // Clip cuts s to at most n bytes, on a rune boundary.
@@ -396,6 +519,7 @@ func (s *Store) ImportRecord(r Record, es []Entry, replace func(old Record) erro
 			break
 		}
 		sf.Sessions = append(sf.Sessions, r)
+		claimName(sf.Sessions, len(sf.Sessions)-1)
 		if err := s.write(sf); err != nil {
 			return err
 		}

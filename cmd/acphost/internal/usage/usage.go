@@ -36,6 +36,16 @@ Flags:
                          them; last: the latest in this directory)
   --continue             continue this agent's latest session in this
                          directory, or start one when there is none
+  -s, --session NAME     this agent's session NAME in this directory: the
+                         first run starts it, later runs continue it (by
+                         session/load or session/resume; an agent with
+                         neither is an error, never a new session);
+                         acphost sessions and --resume take the name too
+  --worktree [NAME]      run the session in a new git worktree of this
+                         repository on branch acphost/NAME (default NAME:
+                         the -s name, else a short id), in REPO.worktrees/
+                         beside it (git config acphost.worktreeDir: elsewhere);
+                         acphost sessions rm removes it when it is clean
   --permission POLICY    ask, reads, allow, reject or plan (default: ask when stdin
                          is a terminal and no --json, else what
                          --non-interactive-permissions says); with ask,
@@ -68,9 +78,10 @@ Flags:
                          never opened: y accept, n decline, c cancel
   --elicit-value N=V     with --elicit accept: field N's answer (repeatable);
                          other fields get their defaults
-  --json                 JSON lines on stdout: one per event, a result per turn;
-                         a permission answered without asking adds a
-                         permission_decision line (decidedBy, rule)
+  --json                 JSON lines on stdout: one per event, a result per turn,
+                         each with the sessionId (and the -s name as
+                         "session"); a permission answered without asking
+                         adds a permission_decision line (decidedBy, rule)
   --no-wait              with --resume and -p: queue the prompts in the acphost
                          that has the session open, or one started in the
                          background, and return at once (a prompt: 1 MiB at most)
