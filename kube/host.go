@@ -239,11 +239,7 @@ func expired(l *coordinationv1.Lease, now time.Time) bool {
 // dialPod creates a pod for one agent, waits for it to be Ready and
 // starts the watchdog and the agent in it.
 func (h *host) dialPod(ctx context.Context, t *Transport) (acphost.Link, error) {
-	argv, err := t.agentArgv()
-	if err != nil {
-		return nil, dialError(err)
-	}
-	cmds, err := remote.NewCommands(argv, t.Env, t.Dir)
+	cmds, err := t.commands()
 	if err != nil {
 		return nil, dialError(err)
 	}
@@ -506,11 +502,7 @@ func (h *host) dialClaim(ctx context.Context, t *Transport) (acphost.Link, error
 	if t.ReadOnlyRootFilesystem || len(t.ReadOnlyMounts) > 0 || len(t.Template.Spec.Containers) > 0 {
 		return nil, dialError(fmt.Errorf("kube: with WarmPool the pool's SandboxTemplate is the pod: set the template, read-only root and mounts there"))
 	}
-	argv, err := t.agentArgv()
-	if err != nil {
-		return nil, dialError(err)
-	}
-	cmds, err := remote.NewCommands(argv, t.Env, t.Dir)
+	cmds, err := t.commands()
 	if err != nil {
 		return nil, dialError(err)
 	}

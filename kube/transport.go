@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/acphost/acphost"
+	"github.com/acphost/acphost/internal/remote"
 )
 
 // Transport runs each agent in a pod of its own, or in a pod claimed from
@@ -378,6 +379,16 @@ func (t *Transport) podFor(instance string, owner *metav1.OwnerReference) (*core
 		c.SecurityContext.ReadOnlyRootFilesystem = new(true)
 	}
 	return pod, i, nil
+}
+
+// commands are the agent's command line and its watchdog's, as the pod
+// runs them.
+func (t *Transport) commands() (remote.Commands, error) {
+	argv, err := t.agentArgv()
+	if err != nil {
+		return remote.Commands{}, err
+	}
+	return remote.NewCommands(argv, t.Env, t.Dir)
 }
 
 // agentArgv is the agent's command line: Command, else the template
