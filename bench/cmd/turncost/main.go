@@ -145,8 +145,6 @@ func spawn(self, client, workload string, turns int) result {
 // counters are the process's cumulative figures.
 type counters struct {
 	cpu     time.Duration
-	wakeups float64
-	created float64
 	bytes   uint64
 	mallocs uint64
 	at      time.Time
@@ -295,11 +293,7 @@ var transition = regexp.MustCompile(`StateTransition .*GoID=(\d+) (\w+)->(\w+)`)
 // in a trace, leaving out the goroutines whose stacks show the tracer or
 // the runtime's background work.
 func countTrace(file string) (wakeups, started int, err error) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if p, lerr := exec.LookPath("go"); lerr == nil {
-		goTool = p
-	}
-	cmd := exec.Command(goTool, "tool", "trace", "-d=parsed", file)
+	cmd := exec.Command("go", "tool", "trace", "-d=parsed", file)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return 0, 0, err
