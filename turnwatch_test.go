@@ -87,6 +87,7 @@ func TestOnTurnPanicsLeaveTheTurnAlone(t *testing.T) {
 func TestStatsCountSessionsAndQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, _ := connectFake(t, fakeagent.Demo(), ACPOptions{})
+		synctest.Wait() // what the agent sent at the open has been dispatched
 		st := c.Stats()
 		assert.Equal(t, 1, st.Sessions)
 		assert.Zero(t, st.Queued)

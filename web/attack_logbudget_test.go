@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acphost/acphost/fakeagent"
 	"github.com/acphost/acphost/web"
@@ -28,7 +29,9 @@ func TestAttackMaxLogBytesNotABound(t *testing.T) {
 	r := newRig(t, script, func(c *web.Config) { c.MaxLogBytes = maxLog })
 	tb := r.tab()
 	r.post("/api/prompt", map[string]string{"text": "go"}, http.StatusOK)
-	tb.next("the text", ofType("text"))
+	// 4 MiB through the hub's escaping: 12–27 s under -race on 2 busy
+	// cores, where the other messages take milliseconds.
+	tb.nextWithin("the text", 2*time.Minute, ofType("text"))
 
 	// A tab that connects now: count the replay up to the state.
 	resp := r.request(http.MethodGet, "/events", "", nil)

@@ -193,7 +193,14 @@ func (r *rig) tab() *tab {
 // (kept in seen); it fails the test after waitFor.
 func (tb *tab) next(what string, match func(msg) bool) msg {
 	tb.t.Helper()
-	timeout := time.After(waitFor)
+	return tb.nextWithin(what, waitFor, match)
+}
+
+// nextWithin is next with a bound of its own, for a message that takes
+// long to make under -race (megabytes of agent text).
+func (tb *tab) nextWithin(what string, wait time.Duration, match func(msg) bool) msg {
+	tb.t.Helper()
+	timeout := time.After(wait)
 	for {
 		select {
 		case m, ok := <-tb.ch:
@@ -205,7 +212,7 @@ func (tb *tab) next(what string, match func(msg) bool) msg {
 				return m
 			}
 		case <-timeout:
-			tb.t.Fatalf("no %s within %v; seen %v", what, waitFor, tb.seen)
+			tb.t.Fatalf("no %s within %v; seen %v", what, wait, tb.seen)
 		}
 	}
 }

@@ -142,11 +142,11 @@ func TestSessionsNewAndLoad(t *testing.T) {
 	replayed = nil
 	note = tb.next("load note", func(m msg) bool {
 		if m["replay"] == true {
-			replayed = append(replayed, m.typ()+":"+m.str("delta"))
+			replayed = append(replayed, m.typ()+":"+m.str("delta")+m.str("text"))
 		}
 		return m.typ() == "note"
 	})
-	assert.Equal(t, []string{"text:two"}, replayed)
+	assert.Equal(t, []string{"user:more", "text:two"}, replayed) // the prompt, then the answer
 	assert.Contains(t, note.str("text"), "loaded")
 	r.received(`"method":"session/load"`)
 
