@@ -23,6 +23,7 @@ import (
 
 	ws "github.com/coder/websocket"
 
+	"github.com/acphost/acphost"
 	"github.com/acphost/acphost/internal/cgroup"
 	"github.com/acphost/acphost/internal/httpserve"
 	"github.com/acphost/acphost/internal/proc"
@@ -45,9 +46,13 @@ const drainWait = time.Second
 // started once the first frame (which must be an initialize request) has
 // arrived and stopped when the connection ends — stdin closed, StopGrace,
 // SIGTERM to its process group, StopGrace, SIGKILL to the group and, on
-// Linux where cgroups can be had, to its cgroup. When the agent exits the
-// bridge closes with 1000 and the exit in the reason ("exit 3",
-// "signal killed"), which a [Transport] reports as an *acphost.ExitError.
+// Linux where cgroups can be had, to its cgroup. With a Transport each
+// connection dials it for its agent instead (an agent in a Kubernetes
+// pod, over SSH…) and the Link is stopped with StopGrace when the
+// connection ends. When the agent exits the bridge closes with 1000 and
+// the exit in the reason ("exit 3", "signal killed"), which a [Transport]
+// reports as an *acphost.ExitError; a Link lost without an exit status
+// closes with 1011.
 //
 // Security: a request is refused 403 when it has an Origin header naming
 // another host than its Host and not in AllowedOrigins (a browser page
@@ -65,6 +70,15 @@ type Bridge struct {
 	Args    []string
 	Env     []string
 	Dir     string
+	// Transport, when set, is dialled once per connection for its agent
+	// instead of starting Command, on the connection's goroutine; Close
+	// ends a dial under way. The Link's lines (a MessageLink's messages)
+	// are relayed as a process's are, within the same bounds, and its
+	// stderr is forwarded to Stderr. Command, Args, Env and Dir must then
+	// be empty: Serve refuses the mix with ErrTransportAndCommand, and
+	// ServeHTTP answers 500. The Transport is the caller's to close, after
+	// the bridge.
+	Transport acphost.Transport
 	// Token is the bearer token a client must send: "Authorization:
 	// Bearer <Token>", or a "token" query parameter for clients that
 	// cannot set headers (the Rust SDK's WebSocket client) — a URL ends up
@@ -140,6 +154,11 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, why, status)
 		return
 	}
+	if err := b.check(); err != nil {
+		b.logger().Error("acphost/websocket: refused", "err", err)
+		http.Error(w, "bridge misconfigured", http.StatusInternalServerError)
+		return
+	}
 	httpserve.Trust(r.Context())
 	c, ok := b.admit()
 	if !ok {
@@ -156,6 +175,18 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.conn, c.raw = conn, rec.conn
 	c.serve()
+}
+
+// ErrTransportAndCommand is Serve's error for a Bridge given both a
+// Transport and a Command (or Args, Env, Dir) to reach its agents.
+var ErrTransportAndCommand = errors.New("websocket: a Bridge with a Transport starts no Command: leave Command, Args, Env and Dir empty")
+
+// check refuses a bridge told two ways to reach its agents.
+func (b *Bridge) check() error {
+	if b.Transport != nil && (b.Command != "" || len(b.Args) > 0 || len(b.Env) > 0 || b.Dir != "") {
+		return ErrTransportAndCommand
+	}
+	return nil
 }
 
 // refuse says why r may not connect: a status and a message, or 0.
@@ -339,8 +370,16 @@ func (b *Bridge) maxMessage() int64 {
 	return DefaultMaxMessageBytes
 }
 
-// start spawns one agent, in a cgroup of its own where one can be had.
-func (b *Bridge) start() (*proc.Process, error) {
+// start dials the Transport for one agent, or spawns one in a cgroup of
+// its own where one can be had. ctx ends a dial.
+func (b *Bridge) start(ctx context.Context) (agent, error) {
+	if b.Transport != nil {
+		l, err := b.Transport.Dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return newLinkAgent(l, b.logger()), nil
+	}
 	group, err := cgroup.New("ws-agent-")
 	if err != nil {
 		b.cgroupLog.Do(func() {
@@ -349,7 +388,25 @@ func (b *Bridge) start() (*proc.Process, error) {
 		group = nil
 	}
 	env := append(os.Environ(), b.Env...)
-	return proc.Start(proc.Spec{Command: b.Command, Args: b.Args, Env: env, Dir: b.Dir, Group: group, Log: b.Logger})
+	p, err := proc.Start(proc.Spec{Command: b.Command, Args: b.Args, Env: env, Dir: b.Dir, Group: group, Log: b.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return procAgent{p}, nil
+}
+
+// closable is ctx, ended also by Close; cancel releases the goroutine
+// that watches.
+func (b *Bridge) closable(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-b.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // newUUID is a random (version 4) UUID.
@@ -411,55 +468,67 @@ func (c *bridgeConn) serve() {
 	if !ok {
 		return
 	}
-	p, err := c.b.start()
+	ctx, cancel := c.b.closable(c.ctx)
+	a, err := c.b.start(ctx)
+	cancel()
 	if err != nil {
-		c.b.logger().Warn("acphost/websocket: the agent did not start", "id", c.id, "err", err)
-		c.closeWith(ws.StatusInternalError, "agent did not start")
+		select {
+		case <-c.b.stop:
+			c.closeWith(ws.StatusGoingAway, "bridge shutting down")
+		default:
+			c.b.logger().Warn("acphost/websocket: the agent did not start", "id", c.id, "err", err)
+			c.closeWith(ws.StatusInternalError, "agent did not start")
+		}
 		return
 	}
-	c.pid.Store(int64(p.Pid()))
+	c.pid.Store(int64(a.pid()))
 	var wg sync.WaitGroup
-	p.Pump(&wg, c.b.Stderr)
+	a.pump(&wg, c.b.Stderr)
 	relayed := make(chan struct{})
-	wg.Go(func() { c.toAgent(p.Stdin(), first) })
+	wg.Go(func() { c.toAgent(a, first) })
 	wg.Go(func() {
 		defer close(relayed)
-		c.fromAgent(p.Stdout())
+		c.fromAgent(a)
 	})
 	if ping := c.b.PingInterval; ping >= 0 {
 		wg.Go(func() {
 			keepalive(c.ctx, c.conn, orDefault(ping, DefaultPingInterval), &c.live, func(err error) { c.lost(0, "keepalive", err) })
 		})
 	}
-	c.run(p, relayed)
+	c.run(a, relayed)
 	c.cancel()
 	c.raw.Close()
 	wg.Wait()
 }
 
 // run waits for the end (the agent's, the client's, the bridge's) and
-// stops the agent.
-func (c *bridgeConn) run(p *proc.Process, relayed <-chan struct{}) {
+// stops the agent. An agent without an exit of its own to wait for (a
+// Link without Done) ends with what it writes.
+func (c *bridgeConn) run(a agent, relayed <-chan struct{}) {
 	grace := orDefault(c.b.StopGrace, DefaultStopGrace)
+	exited := a.exited()
+	if exited == nil {
+		exited = relayed
+	}
 	select {
-	case <-p.Exited():
+	case <-exited:
 		t := time.NewTimer(drainWait)
 		select {
 		case <-relayed:
 		case <-t.C:
 		}
 		t.Stop()
-		p.Stop(grace)
+		a.stop(grace)
 		<-relayed
-		exit, _, _ := p.Outcome()
-		c.b.logger().Debug("acphost/websocket: agent exited", "id", c.id, "exit", exitReason(exit))
-		c.closeWith(ws.StatusNormalClosure, exitReason(exit))
+		code, why := a.end()
+		c.b.logger().Debug("acphost/websocket: agent ended", "id", c.id, "close", why)
+		c.closeWith(code, why)
 	case <-c.gone:
-		p.Stop(grace)
+		a.stop(grace)
 		c.closeWith(c.goneCode, c.goneWhy)
 	case <-c.b.stop:
 		c.closeWith(ws.StatusGoingAway, "bridge shutting down")
-		p.Stop(grace)
+		a.stop(grace)
 	}
 }
 
@@ -486,13 +555,8 @@ const errNotInitialize = "First message must be initialize"
 func (c *bridgeConn) initialize() ([]byte, bool) {
 	ctx, cancel := context.WithTimeout(c.ctx, orDefault(c.b.InitTimeout, DefaultInitTimeout))
 	defer cancel()
-	go func() { // Close ends the wait
-		select {
-		case <-c.b.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx, cancelClose := c.b.closable(ctx) // Close ends the wait
+	defer cancelClose()
 	for {
 		typ, data, err := c.conn.Read(ctx)
 		if err != nil {

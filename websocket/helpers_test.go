@@ -41,6 +41,13 @@ func serveFake(t *testing.T, script fakeagent.Script, mod func(*Bridge)) *served
 	if mod != nil {
 		mod(b)
 	}
+	return serveBridge(t, b)
+}
+
+// serveBridge serves b on 127.0.0.1 until the test ends, then checks
+// that no agent process is left.
+func serveBridge(t *testing.T, b *Bridge) *served {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -33,11 +33,10 @@ type Link struct {
 	ctx     context.Context // ends the link's goroutines and writes; its end drops the connection
 	cancel  context.CancelFunc
 	live    liveness
-	msgs    chan []byte // the reader hands each message to ReadMessage
-	free    chan []byte // the buffers ReadMessage gave back, for the reader to fill again
-	held    []byte      // the message ReadMessage returned last (never blank), nil before one
-	pending []byte      // what Read has not returned yet of the last message
-	newline bool        // Read owes the newline that ends the last message
+	msgs    chan []byte  // the reader hands each message to ReadMessage
+	free    chan []byte  // the buffers ReadMessage gave back, for the reader to fill again
+	held    []byte       // the message ReadMessage returned last (never blank), nil before one
+	lines   messageLines // Read's: the messages as lines
 	wmu     sync.Mutex
 	wbuf    []byte // a line written in part
 	done    chan struct{}
@@ -53,6 +52,7 @@ func newLink(conn *ws.Conn, raw *rawConn, id string, max int64, ping time.Durati
 	l := &Link{conn: conn, raw: raw, id: id, max: max, msgs: make(chan []byte), free: make(chan []byte, 2), done: make(chan struct{})}
 	l.free <- nil // two buffers: one being read into while ReadMessage's caller holds the other
 	l.free <- nil
+	l.lines.ml = l
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.wg.Go(l.readLoop)
 	if ping >= 0 {
@@ -117,28 +117,7 @@ func (l *Link) ReadMessage() ([]byte, error) {
 // Read returns the messages received, each as one line (its raw CR and
 // LF made spaces); io.EOF once the connection has ended. Use it or
 // ReadMessage, not both.
-func (l *Link) Read(p []byte) (int, error) {
-	if len(l.pending) == 0 && !l.newline {
-		m, err := l.ReadMessage()
-		if err != nil {
-			return 0, err
-		}
-		for i, c := range m {
-			if c == '\n' || c == '\r' {
-				m[i] = ' '
-			}
-		}
-		l.pending, l.newline = m, true
-	}
-	n := copy(p, l.pending)
-	l.pending = l.pending[n:]
-	if len(l.pending) == 0 && n < len(p) {
-		p[n] = '\n'
-		n++
-		l.newline = false
-	}
-	return n, nil
-}
+func (l *Link) Read(p []byte) (int, error) { return l.lines.Read(p) }
 
 // WriteMessage sends msg as one text frame. It blocks while the server
 // does not read, until Stop (or the keepalive) ends the link. A message

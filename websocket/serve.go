@@ -18,7 +18,8 @@ var ErrNoToken = errors.New("websocket: a Bridge needs a Token (AllowNoToken ser
 // (every connection ended, every agent stopped) and returns nil; if the
 // server fails first it closes b and returns the error. It refuses (with
 // ErrNoToken, before serving) a b without a Token — unless AllowNoToken,
-// and then a listener that is not loopback or a Unix socket. ln is
+// and then a listener that is not loopback or a Unix socket — and a b
+// with both a Transport and a Command (ErrTransportAndCommand). ln is
 // closed when Serve returns; b cannot be served again.
 //
 // The server has timeouts (10s for a request's header, 60s for an idle
@@ -30,6 +31,10 @@ var ErrNoToken = errors.New("websocket: a Bridge needs a Token (AllowNoToken ser
 // the cap (up to 16 × MaxUntrusted of them at once): a burst of the
 // person's own connections keeps every one.
 func Serve(ctx context.Context, ln net.Listener, b *Bridge) error {
+	if err := b.check(); err != nil {
+		ln.Close()
+		return err
+	}
 	if b.Token == "" && (!b.AllowNoToken || !localAddr(ln.Addr())) {
 		ln.Close()
 		return fmt.Errorf("%w (listening on %s)", ErrNoToken, ln.Addr())

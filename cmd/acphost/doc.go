@@ -74,7 +74,10 @@
 // with a one-time token; loopback only unless --public.
 //
 // acphost serve serves AGENT over WebSocket at ws://ADDR/acp, starting one
-// AGENT process per connection and stopping it when the connection ends. It
+// AGENT process per connection and stopping it when the connection ends
+// (with --kube-image or --kube-warm-pool, AGENT runs in a pod of its own per
+// connection, --cwd is its directory there, and every pod is deleted when
+// serve ends). It
 // prints the URL on stdout, then the command that connects to it, and serves
 // until SIGINT or SIGTERM. It never serves without a token: with none given
 // ($ACPHOST_TOKEN, --token-file) it makes one up and writes it to a file
@@ -263,7 +266,8 @@
 //	  serves AGENT over WebSocket, one process per connection, on ADDR (default
 //	  127.0.0.1:0); never without a token: one is made up and kept in a file
 //	  only you can read (the printed command names it) unless ACPHOST_TOKEN or
-//	  --token-file gives it; beyond loopback, give it
+//	  --token-file gives it; beyond loopback, give it; with --kube-image IMAGE
+//	  or --kube-warm-pool NAME, one pod per connection
 //	acphost web [--listen ADDR] [--public] [--cwd DIR] [--fs] [-- AGENT [ARGS...]]
 //	  the agent in the browser: live transcript, approvals, editable proposals
 //	  (--fs), a stop button; prints a URL with a one-time token

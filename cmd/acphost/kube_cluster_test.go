@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -77,6 +78,42 @@ func TestKubeCLIRunsTheAgentInAPod(t *testing.T) {
 	for _, p := range acphostPods(t) {
 		if !slices.Contains(before, p) {
 			t.Errorf("pod %s outlived acphost", p)
+		}
+	}
+}
+
+// TestKubeServeRunsTheAgentInAPod: acphost serve --kube-image serves each
+// connection an agent in a pod of its own: the printed command reaches
+// it from the pod's directory, its turn answers, and once serve is
+// stopped (SIGTERM) no pod it made is left.
+func TestKubeServeRunsTheAgentInAPod(t *testing.T) {
+	needKube(t)
+	needSignals(t)
+	before := acphostPods(t)
+	extra, _, _ := isolated(t)
+	srv := start(t, nil, "serve", "--listen", "127.0.0.1:0", "--kube-image", kubeTestImage, "--kube-pull", "never",
+		"--cwd", "/work", "--", "/bin/acphost-testagent", "hello")
+	if url, ok := srv.line(); !ok || !strings.HasPrefix(url, "ws://127.0.0.1:") {
+		t.Fatalf("serve printed %q; stderr: %s", url, srv.stderr.String())
+	}
+	connect, _ := srv.line() // acphost --url URL --token-file FILE --cwd /work
+	args := strings.Fields(connect)
+	if len(args) != 7 || args[0] != "acphost" || args[3] != "--token-file" || args[5] != "--cwd" || args[6] != "/work" {
+		t.Fatalf("the connect line: %q", connect)
+	}
+	args = append(args[1:], "-p", "hi")
+	args[3] = strings.Trim(args[3], "'") // shell-quoted
+	r := runIn(t, t.TempDir(), extra, nil, "", args...)
+	if r.code != 0 || !strings.Contains(r.stdout, "hello from the pod") {
+		t.Errorf("hi: exit %d\nstdout:\n%s\nstderr:\n%s\nserve's stderr:\n%s", r.code, r.stdout, r.stderr, srv.stderr.String())
+	}
+	srv.signal(syscall.SIGTERM)
+	if _, code := srv.wait(); code != exitOK {
+		t.Errorf("serve: exit %d; stderr:\n%s", code, srv.stderr.String())
+	}
+	for _, p := range acphostPods(t) {
+		if !slices.Contains(before, p) {
+			t.Errorf("pod %s outlived acphost serve", p)
 		}
 	}
 }
