@@ -142,11 +142,12 @@ func TestSessionsNewAndLoad(t *testing.T) {
 	replayed = nil
 	note = tb.next("load note", func(m msg) bool {
 		if m["replay"] == true {
-			replayed = append(replayed, m.typ()+":"+m.str("delta"))
+			replayed = append(replayed, m.typ()+":"+m.str("delta")+m.str("text"))
 		}
 		return m.typ() == "note"
 	})
-	assert.Equal(t, []string{"text:two"}, replayed)
+	// The fake agent replays the person's prompts too, as the spec asks.
+	assert.Equal(t, []string{"user:more", "text:two"}, replayed)
 	assert.Contains(t, note.str("text"), "loaded")
 	r.received(`"method":"session/load"`)
 

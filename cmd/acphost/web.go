@@ -37,7 +37,9 @@ Serves a browser UI for AGENT (default: the config file's default agent,
 else the built-in demo agent): a live transcript, approval dialogs, editable
 write proposals (with --fs), a stop button, plan mode, the agent's modes and
 config options, and the sessions of the session store this command shares
-with the terminal host (new, list, resume). It prints the URL to open, its
+with the terminal host (new, list, resume; in a git repository, a new
+session in a worktree of its own, as --worktree makes, except with --fs).
+It prints the URL to open, its
 token in the fragment (http://127.0.0.1:PORT/#token=…: no server or log
 sees it; the page keeps it for the tab), and serves until SIGINT or
 SIGTERM.
