@@ -68,9 +68,12 @@ type Agent struct {
 	// systemPrompts are the sessions' system prompts, as last opened.
 	sysPrompts map[string]SystemPrompt
 	nTurns     int
-	active     map[string][]*turn
-	closed     bool
-	wg         sync.WaitGroup
+	// turnNo counts each session's prompts, those of its history
+	// included, for {{turn}}.
+	turnNo map[string]int
+	active map[string][]*turn
+	closed bool
+	wg     sync.WaitGroup
 }
 
 // New returns an agent that plays s. It does nothing until [Agent.Serve] is called.
@@ -87,6 +90,7 @@ func New(s Script) *Agent {
 		wlock:      make(chan struct{}, 1),
 		pending:    map[string]*call{},
 		sessions:   map[string]bool{},
+		turnNo:     map[string]int{},
 		mcpServers: map[string][]mcpServer{},
 		sysPrompts: map[string]SystemPrompt{},
 		active:     map[string][]*turn{},

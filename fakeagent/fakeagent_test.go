@@ -1156,3 +1156,57 @@ func TestSystemPromptCheckedAndKept(t *testing.T) {
 		t.Errorf("reopened without one, the session still has %+v", got)
 	}
 }
+
+// TestTurnNumber: {{turn}} in an update and a permission request is the
+// turn's number in its session, counting the prompts of a history an
+// earlier process kept, so that a continued session's tool call ids
+// differ from its history's.
+func TestTurnNumber(t *testing.T) {
+	hist := filepath.Join(t.TempDir(), "history.ndjson")
+	script := fakeagent.Script{
+		AgentCapabilities: json.RawMessage(`{"loadSession":true}`),
+		HistoryFile:       hist,
+		Turns: []fakeagent.Turn{{Steps: []fakeagent.Step{
+			fakeagent.Say(fakeagent.ToolCall("t{{turn}}", "ls", "execute")),
+			fakeagent.Ask(fakeagent.PermissionParams("t{{turn}}", "ls", "execute")),
+		}}},
+	}
+	ids := func(c *client, sid string) (update, perm string) {
+		t.Helper()
+		pid := c.prompt(sid, "go")
+		req, before := c.until(isMethod("session/request_permission"))
+		var p struct {
+			ToolCall struct {
+				ID string `json:"toolCallId"`
+			} `json:"toolCall"`
+		}
+		json.Unmarshal(req.Params, &p)
+		c.respond(req.ID, cancelledOutcome)
+		c.until(func(m wire) bool { return m.isResponse(pid) })
+		if len(before) != 1 {
+			t.Fatalf("before the permission request: %v", before)
+		}
+		return fmt.Sprint(before[0].update()["toolCallId"]), p.ToolCall.ID
+	}
+	c, _ := inProcess(t, script)
+	sid := c.handshake()
+	for _, want := range []string{"t1", "t2"} {
+		if u, p := ids(c, sid); u != want || p != want {
+			t.Errorf("turn ids: update %q, permission %q; want %q", u, p, want)
+		}
+	}
+	other := c.handshake()
+	if u, _ := ids(c, other); u != "t1" {
+		t.Errorf("another session's first turn: %q, want t1", u)
+	}
+
+	// A later process continues the session from the history file.
+	c2, _ := inProcess(t, script)
+	c2.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	if resp, _ := c2.call("session/load", map[string]any{"sessionId": sid, "cwd": "/tmp", "mcpServers": []any{}}); resp.Error != nil {
+		t.Fatalf("session/load answered %s", resp.line)
+	}
+	if u, p := ids(c2, sid); u != "t3" || p != "t3" {
+		t.Errorf("continued session: update %q, permission %q; want t3", u, p)
+	}
+}

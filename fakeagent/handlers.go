@@ -316,6 +316,12 @@ func (a *Agent) startTurn(sid string, promptID json.RawMessage, text string) *tu
 		a.nTurns++
 	}
 	t := newTurn(a, sid, promptID, spec)
+	n, ok := a.turnNo[sid]
+	if !ok {
+		n = a.history.prompts(sid) // a session continued from an earlier process
+	}
+	a.turnNo[sid] = n + 1
+	t.number = []byte(strconv.Itoa(n + 1))
 	a.active[sid] = append(a.active[sid], t)
 	return t
 }

@@ -208,21 +208,22 @@ func CallMCP(server, tool string, args json.RawMessage) Step {
 }
 
 // Demo returns the built-in demo script used by examples: every turn streams a thought,
-// announces an "ls" tool call t1 and asks permission for it; allowed, it completes with the
+// announces an "ls" tool call tN (N the turn's number in its session, see {{turn}}) and
+// asks permission for it; allowed, it completes with the
 // output "a.txt", otherwise it fails unrun; then it sends a plan and answers "picked
 // <optionId>", and ends the turn.
 func Demo() Script {
-	call := json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls",` +
+	call := json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"t{{turn}}","title":"ls",` +
 		`"kind":"execute","status":"pending","rawInput":{"path":"."}}`)
-	done := json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed",` +
+	done := json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"t{{turn}}","status":"completed",` +
 		`"content":[{"type":"content","content":{"type":"text","text":"a.txt"}}]}`)
-	refused := json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed",` +
+	refused := json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"t{{turn}}","status":"failed",` +
 		`"content":[{"type":"content","content":{"type":"text","text":"not run: {{answer}}"}}]}`)
 	return Script{Turns: []Turn{{
 		Steps: []Step{
 			Say(Thought("thinking about it")),
 			Say(call),
-			Ask(PermissionParams("t1", "ls", "execute")),
+			Ask(PermissionParams("t{{turn}}", "ls", "execute")),
 			{Update: done, IfAnswer: "allowed"},
 			{Update: refused, IfAnswer: "rejected"},
 			Say(Plan("list the files", "pick one")),

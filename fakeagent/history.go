@@ -17,6 +17,8 @@ type historyEntry struct {
 	Dirs    []string        `json:"dirs,omitempty"`
 	Update  json.RawMessage `json:"update,omitempty"`
 	Deleted bool            `json:"deleted,omitempty"`
+	// Prompt marks the first update of a prompt (for {{turn}}).
+	Prompt bool `json:"prompt,omitempty"`
 	// Mode is a mode the session was set to (session/set_mode, or the
 	// config option of category "mode"), which it is reopened in.
 	Mode string `json:"mode,omitempty"`
@@ -83,6 +85,19 @@ func (h *history) updates(sid string) []json.RawMessage {
 		}
 	}
 	return out
+}
+
+// prompts returns how many prompts session sid's history holds.
+func (h *history) prompts(sid string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, e := range h.entries {
+		if e.SessionID == sid && e.Prompt {
+			n++
+		}
+	}
+	return n
 }
 
 // mode returns the mode session sid was last set to, "" when none.
@@ -161,8 +176,8 @@ func (a *Agent) rememberPrompt(sid string, params json.RawMessage) {
 		SessionUpdate string          `json:"sessionUpdate"`
 		Content       json.RawMessage `json:"content"`
 	}
-	for _, b := range p.Prompt {
-		a.history.add(historyEntry{SessionID: sid, Update: mustJSON(chunk{"user_message_chunk", b})})
+	for i, b := range p.Prompt {
+		a.history.add(historyEntry{SessionID: sid, Update: mustJSON(chunk{"user_message_chunk", b}), Prompt: i == 0})
 	}
 }
 

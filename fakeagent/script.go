@@ -160,7 +160,10 @@ type Step struct {
 	// Update is a SessionUpdate object, sent as session/update {sessionId, update}.
 	// "{{answer}}" anywhere in its strings is replaced by the optionId of the turn's last
 	// permission answer to arrive, "cancelled" if that outcome was cancelled, "error" if the
-	// client answered with an error, or "" before any answer.
+	// client answered with an error, or "" before any answer. "{{turn}}" in it (and in
+	// Permission's and Request's params) is replaced by the turn's number in its session,
+	// counting the prompts of its history (an earlier process's, with HistoryFile): tool
+	// call ids such as "t{{turn}}" then differ from turn to turn, as a real agent's do.
 	Update json.RawMessage `json:"update,omitempty"`
 	// Permission holds the params of a session/request_permission request; "sessionId" is
 	// added if absent. The agent waits for the answer unless NoWait is set.

@@ -16,6 +16,10 @@ const methodPermission = "session/request_permission"
 
 var answerTag = []byte("{{answer}}")
 
+// turnTag, in a step's update, permission or request, is the turn's
+// number in its session (see Step.Update).
+var turnTag = []byte("{{turn}}")
+
 // result says how playing a step (or a list of steps) ended.
 type result int
 
@@ -36,6 +40,8 @@ type turn struct {
 	// request names it as its requestId.
 	reqID json.RawMessage
 	spec  Turn
+	// number is the turn's number in its session, for {{turn}}.
+	number []byte
 
 	cancelCh   chan struct{}
 	cancelOnce sync.Once
@@ -161,13 +167,13 @@ func (t *turn) step(s Step, cancellable bool) result {
 	}
 	switch {
 	case isSet(s.Update):
-		t.sendUpdate(s.Update)
+		t.sendUpdate(t.numbered(s.Update))
 	case isSet(s.Permission):
-		return t.request(methodPermission, s.Permission, s.NoWait, cancellable)
+		return t.request(methodPermission, t.numbered(s.Permission), s.NoWait, cancellable)
 	case s.Request != nil && s.ForRequest:
-		return t.send(s.Request.Method, withField(s.Request.Params, "requestId", t.reqID), s.NoWait, cancellable)
+		return t.send(s.Request.Method, withField(t.numbered(s.Request.Params), "requestId", t.reqID), s.NoWait, cancellable)
 	case s.Request != nil:
-		return t.request(s.Request.Method, s.Request.Params, s.NoWait, cancellable)
+		return t.request(s.Request.Method, t.numbered(s.Request.Params), s.NoWait, cancellable)
 	case s.Notify != nil:
 		t.a.notify(s.Notify.Method, s.Notify.Params)
 	case s.WaitAll:
@@ -342,6 +348,14 @@ func answerOf(m Message) string {
 	default:
 		return r.Outcome.Outcome
 	}
+}
+
+// numbered replaces {{turn}} in b by the turn's number in its session.
+func (t *turn) numbered(b json.RawMessage) json.RawMessage {
+	if len(t.number) == 0 || !bytes.Contains(b, turnTag) {
+		return b
+	}
+	return bytes.ReplaceAll(b, turnTag, t.number)
 }
 
 // sendUpdate substitutes {{answer}}, tracks tool call status and sends the update.

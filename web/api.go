@@ -268,9 +268,10 @@ func (s *Server) publishState() {
 	s.mu.Lock()
 	st := msgState{Type: "state", Turn: s.turns, Running: s.turn != nil, Switching: s.switching, Modes: []choiceView{}, Config: []configView{},
 		Permission: safe(s.cfg.PermissionLabel), Recording: s.cfg.Sessions != nil}
-	sess := s.sess
+	sess, wt := s.sess, s.wt
 	s.mu.Unlock()
-	st.Session = sessionView{ID: safe(sess.ID()), Title: safe(sess.Details().Title)}
+	st.Session = viewSession(sess, wt)
+	st.Worktrees = s.cfg.Worktree != nil && s.cfg.Worktree.Make != nil
 	st.PlanMode = s.c.PlanMode()
 	e := sess.Enforcement()
 	if e.PlanMode || s.cfg.PermissionLabel != "allow" {
@@ -352,21 +353,21 @@ func (s *Server) apiPrompt(w http.ResponseWriter, r *http.Request) {
 	id := s.turns
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.turn = &runningTurn{id: id, cancel: cancel}
-	sess := s.sess
+	sess, wt := s.sess, s.wt
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.hub.transcript(msgUser{Type: "user", Turn: id, Text: acp.SafeText(req.Text)})
 	s.publishState()
-	go s.runTurn(ctx, cancel, sess, id, req.Text)
+	go s.runTurn(ctx, cancel, sess, wt, id, req.Text)
 	writeJSON(w, map[string]int{"turn": id})
 }
 
 // runTurn runs one turn, streaming its events to the tabs.
-func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, sess *acphost.Session, id int, text string) {
+func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, sess *acphost.Session, wt *Worktree, id int, text string) {
 	defer s.wg.Done()
 	defer cancel()
-	s.record(sess)
-	defer s.record(sess)
+	s.record(sess, wt)
+	defer s.record(sess, wt)
 	ended := false
 	recorder, _ := s.cfg.Sessions.(TurnRecorder)
 	started := time.Now()

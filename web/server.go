@@ -101,6 +101,45 @@ type Config struct {
 	// command line's session store). Nil: the page offers a new session
 	// only.
 	Sessions SessionStore
+	// Worktree, if set, lets the page open a new session in a worktree
+	// of its own (a checkbox and an optional name in the page's
+	// new-session form): the session's directory is the one Make
+	// returns, its record (Config.Sessions) names the worktree, and the
+	// page shows its branch. The package runs no version control itself:
+	// acphost web passes hooks that run git when --cwd is in a git work
+	// tree. Nil: every session runs in Agent.Dir.
+	Worktree *WorktreeHooks
+}
+
+// WorktreeHooks make the worktrees the page's sessions run in, and
+// discard one no session came to run in. Both run on the goroutine of
+// the page's request, while the page is switching sessions (no turn runs
+// and no other session opens meanwhile); ctx ends when the request is
+// abandoned or the server closes.
+//
+// With Agent.FS, the host's file service serves only its roots (Agent.Dir
+// and FS.AdditionalDirs, opened when the agent starts), so a worktree whose
+// directory is not beneath one of them is refused (and discarded) rather
+// than opened with every read and write refused.
+type WorktreeHooks struct {
+	// Make makes a new worktree named name ("": the hook picks a name)
+	// and returns it. An error is shown to the person and nothing is
+	// opened. The name is the person's text, unchecked beyond
+	// MaxWorktreeName bytes: Make checks it.
+	Make func(ctx context.Context, name string) (Worktree, error)
+	// Discard, if set, removes a worktree Make made when the agent
+	// refused to open a session in it. Nil: it is left.
+	Discard func(ctx context.Context, w Worktree)
+}
+
+// MaxWorktreeName bounds the worktree name the page may send.
+const MaxWorktreeName = 256
+
+// Worktree is a worktree a session runs in.
+type Worktree struct {
+	Dir    string // the session's working directory (absolute), in the worktree
+	Path   string // the worktree's own directory
+	Branch string // its branch, shown in the page
 }
 
 // SessionStore keeps the sessions a Server used, so that the page (and
@@ -139,6 +178,11 @@ type SessionRecord struct {
 	Title    string    // what the agent called it, if anything
 	Mode     string    // its mode when last used
 	LastUsed time.Time // when a turn last ran in it
+	// Worktree is the worktree the session runs in (Config.Worktree, or
+	// a terminal's acphost --worktree), nil for none: the page continues
+	// the session in Worktree.Dir and shows its branch. Put is given it
+	// for a session the page opened in one (then Cwd is Worktree.Dir).
+	Worktree *Worktree
 }
 
 // Server is an http.Handler serving one agent to a browser; see the package
@@ -161,6 +205,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	sess      *acphost.Session // the session prompts go to; nil until New knows it
+	wt        *Worktree        // the worktree sess runs in; nil: Agent.Dir
 	early     []acp.Update     // updates from before it, for New to show
 	clicked   map[any]bool     // requests the person answered in the page
 	switching bool             // a session is being opened: no prompt meanwhile

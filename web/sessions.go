@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -71,9 +73,11 @@ func (rb *replayBuf) add(u acp.Update) {
 // resetMsg starts a tab's transcript: the agent, the current session.
 func (s *Server) resetMsg(dropped int) []byte {
 	info := s.c.AgentInfo()
-	sess := s.session()
+	s.mu.Lock()
+	sess, wt := s.sess, s.wt
+	s.mu.Unlock()
 	return encode(msgReset{Type: "reset", Agent: agentMsg{Name: acp.SafeText(info.Name), Version: acp.SafeText(info.Version)},
-		Session: sessionView{ID: safe(sess.ID()), Title: safe(sess.Details().Title)}, Dropped: dropped})
+		Session: viewSession(sess, wt), Dropped: dropped})
 }
 
 // setMode asks for Config.Mode on sess, noting a refusal in the transcript.
@@ -138,13 +142,18 @@ func (s *Server) recorded(id string) (SessionRecord, bool) {
 	return recs[i], true
 }
 
-// record writes sess's record to Config.Sessions: it is in use now.
-func (s *Server) record(sess *acphost.Session) {
+// record writes sess's record to Config.Sessions: it is in use now, in
+// worktree wt (nil: none).
+func (s *Server) record(sess *acphost.Session, wt *Worktree) {
 	st := s.cfg.Sessions
 	if st == nil {
 		return
 	}
 	r := SessionRecord{ID: sess.ID(), Cwd: s.cfg.Agent.Dir, Title: sess.Details().Title, Mode: sess.Enforcement().OwnMode(), LastUsed: time.Now()}
+	if wt != nil {
+		w := *wt
+		r.Cwd, r.Worktree = w.Dir, &w
+	}
 	if r.ID == "" {
 		return
 	}
@@ -172,9 +181,28 @@ func (s *Server) capabilities() (load, resume bool) {
 // page prompts; the transcript starts again on every tab. It fails while
 // a turn runs.
 func (s *Server) NewSession(ctx context.Context) error {
-	_, err := s.open(ctx, "")
+	_, err := s.open(ctx, "", nil)
 	return err
 }
+
+// NewWorktreeSession opens a new session, as NewSession does, in a new
+// worktree that Config.Worktree makes, named name ("": the hook picks
+// one). It fails without Config.Worktree, when Make fails, and while a
+// turn runs; a worktree the agent would not open a session in is
+// discarded (WorktreeHooks.Discard).
+func (s *Server) NewWorktreeSession(ctx context.Context, name string) error {
+	if s.cfg.Worktree == nil || s.cfg.Worktree.Make == nil {
+		return errNoWorktrees
+	}
+	if len(name) > MaxWorktreeName {
+		return fmt.Errorf("web: a worktree name of %d bytes (at most %d)", len(name), MaxWorktreeName)
+	}
+	_, err := s.open(ctx, "", &name)
+	return err
+}
+
+// errNoWorktrees refuses a worktree without Config.Worktree.
+var errNoWorktrees = errors.New("web: this server offers no worktrees")
 
 // ResumeSession continues a stored session of the agent, by id, and makes
 // it the one the page prompts: through session/load when the agent offers
@@ -188,13 +216,14 @@ func (s *Server) ResumeSession(ctx context.Context, id string) error {
 	if id == "" {
 		return errors.New("web: no session id")
 	}
-	_, err := s.open(ctx, id)
+	_, err := s.open(ctx, id, nil)
 	return err
 }
 
-// open opens a new session (id "") or continues one, and switches to it.
-// It returns how, for the transcript's note.
-func (s *Server) open(ctx context.Context, id string) (string, error) {
+// open opens a new session (id "") or continues one, and switches to it;
+// with worktree set, the new session runs in a worktree of that name
+// (Config.Worktree). It returns how, for the transcript's note.
+func (s *Server) open(ctx context.Context, id string, worktree *string) (string, error) {
 	s.mu.Lock()
 	switch {
 	case s.closed:
@@ -224,16 +253,42 @@ func (s *Server) open(ctx context.Context, id string) (string, error) {
 	defer stop()
 	opts := acphost.SessionOptions{Dir: s.cfg.Agent.Dir}
 	var sess *acphost.Session
+	var wt *Worktree // the worktree the session runs in
 	var err error
 	how := "new session"
 	mode := s.cfg.Mode
 	def := s.c.Session()
-	if id != "" && mode == "" {
+	if id != "" {
 		if r, ok := s.recorded(id); ok {
-			mode = r.Mode
+			if mode == "" {
+				mode = r.Mode
+			}
+			if r.Worktree != nil && id != def.ID() && id != s.session().ID() {
+				w := *r.Worktree
+				if err := s.worktreeUsable(w); err != nil {
+					return "", err
+				}
+				wt, opts.Dir = &w, w.Dir
+			}
 		}
 	}
 	switch {
+	case id == "" && worktree != nil:
+		w, err := s.cfg.Worktree.Make(ctx, *worktree)
+		if err != nil {
+			return "", fmt.Errorf("worktree: %w", err)
+		}
+		if err := s.worktreeUsable(w); err != nil {
+			s.discard(ctx, w)
+			return "", err
+		}
+		opts.Dir = w.Dir
+		if sess, err = s.c.NewSession(ctx, opts); err != nil {
+			s.discard(ctx, w)
+			return "", err
+		}
+		wt = &w
+		how = "new session in worktree " + safe(w.Path) + " on branch " + safe(w.Branch)
 	case id == "":
 		sess, err = s.c.NewSession(ctx, opts)
 	case id == s.session().ID():
@@ -262,7 +317,7 @@ func (s *Server) open(ctx context.Context, id string) (string, error) {
 	dropped := 0
 	s.mu.Lock()
 	old := s.sess
-	s.sess = sess
+	s.sess, s.wt = sess, wt
 	msgs := rb.msgs
 	s.replay = nil
 	if sess == def {
@@ -289,10 +344,40 @@ func (s *Server) open(ctx context.Context, id string) (string, error) {
 	s.hub.restart(s.resetMsg(dropped), dropped, kept, msgs)
 	s.setMode(ctx, sess, mode)
 	s.setOptions(ctx, sess)
-	if id != "" {
-		s.record(sess)
+	if id != "" || wt != nil {
+		s.record(sess, wt) // a worktree's session at once: the worktree is not forgotten
 	}
 	return how, nil
+}
+
+// worktreeUsable checks that a session can run in w: its directory is
+// absolute, it exists (a worktree removed since is not opened), and with
+// the file service it is beneath one of the service's roots.
+func (s *Server) worktreeUsable(w Worktree) error {
+	if !filepath.IsAbs(w.Dir) {
+		return fmt.Errorf("worktree: its directory %q is not absolute", safe(w.Dir))
+	}
+	if fi, err := os.Stat(w.Dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("the worktree %s is gone", safe(w.Dir))
+	}
+	fsOpts := s.cfg.Agent.FS
+	if fsOpts == nil {
+		return nil
+	}
+	for _, root := range append([]string{s.cfg.Agent.Dir}, fsOpts.AdditionalDirs...) {
+		if rel, err := filepath.Rel(root, w.Dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the worktree %s is outside the directories the host's file service serves (%s): it would refuse every read and write there",
+		safe(w.Dir), safe(s.cfg.Agent.Dir))
+}
+
+// discard hands a worktree no session runs in to WorktreeHooks.Discard.
+func (s *Server) discard(ctx context.Context, w Worktree) {
+	if h := s.cfg.Worktree; h != nil && h.Discard != nil {
+		h.Discard(context.WithoutCancel(ctx), w)
+	}
 }
 
 // markReplay marks a kept transcript message as history: shown dimmed.
@@ -315,6 +400,7 @@ func (s *Server) apiSessions(w http.ResponseWriter, r *http.Request) {
 		Title    string    `json:"title,omitempty"`
 		Cwd      string    `json:"cwd,omitempty"`
 		Mode     string    `json:"mode,omitempty"`
+		Branch   string    `json:"branch,omitempty"` // its worktree's
 		LastUsed time.Time `json:"lastUsed"`
 		Current  bool      `json:"current"`
 	}
@@ -334,30 +420,49 @@ func (s *Server) apiSessions(w http.ResponseWriter, r *http.Request) {
 			out.Error = errText(err)
 		}
 		for _, rec := range recs {
-			out.Sessions = append(out.Sessions, item{ID: rec.ID, Label: safe(rec.ID), Title: safe(rec.Title), Cwd: safe(rec.Cwd), Mode: safe(rec.Mode),
-				LastUsed: rec.LastUsed, Current: rec.ID == cur})
+			it := item{ID: rec.ID, Label: safe(rec.ID), Title: safe(rec.Title), Cwd: safe(rec.Cwd), Mode: safe(rec.Mode),
+				LastUsed: rec.LastUsed, Current: rec.ID == cur}
+			if rec.Worktree != nil {
+				it.Branch = safe(rec.Worktree.Branch)
+			}
+			out.Sessions = append(out.Sessions, it)
 		}
 	}
 	writeJSON(w, out)
 }
 
-// sessionError answers a failed open: 409 while busy, else 502 (the
-// agent refused).
+// sessionError answers a failed open: 409 while busy, 400 for a worktree
+// the server does not offer, else 502 (the agent, or the worktree's
+// hook, refused).
 func sessionError(w http.ResponseWriter, err error) {
 	if errors.Is(err, errBusy) {
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	}
+	if errors.Is(err, errNoWorktrees) {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	http.Error(w, errText(err), http.StatusBadGateway)
 }
 
-// apiNewSession opens a new session: {}.
+// apiNewSession opens a new session: {}, or {"worktree": true, "name":
+// "..."} for one in a new worktree (Config.Worktree; name optional).
 func (s *Server) apiNewSession(w http.ResponseWriter, r *http.Request) {
-	var req struct{}
+	var req struct {
+		Worktree bool   `json:"worktree"`
+		Name     string `json:"name"`
+	}
 	if !readJSON(w, r, &req) {
 		return
 	}
-	if err := s.NewSession(r.Context()); err != nil {
+	var err error
+	if req.Worktree {
+		err = s.NewWorktreeSession(r.Context(), strings.TrimSpace(req.Name))
+	} else {
+		err = s.NewSession(r.Context())
+	}
+	if err != nil {
 		sessionError(w, err)
 		return
 	}

@@ -146,7 +146,8 @@ func TestSessionsNewAndLoad(t *testing.T) {
 		}
 		return m.typ() == "note"
 	})
-	assert.Equal(t, []string{"user:more", "text:two"}, replayed) // the prompt, then the answer
+	// The fake agent replays the person's prompts too, as the spec asks.
+	assert.Equal(t, []string{"user:more", "text:two"}, replayed)
 	assert.Contains(t, note.str("text"), "loaded")
 	r.received(`"method":"session/load"`)
 

@@ -36,6 +36,18 @@ type msgReset struct {
 type sessionView struct {
 	ID    string `json:"id"`
 	Title string `json:"title,omitempty"`
+	// Branch and Dir name the worktree the session runs in, if any.
+	Branch string `json:"branch,omitempty"`
+	Dir    string `json:"dir,omitempty"`
+}
+
+// viewSession shows sess, which runs in worktree wt (nil: none).
+func viewSession(sess *acphost.Session, wt *Worktree) sessionView {
+	v := sessionView{ID: safe(sess.ID()), Title: safe(sess.Details().Title)}
+	if wt != nil {
+		v.Branch, v.Dir = safe(wt.Branch), safe(wt.Dir)
+	}
+	return v
 }
 
 type agentMsg struct {
@@ -140,8 +152,10 @@ type msgState struct {
 	Session    sessionView `json:"session"`
 	Permission string      `json:"permission,omitempty"` // the policy's name, when not the page alone
 	Recording  bool        `json:"recording"`            // sessions are recorded (Config.Sessions)
-	Turn       int         `json:"turn"`
-	PlanMode   bool        `json:"planMode"`
+	// Worktrees: the new-session form offers a worktree (Config.Worktree).
+	Worktrees bool `json:"worktrees,omitempty"`
+	Turn      int  `json:"turn"`
+	PlanMode  bool `json:"planMode"`
 	// Holds says what holds of plan mode, layer by layer, or that the
 	// agent acts without asking (acphost.Enforcement's summary).
 	Holds string       `json:"holds,omitempty"`

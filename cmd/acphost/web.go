@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/acphost/acphost"
@@ -25,6 +26,8 @@ import (
 	"github.com/acphost/acphost/cmd/acphost/internal/state"
 	"github.com/acphost/acphost/cmd/acphost/internal/tty"
 	"github.com/acphost/acphost/cmd/acphost/internal/usage"
+	"github.com/acphost/acphost/cmd/acphost/internal/worktree"
+	"github.com/acphost/acphost/internal/confine"
 	"github.com/acphost/acphost/web"
 )
 
@@ -34,7 +37,9 @@ Serves a browser UI for AGENT (default: the config file's default agent,
 else the built-in demo agent): a live transcript, approval dialogs, editable
 write proposals (with --fs), a stop button, plan mode, the agent's modes and
 config options, and the sessions of the session store this command shares
-with the terminal host (new, list, resume). It prints the URL to open, its
+with the terminal host (new, list, resume; in a git repository, a new
+session in a worktree of its own, as --worktree makes, except with --fs).
+It prints the URL to open, its
 token in the fragment (http://127.0.0.1:PORT/#token=…: no server or log
 sees it; the page keeps it for the tab), and serves until SIGINT or
 SIGTERM.
@@ -210,23 +215,47 @@ func resumeAgent(cfg *config, file agents.FileConfig) error {
 }
 
 // webStore is the session store as package web sees it: the records of
-// this agent in this directory (the server's files and confinement are
-// those of --cwd), written as the terminal host writes them.
+// this agent started in this directory (in it, or in a worktree made
+// from it), written as the terminal host writes them.
 type webStore struct {
 	st      *state.Store
 	agent   string   // as state.Record.Agent
 	command []string // as state.Record.Command
 	cwd     string
+	made    *madeWorktrees // the worktrees the page's sessions were given
+}
+
+// madeWorktrees are the worktrees this server made, by directory, for
+// the records of their sessions.
+type madeWorktrees struct {
+	mu sync.Mutex
+	m  map[string]worktree.Worktree
+}
+
+func (m *madeWorktrees) add(w worktree.Worktree) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[string]worktree.Worktree{}
+	}
+	m.m[w.Path] = w
+}
+
+func (m *madeWorktrees) get(path string) (worktree.Worktree, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, ok := m.m[path]
+	return w, ok
 }
 
 func newWebStore(st *state.Store, cfg config) webStore {
-	w := webStore{st: st, cwd: cfg.cwd}
+	w := webStore{st: st, cwd: cfg.cwd, made: &madeWorktrees{}}
 	w.agent, w.command = recordAgent(cfg)
 	return w
 }
 
 func (w webStore) mine(r state.Record) bool {
-	return r.Cwd == w.cwd && r.Same(state.Record{ID: r.ID, Agent: w.agent, Command: w.command})
+	return r.StartedIn(w.cwd) && r.Same(state.Record{ID: r.ID, Agent: w.agent, Command: w.command})
 }
 
 func (w webStore) List() ([]web.SessionRecord, error) {
@@ -234,15 +263,82 @@ func (w webStore) List() ([]web.SessionRecord, error) {
 	var out []web.SessionRecord
 	for _, r := range recs {
 		if w.mine(r) {
-			out = append(out, web.SessionRecord{ID: r.ID, Cwd: r.Cwd, Title: r.Title, Mode: r.Mode, LastUsed: r.LastUsed})
+			wr := web.SessionRecord{ID: r.ID, Cwd: r.Cwd, Title: r.Title, Mode: r.Mode, LastUsed: r.LastUsed}
+			if r.Worktree != nil {
+				wr.Worktree = &web.Worktree{Dir: r.Cwd, Path: r.Worktree.Path, Branch: r.Worktree.Branch}
+			}
+			out = append(out, wr)
 		}
 	}
 	return out, err
 }
 
+// Put records a session the page used: in --cwd, or in a worktree (its
+// record names the worktree as the terminal's --worktree does, so that
+// acphost sessions rm removes it).
 func (w webStore) Put(r web.SessionRecord) error {
-	return w.st.Put(state.Record{ID: r.ID, Agent: w.agent, Command: w.command, Cwd: w.cwd, Title: r.Title, Mode: r.Mode,
-		Created: r.LastUsed, LastUsed: r.LastUsed})
+	rec := state.Record{ID: r.ID, Agent: w.agent, Command: w.command, Cwd: w.cwd, Title: r.Title, Mode: r.Mode,
+		Created: r.LastUsed, LastUsed: r.LastUsed}
+	if r.Worktree != nil {
+		rec.Cwd = r.Worktree.Dir
+		if m, ok := w.made.get(r.Worktree.Path); ok { // else recorded already: Put keeps it
+			rec.Worktree = &state.Worktree{Path: m.Path, Branch: m.Branch, Base: m.Base, Repo: m.Repo, From: w.cwd}
+		}
+	}
+	return w.st.Put(rec)
+}
+
+// webWorktrees offers the page a worktree per session (web.Config.Worktree)
+// when --cwd is in a git work tree, the sessions are recorded (the record
+// is what acphost sessions rm removes a worktree by) and the agent runs on
+// this machine. It says on stderr why a repository's worktrees are not
+// offered: with --fs (the host's file service serves the files beneath
+// --cwd, opened once for every session: a worktree beside the repository
+// is outside it), and with --writable dirs that do not hold the
+// worktrees' directory (the agent could not write in its worktree).
+func webWorktrees(ctx context.Context, cfg config, store webStore, stderr io.Writer) *web.WorktreeHooks {
+	if cfg.remote.kube.Set() {
+		return nil
+	}
+	repo, err := worktree.Repo(ctx, cfg.cwd)
+	if err != nil {
+		return nil // not a repository: nothing to offer, nothing to say
+	}
+	if cfg.fs {
+		fmt.Fprintln(stderr, "acphost web: the page offers no worktrees with --fs (the host serves files beneath --cwd only; acphost --worktree in a terminal does)")
+		return nil
+	}
+	place, err := worktree.Place(ctx, repo)
+	if err != nil {
+		fmt.Fprintln(stderr, "acphost web: the page offers no worktrees:", err)
+		return nil
+	}
+	if len(cfg.writable) > 0 && !slices.ContainsFunc(cfg.writable, func(dir string) bool { return confine.Within(confine.Resolve(dir), confine.Resolve(place)) }) {
+		fmt.Fprintf(stderr, "acphost web: the page offers no worktrees: --writable does not hold %s, where they go\n", place)
+		return nil
+	}
+	return &web.WorktreeHooks{
+		Make: func(ctx context.Context, name string) (web.Worktree, error) {
+			if name == "" {
+				name = worktree.DefaultName("")
+			}
+			w, err := worktree.Create(ctx, cfg.cwd, name)
+			if err != nil {
+				return web.Worktree{}, err
+			}
+			store.made.add(w)
+			return web.Worktree{Dir: w.Dir, Path: w.Path, Branch: w.Branch}, nil
+		},
+		Discard: func(ctx context.Context, ww web.Worktree) {
+			w, ok := store.made.get(ww.Path)
+			if !ok {
+				return
+			}
+			if _, err := worktree.Remove(ctx, w.Repo, w.Path, w.Branch, w.Base); err != nil {
+				fmt.Fprintf(stderr, "acphost web: the worktree %s was left: %v\n", acp.SafeText(w.Path), err)
+			}
+		},
+	}
 }
 
 // webMain is "acphost web": one agent served to a browser until SIGINT or
@@ -324,7 +420,11 @@ func webMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if !cfg.noStore {
 		if st, err := state.Open(); err == nil {
-			wcfg.Sessions = newWebStore(st, cfg)
+			ws := newWebStore(st, cfg)
+			wcfg.Sessions = ws
+			wctx, cancel := context.WithTimeout(context.Background(), cfg.startTimeout)
+			wcfg.Worktree = webWorktrees(wctx, cfg, ws, stderr)
+			cancel()
 		} else {
 			fmt.Fprintf(stderr, "acphost web: %v; sessions are not recorded\n", err)
 		}

@@ -1,6 +1,7 @@
 // header: what the page's header says of the agent and the session (the
 // agent's name, the context used, the running badge, the permission
-// policy and containment, the session's name, an agent that ended) and
+// policy and containment, the session's name and worktree branch, an
+// agent that ended) and
 // the plan-mode switch. The mode picker and the agent's options are
 // modes.js's.
 
@@ -43,6 +44,10 @@ function money(amount, currency) {
 export function showHeader(m) {
   $("session").textContent = m.session.title || m.session.id;
   $("session").title = "session " + m.session.id;
+  const wt = $("worktree");
+  wt.hidden = !m.session.branch;
+  wt.textContent = m.session.branch ? "worktree " + m.session.branch : "";
+  wt.title = m.session.branch ? "this session runs in the worktree " + m.session.dir + " (branch " + m.session.branch + ")" : "";
   $("policy").textContent = [(m.permission ? "permission: " + m.permission : "") + (m.holds ? " (" + m.holds + ")" : ""), m.containment ? "containment: " + m.containment : ""].filter(Boolean).join(" · ");
   $("policy").title = $("policy").textContent; // the whole of it, where the header cuts it short
   const st = $("status");

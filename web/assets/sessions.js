@@ -1,4 +1,5 @@
-// sessions: the panel of recorded sessions (resume one, open a new one).
+// sessions: the panel of recorded sessions (resume one, open a new one,
+// in a new worktree of its own where the server offers them).
 
 import { $, el } from "./dom.js";
 import { get, post } from "./api.js";
@@ -28,7 +29,7 @@ async function loadSessions() {
     });
     return el("li", { class: x.current ? "current" : "" }, b,
       el("span", { class: "stitle" }, x.title || x.label),
-      el("span", { class: "muted" }, [x.title ? x.label : "", x.mode ? "mode " + x.mode : "", when(x.lastUsed)].filter(Boolean).join(" · ")));
+      el("span", { class: "muted" }, [x.title ? x.label : "", x.branch ? "worktree " + x.branch : "", x.mode ? "mode " + x.mode : "", when(x.lastUsed)].filter(Boolean).join(" · ")));
   }));
 }
 
@@ -41,6 +42,8 @@ export function refreshSessions() {
 // while a turn runs or a session is being opened.
 export function showSessions(m) {
   $("newsession").disabled = m.running || m.switching;
+  $("wtform").hidden = !m.worktrees;
+  if (!m.worktrees) $("wtcheck").checked = false;
   for (const b of document.querySelectorAll("#sessionlist button")) b.disabled = m.running || m.switching || b.dataset.current === "1";
 }
 
@@ -50,4 +53,14 @@ $("sessionsbtn").addEventListener("click", () => {
   $("sessionsbtn").setAttribute("aria-expanded", String(!p.hidden));
   if (!p.hidden) loadSessions();
 });
-$("newsession").addEventListener("click", () => post("api/session/new", {}));
+$("wtcheck").addEventListener("change", () => { $("wtname").disabled = !$("wtcheck").checked; });
+// New session: in a new worktree (named, or the server picks a name) when
+// the box is ticked.
+$("newsession").addEventListener("click", async () => {
+  const body = $("wtcheck").checked ? { worktree: true, name: $("wtname").value.trim() } : {};
+  if (await post("api/session/new", body)) {
+    $("wtcheck").checked = false;
+    $("wtname").value = "";
+    $("wtname").disabled = true;
+  }
+});

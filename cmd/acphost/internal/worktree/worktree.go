@@ -169,6 +169,19 @@ func Create(ctx context.Context, from, name string) (Worktree, error) {
 	return w, nil
 }
 
+// Repo returns the main worktree of the repository that holds directory
+// from, or an error matching ErrNotRepo (ErrNoGit when git cannot run).
+func Repo(ctx context.Context, from string) (string, error) {
+	top, err := git(ctx, from, "rev-parse", "--show-toplevel")
+	if err != nil {
+		if errors.Is(err, ErrNoGit) {
+			return "", err
+		}
+		return "", fmt.Errorf("%s: %w: %w", from, ErrNotRepo, err)
+	}
+	return mainWorktree(ctx, top)
+}
+
 // Place is the directory the worktrees of the repository whose main
 // worktree is repo go in: the git configuration's ConfigKey (relative to
 // repo), else REPO.worktrees beside it (../project.worktrees/NAME for
