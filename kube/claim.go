@@ -29,7 +29,7 @@ const podNameAnnotation = "agents.x-k8s.io/pod-name"
 // policy Delete) at shutdown unless the host renews it.
 func claimFor(pool, instance string, owner *metav1.OwnerReference, shutdown time.Time) *unstructured.Unstructured {
 	meta := map[string]any{
-		"generateName": "acphost-",
+		"name": objectName(), // as podFor's: a lost answer leaves a claim the dial can name
 		"labels": map[string]any{
 			ManagedByLabel: ManagedBy,
 			InstanceLabel:  instance,

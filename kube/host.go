@@ -47,6 +47,7 @@ type host struct {
 	mu        sync.Mutex
 	leaseUID  types.UID // "" until the Lease is made
 	links     map[*link]struct{}
+	dials     sync.WaitGroup // dials in progress: close waits for them to clean up
 	beating   bool
 	heartbeat sync.WaitGroup
 }
@@ -62,6 +63,19 @@ func (h *host) dialCtx(ctx context.Context, timeout time.Duration) (context.Cont
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	stop := context.AfterFunc(h.ctx, cancel)
 	return ctx, func() { stop(); cancel() }
+}
+
+// beginDial counts a dial in progress, so that close waits for what it
+// made to be gone; false once the host is closed. The caller calls
+// h.dials.Done when the dial returns.
+func (h *host) beginDial() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ctx.Err() != nil {
+		return false
+	}
+	h.dials.Add(1)
+	return true
 }
 
 // track records l so that close finds it; false once the host is closed.
@@ -243,6 +257,10 @@ func (h *host) dialPod(ctx context.Context, t *Transport) (acphost.Link, error) 
 	if err != nil {
 		return nil, dialError(err)
 	}
+	if !h.beginDial() {
+		return nil, dialError(errClosed)
+	}
+	defer h.dials.Done()
 	ctx, done := h.dialCtx(ctx, t.startTimeout())
 	defer done()
 	owner, err := h.ownerRef(ctx)
@@ -255,6 +273,7 @@ func (h *host) dialPod(ctx context.Context, t *Transport) (acphost.Link, error) 
 	}
 	made, err := h.cs.CoreV1().Pods(h.namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
+		h.releaseLost(pod.Name, "")
 		return nil, dialError(fmt.Errorf("creating the pod: %w", err))
 	}
 	l := &link{h: h, pod: made.Name, container: made.Spec.Containers[ci].Name}
@@ -438,6 +457,15 @@ func (h *host) release(ctx context.Context, pod, claim string, grace time.Durati
 	h.waitPodGone(ctx, pod)
 }
 
+// releaseLost releases a pod or claim whose create failed: the server may
+// have made it though the answer was lost (the dial's ctx ended by
+// Close). Bounded; nothing to find is fine.
+func (h *host) releaseLost(pod, claim string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h.release(ctx, pod, claim, 0)
+}
+
 // waitPodGone watches until pod name is gone or ctx ends.
 func (h *host) waitPodGone(ctx context.Context, name string) {
 	for ctx.Err() == nil {
@@ -480,6 +508,7 @@ func (h *host) close() error {
 		wg.Go(func() { l.Stop(0) })
 	}
 	wg.Wait()
+	h.dials.Wait() // a dial that made a pod or claim after the snapshot deletes it
 	h.heartbeat.Wait()
 	h.mu.Lock()
 	made := h.leaseUID != ""
@@ -506,12 +535,18 @@ func (h *host) dialClaim(ctx context.Context, t *Transport) (acphost.Link, error
 	if err != nil {
 		return nil, dialError(err)
 	}
+	if !h.beginDial() {
+		return nil, dialError(errClosed)
+	}
+	defer h.dials.Done()
 	ctx, done := h.dialCtx(ctx, t.startTimeout())
 	defer done()
 	h.startHeartbeat()
 	claims := h.dyn.Resource(ClaimResource).Namespace(h.namespace)
-	made, err := claims.Create(ctx, claimFor(t.WarmPool, h.instance, nil, time.Now().Add(h.lease)), metav1.CreateOptions{})
+	claim := claimFor(t.WarmPool, h.instance, nil, time.Now().Add(h.lease))
+	made, err := claims.Create(ctx, claim, metav1.CreateOptions{})
 	if err != nil {
+		h.releaseLost("", claim.GetName())
 		return nil, dialError(fmt.Errorf("creating a SandboxClaim on pool %s: %w", t.WarmPool, err))
 	}
 	l := &link{h: h, claim: made.GetName()}

@@ -22,3 +22,11 @@ func newInstance() string {
 	rand.Read(b)
 	return "acphost-" + hex.EncodeToString(b)
 }
+
+// objectName is a new name for a pod or claim: "acphost-" and ten random
+// hex digits.
+func objectName() string {
+	b := make([]byte, 5)
+	rand.Read(b)
+	return "acphost-" + hex.EncodeToString(b)
+}

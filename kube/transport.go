@@ -304,8 +304,10 @@ const transportName = "kube"
 func (t *Transport) podFor(instance string, owner *metav1.OwnerReference) (*corev1.Pod, int, error) {
 	tpl := t.Template.DeepCopy()
 	pod := &corev1.Pod{ObjectMeta: tpl.ObjectMeta, Spec: tpl.Spec}
-	pod.Name = ""
-	pod.GenerateName = "acphost-"
+	// Named here, not by the server: a create whose answer is lost (its
+	// ctx ended by Close) leaves a pod the dial can still name to delete.
+	pod.Name = objectName()
+	pod.GenerateName = ""
 	pod.Namespace = ""
 	pod.ResourceVersion = ""
 	pod.UID = ""

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"testing"
 	"time"
 
@@ -42,8 +43,9 @@ func TestPodDefaultsFillOnlyWhatTheTemplateLeavesOpen(t *testing.T) {
 	assert.Nil(t, sc.ReadOnlyRootFilesystem)
 	assert.Equal(t, map[string]string{ManagedByLabel: ManagedBy, InstanceLabel: "acphost-x"}, pod.Labels)
 	assert.Equal(t, []metav1.OwnerReference{*owner}, pod.OwnerReferences)
-	assert.Equal(t, "acphost-", pod.GenerateName)
-	assert.Equal(t, "kube pod : non-root uid 65532, no capabilities, no privilege escalation, seccomp RuntimeDefault", Describe(pod, ""))
+	assert.Regexp(t, `^acphost-[0-9a-f]{10}$`, pod.Name, "named by the dial, not the server")
+	assert.Empty(t, pod.GenerateName)
+	assert.Equal(t, "kube pod "+pod.Name+": non-root uid 65532, no capabilities, no privilege escalation, seccomp RuntimeDefault", Describe(pod, ""))
 
 	// The template's own choices stand.
 	tr = &Transport{
@@ -72,7 +74,7 @@ func TestPodDefaultsFillOnlyWhatTheTemplateLeavesOpen(t *testing.T) {
 	require.Equal(t, 1, i)
 	c = pod.Spec.Containers[1]
 	assert.Equal(t, "own:2", c.Image)
-	assert.Equal(t, "", pod.Name)
+	assert.NotEqual(t, "ignored", pod.Name, "the template's name is never the pod's")
 	assert.Equal(t, "a", pod.Labels["team"])
 	assert.Equal(t, "acphost-y", pod.Labels[InstanceLabel])
 	assert.Equal(t, corev1.RestartPolicyNever, pod.Spec.RestartPolicy)
@@ -83,7 +85,7 @@ func TestPodDefaultsFillOnlyWhatTheTemplateLeavesOpen(t *testing.T) {
 	assert.True(t, c.VolumeMounts[0].ReadOnly)
 	assert.False(t, c.VolumeMounts[1].ReadOnly)
 	assert.Equal(t, "keeper", map[bool]string{true: "keeper"}[c.Command[3] == "acphost-keeper"])
-	assert.Equal(t, "kube pod : non-root uid 1000, default capabilities, no privilege escalation, seccomp Unconfined, read-only root fs, read-only /work, service account token mounted, runtime class gvisor", Describe(pod, "main"))
+	assert.Equal(t, "kube pod "+pod.Name+": non-root uid 1000, default capabilities, no privilege escalation, seccomp Unconfined, read-only root fs, read-only /work, service account token mounted, runtime class gvisor", Describe(pod, "main"))
 	side := pod.Spec.Containers[0]
 	assert.Equal(t, []corev1.Capability{"ALL"}, side.SecurityContext.Capabilities.Drop, "every container is hardened")
 	assert.Nil(t, side.Command, "other containers keep their own command")
@@ -103,12 +105,14 @@ func TestPodDefaultsFillOnlyWhatTheTemplateLeavesOpen(t *testing.T) {
 func TestClaimShape(t *testing.T) {
 	at := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
 	c := claimFor("pool-a", "acphost-x", nil, at)
+	assert.Regexp(t, `^acphost-[0-9a-f]{10}$`, c.GetName(), "named by the dial, not the server")
+	assert.NotEqual(t, c.GetName(), claimFor("pool-a", "acphost-x", nil, at).GetName())
+	unstructured.RemoveNestedField(c.Object, "metadata", "name")
 	assert.Equal(t, map[string]any{
 		"apiVersion": "extensions.agents.x-k8s.io/v1beta1",
 		"kind":       "SandboxClaim",
 		"metadata": map[string]any{
-			"generateName": "acphost-",
-			"labels":       map[string]any{ManagedByLabel: ManagedBy, InstanceLabel: "acphost-x"},
+			"labels": map[string]any{ManagedByLabel: ManagedBy, InstanceLabel: "acphost-x"},
 		},
 		"spec": map[string]any{
 			"warmPoolRef": map[string]any{"name": "pool-a"},
