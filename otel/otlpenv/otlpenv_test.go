@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/internal/testutil"
 	"github.com/acphost/acphost/otel/otlpenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,9 +90,5 @@ func TestExportsToTheEndpointAndShutsDown(t *testing.T) {
 	assert.Equal(t, 1, r.count("/v1/traces"), "the span is flushed at shutdown")
 	assert.Equal(t, 1, r.count("/v1/metrics"))
 	r.CloseClientConnections()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "no goroutine outlives Shutdown")
+	assert.True(t, testutil.GoroutinesBackTo(before), "no goroutine outlives Shutdown")
 }
