@@ -78,6 +78,20 @@ func (h *host) beginDial() bool {
 	return true
 }
 
+// openDial begins a dial for t: the commands it runs, and its ctx, ended
+// by t's start timeout and by close, which waits for the dial (see
+// beginDial). The caller calls end once the dial returns.
+func (h *host) openDial(ctx context.Context, t *Transport) (cmds remote.Commands, dctx context.Context, end func(), err error) {
+	if cmds, err = t.commands(); err != nil {
+		return cmds, nil, nil, dialError(err)
+	}
+	if !h.beginDial() {
+		return cmds, nil, nil, dialError(errClosed)
+	}
+	dctx, done := h.dialCtx(ctx, t.startTimeout())
+	return cmds, dctx, func() { done(); h.dials.Done() }, nil
+}
+
 // track records l so that close finds it; false once the host is closed.
 func (h *host) track(l *link) bool {
 	h.mu.Lock()
@@ -253,16 +267,11 @@ func expired(l *coordinationv1.Lease, now time.Time) bool {
 // dialPod creates a pod for one agent, waits for it to be Ready and
 // starts the watchdog and the agent in it.
 func (h *host) dialPod(ctx context.Context, t *Transport) (acphost.Link, error) {
-	cmds, err := t.commands()
+	cmds, ctx, end, err := h.openDial(ctx, t)
 	if err != nil {
-		return nil, dialError(err)
+		return nil, err
 	}
-	if !h.beginDial() {
-		return nil, dialError(errClosed)
-	}
-	defer h.dials.Done()
-	ctx, done := h.dialCtx(ctx, t.startTimeout())
-	defer done()
+	defer end()
 	owner, err := h.ownerRef(ctx)
 	if err != nil {
 		return nil, dialError(err)
@@ -531,16 +540,11 @@ func (h *host) dialClaim(ctx context.Context, t *Transport) (acphost.Link, error
 	if t.ReadOnlyRootFilesystem || len(t.ReadOnlyMounts) > 0 || len(t.Template.Spec.Containers) > 0 {
 		return nil, dialError(fmt.Errorf("kube: with WarmPool the pool's SandboxTemplate is the pod: set the template, read-only root and mounts there"))
 	}
-	cmds, err := t.commands()
+	cmds, ctx, end, err := h.openDial(ctx, t)
 	if err != nil {
-		return nil, dialError(err)
+		return nil, err
 	}
-	if !h.beginDial() {
-		return nil, dialError(errClosed)
-	}
-	defer h.dials.Done()
-	ctx, done := h.dialCtx(ctx, t.startTimeout())
-	defer done()
+	defer end()
 	h.startHeartbeat()
 	claims := h.dyn.Resource(ClaimResource).Namespace(h.namespace)
 	claim := claimFor(t.WarmPool, h.instance, nil, time.Now().Add(h.lease))

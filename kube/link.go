@@ -63,8 +63,7 @@ func (l *link) Containment() acphost.Containment { return l.contained }
 // transport's latest.
 func (l *link) placed(t *Transport, where string, pod *corev1.Pod) {
 	l.contained = acphost.Containment{Mode: acphost.ContainPod, Where: where, Facts: facts(pod, l.container)}
-	t.setWhere(where)
-	t.setContainment(Describe(pod, l.container))
+	t.placed(l.contained, pod.Name)
 }
 
 func (l *link) Read(b []byte) (int, error)  { return l.stdoutR.Read(b) }

@@ -108,11 +108,15 @@ func containerIndex(cs []corev1.Container, name string) (int, error) {
 // root fs, read-only /work"). It reports the pod's spec as created (or,
 // for a claim, as the pool made it), not wishes.
 func Describe(pod *corev1.Pod, container string) string {
-	words := facts(pod, container)
-	if len(words) == 0 {
-		return "kube pod " + pod.Name
+	return describe(facts(pod, container), pod.Name)
+}
+
+// describe is Describe's line from the facts and the pod's name.
+func describe(facts []string, pod string) string {
+	if len(facts) == 0 {
+		return "kube pod " + pod
 	}
-	return "kube pod " + pod.Name + ": " + strings.Join(words, ", ")
+	return "kube pod " + pod + ": " + strings.Join(facts, ", ")
 }
 
 // facts are Describe's words after the pod's name.

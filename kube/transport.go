@@ -100,10 +100,10 @@ type Transport struct {
 	initErr error
 	h       *host // the clients, the host instance and its heartbeat
 
-	mu          sync.Mutex
-	where       string
-	containment string
-	closed      bool
+	mu      sync.Mutex
+	last    acphost.Containment // the last Dial's agent, as its link reports it
+	lastPod string              // its pod's name
+	closed  bool
 }
 
 // Load reads a kubeconfig as kubectl does: kubeconfig "" means the files
@@ -136,7 +136,7 @@ func (t *Transport) Dial(ctx context.Context) (acphost.Link, error) {
 // NAMESPACE on CONTEXT"; before any Dial, where the next one will go.
 func (t *Transport) Where() string {
 	t.mu.Lock()
-	w := t.where
+	w := t.last.Where
 	t.mu.Unlock()
 	if w != "" {
 		return w
@@ -189,12 +189,16 @@ var errClosed = errors.New("kube: the transport is closed")
 func (t *Transport) Containment() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.containment
+	if t.last.Where == "" {
+		return ""
+	}
+	return describe(t.last.Facts, t.lastPod)
 }
 
-func (t *Transport) setContainment(c string) {
+// placed records the last Dial's agent.
+func (t *Transport) placed(c acphost.Containment, pod string) {
 	t.mu.Lock()
-	t.containment = c
+	t.last, t.lastPod = c, pod
 	t.mu.Unlock()
 }
 
@@ -202,12 +206,6 @@ func (t *Transport) isClosed() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.closed
-}
-
-func (t *Transport) setWhere(w string) {
-	t.mu.Lock()
-	t.where = w
-	t.mu.Unlock()
 }
 
 func (t *Transport) namespaceWord() string {
